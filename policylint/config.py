@@ -1,0 +1,227 @@
+"""Configuration: discovery, validation and the effective settings.
+
+Sources, highest precedence first: command-line flags, the file named by
+``--config``, the nearest ``.policylint.yaml`` or ``pyproject.toml`` with a
+``[tool.policylint]`` table (searched upwards from the checked path, then from
+the working directory), built-in defaults. The file's folder is also the
+repository root that document file references must stay inside.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policylint.errors import PolicylintError
+
+CONFIG_NAMES = (".policylint.yaml", ".policylint.yml")
+
+
+@dataclass
+class Config:
+    """The effective configuration (after merging file and flags)."""
+
+    path: Path | None = None
+    root: Path = field(default_factory=Path.cwd)
+    select: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    fail_on: str = "warning"
+    rule_dirs: list[Path] = field(default_factory=list)
+    now: dt.datetime | None = None
+    baseline: Path | None = None
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    max_file_bytes: int | None = None
+    max_nodes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The effective configuration as plain data (``policylint config``)."""
+        return {
+            "config-file": str(self.path) if self.path else None,
+            "root": str(self.root),
+            "select": self.select,
+            "extend-select": self.extend_select,
+            "ignore": self.ignore,
+            "per-file-ignores": self.per_file_ignores,
+            "exclude": self.exclude,
+            "fail-on": self.fail_on,
+            "rule-dirs": [str(p) for p in self.rule_dirs],
+            "now": self.now.isoformat() if self.now else None,
+            "baseline": str(self.baseline) if self.baseline else None,
+            "rules": self.rules,
+        }
+
+
+def parse_when(text: str, *, source: str | None = None, key: str | None = None) -> dt.datetime:
+    """Parse an ISO date or date-time into an aware UTC datetime."""
+    value = str(text).strip()
+    try:
+        if len(value) == 10:
+            parsed = dt.datetime.fromisoformat(value + "T00:00:00")
+        else:
+            parsed = dt.datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise PolicylintError(f"'{value}' is not an ISO date (YYYY-MM-DD[THH:MM:SS])", source=source, key=key) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed.astimezone(dt.timezone.utc)
+
+
+def _read_pyproject(path: Path) -> dict[str, Any] | None:
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicylintError(f"cannot read: {exc}", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicylintError(f"invalid TOML: {exc}", source=str(path)) from None
+    tool = data.get("tool", {})
+    section = tool.get("policylint") if isinstance(tool, dict) else None
+    if section is None:
+        return None
+    if not isinstance(section, dict):
+        raise PolicylintError("[tool.policylint] must be a table", source=str(path), key="tool.policylint")
+    return section
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicylintError(f"cannot read: {exc}", source=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise PolicylintError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", source=str(path)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise PolicylintError("the configuration must be a mapping", source=str(path))
+    # Timestamps written unquoted (now: 2026-12-01) arrive as dates; keep them as text.
+    return {k: (v.isoformat() if isinstance(v, (dt.date, dt.datetime)) else v) for k, v in data.items()}
+
+
+def read_config_file(path: Path) -> dict[str, Any] | None:
+    """Raw settings from a config file (None: a pyproject.toml without our table)."""
+    if path.name == "pyproject.toml":
+        return _read_pyproject(path)
+    return _read_yaml(path)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest config file at or above ``start``."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _read_pyproject(pyproject) is not None:
+            return pyproject
+    return None
+
+
+def _find_git_root(start: Path) -> Path | None:
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def validate_settings(raw: dict[str, Any], source: str) -> None:
+    """Check raw settings against the config schema; one clear error on the first problem."""
+    import jsonschema
+
+    from policylint.resources import load_schema
+
+    schema = load_schema("Config")
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(raw), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    if not errors:
+        return
+    err = errors[0]
+    path = [str(p) for p in err.absolute_path]
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        key = ".".join([*path, extra[0]]) if extra else ".".join(path)
+        allowed = ", ".join(sorted(err.schema.get("properties", {})))
+        raise PolicylintError(f"unknown key (allowed: {allowed})", source=source, key=key)
+    key = ".".join(path) or "(top level)"
+    message = err.message
+    if err.validator == "enum":
+        message = f"must be one of {', '.join(map(str, err.validator_value))}, got {err.instance!r}"
+    raise PolicylintError(message, source=source, key=key)
+
+
+def load_config(
+    paths: list[Path],
+    *,
+    config_file: Path | None = None,
+    root: Path | None = None,
+    isolated: bool = False,
+) -> Config:
+    """Discover, read and validate the configuration for a run over ``paths``."""
+    path: Path | None = None
+    raw: dict[str, Any] = {}
+    if config_file is not None:
+        if not config_file.is_file():
+            raise PolicylintError(f"config file not found: {config_file}")
+        path = config_file
+        read = read_config_file(config_file)
+        if read is None:
+            raise PolicylintError("no [tool.policylint] table", source=str(config_file))
+        raw = read
+    elif not isolated:
+        starts = [paths[0]] if paths else []
+        starts.append(Path.cwd())
+        for start in starts:
+            if start.exists():
+                path = find_config(start)
+                if path is not None:
+                    raw = read_config_file(path) or {}
+                    break
+    source = str(path) if path else "<defaults>"
+    validate_settings(raw, source)
+    base = path.parent if path else Path.cwd()
+    config = Config(path=path)
+    if root is not None:
+        config.root = root
+    elif path is not None:
+        config.root = path.parent
+    else:
+        first = paths[0] if paths else Path.cwd()
+        git_root = _find_git_root(first)
+        config.root = git_root or (first if first.is_dir() else first.parent)
+    config.root = Path(os.path.abspath(config.root))
+    config.select = list(raw.get("select", []))
+    config.extend_select = list(raw.get("extend-select", []))
+    config.ignore = list(raw.get("ignore", []))
+    config.per_file_ignores = {k: list(v) for k, v in raw.get("per-file-ignores", {}).items()}
+    config.exclude = list(raw.get("exclude", []))
+    config.fail_on = raw.get("fail-on", "warning")
+    config.rule_dirs = [base / d for d in raw.get("rule-dirs", [])]
+    if "now" in raw:
+        config.now = parse_when(raw["now"], source=source, key="now")
+    if "baseline" in raw:
+        config.baseline = base / raw["baseline"]
+    config.rules = {k: dict(v) for k, v in raw.get("rules", {}).items()}
+    limits = raw.get("limits", {})
+    config.max_file_bytes = limits.get("max-file-bytes")
+    config.max_nodes = limits.get("max-nodes")
+    return config

@@ -1,0 +1,51 @@
+"""The user-facing error types.
+
+Anything a user can write wrong is reported either as a finding (a bad document)
+or as a :class:`PolicylintError` (a bad setup: config, rule file, usage), which
+the CLI prints as one line and turns into exit code 2. No other exception is
+expected to escape to the user.
+"""
+
+from __future__ import annotations
+
+
+class PolicylintError(Exception):
+    """A usage, configuration or tool error that stops the run (exit 2).
+
+    ``source`` names the file (and ``key`` the nested key) the problem is in, so
+    the message can point the user at the exact place to fix.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, key: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.key = key
+
+    def __str__(self) -> str:
+        parts = []
+        if self.source:
+            parts.append(self.source)
+        if self.key:
+            parts.append(f"at key '{self.key}'")
+        prefix = ": ".join([" ".join(parts)]) if parts else ""
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+class MeasurementError(PolicylintError):
+    """A measurement file cannot be read or is not a valid series.
+
+    ``row`` is the 1-based line (CSV) or sample index the problem was found at,
+    when there is one. In ``check`` this becomes a finding at the line of the
+    document that references the file; in ``bands`` it stops the run.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, row: int | None = None) -> None:
+        super().__init__(message, source=source)
+        self.row = row
+
+    def __str__(self) -> str:
+        where = self.source or ""
+        if self.row is not None:
+            where = f"{where}:{self.row}" if where else f"row {self.row}"
+        return f"{where}: {self.message}" if where else self.message

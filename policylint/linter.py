@@ -1,0 +1,92 @@
+"""The pipeline: load -> validate -> resolve -> measure -> evaluate -> filter.
+
+:func:`lint` wires the steps together and returns a :class:`LintResult` that the
+reporters consume. Each step lives in its own module; this one only decides the
+order and what flows between them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from policylint.errors import PolicylintError
+from policylint.finding import Finding, sort_findings
+from policylint.load import Document, LoadLimits, SourceFile, discover, display_path, load_file, looks_relevant
+from policylint.model import Model
+
+
+@dataclass
+class LintOptions:
+    """Everything a run needs besides the paths."""
+
+    root: Path
+    exclude: Sequence[str] = ()
+    limits: LoadLimits = field(default_factory=LoadLimits)
+    now: dt.datetime | None = None
+    compute: bool = True  # read measurements and evaluate rules
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    sources: dict[str, SourceFile]
+    model: Model | None
+    documents: int
+    files: int
+    suppressed: list[tuple[Finding, str]] = field(default_factory=list)
+
+
+def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
+    """Discover and parse files; keep those that hold policylint input."""
+    sources: list[SourceFile] = []
+    for path, explicit in discover(paths, options.exclude, options.root):
+        source = load_file(path, display_path(path), options.limits)
+        if explicit or looks_relevant(source):
+            sources.append(source)
+    return sources
+
+
+def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
+    """Run the whole pipeline over ``paths``.
+
+    Raises :class:`PolicylintError` when nothing policylint can read was found:
+    a gate that passes on nothing would hide a misconfigured path.
+    """
+    from policylint.resolve import resolve
+    from policylint.validate import validate_document
+
+    sources = load_sources(paths, options)
+    findings: list[Finding] = []
+    valid: list[Document] = []
+    broken: dict[str, set[str]] = {}
+    n_docs = 0
+    for source in sources:
+        findings.extend(source.findings)
+        for doc in source.documents:
+            if not doc.is_policylint:
+                continue
+            n_docs += 1
+            problems = validate_document(doc)
+            if problems:
+                findings.extend(problems)
+                if doc.kind and doc.name:
+                    broken.setdefault(doc.kind, set()).add(doc.name)
+            else:
+                valid.append(doc)
+    if n_docs == 0 and not findings:
+        shown = ", ".join(str(p) for p in paths)
+        raise PolicylintError(
+            f"no policylint documents found in {shown} (looked for YAML files with apiVersion: policylint/v1)"
+        )
+    model, problems = resolve(valid, options.root, broken)
+    findings.extend(problems)
+    return LintResult(
+        findings=sort_findings(findings),
+        sources={s.display: s for s in sources},
+        model=model,
+        documents=n_docs,
+        files=len(sources),
+    )

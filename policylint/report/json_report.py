@@ -1,0 +1,49 @@
+"""``--format json``: a stable, documented machine-readable report.
+
+Shape (keys sorted, findings in file/line/column/code order)::
+
+    {
+      "version": "<policylint version>",
+      "summary": {"files": 3, "documents": 11, "findings": 2,
+                  "error": 1, "warning": 1, "info": 0, "suppressed": 0},
+      "findings": [
+        {"file": "...", "line": 12, "column": 5, "code": "PL101",
+         "name": "reserved-above-baseline", "severity": "error",
+         "message": "...", "hint": "...", "document": 0,
+         "path": "spec/pools/0/reservedGpus", "subject": "pool prod/serving"}
+      ]
+    }
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from policylint import __version__
+from policylint.report import ReportContext
+
+if TYPE_CHECKING:
+    from policylint.linter import LintResult
+
+
+def summary(result: LintResult) -> dict[str, int]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for f in result.findings:
+        counts[f.severity.label] += 1
+    return {
+        "files": result.files,
+        "documents": result.documents,
+        "findings": len(result.findings),
+        "suppressed": len(result.suppressed),
+        **counts,
+    }
+
+
+def render(result: LintResult, context: ReportContext) -> str:
+    payload = {
+        "version": __version__,
+        "summary": summary(result),
+        "findings": [f.to_dict() for f in result.findings],
+    }
+    return json.dumps(payload, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,106 @@
+"""``--format text``: findings grouped by file, with a code frame and a summary.
+
+rich is only imported here, at render time. Colour is decided by the CLI
+(off when the stream is not a terminal or ``NO_COLOR`` is set).
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from policylint.finding import Finding, Severity
+from policylint.report import ReportContext
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from policylint.linter import LintResult
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _frame(lines: list[str], finding: Finding) -> list[tuple[str, str]]:
+    """(gutter, text) rows: the line before, the offending line and a caret."""
+    if finding.line <= 0 or finding.line > len(lines):
+        return []
+    rows = []
+    first = max(1, finding.line - 1)
+    width = len(str(finding.line))
+    for n in range(first, finding.line + 1):
+        rows.append((f"{n:>{width}} |", lines[n - 1].rstrip()))
+    rows.append((f"{'':>{width}} |", " " * (max(finding.column, 1) - 1) + "^"))
+    return rows
+
+
+def render(result: LintResult, context: ReportContext) -> str:
+    from rich.console import Console
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=context.color,
+        no_color=not context.color,
+        color_system="standard" if context.color else None,
+        highlight=False,
+        soft_wrap=True,
+        width=200,
+    )
+    if not context.quiet:
+        current = None
+        for f in result.findings:
+            if f.file != current:
+                if current is not None:
+                    console.print()
+                current = f.file
+                console.print(Text(f.file, style="bold underline"))
+            console.print(_headline(f))
+            source = result.sources.get(f.file)
+            if source is not None:
+                for gutter, text in _frame(source.lines, f):
+                    row = Text("    ")
+                    row.append(gutter, style="blue")
+                    row.append(" " + text, style="bold red" if text.strip() == "^" else "")
+                    console.print(row)
+            if f.hint:
+                hint = Text("    = help: ", style="cyan")
+                hint.append(f.hint)
+                console.print(hint)
+        if result.findings:
+            console.print()
+    if context.statistics and result.findings:
+        counts = Counter((f.code, f.name) for f in result.findings)
+        for (code, name), n in sorted(counts.items()):
+            console.print(f"{n:>5}  {code:<7} {name}")
+        console.print()
+    console.print(_summary(result))
+    return buffer.getvalue()
+
+
+def _headline(f: Finding) -> Text:
+    from rich.text import Text
+
+    text = Text(f"  {f.file}:{f.line}:{f.column}: ")
+    text.append(f.severity.label, style=_STYLE[f.severity])
+    text.append(f" {f.code} ", style="bold")
+    text.append(f"[{f.name}] ", style="dim")
+    text.append(f.message)
+    return text
+
+
+def _summary(result: LintResult) -> Text:
+    from rich.text import Text
+
+    counts = Counter(f.severity for f in result.findings)
+    scope = f"{result.documents} document{'s' if result.documents != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"
+    suppressed = f", {len(result.suppressed)} suppressed" if result.suppressed else ""
+    if not result.findings:
+        return Text(f"All checks passed: {scope}{suppressed}.", style="green")
+    parts = []
+    for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        if counts[sev]:
+            parts.append(f"{counts[sev]} {sev.label}{'s' if counts[sev] != 1 else ''}")
+    n = len(result.findings)
+    return Text(f"Found {n} finding{'s' if n != 1 else ''} ({', '.join(parts)}) in {scope}{suppressed}.", style="bold")

@@ -1,0 +1,298 @@
+"""Step 3: resolve references across files into one :class:`Model`.
+
+Workload -> pool -> cluster, proposal -> cluster / pools / workloads, and
+measurement files relative to the declaring document. Every broken reference is
+a finding at the referencing line: unknown names, duplicate names, missing
+files and - before anything is opened - paths that leave the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from policylint.finding import Finding, Severity
+from policylint.load import Document, DocPath
+from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload
+
+E = Severity.ERROR
+
+#: Document paths of the measurement references a Workload can make.
+MEASUREMENT_PATHS: dict[str, DocPath] = {
+    "concurrency": ("spec", "concurrency", "trace"),
+    "vram": ("spec", "vram", "trace"),
+    "durations": ("spec", "durations", "jobs"),
+}
+
+
+def _get(data: Any, path: DocPath) -> Any:
+    for key in path:
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        else:
+            return None
+    return data
+
+
+def check_reference(doc: Document, ref_path: DocPath, relative: str, root: Path) -> tuple[Path | None, Finding | None]:
+    """Resolve a file reference made by ``doc``; refuse anything outside ``root``.
+
+    The check is lexical first (``..`` and absolute paths are refused without
+    touching the file system beyond the document's folder), then physical
+    (symlinks are followed and the target must still be inside ``root``). The
+    file is never opened here.
+    """
+    where = (*ref_path, "path")
+    if os.path.isabs(relative) or relative.startswith(("~", "\\")) or (len(relative) > 1 and relative[1] == ":"):
+        return None, doc.finding(
+            "PL023",
+            "path-outside-repository",
+            f"measurement path '{relative}' is absolute; paths must be relative to the declaring file",
+            where,
+            hint="commit the measurement inside the repository and reference it relatively",
+        )
+    root_abs = Path(os.path.abspath(root))
+    base = Path(os.path.abspath(doc.source.path)).parent
+    lexical = Path(os.path.normpath(base / relative))
+    if not _inside(lexical, root_abs):
+        return None, doc.finding(
+            "PL023",
+            "path-outside-repository",
+            f"measurement path '{relative}' leaves the repository root",
+            where,
+            hint="commit the measurement inside the repository and reference it relatively",
+        )
+    if not lexical.exists():
+        if lexical.is_symlink():
+            return None, doc.finding(
+                "PL023",
+                "path-outside-repository",
+                f"measurement path '{relative}' is a broken symlink",
+                where,
+            )
+        return None, doc.finding(
+            "PL022",
+            "missing-file",
+            f"measurement file '{relative}' does not exist",
+            where,
+            hint="check the path; it is relative to the folder of this file",
+        )
+    real = Path(os.path.realpath(lexical))
+    if not _inside(real, Path(os.path.realpath(root_abs))):
+        return None, doc.finding(
+            "PL023",
+            "path-outside-repository",
+            f"measurement path '{relative}' is a symlink pointing outside the repository",
+            where,
+            hint="copy the file into the repository instead of linking to it",
+        )
+    if not real.is_file():
+        return None, doc.finding("PL022", "missing-file", f"measurement path '{relative}' is not a file", where)
+    return lexical, None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def resolve(documents: list[Document], root: Path, broken_names: dict[str, set[str]] | None = None) -> tuple[Model, list[Finding]]:
+    """Build the model from valid documents; return it with reference findings.
+
+    ``broken_names`` lists, per kind, names of documents that failed validation:
+    references to them are not reported again as unknown.
+    """
+    broken = broken_names or {}
+    model = Model(root=root)
+    findings: list[Finding] = []
+    seen: dict[tuple[str, str], Document] = {}
+
+    def claim(kind: str, name: str, doc: Document) -> bool:
+        first = seen.get((kind, name))
+        if first is not None:
+            line, _ = first.locate(("metadata", "name"))
+            findings.append(
+                doc.finding(
+                    "PL021",
+                    "duplicate-name",
+                    f"{kind} '{name}' is already defined at {first.file}:{line}",
+                    ("metadata", "name"),
+                    hint=f"give each {kind} a unique metadata.name",
+                )
+            )
+            return False
+        seen[(kind, name)] = doc
+        return True
+
+    for doc in documents:
+        if doc.kind != "Cluster" or not doc.name or not claim("Cluster", doc.name, doc):
+            continue
+        cluster = Cluster(name=doc.name, doc=doc, spec=doc.data["spec"])
+        for i, pool_spec in enumerate(cluster.spec.get("pools", [])):
+            pname = pool_spec["name"]
+            if pname in cluster.pools:
+                findings.append(
+                    doc.finding(
+                        "PL021",
+                        "duplicate-name",
+                        f"pool '{pname}' is defined twice in cluster '{cluster.name}'",
+                        ("spec", "pools", i, "name"),
+                    )
+                )
+                continue
+            cluster.pools[pname] = Pool(pname, cluster, pool_spec, doc, ("spec", "pools", i))
+        model.clusters[cluster.name] = cluster
+
+    for doc in documents:
+        if doc.kind != "Workload" or not doc.name or not claim("Workload", doc.name, doc):
+            continue
+        w = Workload(name=doc.name, doc=doc, spec=doc.data["spec"], metadata=doc.data["metadata"])
+        model.workloads[w.name] = w
+        findings.extend(_place_workload(w, model, broken))
+        for role, path in MEASUREMENT_PATHS.items():
+            spec = _get(doc.data, path)
+            if not isinstance(spec, dict):
+                continue
+            resolved, problem = check_reference(doc, path, str(spec["path"]), root)
+            if problem:
+                findings.append(problem)
+            display = spec["path"]
+            w.measurements[role] = MeasurementRef(w.name, role, doc, path, spec, resolved, str(display))
+
+    for doc in documents:
+        if doc.kind != "Proposal" or not doc.name or not claim("Proposal", doc.name, doc):
+            continue
+        p = Proposal(name=doc.name, doc=doc, spec=doc.data["spec"])
+        model.proposals[p.name] = p
+        findings.extend(_link_proposal(p, model, broken))
+    return model, findings
+
+
+def _pool_candidates(model: Model, pool: str) -> list[Pool]:
+    return [c.pools[pool] for c in model.clusters.values() if pool in c.pools]
+
+
+def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> list[Finding]:
+    spec = w.spec
+    doc = w.doc
+    cluster_name = spec.get("cluster")
+    pool_name = spec.get("pool")
+    if pool_name is None:
+        if "queue" in spec:
+            return []  # admitted through a scheduler queue; linked by the scheduler adapters
+        return [
+            doc.finding(
+                "PL020",
+                "unresolved-reference",
+                f"workload '{w.name}' names no pool (spec.pool) and no scheduler queue (spec.queue)",
+                ("spec",),
+                hint="add spec.pool (and spec.cluster when several clusters define that pool)",
+            )
+        ]
+    if cluster_name is not None:
+        cluster = model.clusters.get(cluster_name)
+        if cluster is None:
+            if cluster_name in broken.get("Cluster", set()):
+                return []
+            return [
+                doc.finding(
+                    "PL020",
+                    "unresolved-reference",
+                    f"unknown cluster '{cluster_name}'" + _known(model.clusters),
+                    ("spec", "cluster"),
+                )
+            ]
+        pool = cluster.pools.get(pool_name)
+        if pool is None:
+            return [
+                doc.finding(
+                    "PL020",
+                    "unresolved-reference",
+                    f"cluster '{cluster_name}' has no pool '{pool_name}'" + _known(cluster.pools),
+                    ("spec", "pool"),
+                )
+            ]
+    else:
+        candidates = _pool_candidates(model, pool_name)
+        if not candidates:
+            if broken.get("Cluster"):
+                return []
+            known = sorted({p.name for p in model.pools})
+            return [
+                doc.finding(
+                    "PL020",
+                    "unresolved-reference",
+                    f"unknown pool '{pool_name}'" + (f" (known: {', '.join(known)})" if known else ""),
+                    ("spec", "pool"),
+                )
+            ]
+        if len(candidates) > 1:
+            names = ", ".join(sorted(p.cluster.name for p in candidates))
+            return [
+                doc.finding(
+                    "PL020",
+                    "unresolved-reference",
+                    f"pool '{pool_name}' exists in several clusters ({names}); say which with spec.cluster",
+                    ("spec", "pool"),
+                )
+            ]
+        pool = candidates[0]
+    w.pool = pool
+    pool.workloads.append(w)
+    return []
+
+
+def _known(names: dict[str, Any]) -> str:
+    return f" (known: {', '.join(sorted(names))})" if names else ""
+
+
+def _link_proposal(p: Proposal, model: Model, broken: dict[str, set[str]]) -> list[Finding]:
+    findings: list[Finding] = []
+    doc = p.doc
+    cluster = model.clusters.get(p.spec["cluster"])
+    if cluster is None:
+        if p.spec["cluster"] not in broken.get("Cluster", set()):
+            findings.append(
+                doc.finding(
+                    "PL020",
+                    "unresolved-reference",
+                    f"unknown cluster '{p.spec['cluster']}'" + _known(model.clusters),
+                    ("spec", "cluster"),
+                )
+            )
+        return findings
+    p.cluster = cluster
+    for i, req in enumerate(p.spec.get("requests", [])):
+        pool = cluster.pools.get(req["pool"])
+        if pool is None:
+            findings.append(
+                doc.finding(
+                    "PL020",
+                    "unresolved-reference",
+                    f"cluster '{cluster.name}' has no pool '{req['pool']}'" + _known(cluster.pools),
+                    ("spec", "requests", i, "pool"),
+                )
+            )
+        else:
+            p.pools[pool.name] = pool
+    for i, name in enumerate(p.spec.get("workloads", [])):
+        w = model.workloads.get(name)
+        if w is None:
+            if name not in broken.get("Workload", set()):
+                findings.append(
+                    doc.finding(
+                        "PL020",
+                        "unresolved-reference",
+                        f"unknown workload '{name}'",
+                        ("spec", "workloads", i),
+                    )
+                )
+        else:
+            p.workloads.append(w)
+    return findings

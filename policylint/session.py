@@ -1,0 +1,57 @@
+"""A configured run: configuration + rule set + linter options, from CLI args.
+
+Commands that lint (``check``, ``baseline``) build a :class:`Session` so that
+flags and configuration are merged in exactly one place.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from policylint.config import Config, load_config, parse_when
+from policylint.linter import LintOptions, LintResult, lint
+from policylint.load import LoadLimits
+
+
+def _split(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+@dataclass
+class Session:
+    paths: list[Path]
+    config: Config
+    options: LintOptions
+    baseline_path: Path | None = None
+    diff_base: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Session:
+        paths = list(args.paths) or [Path(".")]
+        config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated)
+        if args.now:
+            config.now = parse_when(args.now, source="--now")
+        if getattr(args, "select", None):
+            config.select = _split(args.select)
+        config.extend_select += _split(getattr(args, "extend_select", None))
+        config.ignore += _split(getattr(args, "ignore", None))
+        config.rule_dirs += list(getattr(args, "rule_dir", None) or [])
+        limits = LoadLimits(
+            max_file_bytes=config.max_file_bytes or LoadLimits.max_file_bytes,
+            max_nodes=config.max_nodes or LoadLimits.max_nodes,
+        )
+        options = LintOptions(root=config.root, exclude=config.exclude, limits=limits, now=config.now)
+        baseline = getattr(args, "baseline", None) or config.baseline
+        return cls(paths, config, options, baseline, getattr(args, "diff", None))
+
+    def lint(self) -> LintResult:
+        return lint(self.paths, self.options)
+
+    def rule_metadata(self) -> dict[str, Any]:
+        return {}

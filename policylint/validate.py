@@ -1,0 +1,88 @@
+"""Step 2: validate each document against the JSON Schema of its kind.
+
+Validator errors carry a JSON path (``spec/pools/0/reservedGpus``); they are
+turned into findings at the nearest position the loader recorded for that path,
+so a schema violation is reported at its line and column like any other problem.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from policylint.finding import Finding, Severity
+from policylint.load import Document
+from policylint.resources import load_schema
+
+DOCUMENT_KINDS = ("Workload", "Cluster", "Proposal")
+
+
+@functools.cache
+def _validator(kind: str) -> Any:
+    import jsonschema
+
+    schema = load_schema(kind)
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def _describe(error: Any) -> str:
+    """A short, user-facing description of one validation error."""
+    where = "/".join(str(p) for p in error.absolute_path)
+    validator = error.validator
+    if validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        names = ", ".join(repr(e) for e in extra)
+        return f"unknown field {names}" + (f" in '{where}'" if where else "") + f" (allowed: {allowed})"
+    if validator == "required":
+        return error.message.replace("is a required property", "is required") + (f" in '{where}'" if where else "")
+    if validator in ("enum", "const"):
+        options = error.validator_value if validator == "enum" else [error.validator_value]
+        return f"'{where}' must be one of: {', '.join(str(o) for o in options)} (got {error.instance!r})"
+    return f"'{where}': {error.message}" if where else error.message
+
+
+def _error_path(error: Any) -> tuple[str | int, ...]:
+    path = tuple(error.absolute_path)
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        if extra:
+            return (*path, extra[0])
+    return path
+
+
+def validate_document(doc: Document) -> list[Finding]:
+    """Schema findings for one policylint document (empty when valid)."""
+    kind = doc.kind
+    if not isinstance(doc.data, dict):
+        return [
+            doc.finding(
+                "PL006",
+                "document-not-a-mapping",
+                f"a policylint document must be a mapping, got {type(doc.data).__name__}",
+            )
+        ]
+    if kind not in DOCUMENT_KINDS:
+        return [
+            doc.finding(
+                "PL011",
+                "unknown-kind",
+                f"unknown kind {kind!r} for apiVersion {doc.api_version} (expected one of: {', '.join(DOCUMENT_KINDS)})",
+                ("kind",),
+            )
+        ]
+    validator = _validator(kind)
+    findings = []
+    for error in validator.iter_errors(doc.data):
+        path = _error_path(error)
+        findings.append(
+            doc.finding(
+                "PL010",
+                "schema-violation",
+                f"{kind}: {_describe(error)}",
+                path,
+                hint=f"see `policylint schema {kind.lower()}` for the allowed fields",
+            )
+        )
+    return findings
