@@ -36,7 +36,12 @@ class LintResult:
     model: Model | None
     documents: int
     files: int
+    #: findings hidden by an inline suppression, with its reason (justification)
     suppressed: list[tuple[Finding, str]] = field(default_factory=list)
+    #: findings hidden because the baseline file records them
+    baselined: list[Finding] = field(default_factory=list)
+    #: baseline entries that no longer match any finding (fixed or stale)
+    stale_baseline: list[dict[str, str]] = field(default_factory=list)
 
 
 def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:

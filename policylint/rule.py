@@ -1,0 +1,88 @@
+"""The Rule type: one rule's metadata, documentation, parameters and condition.
+
+Rules are data (``rules/*.yaml``); this module only defines their in-memory
+shape. Loading and validation live in :mod:`policylint.ruleset`, evaluation in
+:mod:`policylint.evaluate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policylint.finding import Severity
+
+#: Where rule documentation is published; {code} and {name} are filled in.
+DOCS_URL = "https://policylint.dev/rules/{code}-{name}/"
+
+#: The fixed documentation sections, in order, with their headings.
+DOC_SECTIONS = {
+    "what": "What it does",
+    "why": "Why is this bad?",
+    "example": "Example",
+    "use_instead": "Use instead",
+    "options": "Options",
+    "references": "References",
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A rule parameter (threshold) with its type, default and description."""
+
+    name: str
+    type: str  # "number", "integer", "string", "boolean"
+    default: Any
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule, as loaded from a rule file."""
+
+    code: str
+    name: str
+    severity: Severity
+    section: str
+    subject: str  # "workload", "pool", "cluster", "proposal", or "document" for built-in checks
+    summary: str
+    message: str
+    hint: str
+    docs: dict[str, Any]
+    source: Path
+    params: dict[str, Param] = field(default_factory=dict)
+    at: str | None = None
+    needs: tuple[str, ...] = ()
+    when: dict[str, Any] = field(default_factory=dict)
+    require: dict[str, Any] = field(default_factory=dict)
+    check: str | None = None
+    builtin: bool = False  # emitted by the pipeline (load/validate/resolve), not evaluated
+
+    @property
+    def help_uri(self) -> str:
+        return DOCS_URL.format(code=self.code, name=self.name)
+
+    def markdown(self) -> str:
+        """The rule's documentation as Markdown (used for SARIF help and docs)."""
+        lines = [f"# {self.code} {self.name}", "", f"{self.summary}", ""]
+        lines += [f"Severity: {self.severity.label}. Framework section: {self.section}. Applies to: {self.subject}.", ""]
+        for key, heading in DOC_SECTIONS.items():
+            body = self.docs.get(key)
+            if key == "options" and self.params:
+                body = "\n".join(
+                    f"- `{p.name}` ({p.type}, default `{p.default}`): {p.description}" for p in self.params.values()
+                )
+            if not body:
+                continue
+            lines += [f"## {heading}", ""]
+            if key in ("example", "use_instead"):
+                lines += ["```yaml", str(body).rstrip(), "```"]
+            elif key == "references" and isinstance(body, list):
+                lines += [f"- {ref}" for ref in body]
+            else:
+                lines.append(str(body).rstrip())
+            lines.append("")
+        return "\n".join(lines).rstrip() + "\n"
