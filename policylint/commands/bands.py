@@ -1,0 +1,315 @@
+"""``policylint bands TRACE``: compute the concurrency bands of one measurement.
+
+Prints the baseline, daily and peak bands (and their GPU equivalents), how the
+trace was cleaned, the spikes above the baseline split into noise and real
+bursts, queue figures and a chart. ``--format json`` prints a stable document
+instead (described in docs/bands.md).
+
+Importing this module must stay cheap: numpy, rich and the calculator are
+imported inside :func:`run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from policylint.errors import PolicylintError
+
+if TYPE_CHECKING:
+    from policylint.bands import BandReport
+    from policylint.traces import Series
+
+NAME = "bands"
+HELP = "compute baseline/daily/peak concurrency bands, spikes and queue figures from a trace"
+
+TOP_SPIKES = 10
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bands`` arguments to ``parser``."""
+    parser.add_argument("trace", metavar="TRACE", help="measurement file (CSV, Prometheus JSON, request log)")
+    group = parser.add_argument_group("reading the trace")
+    group.add_argument("--input-format", choices=("auto", "csv", "prometheus", "requests"), default="auto",
+                       help="how to read TRACE (auto: .json is Prometheus, anything else CSV)")
+    group.add_argument("--column", action="append", default=None, metavar="NAME",
+                       help="value column; repeat to sum several (default: the only numeric column)")
+    group.add_argument("--timestamp-column", metavar="NAME",
+                       help="timestamp column (default: timestamp, time, ts or the first column)")
+    group.add_argument("--start-column", metavar="NAME", help="request log: request start column")
+    group.add_argument("--end-column", metavar="NAME", help="request log: request end column")
+    group.add_argument("--duration-column", metavar="NAME", help="request log: duration column (seconds)")
+    group.add_argument("--match", action="append", default=None, metavar="LABEL=VALUE",
+                       help="Prometheus: use only series with this label value (repeatable)")
+    group.add_argument("--step", type=_positive, metavar="SECONDS",
+                       help="grid step (default: median sample spacing; 1 s for request logs)")
+    group.add_argument("--max-gap-steps", type=_count, default=5, metavar="N",
+                       help="holes longer than N steps are excluded and reported (default 5)")
+    group.add_argument("--exclude", action="append", default=None, metavar="START/END",
+                       help="leave out a range, ISO dates or datetimes; a date-only END includes that day")
+    calc = parser.add_argument_group("calculation")
+    calc.add_argument("--cold-start", type=_positive, default=300.0, metavar="SECONDS",
+                      help="time to bring up capacity; shorter spikes are noise (default 300)")
+    calc.add_argument("--min-window-days", type=_non_negative, default=90.0, metavar="N",
+                      help="cleaned window needed for trustworthy bands (default 90)")
+    calc.add_argument("--baseline-percentile", type=_positive, default=95.0, metavar="P",
+                      help="percentile of the sustained series for the baseline band (default 95)")
+    calc.add_argument("--daily-percentile", type=_positive, default=99.0, metavar="P",
+                      help="percentile of the sustained series for the daily band (default 99)")
+    calc.add_argument("--outlier-mad", type=_positive, metavar="K",
+                      help="drop days whose mean is more than K MADs from the median day")
+    calc.add_argument("--tolerance", type=_non_negative, metavar="SECONDS",
+                      help="queue tolerance: report the least capacity whose wait stays within it")
+    calc.add_argument("--queue-statistic", choices=("max", "p99"), default="max",
+                      help="wait statistic held to the tolerance (default max)")
+    calc.add_argument("--capacity", type=_non_negative, metavar="N",
+                      help="report queue waits at this capacity")
+    calc.add_argument("--per-gpu", type=_positive, metavar="N",
+                      help="concurrency one GPU sustains in production; converts bands to GPUs")
+    calc.add_argument("--gpus-per-replica", type=_count, default=1, metavar="N",
+                      help="GPUs per serving replica (default 1)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
+    out.add_argument("--plot", metavar="FILE", help="also write a chart to FILE.png or FILE.svg (needs matplotlib)")
+
+
+def _matches(items: list[str] | None) -> dict[str, str] | None:
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        label, sep, value = item.partition("=")
+        if not sep or not label.strip():
+            raise PolicylintError(f"--match expects LABEL=VALUE, got {item!r}")
+        out[label.strip()] = value.strip().strip('"')
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the trace, analyse it and print the report. Returns the exit code."""
+    from policylint.bands import BandSettings, analyse
+    from policylint.traces import apply_exclusions, parse_exclusion, read_series
+
+    exclusions = []
+    for text in args.exclude or []:
+        try:
+            exclusions.append(parse_exclusion(text))
+        except ValueError as exc:
+            raise PolicylintError(f"--exclude: {exc}") from None
+    settings = BandSettings(
+        cold_start_seconds=args.cold_start,
+        min_window_days=args.min_window_days,
+        baseline_percentile=args.baseline_percentile,
+        daily_percentile=args.daily_percentile,
+        max_gap_steps=args.max_gap_steps,
+        queue_statistic="max" if args.queue_statistic == "max" else "percentile",
+        outlier_mad_k=args.outlier_mad,
+    )
+    series = read_series(
+        args.trace,
+        format=args.input_format,
+        timestamp_column=args.timestamp_column,
+        value_columns=args.column,
+        start_column=args.start_column,
+        end_column=args.end_column,
+        duration_column=args.duration_column,
+        match=_matches(args.match),
+        step_seconds=args.step,
+        max_gap_steps=args.max_gap_steps,
+    )
+    report = analyse(
+        series,
+        settings,
+        exclusions=exclusions,
+        tolerance_seconds=args.tolerance,
+        capacity=args.capacity,
+        per_gpu=args.per_gpu,
+        gpus_per_replica=args.gpus_per_replica,
+    )
+    # Draw what was analysed: declared exclusions and outlier days masked out.
+    shown = apply_exclusions(series, report.exclusions).values
+    if args.plot:
+        from policylint.chart import save_plot
+
+        spans = [(g.start, g.end) for g in report.gaps] + [(e.start, e.end) for e in report.exclusions]
+        save_plot(args.plot, series.times, shown, _band_values(report),
+                  title=f"concurrency bands: {report.source}", spans=spans)
+    if args.format == "json":
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+    else:
+        _print_text(report, series, shown, plot=args.plot)
+    return 0
+
+
+def _band_values(report: BandReport) -> dict[str, float]:
+    return {"baseline": report.baseline, "daily": report.daily, "peak": report.peak}
+
+
+def _n(value: float) -> str:
+    """Numbers as people read them: integers without decimals, others to 2 places."""
+    if not math.isfinite(value):
+        return "unbounded"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "unbounded"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} d"
+
+
+def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from policylint.chart import draw, to_rich
+    from policylint.traces import format_time
+
+    console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False, soft_wrap=True, file=sys.stdout)
+    console.print(f"[bold]Concurrency bands[/bold] for {report.source}")
+
+    bands = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    bands.add_column("band")
+    bands.add_column("concurrency", justify="right")
+    if report.bands_gpus is not None:
+        bands.add_column("GPUs", justify="right")
+    bands.add_column("meaning")
+    meaning = {
+        "baseline": f"p{_n(report.baseline_percentile)} of sustained load; reserved",
+        "daily": f"p{_n(report.daily_percentile)} of sustained load; elastic",
+        "peak": "max observed; queue or reject",
+    }
+    for name, value in _band_values(report).items():
+        row = [name, _n(value)]
+        if report.bands_gpus is not None:
+            row.append(str(report.bands_gpus[name]))
+        row.append(meaning[name])
+        bands.add_row(*row)
+    console.print(bands)
+    if report.bands_gpus is not None:
+        console.print(
+            f"GPUs = ceil(concurrency / {_n(report.per_gpu or 0)}) x {report.gpus_per_replica} per replica"
+        )
+
+    console.print()
+    console.print("[bold]Window and cleaning[/bold]")
+    verdict = "meets" if report.meets_window else "[bold red]SHORTER THAN[/bold red]"
+    console.print(
+        f"  {report.window_days:.1f} days of valid samples, {verdict} the {_n(report.min_window_days)}-day minimum"
+        f" ({format_time(report.first)} .. {format_time(report.last)})"
+    )
+    console.print(
+        f"  step {_n(report.step_seconds)} s, {report.samples:,} samples: {report.valid_samples:,} used,"
+        f" {report.gap_samples:,} in gaps, {report.excluded_samples:,} excluded"
+    )
+    if report.gaps:
+        console.print(f"  {len(report.gaps)} gap(s) longer than the limit, excluded not filled:")
+        for gap in report.gaps[:5]:
+            console.print(f"    {format_time(gap.start)} .. {format_time(gap.end)} ({_duration(gap.seconds)})")
+        if len(report.gaps) > 5:
+            console.print(f"    ... and {len(report.gaps) - 5} more")
+    for excl in report.exclusions:
+        if excl.label != "outlier day":
+            console.print(f"  excluded {format_time(excl.start)} .. {format_time(excl.end)}")
+    if report.outlier_days:
+        days = ", ".join(format_time(d)[:10] for d in report.outlier_days)
+        console.print(f"  outlier days dropped: {days}")
+
+    console.print()
+    total = len(report.spikes)
+    console.print(
+        f"[bold]Spikes above baseline[/bold]: {total} ({report.real_spike_count} real bursts,"
+        f" {report.noise_spike_count} noise narrower than the {_n(report.cold_start_seconds)} s cold start;"
+        f" widest noise {_duration(report.widest_noise_width)})"
+    )
+    if total:
+        table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+        for title, justify in (("start (UTC)", "left"), ("width", "right"), ("height", "right"),
+                               ("volume", "right"), ("kind", "left")):
+            table.add_column(title, justify=justify)  # type: ignore[arg-type]
+        widest = sorted(report.spikes, key=lambda s: (-s.width_seconds, -s.volume, s.start))
+        for spike in widest[:TOP_SPIKES]:
+            table.add_row(
+                format_time(spike.start),
+                _duration(spike.width_seconds),
+                _n(spike.height),
+                f"{_n(spike.volume)} conc-s",
+                "noise" if spike.noise else "[bold]burst[/bold]",
+            )
+        console.print(table)
+        if total > TOP_SPIKES:
+            console.print(f"  ... and {total - TOP_SPIKES} more (see --format json)")
+
+    console.print()
+    console.print("[bold]Queue[/bold] (fluid model, wait ~ backlog / capacity)")
+    if report.baseline_queue is not None:
+        q = report.baseline_queue
+        console.print(
+            f"  at the baseline capacity {_n(q.capacity)}: max wait {_duration(q.max_wait)},"
+            f" p99 wait {_duration(q.p99_wait)}"
+        )
+    if report.queue is not None:
+        q = report.queue
+        console.print(
+            f"  at capacity {_n(q.capacity)}: max wait {_duration(q.max_wait)}, p99 wait {_duration(q.p99_wait)}"
+        )
+    if report.tolerance_seconds is not None:
+        stat = "max" if report.queue_statistic == "max" else "p99"
+        console.print(
+            f"  least capacity with {stat} wait <= {_duration(report.tolerance_seconds)}:"
+            f" [bold]{report.capacity_for_tolerance}[/bold]"
+        )
+
+    console.print()
+    width = max(20, min(72, console.width - 10))
+    chart = draw(
+        shown,
+        _band_values(report),
+        first_label=format_time(series.times[0])[:10],
+        last_label=format_time(series.times[-1])[:10],
+        width=width,
+        height=16,
+    )
+    console.print(to_rich(chart))
+    if plot:
+        console.print(f"chart written to {plot}")
