@@ -512,6 +512,8 @@ class BandReport:
     queue: QueueStats | None = None
     per_gpu: float | None = None
     gpus_per_replica: int = 1
+    baseline_percentile: float = 95.0
+    daily_percentile: float = 99.0
     bands_gpus: dict[str, int] | None = field(default=None, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -519,6 +521,7 @@ class BandReport:
         out: dict[str, Any] = {
             "source": self.source,
             "bands": {"baseline": self.baseline, "daily": self.daily, "peak": self.peak},
+            "percentiles": {"baseline": self.baseline_percentile, "daily": self.daily_percentile},
             "window_days": self.window_days,
             "min_window_days": self.min_window_days,
             "meets_window": self.meets_window,
@@ -688,5 +691,7 @@ def analyse(
         queue=queue,
         per_gpu=per_gpu,
         gpus_per_replica=gpus_per_replica,
+        baseline_percentile=settings.baseline_percentile,
+        daily_percentile=settings.daily_percentile,
         bands_gpus=bands_gpus,
     )
