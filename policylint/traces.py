@@ -142,26 +142,29 @@ def _parse_iso(texts: np.ndarray) -> np.ndarray:
     Accepts ``T`` or a space between date and time, an optional trailing ``Z``
     and an optional ``+HH:MM``/``-HH:MM`` offset (numpy itself refuses zones).
     Raises ``ValueError`` on anything else; callers locate the bad row.
+    Only ``np.char`` functions are used so numpy 1.26 works too.
     """
-    s = np.strings.strip(texts.astype(np.str_))
-    s = np.strings.replace(s, " ", "T")
-    zulu = np.strings.endswith(s, "Z") | np.strings.endswith(s, "z")
-    s = np.where(zulu, np.strings.slice(s, 0, -1), s)
+    s = np.char.strip(texts.astype(np.str_))
+    s = np.char.replace(s, " ", "T")
+    s = np.char.rstrip(s, "Zz")
     offset = np.zeros(s.shape, dtype=np.float64)
-    tail = np.strings.slice(s, -6, None)
-    has_offset = (
-        (np.strings.str_len(s) > 10)
-        & (np.strings.startswith(tail, "+") | np.strings.startswith(tail, "-"))
-        & (np.strings.slice(tail, 3, 4) == ":")
-    )
-    if has_offset.any():
-        sign = np.where(np.strings.startswith(tail, "-"), -1.0, 1.0)
-        hours = np.strings.slice(tail, 1, 3)
-        minutes = np.strings.slice(tail, 4, 6)
-        hh = np.where(has_offset, hours, "0").astype(np.float64)
-        mm = np.where(has_offset, minutes, "0").astype(np.float64)
-        offset = np.where(has_offset, sign * (hh * 3600.0 + mm * 60.0), 0.0)
-        s = np.where(has_offset, np.strings.slice(s, 0, -6), s)
+    for sign, mark in ((1.0, "+"), (-1.0, "-")):
+        parts = np.char.rpartition(s, mark)
+        head, tail = parts[..., 0], parts[..., 2]
+        # Only "HH:MM" after the last sign, following a time part, is an offset;
+        # a "-" inside the date always leaves a longer tail.
+        is_offset = (
+            (parts[..., 1] == mark)
+            & (np.char.str_len(tail) == 5)
+            & (np.char.find(tail, ":") == 2)
+            & (np.char.find(head, "T") > 0)
+        )
+        if is_offset.any():
+            hh = np.where(is_offset, np.char.ljust(tail, 5), "00:00")
+            hours = np.char.partition(hh, ":")
+            minutes = hours[..., 0].astype(np.float64) * 3600.0 + hours[..., 2].astype(np.float64) * 60.0
+            offset = np.where(is_offset, sign * minutes, offset)
+            s = np.where(is_offset, head, s)
     stamps = s.astype("datetime64[ms]")
     if np.isnat(stamps).any():
         raise ValueError("not a time")
@@ -283,7 +286,7 @@ def _first_bad(texts: np.ndarray, convert: Any) -> int:
 
 def _numbers(texts: np.ndarray, lines: np.ndarray, column: str, name: str) -> np.ndarray:
     """Text column -> float64, rejecting non-numbers with file and line."""
-    stripped = np.strings.strip(texts)
+    stripped = np.char.strip(texts)
     # Empty cells are missing samples, like Prometheus "NaN".
     stripped = np.where(stripped == "", "nan", stripped)
     try:
@@ -297,9 +300,9 @@ def _numbers(texts: np.ndarray, lines: np.ndarray, column: str, name: str) -> np
 
 def _times(texts: np.ndarray, lines: np.ndarray, column: str, name: str) -> np.ndarray:
     try:
-        return _to_seconds(np.strings.strip(texts))
+        return _to_seconds(np.char.strip(texts))
     except ValueError:
-        i = _first_bad(np.strings.strip(texts), _to_seconds)
+        i = _first_bad(np.char.strip(texts), _to_seconds)
         raise MeasurementError(
             f"column '{column}': {str(texts[i])!r} is not a timestamp "
             "(expected ISO-8601 or unix seconds)",
