@@ -73,7 +73,10 @@ def read_columns(path: Path) -> dict[str, np.ndarray]:
         try:
             cols[name] = np.asarray(raw, dtype=np.float64)
         except ValueError:
-            cols[name] = np.asarray([epoch(v) for v in raw])
+            try:  # ISO-8601 timestamps
+                cols[name] = np.asarray([epoch(v) for v in raw])
+            except ValueError:  # identifiers such as job_id
+                cols[name] = np.asarray(raw)
     return cols
 
 
