@@ -140,8 +140,10 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     that 95% of 100 is exactly rank 95, not 96 from float noise.
     """
     n_arr = np.asarray(n, dtype=np.int64)
-    k = np.ceil(n_arr * (p / 100.0) - _CEIL_EPS).astype(np.int64) - 1
-    return np.clip(k, 0, np.maximum(n_arr - 1, 0))
+    # n * p is exact for whole-number percents, so the division rounds correctly.
+    k = np.ceil(n_arr * p / 100.0 - _CEIL_EPS).astype(np.int64) - 1
+    ranks: np.ndarray = np.clip(k, 0, np.maximum(n_arr - 1, 0))
+    return ranks
 
 
 def percentile(values: np.ndarray, ps: Sequence[float]) -> np.ndarray:

@@ -162,7 +162,8 @@ def save_plot(
             ax.axhline(value, color=colours.get(name, "grey"), linestyle="--", linewidth=1.2,
                        label=f"{name} {_fmt(value)}")
         for start, end in spans:
-            ax.axvspan(np.datetime64(int(start), "s"), np.datetime64(int(math.ceil(end)), "s"),
+            # matplotlib's date converter takes datetime64; its stubs only say float.
+            ax.axvspan(np.datetime64(int(start), "s"), np.datetime64(int(math.ceil(end)), "s"),  # type: ignore[arg-type]
                        color="grey", alpha=0.2)
         ax.set_ylabel("concurrency")
         ax.set_ylim(bottom=0)
