@@ -10,12 +10,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from policylint.errors import PolicylintError
 from policylint.finding import Finding, sort_findings
 from policylint.load import Document, LoadLimits, SourceFile, discover, display_path, load_file, looks_relevant
 from policylint.model import Model
+
+if TYPE_CHECKING:
+    from policylint.ruleset import RuleSet
 
 
 @dataclass
@@ -26,7 +30,10 @@ class LintOptions:
     exclude: Sequence[str] = ()
     limits: LoadLimits = field(default_factory=LoadLimits)
     now: dt.datetime | None = None
-    compute: bool = True  # read measurements and evaluate rules
+    ruleset: RuleSet | None = None  # None: structural checks only
+    selected: set[str] | None = None  # rule codes that run (None: all)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    baseline: Path | None = None
 
 
 @dataclass
@@ -88,10 +95,46 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
         )
     model, problems = resolve(valid, options.root, broken)
     findings.extend(problems)
-    return LintResult(
-        findings=sort_findings(findings),
+    result = LintResult(
+        findings=[],
         sources={s.display: s for s in sources},
         model=model,
         documents=n_docs,
         files=len(sources),
     )
+    if options.ruleset is None:
+        result.findings = sort_findings(findings)
+        return result
+    findings.extend(judge(model, options))
+    from policylint.filter import FilterSettings, apply_filters
+
+    now = options.now or dt.datetime.now(dt.timezone.utc)
+    settings = FilterSettings(
+        selected=options.selected if options.selected is not None else set(options.ruleset.rules),
+        per_file_ignores=options.per_file_ignores,
+        root=options.root,
+        today=now.date(),
+        baseline=options.baseline,
+    )
+    reported, suppressed, baselined, stale = apply_filters(findings, result.sources, options.ruleset, settings)
+    result.findings = sort_findings(reported)
+    result.suppressed = sorted(suppressed, key=lambda x: x[0].sort_key())
+    result.baselined = sort_findings(baselined)
+    result.stale_baseline = stale
+    return result
+
+
+def judge(model: Model, options: LintOptions) -> list[Finding]:
+    """Measure (once per run), build views and evaluate the selected rules."""
+    from policylint.evaluate import evaluate
+    from policylint.measure import measure
+    from policylint.views import build_views
+
+    assert options.ruleset is not None
+    now = options.now or dt.datetime.now(dt.timezone.utc)
+    selected = options.selected if options.selected is not None else set(options.ruleset.rules)
+    rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
+    facts, findings = measure(model, now)
+    views = build_views(model, facts, now)
+    findings.extend(evaluate(rules, views, options.ruleset.params))
+    return findings

@@ -46,12 +46,31 @@ class Session:
             max_file_bytes=config.max_file_bytes or LoadLimits.max_file_bytes,
             max_nodes=config.max_nodes or LoadLimits.max_nodes,
         )
-        options = LintOptions(root=config.root, exclude=config.exclude, limits=limits, now=config.now)
+        from policylint.resources import rules_dir
+        from policylint.ruleset import configure_rules, load_rules, select_rules
+
+        source = str(config.path) if config.path else "<command line>"
+        ruleset = load_rules([rules_dir(), *config.rule_dirs])
+        configure_rules(ruleset, config.rules, source)
+        selected = select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
+        for pattern, selectors in config.per_file_ignores.items():
+            select_rules(ruleset, selectors, [], [], source) if selectors else None
+            del pattern
         baseline = getattr(args, "baseline", None) or config.baseline
+        options = LintOptions(
+            root=config.root,
+            exclude=config.exclude,
+            limits=limits,
+            now=config.now,
+            ruleset=ruleset,
+            selected=selected,
+            per_file_ignores=config.per_file_ignores,
+            baseline=baseline,
+        )
         return cls(paths, config, options, baseline, getattr(args, "diff", None))
 
     def lint(self) -> LintResult:
         return lint(self.paths, self.options)
 
     def rule_metadata(self) -> dict[str, Any]:
-        return {}
+        return dict(self.options.ruleset.rules) if self.options.ruleset else {}

@@ -1,0 +1,223 @@
+"""Step 5: evaluate rules against the views of their subjects.
+
+A rule applies to a subject when every fact in ``needs`` is known and the
+subject's facts satisfy the ``when`` schema. It then fails when the facts do
+not satisfy the ``require`` schema (one finding), or for every problem its
+registered check function returns. Schemas are cerberus schemas; the few
+comparisons cerberus lacks (one fact against another, scaled by a parameter)
+are added as custom rules on :class:`FactValidator`. Parameters are referenced
+in schemas as ``"$name"`` and substituted before validation - data, not code.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import string
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from policylint.finding import Finding
+from policylint.rule import Rule
+from policylint.views import View
+
+_EPS = 1e-9
+
+
+@functools.cache
+def _validator_class() -> Any:
+    import cerberus
+
+    class FactValidator(cerberus.Validator):  # type: ignore[misc]
+        """cerberus plus comparisons between facts."""
+
+        def _other(self, name: str) -> Any:
+            return self.root_document.get(name) if self.root_document else None
+
+        def _validate_max_over(self, spec: Any, field: str, value: Any) -> None:
+            """Value must not exceed another fact scaled by (1 + margin).
+
+            The rule's arguments are validated against this schema:
+            {'type': 'dict', 'schema': {'field': {'type': 'string', 'required': True},
+             'margin': {'type': 'number'}}}
+            """
+            other = self._other(spec["field"])
+            if other is None or value is None:
+                return
+            limit = other * (1 + spec.get("margin", 0))
+            if value > limit + _EPS:
+                self._error(field, f"{value} exceeds {spec['field']} ({other}) + {spec.get('margin', 0):.0%}")
+
+        def _validate_min_field(self, other_name: Any, field: str, value: Any) -> None:
+            """Value must be at least another fact.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'string'}
+            """
+            other = self._other(other_name)
+            if other is not None and value is not None and value < other - _EPS:
+                self._error(field, f"{value} is below {other_name} ({other})")
+
+        def _validate_max_field(self, other_name: Any, field: str, value: Any) -> None:
+            """Value must be at most another fact.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'string'}
+            """
+            other = self._other(other_name)
+            if other is not None and value is not None and value > other + _EPS:
+                self._error(field, f"{value} is above {other_name} ({other})")
+
+        def _validate_below(self, limit: Any, field: str, value: Any) -> None:
+            """Value must be strictly below a number.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'number'}
+            """
+            if value is not None and not value < limit:
+                self._error(field, f"{value} is not below {limit}")
+
+        def _validate_excludes_all(self, items: Any, field: str, value: Any) -> None:
+            """A list must not contain all of these items together.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'list'}
+            """
+            if isinstance(value, list) and all(item in value for item in items):
+                self._error(field, f"contains all of {items}")
+
+    return FactValidator
+
+
+def _substitute(node: Any, params: Mapping[str, Any]) -> Any:
+    if isinstance(node, str) and node.startswith("$") and node[1:].isidentifier():
+        name = node[1:]
+        if name not in params:
+            raise KeyError(f"unknown parameter '${name}'")
+        return params[name]
+    if isinstance(node, dict):
+        return {k: _substitute(v, params) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute(v, params) for v in node]
+    return node
+
+
+def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> Any:
+    """A validator for ``schema`` with ``$param`` references filled in.
+
+    Raises ValueError when cerberus rejects the schema.
+    """
+    import cerberus
+
+    key = json.dumps([schema, params], sort_keys=True, default=str)
+    try:
+        return _compile(key)
+    except cerberus.SchemaError as exc:
+        raise ValueError(str(exc)) from None
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(key: str) -> Any:
+    schema, params = json.loads(key)
+    concrete = _substitute(schema, params)
+    # Facts not named by the schema are allowed; facts are never coerced.
+    return _validator_class()(concrete, allow_unknown=True)
+
+
+class _SafeFormatter(string.Formatter):
+    """str.format restricted to plain names; numbers are tidied for reading."""
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        if not field_name.isidentifier():
+            raise KeyError(field_name)
+        return kwargs.get(field_name, f"{{{field_name}}}"), field_name
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec:
+            try:
+                return super().format_field(value, format_spec)
+            except (ValueError, TypeError):
+                return str(value)
+        return _plain(value)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return "unknown" if value is None else str(value).lower()
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "unbounded"
+        if value.is_integer():
+            return str(int(value))
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, list):
+        return ", ".join(_plain(v) for v in value) or "none"
+    return str(value)
+
+
+_FORMATTER = _SafeFormatter()
+
+
+def render(template: str, variables: Mapping[str, Any]) -> str:
+    """Fill a rule's message template (plain names only, never attribute access)."""
+    return _FORMATTER.vformat(template, (), dict(variables))
+
+
+def _applies(rule: Rule, view: View, params: Mapping[str, Any]) -> bool:
+    facts = view.facts
+    if any(facts.get(n) is None for n in rule.needs):
+        return False
+    if rule.when:
+        return bool(compile_schema(rule.when, params).validate(facts))
+    return True
+
+
+def evaluate_rule(rule: Rule, view: View, params: Mapping[str, Any]) -> list[Finding]:
+    """Findings of one rule on one subject."""
+    if not _applies(rule, view, params):
+        return []
+    problems: list[tuple[dict[str, Any], Any]] = []
+    if rule.require:
+        validator = compile_schema(rule.require, params)
+        if not validator.validate(view.facts):
+            failing = sorted(validator.errors)[0] if validator.errors else None
+            problems.append(({}, rule.at or failing))
+    if rule.check:
+        from policylint.checks import CHECKS
+
+        for problem in CHECKS[rule.check](view.facts, params):
+            extra = {k: v for k, v in problem.items() if k != "_at"}
+            problems.append((extra, problem.get("_at") or rule.at))
+    findings = []
+    for extra, at in problems:
+        variables = {**view.facts, **params, **extra, "subject": view.label}
+        path = at if isinstance(at, tuple) else view.path_of(at)
+        findings.append(
+            view.doc.finding(
+                rule.code,
+                rule.name,
+                render(rule.message, variables),
+                path,
+                severity=rule.severity,
+                hint=render(rule.hint, variables) if rule.hint else "",
+                subject=view.label,
+            )
+        )
+    return findings
+
+
+def evaluate(
+    rules: Iterable[Rule], views: Iterable[View], params: Mapping[str, Mapping[str, Any]]
+) -> list[Finding]:
+    """Run every (non built-in) rule on every view of its subject."""
+    by_subject: dict[str, list[View]] = {}
+    for view in views:
+        by_subject.setdefault(view.subject, []).append(view)
+    findings: list[Finding] = []
+    for rule in rules:
+        if rule.builtin:
+            continue
+        for view in by_subject.get(rule.subject, []):
+            findings.extend(evaluate_rule(rule, view, params.get(rule.code, {})))
+    return findings

@@ -1,0 +1,192 @@
+"""Step 4: read every referenced measurement once and compute its facts.
+
+For each workload this reads the concurrency trace (bands, spikes, sustained
+level, window, freshness), the job list (duration percentiles) and the VRAM
+trace (residency ratio). Results are cached on the run, never recomputed per
+rule. A measurement that cannot be read becomes one finding at the line that
+references it; the rules that need it then see the facts as unknown.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from policylint.errors import MeasurementError, PolicylintError
+from policylint.finding import Finding
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from policylint.bands import BandReport
+    from policylint.model import MeasurementRef, Model, Workload
+
+
+@dataclass
+class WorkloadFacts:
+    """Everything measured about one workload (None where unknown)."""
+
+    report: BandReport | None = None
+    values: np.ndarray | None = None  # cleaned concurrency on the grid (NaN = excluded)
+    step_seconds: float | None = None
+    sustained_max: float | None = None
+    last_sample: dt.datetime | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    tail_ratio: float | None = None
+    vram_ratio: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def default_cold_start(workload: Workload) -> float:
+    """Cold-start window used for the bands: declared, else the pool's elastic one, else 300 s."""
+    declared = workload.spec.get("coldStartSeconds")
+    if isinstance(declared, (int, float)):
+        return float(declared)
+    if workload.pool is not None:
+        elastic = workload.pool.spec.get("elastic") or {}
+        if isinstance(elastic.get("coldStartSeconds"), (int, float)):
+            return float(elastic["coldStartSeconds"])
+    return 300.0
+
+
+def _exclusions(workload: Workload, ref: MeasurementRef) -> tuple[list[Any], list[Finding]]:
+    from policylint.traces import parse_exclusion
+
+    out = []
+    problems = []
+    for i, item in enumerate((workload.spec.get("concurrency") or {}).get("exclude", [])):
+        try:
+            ex = parse_exclusion(f"{item['start']}/{item['end']}")
+        except ValueError as exc:
+            problems.append(
+                workload.doc.finding(
+                    "PL024",
+                    "unreadable-measurement",
+                    f"exclusion range: {exc}",
+                    ("spec", "concurrency", "exclude", i),
+                )
+            )
+            continue
+        out.append(type(ex)(ex.start, ex.end, str(item.get("reason", ""))))
+    return out, problems
+
+
+def _problem(ref: MeasurementRef, exc: PolicylintError) -> Finding:
+    return ref.doc.finding(
+        "PL024",
+        "unreadable-measurement",
+        f"cannot use measurement: {exc}",
+        (*ref.doc_path, "path"),
+        hint="fix the file or its column/format settings in this block",
+    )
+
+
+def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFacts, list[Finding]]:
+    """Read and analyse the measurements of one workload."""
+    import numpy as np
+
+    from policylint import bands, traces
+
+    facts = WorkloadFacts()
+    findings: list[Finding] = []
+    ref = workload.measurements.get("concurrency")
+    if ref is not None and ref.path is not None:
+        spec = ref.spec
+        try:
+            fmt = spec.get("format", "auto")
+            series = traces.read_series(
+                ref.path,
+                # a job list is an interval log: running jobs = concurrency
+                format="requests" if fmt == "jobs" else fmt,
+                timestamp_column=spec.get("timestampColumn"),
+                value_columns=spec.get("columns"),
+                start_column=spec.get("startColumn"),
+                end_column=spec.get("endColumn"),
+                duration_column=spec.get("durationColumn"),
+                match=spec.get("match"),
+                step_seconds=spec.get("stepSeconds"),
+                display_name=ref.display,
+            )
+            exclusions, problems = _exclusions(workload, ref)
+            findings.extend(problems)
+            settings = bands.BandSettings(cold_start_seconds=default_cold_start(workload))
+            per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+            report = bands.analyse(
+                series,
+                settings,
+                exclusions=exclusions,
+                per_gpu=float(per_gpu) if per_gpu else None,
+                gpus_per_replica=int(workload.spec.get("gpusPerReplica", 1)),
+            )
+            cleaned = traces.apply_exclusions(series, exclusions)
+            s = bands.sustained(cleaned.values, settings.cold_start_seconds, cleaned.step_seconds)
+            facts.report = report
+            facts.values = cleaned.values
+            facts.step_seconds = cleaned.step_seconds
+            facts.sustained_max = float(np.nanmax(s)) if np.isfinite(s).any() else None
+            facts.last_sample = dt.datetime.fromtimestamp(report.last, tz=dt.timezone.utc)
+        except PolicylintError as exc:
+            findings.append(_problem(ref, exc))
+    durations = workload.measurements.get("durations")
+    declared = workload.spec.get("durations") or {}
+    if durations is not None and durations.path is not None:
+        spec = durations.spec
+        try:
+            jobs = traces.read_jobs(
+                durations.path,
+                duration_column=spec.get("durationColumn"),
+                start_column=spec.get("startColumn"),
+                end_column=spec.get("endColumn"),
+                gpus_column=spec.get("gpusColumn"),
+                display_name=durations.display,
+            )
+            stats = bands.duration_stats(jobs.durations)
+            facts.p50, facts.p90, facts.p99, facts.tail_ratio = stats.p50, stats.p90, stats.p99, stats.tail_ratio
+        except PolicylintError as exc:
+            findings.append(_problem(durations, exc))
+    elif "p50Seconds" in declared and "p99Seconds" in declared:
+        facts.p50 = float(declared["p50Seconds"])
+        facts.p90 = float(declared["p90Seconds"]) if "p90Seconds" in declared else None
+        facts.p99 = float(declared["p99Seconds"])
+        facts.tail_ratio = facts.p99 / facts.p50
+    vram = workload.spec.get("vram") or {}
+    vref = workload.measurements.get("vram")
+    if vref is not None and vref.path is not None:
+        try:
+            series = traces.read_series(
+                vref.path,
+                format=vref.spec.get("format", "auto"),
+                timestamp_column=vref.spec.get("timestampColumn"),
+                value_columns=vref.spec.get("columns"),
+                match=vref.spec.get("match"),
+                step_seconds=vref.spec.get("stepSeconds"),
+                display_name=vref.display,
+            )
+            util = series.values[series.valid]
+            resident = util.size * series.step_seconds
+            active = float(np.sum(np.clip(util, 0, 100)) / 100.0 * series.step_seconds)
+            facts.vram_ratio = resident / active if active > 0 else math.inf
+        except PolicylintError as exc:
+            findings.append(_problem(vref, exc))
+    elif vram.get("residencySeconds") is not None and vram.get("activeComputeSeconds") is not None:
+        active = float(vram["activeComputeSeconds"])
+        facts.vram_ratio = float(vram["residencySeconds"]) / active if active > 0 else math.inf
+    return facts, findings
+
+
+def measure(model: Model, now: dt.datetime) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
+    """Facts for every workload of the model, computed once per run."""
+    out: dict[str, WorkloadFacts] = {}
+    findings: list[Finding] = []
+    for name in sorted(model.workloads):
+        try:
+            facts, problems = measure_workload(model.workloads[name], now)
+        except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
+            facts, problems = WorkloadFacts(errors=[str(exc)]), []
+        out[name] = facts
+        findings.extend(problems)
+    return out, findings

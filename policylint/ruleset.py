@@ -1,0 +1,288 @@
+"""Load, validate and select rules from rule files.
+
+Rule files are YAML validated against ``schemas/rule.schema.json``; then every
+rule's condition is checked: facts named in ``needs``/``when``/``require``/
+``at`` and in message placeholders must exist for the rule's subject, cerberus
+must accept the schemas, ``check`` must name a registered function, parameter
+defaults must fit their declared type. Any problem stops the run with one
+message naming the file and the rule key (exit 2).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from policylint.errors import PolicylintError
+from policylint.finding import Severity
+from policylint.rule import Param, Rule
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "number": (int, float),
+    "integer": (int,),
+    "string": (str,),
+    "boolean": (bool,),
+}
+
+
+def _load_file(path: Path) -> list[dict[str, Any]]:
+    import jsonschema
+    import yaml
+
+    from policylint.resources import load_schema
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicylintError(f"cannot read rule file: {exc}", source=str(path)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise PolicylintError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", source=str(path)) from None
+    validator = jsonschema.Draft202012Validator(load_schema("Rule"))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        err = errors[0]
+        key = _key_path(data, list(err.absolute_path))
+        message = err.message
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            key = ".".join(filter(None, [key, extra[0] if extra else ""]))
+            message = "unknown key"
+        elif err.validator == "required":
+            message = err.message.replace("is a required property", "is required")
+        raise PolicylintError(message, source=str(path), key=key or "(top level)")
+    rules: list[dict[str, Any]] = data["rules"]
+    return rules
+
+
+def _key_path(data: Any, path: list[Any]) -> str:
+    """Human key path, naming rules by code: ``rules[PL101].docs.why``."""
+    parts: list[str] = []
+    node = data
+    for i, p in enumerate(path):
+        if isinstance(p, int) and parts and parts[-1] == "rules" and isinstance(node, list):
+            item = node[p] if p < len(node) else None
+            code = item.get("code") if isinstance(item, dict) else None
+            parts[-1] = f"rules[{code or p}]"
+        else:
+            parts.append(str(p))
+        try:
+            node = node[p]
+        except (KeyError, IndexError, TypeError):
+            node = None
+        del i
+    return ".".join(parts)
+
+
+def _fields_in(schema: Mapping[str, Any]) -> set[str]:
+    return set(schema)
+
+
+def _placeholders(template: str) -> set[str]:
+    names = set()
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise ValueError(f"placeholder '{{{name}}}' must be a plain name (no attribute or index access)")
+        names.add(name)
+    return names
+
+
+def build_rule(raw: dict[str, Any], source: Path) -> Rule:
+    """Turn a schema-valid raw rule into a :class:`Rule`, checking its references."""
+    from policylint.checks import CHECKS
+    from policylint.evaluate import compile_schema
+    from policylint.views import FACTS
+
+    code = raw["code"]
+    where = f"rules[{code}]"
+
+    def fail(key: str, message: str) -> PolicylintError:
+        return PolicylintError(message, source=str(source), key=f"{where}.{key}")
+
+    params: dict[str, Param] = {}
+    for name, p in (raw.get("params") or {}).items():
+        default = p["default"]
+        ok = isinstance(default, _TYPES[p["type"]]) and not (p["type"] != "boolean" and isinstance(default, bool))
+        if not ok:
+            raise fail(f"params.{name}.default", f"default {default!r} is not of type {p['type']}")
+        params[name] = Param(name, p["type"], default, p["description"], p.get("minimum"), p.get("maximum"))
+    builtin = bool(raw.get("builtin", False))
+    subject = raw["subject"]
+    if builtin and subject != "document":
+        raise fail("builtin", "built-in rules must have subject 'document'")
+    if not builtin:
+        if subject == "document":
+            raise fail("subject", "only built-in rules may have subject 'document'")
+        if not raw.get("require") and not raw.get("check"):
+            raise fail("require", "a rule needs a condition: 'require' (a schema) or 'check' (a function)")
+        known = set(FACTS[subject])
+        for key in ("needs",):
+            for fact in raw.get(key, []):
+                if fact not in known:
+                    raise fail(key, f"unknown fact '{fact}' for subject {subject}")
+        for key in ("when", "require"):
+            for fact in _fields_in(raw.get(key) or {}):
+                if fact not in known:
+                    raise fail(key, f"unknown fact '{fact}' for subject {subject}")
+        if raw.get("at") and raw["at"] not in known:
+            raise fail("at", f"unknown fact '{raw['at']}' for subject {subject}")
+        check = raw.get("check")
+        if check and check not in CHECKS:
+            raise fail("check", f"unknown check function '{check}' (registered: {', '.join(sorted(CHECKS))})")
+        for key in ("when", "require"):
+            if raw.get(key):
+                try:
+                    compile_schema(raw[key], {n: p.default for n, p in params.items()})
+                except (ValueError, KeyError) as exc:
+                    raise fail(key, f"invalid condition: {exc}") from None
+        allowed = known | set(params) | {"subject"}
+        if check:
+            allowed |= _CHECK_VARIABLES.get(check, set())
+        for key in ("message", "hint"):
+            try:
+                names = _placeholders(raw.get(key, ""))
+            except ValueError as exc:
+                raise fail(key, str(exc)) from None
+            unknown = sorted(names - allowed)
+            if unknown:
+                raise fail(key, f"unknown placeholder '{{{unknown[0]}}}'")
+    return Rule(
+        code=code,
+        name=raw["name"],
+        severity=Severity.parse(raw["severity"]),
+        section=raw["section"],
+        subject=subject,
+        summary=raw["summary"],
+        message=raw["message"],
+        hint=raw.get("hint", ""),
+        docs=dict(raw["docs"]),
+        source=source,
+        params=params,
+        at=raw.get("at"),
+        needs=tuple(raw.get("needs", [])),
+        when=dict(raw.get("when") or {}),
+        require=dict(raw.get("require") or {}),
+        check=raw.get("check"),
+        builtin=builtin,
+    )
+
+
+#: Variables each check function adds to the message context.
+_CHECK_VARIABLES: dict[str, set[str]] = {
+    "declared_bands_drift": {"band", "declared", "computed", "drift"},
+    "priority_inflation": {"tight", "total", "share"},
+    "proposal_exceeds_shortfall": {"pool", "gpus", "reserved", "baseline_gpus", "shortfall", "allowed"},
+    "tolerance_spread": {"spread"},
+}
+
+
+@dataclass
+class RuleSet:
+    """All loaded rules, by code, with their effective parameters and severities."""
+
+    rules: dict[str, Rule] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def find(self, key: str) -> Rule | None:
+        """A rule by code or name (case-insensitive)."""
+        k = key.strip()
+        rule = self.rules.get(k.upper())
+        if rule is not None:
+            return rule
+        for r in self.rules.values():
+            if r.name == k.lower():
+                return r
+        return None
+
+    def matches(self, selector: str) -> list[Rule]:
+        """Rules selected by a code, a code prefix (PL1), a name, or ALL."""
+        s = selector.strip()
+        if s.upper() == "ALL":
+            return list(self.rules.values())
+        by_name = [r for r in self.rules.values() if r.name == s.lower()]
+        if by_name:
+            return by_name
+        return [r for r in self.rules.values() if r.code.startswith(s.upper())]
+
+    def sorted(self) -> list[Rule]:
+        return [self.rules[c] for c in sorted(self.rules)]
+
+
+def load_rules(dirs: Iterable[Path]) -> RuleSet:
+    """Load every ``*.yaml`` rule file in ``dirs`` (bundled rules first)."""
+    ruleset = RuleSet()
+    for folder in dirs:
+        if not folder.is_dir():
+            raise PolicylintError(f"rule folder not found: {folder}")
+        for path in sorted(folder.glob("*.y*ml")):
+            for raw in _load_file(path):
+                rule = build_rule(raw, path)
+                for other in ruleset.rules.values():
+                    if other.code == rule.code or other.name == rule.name:
+                        raise PolicylintError(
+                            f"rule {rule.code} ({rule.name}) is already defined in {other.source}",
+                            source=str(path),
+                            key=f"rules[{rule.code}].code",
+                        )
+                ruleset.rules[rule.code] = rule
+                ruleset.params[rule.code] = {n: p.default for n, p in rule.params.items()}
+    return ruleset
+
+
+def configure_rules(
+    ruleset: RuleSet,
+    settings: Mapping[str, Mapping[str, Any]],
+    source: str,
+) -> RuleSet:
+    """Apply per-rule severity and parameter overrides from the configuration."""
+    for key, values in settings.items():
+        rule = ruleset.find(key)
+        if rule is None:
+            raise PolicylintError(f"unknown rule '{key}'", source=source, key=f"rules.{key}")
+        for name, value in values.items():
+            if name == "severity":
+                ruleset.rules[rule.code] = replace(ruleset.rules[rule.code], severity=Severity.parse(str(value)))
+                continue
+            param = rule.params.get(name)
+            if param is None:
+                options = ", ".join(sorted(rule.params)) or "none"
+                raise PolicylintError(
+                    f"rule {rule.code} ({rule.name}) has no option '{name}' (options: {options})",
+                    source=source,
+                    key=f"rules.{key}.{name}",
+                )
+            types = _TYPES[param.type]
+            if not isinstance(value, types) or (param.type != "boolean" and isinstance(value, bool)):
+                raise PolicylintError(
+                    f"must be of type {param.type}, got {value!r}", source=source, key=f"rules.{key}.{name}"
+                )
+            if param.minimum is not None and value < param.minimum:
+                raise PolicylintError(f"must be >= {param.minimum}, got {value}", source=source, key=f"rules.{key}.{name}")
+            if param.maximum is not None and value > param.maximum:
+                raise PolicylintError(f"must be <= {param.maximum}, got {value}", source=source, key=f"rules.{key}.{name}")
+            ruleset.params[rule.code][name] = value
+    return ruleset
+
+
+def select_rules(ruleset: RuleSet, select: list[str], extend: list[str], ignore: list[str], source: str) -> set[str]:
+    """Codes of the rules that run, from select / extend-select / ignore selectors."""
+
+    def resolve(selectors: list[str], key: str) -> set[str]:
+        out: set[str] = set()
+        for s in selectors:
+            found = ruleset.matches(s)
+            if not found:
+                raise PolicylintError(f"'{s}' matches no rule", source=source, key=key)
+            out |= {r.code for r in found}
+        return out
+
+    chosen = resolve(select, "select") if select else set(ruleset.rules)
+    chosen |= resolve(extend, "extend-select")
+    chosen -= resolve(ignore, "ignore")
+    return chosen

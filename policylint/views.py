@@ -1,0 +1,432 @@
+"""Facts: the plain view of each subject that rules judge.
+
+For every workload, pool, cluster and proposal this builds a flat dict of
+declared fields and computed facts (bands in concurrency and GPUs, spikes,
+queue waits at the declared capacity, duration percentiles, VRAM ratio, pool
+totals). Rules only ever see these dicts. :data:`FACTS` names and describes
+every fact per subject; rule files are checked against it when they load, so a
+misspelt fact is an error at start, not a rule that silently never fires.
+
+Each view also carries, outside the dict, the document path each fact was
+declared at, so a finding can point at the line that matters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from policylint.load import Document, DocPath
+
+if TYPE_CHECKING:
+    from policylint.measure import WorkloadFacts
+    from policylint.model import Model, Pool, Workload
+
+FACTS: dict[str, dict[str, str]] = {
+    "workload": {
+        "name": "metadata.name",
+        "team": "metadata.team",
+        "workload_class": "training, inference or batch",
+        "pool": "cluster/pool the workload runs in",
+        "gpus_per_replica": "GPUs one replica or job occupies",
+        "concurrency_measured": "true when a readable concurrency trace backs the workload",
+        "concurrency_declared": "a bare declared concurrency number (no measurement)",
+        "baseline": "baseline band top, concurrency (p95 of the sustained series)",
+        "daily": "daily band top, concurrency (p99 of the sustained series)",
+        "peak": "peak band top, concurrency (max of the series)",
+        "sustained_max": "highest level held for a whole cold-start window",
+        "baseline_gpus": "GPUs the baseline band needs",
+        "daily_gpus": "GPUs the daily band needs",
+        "peak_gpus": "GPUs the peak band needs",
+        "window_days": "days of valid samples after cleaning",
+        "measurement_age_days": "days between the last sample and now",
+        "last_sample": "timestamp of the last sample",
+        "noise_spikes": "spikes narrower than the cold-start window",
+        "real_spikes": "spikes at least as wide as the cold-start window",
+        "per_gpu": "declared concurrency one GPU sustains",
+        "per_gpu_measured_in": "where the per-GPU figure was measured",
+        "per_gpu_source": "source of the per-GPU figure",
+        "cold_start_seconds": "declared cold-start window, seconds",
+        "tolerance_seconds": "declared maximum tolerable queue seconds",
+        "tolerance_evidence": "evidence for the tolerance",
+        "tolerance_label": "free-form priority label",
+        "capacity_share": "concurrency the pool's declared capacity gives this workload",
+        "max_wait_seconds": "simulated max queue wait at capacity_share, seconds",
+        "p99_wait_seconds": "simulated p99 queue wait at capacity_share, seconds",
+        "declared_baseline": "declared baseline band top",
+        "declared_daily": "declared daily band top",
+        "declared_peak": "declared peak band top",
+        "vram_resident_gib": "GiB the model keeps resident per replica",
+        "vram_ratio": "VRAM residency seconds / active compute seconds",
+        "p50_seconds": "median job duration",
+        "p90_seconds": "p90 job duration",
+        "p99_seconds": "p99 job duration",
+        "tail_ratio": "p99 / p50 job duration",
+        "pool_serves_class": "true when the pool lists this workload's class in serves",
+        "pool_tail_protected": "true when the pool has preemption or buffer GPUs",
+        "pool_gpu_memory_gib": "memory of one GPU in the pool",
+    },
+    "pool": {
+        "name": "pool name",
+        "cluster": "cluster name",
+        "qualified": "cluster/pool",
+        "reserved_gpus": "dedicated GPUs",
+        "elastic_gpus": "most GPUs added on demand",
+        "capacity_gpus": "reserved + elastic GPUs",
+        "proposed_gpus": "GPUs requested for this pool by proposals",
+        "committed_gpus": "reserved + proposed GPUs",
+        "gpu_memory_gib": "memory of one GPU",
+        "serves": "classes the pool is meant for",
+        "classes": "classes of the workloads placed in the pool",
+        "workload_names": "names of the workloads placed in the pool",
+        "workload_count": "number of workloads placed in the pool",
+        "unmeasured_workloads": "workloads whose demand facts are unknown",
+        "overflow": "declared peak-band behaviour (queue or reject)",
+        "queue_max_depth": "declared queue depth limit",
+        "queue_max_wait_seconds": "declared queue wait limit",
+        "gang": "gang scheduling enabled",
+        "preemption": "preemption enabled",
+        "buffer_gpus": "GPUs kept free for long-tail jobs",
+        "baseline_gpus": "sum of the workloads' baseline band GPUs",
+        "daily_gpus": "sum of the workloads' daily band GPUs",
+        "peak_gpus": "sum of the workloads' peak band GPUs",
+        "sustained_max_gpus": "sum of GPUs for the highest levels held a whole cold-start window",
+        "multi_gpu_training": "true when a training workload needs more than one GPU per job",
+        "tolerance_min_seconds": "tightest tolerance of the pool's workloads",
+        "tolerance_max_seconds": "loosest tolerance of the pool's workloads",
+        "tolerance_spread": "loosest / tightest tolerance",
+        "resident_gib_total": "VRAM the inference models keep resident across their baseline replicas",
+        "memory_gib_total": "GPU memory of the reserved GPUs",
+    },
+    "cluster": {
+        "name": "cluster name",
+        "workload_count": "workloads placed in the cluster's pools",
+        "tolerance_declared_count": "workloads with a declared tolerance",
+        "tolerances": "declared tolerances of the cluster's workloads, seconds",
+    },
+    "proposal": {
+        "name": "proposal name",
+        "cluster": "cluster the GPUs are for",
+        "requested_gpus": "GPUs requested in total",
+        "cited_workloads": "number of workloads cited",
+        "cited_measured": "number of cited workloads backed by a readable measurement",
+        "requests": "per pool: pool, gpus, reserved, baseline_gpus (list of objects)",
+        "justification": "justification text",
+    },
+}
+
+
+@dataclass
+class View:
+    """One subject's facts plus where each is written."""
+
+    subject: str
+    label: str  # e.g. "workload chat-api", "pool prod/serving"
+    doc: Document
+    base: DocPath
+    facts: dict[str, Any]
+    paths: dict[str, DocPath] = field(default_factory=dict)
+
+    def path_of(self, fact: str | None) -> DocPath:
+        if fact and fact in self.paths:
+            return self.paths[fact]
+        return self.base
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int | None:
+    if value is None or not per_gpu:
+        return None
+    from policylint.bands import gpus_for
+
+    return int(gpus_for(value, per_gpu, per_replica))
+
+
+def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: dict[str, float]) -> View:
+    spec = w.spec
+    per = spec.get("perGpuConcurrency") or {}
+    tol = spec.get("tolerance") or {}
+    vram = spec.get("vram") or {}
+    declared = spec.get("bands") or {}
+    conc = spec.get("concurrency") or {}
+    per_gpu = _num(per.get("value"))
+    per_replica = int(spec.get("gpusPerReplica", 1))
+    r = facts.report
+    pool = w.pool
+    age = None
+    if facts.last_sample is not None:
+        age = round((now - facts.last_sample).total_seconds() / 86_400.0, 2)
+    v: dict[str, Any] = {
+        "name": w.name,
+        "team": w.team,
+        "workload_class": w.cls,
+        "pool": pool.qualified if pool else None,
+        "gpus_per_replica": per_replica,
+        "concurrency_measured": r is not None,
+        "concurrency_declared": _num(conc.get("declared")),
+        "baseline": r.baseline if r else None,
+        "daily": r.daily if r else None,
+        "peak": r.peak if r else None,
+        "sustained_max": facts.sustained_max,
+        "baseline_gpus": _gpus(r.baseline if r else None, per_gpu, per_replica),
+        "daily_gpus": _gpus(r.daily if r else None, per_gpu, per_replica),
+        "peak_gpus": _gpus(r.peak if r else None, per_gpu, per_replica),
+        "window_days": round(r.window_days, 2) if r else None,
+        "measurement_age_days": age,
+        "last_sample": facts.last_sample.strftime("%Y-%m-%d") if facts.last_sample else None,
+        "noise_spikes": r.noise_spike_count if r else None,
+        "real_spikes": r.real_spike_count if r else None,
+        "per_gpu": per_gpu,
+        "per_gpu_measured_in": per.get("measuredIn"),
+        "per_gpu_source": per.get("source"),
+        "cold_start_seconds": _num(spec.get("coldStartSeconds")),
+        "tolerance_seconds": _num(tol.get("maxQueueSeconds")),
+        "tolerance_evidence": (tol.get("evidence") or "").strip() or None,
+        "tolerance_label": tol.get("label"),
+        "capacity_share": None,
+        "max_wait_seconds": None,
+        "p99_wait_seconds": None,
+        "declared_baseline": _num(declared.get("baseline")),
+        "declared_daily": _num(declared.get("daily")),
+        "declared_peak": _num(declared.get("peak")),
+        "vram_resident_gib": _num(vram.get("residentGiB")),
+        "vram_ratio": round(facts.vram_ratio, 2) if facts.vram_ratio is not None else None,
+        "p50_seconds": facts.p50,
+        "p90_seconds": facts.p90,
+        "p99_seconds": facts.p99,
+        "tail_ratio": round(facts.tail_ratio, 2) if facts.tail_ratio is not None else None,
+        "pool_serves_class": (w.cls in (pool.spec.get("serves") or [])) if pool else None,
+        "pool_tail_protected": _tail_protected(pool) if pool else None,
+        "pool_gpu_memory_gib": _num((pool.spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
+    }
+    share = shares.get(w.name)
+    if share is not None and facts.values is not None and per_gpu:
+        from policylint.bands import queue_stats
+
+        capacity = share / per_replica * per_gpu
+        v["capacity_share"] = round(capacity, 2)
+        if capacity <= 0:
+            v["max_wait_seconds"] = math.inf
+            v["p99_wait_seconds"] = math.inf
+        else:
+            q = queue_stats(facts.values, capacity, facts.step_seconds or 60.0)
+            v["max_wait_seconds"] = round(q.max_wait, 1)
+            v["p99_wait_seconds"] = round(q.p99_wait, 1)
+    trace = ("spec", "concurrency", "trace")
+    paths: dict[str, DocPath] = {
+        "name": ("metadata", "name"),
+        "workload_class": ("spec", "class"),
+        "pool": ("spec", "pool"),
+        "concurrency_measured": ("spec", "concurrency") if "concurrency" in spec else ("spec",),
+        "concurrency_declared": ("spec", "concurrency", "declared"),
+        "window_days": (*trace, "path"),
+        "measurement_age_days": (*trace, "path"),
+        "per_gpu": ("spec", "perGpuConcurrency", "value"),
+        "per_gpu_measured_in": ("spec", "perGpuConcurrency", "measuredIn"),
+        "cold_start_seconds": ("spec", "coldStartSeconds"),
+        "tolerance_seconds": ("spec", "tolerance"),
+        "tolerance_evidence": ("spec", "tolerance"),
+        "max_wait_seconds": ("spec", "tolerance"),
+        "declared_baseline": ("spec", "bands", "baseline"),
+        "declared_daily": ("spec", "bands", "daily"),
+        "declared_peak": ("spec", "bands", "peak"),
+        "vram_ratio": ("spec", "vram"),
+        "vram_resident_gib": ("spec", "vram", "residentGiB"),
+        "tail_ratio": ("spec", "durations"),
+        "pool_serves_class": ("spec", "pool"),
+    }
+    return View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), v, paths)
+
+
+def _tail_protected(pool: Pool) -> bool:
+    sched = pool.spec.get("scheduling") or {}
+    return bool(sched.get("preemption")) or bool(pool.spec.get("bufferGpus"))
+
+
+def _sum(values: list[int | None]) -> int | None:
+    if not values or any(x is None for x in values):
+        return None
+    return int(sum(x for x in values if x is not None))
+
+
+def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
+    spec = pool.spec
+    elastic = spec.get("elastic") or {}
+    queue = spec.get("queue") or {}
+    sched = spec.get("scheduling") or {}
+    names = sorted(w.name for w in pool.workloads)
+    wv = [wviews[n].facts for n in names]
+    reserved = int(spec.get("reservedGpus", 0))
+    elastic_gpus = int(elastic.get("maxGpus", 0))
+    tolerances = [f["tolerance_seconds"] for f in wv if f["tolerance_seconds"] is not None]
+    spread = None
+    if len(tolerances) >= 2:
+        lo, hi = min(tolerances), max(tolerances)
+        spread = math.inf if lo <= 0 else round(hi / lo, 1)
+    memory = _num((spec.get("gpu") or {}).get("memoryGiB"))
+    resident = []
+    for f in wv:
+        if f["workload_class"] != "inference":
+            continue
+        if f["vram_resident_gib"] is None or f["baseline_gpus"] is None:
+            resident.append(None)
+            continue
+        replicas = max(1, math.ceil(f["baseline_gpus"] / max(1, f["gpus_per_replica"])))
+        resident.append(f["vram_resident_gib"] * replicas)
+    v: dict[str, Any] = {
+        "name": pool.name,
+        "cluster": pool.cluster.name,
+        "qualified": pool.qualified,
+        "reserved_gpus": reserved,
+        "elastic_gpus": elastic_gpus,
+        "capacity_gpus": reserved + elastic_gpus,
+        "proposed_gpus": proposed,
+        "committed_gpus": reserved + proposed,
+        "gpu_memory_gib": memory,
+        "serves": list(spec.get("serves") or []),
+        "classes": sorted({f["workload_class"] for f in wv}),
+        "workload_names": names,
+        "workload_count": len(names),
+        "unmeasured_workloads": [f["name"] for f in wv if f["baseline_gpus"] is None],
+        "overflow": spec.get("overflow"),
+        "queue_max_depth": queue.get("maxDepth"),
+        "queue_max_wait_seconds": _num(queue.get("maxWaitSeconds")),
+        "gang": sched.get("gang"),
+        "preemption": sched.get("preemption"),
+        "buffer_gpus": spec.get("bufferGpus"),
+        "baseline_gpus": _sum([f["baseline_gpus"] for f in wv]),
+        "daily_gpus": _sum([f["daily_gpus"] for f in wv]),
+        "peak_gpus": _sum([f["peak_gpus"] for f in wv]),
+        "sustained_max_gpus": _sum(
+            [_gpus(f["sustained_max"], f["per_gpu"], f["gpus_per_replica"]) for f in wv]
+        ),
+        "multi_gpu_training": any(f["workload_class"] == "training" and f["gpus_per_replica"] > 1 for f in wv),
+        "tolerance_min_seconds": min(tolerances) if tolerances else None,
+        "tolerance_max_seconds": max(tolerances) if tolerances else None,
+        "tolerance_spread": spread,
+        "resident_gib_total": None if (not resident or None in resident) else round(sum(r for r in resident if r), 1),
+        "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
+    }
+    base = pool.doc_path
+    paths = {
+        "name": (*base, "name"),
+        "reserved_gpus": (*base, "reservedGpus"),
+        "committed_gpus": (*base, "reservedGpus"),
+        "elastic_gpus": (*base, "elastic", "maxGpus"),
+        "capacity_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
+        "sustained_max_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
+        "overflow": (*base, "overflow"),
+        "queue_max_depth": (*base, "queue"),
+        "queue_max_wait_seconds": (*base, "queue"),
+        "gang": (*base, "scheduling"),
+        "preemption": (*base, "scheduling"),
+        "serves": (*base, "serves"),
+        "classes": (*base, "serves"),
+        "tolerance_spread": (*base, "name"),
+        "resident_gib_total": (*base, "gpu"),
+        "memory_gib_total": (*base, "gpu"),
+    }
+    return View("pool", f"pool {pool.qualified}", pool.doc, (*base, "name"), v, paths)
+
+
+def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Split the pool's declared GPUs across its workloads by baseline GPUs.
+
+    A workload alone in its pool gets all of it; without measured baselines for
+    every workload no split is made (the queue facts stay unknown).
+    """
+    names = [w.name for w in pool.workloads]
+    total = int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
+    if len(names) == 1:
+        return {names[0]: float(total)}
+    weights = [wfacts[n].get("baseline_gpus") for n in names]
+    if not names or any(x is None for x in weights):
+        return {}
+    denom = float(sum(x for x in weights if x is not None))
+    if denom <= 0:
+        return {n: total / len(names) for n in names}
+    return {n: total * float(x) / denom for n, x in zip(names, weights, strict=True) if x is not None}
+
+
+def build_views(model: Model, facts: dict[str, WorkloadFacts], now: dt.datetime) -> list[View]:
+    """Views for every subject of the model, in a deterministic order."""
+    # First pass without queue facts, to know baseline GPUs for the capacity split.
+    provisional = {n: workload_view(w, facts[n], now, {}).facts for n, w in model.workloads.items()}
+    shares: dict[str, float] = {}
+    for pool in model.pools:
+        shares.update(capacity_shares(pool, provisional))
+    wviews = {n: workload_view(w, facts[n], now, shares) for n, w in sorted(model.workloads.items())}
+    proposed: dict[str, int] = {}
+    for p in model.proposals.values():
+        if p.cluster is None:
+            continue
+        for req in p.spec.get("requests", []):
+            if req["pool"] in p.cluster.pools:
+                key = f"{p.cluster.name}/{req['pool']}"
+                proposed[key] = proposed.get(key, 0) + int(req["gpus"])
+    pviews = {pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0)) for pool in model.pools}
+    views: list[View] = list(wviews.values())
+    views += [pviews[k] for k in sorted(pviews)]
+    for name in sorted(model.clusters):
+        cluster = model.clusters[name]
+        members = [wviews[w.name].facts for pool in cluster.pools.values() for w in pool.workloads]
+        tolerances = sorted(f["tolerance_seconds"] for f in members if f["tolerance_seconds"] is not None)
+        views.append(
+            View(
+                "cluster",
+                f"cluster {name}",
+                cluster.doc,
+                ("metadata", "name"),
+                {
+                    "name": name,
+                    "workload_count": len(members),
+                    "tolerance_declared_count": len(tolerances),
+                    "tolerances": tolerances,
+                },
+            )
+        )
+    for name in sorted(model.proposals):
+        p = model.proposals[name]
+        requests = []
+        for i, req in enumerate(p.spec.get("requests", [])):
+            pool = p.pools.get(req["pool"])
+            pv = pviews.get(pool.qualified) if pool else None
+            requests.append(
+                {
+                    "index": i,
+                    "pool": req["pool"],
+                    "gpus": int(req["gpus"]),
+                    "reserved": pv.facts["reserved_gpus"] if pv else None,
+                    "baseline_gpus": pv.facts["baseline_gpus"] if pv else None,
+                }
+            )
+        cited = [wviews[w.name].facts for w in p.workloads if w.name in wviews]
+        views.append(
+            View(
+                "proposal",
+                f"proposal {name}",
+                p.doc,
+                ("metadata", "name"),
+                {
+                    "name": name,
+                    "cluster": p.spec.get("cluster"),
+                    "requested_gpus": sum(r["gpus"] for r in requests),
+                    "cited_workloads": len(p.spec.get("workloads", [])),
+                    "cited_measured": sum(1 for f in cited if f["concurrency_measured"]),
+                    "requests": requests,
+                    "justification": (p.spec.get("justification") or "").strip() or None,
+                },
+                {
+                    "cited_workloads": ("spec", "workloads") if "workloads" in p.spec else ("spec",),
+                    "cited_measured": ("spec", "workloads") if "workloads" in p.spec else ("spec",),
+                    "requested_gpus": ("spec", "requests"),
+                    "justification": ("spec", "justification") if "justification" in p.spec else ("spec",),
+                },
+            )
+        )
+    return views
