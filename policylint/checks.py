@@ -96,3 +96,12 @@ CHECKS: dict[str, CheckFunction] = {
     "proposal_exceeds_shortfall": proposal_exceeds_shortfall,
     "tolerance_spread": tolerance_spread,
 }
+
+
+#: Variables each check function adds to the message context.
+CHECK_VARIABLES: dict[str, set[str]] = {
+    "declared_bands_drift": {"band", "declared", "computed", "drift"},
+    "priority_inflation": {"tight", "total", "share"},
+    "proposal_exceeds_shortfall": {"pool", "gpus", "reserved", "baseline_gpus", "shortfall", "allowed"},
+    "tolerance_spread": {"spread"},
+}

@@ -143,7 +143,9 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
                     raise fail(key, f"invalid condition: {exc}") from None
         allowed = known | set(params) | {"subject"}
         if check:
-            allowed |= _CHECK_VARIABLES.get(check, set())
+            from policylint.checks import CHECK_VARIABLES
+
+            allowed |= CHECK_VARIABLES.get(check, set())
         for key in ("message", "hint"):
             try:
                 names = _placeholders(raw.get(key, ""))
@@ -171,15 +173,6 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
         check=raw.get("check"),
         builtin=builtin,
     )
-
-
-#: Variables each check function adds to the message context.
-_CHECK_VARIABLES: dict[str, set[str]] = {
-    "declared_bands_drift": {"band", "declared", "computed", "drift"},
-    "priority_inflation": {"tight", "total", "share"},
-    "proposal_exceeds_shortfall": {"pool", "gpus", "reserved", "baseline_gpus", "shortfall", "allowed"},
-    "tolerance_spread": {"spread"},
-}
 
 
 @dataclass
