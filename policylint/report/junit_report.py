@@ -52,7 +52,8 @@ def _fail_on(context: ReportContext) -> Severity:
 
 
 def _failure_text(f: Finding, threshold: Severity) -> str:
-    lines = [f"{f.file}:{f.line}:{f.column}: {f.severity.label} {f.code} [{f.name}] {f.message}"]
+    where = f"{f.file}:{f.line}:{f.column}" if f.line > 0 else f.file  # line 0: the whole file
+    lines = [f"{where}: {f.severity.label} {f.code} [{f.name}] {f.message}"]
     if f.hint:
         lines.append(f"hint: {f.hint}")
     if f.severity < threshold:

@@ -104,8 +104,13 @@ def table(result: LintResult, context: ReportContext) -> list[str]:
     return lines
 
 
+def position(f: Finding) -> str:
+    """``file:line:col``, or just ``file`` for a whole-file finding (line 0)."""
+    return f"{f.file}:{f.line}:{f.column}" if f.line > 0 else f.file
+
+
 def _item(f: Finding) -> str:
-    text = f"- {code_span(f'{f.file}:{f.line}:{f.column}')} **{escape(f.code)}** {f.severity.label}: {escape(f.message)}"
+    text = f"- {code_span(position(f))} **{escape(f.code)}** {f.severity.label}: {escape(f.message)}"
     if f.hint:
         text += f" (hint: {escape(f.hint)})"
     return text
