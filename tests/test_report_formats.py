@@ -46,7 +46,9 @@ RULE = Rule(
 )
 
 
-def _finding(file: str, line: int, column: int, code: str, name: str, severity: Severity, message: str, **kw: Any) -> Finding:
+def _finding(
+    file: str, line: int, column: int, code: str, name: str, severity: Severity, message: str, **kw: Any
+) -> Finding:
     return Finding(file=file, line=line, column=column, code=code, name=name, severity=severity, message=message, **kw)
 
 
@@ -67,7 +69,8 @@ BASELINED = _finding(
     "plans/c.yaml", 8, 1, "PL202", "stale-measurement", Severity.WARNING, "trace is 40 days old",
     doc_path="spec/measurements",
 )
-STALE = {"code": "PL101", "file": "plans/old.yaml", "path": "spec/pools/1/reservedGpus", "message": "reserved 9 GPUs"}
+# The filter step records a stale entry by its baseline key: code, file, subject, path.
+STALE = {"code": "PL101", "file": "plans/old.yaml", "subject": "pool prod/batch", "path": "spec/pools/1/reservedGpus"}
 
 
 def make_result(findings: list[Finding] | None = None, **kw: Any) -> LintResult:
@@ -159,7 +162,8 @@ def test_sarif_rules_carry_metadata_and_results_point_at_them() -> None:
 def test_sarif_results_levels_locations_and_messages() -> None:
     results = sarif()["runs"][0]["results"]
     reported = [r for r in results if "suppressions" not in r]
-    assert [(r["ruleId"], r["level"]) for r in reported] == [("PL101", "error"), ("PL301", "note"), ("PL202", "warning")]
+    levels = [(r["ruleId"], r["level"]) for r in reported]
+    assert levels == [("PL101", "error"), ("PL301", "note"), ("PL202", "warning")]
     first = reported[0]
     physical = first["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"] == {"uri": "plans/a.yaml", "uriBaseId": "%SRCROOT%"}
@@ -190,10 +194,18 @@ def test_sarif_suppressions_and_baseline_state() -> None:
     (absent,) = by_state["absent"]
     assert absent["ruleId"] == "PL101"
     assert absent["level"] == "note"
-    assert "reserved 9 GPUs" in absent["message"]["text"]
+    assert absent["message"]["text"] == (
+        "Baseline entry no longer matches any finding: PL101 pool prod/batch at spec/pools/1/reservedGpus"
+    )
     assert absent["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "plans/old.yaml"
 
     assert len(by_state["new"]) == 4  # three reported plus the inline suppression
+
+
+def test_sarif_repeated_stale_entries_get_distinct_fingerprints() -> None:
+    results = sarif(make_result(stale_baseline=[dict(STALE), dict(STALE)]))["runs"][0]["results"]
+    absent = [r["partialFingerprints"]["policylint/v1"] for r in results if r["baselineState"] == "absent"]
+    assert len(absent) == 2 and absent[0] != absent[1]
 
 
 def test_sarif_has_no_baseline_state_without_a_baseline() -> None:
@@ -373,11 +385,12 @@ def test_markdown_heading_verdict_table_and_links() -> None:
         "| PL202 | stale-measurement | warning | 1 |",
         "| PL301 | missing-owner | info | 1 |",
     ]
-    assert "- `plans/a.yaml:12:5` **PL101** error: pool serving reserves 16 GPUs (hint: lower reservedGpus to 12)" in lines
+    item = "- `plans/a.yaml:12:5` **PL101** error: pool serving reserves 16 GPUs (hint: lower reservedGpus to 12)"
+    assert item in lines
     assert "- `plans/b.yaml` **PL301** info: no owner label" in lines  # whole-file finding: no line
     assert "Suppressed inline: 1. Hidden by the baseline: 1. Stale baseline entries: 1." in lines
     assert "<details>" in lines  # the stale entries, folded
-    assert "- `plans/old.yaml spec/pools/1/reservedGpus` **PL101**: reserved 9 GPUs" in lines
+    assert "- `plans/old.yaml` **PL101** pool prod/batch, spec/pools/1/reservedGpus" in lines
 
 
 def test_markdown_escapes_table_cells_and_messages() -> None:

@@ -121,11 +121,18 @@ def _folded(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>"]
 
 
+def _stale_key(entry: dict[str, str]) -> tuple[str, ...]:
+    return tuple(entry.get(key, "") for key in ("file", "code", "subject", "path", "message"))
+
+
 def _stale_item(entry: dict[str, str]) -> str:
-    where = entry.get("file", "")
-    if entry.get("path"):
-        where += f" {entry['path']}"
-    return f"- {code_span(where)} **{escape(entry.get('code', ''))}**: {escape(entry.get('message', ''))}"
+    text = f"- {code_span(entry.get('file', ''))} **{escape(entry.get('code', ''))}**"
+    details = [entry[key] for key in ("subject", "path") if entry.get(key)]
+    if details:
+        text += " " + escape(", ".join(details))
+    if entry.get("message"):
+        text += f": {escape(entry['message'])}"
+    return text
 
 
 def render(result: LintResult, context: ReportContext) -> str:
@@ -149,10 +156,7 @@ def render(result: LintResult, context: ReportContext) -> str:
     if hidden:
         lines += [" ".join(hidden), ""]
     if result.stale_baseline:
-        stale = sorted(
-            result.stale_baseline,
-            key=lambda e: (e.get("file", ""), e.get("code", ""), e.get("path", ""), e.get("message", "")),
-        )
+        stale = sorted(result.stale_baseline, key=_stale_key)
         summary = _plural(len(stale), "stale baseline entry", "stale baseline entries")
         body = ["These no longer match any finding; regenerate the baseline to drop them.", ""]
         lines += _folded(summary, body + [_stale_item(e) for e in stale])

@@ -108,16 +108,38 @@ def fingerprints(findings: list[Finding]) -> list[str]:
     return result
 
 
-def _stale_fingerprint(entry: dict[str, str]) -> str:
-    base = fingerprint_base(
-        entry.get("code", ""),
-        entry.get("file", ""),
-        entry.get("document", ""),
-        entry.get("path", ""),
-        entry.get("subject", ""),
-    )
-    # The message is part of a stale entry's identity: the baseline matched on it.
-    return hashlib.sha256(f"{base}\x1fstale\x1f{entry.get('message', '')}".encode()).hexdigest()
+def stale_key(entry: dict[str, str]) -> tuple[str, str, str, str, str]:
+    """Sort key for stale baseline entries (their list comes in no guaranteed order)."""
+    file, code, subject, path, message = (entry.get(k, "") for k in ("file", "code", "subject", "path", "message"))
+    return (file, code, subject, path, message)
+
+
+def stale_text(entry: dict[str, str]) -> str:
+    """What a stale baseline entry recorded, in words: code, subject, path and message when known."""
+    parts = [entry.get("code", "")]
+    if entry.get("subject"):
+        parts.append(entry["subject"])
+    if entry.get("path"):
+        parts.append(f"at {entry['path']}")
+    text = " ".join(p for p in parts if p)
+    if entry.get("message"):
+        text += f": {entry['message']}"
+    return text
+
+
+def _stale_fingerprints(entries: list[dict[str, str]]) -> list[str]:
+    # The baseline can record the same key several times (one per finding), so
+    # identical entries get an ordinal like identical findings do.
+    seen: Counter[str] = Counter()
+    result = []
+    for entry in entries:
+        base = fingerprint_base(
+            entry.get("code", ""), entry.get("file", ""), "stale", entry.get("path", ""), entry.get("subject", "")
+        )
+        ordinal = seen[base]
+        seen[base] += 1
+        result.append(hashlib.sha256(f"{base}\x1f{ordinal}".encode()).hexdigest())
+    return result
 
 
 def _rule_descriptor(code: str, rule: object | None, name: str) -> dict[str, Any]:
@@ -175,20 +197,20 @@ def _finding_result(f: Finding, rule_index: dict[str, int], fp: str) -> dict[str
     }
 
 
-def _stale_result(entry: dict[str, str], rule_index: dict[str, int]) -> dict[str, Any]:
+def _stale_result(entry: dict[str, str], rule_index: dict[str, int], fp: str) -> dict[str, Any]:
     code = entry.get("code", "")
-    text = f"Baseline entry no longer matches any finding: {entry.get('message', '')}"
     properties: dict[str, Any] = {}
-    if entry.get("path"):
-        properties["path"] = entry["path"]
+    for key in ("path", "subject"):
+        if entry.get(key):
+            properties[key] = entry[key]
     res: dict[str, Any] = {
         "ruleId": code,
         "ruleIndex": rule_index[code],
         "level": "note",
-        "message": {"text": text},
+        "message": {"text": f"Baseline entry no longer matches any finding: {stale_text(entry)}"},
         # Code-scanning services reject results without a location; the file is all we know.
         "locations": [{"physicalLocation": {"artifactLocation": artifact_location(entry.get("file", ""))}}],
-        "partialFingerprints": {FINGERPRINT_KEY: _stale_fingerprint(entry)},
+        "partialFingerprints": {FINGERPRINT_KEY: fp},
         "baselineState": "absent",
         # Services that ignore baselineState (GitHub code scanning) would otherwise
         # open an alert for a problem that is gone; a suppression keeps it closed.
@@ -231,11 +253,9 @@ def build_log(result: LintResult, context: ReportContext) -> dict[str, Any]:
         res["baselineState"] = "unchanged"
         res["suppressions"] = [{"kind": "external", "justification": BASELINE_JUSTIFICATION}]
         results.append(res)
-    stale = sorted(
-        result.stale_baseline,
-        key=lambda e: (e.get("file", ""), e.get("code", ""), e.get("path", ""), e.get("message", "")),
-    )
-    results.extend(_stale_result(entry, rule_index) for entry in stale)
+    stale = sorted(result.stale_baseline, key=stale_key)
+    for entry, fp in zip(stale, _stale_fingerprints(stale), strict=True):
+        results.append(_stale_result(entry, rule_index, fp))
 
     run: dict[str, Any] = {
         "tool": {
