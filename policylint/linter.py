@@ -19,6 +19,7 @@ from policylint.load import Document, LoadLimits, SourceFile, discover, display_
 from policylint.model import Model
 
 if TYPE_CHECKING:
+    from policylint.history import Change
     from policylint.ruleset import RuleSet
 
 
@@ -34,6 +35,7 @@ class LintOptions:
     selected: set[str] | None = None  # rule codes that run (None: all)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     baseline: Path | None = None
+    change: Change | None = None  # --diff: files changed since a base revision
 
 
 @dataclass

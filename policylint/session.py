@@ -30,6 +30,7 @@ class Session:
     options: LintOptions
     baseline_path: Path | None = None
     diff_base: str | None = None
+    changed_files: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Session:
@@ -67,9 +68,27 @@ class Session:
             per_file_ignores=config.per_file_ignores,
             baseline=baseline,
         )
-        return cls(paths, config, options, baseline, getattr(args, "diff", None))
+        return cls(paths, config, options, baseline, getattr(args, "diff", None), bool(getattr(args, "changed_files", False)))
 
     def lint(self) -> LintResult:
+        """Run the linter; narrowed to a change with --changed-files or --diff."""
+        from policylint.scope import narrow
+
+        if self.changed_files:
+            changed = [p for p in self.paths if p.exists()]
+            if not changed:
+                from policylint.errors import PolicylintError
+
+                raise PolicylintError("--changed-files needs the changed files as PATH arguments")
+            result = lint([self.config.root], self.options)
+            return narrow(result, changed)
+        if self.diff_base:
+            from policylint.history import changed_since
+
+            change = changed_since(self.config.root, self.diff_base)
+            self.options.change = change
+            result = lint(self.paths, self.options)
+            return narrow(result, change.files)
         return lint(self.paths, self.options)
 
     def rule_metadata(self) -> dict[str, Any]:

@@ -47,7 +47,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="print only the summary line (text format)")
     parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     parser.add_argument("--baseline", type=Path, metavar="FILE", help="hide findings recorded in this baseline file")
-    parser.add_argument("--diff", metavar="BASE", help="check only what changed since git revision BASE, and what depends on it")
+    parser.add_argument("--diff", metavar="BASE", help="report only on what changed since git revision BASE, and what depends on it")
+    parser.add_argument(
+        "--changed-files",
+        action="store_true",
+        help="treat PATHs as changed files (pre-commit): lint the whole repository, report on them and their dependents",
+    )
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
 
 

@@ -1,0 +1,41 @@
+"""``policylint rule CODE|NAME``: show one rule's documentation."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from policylint.errors import PolicylintError
+
+NAME = "rule"
+HELP = "show the documentation of a rule"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rule", metavar="CODE|NAME", help="rule code (PL101) or name (reserved-above-baseline)")
+    parser.add_argument("--format", choices=("text", "markdown"), default="text", help="rendered or raw Markdown")
+    parser.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="extra folder of rule files")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    ruleset = load_rules([rules_dir(), *(Path(d) for d in args.rule_dir)])
+    rule = ruleset.find(args.rule)
+    if rule is None:
+        raise PolicylintError(f"unknown rule '{args.rule}' (see `policylint rules`)")
+    text = rule.markdown()
+    if args.format == "markdown":
+        sys.stdout.write(text)
+        return 0
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    console = Console(force_terminal=color, no_color=not color, highlight=False)
+    console.print(Markdown(text))
+    return 0

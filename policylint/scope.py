@@ -1,0 +1,75 @@
+"""Narrow a whole-repository run to what a change touches.
+
+Used by the pre-commit hook (``--changed-files``: the staged files) and by
+``--diff BASE`` (files changed since a git revision). The whole repository is
+always linted, because a pool is judged by all its workloads; only the
+reporting is narrowed, to findings on changed files and on every subject that
+depends on them:
+
+* a changed measurement file -> the workloads that reference it;
+* a changed workload -> itself, its pool, its cluster, proposals citing it;
+* a changed cluster -> its pools, their workloads, proposals for it;
+* a changed proposal -> itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policylint.linter import LintResult
+    from policylint.model import Model, Workload
+
+
+def _abs(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _workload_subjects(w: Workload) -> set[str]:
+    subjects = {f"workload {w.name}"}
+    if w.pool is not None:
+        subjects |= {f"pool {w.pool.qualified}", f"cluster {w.pool.cluster.name}"}
+    return subjects
+
+
+def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]]:
+    """(changed files as real paths, subject labels that depend on them)."""
+    files = {_abs(p) for p in changed}
+    subjects: set[str] = set()
+    for w in model.workloads.values():
+        if _abs(w.doc.source.path) in files or any(
+            m.path is not None and _abs(m.path) in files for m in w.measurements.values()
+        ):
+            subjects |= _workload_subjects(w)
+    for c in model.clusters.values():
+        if _abs(c.doc.source.path) in files:
+            subjects.add(f"cluster {c.name}")
+            for pool in c.pools.values():
+                subjects.add(f"pool {pool.qualified}")
+                for w in pool.workloads:
+                    subjects.add(f"workload {w.name}")
+    for p in model.proposals.values():
+        touched = _abs(p.doc.source.path) in files
+        touched |= p.cluster is not None and f"cluster {p.cluster.name}" in subjects
+        touched |= any(f"workload {w.name}" in subjects for w in p.workloads)
+        if touched:
+            subjects.add(f"proposal {p.name}")
+    return files, subjects
+
+
+def narrow(result: LintResult, changed: Iterable[Path]) -> LintResult:
+    """Keep only findings on changed files or on subjects that depend on them."""
+    if result.model is None:
+        return result
+    files, subjects = affected(result.model, changed)
+
+    def keep(file: str, subject: str) -> bool:
+        return _abs(file) in files or (bool(subject) and subject in subjects)
+
+    result.findings = [f for f in result.findings if keep(f.file, f.subject)]
+    result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file, f.subject)]
+    result.baselined = [f for f in result.baselined if keep(f.file, f.subject)]
+    return result
