@@ -22,6 +22,7 @@ from policylint.traces import Exclusion, Gap, Series, apply_exclusions, format_t
 __all__ = [
     "BandReport",
     "BandSettings",
+    "BandTable",
     "DurationStats",
     "ErlangResult",
     "QueueStats",
@@ -41,6 +42,7 @@ __all__ = [
     "queue_stats",
     "residency_ratio",
     "rolling_min",
+    "summarise",
     "sustained",
     "window_samples",
 ]
@@ -94,6 +96,45 @@ def window_samples(cold_start_seconds: float, step_seconds: float) -> int:
     return max(1, math.ceil(cold_start_seconds / step_seconds - _CEIL_EPS))
 
 
+# Work on about this many bytes of samples at a time: whole 2-D chunks do not fit
+# in cache, and a pass over cached rows is several times cheaper than over RAM.
+_BATCH_BYTES = 1 << 20
+
+# Up to this window (or n / 1000 samples) the block scans are done as W strided
+# numpy operations; above it one ufunc accumulate per direction is cheaper.
+_SCAN_LOOP_MAX = 64
+
+
+def _row_batches(rows: int, samples: int) -> list[slice]:
+    """Row slices of about ``_BATCH_BYTES`` each (at least one row)."""
+    per = max(1, _BATCH_BYTES // max(1, samples * 8))
+    return [slice(r, min(rows, r + per)) for r in range(0, rows, per)]
+
+
+def _block_scans(x: np.ndarray, width: int, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Running minima inside each block of ``width``: forward and backward.
+
+    ``x`` is 2-D; only its first ``blocks * width`` columns are used.
+    """
+    rows = x.shape[0]
+    full = blocks * width
+    xs = x[:, :full].reshape(rows, blocks, width)
+    if width <= max(_SCAN_LOOP_MAX, x.shape[1] // 1000):
+        # W operations over n / W elements each: total work stays n per direction.
+        fwd = np.empty((rows, blocks, width))
+        bwd = np.empty((rows, blocks, width))
+        fwd[..., 0] = xs[..., 0]
+        for k in range(1, width):
+            np.minimum(fwd[..., k - 1], xs[..., k], out=fwd[..., k])
+        bwd[..., width - 1] = xs[..., width - 1]
+        for k in range(width - 2, -1, -1):
+            np.minimum(bwd[..., k + 1], xs[..., k], out=bwd[..., k])
+    else:
+        fwd = np.minimum.accumulate(xs, axis=2)
+        bwd = np.minimum.accumulate(xs[..., ::-1], axis=2)[..., ::-1]
+    return fwd.reshape(rows, full), bwd.reshape(rows, full)
+
+
 def rolling_min(values: np.ndarray, width: int) -> np.ndarray:
     """Trailing minimum over ``width`` samples along the last axis.
 
@@ -104,25 +145,35 @@ def rolling_min(values: np.ndarray, width: int) -> np.ndarray:
 
     Uses the van Herk / Gil-Werman block scheme: split into blocks of ``width``,
     take running minima forward and backward inside each block; any window is
-    the minimum of one backward and one forward value. Cost is three passes no
-    matter how wide the window is.
+    the minimum of one backward value (rest of its first block) and one forward
+    value (start of the next block). Work per sample does not depend on the
+    window width.
     """
     a = np.asarray(values, dtype=np.float64)
     if width < 1:
         raise ValueError("width must be at least 1")
     n = a.shape[-1]
+    lead = a.shape[:-1]
     if width > n:
-        return np.empty(a.shape[:-1] + (0,), dtype=np.float64)
+        return np.empty(lead + (0,), dtype=np.float64)
     if width == 1:
         return a.copy()
-    blocks = -(-n // width)
-    padded = np.full(a.shape[:-1] + (blocks * width,), np.inf)
-    padded[..., :n] = a
-    shaped = padded.reshape(a.shape[:-1] + (blocks, width))
-    forward = np.minimum.accumulate(shaped, axis=-1).reshape(padded.shape)
-    backward = np.minimum.accumulate(shaped[..., ::-1], axis=-1)[..., ::-1].reshape(padded.shape)
-    out = n - width + 1
-    return np.minimum(backward[..., :out], forward[..., width - 1 : width - 1 + out])
+    flat = np.ascontiguousarray(a.reshape(-1, n))
+    out_len = n - width + 1
+    blocks = n // width
+    full = blocks * width
+    inside = full - width + 1  # windows ending inside the full blocks
+    out = np.empty((flat.shape[0], out_len))
+    for rows in _row_batches(flat.shape[0], n):
+        x = flat[rows]
+        fwd, bwd = _block_scans(x, width, blocks)
+        np.minimum(bwd[:, :inside], fwd[:, width - 1 : full], out=out[rows, :inside])
+        if out_len > inside:
+            # The last few windows end in the partial tail block.
+            tail = np.minimum.accumulate(x[:, full:], axis=1)
+            starts = np.arange(inside, out_len)
+            np.minimum(bwd[:, starts], tail[:, starts + width - 1 - full], out=out[rows, inside:])
+    return out.reshape(lead + (out_len,))
 
 
 def sustained(values: np.ndarray, cold_start_seconds: float, step_seconds: float) -> np.ndarray:
@@ -218,35 +269,49 @@ def find_spikes(
     """Maximal runs where value > threshold, for 1-D or 2-D ``values``.
 
     ``threshold`` is a scalar or one per row. NaN samples are never above it, so
-    an exclusion splits a run. Runs come from ``np.diff`` of the padded mask; each
-    row is padded with a False column so runs cannot cross rows when flattened.
+    an exclusion splits a run. Run edges come from ``np.diff`` of the mask with a
+    False column on each side, so runs never cross rows; heights and volumes are
+    per-run ``reduceat`` over the flattened samples.
     """
     a = np.atleast_2d(np.asarray(values, dtype=np.float64))
     rows, n = a.shape
-    th = np.broadcast_to(np.asarray(threshold, dtype=np.float64).reshape(-1, 1), (rows, 1))
-    above = a > th  # NaN compares False
-    mask = np.zeros((rows, n + 1), dtype=np.int8)
-    mask[:, :n] = above
-    flat = mask.ravel()
-    edges = np.diff(flat, prepend=np.int8(0))
-    starts = np.flatnonzero(edges == 1)
-    ends = np.flatnonzero(edges == -1)  # the padding column guarantees every run ends
-    excess = np.zeros((rows, n + 1))
-    excess[:, :n] = np.where(above, a - th, 0.0)
-    excess_flat = excess.ravel()
+    th = np.broadcast_to(np.asarray(threshold, dtype=np.float64).reshape(-1), (rows,))
+    starts_parts: list[np.ndarray] = []
+    ends_parts: list[np.ndarray] = []
+    for batch in _row_batches(rows, n):
+        edges = np.zeros((batch.stop - batch.start, n + 1), dtype=np.int8)
+        above = np.greater(a[batch], th[batch, None])  # NaN compares False
+        edges[:, 1:] = above
+        edges[:, :-1] -= above  # -1 where a run starts, +1 one past where it ends
+        # Within a row starts and ends alternate, and every run closes before the
+        # padding column, so the non-zero edges pair up in order.
+        nz = np.flatnonzero(edges)
+        r, c = np.divmod(nz, n + 1)
+        flat_index = (r + batch.start) * n + c
+        starts_parts.append(flat_index[0::2])
+        ends_parts.append(flat_index[1::2])
+    starts = np.concatenate(starts_parts)
+    ends = np.concatenate(ends_parts)
+    row = starts // n if n else starts
+    length = ends - starts
     if starts.size:
-        # Samples between runs are 0 excess (never above), so reduceat over
-        # [start_i, start_{i+1}) sums/maxes exactly run i.
-        high = np.where(flat.astype(bool), excess_flat, -np.inf)
-        height = np.maximum.reduceat(high, starts)
-        volume = np.add.reduceat(excess_flat, starts) * step_seconds
+        flat = a.reshape(-1)
+        # reduceat over [s0, e0, s1, e1, ...]: even slots are exactly the runs.
+        # A run ending at the very end has no closing index; its slot runs to the end.
+        idx = np.empty(2 * starts.size, dtype=np.int64)
+        idx[0::2] = starts
+        idx[1::2] = ends
+        if idx[-1] >= flat.size:
+            idx = idx[:-1]
+        th_run = th[row]
+        height = np.maximum.reduceat(flat, idx)[0::2] - th_run
+        volume = (np.add.reduceat(flat, idx)[0::2] - length * th_run) * step_seconds
     else:
         height = np.empty(0)
         volume = np.empty(0)
-    length = ends - starts
     return Spikes(
-        row=starts // (n + 1),
-        start_index=starts % (n + 1),
+        row=row,
+        start_index=starts - row * n,
         length=length,
         height=height,
         volume=volume,
@@ -261,16 +326,27 @@ def queue_backlog(values: np.ndarray, capacity: np.ndarray | float, step_seconds
     """Fluid backlog Q(t) at capacity C in closed form (Lindley recursion unrolled).
 
     x = (c - C) dt, S = cumsum(x), Q = S - min(0, running min of S). NaN
-    (excluded) samples add nothing: the backlog is held across them.
+    (excluded) samples add nothing: the backlog is held across them. For 2-D
+    input ``capacity`` may be one value per row.
     """
     a = np.asarray(values, dtype=np.float64)
-    cap = np.asarray(capacity, dtype=np.float64)
-    if cap.ndim == 1 and a.ndim == 2:
-        cap = cap.reshape(-1, 1)  # one capacity per series (row)
-    x = np.where(np.isnan(a), 0.0, (a - cap) * step_seconds)
-    s = np.cumsum(x, axis=-1)
-    low = np.minimum.accumulate(s, axis=-1)
-    return s - np.minimum(low, 0.0)
+    lead = a.shape[:-1]
+    n = a.shape[-1]
+    flat = a.reshape(-1, n)
+    cap = np.broadcast_to(np.asarray(capacity, dtype=np.float64).reshape(-1), (flat.shape[0],))
+    out = np.empty(flat.shape)
+    for rows in _row_batches(flat.shape[0], n):
+        buf = out[rows]  # a view: the batch is computed in place, cache-resident
+        np.subtract(flat[rows], cap[rows, None], out=buf)
+        missing = np.isnan(buf)
+        if missing.any():
+            buf[missing] = 0.0
+        buf *= step_seconds
+        np.cumsum(buf, axis=1, out=buf)
+        low = np.minimum.accumulate(buf, axis=1)
+        np.minimum(low, 0.0, out=low)
+        buf -= low
+    return out.reshape(lead + (n,))
 
 
 @dataclass(frozen=True)
@@ -341,6 +417,65 @@ def capacity_for_tolerance(
         else:
             lo = mid
     return hi
+
+
+# --------------------------------------------------------------------------- many series
+
+
+@dataclass(frozen=True, eq=False)
+class BandTable:
+    """Bands and headline figures for many series at once, one entry per row."""
+
+    baseline: np.ndarray
+    daily: np.ndarray
+    peak: np.ndarray
+    spike_count: np.ndarray
+    noise_count: np.ndarray
+    capacity: np.ndarray
+    max_wait: np.ndarray
+
+
+def summarise(
+    values: np.ndarray,
+    step_seconds: float,
+    settings: BandSettings | None = None,
+    *,
+    capacity: np.ndarray | float | None = None,
+) -> BandTable:
+    """Bands, spike counts and max queue wait for every row of a 2-D array.
+
+    Rows are processed in cache-sized batches so no full-size temporary is ever
+    made; per row this computes exactly what :func:`analyse` computes for the
+    bands. The queue is evaluated at ``capacity`` (one value or one per row;
+    default ceil(baseline)).
+    """
+    settings = settings or BandSettings()
+    a = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    rows, n = a.shape
+    w = window_samples(settings.cold_start_seconds, step_seconds)
+    out = {k: np.full(rows, np.nan) for k in ("baseline", "daily", "peak", "capacity", "max_wait")}
+    spikes = np.zeros(rows, dtype=np.int64)
+    noise = np.zeros(rows, dtype=np.int64)
+    caps = None if capacity is None else np.broadcast_to(np.asarray(capacity, dtype=np.float64), (rows,))
+    for batch in _row_batches(rows, n):
+        x = a[batch]
+        s = rolling_min(x, w)
+        base, daily = percentile(s, [settings.baseline_percentile, settings.daily_percentile])
+        peak = np.nanmax(x, axis=1) if np.isnan(x).any() else x.max(axis=1)
+        daily = np.minimum(daily, peak)
+        base = np.minimum(base, daily)
+        found = find_spikes(x, base, step_seconds, settings.cold_start_seconds)
+        spikes[batch] = np.bincount(found.row, minlength=x.shape[0])
+        noise[batch] = np.bincount(found.row[found.noise], minlength=x.shape[0])
+        cap = np.ceil(base - _CEIL_EPS) if caps is None else caps[batch]
+        backlog = queue_backlog(x, cap, step_seconds)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            worst = backlog.max(axis=1) / cap
+        worst = np.where((cap == 0) & (backlog.max(axis=1) == 0), 0.0, worst)
+        for key, value in (("baseline", base), ("daily", daily), ("peak", peak), ("capacity", cap),
+                           ("max_wait", worst)):
+            out[key][batch] = value
+    return BandTable(spike_count=spikes, noise_count=noise, **out)
 
 
 # --------------------------------------------------------------------------- GPUs, jobs, residency
