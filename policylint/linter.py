@@ -16,6 +16,7 @@ from pathlib import Path
 from policylint.errors import PolicylintError
 from policylint.finding import Finding, sort_findings
 from policylint.load import Document, LoadLimits, SourceFile, discover, display_path, load_file, looks_relevant
+from policylint.load import _is_scheduler_doc as is_scheduler_doc
 from policylint.model import Model
 
 if TYPE_CHECKING:
@@ -75,12 +76,15 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     sources = load_sources(paths, options)
     findings: list[Finding] = []
     valid: list[Document] = []
+    scheduler_docs: list[Document] = []
     broken: dict[str, set[str]] = {}
     n_docs = 0
     for source in sources:
         findings.extend(source.findings)
         for doc in source.documents:
             if not doc.is_policylint:
+                if is_scheduler_doc(doc):
+                    scheduler_docs.append(doc)
                 continue
             n_docs += 1
             problems = validate_document(doc)
@@ -90,18 +94,18 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
                     broken.setdefault(doc.kind, set()).add(doc.name)
             else:
                 valid.append(doc)
-    if n_docs == 0 and not findings:
+    if n_docs == 0 and not findings and not scheduler_docs:
         shown = ", ".join(str(p) for p in paths)
         raise PolicylintError(
             f"no policylint documents found in {shown} (looked for YAML files with apiVersion: policylint/v1)"
         )
-    model, problems = resolve(valid, options.root, broken)
+    model, problems = resolve(valid, options.root, broken, scheduler_docs)
     findings.extend(problems)
     result = LintResult(
         findings=[],
         sources={s.display: s for s in sources},
         model=model,
-        documents=n_docs,
+        documents=n_docs + len(scheduler_docs),
         files=len(sources),
     )
     if options.ruleset is None:

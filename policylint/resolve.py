@@ -102,7 +102,12 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def resolve(documents: list[Document], root: Path, broken_names: dict[str, set[str]] | None = None) -> tuple[Model, list[Finding]]:
+def resolve(
+    documents: list[Document],
+    root: Path,
+    broken_names: dict[str, set[str]] | None = None,
+    scheduler_documents: list[Document] | None = None,
+) -> tuple[Model, list[Finding]]:
     """Build the model from valid documents; return it with reference findings.
 
     ``broken_names`` lists, per kind, names of documents that failed validation:
@@ -149,6 +154,10 @@ def resolve(documents: list[Document], root: Path, broken_names: dict[str, set[s
             cluster.pools[pname] = Pool(pname, cluster, pool_spec, doc, ("spec", "pools", i))
         model.clusters[cluster.name] = cluster
 
+    from policylint import schedulers
+
+    findings.extend(schedulers.attach(scheduler_documents or [], model))
+
     for doc in documents:
         if doc.kind != "Workload" or not doc.name or not claim("Workload", doc.name, doc):
             continue
@@ -185,7 +194,9 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
     pool_name = spec.get("pool")
     if pool_name is None:
         if "queue" in spec:
-            return []  # admitted through a scheduler queue; linked by the scheduler adapters
+            from policylint import schedulers
+
+            return schedulers.place(w, model) or []
         return [
             doc.finding(
                 "PL020",

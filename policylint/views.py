@@ -118,6 +118,16 @@ FACTS: dict[str, dict[str, str]] = {
 }
 
 
+def _extend_facts() -> None:
+    from policylint.schedulers import POOL_FACTS
+
+    for name, description in POOL_FACTS.items():
+        FACTS["pool"].setdefault(name, description)
+
+
+_extend_facts()
+
+
 @dataclass
 class View:
     """One subject's facts plus where each is written."""
@@ -312,6 +322,10 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "resident_gib_total": None if (not resident or None in resident) else round(sum(r for r in resident if r), 1),
         "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
     }
+    from policylint.schedulers import POOL_FACTS, pool_facts
+
+    v.update({name: None for name in POOL_FACTS})
+    v.update(pool_facts(pool))
     base = pool.doc_path
     paths = {
         "name": (*base, "name"),
