@@ -310,9 +310,34 @@ def _decode(raw: bytes, source: SourceFile) -> str | None:
         return None
 
 
+class _DepthLimitedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
+    """A SafeLoader whose composer refuses to nest deeper than ``max_depth``.
+
+    PyYAML composes nodes recursively, so a few thousand ``[`` would exhaust the
+    Python stack (RecursionError) before :class:`_Builder` could check the depth.
+    """
+
+    def __init__(self, stream: str, max_depth: int) -> None:
+        super().__init__(stream)
+        self._max_depth = max_depth
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            # the document's root node is depth 1 and has the empty path
+            if self._depth > self._max_depth + 1:
+                raise _Rejected(
+                    f"document nests deeper than {self._max_depth} levels; refused", self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
 def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
     """Parse ``source.text`` into documents and findings (in place)."""
-    loader = yaml.SafeLoader(source.text)
+    loader = _DepthLimitedLoader(source.text, limits.max_depth)
     index = 0
     try:
         while loader.check_node():
@@ -321,6 +346,9 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
                 break
             _add_document(source, node, index, limits)
             index += 1
+    except _Rejected as exc:
+        line, col = (exc.mark.line + 1, exc.mark.column + 1) if exc.mark else (1, 1)
+        source.findings.append(source.file_finding("PL005", "unsafe-document", exc.message, line, col, doc_index=index))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
