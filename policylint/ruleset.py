@@ -255,9 +255,10 @@ def configure_rules(
                 raise PolicylintError(
                     f"must be of type {param.type}, got {value!r}", source=source, key=f"rules.{key}.{name}"
                 )
-            if param.minimum is not None and value < param.minimum:
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if numeric and param.minimum is not None and value < param.minimum:
                 raise PolicylintError(f"must be >= {param.minimum}, got {value}", source=source, key=f"rules.{key}.{name}")
-            if param.maximum is not None and value > param.maximum:
+            if numeric and param.maximum is not None and value > param.maximum:
                 raise PolicylintError(f"must be <= {param.maximum}, got {value}", source=source, key=f"rules.{key}.{name}")
             ruleset.params[rule.code][name] = value
     return ruleset
