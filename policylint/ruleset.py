@@ -255,10 +255,10 @@ def configure_rules(
                 raise PolicylintError(
                     f"must be of type {param.type}, got {value!r}", source=source, key=f"rules.{key}.{name}"
                 )
-            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if numeric and param.minimum is not None and value < param.minimum:
+            number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+            if number is not None and param.minimum is not None and number < param.minimum:
                 raise PolicylintError(f"must be >= {param.minimum}, got {value}", source=source, key=f"rules.{key}.{name}")
-            if numeric and param.maximum is not None and value > param.maximum:
+            if number is not None and param.maximum is not None and number > param.maximum:
                 raise PolicylintError(f"must be <= {param.maximum}, got {value}", source=source, key=f"rules.{key}.{name}")
             ruleset.params[rule.code][name] = value
     return ruleset
