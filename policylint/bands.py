@@ -111,7 +111,29 @@ def _row_batches(rows: int, samples: int) -> list[slice]:
     return [slice(r, min(rows, r + per)) for r in range(0, rows, per)]
 
 
-def _block_scans(x: np.ndarray, width: int, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+class _Scratch:
+    """Work buffers reused from one row batch to the next.
+
+    Allocating (and the operating system zero-filling) a fresh megabyte for
+    every temporary of every batch costs as much as the arithmetic; reusing the
+    same few buffers keeps them hot in cache.
+    """
+
+    def __init__(self) -> None:
+        self._buffers: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+        size = int(np.prod(shape))
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
+            buf = np.empty(size, dtype=dtype)
+            self._buffers[name] = buf
+        return buf[:size].reshape(shape)
+
+
+def _block_scans(
+    x: np.ndarray, width: int, blocks: int, scratch: _Scratch | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Running minima inside each block of ``width``: forward and backward.
 
     ``x`` is 2-D; only its first ``blocks * width`` columns are used.
@@ -121,8 +143,9 @@ def _block_scans(x: np.ndarray, width: int, blocks: int) -> tuple[np.ndarray, np
     xs = x[:, :full].reshape(rows, blocks, width)
     if width <= max(_SCAN_LOOP_MAX, x.shape[1] // 1000):
         # W operations over n / W elements each: total work stays n per direction.
-        fwd = np.empty((rows, blocks, width))
-        bwd = np.empty((rows, blocks, width))
+        work = scratch or _Scratch()
+        fwd = work.get("fwd", (rows, blocks, width))
+        bwd = work.get("bwd", (rows, blocks, width))
         fwd[..., 0] = xs[..., 0]
         for k in range(1, width):
             np.minimum(fwd[..., k - 1], xs[..., k], out=fwd[..., k])
@@ -159,21 +182,30 @@ def rolling_min(values: np.ndarray, width: int) -> np.ndarray:
     if width == 1:
         return a.copy()
     flat = np.ascontiguousarray(a.reshape(-1, n))
+    out = np.empty((flat.shape[0], n - width + 1))
+    scratch = _Scratch()
+    for rows in _row_batches(flat.shape[0], n):
+        _rolling_min_rows(flat[rows], width, out[rows], scratch)
+    return out.reshape(lead + (n - width + 1,))
+
+
+def _rolling_min_rows(x: np.ndarray, width: int, out: np.ndarray, scratch: _Scratch) -> None:
+    """Rolling minimum of the 2-D rows ``x`` into ``out`` (``width`` <= columns)."""
+    n = x.shape[1]
     out_len = n - width + 1
+    if width == 1:
+        out[...] = x
+        return
     blocks = n // width
     full = blocks * width
     inside = full - width + 1  # windows ending inside the full blocks
-    out = np.empty((flat.shape[0], out_len))
-    for rows in _row_batches(flat.shape[0], n):
-        x = flat[rows]
-        fwd, bwd = _block_scans(x, width, blocks)
-        np.minimum(bwd[:, :inside], fwd[:, width - 1 : full], out=out[rows, :inside])
-        if out_len > inside:
-            # The last few windows end in the partial tail block.
-            tail = np.minimum.accumulate(x[:, full:], axis=1)
-            starts = np.arange(inside, out_len)
-            np.minimum(bwd[:, starts], tail[:, starts + width - 1 - full], out=out[rows, inside:])
-    return out.reshape(lead + (out_len,))
+    fwd, bwd = _block_scans(x, width, blocks, scratch)
+    np.minimum(bwd[:, :inside], fwd[:, width - 1 : full], out=out[:, :inside])
+    if out_len > inside:
+        # The last few windows end in the partial tail block.
+        tail = np.minimum.accumulate(x[:, full:], axis=1)
+        starts = np.arange(inside, out_len)
+        np.minimum(bwd[:, starts], tail[:, starts + width - 1 - full], out=out[:, inside:])
 
 
 def sustained(values: np.ndarray, cold_start_seconds: float, step_seconds: float) -> np.ndarray:
@@ -197,11 +229,12 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     return ranks
 
 
-def percentile(values: np.ndarray, ps: Sequence[float]) -> np.ndarray:
+def percentile(values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool = False) -> np.ndarray:
     """Inverted-CDF percentiles along the last axis, ignoring NaN.
 
     Returns shape ``(len(ps),) + values.shape[:-1]``; rows with no valid value
-    give NaN. Uses ``np.partition`` (linear time) rather than a full sort.
+    give NaN. Uses ``np.partition`` (linear time) rather than a full sort; with
+    ``overwrite_input`` it partitions ``values`` in place instead of a copy.
     """
     a = np.asarray(values, dtype=np.float64)
     lead = a.shape[:-1]
@@ -215,9 +248,14 @@ def percentile(values: np.ndarray, ps: Sequence[float]) -> np.ndarray:
         # Same number of valid samples in every row: one partition for all rows.
         n = int(counts[0])
         if n:
-            work = np.where(nan, np.inf, flat) if nan.any() else flat
             ranks = [int(_rank(p, n)) for p in ps]
-            part = np.partition(work, sorted(set(ranks)), axis=1)
+            if nan.any():
+                part = np.partition(np.where(nan, np.inf, flat), sorted(set(ranks)), axis=1)
+            elif overwrite_input and flat.flags.writeable:
+                flat.partition(sorted(set(ranks)), axis=1)
+                part = flat
+            else:
+                part = np.partition(flat, sorted(set(ranks)), axis=1)
             for i, r in enumerate(ranks):
                 out[i] = part[:, r]
     else:
@@ -264,7 +302,12 @@ class Spikes:
 
 
 def find_spikes(
-    values: np.ndarray, threshold: np.ndarray | float, step_seconds: float, cold_start_seconds: float
+    values: np.ndarray,
+    threshold: np.ndarray | float,
+    step_seconds: float,
+    cold_start_seconds: float,
+    *,
+    _scratch: _Scratch | None = None,
 ) -> Spikes:
     """Maximal runs where value > threshold, for 1-D or 2-D ``values``.
 
@@ -278,9 +321,13 @@ def find_spikes(
     th = np.broadcast_to(np.asarray(threshold, dtype=np.float64).reshape(-1), (rows,))
     starts_parts: list[np.ndarray] = []
     ends_parts: list[np.ndarray] = []
+    work = _scratch or _Scratch()
     for batch in _row_batches(rows, n):
-        edges = np.zeros((batch.stop - batch.start, n + 1), dtype=np.int8)
-        above = np.greater(a[batch], th[batch, None])  # NaN compares False
+        size = batch.stop - batch.start
+        edges = work.get("edges", (size, n + 1), np.int8)
+        edges[:, 0] = 0
+        above = np.greater(a[batch], th[batch, None], out=work.get("above", (size, n), np.bool_))
+        # NaN compares False above.
         edges[:, 1:] = above
         edges[:, :-1] -= above  # -1 where a run starts, +1 one past where it ends
         # Within a row starts and ends alternate, and every run closes before the
@@ -322,7 +369,13 @@ def find_spikes(
 # --------------------------------------------------------------------------- queue
 
 
-def queue_backlog(values: np.ndarray, capacity: np.ndarray | float, step_seconds: float) -> np.ndarray:
+def queue_backlog(
+    values: np.ndarray,
+    capacity: np.ndarray | float,
+    step_seconds: float,
+    *,
+    _scratch: _Scratch | None = None,
+) -> np.ndarray:
     """Fluid backlog Q(t) at capacity C in closed form (Lindley recursion unrolled).
 
     x = (c - C) dt, S = cumsum(x), Q = S - min(0, running min of S). NaN
@@ -334,16 +387,16 @@ def queue_backlog(values: np.ndarray, capacity: np.ndarray | float, step_seconds
     n = a.shape[-1]
     flat = a.reshape(-1, n)
     cap = np.broadcast_to(np.asarray(capacity, dtype=np.float64).reshape(-1), (flat.shape[0],))
-    out = np.empty(flat.shape)
+    work = _scratch or _Scratch()
+    out = work.get("backlog", flat.shape) if _scratch is not None else np.empty(flat.shape)
     for rows in _row_batches(flat.shape[0], n):
         buf = out[rows]  # a view: the batch is computed in place, cache-resident
         np.subtract(flat[rows], cap[rows, None], out=buf)
-        missing = np.isnan(buf)
-        if missing.any():
-            buf[missing] = 0.0
+        if np.isnan(buf).any():
+            buf[np.isnan(buf)] = 0.0
         buf *= step_seconds
         np.cumsum(buf, axis=1, out=buf)
-        low = np.minimum.accumulate(buf, axis=1)
+        low = np.minimum.accumulate(buf, axis=1, out=work.get("low", buf.shape))
         np.minimum(low, 0.0, out=low)
         buf -= low
     return out.reshape(lead + (n,))
@@ -457,18 +510,24 @@ def summarise(
     spikes = np.zeros(rows, dtype=np.int64)
     noise = np.zeros(rows, dtype=np.int64)
     caps = None if capacity is None else np.broadcast_to(np.asarray(capacity, dtype=np.float64), (rows,))
+    scratch = _Scratch()
     for batch in _row_batches(rows, n):
         x = a[batch]
-        s = rolling_min(x, w)
-        base, daily = percentile(s, [settings.baseline_percentile, settings.daily_percentile])
+        if w > n:
+            raise MeasurementError(f"series shorter than the {w}-sample cold-start window")
+        s = scratch.get("sustained", (x.shape[0], n - w + 1))
+        _rolling_min_rows(x, w, s, scratch)
+        base, daily = percentile(
+            s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True
+        )
         peak = np.nanmax(x, axis=1) if np.isnan(x).any() else x.max(axis=1)
         daily = np.minimum(daily, peak)
         base = np.minimum(base, daily)
-        found = find_spikes(x, base, step_seconds, settings.cold_start_seconds)
+        found = find_spikes(x, base, step_seconds, settings.cold_start_seconds, _scratch=scratch)
         spikes[batch] = np.bincount(found.row, minlength=x.shape[0])
         noise[batch] = np.bincount(found.row[found.noise], minlength=x.shape[0])
         cap = np.ceil(base - _CEIL_EPS) if caps is None else caps[batch]
-        backlog = queue_backlog(x, cap, step_seconds)
+        backlog = queue_backlog(x, cap, step_seconds, _scratch=scratch)
         with np.errstate(divide="ignore", invalid="ignore"):
             worst = backlog.max(axis=1) / cap
         worst = np.where((cap == 0) & (backlog.max(axis=1) == 0), 0.0, worst)

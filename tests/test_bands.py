@@ -411,3 +411,29 @@ def test_report_to_dict_is_json_ready() -> None:
     assert data["queue"]["max_wait_seconds"] is None  # infinite wait at capacity 0
     assert data["bands_gpus"] == {"baseline": 6, "daily": 6, "peak": 6}
     assert data["capacity_for_tolerance"] == 4
+
+
+def test_rolling_min_wide_windows_use_the_accumulate_path() -> None:
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 1000, size=(2, 700)).astype(np.float64)
+    values[1, 350] = np.nan
+    for width in (65, 200, 699, 700):
+        got = rolling_min(values, width)
+        for row in range(2):
+            np.testing.assert_array_equal(got[row], naive_rolling_min(values[row].tolist(), width))
+
+
+def test_summarise_matches_analyse_per_row() -> None:
+    from policylint.bands import summarise
+
+    rng = np.random.default_rng(5)
+    data = rng.integers(0, 40, size=(4, 500)).astype(np.float64)
+    table = summarise(data, 60.0, BandSettings(cold_start_seconds=180))
+    for row in range(4):
+        report = analyse(make_series(data[row]), BandSettings(cold_start_seconds=180))
+        assert (table.baseline[row], table.daily[row], table.peak[row]) == (
+            report.baseline, report.daily, report.peak)
+        assert table.spike_count[row] == len(report.spikes)
+        assert table.noise_count[row] == report.noise_spike_count
+        assert report.baseline_queue is not None
+        assert table.max_wait[row] == pytest.approx(report.baseline_queue.max_wait)
