@@ -26,12 +26,21 @@ def _validator(kind: str) -> Any:
     return cls(schema)
 
 
+def _unknown_keys(error: Any) -> list[Any]:
+    """Keys an additionalProperties error is about, sorted.
+
+    Sorted as text: YAML allows ``1: x`` next to ``foo: y``, and int and str do
+    not compare.
+    """
+    return sorted(set(error.instance) - set(error.schema.get("properties", {})), key=str)
+
+
 def _describe(error: Any) -> str:
     """A short, user-facing description of one validation error."""
     where = "/".join(str(p) for p in error.absolute_path)
     validator = error.validator
     if validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        extra = _unknown_keys(error)
         allowed = ", ".join(sorted(error.schema.get("properties", {})))
         names = ", ".join(repr(e) for e in extra)
         return f"unknown field {names}" + (f" in '{where}'" if where else "") + f" (allowed: {allowed})"
@@ -46,7 +55,7 @@ def _describe(error: Any) -> str:
 def _error_path(error: Any) -> tuple[str | int, ...]:
     path = tuple(error.absolute_path)
     if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        extra = _unknown_keys(error)
         if extra:
             return (*path, extra[0])
     return path
@@ -68,7 +77,7 @@ def validate_document(doc: Document) -> list[Finding]:
             doc.finding(
                 "PL011",
                 "unknown-kind",
-                f"unknown kind {kind!r} for apiVersion {doc.api_version} (expected one of: {', '.join(DOCUMENT_KINDS)})",
+                f"unknown kind {doc.data.get('kind')!r} for apiVersion {doc.api_version} (expected one of: {', '.join(DOCUMENT_KINDS)})",
                 ("kind",),
             )
         ]
