@@ -103,7 +103,7 @@ def _substitute(node: Any, params: Mapping[str, Any]) -> Any:
     return node
 
 
-def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> Any:
+def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Condition:
     """A validator for ``schema`` with ``$param`` references filled in.
 
     Raises ValueError when cerberus rejects the schema.
@@ -117,12 +117,43 @@ def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> Any:
         raise ValueError(str(exc)) from None
 
 
+class _Condition:
+    """A compiled schema plus the facts it reads, so only those are validated."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        # Facts not named by the schema are allowed; facts are never coerced.
+        self.validator = _validator_class()(schema, allow_unknown=True)
+        self.fields = sorted(set(schema) | _referenced(schema))
+
+    def validate(self, facts: Mapping[str, Any]) -> bool:
+        # Validating a projection without normalisation keeps cerberus fast: it
+        # would otherwise copy and normalise every fact of the view on each call.
+        projected = {k: facts[k] for k in self.fields if k in facts}
+        return bool(self.validator.validate(projected, normalize=False))
+
+    @property
+    def errors(self) -> dict[str, Any]:
+        return dict(self.validator.errors)
+
+
+def _referenced(node: Any) -> set[str]:
+    """Facts named as the other side of a comparison (field, min_field, max_field)."""
+    out: set[str] = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("field", "min_field", "max_field") and isinstance(v, str):
+                out.add(v)
+            out |= _referenced(v)
+    elif isinstance(node, list):
+        for v in node:
+            out |= _referenced(v)
+    return out
+
+
 @functools.lru_cache(maxsize=512)
-def _compile(key: str) -> Any:
+def _compile(key: str) -> _Condition:
     schema, params = json.loads(key)
-    concrete = _substitute(schema, params)
-    # Facts not named by the schema are allowed; facts are never coerced.
-    return _validator_class()(concrete, allow_unknown=True)
+    return _Condition(_substitute(schema, params))
 
 
 class _SafeFormatter(string.Formatter):
