@@ -11,8 +11,14 @@ Shape (keys sorted, findings in file/line/column/code order)::
          "name": "reserved-above-baseline", "severity": "error",
          "message": "...", "hint": "...", "document": 0,
          "path": "spec/pools/0/reservedGpus", "subject": "pool prod/serving"}
-      ]
+      ],
+      "suppressed": [{...finding..., "justification": "reason from the comment"}],
+      "baselined": 0,
+      "stale_baseline": [{"code": "...", "file": "...", "subject": "...", "path": "..."}]
     }
+
+``suppressed`` and ``stale_baseline`` are always present (possibly empty);
+``baselined`` counts findings hidden by ``--baseline``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ def summary(result: LintResult) -> dict[str, int]:
         "documents": result.documents,
         "findings": len(result.findings),
         "suppressed": len(result.suppressed),
+        "baselined": len(result.baselined),
         **counts,
     }
 
@@ -45,5 +52,8 @@ def render(result: LintResult, context: ReportContext) -> str:
         "version": __version__,
         "summary": summary(result),
         "findings": [f.to_dict() for f in result.findings],
+        "suppressed": [{**f.to_dict(), "justification": reason} for f, reason in result.suppressed],
+        "baselined": len(result.baselined),
+        "stale_baseline": list(result.stale_baseline),
     }
     return json.dumps(payload, indent=2, sort_keys=True) + "\n"
