@@ -70,6 +70,11 @@ def render(result: LintResult, context: ReportContext) -> str:
                 console.print(hint)
         if result.findings:
             console.print()
+    if result.stale_baseline and not context.quiet:
+        console.print(Text("Baseline entries that no longer match a finding:", style="bold"))
+        for e in result.stale_baseline:
+            console.print(f"  {e['file']}: {e['code']} {e['subject']} {e['path']}".rstrip())
+        console.print()
     if context.statistics and result.findings:
         counts = Counter((f.code, f.name) for f in result.findings)
         for (code, name), n in sorted(counts.items()):
@@ -96,6 +101,11 @@ def _summary(result: LintResult) -> Text:
     counts = Counter(f.severity for f in result.findings)
     scope = f"{result.documents} document{'s' if result.documents != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"
     suppressed = f", {len(result.suppressed)} suppressed" if result.suppressed else ""
+    if result.baselined:
+        suppressed += f", {len(result.baselined)} in baseline"
+    if result.stale_baseline:
+        n = len(result.stale_baseline)
+        suppressed += f", {n} baseline entr{'ies' if n != 1 else 'y'} no longer found (fixed? regenerate the baseline)"
     if not result.findings:
         return Text(f"All checks passed: {scope}{suppressed}.", style="green")
     parts = []
