@@ -87,7 +87,13 @@ def _read_pyproject(path: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(section, dict):
         raise PolicylintError("[tool.policylint] must be a table", source=str(path), key="tool.policylint")
-    return section
+    return _dates_as_text(section)
+
+
+def _dates_as_text(data: dict[Any, Any]) -> dict[Any, Any]:
+    """Unquoted dates (YAML ``now: 2026-12-01``, TOML ``now = 2026-12-01``) arrive as
+    date objects; keep them as the text the schema expects."""
+    return {k: (v.isoformat() if isinstance(v, (dt.date, dt.datetime, dt.time)) else v) for k, v in data.items()}
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -107,8 +113,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise PolicylintError("the configuration must be a mapping", source=str(path))
-    # Timestamps written unquoted (now: 2026-12-01) arrive as dates; keep them as text.
-    return {k: (v.isoformat() if isinstance(v, (dt.date, dt.datetime)) else v) for k, v in data.items()}
+    return _dates_as_text(data)
 
 
 def read_config_file(path: Path) -> dict[str, Any] | None:
