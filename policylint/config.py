@@ -163,15 +163,46 @@ def validate_settings(raw: dict[str, Any], source: str) -> None:
     err = errors[0]
     path = [str(p) for p in err.absolute_path]
     if err.validator == "additionalProperties":
-        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        # Keys may be numbers or null in YAML (``1: x``); compare and show them as text.
+        extra = sorted({str(k) for k in err.instance} - set(err.schema.get("properties", {})))
         key = ".".join([*path, extra[0]]) if extra else ".".join(path)
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
         raise PolicylintError(f"unknown key (allowed: {allowed})", source=source, key=key)
     key = ".".join(path) or "(top level)"
-    message = err.message
+    raise PolicylintError(_explain(err, path), source=source, key=key)
+
+
+#: JSON Schema type names in the words a YAML or TOML author uses.
+_TYPE_WORDS = {
+    "array": "a list",
+    "object": "a mapping",
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+}
+
+
+def _explain(err: Any, path: list[str]) -> str:
+    """The message for one schema error, phrased for the config author (jsonschema's own
+    wording shows regular expressions and Python type names)."""
+    got = err.instance
     if err.validator == "enum":
-        message = f"must be one of {', '.join(map(str, err.validator_value))}, got {err.instance!r}"
-    raise PolicylintError(message, source=source, key=key)
+        return f"must be one of {', '.join(map(str, err.validator_value))}, got {got!r}"
+    if err.validator == "type":
+        expected = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
+        if path and path[0] in ("select", "extend-select", "ignore", "per-file-ignores") and "array" in expected:
+            words = "a list of rule codes, prefixes or names"
+        return f"must be {words}, got {got!r}"
+    if err.validator == "pattern" and path == ["now"]:
+        return f"must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {got!r}"
+    if err.validator == "minimum":
+        return f"must be >= {err.validator_value}, got {got!r}"
+    if err.validator == "minLength":
+        return "must not be empty"
+    message: str = err.message
+    return message
 
 
 def load_config(
