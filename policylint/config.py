@@ -190,7 +190,7 @@ def _explain(err: Any, path: list[str]) -> str:
     if err.validator == "enum":
         return f"must be one of {', '.join(map(str, err.validator_value))}, got {got!r}"
     if err.validator == "type":
-        expected = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        expected: list[str] = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
         if path and path[0] in ("select", "extend-select", "ignore", "per-file-ignores") and "array" in expected:
             words = "a list of rule codes, prefixes or names"
