@@ -43,6 +43,9 @@ def changed_since(root: Path, base: str) -> Change:
     repo = _repo(root)
     try:
         commit = repo.commit(base)
+        # A shallow clone names the parent of its oldest commit (HEAD~1) without
+        # holding that commit; make git prove the object is really there.
+        repo.git.rev_parse("--verify", "--quiet", f"{commit.hexsha}^{{commit}}")
     except (git.BadName, ValueError, git.GitCommandError):
         shallow = Path(repo.git_dir, "shallow").exists()
         extra = (
