@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from policylint.errors import PolicylintError
+
 NAME = "baseline"
 HELP = "write a baseline file of the current findings (keyed on rule, file and document path, not lines)"
 
@@ -32,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     if str(args.output) == "-":
         sys.stdout.write(text)
     else:
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise PolicylintError(f"cannot write the baseline file: {exc.strerror or exc}", source=str(args.output)) from None
         sys.stderr.write(f"policylint: wrote {len(result.findings)} finding(s) to {args.output}\n")
     return 0
