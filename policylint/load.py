@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -393,7 +394,14 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits()) -> So
     """Read and parse one file. Never raises for bad content."""
     source = SourceFile(path=path, display=display)
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            # a FIFO would block the run and a device such as /dev/zero never ends
+            source.findings.append(
+                source.file_finding("PL005", "unsafe-document", "not a regular file (pipe, device or socket); refused")
+            )
+            return source
+        size = info.st_size
         if size > limits.max_file_bytes:
             source.findings.append(
                 source.file_finding(
@@ -403,7 +411,18 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits()) -> So
                 )
             )
             return source
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            # the size can change between stat and read: never read past the limit
+            raw = handle.read(limits.max_file_bytes + 1)
+        if len(raw) > limits.max_file_bytes:
+            source.findings.append(
+                source.file_finding(
+                    "PL005",
+                    "unsafe-document",
+                    f"file is more than the {limits.max_file_bytes}-byte limit; refused",
+                )
+            )
+            return source
     except OSError as exc:
         source.findings.append(source.file_finding("PL003", "undecodable-file", f"cannot read file: {exc.strerror}"))
         return source
