@@ -55,6 +55,10 @@ FACTS: dict[str, dict[str, str]] = {
         "capacity_share": "concurrency the pool's declared capacity gives this workload",
         "max_wait_seconds": "simulated max queue wait at capacity_share, seconds",
         "p99_wait_seconds": "simulated p99 queue wait at capacity_share, seconds",
+        "daily_max_wait_seconds": (
+            "simulated max queue wait at capacity_share for the demand up to the daily band top, seconds"
+            " (demand above it is the peak band, left to the pool's overflow policy)"
+        ),
         "declared_baseline": "declared baseline band top",
         "declared_daily": "declared daily band top",
         "declared_peak": "declared peak band top",
@@ -99,6 +103,10 @@ FACTS: dict[str, dict[str, str]] = {
         "tolerance_spread": "loosest / tightest tolerance",
         "resident_gib_total": "VRAM the inference models keep resident across their baseline replicas",
         "memory_gib_total": "GPU memory of the reserved GPUs",
+        "resident_gib_per_gpu": (
+            "GiB one GPU holds when every inference model of the pool is resident on it"
+            " (sum of residentGiB / gpusPerReplica; unknown when no inference workload declares residentGiB)"
+        ),
     },
     "cluster": {
         "name": "cluster name",
@@ -201,6 +209,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "capacity_share": None,
         "max_wait_seconds": None,
         "p99_wait_seconds": None,
+        "daily_max_wait_seconds": None,
         "declared_baseline": _num(declared.get("baseline")),
         "declared_daily": _num(declared.get("daily")),
         "declared_peak": _num(declared.get("peak")),
@@ -223,10 +232,19 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         if capacity <= 0:
             v["max_wait_seconds"] = math.inf
             v["p99_wait_seconds"] = math.inf
+            v["daily_max_wait_seconds"] = math.inf
         else:
-            q = queue_stats(facts.values, capacity, facts.step_seconds or 60.0)
+            step = facts.step_seconds or 60.0
+            q = queue_stats(facts.values, capacity, step)
             v["max_wait_seconds"] = round(q.max_wait, 1)
             v["p99_wait_seconds"] = round(q.p99_wait, 1)
+            if r is not None:
+                import numpy as np
+
+                # The peak band is the overflow policy's business (queue or reject);
+                # the queue only has to absorb what lies within the daily band.
+                within = queue_stats(np.minimum(facts.values, r.daily), capacity, step)
+                v["daily_max_wait_seconds"] = round(within.max_wait, 1)
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
@@ -242,6 +260,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "tolerance_seconds": ("spec", "tolerance"),
         "tolerance_evidence": ("spec", "tolerance"),
         "max_wait_seconds": ("spec", "tolerance"),
+        "daily_max_wait_seconds": ("spec", "tolerance"),
         "declared_baseline": ("spec", "bands", "baseline"),
         "declared_daily": ("spec", "bands", "daily"),
         "declared_peak": ("spec", "bands", "peak"),
@@ -279,7 +298,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         lo, hi = min(tolerances), max(tolerances)
         spread = math.inf if lo <= 0 else round(hi / lo, 1)
     memory = _num((spec.get("gpu") or {}).get("memoryGiB"))
-    resident = []
+    resident: list[float | None] = []
     for f in wv:
         if f["workload_class"] != "inference":
             continue
@@ -288,6 +307,12 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
             continue
         replicas = max(1, math.ceil(f["baseline_gpus"] / max(1, f["gpus_per_replica"])))
         resident.append(f["vram_resident_gib"] * replicas)
+    # Multi-model serving: any GPU of the pool may be asked to hold every model.
+    per_gpu_resident = [
+        f["vram_resident_gib"] / max(1, f["gpus_per_replica"])
+        for f in wv
+        if f["workload_class"] == "inference" and f["vram_resident_gib"] is not None
+    ]
     v: dict[str, Any] = {
         "name": pool.name,
         "cluster": pool.cluster.name,
@@ -321,6 +346,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "tolerance_spread": spread,
         "resident_gib_total": None if (not resident or None in resident) else round(sum(r for r in resident if r), 1),
         "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
+        "resident_gib_per_gpu": round(sum(per_gpu_resident), 1) if per_gpu_resident else None,
     }
     from policylint.schedulers import POOL_FACTS, pool_facts
 
@@ -344,6 +370,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "tolerance_spread": (*base, "name"),
         "resident_gib_total": (*base, "gpu"),
         "memory_gib_total": (*base, "gpu"),
+        "resident_gib_per_gpu": (*base, "gpu"),
     }
     return View("pool", f"pool {pool.qualified}", pool.doc, (*base, "name"), v, paths)
 
@@ -408,8 +435,8 @@ def build_views(model: Model, facts: dict[str, WorkloadFacts], now: dt.datetime)
         p = model.proposals[name]
         requests = []
         for i, req in enumerate(p.spec.get("requests", [])):
-            pool = p.pools.get(req["pool"])
-            pv = pviews.get(pool.qualified) if pool else None
+            target = p.pools.get(req["pool"])
+            pv = pviews.get(target.qualified) if target else None
             requests.append(
                 {
                     "index": i,

@@ -1,0 +1,68 @@
+"""Write the small shared measurement files the rule fixtures reference.
+
+Run from anywhere:  python tests/rules/_traces/make_traces.py
+
+Everything is deterministic (no randomness), so rerunning rewrites the same bytes.
+Series use 2-hour steps to stay small; most span 92 days ending 2026-11-30T22:00Z,
+the day before the fixtures' fixed "now" (2026-12-01).
+
+- diurnal-100.csv: smooth daily cycle 60..140 in flight (baseline = daily = peak = 140
+  with any cold start up to 2 hours).
+- short-30d.csv: the same cycle over only 30 days (measurement window too short).
+- old-92d.csv: the same cycle over 92 days ending 2026-09-30, two months before "now".
+- spiky.csv: the cycle plus one 2-hour spike to 400 in flight every day at 14:00; with a
+  cold start of 4 hours or more the spikes are noise and the sustained maximum stays 140.
+- tail-jobs.csv: 100 jobs, most about an hour, two running 30 hours (p99 / p50 > 20).
+- even-jobs.csv: 100 jobs between 50 and 70 minutes (p99 / p50 close to 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+STEP = 7200
+END = int(datetime(2026, 11, 30, 22, 0, tzinfo=timezone.utc).timestamp())
+OLD_END = int(datetime(2026, 9, 30, 22, 0, tzinfo=timezone.utc).timestamp())
+
+
+def diurnal(t: int) -> int:
+    """In-flight requests at unix time t: 100 +- 40 over the UTC day, lowest at midnight."""
+    hour = (t % 86_400) / 3600
+    return int(100 - 40 * math.cos(2 * math.pi * hour / 24))
+
+
+def spiky(t: int) -> int:
+    return 400 if (t % 86_400) == 14 * 3600 else diurnal(t)
+
+
+def write_series(name: str, days: int, end: int, level: Callable[[int], int]) -> None:
+    start = end - days * 86_400 + STEP
+    rows = ["timestamp,in_flight"]
+    rows += [f"{t},{level(t)}" for t in range(start, end + 1, STEP)]
+    (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def write_jobs(name: str, durations: list[int]) -> None:
+    start = END - 40 * 86_400
+    rows = ["job_id,start,end,gpus"]
+    for i, d in enumerate(durations):
+        t = start + i * 9000
+        rows.append(f"job-{i + 1:03d},{t},{t + d},8")
+    (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    write_series("diurnal-100.csv", 92, END, diurnal)
+    write_series("short-30d.csv", 30, END, diurnal)
+    write_series("old-92d.csv", 92, OLD_END, diurnal)
+    write_series("spiky.csv", 92, END, spiky)
+    write_jobs("tail-jobs.csv", [3000 + 12 * i for i in range(98)] + [108_000, 108_000])
+    write_jobs("even-jobs.csv", [3000 + 12 * i for i in range(100)])
+
+
+if __name__ == "__main__":
+    main()
