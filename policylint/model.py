@@ -54,6 +54,10 @@ class Pool:
     doc_path: DocPath
     workloads: list[Workload] = field(default_factory=list)
     origin: str = "policylint"  # or "kueue" / "volcano"
+    #: per-fact document paths overriding the default ``doc_path + key`` (scheduler pools)
+    paths: dict[str, DocPath] = field(default_factory=dict)
+    #: what the scheduler manifest says beyond the policylint-shaped ``spec``
+    scheduler: dict[str, Any] = field(default_factory=dict)
 
     @property
     def qualified(self) -> str:
@@ -84,6 +88,8 @@ class Model:
     workloads: dict[str, Workload] = field(default_factory=dict)
     clusters: dict[str, Cluster] = field(default_factory=dict)
     proposals: dict[str, Proposal] = field(default_factory=dict)
+    #: scheduler manifests read by :mod:`policylint.schedulers` (queues not yet in ``clusters``)
+    schedulers: dict[str, Any] = field(default_factory=dict)
 
     @property
     def pools(self) -> list[Pool]:

@@ -372,7 +372,8 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "memory_gib_total": (*base, "gpu"),
         "resident_gib_per_gpu": (*base, "gpu"),
     }
-    return View("pool", f"pool {pool.qualified}", pool.doc, (*base, "name"), v, paths)
+    paths.update(pool.paths)  # scheduler pools: facts live on the manifest's own lines
+    return View("pool", f"pool {pool.qualified}", pool.doc, pool.paths.get("name", (*base, "name")), v, paths)
 
 
 def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, float]:
