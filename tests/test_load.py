@@ -1,0 +1,292 @@
+"""Step 1, loading: every bad file becomes a finding at its place, never a crash."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from policylint.load import LoadLimits, SourceFile, load_file
+
+
+def load(tmp_path: Path, content: str | bytes, limits: LoadLimits = LoadLimits()) -> SourceFile:
+    path = tmp_path / "doc.yaml"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return load_file(path, "doc.yaml", limits)
+
+
+def found(source: SourceFile) -> list[tuple[str, int, int, str]]:
+    return [(f.code, f.line, f.column, f.message) for f in source.findings]
+
+
+def billion_laughs(levels: int = 9, fan_out: int = 10) -> str:
+    """The classic alias bomb: each level repeats the previous one ``fan_out`` times."""
+    lines = ["l0: &l0 [" + ", ".join(['"lol"'] * fan_out) + "]"]
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * fan_out) + "]")
+    return "\n".join(lines) + "\n"
+
+
+# -- syntax, duplicates, encoding, emptiness -------------------------------------------
+
+
+def test_syntax_error_is_a_finding_at_its_mark(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: 1\nb: [1, 2\nc: 3\n")
+    assert found(source) == [("PL001", 3, 2, "YAML syntax error: expected ',' or ']', but got ':'")]
+    assert source.documents == []
+
+
+def test_tab_indentation_is_a_syntax_error(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: 1\n\tb: 2\n")
+    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL001", 2, 1)]
+
+
+def test_undefined_alias_is_a_syntax_error(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: &x 1\nb: *y\n")
+    assert found(source) == [("PL001", 2, 4, "YAML syntax error: found undefined alias 'y'")]
+
+
+def test_duplicate_key_points_at_the_second_key_and_names_the_first_line(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: 1\nb:\n  x: 1\n  y: 2\n  x: 3\n")
+    assert found(source) == [
+        (
+            "PL002",
+            5,
+            3,
+            "duplicate key 'x' (first defined on line 3); YAML loaders silently keep the last value",
+        )
+    ]
+    assert source.findings[0].hint == "remove one of the two entries"
+    # the document is still available so the other steps can report on it
+    assert source.documents[0].data == {"a": 1, "b": {"x": 3, "y": 2}}
+
+
+def test_duplicate_keys_are_reported_per_document(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: 1\na: 2\n---\nb: 1\nb: 2\n")
+    assert [(f.code, f.line, f.doc_index) for f in source.findings] == [("PL002", 2, 0), ("PL002", 5, 1)]
+
+
+def test_undecodable_bytes_report_line_column_and_offset(tmp_path: Path) -> None:
+    source = load(tmp_path, b"a: 1\nb: caf\xe9\n")
+    assert found(source) == [("PL003", 2, 7, "file is not valid UTF-8 (byte 0xe9 at offset 11)")]
+    assert source.findings[0].hint == "save the file as UTF-8"
+
+
+def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    source = load(tmp_path, "\ufeffa: 1\n".encode())
+    assert source.findings == []
+    assert source.documents[0].data == {"a": 1}
+
+
+@pytest.mark.parametrize("content", ["", "  \n\n"])
+def test_empty_file(tmp_path: Path, content: str) -> None:
+    source = load(tmp_path, content)
+    assert found(source) == [("PL004", 1, 1, "file is empty")]
+
+
+def test_file_with_only_comments_holds_no_document(tmp_path: Path) -> None:
+    source = load(tmp_path, "# nothing here\n")
+    assert found(source) == [("PL004", 1, 1, "file contains no YAML document")]
+
+
+def test_empty_document_between_others(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: 1\n---\n---\nb: 2\n")
+    assert found(source) == [("PL004", 3, 1, "document is empty")]
+    assert [d.data for d in source.documents] == [{"a": 1}, {"b": 2}]
+    assert [d.index for d in source.documents] == [0, 2]
+
+
+def test_non_mapping_document_is_loaded_but_not_policylint(tmp_path: Path) -> None:
+    source = load(tmp_path, "- apiVersion: policylint/v1\n- kind: Workload\n")
+    assert source.findings == []
+    (doc,) = source.documents
+    assert isinstance(doc.data, list)
+    assert doc.kind is None and doc.name is None and doc.api_version is None
+    assert not doc.is_policylint
+
+
+# -- safety limits ----------------------------------------------------------------------
+
+
+def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
+    bomb = billion_laughs()
+    assert len(bomb) < 1200  # about 1 KB that would expand to 10**9 strings
+    start = time.perf_counter()
+    source = load(tmp_path, bomb)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.0, f"alias bomb took {elapsed:.2f} s to refuse"
+    assert [(f.code, f.message) for f in source.findings] == [
+        ("PL005", "document expands to more than 100000 nodes (alias expansion); refused")
+    ]
+    assert source.documents == []
+
+
+def test_node_limit_is_configurable(tmp_path: Path) -> None:
+    source = load(tmp_path, billion_laughs(levels=2), LoadLimits(max_nodes=50))
+    assert [(f.code, f.message) for f in source.findings] == [
+        ("PL005", "document expands to more than 50 nodes (alias expansion); refused")
+    ]
+
+
+def test_harmless_aliases_are_expanded(tmp_path: Path) -> None:
+    source = load(tmp_path, "gpu: &g {model: H100, memoryGiB: 80}\nother: *g\n")
+    assert source.findings == []
+    assert source.documents[0].data["other"] == {"model": "H100", "memoryGiB": 80}
+
+
+@pytest.mark.parametrize("content", ["a: &a [*a]\n", "a: &a {b: *a}\n"])
+def test_recursive_alias_is_refused(tmp_path: Path, content: str) -> None:
+    source = load(tmp_path, content)
+    assert found(source) == [("PL005", 1, 4, "recursive alias: a node contains itself")]
+
+
+def test_deep_nesting_is_refused(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: " + "[" * 150 + "]" * 150 + "\n")
+    assert found(source) == [("PL005", 1, 104, "document nests deeper than 100 levels; refused")]
+
+
+def test_very_deep_nesting_is_refused_without_exhausting_the_stack(tmp_path: Path) -> None:
+    # PyYAML composes recursively; this used to escape as RecursionError.
+    source = load(tmp_path, "a: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert found(source) == [("PL005", 1, 104, "document nests deeper than 100 levels; refused")]
+
+
+def test_nesting_through_aliases_is_bounded_too(tmp_path: Path) -> None:
+    # each anchor is composed shallow, but expanding the chain nests 6 levels deep
+    chain = "a0: &a0 [1]\n" + "".join(f"a{i}: &a{i} [*a{i - 1}]\n" for i in range(1, 6))
+    source = load(tmp_path, chain, LoadLimits(max_depth=4))
+    assert [(f.code, f.message) for f in source.findings] == [
+        ("PL005", "document nests deeper than 4 levels; refused")
+    ]
+
+
+def test_nesting_at_the_limit_is_accepted(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: " + "[" * 99 + "]" * 99 + "\n")
+    assert source.findings == []
+
+
+def test_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: " + "x" * 100 + "\n", LoadLimits(max_file_bytes=64))
+    assert found(source) == [("PL005", 1, 1, "file is 104 bytes, more than the 64-byte limit; refused")]
+    assert source.text == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_named_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
+    path = tmp_path / "pipe.yaml"
+    os.mkfifo(path)
+    source = load_file(path, "pipe.yaml")
+    assert found(source) == [("PL005", 1, 1, "not a regular file (pipe, device or socket); refused")]
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_endless_device_is_refused_without_reading(tmp_path: Path) -> None:
+    path = tmp_path / "zero.yaml"
+    path.symlink_to("/dev/zero")
+    source = load_file(path, "zero.yaml")
+    assert [f.code for f in source.findings] == ["PL005"]
+
+
+def test_python_tags_are_refused(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: !!python/object/new:os.system echo hi\n")
+    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL005", 1, 4)]
+    assert "could not determine a constructor" in source.findings[0].message
+
+
+def test_complex_mapping_key_is_refused(tmp_path: Path) -> None:
+    source = load(tmp_path, "? [1, 2]\n: 3\n")
+    assert found(source) == [("PL005", 1, 3, "mapping keys must be plain scalars")]
+
+
+# -- values -----------------------------------------------------------------------------
+
+
+def test_timestamps_stay_strings(tmp_path: Path) -> None:
+    source = load(tmp_path, "date: 2026-11-20\nat: 2026-11-20T03:04:05Z\nquoted: '2026-11-20'\n")
+    assert source.documents[0].data == {"date": "2026-11-20", "at": "2026-11-20T03:04:05Z", "quoted": "2026-11-20"}
+
+
+def test_scalars_keep_their_yaml_types(tmp_path: Path) -> None:
+    source = load(tmp_path, "i: 3\nf: 2.5\nb: true\nn: null\ns: '3'\n")
+    assert source.documents[0].data == {"i": 3, "f": 2.5, "b": True, "n": None, "s": "3"}
+
+
+def test_merge_key_supplies_defaults_and_explicit_keys_win(tmp_path: Path) -> None:
+    text = "base: &b {x: 1, y: 2}\nc:\n  <<: *b\n  y: 3\n"
+    source = load(tmp_path, text)
+    assert source.findings == []
+    assert source.documents[0].data["c"] == {"x": 1, "y": 3}
+
+
+def test_merge_key_with_a_list_earlier_entries_win(tmp_path: Path) -> None:
+    text = "one: &one {x: 1}\ntwo: &two {x: 2, z: 3}\nc:\n  <<: [*one, *two]\n"
+    source = load(tmp_path, text)
+    assert source.documents[0].data["c"] == {"x": 1, "z": 3}
+
+
+def test_merge_key_of_a_scalar_is_refused(tmp_path: Path) -> None:
+    source = load(tmp_path, "c:\n  <<: 5\n")
+    assert found(source) == [("PL005", 2, 7, "merge key '<<' needs a mapping or a list of mappings")]
+
+
+# -- position index ---------------------------------------------------------------------
+
+INDEXED = """\
+apiVersion: policylint/v1
+kind: Cluster
+metadata:
+  name: prod
+spec:
+  pools:
+    - name: serving
+      reservedGpus: 48
+      gpu: {model: H100, memoryGiB: 80}
+"""
+
+
+def test_locate_returns_the_key_of_a_nested_entry(tmp_path: Path) -> None:
+    doc = load(tmp_path, INDEXED).documents[0]
+    assert doc.locate(("metadata", "name")) == (4, 3)
+    assert doc.locate(("spec", "pools")) == (6, 3)
+    assert doc.locate(("spec", "pools", 0, "reservedGpus")) == (8, 7)
+    assert doc.locate(("spec", "pools", 0, "gpu", "memoryGiB")) == (9, 26)
+
+
+def test_locate_a_list_item_is_where_the_item_starts(tmp_path: Path) -> None:
+    doc = load(tmp_path, INDEXED).documents[0]
+    assert doc.locate(("spec", "pools", 0)) == (7, 7)
+
+
+def test_locate_a_missing_path_falls_back_to_the_nearest_ancestor(tmp_path: Path) -> None:
+    doc = load(tmp_path, INDEXED).documents[0]
+    assert doc.locate(("spec", "pools", 0, "elastic", "maxGpus")) == (7, 7)
+    assert doc.locate(("spec", "pools", 3)) == (6, 3)
+    assert doc.locate(("nowhere",)) == (1, 1)
+    assert doc.locate(()) == (1, 1)
+
+
+def test_value_position_is_kept_beside_the_key(tmp_path: Path) -> None:
+    doc = load(tmp_path, INDEXED).documents[0]
+    assert doc.positions.value(("spec", "pools", 0, "reservedGpus")) == (8, 21)
+    assert doc.positions.value(("spec", "pools", 0, "missing")) is None
+    assert ("metadata", "name") in doc.positions
+    # the index lives beside the data: nothing was written into it
+    assert doc.data["metadata"] == {"name": "prod"}
+
+
+def test_positions_of_a_later_document_are_absolute_in_the_file(tmp_path: Path) -> None:
+    source = load(tmp_path, "a: 1\n---\nmetadata:\n  name: second\n")
+    second = source.documents[1]
+    assert second.index == 1
+    assert second.locate(("metadata", "name")) == (4, 3)
+
+
+def test_finding_from_a_document_carries_its_place(tmp_path: Path) -> None:
+    doc = load(tmp_path, INDEXED).documents[0]
+    f = doc.finding("PL999", "example", "message", ("spec", "pools", 0, "reservedGpus"), hint="do this")
+    assert (f.file, f.line, f.column, f.doc_path, f.hint) == ("doc.yaml", 8, 7, "spec/pools/0/reservedGpus", "do this")
