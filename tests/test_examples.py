@@ -1,0 +1,52 @@
+"""The example repositories: the good one is clean, the bad one trips every rule.
+
+Both run through the real entry point from the repository root, with the
+``now`` pinned in their own ``.policylint.yaml``. Every line of ``examples/bad``
+where a rule must report carries ``# expect: CODE[, CODE] -- why``; the findings
+must match those marks exactly, so the comments cannot drift from the linter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import EXAMPLES, REPO, run_cli
+
+from policylint.resources import rules_dir
+from policylint.ruleset import load_rules
+
+_EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
+
+
+def _marks(folder: Path) -> set[tuple[str, int, str]]:
+    out = set()
+    for path in sorted(folder.rglob("*.y*ml")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            m = _EXPECT.search(line)
+            if m:
+                for code in m.group("codes").split(","):
+                    out.add((path.relative_to(REPO).as_posix(), n, code.strip()))
+    return out
+
+
+def _check_json(folder: str) -> tuple[int, set[tuple[str, int, str]]]:
+    code, out, err = run_cli(["check", folder, "--format", "json"], cwd=REPO)
+    assert err == ""
+    found = {(f["file"], f["line"], f["code"]) for f in json.loads(out)["findings"]}
+    return code, found
+
+
+def test_good_example_is_clean() -> None:
+    code, out, err = run_cli(["check", "examples/good"], cwd=REPO)
+    assert (code, err) == (0, ""), out
+    assert out.startswith("All checks passed")
+
+
+def test_bad_example_trips_every_rule_at_its_marks() -> None:
+    code, found = _check_json("examples/bad")
+    assert code == 1
+    wanted = {c for c, rule in load_rules([rules_dir()]).rules.items() if not rule.builtin}
+    assert sorted(wanted - {c for _, _, c in found}) == []
+    assert found == _marks(EXAMPLES / "bad")
