@@ -45,7 +45,7 @@ def _describe(error: Any) -> str:
         names = ", ".join(repr(e) for e in extra)
         return f"unknown field {names}" + (f" in '{where}'" if where else "") + f" (allowed: {allowed})"
     if validator == "required":
-        return error.message.replace("is a required property", "is required") + (f" in '{where}'" if where else "")
+        return str(error.message).replace("is a required property", "is required") + (f" in '{where}'" if where else "")
     if validator in ("enum", "const"):
         options = error.validator_value if validator == "enum" else [error.validator_value]
         return f"'{where}' must be one of: {', '.join(str(o) for o in options)} (got {error.instance!r})"
