@@ -5,7 +5,8 @@ Shape (keys sorted, findings in file/line/column/code order)::
     {
       "version": "<policylint version>",
       "summary": {"files": 3, "documents": 11, "findings": 2,
-                  "error": 1, "warning": 1, "info": 0, "suppressed": 0},
+                  "error": 1, "warning": 1, "info": 0, "suppressed": 0,
+                  "baselined": 0},
       "findings": [
         {"file": "...", "line": 12, "column": 5, "code": "PL101",
          "name": "reserved-above-baseline", "severity": "error",
