@@ -47,6 +47,9 @@ def test_good_example_is_clean() -> None:
 def test_bad_example_trips_every_rule_at_its_marks() -> None:
     code, found = _check_json("examples/bad")
     assert code == 1
-    wanted = {c for c, rule in load_rules([rules_dir()]).rules.items() if not rule.builtin}
+    # Capacity-plan rules (PL1xx-PL8xx); scheduler-manifest rules have their own fixtures.
+    wanted = {
+        c for c, rule in load_rules([rules_dir()]).rules.items() if not rule.builtin and re.match(r"PL[1-8]", c)
+    }
     assert sorted(wanted - {c for _, _, c in found}) == []
     assert found == _marks(EXAMPLES / "bad")
