@@ -461,7 +461,7 @@ def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | No
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PolicylintError(f"path does not exist: {given}")
-        if given.is_file():
+        if not given.is_dir():  # a file, or something that is not a folder (refused when read)
             if given.resolve() not in seen:
                 seen.add(given.resolve())
                 yield given, True
