@@ -72,9 +72,10 @@ class Rule:
         for key, heading in DOC_SECTIONS.items():
             body = self.docs.get(key)
             if key == "options" and self.params:
-                body = "\n".join(
+                listed = "\n".join(
                     f"- `{p.name}` ({p.type}, default `{p.default}`): {p.description}" for p in self.params.values()
                 )
+                body = f"{listed}\n\n{str(body).strip()}" if body else listed
             if not body:
                 continue
             lines += [f"## {heading}", ""]
