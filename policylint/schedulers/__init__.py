@@ -2,34 +2,94 @@
 
 Hooks called by the pipeline:
 
-* :func:`attach` - turn scheduler documents into clusters and pools of the model;
-* :func:`place` - link a Workload that names a scheduler queue (``spec.queue``);
+* :func:`attach` - read scheduler documents, report what the schedulers' own
+  validation would reject (PL901-PL903), and prepare one pool per GPU queue;
+* :func:`place` - link a Workload that names a scheduler queue (``spec.queue``).
+  A queue's pool (and its synthetic cluster) enters the model with its first
+  workload: a queue no declared workload goes through has no demand to be judged
+  against, so only its manifest's structure is checked;
 * :data:`POOL_FACTS` / :func:`pool_facts` - extra facts of scheduler-backed pools.
+
+Each pool carries a policylint-shaped ``spec`` (``reservedGpus``, ``elastic``,
+``serves``, ``overflow``, ``queue``, ``scheduling``, ``gpu``), so every framework
+rule applies to it unchanged, and per-fact document paths, so its findings land
+on the manifest's own lines (``nominalQuota:``, ``guarantee:``...).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from policylint.schedulers.quantity import GPU_RESOURCES
+
 if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.load import Document
     from policylint.model import Model, Pool, Workload
 
+__all__ = ["GPU_RESOURCES", "POOL_FACTS", "attach", "place", "pool_facts"]
+
 #: Facts every pool view carries in addition to the policylint ones (None when not a scheduler pool).
-POOL_FACTS: dict[str, str] = {}
+POOL_FACTS: dict[str, str] = {
+    "scheduler": "kueue or volcano when the pool is a scheduler queue",
+    "scheduler_queue": "the Kueue ClusterQueue or Volcano Queue behind the pool",
+    "cohort": "Kueue cohort or Volcano parent queue the pool shares GPUs in",
+    "cohort_training_queues": "other queues of the same cohort (parent queue) that admit training",
+    "reclaims_in_time": (
+        "true when borrowed GPUs come back by preemption: Kueue reclaimWithinCohort is Any or LowerPriority;"
+        " Volcano: every training queue of the parent is reclaimable"
+    ),
+}
 
 
-def attach(documents: list[Document], model: Model) -> list[Finding]:
-    """Add clusters and pools for scheduler documents; return findings."""
-    return []
+def attach(documents: list[Document], model: Model, gpu_resources: tuple[str, ...] = GPU_RESOURCES) -> list[Finding]:
+    """Index scheduler documents, check their invariants and prepare their pools; return findings."""
+    from policylint.schedulers import kueue, volcano
+
+    taken: set[str] = set()
+    k_index, findings = kueue.read(documents, model, gpu_resources, taken)
+    v_index, more = volcano.read(documents, model, gpu_resources, taken)
+    model.schedulers["kueue"] = k_index
+    model.schedulers["volcano"] = v_index
+    return findings + more
 
 
 def place(workload: Workload, model: Model) -> list[Finding] | None:
     """Link a workload admitted through a scheduler queue; None when it names none."""
+    queue = workload.spec.get("queue")
+    if not isinstance(queue, dict):
+        return None
+    from policylint.schedulers import kueue, volcano
+
+    name = str(queue.get("name", ""))
+    if queue.get("scheduler") == "kueue":
+        return kueue.place(workload, name, model.schedulers.get("kueue"), model)
+    if queue.get("scheduler") == "volcano":
+        return volcano.place(workload, name, model.schedulers.get("volcano"), model)
     return None
 
 
 def pool_facts(pool: Pool) -> dict[str, Any]:
     """Scheduler-specific facts of one pool (keys of :data:`POOL_FACTS`)."""
-    return {}
+    info = pool.scheduler
+    if not info:
+        return {}
+    cohort = info.get("cohort")
+    siblings = [
+        p
+        for p in pool.cluster.pools.values()
+        if p is not pool and p.scheduler and cohort is not None and p.scheduler.get("cohort") == cohort
+    ]
+    training = [p for p in siblings if any(w.cls == "training" for w in p.workloads)]
+    if info["scheduler"] == "volcano":
+        # Training queues lend their idle GPUs; only reclaimable ones give them back.
+        in_time = all(p.scheduler.get("reclaimable", True) for p in training)
+    else:
+        in_time = bool(info.get("reclaims_in_time"))
+    return {
+        "scheduler": info["scheduler"],
+        "scheduler_queue": info["queue"],
+        "cohort": cohort,
+        "cohort_training_queues": sorted(str(p.scheduler["queue"]) for p in training),
+        "reclaims_in_time": in_time,
+    }

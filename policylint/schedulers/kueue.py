@@ -1,0 +1,340 @@
+"""Kueue (``kueue.x-k8s.io/v1beta1`` and ``v1beta2``) manifests as pools of the model.
+
+Mapping (documented in docs/schedulers.md):
+
+* every ClusterQueue flavor that holds GPUs is one pool, named after the
+  ClusterQueue (``<clusterqueue>.<flavor>`` when several of its flavors hold GPUs);
+* reserved GPUs = ``nominalQuota - lendingLimit`` (an absent lendingLimit lends
+  nothing away for good: the quota is the ClusterQueue's own);
+* elastic GPUs (kind ``borrow``) = ``borrowingLimit``, or everything the rest of
+  the cohort can lend on that flavor when no limit is set; 0 without a cohort;
+* the synthetic cluster is the cohort (a ClusterQueue without one is its own cluster);
+* a Workload's ``spec.queue.name`` is a LocalQueue ``namespace/name``; it is
+  admitted through the first GPU flavor of that LocalQueue's ClusterQueue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from policylint.finding import Finding
+from policylint.load import Document, DocPath
+from policylint.model import Cluster, Model, Pool, Workload
+from policylint.schedulers.common import (
+    ANNOTATION_ALL_OR_NOTHING,
+    adopt,
+    annotations,
+    gpus,
+    mapping,
+    new_cluster,
+    queue_limits,
+    sequence,
+    unique_cluster_name,
+)
+
+API_GROUP = "kueue.x-k8s.io/"
+PREEMPTING = ("Any", "LowerPriority")
+
+
+def cohort_field(doc: Document) -> str:
+    """The cohort field of this API version: ``cohort`` in v1beta1, ``cohortName`` from v1beta2."""
+    return "cohort" if (doc.api_version or "").endswith("/v1beta1") else "cohortName"
+
+
+def cohort_of(doc: Document) -> str | None:
+    value = mapping(doc.data.get("spec")).get(cohort_field(doc))
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass
+class _Entry:
+    """One GPU flavor of one ClusterQueue, before cohort-wide numbers are known."""
+
+    doc: Document
+    queue: str
+    flavor: str
+    flavor_path: DocPath
+    nominal: int
+    nominal_path: DocPath
+    borrowing: int | None
+    borrowing_path: DocPath | None
+    lending: int | None
+
+
+@dataclass
+class KueueIndex:
+    flavors: dict[str, Document] = field(default_factory=dict)
+    cluster_queues: dict[str, Document] = field(default_factory=dict)
+    local_queues: dict[str, Document] = field(default_factory=dict)  # "namespace/name"
+    cohorts: dict[str, Document] = field(default_factory=dict)
+    pools: dict[str, list[Pool]] = field(default_factory=dict)  # ClusterQueue -> GPU pools in flavor order
+
+
+def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...], taken: set[str]) -> tuple[KueueIndex, list[Finding]]:
+    """Index the Kueue documents, check Kueue's own invariants, build the GPU pools."""
+    index = KueueIndex()
+    findings: list[Finding] = []
+    for doc in documents:
+        if not (doc.api_version or "").startswith(API_GROUP) or not doc.name:
+            continue
+        if doc.kind == "ResourceFlavor":
+            index.flavors.setdefault(doc.name, doc)
+        elif doc.kind == "ClusterQueue":
+            index.cluster_queues.setdefault(doc.name, doc)
+        elif doc.kind == "LocalQueue":
+            namespace = mapping(doc.data.get("metadata")).get("namespace") or "default"
+            index.local_queues.setdefault(f"{namespace}/{doc.name}", doc)
+        elif doc.kind == "Cohort":
+            index.cohorts.setdefault(doc.name, doc)
+        # Topology, WorkloadPriorityClass, AdmissionCheck, ...: nothing capacity-related to judge.
+    entries: list[_Entry] = []
+    for doc in index.cluster_queues.values():
+        findings.extend(_invariants(doc))
+        entries.extend(_gpu_entries(doc, gpu_resources, findings))
+    cohort_gpus = _cohort_quota(index, gpu_resources, findings)
+    clusters: dict[str, Cluster] = {}
+    per_queue: dict[str, list[_Entry]] = {}
+    for e in entries:
+        per_queue.setdefault(e.queue, []).append(e)
+    for queue, group in per_queue.items():
+        doc = index.cluster_queues[queue]
+        cohort = cohort_of(doc)
+        key = cohort or f"\0{queue}"
+        if key not in clusters:
+            home = index.cohorts.get(cohort) if cohort else None
+            clusters[key] = new_cluster(unique_cluster_name(cohort or queue, "kueue", model, taken), home or doc)
+        pools = []
+        for e in group:
+            name = queue if len(group) == 1 else f"{queue}.{e.flavor}"
+            pools.append(_pool(name, e, clusters[key], cohort, entries, cohort_gpus, index))
+        index.pools[queue] = pools
+    return index, findings
+
+
+def _invariants(doc: Document) -> list[Finding]:
+    """What Kueue's webhook rejects, caught in review: limits without a cohort, resource order."""
+    out: list[Finding] = []
+    spec = mapping(doc.data.get("spec"))
+    own = cohort_field(doc)
+    other = "cohortName" if own == "cohort" else "cohort"
+    wrong = f" ({doc.api_version} calls the field '{own}'; '{other}' is dropped)" if other in spec else ""
+    for gi, group in enumerate(sequence(spec.get("resourceGroups"))):
+        group = mapping(group)
+        covered = [str(r) for r in sequence(group.get("coveredResources"))]
+        for fi, flavor in enumerate(sequence(group.get("flavors"))):
+            flavor = mapping(flavor)
+            fpath: DocPath = ("spec", "resourceGroups", gi, "flavors", fi)
+            resources = sequence(flavor.get("resources"))
+            names = [str(mapping(r).get("name")) for r in resources]
+            if covered and names != covered:
+                out.append(
+                    doc.finding(
+                        "PL902",
+                        "flavor-resources-out-of-order",
+                        f"flavor '{flavor.get('name')}' lists resources [{', '.join(names)}] but coveredResources is "
+                        f"[{', '.join(covered)}]: Kueue requires the same resources in the same order",
+                        (*fpath, "resources"),
+                        hint=f"list the resources of every flavor in the order of coveredResources: {', '.join(covered)}",
+                    )
+                )
+            if spec.get(own):
+                continue
+            for ri, res in enumerate(resources):
+                for limit in ("borrowingLimit", "lendingLimit"):
+                    if limit in mapping(res):
+                        out.append(
+                            doc.finding(
+                                "PL901",
+                                "limit-without-cohort",
+                                f"ClusterQueue '{doc.name}' sets {limit} for '{mapping(res).get('name')}' "
+                                f"but belongs to no cohort{wrong}: Kueue rejects it, and there is no one to borrow from or lend to",
+                                (*fpath, "resources", ri, limit),
+                                hint=f"set spec.{own} to the cohort it shares GPUs with, or remove {limit}",
+                            )
+                        )
+    return out
+
+
+def _gpu_entries(doc: Document, gpu_resources: tuple[str, ...], findings: list[Finding]) -> list[_Entry]:
+    out: list[_Entry] = []
+    spec = mapping(doc.data.get("spec"))
+    for gi, group in enumerate(sequence(spec.get("resourceGroups"))):
+        for fi, flavor in enumerate(sequence(mapping(group).get("flavors"))):
+            flavor = mapping(flavor)
+            fpath: DocPath = ("spec", "resourceGroups", gi, "flavors", fi)
+            entry: _Entry | None = None
+            for ri, res in enumerate(sequence(flavor.get("resources"))):
+                res = mapping(res)
+                if res.get("name") not in gpu_resources:
+                    continue
+                rpath: DocPath = (*fpath, "resources", ri)
+                nominal = gpus(doc, (*rpath, "nominalQuota"), res.get("nominalQuota", 0), findings)
+                borrowing = gpus(doc, (*rpath, "borrowingLimit"), res["borrowingLimit"], findings) if "borrowingLimit" in res else None
+                lending = gpus(doc, (*rpath, "lendingLimit"), res["lendingLimit"], findings) if "lendingLimit" in res else None
+                if nominal is None:
+                    continue
+                if entry is None:
+                    entry = _Entry(
+                        doc, str(doc.name), str(flavor.get("name", f"flavor-{fi}")), fpath, 0, (*rpath, "nominalQuota"),
+                        None, (*rpath, "borrowingLimit") if "borrowingLimit" in res else None, None,
+                    )
+                    out.append(entry)
+                # Several GPU resource names in one flavor (rare) add up.
+                entry.nominal += nominal
+                if borrowing is not None:
+                    entry.borrowing = (entry.borrowing or 0) + borrowing
+                if lending is not None:
+                    entry.lending = (entry.lending or 0) + lending
+    return out
+
+
+def _cohort_quota(index: KueueIndex, gpu_resources: tuple[str, ...], findings: list[Finding]) -> dict[tuple[str, str], int]:
+    """GPUs a Cohort object itself holds, per (cohort, flavor): lendable to every member."""
+    out: dict[tuple[str, str], int] = {}
+    for name, doc in index.cohorts.items():
+        for gi, group in enumerate(sequence(mapping(doc.data.get("spec")).get("resourceGroups"))):
+            for fi, flavor in enumerate(sequence(mapping(group).get("flavors"))):
+                flavor = mapping(flavor)
+                for ri, res in enumerate(sequence(flavor.get("resources"))):
+                    res = mapping(res)
+                    if res.get("name") in gpu_resources:
+                        path = ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri, "nominalQuota")
+                        n = gpus(doc, path, res.get("nominalQuota", 0), findings) or 0
+                        key = (name, str(flavor.get("name")))
+                        out[key] = out.get(key, 0) + n
+    return out
+
+
+def _pool(
+    name: str,
+    e: _Entry,
+    cluster: Cluster,
+    cohort: str | None,
+    entries: list[_Entry],
+    cohort_gpus: dict[tuple[str, str], int],
+    index: KueueIndex,
+) -> Pool:
+    doc = e.doc
+    spec = mapping(doc.data.get("spec"))
+    preemption = mapping(spec.get("preemption"))
+    reclaim = str(preemption.get("reclaimWithinCohort", "Never"))
+    borrow_policy = str(mapping(preemption.get("borrowWithinCohort")).get("policy", "Never"))
+    within = str(preemption.get("withinClusterQueue", "Never"))
+    if cohort is None:
+        reserved, elastic = e.nominal, 0
+    else:
+        reserved = max(0, e.nominal - (e.lending or 0))
+        lendable = cohort_gpus.get((cohort, e.flavor), 0) + sum(
+            (o.lending if o.lending is not None else o.nominal)
+            for o in entries
+            if o is not e and o.flavor == e.flavor and o.queue != e.queue and cohort_of(o.doc) == cohort
+        )
+        elastic = lendable if e.borrowing is None else min(e.borrowing, lendable)
+    flavor_doc = index.flavors.get(e.flavor)
+    flavor_spec = mapping(flavor_doc.data.get("spec")) if flavor_doc else {}
+    labels = mapping(flavor_spec.get("nodeLabels"))
+    all_or_nothing = str(annotations(doc).get(ANNOTATION_ALL_OR_NOTHING, "")).lower() == "true"
+    pool_spec: dict[str, Any] = {
+        "name": name,
+        "reservedGpus": reserved,
+        "elastic": {"maxGpus": elastic, "kind": "borrow"},
+        "serves": [],
+        # Kueue keeps a workload it cannot admit pending in the queue; nothing is rejected.
+        "overflow": "queue",
+        "queue": queue_limits(doc),
+        "scheduling": {
+            # Visible all-or-nothing: topology-aware placement of the flavor, or a declared
+            # waitForPodsReady (it lives in Kueue's Configuration, not in these manifests).
+            "gang": bool(flavor_spec.get("topologyName")) or all_or_nothing,
+            "preemption": within != "Never" or reclaim != "Never",
+        },
+    }
+    gpu: dict[str, Any] = {}
+    if "nvidia.com/gpu.product" in labels:
+        gpu["model"] = str(labels["nvidia.com/gpu.product"])
+    if "nvidia.com/gpu.memory" in labels:  # GPU feature discovery label, MiB
+        try:
+            gpu["memoryGiB"] = round(float(str(labels["nvidia.com/gpu.memory"])) / 1024.0, 1)
+        except ValueError:
+            pass
+    if gpu:
+        pool_spec["gpu"] = gpu
+    own = cohort_field(doc)
+    cohort_path: DocPath = ("spec", own) if cohort else ("metadata", "name")
+    top: DocPath = ("metadata", "name")
+    borrow_path = e.borrowing_path or cohort_path
+    pool = Pool(name, cluster, pool_spec, doc, e.flavor_path, origin="kueue")
+    pool.paths = {
+        "name": top,
+        "reserved_gpus": e.nominal_path,
+        "committed_gpus": e.nominal_path,
+        "elastic_gpus": borrow_path,
+        "capacity_gpus": e.borrowing_path or e.nominal_path,
+        "sustained_max_gpus": e.borrowing_path or e.nominal_path,
+        "overflow": ("spec", "queueingStrategy") if "queueingStrategy" in spec else top,
+        "queue_max_depth": ("metadata", "annotations") if annotations(doc) else top,
+        "queue_max_wait_seconds": ("metadata", "annotations") if annotations(doc) else top,
+        "gang": (*e.flavor_path, "name"),
+        "preemption": ("spec", "preemption") if preemption else top,
+        "serves": top,
+        "classes": top,
+        "tolerance_spread": top,
+        "resident_gib_total": (*e.flavor_path, "name"),
+        "memory_gib_total": (*e.flavor_path, "name"),
+        "resident_gib_per_gpu": (*e.flavor_path, "name"),
+        "reclaims_in_time": (
+            ("spec", "preemption", "reclaimWithinCohort")
+            if "reclaimWithinCohort" in preemption
+            else ("spec", "preemption") if preemption else cohort_path
+        ),
+    }
+    pool.scheduler = {
+        "scheduler": "kueue",
+        "queue": str(doc.name),
+        "flavor": e.flavor,
+        "cohort": cohort,
+        "nominal": e.nominal,
+        "lending_limit": e.lending,
+        "borrowing_limit": e.borrowing,
+        "reclaim": reclaim,
+        "borrow_policy": borrow_policy,
+        "reclaims_in_time": reclaim in PREEMPTING,
+    }
+    return pool
+
+
+def place(w: Workload, queue_name: str, index: KueueIndex | None, model: Model) -> list[Finding]:
+    """Admit ``w`` through the LocalQueue ``namespace/name``."""
+    where: DocPath = ("spec", "queue", "name")
+    lqs = index.local_queues if index else {}
+    key = queue_name if "/" in queue_name else None
+    if key is None:
+        matches = [k for k in lqs if k.split("/", 1)[1] == queue_name]
+        if len(matches) == 1:
+            key = matches[0]
+        elif len(matches) > 1:
+            return [w.doc.finding("PL020", "unresolved-reference",
+                                  f"LocalQueue '{queue_name}' exists in several namespaces ({', '.join(sorted(matches))}); write namespace/name",
+                                  where)]
+    lq = lqs.get(key or "")
+    if lq is None or index is None:
+        known = ", ".join(sorted(lqs)) or "none in the checked files"
+        return [w.doc.finding("PL020", "unresolved-reference", f"unknown Kueue LocalQueue '{queue_name}' (known: {known})", where,
+                              hint="name a LocalQueue as namespace/name and check its manifest in with the workloads")]
+    cq = str(mapping(lq.data.get("spec")).get("clusterQueue", ""))
+    if cq not in index.cluster_queues:
+        return [w.doc.finding("PL020", "unresolved-reference",
+                              f"LocalQueue '{key}' points to ClusterQueue '{cq}', which is not in the checked files", where)]
+    pools = index.pools.get(cq)
+    if not pools:
+        return [w.doc.finding("PL020", "unresolved-reference",
+                              f"ClusterQueue '{cq}' (through LocalQueue '{key}') has no GPU quota", where,
+                              hint="give the ClusterQueue a flavor with nominalQuota for the GPU resource")]
+    pool = pools[0]  # Kueue tries flavors in order; the first GPU flavor is where the demand lands
+    adopt(pool, model)
+    w.pool = pool
+    pool.workloads.append(w)
+    if w.cls and w.cls not in pool.spec["serves"]:
+        pool.spec["serves"] = sorted([*pool.spec["serves"], w.cls])
+    return []

@@ -1,0 +1,229 @@
+"""Volcano (``scheduling.volcano.sh/v1beta1``, ``batch.volcano.sh/v1alpha1``) manifests as pools.
+
+Mapping (documented in docs/schedulers.md):
+
+* every leaf Queue (no other queue names it as ``parent``) with GPUs in its
+  capability, deserved or guarantee is one pool, named after the queue;
+* reserved GPUs = ``guarantee.resource``; elastic GPUs (kind ``borrow``) =
+  ``capability`` above the guarantee (``deserved`` when no GPU capability is set);
+* the synthetic cluster is the parent queue (``root`` for top-level queues);
+* PodGroups and Jobs are judged for gang size: a gang smaller than the job is PL903.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from policylint.finding import Finding
+from policylint.load import Document, DocPath
+from policylint.model import Cluster, Model, Pool, Workload
+from policylint.schedulers.common import adopt, gpus, mapping, new_cluster, queue_limits, sequence, unique_cluster_name
+from policylint.schedulers.quantity import gpu_count
+
+SCHEDULING = "scheduling.volcano.sh/"
+BATCH = "batch.volcano.sh/"
+
+
+@dataclass
+class VolcanoIndex:
+    queues: dict[str, Document] = field(default_factory=dict)
+    pools: dict[str, Pool] = field(default_factory=dict)
+
+
+def _gpu_in(resources: dict[str, Any], gpu_resources: tuple[str, ...]) -> str | None:
+    return next((r for r in gpu_resources if r in resources), None)
+
+
+def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...], taken: set[str]) -> tuple[VolcanoIndex, list[Finding]]:
+    index = VolcanoIndex()
+    findings: list[Finding] = []
+    jobs: dict[str, Document] = {}
+    groups: list[Document] = []
+    for doc in documents:
+        api = doc.api_version or ""
+        if not doc.name:
+            continue
+        if api.startswith(SCHEDULING) and doc.kind == "Queue":
+            index.queues.setdefault(doc.name, doc)
+        elif api.startswith(SCHEDULING) and doc.kind == "PodGroup":
+            groups.append(doc)
+        elif api.startswith(BATCH) and doc.kind == "Job":
+            jobs.setdefault(f"{_namespace(doc)}/{doc.name}", doc)
+    parents = {str(mapping(d.data.get("spec")).get("parent")) for d in index.queues.values()}
+    clusters: dict[str, Cluster] = {}
+    for name, doc in index.queues.items():
+        if name in parents or name == "root":
+            continue  # an inner queue of the hierarchy: its children are the pools
+        pool = _pool(name, doc, index, clusters, model, gpu_resources, taken, findings)
+        if pool is not None:
+            index.pools[name] = pool
+    job_sizes = {}
+    for key, job in jobs.items():
+        size = _job_size(job, gpu_resources)
+        job_sizes[key] = size
+        replicas, gpu_total = size
+        spec = mapping(job.data.get("spec"))
+        if "minAvailable" in spec and gpu_total > 1 and replicas > 1:
+            try:
+                min_available = int(spec["minAvailable"])
+            except (TypeError, ValueError):
+                continue
+            if min_available < replicas:
+                findings.append(_gang_finding(job, ("spec", "minAvailable"), "minAvailable", min_available, replicas, gpu_total))
+    for pg in groups:
+        size = job_sizes.get(f"{_namespace(pg)}/{pg.name}")
+        spec = mapping(pg.data.get("spec"))
+        if size is None or "minMember" not in spec:
+            continue
+        replicas, gpu_total = size
+        try:
+            min_member = int(spec["minMember"])
+        except (TypeError, ValueError):
+            continue
+        if gpu_total > 1 and replicas > 1 and min_member < replicas:
+            findings.append(_gang_finding(pg, ("spec", "minMember"), "minMember", min_member, replicas, gpu_total))
+    return index, findings
+
+
+def _namespace(doc: Document) -> str:
+    return str(mapping(doc.data.get("metadata")).get("namespace") or "default")
+
+
+def _job_size(job: Document, gpu_resources: tuple[str, ...]) -> tuple[int, int]:
+    """(pods, GPUs) a Volcano Job asks for across its tasks."""
+    replicas = gpu_total = 0
+    for task in sequence(mapping(job.data.get("spec")).get("tasks")):
+        task = mapping(task)
+        try:
+            n = int(task.get("replicas", 1))
+        except (TypeError, ValueError):
+            n = 1
+        per_pod = 0
+        pod = mapping(mapping(task.get("template")).get("spec"))
+        for container in sequence(pod.get("containers")):
+            res = mapping(mapping(container).get("resources"))
+            amounts = mapping(res.get("limits")) or mapping(res.get("requests"))
+            for name in gpu_resources:
+                if name in amounts:
+                    try:
+                        per_pod += gpu_count(amounts[name])
+                    except ValueError:
+                        pass
+        replicas += n
+        gpu_total += n * per_pod
+    return replicas, gpu_total
+
+
+def _gang_finding(doc: Document, path: DocPath, field_name: str, value: int, replicas: int, gpu_total: int) -> Finding:
+    return doc.finding(
+        "PL903",
+        "gang-smaller-than-job",
+        f"{doc.kind} '{doc.name}' sets {field_name}: {value} for a job of {replicas} pods ({gpu_total} GPUs): "
+        "the scheduler may start part of the job, which then holds its GPUs while waiting for the rest",
+        path,
+        hint=f"set {field_name}: {replicas} so the job is admitted all at once",
+    )
+
+
+def _pool(
+    name: str,
+    doc: Document,
+    index: VolcanoIndex,
+    clusters: dict[str, Cluster],
+    model: Model,
+    gpu_resources: tuple[str, ...],
+    taken: set[str],
+    findings: list[Finding],
+) -> Pool | None:
+    spec = mapping(doc.data.get("spec"))
+    capability = mapping(spec.get("capability"))
+    deserved = mapping(spec.get("deserved"))
+    guarantee = mapping(mapping(spec.get("guarantee")).get("resource"))
+    cap_key = _gpu_in(capability, gpu_resources)
+    des_key = _gpu_in(deserved, gpu_resources)
+    gua_key = _gpu_in(guarantee, gpu_resources)
+    if not (cap_key or des_key or gua_key):
+        return None
+    reserved = gpus(doc, ("spec", "guarantee", "resource", gua_key), guarantee[gua_key], findings) if gua_key else 0
+    if reserved is None:
+        return None
+    if cap_key:
+        top = gpus(doc, ("spec", "capability", cap_key), capability[cap_key], findings)
+        top_path: DocPath = ("spec", "capability", cap_key)
+    elif des_key:
+        # No hard cap: the queue may grow into idle GPUs policylint cannot see; count its deserved share.
+        top = gpus(doc, ("spec", "deserved", des_key), deserved[des_key], findings)
+        top_path = ("spec", "deserved", des_key)
+    else:
+        top, top_path = reserved, ("spec", "guarantee", "resource", str(gua_key))
+    if top is None:
+        return None
+    parent = str(spec.get("parent") or "root")
+    if parent not in clusters:
+        home = index.queues.get(parent, doc)
+        clusters[parent] = new_cluster(unique_cluster_name(parent, "volcano", model, taken), home)
+    reclaimable = spec.get("reclaimable") is not False
+    pool_spec: dict[str, Any] = {
+        "name": name,
+        "reservedGpus": reserved,
+        "elastic": {"maxGpus": max(0, top - reserved), "kind": "borrow"},
+        "serves": [],
+        "overflow": "queue",  # pending PodGroups wait in the queue
+        "queue": queue_limits(doc),
+        # Volcano admits a PodGroup only when minMember pods fit: gang by design.
+        # PodGroups and Jobs whose gang is smaller than the job are PL903.
+        "scheduling": {"gang": True, "preemption": reclaimable},
+    }
+    meta: DocPath = ("metadata", "name")
+    reserved_path: DocPath = ("spec", "guarantee", "resource", gua_key) if gua_key else ("spec", "guarantee") if "guarantee" in spec else meta
+    pool = Pool(name, clusters[parent], pool_spec, doc, ("spec",), origin="volcano")
+    pool.paths = {
+        "name": meta,
+        "reserved_gpus": reserved_path,
+        "committed_gpus": reserved_path,
+        "elastic_gpus": top_path,
+        "capacity_gpus": top_path,
+        "sustained_max_gpus": top_path,
+        "overflow": meta,
+        "queue_max_depth": ("metadata", "annotations") if "annotations" in mapping(doc.data.get("metadata")) else meta,
+        "queue_max_wait_seconds": ("metadata", "annotations") if "annotations" in mapping(doc.data.get("metadata")) else meta,
+        "gang": meta,
+        "preemption": ("spec", "reclaimable") if "reclaimable" in spec else meta,
+        "serves": meta,
+        "classes": meta,
+        "tolerance_spread": meta,
+        "resident_gib_total": meta,
+        "memory_gib_total": meta,
+        "resident_gib_per_gpu": meta,
+        "reclaims_in_time": ("spec", "parent") if "parent" in spec else meta,
+    }
+    pool.scheduler = {
+        "scheduler": "volcano",
+        "queue": name,
+        "flavor": None,
+        "cohort": parent,
+        "reclaimable": reclaimable,
+        "weight": spec.get("weight"),
+    }
+    return pool
+
+
+def place(w: Workload, queue_name: str, index: VolcanoIndex | None, model: Model) -> list[Finding]:
+    where: DocPath = ("spec", "queue", "name")
+    queues = index.queues if index else {}
+    if queue_name not in queues or index is None:
+        known = ", ".join(sorted(queues)) or "none in the checked files"
+        return [w.doc.finding("PL020", "unresolved-reference", f"unknown Volcano Queue '{queue_name}' (known: {known})", where,
+                              hint="check the Queue manifest in with the workloads")]
+    pool = index.pools.get(queue_name)
+    if pool is None:
+        return [w.doc.finding("PL020", "unresolved-reference",
+                              f"Volcano Queue '{queue_name}' has no GPU capability, deserved or guarantee (or is a parent queue)",
+                              where, hint="admit GPU work through a leaf queue that sets GPU quantities")]
+    adopt(pool, model)
+    w.pool = pool
+    pool.workloads.append(w)
+    if w.cls and w.cls not in pool.spec["serves"]:
+        pool.spec["serves"] = sorted([*pool.spec["serves"], w.cls])
+    return []
