@@ -141,6 +141,17 @@ def judge(model: Model, options: LintOptions) -> list[Finding]:
     selected = options.selected if options.selected is not None else set(options.ruleset.rules)
     rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
     facts, findings = measure(model, now)
-    views = build_views(model, facts, now)
+    history = None
+    if options.change is not None:
+        import os
+
+        from policylint.history import previous_reserved
+        from policylint.views import History
+
+        history = History(
+            reserved_before=previous_reserved(options.change, model),
+            changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
+        )
+    views = build_views(model, facts, now, history)
     findings.extend(evaluate(rules, views, options.ruleset.params))
     return findings

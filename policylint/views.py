@@ -103,6 +103,8 @@ FACTS: dict[str, dict[str, str]] = {
         "tolerance_spread": "loosest / tightest tolerance",
         "resident_gib_total": "VRAM the inference models keep resident across their baseline replicas",
         "memory_gib_total": "GPU memory of the reserved GPUs",
+        "reserved_gpus_before": "reserved GPUs at the --diff base revision (unknown without --diff)",
+        "evidence_changed": "true when a measurement of the pool's workloads changed since the --diff base",
         "resident_gib_per_gpu": (
             "GiB one GPU holds when every inference model of the pool is resident on it"
             " (sum of residentGiB / gpusPerReplica; unknown when no inference workload declares residentGiB)"
@@ -395,7 +397,30 @@ def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, 
     return {n: total * float(x) / denom for n, x in zip(names, weights, strict=True) if x is not None}
 
 
-def build_views(model: Model, facts: dict[str, WorkloadFacts], now: dt.datetime) -> list[View]:
+@dataclass(frozen=True)
+class History:
+    """What a pool looked like at the ``--diff`` base revision."""
+
+    reserved_before: dict[str, int]  # "cluster/pool" -> reserved GPUs at the base
+    changed_files: frozenset[str]  # real paths of files changed since the base
+
+
+def _history_facts(pool: Pool, history: History | None) -> dict[str, Any]:
+    if history is None:
+        return {"reserved_gpus_before": None, "evidence_changed": None}
+    import os
+
+    changed = any(
+        m.path is not None and os.path.realpath(m.path) in history.changed_files
+        for w in pool.workloads
+        for m in w.measurements.values()
+    )
+    return {"reserved_gpus_before": history.reserved_before.get(pool.qualified), "evidence_changed": changed}
+
+
+def build_views(
+    model: Model, facts: dict[str, WorkloadFacts], now: dt.datetime, history: History | None = None
+) -> list[View]:
     """Views for every subject of the model, in a deterministic order."""
     # First pass without queue facts, to know baseline GPUs for the capacity split.
     provisional = {n: workload_view(w, facts[n], now, {}).facts for n, w in model.workloads.items()}
@@ -412,6 +437,9 @@ def build_views(model: Model, facts: dict[str, WorkloadFacts], now: dt.datetime)
                 key = f"{p.cluster.name}/{req['pool']}"
                 proposed[key] = proposed.get(key, 0) + int(req["gpus"])
     pviews = {pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0)) for pool in model.pools}
+    for pool in model.pools:
+        pviews[pool.qualified].facts.update(_history_facts(pool, history))
+        pviews[pool.qualified].paths.setdefault("reserved_gpus_before", (*pool.doc_path, "reservedGpus"))
     views: list[View] = list(wviews.values())
     views += [pviews[k] for k in sorted(pviews)]
     for name in sorted(model.clusters):

@@ -1,0 +1,84 @@
+"""PL950 capacity-without-new-evidence: judged on a real two-commit git repository."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, run_cli
+
+CLUSTER = "clusters/prod-east.yaml"
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=test@example.com", "-c", "user.name=test", *args],
+        cwd=repo, check=True, capture_output=True,
+    )
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "capacity"
+    shutil.copytree(EXAMPLES / "good", root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def raise_batch_reserved(repo: Path, gpus: int) -> int:
+    """Set the batch pool's reservedGpus; return the line it is on."""
+    path = repo / CLUSTER
+    lines = path.read_text().splitlines()
+    in_batch = False
+    for i, line in enumerate(lines):
+        if "- name: batch" in line:
+            in_batch = True
+        if in_batch and line.strip().startswith("reservedGpus:"):
+            lines[i] = line.split("reservedGpus:")[0] + f"reservedGpus: {gpus}"
+            path.write_text("\n".join(lines) + "\n")
+            return i + 1
+    raise AssertionError("batch pool not found")
+
+
+def findings(repo: Path, *extra: str) -> tuple[int, list[dict[str, object]]]:
+    code, out, err = run_cli(["check", ".", "--diff", "HEAD", "--select", "PL950", "--format", "json", *extra], cwd=repo)
+    assert "Traceback" not in err
+    return code, json.loads(out)["findings"] if out else []
+
+
+def test_increase_without_new_measurement_is_flagged(repo: Path) -> None:
+    line = raise_batch_reserved(repo, 31)  # base has 29; 31 stays within PL101's headroom
+    code, found = findings(repo)
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", CLUSTER, line)]
+    assert "up from 29" in str(found[0]["message"])
+
+
+def test_increase_with_changed_measurement_passes(repo: Path) -> None:
+    raise_batch_reserved(repo, 31)
+    trace = repo / "measurements" / "traces" / "nightly-eval.csv"
+    last = trace.read_text().splitlines()[-1].split(",")
+    with trace.open("a") as fh:  # one more five-minute sample: the measurement changed
+        fh.write(f"{int(last[0]) + 300},{last[1]}\n")
+    code, found = findings(repo)
+    assert found == []
+    assert code == 0
+
+
+def test_no_diff_means_rule_does_not_apply(repo: Path) -> None:
+    raise_batch_reserved(repo, 31)
+    code, out, _ = run_cli(["check", ".", "--select", "PL950", "--format", "json"], cwd=repo)
+    assert code == 0
+    assert json.loads(out)["findings"] == []
+
+
+def test_decrease_is_fine(repo: Path) -> None:
+    raise_batch_reserved(repo, 28)
+    code, found = findings(repo)
+    assert (code, found) == (0, [])
