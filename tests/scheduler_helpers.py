@@ -1,0 +1,70 @@
+"""Helpers shared by the Kueue, Volcano and export tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from policylint.linter import LintOptions, LintResult, lint
+from policylint.resources import rules_dir
+from policylint.ruleset import load_rules
+
+TESTS = Path(__file__).parent
+DATA = TESTS / "data"
+FIXTURES = TESTS / "rules"
+NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+RULESET = load_rules([rules_dir()])
+_EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
+
+
+def run(paths: list[Path], root: Path, rules: bool = True) -> LintResult:
+    return lint(paths, LintOptions(root=root, now=NOW, ruleset=RULESET if rules else None))
+
+
+def expected_marks(folder: Path, code: str) -> set[tuple[str, int]]:
+    marks = set()
+    for path in sorted(folder.rglob("*.y*ml")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            m = _EXPECT.search(line)
+            if m and code in {c.strip() for c in m.group("codes").split(",")}:
+                marks.add((path.relative_to(folder).as_posix(), n))
+    return marks
+
+
+def reported_marks(folder: Path, code: str) -> set[tuple[str, int]]:
+    result = run([folder], FIXTURES)
+    return {
+        ((Path.cwd() / f.file).resolve().relative_to(folder.resolve()).as_posix(), f.line)
+        for f in result.findings
+        if f.code == code
+    }
+
+
+def crd_schema(crd_file: Path, version: str) -> dict[str, Any]:
+    """The CRD's openAPIV3Schema as a JSON Schema that refuses unknown fields.
+
+    Kubernetes prunes unknown fields instead of refusing them; refusing them here
+    catches a field written under the wrong name (``cohort`` in v1beta2). ``x-kubernetes-*``
+    keys are unknown to jsonschema and ignored; ``nullable`` becomes a null type.
+    """
+    crd = yaml.safe_load(crd_file.read_text(encoding="utf-8"))
+    schema = next(v["schema"]["openAPIV3Schema"] for v in crd["spec"]["versions"] if v["name"] == version)
+
+    def convert(node: Any) -> Any:
+        if isinstance(node, list):
+            return [convert(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: convert(v) for k, v in node.items()}
+        if out.pop("nullable", False) and "type" in out:
+            out["type"] = [out["type"], "null"]
+        if "properties" in out and "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+            out["additionalProperties"] = False
+        return out
+
+    converted: dict[str, Any] = convert(schema)
+    return converted

@@ -1,0 +1,215 @@
+"""Kueue manifests as pools: quantities, the real examples, mapping, placement, PL901/PL902."""
+
+from __future__ import annotations
+
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from scheduler_helpers import DATA, FIXTURES, expected_marks, reported_marks, run
+from policylint.schedulers.quantity import gpu_count, parse_quantity
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("8", Decimal(8)),
+        (8, Decimal(8)),
+        ("2000m", Decimal(2)),
+        ("100Gi", Decimal(100 * 2**30)),
+        ("36Gi", Decimal(36 * 2**30)),
+        ("4G", Decimal(4 * 10**9)),
+        ("1.5k", Decimal(1500)),
+        ("1e3", Decimal(1000)),
+        ("+.5", Decimal("0.5")),
+        ("250u", Decimal("0.00025")),
+    ],
+)
+def test_parse_quantity(text: object, value: Decimal) -> None:
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "abc", "8 GPUs", "1.2.3", "Gi", True, None, "5gi"])
+def test_parse_quantity_refuses(text: object) -> None:
+    with pytest.raises(ValueError):
+        parse_quantity(text)
+
+
+def test_gpu_count_whole_gpus() -> None:
+    assert gpu_count("1500m") == 1
+    with pytest.raises(ValueError):
+        gpu_count("-1")
+
+
+def test_real_manifests_have_no_findings(tmp_path: Path) -> None:
+    shutil.copytree(DATA / "kueue", tmp_path / "kueue")
+    code, out, err = run_cli(["check", "--isolated", "--now", "2026-12-01", str(tmp_path / "kueue")])
+    assert (code, err) == (0, "")
+    # 4 + 3 documents read (the scheduler documents count: this is not an empty run)
+    assert "All checks passed: 7 documents in 2 files." in out
+
+
+def test_real_manifests_map_to_pools(tmp_path: Path) -> None:
+    result = run([DATA / "kueue"], DATA, rules=True)
+    assert result.findings == []
+    index = result.model.schedulers["kueue"]
+    assert sorted(index.local_queues) == ["default/tas-user-queue", "default/user-queue"]
+    # the CPU-only ClusterQueue has no GPU pool; the TAS one has one pool of 16 GPUs
+    assert sorted(index.pools) == ["tas-cluster-queue"]
+    pool = index.pools["tas-cluster-queue"][0]
+    assert pool.spec["reservedGpus"] == 16 and pool.spec["elastic"]["maxGpus"] == 0
+    assert pool.spec["scheduling"]["gang"] is True  # topology-aware flavor
+    assert pool.cluster.name == "tas-cluster-queue"  # no cohort: its own cluster
+    # no workload goes through it: nothing enters the demand model
+    assert result.model.clusters == {}
+
+
+WORKLOAD = """\
+apiVersion: policylint/v1
+kind: Workload
+metadata:
+  name: chat
+  team: assistants
+spec:
+  class: inference
+  queue: {{scheduler: kueue, name: {queue}}}
+  gpusPerReplica: 1
+  concurrency:
+    trace:
+      path: trace.csv
+  perGpuConcurrency: {{value: 10, measuredIn: production, source: "grafana board"}}
+  coldStartSeconds: 600
+  tolerance:
+    maxQueueSeconds: 2
+    evidence: "p99 TTFT SLO 2 s"
+"""
+
+
+def _repo(tmp_path: Path, queue: str) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA / "kueue", repo)
+    shutil.copy(FIXTURES / "_traces" / "diurnal-100.csv", repo / "trace.csv")
+    (repo / "chat.yaml").write_text(WORKLOAD.format(queue=queue), encoding="utf-8")
+    return repo
+
+
+@pytest.mark.parametrize(("quota", "code"), [(64, "PL101"), (8, "PL104"), (14, None)])
+def test_framework_rules_land_on_nominal_quota(tmp_path: Path, quota: int, code: str | None) -> None:
+    repo = _repo(tmp_path, "default/tas-user-queue")
+    manifest = repo / "sample-gpu-queues.yaml"
+    manifest.write_text(manifest.read_text().replace("nominalQuota: 16", f"nominalQuota: {quota}"))
+    result = run([repo], repo)
+    pool = result.model.clusters["tas-cluster-queue"].pools["tas-cluster-queue"]
+    assert [w.name for w in pool.workloads] == ["chat"]
+    assert pool.spec["serves"] == ["inference"]
+    quota_line = next(i for i, line in enumerate(manifest.read_text().splitlines(), 1) if "nominalQuota: " + str(quota) in line)
+    # the trace's baseline band is 14 GPUs at 10 in flight per GPU
+    sized = [(f.code, f.file.endswith("sample-gpu-queues.yaml"), f.line) for f in result.findings if f.code in ("PL101", "PL104")]
+    assert sized == ([(code, True, quota_line)] if code else [])
+
+
+def test_short_local_queue_name_and_unknown_queue(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "tas-user-queue")
+    assert "tas-cluster-queue" in run([repo], repo, rules=False).model.clusters
+    repo2 = _repo(tmp_path / "b", "default/missing")
+    findings = run([repo2], repo2, rules=False).findings
+    assert [(f.code, f.doc_path) for f in findings] == [("PL020", "spec/queue/name")]
+    assert "unknown Kueue LocalQueue 'default/missing'" in findings[0].message
+    repo3 = _repo(tmp_path / "c", "default/user-queue")  # CPU-only ClusterQueue
+    assert "has no GPU quota" in run([repo3], repo3, rules=False).findings[0].message
+
+
+COHORT = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: serving
+spec:
+  cohort: east
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: "24"
+        lendingLimit: 4
+    - name: a100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: 8
+        borrowingLimit: 2
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: training
+spec:
+  cohortName: east
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: 64
+        lendingLimit: 16
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata:
+  name: east
+spec:
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: 10
+"""
+
+
+def test_cohort_mapping_v1beta1_and_v1beta2(tmp_path: Path) -> None:
+    (tmp_path / "q.yaml").write_text(COHORT, encoding="utf-8")
+    result = run([tmp_path], tmp_path)
+    assert result.findings == []
+    pools = {p.name: p for ps in result.model.schedulers["kueue"].pools.values() for p in ps}
+    assert sorted(pools) == ["serving.a100", "serving.h100", "training"]
+    h100 = pools["serving.h100"]
+    assert h100.cluster.name == "east"
+    # guaranteed = nominal - lendingLimit; no borrowingLimit: everything the cohort lends on h100
+    assert h100.spec["reservedGpus"] == 20
+    assert h100.spec["elastic"] == {"maxGpus": 16 + 10, "kind": "borrow"}
+    # borrowingLimit 2, but nobody lends a100 GPUs
+    assert pools["serving.a100"].spec["elastic"]["maxGpus"] == 0
+    train = pools["training"]
+    assert train.spec["reservedGpus"] == 48 and train.spec["elastic"]["maxGpus"] == 4 + 10
+    assert h100.paths["reserved_gpus"] == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
+
+
+def test_bad_quantity_is_a_finding(tmp_path: Path) -> None:
+    (tmp_path / "q.yaml").write_text(COHORT.replace('nominalQuota: "24"', "nominalQuota: lots"), encoding="utf-8")
+    findings = run([tmp_path], tmp_path).findings
+    assert [(f.code, f.line) for f in findings] == [("PL010", 13)]
+
+
+@pytest.mark.parametrize("code", ["PL901", "PL902"])
+def test_builtin_rule_fixtures(code: str) -> None:
+    fail = FIXTURES / code / "fail"
+    assert expected_marks(fail, code)
+    assert reported_marks(fail, code) == expected_marks(fail, code)
+    assert reported_marks(FIXTURES / code / "pass", code) == set()
+
+
+def test_example_repository_is_clean() -> None:
+    examples = Path(__file__).resolve().parents[1] / "examples" / "kueue"
+    code, out, err = run_cli(["check", str(examples)])
+    assert code == 0, out + err
+    result = run([examples], examples, rules=False)
+    pools = {p.qualified: p for p in result.model.pools}
+    assert sorted(pools) == ["east/batch", "east/serving", "east/training"]
+    assert all(p.origin == "kueue" for p in pools.values())
