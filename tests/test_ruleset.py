@@ -1,0 +1,108 @@
+"""A bad rule file stops the run with one message naming the file and the key (exit 2).
+
+Rules are data: these tests write user rule folders with one mistake each and run
+the real CLI with ``--rule-dir``. Nothing from a rule file is ever executed.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, run_cli
+
+GOOD_RULE = """\
+rules:
+  - code: ACME001
+    name: pool-too-small
+    severity: warning
+    section: bands
+    subject: pool
+    summary: Pools below a minimum size are hard to schedule.
+    message: "{subject} reserves {reserved_gpus} GPUs, fewer than {minimum}"
+    hint: "merge it into a larger pool"
+    params:
+      minimum: {type: integer, default: 4, description: Smallest pool worth running.}
+    require:
+      reserved_gpus: {min: $minimum}
+    docs:
+      what: Flags pools with very few reserved GPUs.
+      why: Tiny pools fragment capacity and cannot absorb a burst.
+      example: "reservedGpus: 2"
+      use_instead: "reservedGpus: 8"
+      references: ["ACME capacity handbook"]
+"""
+
+
+def write_rules(tmp_path: Path, text: str) -> Path:
+    folder = tmp_path / "acme-rules"
+    folder.mkdir()
+    (folder / "acme.yaml").write_text(textwrap.dedent(text))
+    return folder
+
+
+def check_with(folder: Path, *extra: str) -> tuple[int, str, str]:
+    return run_cli(["check", str(EXAMPLES / "good"), "--rule-dir", str(folder), *extra])
+
+
+def test_user_rule_loads_and_runs(tmp_path: Path) -> None:
+    folder = write_rules(tmp_path, GOOD_RULE.replace("default: 4", "default: 100"))
+    code, out, err = check_with(folder, "--select", "ACME", "--format", "json")
+    assert err == ""
+    assert code == 1
+    assert '"code": "ACME001"' in out
+    assert "reserves 48 GPUs, fewer than 100" in out
+
+
+def test_user_rule_is_listed(tmp_path: Path) -> None:
+    folder = write_rules(tmp_path, GOOD_RULE)
+    code, out, _ = run_cli(["rules", "--rule-dir", str(folder)])
+    assert code == 0
+    assert "ACME001  pool-too-small" in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("    hint:", "    colour: red\n    hint:", "at key 'rules[ACME001].colour': unknown key"),
+        ("default: 4", "default: four", "at key 'rules[ACME001].params.minimum.default': default 'four' is not of type integer"),
+        ("    require:\n      reserved_gpus: {min: $minimum}", "    check: launch_missiles", "at key 'rules[ACME001].check': unknown check function 'launch_missiles'"),
+        ("      why: Tiny pools fragment capacity and cannot absorb a burst.\n", "", "at key 'rules[ACME001].docs': 'why' is required"),
+        ("reserved_gpus: {min: $minimum}", "reserved_gpuz: {min: $minimum}", "at key 'rules[ACME001].require': unknown fact 'reserved_gpuz' for subject pool"),
+        ("{minimum}\"", "{minimum.__class__}\"", "at key 'rules[ACME001].message': placeholder '{minimum.__class__}' must be a plain name"),
+        ("{minimum}\"", "{maximum}\"", "at key 'rules[ACME001].message': unknown placeholder '{maximum}'"),
+        ("{min: $minimum}", "{min: $maximum}", "at key 'rules[ACME001].require': invalid condition: \"unknown parameter '$maximum'\""),
+        ("{min: $minimum}", "{frobnicate: 3}", "at key 'rules[ACME001].require': invalid condition:"),
+        ("code: ACME001", "code: PL101", "at key 'rules[PL101].code': rule PL101 (pool-too-small) is already defined in"),
+        ("severity: warning", "severity: fatal", "at key 'rules[ACME001].severity':"),
+    ],
+    ids=["unknown-key", "param-type", "unknown-function", "missing-doc-section", "unknown-fact",
+         "attribute-access", "unknown-placeholder", "unknown-param", "bad-cerberus-rule", "duplicate-code",
+         "bad-severity"],
+)
+def test_bad_rule_file_stops_the_run(tmp_path: Path, old: str, new: str, message: str) -> None:
+    assert old in GOOD_RULE
+    folder = write_rules(tmp_path, GOOD_RULE.replace(old, new))
+    code, out, err = check_with(folder)
+    assert code == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"policylint: error: {folder / 'acme.yaml'} ")
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_rule_file_with_yaml_error(tmp_path: Path) -> None:
+    folder = write_rules(tmp_path, "rules: [\n")
+    code, _, err = check_with(folder)
+    assert code == 2
+    assert err.startswith(f"policylint: error: {folder / 'acme.yaml'}: invalid YAML at line")
+
+
+def test_missing_rule_folder(tmp_path: Path) -> None:
+    code, _, err = check_with(tmp_path / "nope")
+    assert code == 2
+    assert err == f"policylint: error: rule folder not found: {tmp_path / 'nope'}\n"
