@@ -38,25 +38,38 @@ class Session:
         config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated)
         if args.now:
             config.now = parse_when(args.now, source="--now")
-        if getattr(args, "select", None):
-            config.select = _split(args.select)
-        config.extend_select += _split(getattr(args, "extend_select", None))
-        config.ignore += _split(getattr(args, "ignore", None))
+        cli = {
+            "--select": _split(getattr(args, "select", None)),
+            "--extend-select": _split(getattr(args, "extend_select", None)),
+            "--ignore": _split(getattr(args, "ignore", None)),
+        }
         config.rule_dirs += list(getattr(args, "rule_dir", None) or [])
         limits = LoadLimits(
             max_file_bytes=config.max_file_bytes or LoadLimits.max_file_bytes,
             max_nodes=config.max_nodes or LoadLimits.max_nodes,
         )
+        from policylint.errors import PolicylintError
         from policylint.resources import rules_dir
         from policylint.ruleset import configure_rules, load_rules, select_rules
 
-        source = str(config.path) if config.path else "<command line>"
+        source = str(config.path) if config.path else "<defaults>"
         ruleset = load_rules([rules_dir(), *config.rule_dirs])
         configure_rules(ruleset, config.rules, source)
-        selected = select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
+        # Selectors are checked where they were written, so the message names that place.
+        select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
         for pattern, selectors in config.per_file_ignores.items():
-            select_rules(ruleset, selectors, [], [], source) if selectors else None
-            del pattern
+            for selector in selectors:
+                if not ruleset.matches(selector):
+                    raise PolicylintError(f"'{selector}' matches no rule", source=source, key=f"per-file-ignores.{pattern}")
+        for flag, selectors in cli.items():
+            for selector in selectors:
+                if not ruleset.matches(selector):
+                    raise PolicylintError(f"{flag} {selector}: matches no rule (see `policylint rules`)")
+        if cli["--select"]:
+            config.select = cli["--select"]
+        config.extend_select += cli["--extend-select"]
+        config.ignore += cli["--ignore"]
+        selected = select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
         baseline = getattr(args, "baseline", None) or config.baseline
         options = LintOptions(
             root=config.root,
