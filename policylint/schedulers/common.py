@@ -24,7 +24,7 @@ def sequence(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def annotations(doc: Document) -> dict[str, Any]:
+def annotations_of(doc: Document) -> dict[str, Any]:
     return mapping(mapping(doc.data.get("metadata")).get("annotations"))
 
 
@@ -47,7 +47,7 @@ def gpus(doc: Document, path: DocPath, value: Any, findings: list[Finding]) -> i
 
 def queue_limits(doc: Document) -> dict[str, Any]:
     """Queue limits declared by annotation (Kueue and Volcano queues have no such fields)."""
-    notes = annotations(doc)
+    notes = annotations_of(doc)
     out: dict[str, Any] = {}
     for key, field_name, kind in (
         (ANNOTATION_MAX_DEPTH, "maxDepth", int),

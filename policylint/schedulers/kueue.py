@@ -24,7 +24,7 @@ from policylint.model import Cluster, Model, Pool, Workload
 from policylint.schedulers.common import (
     ANNOTATION_ALL_OR_NOTHING,
     adopt,
-    annotations,
+    annotations_of,
     gpus,
     mapping,
     new_cluster,
@@ -234,7 +234,7 @@ def _pool(
     flavor_doc = index.flavors.get(e.flavor)
     flavor_spec = mapping(flavor_doc.data.get("spec")) if flavor_doc else {}
     labels = mapping(flavor_spec.get("nodeLabels"))
-    all_or_nothing = str(annotations(doc).get(ANNOTATION_ALL_OR_NOTHING, "")).lower() == "true"
+    all_or_nothing = str(annotations_of(doc).get(ANNOTATION_ALL_OR_NOTHING, "")).lower() == "true"
     pool_spec: dict[str, Any] = {
         "name": name,
         "reservedGpus": reserved,
@@ -273,8 +273,8 @@ def _pool(
         "capacity_gpus": e.borrowing_path or e.nominal_path,
         "sustained_max_gpus": e.borrowing_path or e.nominal_path,
         "overflow": ("spec", "queueingStrategy") if "queueingStrategy" in spec else top,
-        "queue_max_depth": ("metadata", "annotations") if annotations(doc) else top,
-        "queue_max_wait_seconds": ("metadata", "annotations") if annotations(doc) else top,
+        "queue_max_depth": ("metadata", "annotations") if annotations_of(doc) else top,
+        "queue_max_wait_seconds": ("metadata", "annotations") if annotations_of(doc) else top,
         "gang": (*e.flavor_path, "name"),
         "preemption": ("spec", "preemption") if preemption else top,
         "serves": top,

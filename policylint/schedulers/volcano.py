@@ -58,7 +58,7 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
         pool = _pool(name, doc, index, clusters, model, gpu_resources, taken, findings)
         if pool is not None:
             index.pools[name] = pool
-    job_sizes = {}
+    job_sizes: dict[str, tuple[int, int]] = {}
     for key, job in jobs.items():
         size = _job_size(job, gpu_resources)
         job_sizes[key] = size
@@ -72,11 +72,11 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
             if min_available < replicas:
                 findings.append(_gang_finding(job, ("spec", "minAvailable"), "minAvailable", min_available, replicas, gpu_total))
     for pg in groups:
-        size = job_sizes.get(f"{_namespace(pg)}/{pg.name}")
+        linked = job_sizes.get(f"{_namespace(pg)}/{pg.name}")
         spec = mapping(pg.data.get("spec"))
-        if size is None or "minMember" not in spec:
+        if linked is None or "minMember" not in spec:
             continue
-        replicas, gpu_total = size
+        replicas, gpu_total = linked
         try:
             min_member = int(spec["minMember"])
         except (TypeError, ValueError):
