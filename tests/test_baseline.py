@@ -1,0 +1,173 @@
+"""Baselines through the real CLI: record the findings of today, fail only on new ones.
+
+The repository is a copy of ``examples/good`` (``now`` pinned, only PL0 and
+PL101 selected) whose ``serving`` pool reserves 80 GPUs against a baseline
+band of 53: one PL101 finding, which each test records in a baseline first.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, run_cli
+
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
+CLUSTER = Path("clusters/prod-east.yaml")
+
+SERVING_MESSAGE = (
+    "pool prod-east/serving reserves 80 GPUs, but the baseline band of its workloads needs 53 "
+    "(allowed headroom 15%): sized by peak, not baseline"
+)
+
+
+def edit_cluster(repo: Path, old: str, new: str) -> None:
+    path = repo / CLUSTER
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/good with one PL101 finding, recorded in ``baseline.json`` (built once)."""
+    repo = tmp_path_factory.mktemp("recorded") / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
+    edit_cluster(repo, "reservedGpus: 48", "reservedGpus: 80")
+    code, out, err = run_cli(["baseline", "-o", "baseline.json"], cwd=repo)
+    assert (code, out, err) == (0, "", "policylint: wrote 1 finding(s) to baseline.json\n")
+    return repo
+
+
+@pytest.fixture
+def repo(recorded: Path, tmp_path: Path) -> Path:
+    """A private copy of the recorded repository, free to edit."""
+    return Path(shutil.copytree(recorded, tmp_path / "repo"))
+
+
+def check(repo: Path, *args: str, cwd: Path | None = None) -> tuple[int, dict]:
+    code, out, err = run_cli(["check", "--format", "json", *args], cwd=cwd or repo)
+    assert err == ""
+    report: dict = json.loads(out)
+    return code, report
+
+
+def sarif_results(repo: Path, *args: str) -> list[dict]:
+    code, out, err = run_cli(["check", "--format", "sarif", *args], cwd=repo)
+    assert err == ""
+    results: list[dict] = json.loads(out)["runs"][0]["results"]
+    return results
+
+
+def test_baseline_file_records_findings_without_line_numbers(repo: Path) -> None:
+    data = json.loads((repo / "baseline.json").read_text(encoding="utf-8"))
+    assert data == {
+        "version": 1,
+        "findings": [
+            {
+                "code": "PL101",
+                "file": "clusters/prod-east.yaml",
+                "subject": "pool prod-east/serving",
+                "path": "spec/pools/0/reservedGpus",
+                "message": SERVING_MESSAGE,
+            }
+        ],
+    }
+
+
+def test_baseline_to_stdout(repo: Path) -> None:
+    code, out, err = run_cli(["baseline", "-o", "-"], cwd=repo)
+    assert (code, err) == (0, "")
+    assert out == (repo / "baseline.json").read_text(encoding="utf-8")
+
+
+def test_baseline_creates_the_output_folder(repo: Path) -> None:
+    code, _, err = run_cli(["baseline", "-o", "reports/ci/baseline.json"], cwd=repo)
+    assert (code, err) == (0, "policylint: wrote 1 finding(s) to reports/ci/baseline.json\n")
+    assert (repo / "reports/ci/baseline.json").read_text() == (repo / "baseline.json").read_text()
+
+
+def test_check_with_the_baseline_passes(repo: Path) -> None:
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_baseline_from_the_config_file_is_relative_to_it(repo: Path, tmp_path: Path) -> None:
+    (repo / ".policylint.yaml").write_text(CONFIG + "baseline: baseline.json\n", encoding="utf-8")
+    code, report = check(repo, "repo", cwd=tmp_path)
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_baseline_matches_when_checked_from_another_folder(repo: Path, tmp_path: Path) -> None:
+    code, report = check(repo, "repo", "--baseline", "repo/baseline.json", cwd=tmp_path)
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_lines_inserted_above_keep_the_finding_baselined(repo: Path) -> None:
+    path = repo / CLUSTER
+    path.write_text("# reviewed 2026-12-01\n# owner: capacity team\n\n" + path.read_text(), encoding="utf-8")
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_a_new_finding_is_still_reported(repo: Path) -> None:
+    edit_cluster(repo, "reservedGpus: 29", "reservedGpus: 60")
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert code == 1
+    assert [(f["code"], f["subject"]) for f in report["findings"]] == [("PL101", "pool prod-east/batch")]
+
+
+def test_a_changed_finding_on_the_same_spot_stays_baselined(repo: Path) -> None:
+    # The key is rule + file + subject + document path, not the message.
+    edit_cluster(repo, "reservedGpus: 80", "reservedGpus: 90")
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_sarif_marks_baselined_and_new_findings(repo: Path) -> None:
+    edit_cluster(repo, "reservedGpus: 29", "reservedGpus: 60")
+    results = sarif_results(repo, "--baseline", "baseline.json")
+    states = sorted((r["baselineState"], r["properties"]["subject"]) for r in results)
+    assert states == [("new", "pool prod-east/batch"), ("unchanged", "pool prod-east/serving")]
+    unchanged = next(r for r in results if r["baselineState"] == "unchanged")
+    assert unchanged["suppressions"] == [{"kind": "external", "justification": "recorded in the baseline"}]
+
+
+def test_fixed_finding_makes_the_entry_stale_in_sarif(repo: Path) -> None:
+    edit_cluster(repo, "reservedGpus: 80", "reservedGpus: 48")
+    results = sarif_results(repo, "--baseline", "baseline.json")
+    assert [(r["ruleId"], r["baselineState"], r["level"]) for r in results] == [("PL101", "absent", "note")]
+    assert results[0]["message"]["text"] == (
+        "Baseline entry no longer matches any finding: PL101 pool prod-east/serving at spec/pools/0/reservedGpus"
+    )
+
+
+def test_fixed_finding_makes_the_entry_stale_in_the_github_summary(repo: Path) -> None:
+    edit_cluster(repo, "reservedGpus: 80", "reservedGpus: 48")
+    code, out, err = run_cli(["check", "--format", "github", "--baseline", "baseline.json"], cwd=repo)
+    assert (code, out, err) == (0, "policylint: no findings in 6 files; 1 stale baseline entry\n", "")
+
+
+def test_missing_baseline_file_is_a_usage_error(repo: Path) -> None:
+    code, out, err = run_cli(["check", "--baseline", "missing.json"], cwd=repo)
+    assert (code, out, err) == (2, "", "policylint: error: baseline file not found: missing.json\n")
+
+
+@pytest.mark.parametrize("content", ["not json", "{}", '{"findings": [{"code": "PL101"}]}'])
+def test_unreadable_baseline_file_is_a_usage_error(repo: Path, content: str) -> None:
+    (repo / "broken.json").write_text(content, encoding="utf-8")
+    code, out, err = run_cli(["check", "--baseline", "broken.json"], cwd=repo)
+    assert (code, out) == (2, "")
+    assert err.startswith("policylint: error: broken.json: not a policylint baseline file (")
+    assert err.count("\n") == 1
+
+
+def test_baseline_command_records_everything_despite_a_configured_baseline(repo: Path) -> None:
+    (repo / ".policylint.yaml").write_text(CONFIG + "baseline: baseline.json\n", encoding="utf-8")
+    code, out, err = run_cli(["baseline", "-o", "-"], cwd=repo)
+    assert (code, err) == (0, "")
+    assert [e["subject"] for e in json.loads(out)["findings"]] == ["pool prod-east/serving"]

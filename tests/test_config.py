@@ -1,0 +1,398 @@
+"""Configuration through the real CLI: discovery, precedence, selection, rule
+settings and the one-line errors a bad configuration stops the run with.
+
+Every test works on a copy of ``examples/good`` in ``tmp_path``. Its
+configuration pins ``now`` and selects only the document rules (PL0) and
+PL101, so a rule added later cannot change these exit codes. A finding is made
+by raising the reserved GPUs of the ``serving`` pool above its baseline band.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, run_cli
+
+BASE_CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
+CLUSTER = Path("clusters/prod-east.yaml")
+
+
+def make_repo(tmp_path: Path, config: str | None = BASE_CONFIG) -> Path:
+    """A clean copy of examples/good with ``config`` as its .policylint.yaml (None: no file)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    target = repo / ".policylint.yaml"
+    if config is None:
+        target.unlink(missing_ok=True)
+    else:
+        target.write_text(config, encoding="utf-8")
+    return repo
+
+
+def over_reserve(repo: Path, *, serving: int = 80) -> None:
+    """Reserve more GPUs in prod-east/serving than its baseline band (53) allows."""
+    path = repo / CLUSTER
+    text = path.read_text(encoding="utf-8")
+    assert "      reservedGpus: 48\n" in text
+    path.write_text(text.replace("      reservedGpus: 48\n", f"      reservedGpus: {serving}\n"), encoding="utf-8")
+
+
+def set_config(repo: Path, extra: str, base: str = BASE_CONFIG) -> Path:
+    path = repo / ".policylint.yaml"
+    path.write_text(base + extra, encoding="utf-8")
+    return path
+
+
+def check_json(repo: Path, *args: str, cwd: Path | None = None) -> tuple[int, dict, str]:
+    code, out, err = run_cli(["check", *args, "--format", "json"], cwd=cwd or repo)
+    return code, (json.loads(out) if out else {}), err
+
+
+def codes(report: dict) -> list[str]:
+    return [f["code"] for f in report["findings"]]
+
+
+def effective(args: list[str], cwd: Path) -> dict:
+    code, out, err = run_cli(["config", *args], cwd=cwd)
+    assert (code, err) == (0, "")
+    data: dict = json.loads(out)
+    return data
+
+
+# --- discovery -------------------------------------------------------------------------
+
+
+def test_config_is_found_by_walking_up_from_the_checked_path(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    data = effective([str(repo / "clusters")], cwd=tmp_path)
+    assert data["config-file"] == str((repo / ".policylint.yaml").resolve())
+    assert data["root"] == str(repo.resolve())
+    assert data["now"] == "2026-12-01T00:00:00+00:00"
+
+
+def test_check_applies_the_config_above_the_checked_path(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    set_config(repo, "ignore: [PL101]\n")
+    code, out, err = run_cli(["check", "-q", "repo"], cwd=tmp_path)
+    assert (code, err) == (0, "")
+    assert out.startswith("All checks passed")
+
+
+def test_config_is_found_from_the_working_directory_when_the_path_has_none(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    data = effective([str(elsewhere)], cwd=repo / "workloads")
+    assert data["config-file"] == str((repo / ".policylint.yaml").resolve())
+
+
+def test_pyproject_tool_policylint_table(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, config=None)
+    # An unquoted TOML date arrives as a date object; it must be accepted like the text form.
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "capacity"\n\n[tool.policylint]\nnow = 2026-12-01\nselect = ["PL0", "PL101"]\n'
+        'ignore = ["reserved-above-baseline"]\n',
+        encoding="utf-8",
+    )
+    over_reserve(repo)
+    data = effective([], cwd=repo)
+    assert data["config-file"] == str((repo / "pyproject.toml").resolve())
+    assert data["now"] == "2026-12-01T00:00:00+00:00"
+    code, report, err = check_json(repo)
+    assert (code, err, codes(report)) == (0, "", [])
+
+
+def test_pyproject_without_the_table_is_passed_over(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "clusters" / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n", encoding="utf-8")
+    data = effective([str(repo / "clusters")], cwd=tmp_path)
+    assert data["config-file"] == str((repo / ".policylint.yaml").resolve())
+
+
+def test_isolated_ignores_every_config_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    data = effective(["--isolated"], cwd=repo)
+    assert data["config-file"] is None
+    assert (data["now"], data["select"], data["fail-on"]) == (None, [], "warning")
+
+
+# --- precedence: flags > --config > discovered > defaults ---------------------------------
+
+
+def test_explicit_config_file_replaces_the_discovered_one(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    set_config(repo, "ignore: [PL101]\n")  # proven to hide the finding in the discovery tests
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(BASE_CONFIG, encoding="utf-8")
+    code, report, _ = check_json(repo, "--config", str(strict))
+    assert (code, codes(report)) == (1, ["PL101"])
+
+
+def test_missing_explicit_config_file_is_a_usage_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    code, out, err = run_cli(["check", "--config", "nope.yaml"], cwd=repo)
+    assert (code, out, err) == (2, "", "policylint: error: config file not found: nope.yaml\n")
+
+
+def test_explicit_pyproject_without_the_table_is_a_usage_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "pyproject.toml").write_text("[tool.black]\n", encoding="utf-8")
+    code, _, err = run_cli(["check", "--config", "pyproject.toml"], cwd=repo)
+    assert (code, err) == (2, "policylint: error: pyproject.toml: no [tool.policylint] table\n")
+
+
+def test_select_flag_overrides_config_select(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    code, report, _ = check_json(repo, "--select", "PL0")
+    assert (code, codes(report)) == (0, [])
+
+
+def test_flags_extend_the_config_ignore_list(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    code, report, _ = check_json(repo, "--ignore", "reserved-above-baseline")
+    assert (code, codes(report)) == (0, [])
+
+
+@pytest.mark.parametrize(("flags", "expected"), [([], 0), (["--fail-on", "warning"], 1)])
+def test_fail_on_flag_overrides_config(tmp_path: Path, flags: list[str], expected: int) -> None:
+    repo = make_repo(tmp_path)
+    set_config(repo, "fail-on: error\n")
+    # An unused suppression is a warning (PL032): below the configured fail level.
+    path = repo / CLUSTER
+    path.write_text(path.read_text().replace("reservedGpus: 48", "reservedGpus: 48  # policylint: disable=PL101 -- x"))
+    code, report, _ = check_json(repo, *flags)
+    assert (code, codes(report)) == (expected, ["PL032"])
+
+
+def test_defaults_apply_without_any_config(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, config=None)
+    data = effective([], cwd=repo)
+    assert data["config-file"] is None
+    assert data["fail-on"] == "warning"
+    assert data["select"] == data["ignore"] == data["extend-select"] == []
+    assert "PL101" in data["selected-rules"]
+
+
+# --- selection ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("selector", ["PL101", "pl101", "PL1", "reserved-above-baseline"])
+def test_select_by_code_prefix_and_name(tmp_path: Path, selector: str) -> None:
+    repo = make_repo(tmp_path)
+    set_config(repo, f"select: [{selector}]\n", base='now: "2026-12-01"\n')
+    data = effective([], cwd=repo)
+    assert "PL101" in data["selected-rules"]
+    assert all(code.startswith("PL1") for code in data["selected-rules"])
+    if selector != "PL1":
+        assert data["selected-rules"] == ["PL101"]
+
+
+@pytest.mark.parametrize("selector", ["PL101", "PL1", "reserved-above-baseline"])
+def test_ignore_by_code_prefix_and_name(tmp_path: Path, selector: str) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    set_config(repo, f"ignore: [{selector}]\n")
+    code, report, _ = check_json(repo)
+    assert (code, codes(report)) == (0, [])
+
+
+@pytest.mark.parametrize("selector", ["PL101", "reserved-above-baseline"])
+def test_extend_select_adds_to_the_selection(tmp_path: Path, selector: str) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    set_config(repo, f"select: [PL0]\nextend-select: [{selector}]\n", base='now: "2026-12-01"\n')
+    code, report, _ = check_json(repo)
+    assert (code, codes(report)) == (1, ["PL101"])
+
+
+def test_extend_select_flag_adds_to_config_select(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    code, report, _ = check_json(repo, "--select", "PL0", "--extend-select", "PL101")
+    assert (code, codes(report)) == (1, ["PL101"])
+
+
+# --- rule settings -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("severity", "flags", "expected"),
+    [("warning", ["--fail-on", "error"], 0), ("error", ["--fail-on", "error"], 1), ("warning", [], 1)],
+)
+def test_severity_override_changes_the_exit_code(tmp_path: Path, severity: str, flags: list[str], expected: int) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    set_config(repo, f"rules: {{PL101: {{severity: {severity}}}}}\n")
+    code, report, _ = check_json(repo, *flags)
+    assert code == expected
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("PL101", severity)]
+
+
+def test_rule_option_flips_the_verdict(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)  # 80 reserved against a baseline of 53: over 15 %, under 200 %
+    set_config(repo, "rules: {reserved-above-baseline: {headroom: 2.0}}\n")
+    code, report, _ = check_json(repo)
+    assert (code, codes(report)) == (0, [])
+    data = effective([], cwd=repo)
+    assert data["rule-options"]["PL101"] == {"headroom": 2.0}
+
+
+@pytest.mark.parametrize(
+    ("glob", "selector", "reported"),
+    [("clusters/*.yaml", "PL1", []), ("clusters/prod-*", "PL101", []), ("workloads/*.yaml", "PL101", ["PL101"])],
+)
+def test_per_file_ignores_by_glob(tmp_path: Path, glob: str, selector: str, reported: list[str]) -> None:
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    set_config(repo, f'per-file-ignores: {{"{glob}": [{selector}]}}\n')
+    code, report, _ = check_json(repo)
+    assert (code, codes(report)) == (1 if reported else 0, reported)
+
+
+@pytest.mark.parametrize(("exclude", "reported"), [("[]", ["PL001"]), ('["scratch/*"]', [])])
+def test_exclude_globs_skip_files(tmp_path: Path, exclude: str, reported: list[str]) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "scratch").mkdir()
+    (repo / "scratch" / "draft.yaml").write_text(
+        "apiVersion: policylint/v1\nkind: Cluster\nmetadata: {name: draft\n", encoding="utf-8"
+    )
+    set_config(repo, f"exclude: {exclude}\n")
+    code, report, _ = check_json(repo)
+    assert (code, codes(report)) == (1 if reported else 0, reported)
+
+
+@pytest.mark.parametrize(("flags", "reported"), [([], []), (["--now", "2027-01-01"], ["PL101", "PL031"])])
+def test_now_flag_overrides_config_now(tmp_path: Path, flags: list[str], reported: list[str]) -> None:
+    repo = make_repo(tmp_path)  # config now: 2026-12-01
+    over_reserve(repo)
+    path = repo / CLUSTER
+    path.write_text(
+        path.read_text().replace("reservedGpus: 80", "reservedGpus: 80  # policylint: disable=PL101 until=2026-12-15 -- launch")
+    )
+    code, report, _ = check_json(repo, *flags)
+    assert (code, codes(report)) == (1 if reported else 0, reported)
+
+
+def test_config_command_prints_the_effective_settings_as_json(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    set_config(
+        repo,
+        "extend-select: [PL1]\nignore: [PL033]\nfail-on: error\nexclude: [drafts/*]\nbaseline: bl.json\n"
+        "per-file-ignores: {clusters/*: [PL101]}\nrules: {PL101: {severity: warning, headroom: 0.5}}\n",
+    )
+    data = effective([], cwd=repo)
+    assert data["select"] == ["PL0", "PL101"]
+    assert data["extend-select"] == ["PL1"]
+    assert data["ignore"] == ["PL033"]
+    assert data["fail-on"] == "error"
+    assert data["exclude"] == ["drafts/*"]
+    assert data["baseline"] == str((repo / "bl.json").resolve())
+    assert data["per-file-ignores"] == {"clusters/*": ["PL101"]}
+    assert data["rules"] == {"PL101": {"severity": "warning", "headroom": 0.5}}
+    assert data["severities"]["PL101"] == "warning"
+    assert "PL033" not in data["selected-rules"]
+    assert "PL032" in data["selected-rules"]
+
+
+# --- errors: exit 2 and one line naming the file and the key -------------------------------
+
+ALLOWED = "baseline, exclude, extend-select, fail-on, ignore, limits, now, per-file-ignores, rule-dirs, rules, select"
+
+CONFIG_ERRORS = [
+    pytest.param("bogus: 1\n", f"at key 'bogus': unknown key (allowed: {ALLOWED})", id="unknown-key"),
+    pytest.param("limits: {max-file: 3}\n", "at key 'limits.max-file': unknown key (allowed: max-file-bytes, max-nodes)", id="unknown-nested-key"),
+    pytest.param("1: x\n", f"at key '1': unknown key (allowed: {ALLOWED})", id="numeric-key"),
+    pytest.param("ignore: PL101\n", "at key 'ignore': must be a list of rule codes, prefixes or names, got 'PL101'", id="selector-not-a-list"),
+    pytest.param("exclude: [1]\n", "at key 'exclude.0': must be a string, got 1", id="bad-item-type"),
+    pytest.param("rules: {PL101: 3}\n", "at key 'rules.PL101': must be a mapping, got 3", id="rule-settings-not-a-mapping"),
+    pytest.param("limits: {max-nodes: 0}\n", "at key 'limits.max-nodes': must be >= 1, got 0", id="below-minimum"),
+    pytest.param("ignore: ['']\n", "at key 'ignore.0': must not be empty", id="empty-selector"),
+    pytest.param("fail-on: fatal\n", "at key 'fail-on': must be one of error, warning, info, got 'fatal'", id="bad-enum"),
+    pytest.param("rules: {PL101: {severity: fatal}}\n", "at key 'rules.PL101.severity': must be one of error, warning, info, got 'fatal'", id="bad-severity"),
+    pytest.param("rules: {PL000: {severity: info}}\n", "at key 'rules.PL000': unknown rule 'PL000'", id="unknown-rule"),
+    pytest.param(
+        "rules: {reserved-above-baseline: {head-room: 1}}\n",
+        "at key 'rules.reserved-above-baseline.head-room': rule PL101 (reserved-above-baseline) has no option 'head-room' (options: headroom)",
+        id="unknown-option",
+    ),
+    pytest.param("rules: {PL101: {headroom: lots}}\n", "at key 'rules.PL101.headroom': must be of type number, got 'lots'", id="option-type"),
+    pytest.param("rules: {PL101: {headroom: -1}}\n", "at key 'rules.PL101.headroom': must be >= 0, got -1", id="option-minimum"),
+    pytest.param("ignore: [PLX]\n", "at key 'ignore': 'PLX' matches no rule", id="unknown-selector"),
+    pytest.param("extend-select: [no-such-rule]\n", "at key 'extend-select': 'no-such-rule' matches no rule", id="unknown-name"),
+]
+
+
+@pytest.mark.parametrize(("extra", "expected"), CONFIG_ERRORS)
+def test_config_error_is_one_line_naming_file_and_key(tmp_path: Path, extra: str, expected: str) -> None:
+    repo = make_repo(tmp_path)
+    path = set_config(repo, extra).resolve()
+    for command in ("check", "config"):
+        code, out, err = run_cli([command], cwd=repo)
+        assert (code, out, err) == (2, "", f"policylint: error: {path} {expected}\n")
+
+
+def test_unreadable_now_names_the_key(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    path = set_config(repo, "", base='now: "yesterday"\n').resolve()
+    code, _, err = run_cli(["check"], cwd=repo)
+    assert (code, err) == (
+        2,
+        f"policylint: error: {path} at key 'now': must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got 'yesterday'\n",
+    )
+    set_config(repo, "", base='now: "2026-13-45"\n')
+    code, _, err = run_cli(["check"], cwd=repo)
+    assert (code, err) == (
+        2,
+        f"policylint: error: {path} at key 'now': '2026-13-45' is not an ISO date (YYYY-MM-DD[THH:MM:SS])\n",
+    )
+
+
+def test_config_that_is_not_a_mapping(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    path = set_config(repo, "", base="- select\n").resolve()
+    code, _, err = run_cli(["check"], cwd=repo)
+    assert (code, err) == (2, f"policylint: error: {path}: the configuration must be a mapping\n")
+
+
+def test_config_with_invalid_yaml(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    path = set_config(repo, "select: [PL1\n").resolve()
+    code, _, err = run_cli(["check"], cwd=repo)
+    assert code == 2
+    assert err.startswith(f"policylint: error: {path}: invalid YAML at line ")
+    assert err.count("\n") == 1
+
+
+def test_bad_pyproject_table_names_the_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, config=None)
+    path = repo / "pyproject.toml"
+    path.write_text('[tool.policylint]\nfail-on = "never"\n', encoding="utf-8")
+    code, _, err = run_cli(["check"], cwd=repo)
+    assert (code, err) == (
+        2,
+        f"policylint: error: {path.resolve()} at key 'fail-on': must be one of error, warning, info, got 'never'\n",
+    )
+
+
+def test_unknown_selector_in_per_file_ignores_names_that_key(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    path = set_config(repo, 'per-file-ignores: {"clusters/*": [PLX]}\n').resolve()
+    code, _, err = run_cli(["check"], cwd=repo)
+    assert (code, err) == (2, f"policylint: error: {path} at key 'per-file-ignores.clusters/*': 'PLX' matches no rule\n")
+
+
+def test_unknown_selector_on_the_command_line_names_the_flag(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    code, _, err = run_cli(["check", "--select", "PLX"], cwd=repo)
+    assert code == 2
+    assert "--select" in err
+    assert ".policylint.yaml" not in err

@@ -1,0 +1,143 @@
+"""policylint as a pre-commit hook.
+
+The round trip runs the real ``pre-commit try-repo`` against this checkout (its
+HEAD plus uncommitted changes to tracked files), in a throw-away git repository
+holding a copy of ``examples/good``. pre-commit builds a virtualenv and
+pip-installs the checkout there, so these two tests need PyPI (or a warm pip
+cache) and take seconds, not milliseconds. ``try-repo`` keeps its hook store in
+a temporary folder of its own, so every run installs again; ``PRE_COMMIT_HOME``
+points at a session folder only so that nothing lands in the user's cache.
+
+``--changed-files``, the option the hook runs with, is also tested directly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, run_cli
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
+GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"]
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *GIT_IDENTITY, *args], cwd=repo, check=True, capture_output=True, text=True, env=_clean_env())
+
+
+def _clean_env() -> dict[str, str]:
+    # When the suite itself runs from a git hook, GIT_DIR / GIT_INDEX_FILE would point
+    # the nested git commands at the outer repository.
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def over_reserve(repo: Path) -> None:
+    path = repo / "clusters" / "prod-east.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("reservedGpus: 48") == 1
+    path.write_text(text.replace("reservedGpus: 48", "reservedGpus: 80"), encoding="utf-8")
+
+
+def make_git_repo(where: Path) -> Path:
+    repo = where / "capacity"
+    shutil.copytree(EXAMPLES / "good", repo)
+    (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "capacity plans")
+    return repo
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def try_repo(repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = _clean_env()
+    env["PRE_COMMIT_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(CHECKOUT), "policylint", "--all-files", "--color", "never"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def test_hook_passes_on_a_clean_repository(tmp_path: Path, pre_commit_home: Path) -> None:
+    repo = make_git_repo(tmp_path)
+    done = try_repo(repo, pre_commit_home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "policylint" in done.stdout and "Passed" in done.stdout
+
+
+def test_hook_fails_on_a_staged_over_reservation(tmp_path: Path, pre_commit_home: Path) -> None:
+    repo = make_git_repo(tmp_path)
+    over_reserve(repo)
+    git(repo, "add", "clusters/prod-east.yaml")
+    done = try_repo(repo, pre_commit_home)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Failed" in done.stdout
+    assert "clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline]" in done.stdout
+    assert "Found 1 finding (1 error)" in done.stdout
+
+
+# --- --changed-files, without pre-commit --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def over_reserved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/good whose serving pool reserves 80 GPUs against a baseline of 53."""
+    repo = tmp_path_factory.mktemp("changed") / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
+    over_reserve(repo)
+    return repo
+
+
+def changed(repo: Path, *files: str) -> tuple[int, list[tuple[str, str]], str]:
+    code, out, err = run_cli(["check", "--changed-files", "--format", "json", *files], cwd=repo)
+    report = json.loads(out) if out else {"findings": []}
+    return code, [(f["code"], f["subject"]) for f in report["findings"]], err
+
+
+@pytest.mark.parametrize(
+    "staged",
+    [
+        pytest.param(["measurements/traces/reranker.csv"], id="trace-of-a-serving-workload"),
+        pytest.param(["workloads/search.yaml"], id="serving-workload"),
+        pytest.param(["clusters/prod-east.yaml"], id="the-cluster-itself"),
+        pytest.param(["README.md", "clusters/prod-east.yaml"], id="among-other-files"),
+    ],
+)
+def test_changed_file_rechecks_what_depends_on_it(over_reserved: Path, staged: list[str]) -> None:
+    assert changed(over_reserved, *staged) == (1, [("PL101", "pool prod-east/serving")], "")
+
+
+@pytest.mark.parametrize(
+    "staged",
+    [
+        pytest.param(["README.md"], id="not-a-policylint-file"),
+        pytest.param(["clusters/train-central.yaml"], id="another-cluster"),
+        pytest.param(["measurements/traces/pre-training.csv"], id="trace-of-a-training-workload"),
+        pytest.param(["workloads/research.yaml"], id="workloads-in-other-pools"),
+    ],
+)
+def test_unrelated_changed_file_reports_nothing(over_reserved: Path, staged: list[str]) -> None:
+    assert changed(over_reserved, *staged) == (0, [], "")
+
+
+def test_changed_files_need_existing_paths(over_reserved: Path) -> None:
+    code, out, err = run_cli(["check", "--changed-files", "deleted.yaml"], cwd=over_reserved)
+    assert (code, out) == (2, "")
+    assert err == "policylint: error: --changed-files needs the changed files as PATH arguments\n"
