@@ -266,6 +266,21 @@ def _known(names: dict[str, Any]) -> str:
 def _link_proposal(p: Proposal, model: Model, broken: dict[str, set[str]]) -> list[Finding]:
     findings: list[Finding] = []
     doc = p.doc
+    # Cited workloads are linked first: they do not depend on the cluster resolving.
+    for i, name in enumerate(p.spec.get("workloads", [])):
+        w = model.workloads.get(name)
+        if w is None:
+            if name not in broken.get("Workload", set()):
+                findings.append(
+                    doc.finding(
+                        "PL020",
+                        "unresolved-reference",
+                        f"unknown workload '{name}'",
+                        ("spec", "workloads", i),
+                    )
+                )
+        else:
+            p.workloads.append(w)
     cluster = model.clusters.get(p.spec["cluster"])
     if cluster is None:
         if p.spec["cluster"] not in broken.get("Cluster", set()):
@@ -292,18 +307,4 @@ def _link_proposal(p: Proposal, model: Model, broken: dict[str, set[str]]) -> li
             )
         else:
             p.pools[pool.name] = pool
-    for i, name in enumerate(p.spec.get("workloads", [])):
-        w = model.workloads.get(name)
-        if w is None:
-            if name not in broken.get("Workload", set()):
-                findings.append(
-                    doc.finding(
-                        "PL020",
-                        "unresolved-reference",
-                        f"unknown workload '{name}'",
-                        ("spec", "workloads", i),
-                    )
-                )
-        else:
-            p.workloads.append(w)
     return findings

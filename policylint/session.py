@@ -31,6 +31,7 @@ class Session:
     baseline_path: Path | None = None
     diff_base: str | None = None
     changed_files: bool = False
+    explicit_paths: bool = True
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Session:
@@ -81,18 +82,32 @@ class Session:
             per_file_ignores=config.per_file_ignores,
             baseline=baseline,
         )
-        return cls(paths, config, options, baseline, getattr(args, "diff", None), bool(getattr(args, "changed_files", False)))
+        return cls(
+            paths,
+            config,
+            options,
+            baseline,
+            getattr(args, "diff", None),
+            bool(getattr(args, "changed_files", False)),
+            explicit_paths=bool(args.paths),
+        )
 
     def lint(self) -> LintResult:
         """Run the linter; narrowed to a change with --changed-files or --diff."""
         from policylint.scope import narrow
 
         if self.changed_files:
-            changed = [p for p in self.paths if p.exists()]
-            if not changed:
+            if not self.explicit_paths:
                 from policylint.errors import PolicylintError
 
                 raise PolicylintError("--changed-files needs the changed files as PATH arguments")
+            changed: list[Path] = []
+            for p in self.paths:
+                if not p.exists():
+                    from policylint.errors import PolicylintError
+
+                    raise PolicylintError(f"path does not exist: {p}")
+                changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
             result = lint([self.config.root], self.options)
             return narrow(result, changed)
         if self.diff_base:
@@ -100,7 +115,8 @@ class Session:
 
             change = changed_since(self.config.root, self.diff_base)
             self.options.change = change
-            result = lint(self.paths, self.options)
+            # The whole repository is linted: a pool is judged with all its workloads.
+            result = lint([self.config.root], self.options)
             return narrow(result, change.files)
         return lint(self.paths, self.options)
 

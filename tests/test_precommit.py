@@ -140,4 +140,16 @@ def test_unrelated_changed_file_reports_nothing(over_reserved: Path, staged: lis
 def test_changed_files_need_existing_paths(over_reserved: Path) -> None:
     code, out, err = run_cli(["check", "--changed-files", "deleted.yaml"], cwd=over_reserved)
     assert (code, out) == (2, "")
+    assert err == "policylint: error: path does not exist: deleted.yaml\n"
+
+
+def test_changed_files_without_paths_is_a_usage_error(over_reserved: Path) -> None:
+    code, out, err = run_cli(["check", "--changed-files"], cwd=over_reserved)
+    assert (code, out) == (2, "")
     assert err == "policylint: error: --changed-files needs the changed files as PATH arguments\n"
+
+
+def test_changed_folder_reports_on_the_files_inside(over_reserved: Path) -> None:
+    code, out, _ = run_cli(["check", "--changed-files", "clusters", "--format", "json"], cwd=over_reserved)
+    assert code == 1
+    assert '"code": "PL101"' in out

@@ -192,7 +192,7 @@ spec:
   workloads: [chat, ghost]
 """
     model, findings = run(repo, {"c.yaml": CLUSTERS, "p.yaml": proposal, "w.yaml": workload()})
-    assert where(findings) == [
+    assert sorted(where(findings)) == [
         ("PL020", "p.yaml", 10, 8, "cluster 'prod' has no pool 'training' (known: batch, serving)"),
         ("PL020", "p.yaml", 11, 21, "unknown workload 'ghost'"),
     ]
@@ -397,3 +397,23 @@ def test_display_path_outside_the_working_directory(tmp_path: Path, monkeypatch:
     monkeypatch.chdir(tmp_path)
     assert display_path(tmp_path / "a" / "b.yaml") == "a/b.yaml"
     assert display_path(Path("/definitely/elsewhere.yaml")) == "/definitely/elsewhere.yaml"
+
+
+def test_proposal_workloads_are_linked_when_its_cluster_is_broken(tmp_path: Path) -> None:
+    """A broken cluster must not make a proposal look like it cites no measured workload."""
+    from policylint.linter import LintOptions, lint
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "c.yaml").write_text(CLUSTERS.replace("reservedGpus", "reservedGPUs", 1))
+    (repo / "p.yaml").write_text(
+        "apiVersion: policylint/v1\nkind: Proposal\nmetadata: {name: more}\n"
+        "spec:\n  cluster: prod\n  date: '2026-11-20'\n  requests: [{pool: serving, gpus: 2}]\n  workloads: [chat]\n"
+    )
+    (repo / "w.yaml").write_text(workload())
+    result = lint([repo], LintOptions(root=repo, ruleset=load_rules([rules_dir()])))
+    assert result.model is not None
+    assert [w.name for w in result.model.proposals["more"].workloads] == ["chat"]
+    assert "PL020" not in {f.code for f in result.findings if f.file.endswith("p.yaml")}
