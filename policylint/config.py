@@ -38,6 +38,7 @@ class Config:
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_file_bytes: int | None = None
     max_nodes: int | None = None
+    gpu_resources: list[str] = field(default_factory=list)  # empty: the built-in default
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as plain data (``policylint config``)."""
@@ -54,6 +55,7 @@ class Config:
             "now": self.now.isoformat() if self.now else None,
             "baseline": str(self.baseline) if self.baseline else None,
             "rules": self.rules,
+            "gpu-resources": self.gpu_resources or None,
         }
 
 
@@ -257,6 +259,7 @@ def load_config(
     if "baseline" in raw:
         config.baseline = base / raw["baseline"]
     config.rules = {k: dict(v) for k, v in raw.get("rules", {}).items()}
+    config.gpu_resources = list(raw.get("gpu-resources", []))
     limits = raw.get("limits", {})
     config.max_file_bytes = limits.get("max-file-bytes")
     config.max_nodes = limits.get("max-nodes")

@@ -37,6 +37,7 @@ class LintOptions:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     baseline: Path | None = None
     change: Change | None = None  # --diff: files changed since a base revision
+    gpu_resources: tuple[str, ...] = ()  # scheduler resources counted as GPUs (empty: default)
 
 
 @dataclass
@@ -99,7 +100,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
         raise PolicylintError(
             f"no policylint documents found in {shown} (looked for YAML files with apiVersion: policylint/v1)"
         )
-    model, problems = resolve(valid, options.root, broken, scheduler_docs)
+    model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)
     findings.extend(problems)
     result = LintResult(
         findings=[],

@@ -107,6 +107,7 @@ def resolve(
     root: Path,
     broken_names: dict[str, set[str]] | None = None,
     scheduler_documents: list[Document] | None = None,
+    gpu_resources: tuple[str, ...] = (),
 ) -> tuple[Model, list[Finding]]:
     """Build the model from valid documents; return it with reference findings.
 
@@ -156,7 +157,9 @@ def resolve(
 
     from policylint import schedulers
 
-    findings.extend(schedulers.attach(scheduler_documents or [], model))
+    findings.extend(
+        schedulers.attach(scheduler_documents or [], model, gpu_resources or schedulers.GPU_RESOURCES)
+    )
 
     for doc in documents:
         if doc.kind != "Workload" or not doc.name or not claim("Workload", doc.name, doc):

@@ -81,6 +81,7 @@ class Session:
             selected=selected,
             per_file_ignores=config.per_file_ignores,
             baseline=baseline,
+            gpu_resources=tuple(config.gpu_resources),
         )
         return cls(
             paths,

@@ -213,3 +213,23 @@ def test_example_repository_is_clean() -> None:
     pools = {p.qualified: p for p in result.model.pools}
     assert sorted(pools) == ["east/batch", "east/serving", "east/training"]
     assert all(p.origin == "kueue" for p in pools.values())
+
+
+def test_gpu_resource_names_come_from_the_configuration(tmp_path: Path) -> None:
+    """Other vendors' accelerators count as GPUs once the configuration names them."""
+    import shutil
+
+    from conftest import EXAMPLES, run_cli
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "kueue", repo)
+    for path in (repo / "kueue").glob("*.yaml"):
+        path.write_text(path.read_text().replace('"nvidia.com/gpu"', '"habana.ai/gaudi"'))
+    code, out, _ = run_cli(["check", ".", "--format", "json"], cwd=repo)
+    assert code == 1
+    assert '"code": "PL020"' in out  # the queues hold no GPU the default list knows
+
+    config = repo / ".policylint.yaml"
+    config.write_text(config.read_text() + "gpu-resources: [habana.ai/gaudi]\n")
+    code, out, err = run_cli(["check", "."], cwd=repo)
+    assert (code, err) == (0, ""), out

@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config([args.path], config_file=args.config, root=args.root, isolated=args.isolated)
     now = parse_when(args.now, source="--now") if args.now else config.now or dt.datetime.now(dt.timezone.utc)
-    result = lint([args.path], LintOptions(root=config.root, exclude=config.exclude, now=now))
+    result = lint(
+        [args.path],
+        LintOptions(root=config.root, exclude=config.exclude, now=now, gpu_resources=tuple(config.gpu_resources)),
+    )
     model = result.model
     assert model is not None
     facts, _ = measure(model, now)
