@@ -305,7 +305,7 @@ def test_config_command_prints_the_effective_settings_as_json(tmp_path: Path) ->
 
 # --- errors: exit 2 and one line naming the file and the key -------------------------------
 
-ALLOWED = "baseline, exclude, extend-select, fail-on, ignore, limits, now, per-file-ignores, rule-dirs, rules, select"
+ALLOWED = "baseline, exclude, extend-select, fail-on, gpu-resources, ignore, limits, now, per-file-ignores, rule-dirs, rules, select"
 
 CONFIG_ERRORS = [
     pytest.param("bogus: 1\n", f"at key 'bogus': unknown key (allowed: {ALLOWED})", id="unknown-key"),
