@@ -99,18 +99,9 @@ def _dates_as_text(data: dict[Any, Any]) -> dict[Any, Any]:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml
+    from policylint.load import read_settings_yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicylintError(f"cannot read: {exc}", source=str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise PolicylintError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", source=str(path)) from None
+    data = read_settings_yaml(path)
     if data is None:
         return {}
     if not isinstance(data, dict):

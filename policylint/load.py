@@ -508,3 +508,23 @@ def looks_relevant(source: SourceFile) -> bool:
 def _is_scheduler_doc(doc: Document) -> bool:
     api = doc.api_version or ""
     return api.startswith(("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh/"))
+
+
+def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
+    """Parse a configuration or rule file with the same safety limits as documents.
+
+    Returns the data of its single document (None for an empty file). Any problem
+    - syntax, duplicate key, alias bomb, several documents - is a
+    :class:`PolicylintError` naming the file and the position.
+    """
+    source = load_file(path, str(path), limits)
+    problems = [f for f in source.findings if f.code != "PL004"]
+    if problems:
+        first = min(problems, key=lambda f: (f.line, f.column))
+        message = first.message.removeprefix("YAML syntax error: ")
+        raise PolicylintError(f"invalid YAML at line {first.line}, column {first.column}: {message}", source=str(path))
+    if len(source.documents) > 1:
+        second = source.documents[1]
+        line, _ = second.positions.locate(())
+        raise PolicylintError(f"expected one YAML document, found another at line {line}", source=str(path))
+    return source.documents[0].data if source.documents else None

@@ -30,18 +30,12 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 def _load_file(path: Path) -> list[dict[str, Any]]:
     import jsonschema
-    import yaml
 
     from policylint.resources import load_schema
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicylintError(f"cannot read rule file: {exc}", source=str(path)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise PolicylintError(f"invalid YAML{where}: {getattr(exc, 'problem', exc)}", source=str(path)) from None
+    from policylint.load import read_settings_yaml
+
+    data = read_settings_yaml(path)
     validator = jsonschema.Draft202012Validator(load_schema("Rule"))
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:

@@ -394,3 +394,11 @@ def test_unknown_selector_on_the_command_line_names_the_flag(tmp_path: Path) -> 
     repo = make_repo(tmp_path)
     code, out, err = run_cli(["check", "--select", "PLX"], cwd=repo)
     assert (code, out, err) == (2, "", "policylint: error: --select PLX: matches no rule (see `policylint rules`)\n")
+
+
+def test_config_duplicate_key_is_refused(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    path = set_config(repo, "fail-on: error\nfail-on: info\n").resolve()
+    code, _, err = run_cli(["check"], cwd=repo)
+    assert code == 2
+    assert err.startswith(f"policylint: error: {path}: invalid YAML at line 4, column 1: duplicate key 'fail-on' (first defined on line 3)")

@@ -106,3 +106,20 @@ def test_missing_rule_folder(tmp_path: Path) -> None:
     code, _, err = check_with(tmp_path / "nope")
     assert code == 2
     assert err == f"policylint: error: rule folder not found: {tmp_path / 'nope'}\n"
+
+
+def test_rule_file_alias_bomb_is_refused(tmp_path: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    folder = write_rules(tmp_path, "\n".join(lines) + "\nrules: []\n")
+    code, _, err = check_with(folder)
+    assert code == 2
+    assert "alias expansion" in err
+    assert err.startswith(f"policylint: error: {folder / 'acme.yaml'}: invalid YAML at line")
+
+
+def test_rule_file_duplicate_key_is_refused(tmp_path: Path) -> None:
+    folder = write_rules(tmp_path, GOOD_RULE.replace("    severity: warning\n", "    severity: warning\n    severity: error\n"))
+    code, _, err = check_with(folder)
+    assert code == 2
+    assert "duplicate key 'severity'" in err
