@@ -65,9 +65,13 @@ class Rule:
     def help_uri(self) -> str:
         return DOCS_URL.format(code=self.code, name=self.name)
 
-    def markdown(self) -> str:
-        """The rule's documentation as Markdown (used for SARIF help and docs)."""
-        lines = [f"# {self.code} {self.name}", "", f"{self.summary}", ""]
+    def markdown(self, level: int = 1) -> str:
+        """The rule's documentation as Markdown (SARIF help, docs/rules.md).
+
+        ``level`` is the heading level of the title; sections are one below.
+        """
+        title, section = "#" * level, "#" * (level + 1)
+        lines = [f"{title} {self.code} {self.name}", "", f"{self.summary}", ""]
         lines += [f"Severity: {self.severity.label}. Framework section: {self.section}. Applies to: {self.subject}.", ""]
         for key, heading in DOC_SECTIONS.items():
             body = self.docs.get(key)
@@ -78,7 +82,7 @@ class Rule:
                 body = f"{listed}\n\n{str(body).strip()}" if body else listed
             if not body:
                 continue
-            lines += [f"## {heading}", ""]
+            lines += [f"{section} {heading}", ""]
             if key in ("example", "use_instead"):
                 lines += ["```yaml", str(body).rstrip(), "```"]
             elif key == "references" and isinstance(body, list):
