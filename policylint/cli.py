@@ -24,6 +24,7 @@ EXIT_ERROR = 2
 COMMANDS = {
     "check": "check",
     "bands": "bands",
+    "erlang": "erlang",
     "rules": "rules",
     "rule": "rule",
     "baseline": "baseline",
