@@ -113,7 +113,11 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
             )
             exclusions, problems = _exclusions(workload, ref)
             findings.extend(problems)
-            settings = bands.BandSettings(cold_start_seconds=default_cold_start(workload))
+            mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")
+            settings = bands.BandSettings(
+                cold_start_seconds=default_cold_start(workload),
+                outlier_mad_k=float(mads) if mads is not None else None,
+            )
             per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
             report = bands.analyse(
                 series,
