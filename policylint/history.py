@@ -23,6 +23,8 @@ class Change:
     base: str
     files: list[Path] = field(default_factory=list)
     reserved_before: dict[str, int] = field(default_factory=dict)  # "cluster/pool" -> GPUs at base
+    commit: Any = None  # the GitPython commit of ``base``
+    top: Path | None = None  # the repository's working tree
 
 
 def _repo(root: Path) -> Any:
@@ -58,20 +60,14 @@ def changed_since(root: Path, base: str) -> Change:
     top = Path(repo.working_tree_dir or root)
     names = set(repo.git.diff("--name-only", commit.hexsha, "--").splitlines())
     names |= set(repo.untracked_files)
-    change = Change(base=base, files=sorted(top / n for n in names if n))
-    change_base = commit
-    change.reserved_before = {}
-    setattr(change, "_commit", change_base)
-    setattr(change, "_top", top)
-    return change
+    return Change(base=base, files=sorted(top / n for n in names if n), commit=commit, top=top)
 
 
 def previous_reserved(change: Change, model: Model) -> dict[str, int]:
     """Reserved GPUs per pool at the base revision, for clusters present in both."""
     from policylint.load import SourceFile, parse_text
 
-    commit = getattr(change, "_commit", None)
-    top: Path | None = getattr(change, "_top", None)
+    commit, top = change.commit, change.top
     if commit is None or top is None:
         return {}
     out: dict[str, int] = {}
