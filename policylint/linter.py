@@ -15,8 +15,16 @@ from pathlib import Path
 
 from policylint.errors import PolicylintError
 from policylint.finding import Finding, sort_findings
-from policylint.load import Document, LoadLimits, SourceFile, discover, display_path, load_file, looks_relevant
-from policylint.load import _is_scheduler_doc as is_scheduler_doc
+from policylint.load import (
+    Document,
+    LoadLimits,
+    SourceFile,
+    discover,
+    display_path,
+    is_scheduler_doc,
+    load_file,
+    looks_relevant,
+)
 from policylint.model import Model
 
 if TYPE_CHECKING:

@@ -498,14 +498,15 @@ def looks_relevant(source: SourceFile) -> bool:
     when its text mentions ``policylint/`` at all, so that a syntax error in a
     policylint file is never hidden while unrelated YAML stays silent.
     """
-    if any(d.is_policylint or _is_scheduler_doc(d) for d in source.documents):
+    if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
         return True
     if not source.documents and source.findings:
         return "policylint/" in source.text
     return False
 
 
-def _is_scheduler_doc(doc: Document) -> bool:
+def is_scheduler_doc(doc: Document) -> bool:
+    """True for Kueue and Volcano documents, which the scheduler adapters read."""
     api = doc.api_version or ""
     return api.startswith(("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh/"))
 
