@@ -119,7 +119,55 @@ class Session:
             # The whole repository is linted: a pool is judged with all its workloads.
             result = lint([self.config.root], self.options)
             return narrow(result, change.files)
+        if self._files_in_root():
+            return self._lint_files_in_context()
         return lint(self.paths, self.options)
+
+    def _files_in_root(self) -> bool:
+        """True when every PATH is a file inside the repository root (not the root's only content)."""
+        import os
+
+        root = os.path.realpath(self.config.root)
+        for p in self.paths:
+            if not p.is_file():
+                return False
+            if not os.path.realpath(p).startswith(root + os.sep):
+                return False
+        return True
+
+    def _lint_files_in_context(self) -> LintResult:
+        """Check single files with the whole repository as context.
+
+        A proposal names a cluster and workloads, a workload names a pool: judged
+        alone, a file would only produce unresolved references. The repository
+        root is loaded for context and the report is narrowed to the named files.
+        """
+        import os
+
+        from policylint.errors import PolicylintError
+        from policylint.load import is_scheduler_doc
+
+        result = lint([*self.paths, self.config.root], self.options)
+        named = {os.path.realpath(p) for p in self.paths}
+        for p in self.paths:
+            source = next((s for s in result.sources.values() if os.path.realpath(s.path) == os.path.realpath(p)), None)
+            readable = source is not None and (
+                bool(source.findings) or any(d.is_policylint or is_scheduler_doc(d) for d in source.documents)
+            )
+            if not readable:
+                raise PolicylintError(
+                    f"no policylint documents found in {p} (looked for YAML files with apiVersion: policylint/v1)"
+                )
+
+        def keep(file: str) -> bool:
+            return os.path.realpath(file) in named
+
+        result.findings = [f for f in result.findings if keep(f.file)]
+        result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file)]
+        result.baselined = [f for f in result.baselined if keep(f.file)]
+        result.files = len(named)
+        result.documents = sum(len(s.documents) for s in result.sources.values() if os.path.realpath(s.path) in named)
+        return result
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}

@@ -297,3 +297,29 @@ def test_check_help_documents_the_exit_codes() -> None:
 
 def test_examples_folders_exist() -> None:
     assert (EXAMPLES / "good").is_dir() and (EXAMPLES / "bad").is_dir()
+
+
+def test_a_single_file_is_judged_with_the_whole_repository_as_context() -> None:
+    """A proposal alone names clusters and workloads it cannot resolve by itself."""
+    bad = EXAMPLES / "bad"
+    proposal = bad / "proposals" / "2027-q1-everything.yaml"
+    code, out, err = run_cli(["check", str(proposal), "--format", "json"])
+    assert (code, err) == (1, "")
+    alone = json.loads(out)
+    code, out, _ = run_cli(["check", str(bad), "--format", "json"])
+    whole = json.loads(out)
+    expected = [f for f in whole["findings"] if f["file"].endswith("2027-q1-everything.yaml")]
+    assert alone["findings"] == expected
+    assert {f["code"] for f in expected} == {"PL801", "PL802"}
+    assert alone["summary"]["files"] == 1
+
+
+def test_an_unrelated_file_named_inside_a_repository_is_a_usage_error(tmp_path: Path) -> None:
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    (repo / "deploy.yaml").write_text(DEPLOYMENT)
+    code, out, err = run_cli(["check", "deploy.yaml"], cwd=repo)
+    assert (code, out) == (2, "")
+    assert err.startswith("policylint: error: no policylint documents found in deploy.yaml")
