@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import EXAMPLES, run_cli
-from scheduler_helpers import DATA, NOW, crd_schema, run
+from fixture_helpers import DATA, NOW, crd_schema, run
 from policylint.measure import measure
 from policylint.schedulers import export
 from policylint.views import build_views

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from scheduler_helpers import DATA, FIXTURES, expected_marks, reported_marks, run
+from fixture_helpers import DATA, FIXTURES, expected_marks, reported_marks, run
 from policylint.schedulers.quantity import gpu_count, parse_quantity
 
 

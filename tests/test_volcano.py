@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from conftest import run_cli
-from scheduler_helpers import DATA, FIXTURES, expected_marks, reported_marks, run
+from fixture_helpers import DATA, FIXTURES, expected_marks, reported_marks, run
 
 
 def test_real_manifests_have_no_findings(tmp_path: Path) -> None:

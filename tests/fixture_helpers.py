@@ -1,4 +1,4 @@
-"""Helpers shared by the Kueue, Volcano and export tests."""
+"""Helpers shared by the rule-fixture, Kueue, Volcano and export tests."""
 
 from __future__ import annotations
 
