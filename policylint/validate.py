@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from policylint.finding import Finding, Severity
+from policylint.finding import Finding
 from policylint.load import Document
 from policylint.resources import load_schema
 

@@ -25,14 +25,22 @@ def run(paths: list[Path], root: Path, rules: bool = True) -> LintResult:
     return lint(paths, LintOptions(root=root, now=NOW, ruleset=RULESET if rules else None))
 
 
-def expected_marks(folder: Path, code: str) -> set[tuple[str, int]]:
+def all_marks(folder: Path, relative_to: Path | None = None) -> set[tuple[str, int, str]]:
+    """Every ``# expect: CODE[, CODE]`` mark under ``folder`` as (file, line, code)."""
+    base = relative_to or folder
     marks = set()
     for path in sorted(folder.rglob("*.y*ml")):
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             m = _EXPECT.search(line)
-            if m and code in {c.strip() for c in m.group("codes").split(",")}:
-                marks.add((path.relative_to(folder).as_posix(), n))
+            if m:
+                for code in m.group("codes").split(","):
+                    marks.add((path.relative_to(base).as_posix(), n, code.strip()))
     return marks
+
+
+def expected_marks(folder: Path, code: str) -> set[tuple[str, int]]:
+    """Lines under ``folder`` marked as expecting ``code``."""
+    return {(file, line) for file, line, c in all_marks(folder) if c == code}
 
 
 def reported_marks(folder: Path, code: str) -> set[tuple[str, int]]:

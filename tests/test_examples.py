@@ -10,26 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 from conftest import EXAMPLES, REPO, run_cli
+from fixture_helpers import all_marks
 
 from policylint.resources import rules_dir
 from policylint.ruleset import load_rules
-
-_EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
-
-
-def _marks(folder: Path) -> set[tuple[str, int, str]]:
-    out = set()
-    for path in sorted(folder.rglob("*.y*ml")):
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            m = _EXPECT.search(line)
-            if m:
-                for code in m.group("codes").split(","):
-                    out.add((path.relative_to(REPO).as_posix(), n, code.strip()))
-    return out
-
 
 def _check_json(folder: str) -> tuple[int, set[tuple[str, int, str]]]:
     code, out, err = run_cli(["check", folder, "--format", "json"], cwd=REPO)
@@ -52,4 +38,4 @@ def test_bad_example_trips_every_rule_at_its_marks() -> None:
         c for c, rule in load_rules([rules_dir()]).rules.items() if not rule.builtin and re.match(r"PL[1-8]", c)
     }
     assert sorted(wanted - {c for _, _, c in found}) == []
-    assert found == _marks(EXAMPLES / "bad")
+    assert found == all_marks(EXAMPLES / "bad", REPO)
