@@ -711,6 +711,10 @@ class BandReport:
     baseline_percentile: float = 95.0
     daily_percentile: float = 99.0
     bands_gpus: dict[str, int] | None = field(default=None, hash=False)
+    #: highest level held for a whole cold-start window (max of the sustained series)
+    sustained_max: float = math.nan
+    #: the cleaned series the figures were computed from (not part of to_dict)
+    cleaned: Series | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; keys are stable (see docs/bands.md)."""
@@ -890,4 +894,6 @@ def analyse(
         baseline_percentile=settings.baseline_percentile,
         daily_percentile=settings.daily_percentile,
         bands_gpus=bands_gpus,
+        sustained_max=float(s_valid.max()),
+        cleaned=cleaned,
     )

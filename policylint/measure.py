@@ -126,12 +126,13 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
                 per_gpu=float(per_gpu) if per_gpu else None,
                 gpus_per_replica=int(workload.spec.get("gpusPerReplica", 1)),
             )
-            cleaned = traces.apply_exclusions(series, exclusions)
-            s = bands.sustained(cleaned.values, settings.cold_start_seconds, cleaned.step_seconds)
+            # The report carries the cleaned series (declared exclusions and outlier
+            # days removed), so the queue simulation uses exactly what the bands used.
+            cleaned = report.cleaned if report.cleaned is not None else series
             facts.report = report
             facts.values = cleaned.values
             facts.step_seconds = cleaned.step_seconds
-            facts.sustained_max = float(np.nanmax(s)) if np.isfinite(s).any() else None
+            facts.sustained_max = report.sustained_max
             facts.last_sample = dt.datetime.fromtimestamp(report.last, tz=dt.timezone.utc)
         except PolicylintError as exc:
             findings.append(_problem(ref, exc))
