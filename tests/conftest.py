@@ -38,3 +38,28 @@ def run_cli(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
     finally:
         os.chdir(old)
     return code, out.getvalue(), err.getvalue()
+
+
+GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"]
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` with a fixed identity; return its standard output.
+
+    GIT_* variables are dropped: when the suite runs from a git hook they would
+    point the nested commands at the outer repository.
+    """
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(
+        ["git", *GIT_IDENTITY, *args], cwd=repo, check=True, capture_output=True, text=True, env=env
+    )
+    return done.stdout
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    """Edit a test file in place, insisting that ``old`` occurs exactly once."""
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in {path}"
+    path.write_text(text.replace(old, new), encoding="utf-8")

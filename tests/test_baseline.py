@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, replace_once, run_cli
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 CLUSTER = Path("clusters/prod-east.yaml")
@@ -24,20 +24,13 @@ SERVING_MESSAGE = (
 )
 
 
-def edit_cluster(repo: Path, old: str, new: str) -> None:
-    path = repo / CLUSTER
-    text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1
-    path.write_text(text.replace(old, new), encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """examples/good with one PL101 finding, recorded in ``baseline.json`` (built once)."""
     repo = tmp_path_factory.mktemp("recorded") / "repo"
     shutil.copytree(EXAMPLES / "good", repo)
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
-    edit_cluster(repo, "reservedGpus: 48", "reservedGpus: 80")
+    replace_once(repo / CLUSTER, "reservedGpus: 48", "reservedGpus: 80")
     code, out, err = run_cli(["baseline", "-o", "baseline.json"], cwd=repo)
     assert (code, out, err) == (0, "", "policylint: wrote 1 finding(s) to baseline.json\n")
     return repo
@@ -115,7 +108,7 @@ def test_lines_inserted_above_keep_the_finding_baselined(repo: Path) -> None:
 
 
 def test_a_new_finding_is_still_reported(repo: Path) -> None:
-    edit_cluster(repo, "reservedGpus: 29", "reservedGpus: 60")
+    replace_once(repo / CLUSTER, "reservedGpus: 29", "reservedGpus: 60")
     code, report = check(repo, "--baseline", "baseline.json")
     assert code == 1
     assert [(f["code"], f["subject"]) for f in report["findings"]] == [("PL101", "pool prod-east/batch")]
@@ -123,13 +116,13 @@ def test_a_new_finding_is_still_reported(repo: Path) -> None:
 
 def test_a_changed_finding_on_the_same_spot_stays_baselined(repo: Path) -> None:
     # The key is rule + file + subject + document path, not the message.
-    edit_cluster(repo, "reservedGpus: 80", "reservedGpus: 90")
+    replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 90")
     code, report = check(repo, "--baseline", "baseline.json")
     assert (code, report["findings"]) == (0, [])
 
 
 def test_sarif_marks_baselined_and_new_findings(repo: Path) -> None:
-    edit_cluster(repo, "reservedGpus: 29", "reservedGpus: 60")
+    replace_once(repo / CLUSTER, "reservedGpus: 29", "reservedGpus: 60")
     results = sarif_results(repo, "--baseline", "baseline.json")
     states = sorted((r["baselineState"], r["properties"]["subject"]) for r in results)
     assert states == [("new", "pool prod-east/batch"), ("unchanged", "pool prod-east/serving")]
@@ -138,7 +131,7 @@ def test_sarif_marks_baselined_and_new_findings(repo: Path) -> None:
 
 
 def test_fixed_finding_makes_the_entry_stale_in_sarif(repo: Path) -> None:
-    edit_cluster(repo, "reservedGpus: 80", "reservedGpus: 48")
+    replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 48")
     results = sarif_results(repo, "--baseline", "baseline.json")
     assert [(r["ruleId"], r["baselineState"], r["level"]) for r in results] == [("PL101", "absent", "note")]
     assert results[0]["message"]["text"] == (
@@ -147,7 +140,7 @@ def test_fixed_finding_makes_the_entry_stale_in_sarif(repo: Path) -> None:
 
 
 def test_fixed_finding_makes_the_entry_stale_in_the_github_summary(repo: Path) -> None:
-    edit_cluster(repo, "reservedGpus: 80", "reservedGpus: 48")
+    replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 48")
     code, out, err = run_cli(["check", "--format", "github", "--baseline", "baseline.json"], cwd=repo)
     assert (code, out, err) == (0, "policylint: no findings in 6 files; 1 stale baseline entry\n", "")
 

@@ -15,34 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, git, replace_once, run_cli
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
-GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"]
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *GIT_IDENTITY, *args], cwd=repo, check=True, capture_output=True, text=True)
-    return done.stdout
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1
-    path.write_text(text.replace(old, new), encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The two-commit repository, built once; tests that edit it take a copy."""
     repo = tmp_path_factory.mktemp("history") / "repo"
     shutil.copytree(EXAMPLES / "good", repo)
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
-    edit(repo / "clusters" / "train-central.yaml", "reservedGpus: 440", "reservedGpus: 900")
+    replace_once(repo / "clusters" / "train-central.yaml", "reservedGpus: 440", "reservedGpus: 900")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "capacity as of November")
-    edit(repo / "clusters" / "prod-east.yaml", "reservedGpus: 48", "reservedGpus: 80")
+    replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 48", "reservedGpus: 80")
     git(repo, "commit", "-q", "-am", "more serving capacity")
     return repo
 

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, git, run_cli
 
 CLUSTER = "clusters/prod-east.yaml"
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=test@example.com", "-c", "user.name=test", *args],
-        cwd=repo, check=True, capture_output=True,
-    )
 
 
 @pytest.fixture()

@@ -22,23 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, git, run_cli
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
-GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"]
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *GIT_IDENTITY, *args], cwd=repo, check=True, capture_output=True, text=True, env=_clean_env())
-
-
-def _clean_env() -> dict[str, str]:
-    # When the suite itself runs from a git hook, GIT_DIR / GIT_INDEX_FILE would point
-    # the nested git commands at the outer repository.
-    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-
-
 def over_reserve(repo: Path) -> None:
     path = repo / "clusters" / "prod-east.yaml"
     text = path.read_text(encoding="utf-8")
@@ -62,7 +49,8 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def try_repo(repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = _clean_env()
+    # Nested git commands must not follow a hook's GIT_DIR to the outer repository.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["PRE_COMMIT_HOME"] = str(home)
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(CHECKOUT), "policylint", "--all-files", "--color", "never"],
