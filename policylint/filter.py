@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from policylint.errors import PolicylintError
 from policylint.finding import Finding, Severity
@@ -237,6 +237,3 @@ def apply_filters(
                 stale.append({"code": code, "file": file, "subject": subject, "path": path})
     return reported, suppressed, baselined, stale
 
-
-def rule_meta_dict(ruleset: RuleSet) -> dict[str, Any]:
-    return dict(ruleset.rules)
