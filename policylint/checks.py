@@ -70,11 +70,29 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "gpus": req["gpus"],
                     "reserved": req["reserved"],
                     "baseline_gpus": req["baseline_gpus"],
+                    "baseline_pooling": req.get("baseline_pooling") or "sum of workload baselines unknown",
                     "shortfall": shortfall,
                     "allowed": allowed,
                     "_at": ("spec", "requests", req["index"], "gpus"),
                 }
             )
+    return problems
+
+
+def proposal_for_unmeasured_pool(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Per request: the requested pool has no workload with measured GPU demand."""
+    problems = []
+    for req in facts.get("requests") or []:
+        if req.get("measured_workloads") is None or req["measured_workloads"] > 0:
+            continue
+        problems.append(
+            {
+                "pool": req["pool"],
+                "gpus": req["gpus"],
+                "pool_workloads": req.get("pool_workloads") or 0,
+                "_at": ("spec", "requests", req["index"], "pool"),
+            }
+        )
     return problems
 
 
@@ -94,6 +112,7 @@ CHECKS: dict[str, CheckFunction] = {
     "declared_bands_drift": declared_bands_drift,
     "priority_inflation": priority_inflation,
     "proposal_exceeds_shortfall": proposal_exceeds_shortfall,
+    "proposal_for_unmeasured_pool": proposal_for_unmeasured_pool,
     "tolerance_spread": tolerance_spread,
 }
 
@@ -102,6 +121,9 @@ CHECKS: dict[str, CheckFunction] = {
 CHECK_VARIABLES: dict[str, set[str]] = {
     "declared_bands_drift": {"band", "declared", "computed", "drift"},
     "priority_inflation": {"tight", "total", "share"},
-    "proposal_exceeds_shortfall": {"pool", "gpus", "reserved", "baseline_gpus", "shortfall", "allowed"},
+    "proposal_exceeds_shortfall": {
+        "pool", "gpus", "reserved", "baseline_gpus", "baseline_pooling", "shortfall", "allowed"
+    },
+    "proposal_for_unmeasured_pool": {"pool", "gpus", "pool_workloads"},
     "tolerance_spread": {"spread"},
 }

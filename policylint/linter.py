@@ -142,7 +142,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
 def judge(model: Model, options: LintOptions) -> list[Finding]:
     """Measure (once per run), build views and evaluate the selected rules."""
     from policylint.evaluate import evaluate
-    from policylint.measure import measure
+    from policylint.measure import measure, measure_pools
     from policylint.views import build_views
 
     assert options.ruleset is not None
@@ -150,6 +150,7 @@ def judge(model: Model, options: LintOptions) -> list[Finding]:
     selected = options.selected if options.selected is not None else set(options.ruleset.rules)
     rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
     facts, findings = measure(model, now)
+    pools = measure_pools(model, facts)
     history = None
     if options.change is not None:
         import os
@@ -161,6 +162,6 @@ def judge(model: Model, options: LintOptions) -> list[Finding]:
             reserved_before=previous_reserved(options.change, model),
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
-    views = build_views(model, facts, now, history)
+    views = build_views(model, facts, now, history, pools)
     findings.extend(evaluate(rules, views, options.ruleset.params))
     return findings

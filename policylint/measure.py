@@ -1,5 +1,9 @@
 """Step 4: read every referenced measurement once and compute its facts.
 
+Two passes: :func:`measure` computes each workload's facts, then
+:func:`measure_pools` sums the workloads of every pool into its pooled GPU demand
+(:mod:`policylint.pooled`).
+
 For each workload this reads the concurrency trace (bands, spikes, sustained
 level, window, freshness), the job list (duration percentiles) and the VRAM
 trace (residency ratio). Results are cached on the run, never recomputed per
@@ -21,7 +25,9 @@ if TYPE_CHECKING:
     import numpy as np
 
     from policylint.bands import BandReport
-    from policylint.model import MeasurementRef, Model, Workload
+    from policylint.model import MeasurementRef, Model, Pool, Workload
+    from policylint.pooled import PooledGrid, PooledReport, PoolMember
+    from policylint.traces import Series
 
 
 @dataclass
@@ -85,6 +91,16 @@ def _problem(ref: MeasurementRef, exc: PolicylintError) -> Finding:
     )
 
 
+def _apply_share(workload: Workload, series: Series) -> Series:
+    """A declared share (``concurrency.share.fraction``) scales the traced concurrency."""
+    share = ((workload.spec.get("concurrency") or {}).get("share") or {}).get("fraction")
+    if not isinstance(share, (int, float)) or isinstance(share, bool) or share == 1:
+        return series
+    from dataclasses import replace
+
+    return replace(series, values=series.values * float(share))
+
+
 def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFacts, list[Finding]]:
     """Read and analyse the measurements of one workload."""
     import numpy as np
@@ -111,6 +127,7 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
                 step_seconds=spec.get("stepSeconds"),
                 display_name=ref.display,
             )
+            series = _apply_share(workload, series)
             exclusions, problems = _exclusions(workload, ref)
             findings.extend(problems)
             mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")
@@ -195,3 +212,74 @@ def measure(model: Model, now: dt.datetime) -> tuple[dict[str, WorkloadFacts], l
         out[name] = facts
         findings.extend(problems)
     return out, findings
+
+
+@dataclass
+class PoolFacts:
+    """The pooled demand of one pool (see :mod:`policylint.pooled`).
+
+    ``report`` is None when some workload's GPU demand is unknown (``unknown``
+    names them) or the pool has no workloads; ``measured`` names the workloads whose
+    GPU demand is known (a readable trace and a per-GPU figure).
+    """
+
+    measured: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+    cold_start_seconds: float | None = None
+    report: PooledReport | None = None
+    grid: PooledGrid | None = None
+
+
+def pool_cold_start(pool: Pool) -> float:
+    """The pool's cold start: its elastic ``coldStartSeconds``, else the slowest workload's."""
+    elastic = pool.spec.get("elastic") or {}
+    declared = elastic.get("coldStartSeconds")
+    if isinstance(declared, (int, float)) and not isinstance(declared, bool) and declared > 0:
+        return float(declared)
+    return max((default_cold_start(w) for w in pool.workloads), default=300.0)
+
+
+def _member(workload: Workload, facts: WorkloadFacts) -> PoolMember | None:
+    from policylint.pooled import PoolMember
+
+    per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    report = facts.report
+    if report is None or report.cleaned is None or not isinstance(per_gpu, (int, float)) or per_gpu <= 0:
+        return None
+    return PoolMember(
+        name=workload.name,
+        times=report.cleaned.times,
+        values=report.cleaned.values,
+        step_seconds=report.cleaned.step_seconds,
+        per_gpu=float(per_gpu),
+        gpus_per_replica=int(workload.spec.get("gpusPerReplica", 1)),
+    )
+
+
+def measure_pool(pool: Pool, facts: dict[str, WorkloadFacts]) -> PoolFacts:
+    """Pooled demand of one pool from its workloads' measured series."""
+    from policylint.pooled import pool_series
+
+    members: list[PoolMember] = []
+    unknown: list[str] = []
+    for w in sorted(pool.workloads, key=lambda w: w.name):
+        m = _member(w, facts[w.name]) if w.name in facts else None
+        if m is None:
+            unknown.append(w.name)
+        else:
+            members.append(m)
+    out = PoolFacts(measured=tuple(m.name for m in members), unknown=tuple(unknown))
+    if not members or unknown:
+        return out
+    out.cold_start_seconds = pool_cold_start(pool)
+    capacity = float(int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0)))
+    try:
+        out.grid, out.report = pool_series(members, out.cold_start_seconds, capacity=capacity)
+    except PolicylintError:  # pragma: no cover - members are validated above
+        return out
+    return out
+
+
+def measure_pools(model: Model, facts: dict[str, WorkloadFacts]) -> dict[str, PoolFacts]:
+    """Pooled demand of every pool of the model (by ``cluster/pool``), computed once per run."""
+    return {pool.qualified: measure_pool(pool, facts) for pool in model.pools}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.load import Document, DocPath
 
 if TYPE_CHECKING:
-    from policylint.measure import WorkloadFacts
+    from policylint.measure import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
 
 FACTS: dict[str, dict[str, str]] = {
@@ -53,11 +53,11 @@ FACTS: dict[str, dict[str, str]] = {
         "tolerance_seconds": "declared maximum tolerable queue seconds",
         "tolerance_evidence": "evidence for the tolerance",
         "tolerance_label": "free-form priority label",
-        "capacity_share": "concurrency the pool's declared capacity gives this workload",
-        "max_wait_seconds": "simulated max queue wait at capacity_share, seconds",
-        "p99_wait_seconds": "simulated p99 queue wait at capacity_share, seconds",
+        "pool_capacity_gpus": "reserved + elastic GPUs of the workload's pool (the queue's capacity)",
+        "max_wait_seconds": "simulated max wait in the pool's queue (pooled GPU demand at the pool's capacity), seconds",
+        "p99_wait_seconds": "simulated p99 wait in the pool's queue, seconds",
         "daily_max_wait_seconds": (
-            "simulated max queue wait at capacity_share for the demand up to the daily band top, seconds"
+            "simulated max wait in the pool's queue for the pooled demand up to the pool's daily band, seconds"
             " (demand above it is the peak band, left to the pool's overflow policy)"
         ),
         "declared_baseline": "declared baseline band top",
@@ -94,10 +94,10 @@ FACTS: dict[str, dict[str, str]] = {
         "gang": "gang scheduling enabled",
         "preemption": "preemption enabled",
         "buffer_gpus": "GPUs kept free for long-tail jobs",
-        "baseline_gpus": "sum of the workloads' baseline band GPUs",
-        "daily_gpus": "sum of the workloads' daily band GPUs",
-        "peak_gpus": "sum of the workloads' peak band GPUs",
-        "sustained_max_gpus": "sum of GPUs for the highest levels held a whole cold-start window",
+        "baseline_gpus": "pooled baseline band, GPUs (p95 of the sustained pooled GPU-demand series)",
+        "daily_gpus": "pooled daily band, GPUs (p99 of the sustained pooled GPU-demand series)",
+        "peak_gpus": "pooled peak band, GPUs (max of the pooled GPU-demand series)",
+        "sustained_max_gpus": "highest pooled GPU demand held for a whole pool cold-start window",
         "multi_gpu_training": "true when a training workload needs more than one GPU per job",
         "tolerance_min_seconds": "tightest tolerance of the pool's workloads",
         "tolerance_max_seconds": "loosest tolerance of the pool's workloads",
@@ -123,9 +123,44 @@ FACTS: dict[str, dict[str, str]] = {
         "requested_gpus": "GPUs requested in total",
         "cited_workloads": "number of workloads cited",
         "cited_measured": "number of cited workloads backed by a readable measurement",
-        "requests": "per pool: pool, gpus, reserved, baseline_gpus (list of objects)",
+        "requests": (
+            "per request: pool, gpus, reserved, baseline_gpus (pooled), baseline_gpus_sum, baseline_pooling,"
+            " measured_workloads, pool_workloads (list of objects)"
+        ),
+        "cluster_measured": "workloads of the proposal's cluster whose GPU demand is measured",
         "justification": "justification text",
     },
+}
+
+
+#: Pool facts of pooled demand (see policylint.pooled) next to the sums they replace.
+POOLED_POOL_FACTS: dict[str, str] = {
+    "baseline_gpus_sum": "sum of the workloads' own baseline band GPUs (an upper bound of the pooled figure in most pools)",
+    "daily_gpus_sum": "sum of the workloads' own daily band GPUs",
+    "peak_gpus_sum": "sum of the workloads' own peak band GPUs (never below the pooled peak)",
+    "sustained_max_gpus_sum": "sum of the workloads' own sustained-maximum GPUs",
+    "baseline_pooling": "text: the summed baselines and what pooling saves, for messages",
+    "daily_pooling": "text: the summed daily bands and what pooling saves, for messages",
+    "sustained_pooling": "text: the summed sustained maxima and what pooling saves, for messages",
+    "measured_workload_count": "workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)",
+    "pooled_window_days": "days of pooled samples: time in which every workload of the pool has a usable sample",
+    "pooled_cold_start_seconds": "the pool's cold start: elastic coldStartSeconds, else the slowest workload's",
+    "pooled_step_seconds": "step of the pool's common grid (the finest workload step)",
+    "pooled_noise_spikes": "spikes of the pooled series above its baseline, narrower than the pool's cold start",
+    "pooled_real_spikes": "spikes of the pooled series above its baseline, at least as wide as the pool's cold start",
+    "pooled_highest_spike_gpus": "height of the highest pooled spike above the pooled baseline, GPUs",
+    "max_wait_seconds": "simulated max wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
+    "daily_max_wait_seconds": "simulated max wait of the pooled demand cut at the pooled daily band, at reserved + elastic GPUs, seconds",
+}
+
+#: Workload facts that come from the workload's pool or from its neighbours there.
+POOLED_WORKLOAD_FACTS: dict[str, str] = {
+    "measurement_double_counted": (
+        "true when another workload of the same pool cites the same concurrency measurement (file and"
+        " columns) and neither declares a share"
+    ),
+    "double_counted_with": "the workload of the same pool whose measurement this one repeats",
+    "measurement_share": "declared concurrency.share.fraction (None when not declared)",
 }
 
 
@@ -134,6 +169,10 @@ def _extend_facts() -> None:
 
     for name, description in POOL_FACTS.items():
         FACTS["pool"].setdefault(name, description)
+    for name, description in POOLED_POOL_FACTS.items():
+        FACTS["pool"].setdefault(name, description)
+    for name, description in POOLED_WORKLOAD_FACTS.items():
+        FACTS["workload"].setdefault(name, description)
 
 
 _extend_facts()
@@ -168,7 +207,7 @@ def _gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int |
     return int(gpus_for(value, per_gpu, per_replica))
 
 
-def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: dict[str, float]) -> View:
+def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     spec = w.spec
     per = spec.get("perGpuConcurrency") or {}
     tol = spec.get("tolerance") or {}
@@ -210,7 +249,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "tolerance_seconds": _num(tol.get("maxQueueSeconds")),
         "tolerance_evidence": (tol.get("evidence") or "").strip() or None,
         "tolerance_label": tol.get("label"),
-        "capacity_share": None,
+        "pool_capacity_gpus": None,
         "max_wait_seconds": None,
         "p99_wait_seconds": None,
         "daily_max_wait_seconds": None,
@@ -227,28 +266,6 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "pool_tail_protected": _tail_protected(pool) if pool else None,
         "pool_gpu_memory_gib": _num((pool.spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
     }
-    share = shares.get(w.name)
-    if share is not None and facts.values is not None and per_gpu:
-        from policylint.bands import queue_stats
-
-        capacity = share / per_replica * per_gpu
-        v["capacity_share"] = round(capacity, 2)
-        if capacity <= 0:
-            v["max_wait_seconds"] = math.inf
-            v["p99_wait_seconds"] = math.inf
-            v["daily_max_wait_seconds"] = math.inf
-        else:
-            step = facts.step_seconds or 60.0
-            q = queue_stats(facts.values, capacity, step)
-            v["max_wait_seconds"] = round(q.max_wait, 1)
-            v["p99_wait_seconds"] = round(q.p99_wait, 1)
-            if r is not None:
-                import numpy as np
-
-                # The peak band is the overflow policy's business (queue or reject);
-                # the queue only has to absorb what lies within the daily band.
-                within = queue_stats(np.minimum(facts.values, r.daily), capacity, step)
-                v["daily_max_wait_seconds"] = round(within.max_wait, 1)
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
@@ -287,7 +304,57 @@ def _sum(values: list[int | None]) -> int | None:
     return int(sum(x for x in values if x is not None))
 
 
-def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
+def _pooling(kind: str, pooled: int | None, summed: int | None) -> str | None:
+    """Message text comparing a pooled band with the sum of the workloads' bands."""
+    if summed is None:
+        return None
+    if pooled is None:
+        return f"sum of workload {kind} {summed}"
+    saved = summed - pooled
+    if saved > 0:
+        return f"sum of workload {kind} {summed}: pooling saves {saved}"
+    if saved < 0:
+        return f"sum of workload {kind} {summed}: pooled demand is {-saved} higher, the workloads are busy together"
+    return f"sum of workload {kind} {summed}: the same, they peak together"
+
+
+def _int(x: float | None) -> int | None:
+    # Pooled bands are order statistics of whole GPU counts: exact integers.
+    return None if x is None else int(x)
+
+
+def pooled_pool_facts(pooled: PoolFacts | None, sums: dict[str, int | None]) -> dict[str, Any]:
+    """The pooled-demand facts of one pool (None where unknown)."""
+    r = pooled.report if pooled is not None else None
+    known = r is not None and r.baseline is not None
+    base = _int(r.baseline) if known and r else None
+    daily = _int(r.daily) if known and r else None
+    sustained = _int(r.sustained_max) if known and r else None
+    return {
+        "baseline_gpus": base,
+        "daily_gpus": daily,
+        "peak_gpus": _int(r.peak) if known and r else None,
+        "sustained_max_gpus": sustained,
+        "baseline_gpus_sum": sums["baseline"],
+        "daily_gpus_sum": sums["daily"],
+        "peak_gpus_sum": sums["peak"],
+        "sustained_max_gpus_sum": sums["sustained_max"],
+        "baseline_pooling": _pooling("baselines", base, sums["baseline"]),
+        "daily_pooling": _pooling("daily bands", daily, sums["daily"]),
+        "sustained_pooling": _pooling("sustained maxima", sustained, sums["sustained_max"]),
+        "measured_workload_count": len(pooled.measured) if pooled is not None else 0,
+        "pooled_window_days": r.window_days if r else None,
+        "pooled_cold_start_seconds": r.cold_start_seconds if r else None,
+        "pooled_step_seconds": r.step_seconds if r else None,
+        "pooled_noise_spikes": r.noise_spike_count if known and r else None,
+        "pooled_real_spikes": r.real_spike_count if known and r else None,
+        "pooled_highest_spike_gpus": r.highest_spike if known and r else None,
+        "max_wait_seconds": r.queue.max_wait if r and r.queue else None,
+        "daily_max_wait_seconds": r.daily_queue.max_wait if r and r.daily_queue else None,
+    }
+
+
+def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFacts | None = None) -> View:
     spec = pool.spec
     elastic = spec.get("elastic") or {}
     queue = spec.get("queue") or {}
@@ -338,12 +405,6 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "gang": sched.get("gang"),
         "preemption": sched.get("preemption"),
         "buffer_gpus": spec.get("bufferGpus"),
-        "baseline_gpus": _sum([f["baseline_gpus"] for f in wv]),
-        "daily_gpus": _sum([f["daily_gpus"] for f in wv]),
-        "peak_gpus": _sum([f["peak_gpus"] for f in wv]),
-        "sustained_max_gpus": _sum(
-            [_gpus(f["sustained_max"], f["per_gpu"], f["gpus_per_replica"]) for f in wv]
-        ),
         "multi_gpu_training": any(f["workload_class"] == "training" and f["gpus_per_replica"] > 1 for f in wv),
         "tolerance_min_seconds": min(tolerances) if tolerances else None,
         "tolerance_max_seconds": max(tolerances) if tolerances else None,
@@ -352,6 +413,13 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
         "resident_gib_per_gpu": round(sum(per_gpu_resident), 1) if per_gpu_resident else None,
     }
+    sums = {
+        "baseline": _sum([f["baseline_gpus"] for f in wv]),
+        "daily": _sum([f["daily_gpus"] for f in wv]),
+        "peak": _sum([f["peak_gpus"] for f in wv]),
+        "sustained_max": _sum([_gpus(f["sustained_max"], f["per_gpu"], f["gpus_per_replica"]) for f in wv]),
+    }
+    v.update(pooled_pool_facts(pooled, sums))
     from policylint.schedulers import POOL_FACTS, pool_facts
 
     v.update({name: None for name in POOL_FACTS})
@@ -364,6 +432,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "elastic_gpus": (*base, "elastic", "maxGpus"),
         "capacity_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
         "sustained_max_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
+        "measured_workload_count": (*base, "elastic") if "elastic" in spec and not spec.get("reservedGpus")
+        else (*base, "reservedGpus"),
+        "pooled_window_days": (*base, "name"),
         "overflow": (*base, "overflow"),
         "queue_max_depth": (*base, "queue"),
         "queue_max_wait_seconds": (*base, "queue"),
@@ -378,25 +449,6 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
     }
     paths.update(pool.paths)  # scheduler pools: facts live on the manifest's own lines
     return View("pool", f"pool {pool.qualified}", pool.doc, pool.paths.get("name", (*base, "name")), v, paths)
-
-
-def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, float]:
-    """Split the pool's declared GPUs across its workloads by baseline GPUs.
-
-    A workload alone in its pool gets all of it; without measured baselines for
-    every workload no split is made (the queue facts stay unknown).
-    """
-    names = [w.name for w in pool.workloads]
-    total = int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
-    if len(names) == 1:
-        return {names[0]: float(total)}
-    weights = [wfacts[n].get("baseline_gpus") for n in names]
-    if not names or any(x is None for x in weights):
-        return {}
-    denom = float(sum(x for x in weights if x is not None))
-    if denom <= 0:
-        return {n: total / len(names) for n in names}
-    return {n: total * float(x) / denom for n, x in zip(names, weights, strict=True) if x is not None}
 
 
 @dataclass(frozen=True)
@@ -420,16 +472,84 @@ def _history_facts(pool: Pool, history: History | None) -> dict[str, Any]:
     return {"reserved_gpus_before": history.reserved_before.get(pool.qualified), "evidence_changed": changed}
 
 
+def _measurement_key(w: Workload) -> tuple[str, str, str] | None:
+    """What makes two concurrency measurements the same: file, columns and series selector."""
+    import json
+    import os
+
+    ref = w.measurements.get("concurrency")
+    if ref is None or ref.path is None:
+        return None
+    columns = ref.spec.get("columns")
+    return (
+        os.path.realpath(ref.path),
+        json.dumps(sorted(columns) if isinstance(columns, list) else columns),
+        json.dumps(ref.spec.get("match"), sort_keys=True),
+    )
+
+
+def double_counted(pool: Pool) -> dict[str, str]:
+    """Workloads of ``pool`` that repeat another's measurement without a declared share.
+
+    Maps each offending workload to the one it repeats. In a group citing one
+    measurement, the first workload (by name) without a share keeps it; every
+    other one without a share counts the same demand again.
+    """
+    groups: dict[tuple[str, str, str], list[Workload]] = {}
+    for w in sorted(pool.workloads, key=lambda w: w.name):
+        key = _measurement_key(w)
+        if key is not None:
+            groups.setdefault(key, []).append(w)
+    out: dict[str, str] = {}
+    for members in groups.values():
+        unshared = [w for w in members if not (w.spec.get("concurrency") or {}).get("share")]
+        for w in unshared[1:]:
+            out[w.name] = unshared[0].name
+    return out
+
+
+def _pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
+    """Give every workload of ``pool`` the pool's queue figures and its double-count verdict."""
+    repeats = double_counted(pool)
+    for w in pool.workloads:
+        view = wviews.get(w.name)
+        if view is None:
+            continue
+        share = ((w.spec.get("concurrency") or {}).get("share") or {}).get("fraction")
+        view.facts.update(
+            {
+                "pool_capacity_gpus": pv.facts["capacity_gpus"],
+                "max_wait_seconds": pv.facts["max_wait_seconds"],
+                "p99_wait_seconds": None,
+                "daily_max_wait_seconds": pv.facts["daily_max_wait_seconds"],
+                "measurement_double_counted": w.name in repeats,
+                "double_counted_with": repeats.get(w.name),
+                "measurement_share": _num(share),
+            }
+        )
+        view.paths.setdefault("measurement_double_counted", ("spec", "concurrency", "trace", "path"))
+
+
 def build_views(
-    model: Model, facts: dict[str, WorkloadFacts], now: dt.datetime, history: History | None = None
+    model: Model,
+    facts: dict[str, WorkloadFacts],
+    now: dt.datetime,
+    history: History | None = None,
+    pools: dict[str, PoolFacts] | None = None,
 ) -> list[View]:
-    """Views for every subject of the model, in a deterministic order."""
-    # First pass without queue facts, to know baseline GPUs for the capacity split.
-    provisional = {n: workload_view(w, facts[n], now, {}).facts for n, w in model.workloads.items()}
-    shares: dict[str, float] = {}
-    for pool in model.pools:
-        shares.update(capacity_shares(pool, provisional))
-    wviews = {n: workload_view(w, facts[n], now, shares) for n, w in sorted(model.workloads.items())}
+    """Views for every subject of the model, in a deterministic order.
+
+    ``pools`` is the pooled demand from :func:`policylint.measure.measure_pools`;
+    computed here when the caller did not.
+    """
+    if pools is None:
+        from policylint.measure import measure_pools
+
+        pools = measure_pools(model, facts)
+    wviews = {n: workload_view(w, facts[n], now) for n, w in sorted(model.workloads.items())}
+    for w in wviews.values():
+        for name in POOLED_WORKLOAD_FACTS:
+            w.facts.setdefault(name, None)
     proposed: dict[str, int] = {}
     for p in model.proposals.values():
         if p.cluster is None:
@@ -438,8 +558,12 @@ def build_views(
             if req["pool"] in p.cluster.pools:
                 key = f"{p.cluster.name}/{req['pool']}"
                 proposed[key] = proposed.get(key, 0) + int(req["gpus"])
-    pviews = {pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0)) for pool in model.pools}
+    pviews = {
+        pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0), pools.get(pool.qualified))
+        for pool in model.pools
+    }
     for pool in model.pools:
+        _pool_workload_facts(pool, pviews[pool.qualified], wviews)
         pviews[pool.qualified].facts.update(_history_facts(pool, history))
         pviews[pool.qualified].paths.setdefault("reserved_gpus_before", (*pool.doc_path, "reservedGpus"))
     views: list[View] = list(wviews.values())
@@ -475,7 +599,16 @@ def build_views(
                     "gpus": int(req["gpus"]),
                     "reserved": pv.facts["reserved_gpus"] if pv else None,
                     "baseline_gpus": pv.facts["baseline_gpus"] if pv else None,
+                    "baseline_gpus_sum": pv.facts["baseline_gpus_sum"] if pv else None,
+                    "baseline_pooling": pv.facts["baseline_pooling"] if pv else None,
+                    "measured_workloads": pv.facts["measured_workload_count"] if pv else None,
+                    "pool_workloads": pv.facts["workload_count"] if pv else None,
                 }
+            )
+        cluster_measured = None
+        if p.cluster is not None:
+            cluster_measured = sum(
+                pviews[pool.qualified].facts["measured_workload_count"] for pool in p.cluster.pools.values()
             )
         cited = [wviews[w.name].facts for w in p.workloads if w.name in wviews]
         views.append(
@@ -492,6 +625,7 @@ def build_views(
                     "cited_measured": sum(1 for f in cited if f["concurrency_measured"]),
                     "requests": requests,
                     "justification": (p.spec.get("justification") or "").strip() or None,
+                    "cluster_measured": cluster_measured,
                 },
                 {
                     "cited_workloads": ("spec", "workloads") if "workloads" in p.spec else ("spec",),
