@@ -182,6 +182,10 @@ class PooledReport:
         def num(x: float | None) -> float | None:
             return None if x is None or not math.isfinite(x) else float(x)
 
+        def whole(x: float | None) -> int | None:
+            # GPU bands are order statistics of whole GPU counts.
+            return None if x is None else int(x)
+
         def q(stats: QueueStats | None) -> dict[str, object] | None:
             if stats is None:
                 return None
@@ -195,8 +199,8 @@ class PooledReport:
             "members": list(self.members),
             "bands_gpus": None
             if self.baseline is None
-            else {"baseline": self.baseline, "daily": self.daily, "peak": self.peak},
-            "sustained_max_gpus": self.sustained_max,
+            else {"baseline": whole(self.baseline), "daily": whole(self.daily), "peak": whole(self.peak)},
+            "sustained_max_gpus": whole(self.sustained_max),
             "step_seconds": self.step_seconds,
             "cold_start_seconds": self.cold_start_seconds,
             "window_samples": self.window_samples,
@@ -204,7 +208,7 @@ class PooledReport:
             "valid_samples": self.valid_samples,
             "window_days": self.window_days,
             "spike_counts": {"noise": self.noise_spike_count, "real": self.real_spike_count},
-            "highest_spike_gpus": self.highest_spike,
+            "highest_spike_gpus": whole(self.highest_spike),
             "widest_noise_width_seconds": self.widest_noise_seconds,
             "queue": q(self.queue),
             "daily_queue": q(self.daily_queue),

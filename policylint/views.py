@@ -315,7 +315,7 @@ def _pooling(kind: str, pooled: int | None, summed: int | None) -> str | None:
         return f"sum of workload {kind} {summed}: pooling saves {saved}"
     if saved < 0:
         return f"sum of workload {kind} {summed}: pooled demand is {-saved} higher, the workloads are busy together"
-    return f"sum of workload {kind} {summed}: the same, they peak together"
+    return f"sum of workload {kind} {summed}: pooling saves nothing"
 
 
 def _int(x: float | None) -> int | None:

@@ -64,7 +64,7 @@ def test_more_outputs_than_formats_is_a_usage_error(repo: Path) -> None:
 def test_github_annotations(repo: Path) -> None:
     path = repo / "clusters" / "prod-east.yaml"
     # Add a warning (unused suppression) so both commands appear.
-    path.write_text(path.read_text().replace("reservedGpus: 29", "reservedGpus: 29  # policylint: disable=PL101 -- x"))
+    path.write_text(path.read_text().replace("reservedGpus: 20", "reservedGpus: 20  # policylint: disable=PL101 -- x"))
     code, out, err = run_cli(["check", "--format", "github"], cwd=repo)
     assert (code, err) == (1, "")
     lines = out.splitlines()
@@ -76,7 +76,7 @@ def test_github_annotations(repo: Path) -> None:
     assert annotations[0].startswith(
         "::error file=clusters/prod-east.yaml,line=19,col=7,title=PL101 reserved-above-baseline::"
     )
-    assert "(allowed headroom 15%25)" in annotations[0]  # '%' escaped for the runner
+    assert "; allowed headroom 15%25)" in annotations[0]  # '%' escaped for the runner
     assert annotations[1].startswith("::warning file=clusters/prod-east.yaml,line=34,col=25,title=PL032 unused-suppression::")
 
 
@@ -96,7 +96,8 @@ def test_text_output_shows_the_finding_with_its_frame(repo: Path) -> None:
     assert out.splitlines()[:6] == [
         "clusters/prod-east.yaml",
         "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
-        " but the baseline band of its workloads needs 53 (allowed headroom 15%): sized by peak, not baseline",
+        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing;"
+        " allowed headroom 15%): sized by peak, not baseline",
         "    18 |       # reserved today. The 5-GPU gap is what proposals/2027-q1-serving.yaml asks for.",
         "    19 |       reservedGpus: 80",
         "       |       ^",

@@ -62,7 +62,10 @@ def _count(text: str) -> int:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``bands`` arguments to ``parser``."""
-    parser.add_argument("trace", metavar="TRACE", help="measurement file (CSV, Prometheus JSON, request log)")
+    parser.add_argument("trace", metavar="TRACE", nargs="?",
+                        help="measurement file (CSV, Prometheus JSON, request log); with --pool: the repository (default .)")
+    parser.add_argument("--pool", metavar="CLUSTER/POOL",
+                        help="show the pooled bands of this pool of the capacity repository at TRACE (docs/pooled.md)")
     group = parser.add_argument_group("reading the trace")
     group.add_argument("--input-format", choices=("auto", "csv", "prometheus", "requests"), default="auto",
                        help="how to read TRACE (auto: .json is Prometheus, anything else CSV)")
@@ -121,6 +124,12 @@ def _matches(items: list[str] | None) -> dict[str, str] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the trace, analyse it and print the report. Returns the exit code."""
+    if args.pool is not None:
+        from policylint.commands import pool_bands
+
+        return pool_bands.run(args)
+    if args.trace is None:
+        raise PolicylintError("bands needs a TRACE (or --pool CLUSTER/POOL [PATH])")
     from policylint.bands import BandSettings, analyse
     from policylint.traces import apply_exclusions, parse_exclusion, read_series
 
