@@ -7,7 +7,8 @@ reporting is narrowed, to findings on changed files and on every subject that
 depends on them:
 
 * a changed measurement file -> the workloads that reference it;
-* a changed workload -> itself, its pool, its cluster, proposals citing it;
+* a changed workload -> itself, its pool and the pool's other workloads (pooled
+  demand), its cluster, proposals citing it;
 * a changed cluster -> its pools, their workloads, proposals for it;
 * a changed proposal -> itself.
 """
@@ -32,6 +33,9 @@ def _workload_subjects(w: Workload) -> set[str]:
     subjects = {f"workload {w.name}"}
     if w.pool is not None:
         subjects |= {f"pool {w.pool.qualified}", f"cluster {w.pool.cluster.name}"}
+        # Pooled demand: a workload's change moves the pool's queue (PL203) and may
+        # double-count another's measurement (PL111), verdicts reported on its neighbours.
+        subjects |= {f"workload {other.name}" for other in w.pool.workloads}
     return subjects
 
 
