@@ -177,6 +177,9 @@ def resolve(
             display = spec["path"]
             w.measurements[role] = MeasurementRef(w.name, role, doc, path, spec, resolved, str(display))
 
+    # Scheduler queues with GPUs but no workload are capacity too (PL110 judges them).
+    schedulers.adopt_unused(model)
+
     for doc in documents:
         if doc.kind != "Proposal" or not doc.name or not claim("Proposal", doc.name, doc):
             continue

@@ -150,6 +150,7 @@ POOLED_POOL_FACTS: dict[str, str] = {
     "pooled_real_spikes": "spikes of the pooled series above its baseline, at least as wide as the pool's cold start",
     "pooled_highest_spike_gpus": "height of the highest pooled spike above the pooled baseline, GPUs",
     "max_wait_seconds": "simulated max wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
+    "p99_wait_seconds": "simulated p99 wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
     "daily_max_wait_seconds": "simulated max wait of the pooled demand cut at the pooled daily band, at reserved + elastic GPUs, seconds",
 }
 
@@ -350,6 +351,7 @@ def pooled_pool_facts(pooled: PoolFacts | None, sums: dict[str, int | None]) -> 
         "pooled_real_spikes": r.real_spike_count if known and r else None,
         "pooled_highest_spike_gpus": r.highest_spike if known and r else None,
         "max_wait_seconds": r.queue.max_wait if r and r.queue else None,
+        "p99_wait_seconds": r.queue.p99_wait if r and r.queue else None,
         "daily_max_wait_seconds": r.daily_queue.max_wait if r and r.daily_queue else None,
     }
 
@@ -448,6 +450,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
         "resident_gib_per_gpu": (*base, "gpu"),
     }
     paths.update(pool.paths)  # scheduler pools: facts live on the manifest's own lines
+    for fact, source in (("measured_workload_count", "reserved_gpus"), ("pooled_window_days", "name")):
+        if source in pool.paths and fact not in pool.paths:
+            paths[fact] = pool.paths[source]
     return View("pool", f"pool {pool.qualified}", pool.doc, pool.paths.get("name", (*base, "name")), v, paths)
 
 
@@ -520,7 +525,7 @@ def _pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
             {
                 "pool_capacity_gpus": pv.facts["capacity_gpus"],
                 "max_wait_seconds": pv.facts["max_wait_seconds"],
-                "p99_wait_seconds": None,
+                "p99_wait_seconds": pv.facts["p99_wait_seconds"],
                 "daily_max_wait_seconds": pv.facts["daily_max_wait_seconds"],
                 "measurement_double_counted": w.name in repeats,
                 "double_counted_with": repeats.get(w.name),

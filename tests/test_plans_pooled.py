@@ -194,3 +194,31 @@ def test_two_workloads_sharing_one_trace_by_declared_shares(tmp_path: Path) -> N
     # Halves of one trace, each rounded to whole GPUs on its own: 2 x ceil(105 / 10) + the
     # batch's 2 = 24 by day; one GPU more than the undivided service needs, not twice as many.
     assert findings == []
+
+
+def test_capacity_hidden_in_an_unused_cluster_queue_of_the_same_cohort(tmp_path: Path) -> None:
+    from conftest import EXAMPLES
+
+    root = tmp_path / "kueue"
+    shutil.copytree(EXAMPLES / "kueue", root)
+    spare = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: spare
+spec:
+  cohortName: east
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h200
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: 40
+"""
+    queues = root / "kueue" / "cluster-queues.yaml"
+    queues.write_text(queues.read_text(encoding="utf-8") + spare, encoding="utf-8")
+    _, findings = _check(root)
+    assert [(f["code"], f["file"]) for f in findings] == [("PL110", "kueue/cluster-queues.yaml")]
+    assert str(findings[0]["message"]).startswith("pool east/spare holds 64 GPUs (reserved 40 + elastic 24)")
