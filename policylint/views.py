@@ -4,8 +4,9 @@ For every workload, pool, cluster and proposal this builds a flat dict of
 declared fields and computed facts (bands in concurrency and GPUs, spikes,
 duration percentiles, VRAM ratio, and each pool's pooled demand and queue - see
 :mod:`policylint.pooled_facts`). Rules only ever see these dicts. :data:`FACTS`
-names and describes every fact per subject; rule files are checked against it when they load, so a
-misspelt fact is an error at start, not a rule that silently never fires.
+names and describes every fact per subject; rule files are checked against it
+when they load, so a misspelt fact is an error at start, not a rule that
+silently never fires.
 
 Each view also carries, outside the dict, the document path each fact was
 declared at, so a finding can point at the line that matters.
