@@ -41,8 +41,12 @@ FACTS: dict[str, dict[str, str]] = {
         "baseline_gpus": "GPUs the baseline band needs",
         "daily_gpus": "GPUs the daily band needs",
         "peak_gpus": "GPUs the peak band needs",
-        "window_days": "days of valid samples after cleaning",
-        "measurement_age_days": "days between the last sample and now",
+        "window_days": "days of valid samples after cleaning (exclusions, flat days, outlier days), unrounded",
+        "flat_days": "number of UTC days on which the trace holds one constant value (left out of the window)",
+        "flat_day_list": "the first flat days, as dates",
+        "step_seconds": "sampling step of the concurrency trace, seconds",
+        "cold_start_window_seconds": "cold-start window the bands were computed with (declared, else the pool's elastic one, else 300 s)",
+        "measurement_age_days": "days between the last sample and now, unrounded",
         "last_sample": "timestamp of the last sample",
         "noise_spikes": "spikes narrower than the cold-start window",
         "real_spikes": "spikes at least as wide as the cold-start window",
@@ -51,7 +55,12 @@ FACTS: dict[str, dict[str, str]] = {
         "per_gpu_source": "source of the per-GPU figure",
         "cold_start_seconds": "declared cold-start window, seconds",
         "tolerance_seconds": "declared maximum tolerable queue seconds",
-        "tolerance_evidence": "evidence for the tolerance",
+        "tolerance_evidence": "evidence for the tolerance, as one readable text",
+        "tolerance_evidence_form": "structured (objective and service time), document, url, text (free text), or unknown",
+        "tolerance_evidence_texts": "every text of the evidence as [field, text] pairs (free text, note, document, url)",
+        "evidence_objective_seconds": "latency objective the tolerance was derived from, seconds",
+        "evidence_service_seconds": "service time the tolerance was derived from, seconds",
+        "evidence_queue_budget_seconds": "objective - service time: the most the work may wait, seconds",
         "tolerance_label": "free-form priority label",
         "capacity_share": "concurrency the pool's declared capacity gives this workload",
         "max_wait_seconds": "simulated max queue wait at capacity_share, seconds",
@@ -60,17 +69,35 @@ FACTS: dict[str, dict[str, str]] = {
             "simulated max queue wait at capacity_share for the demand up to the daily band top, seconds"
             " (demand above it is the peak band, left to the pool's overflow policy)"
         ),
+        "daily_rejected_share": (
+            "share of the daily band's work the queue turns away when it honours the pool's maxWaitSeconds"
+            " (fluid queue at capacity_share)"
+        ),
+        "queue_depth_needed": (
+            "most requests or jobs above capacity_share at one time: the queue depth its spikes need"
+            " (demand up to the daily band when the pool rejects overflow, all demand when it queues)"
+        ),
         "declared_baseline": "declared baseline band top",
         "declared_daily": "declared daily band top",
         "declared_peak": "declared peak band top",
-        "vram_resident_gib": "GiB the model keeps resident per replica",
-        "vram_ratio": "VRAM residency seconds / active compute seconds",
+        "vram_resident_gib": "GiB the model keeps resident per replica (declared residentGiB, else the peak of its VRAM trace)",
+        "vram_ratio": "VRAM residency seconds / active compute seconds (resident samples only), unrounded",
+        "vram_measured": "true when both the residency ratio and the resident GiB are known",
+        "vram_missing": "what VRAM residency data the workload lacks",
+        "durations_measured": "true when the job duration distribution (p50 and p99) is known",
         "p50_seconds": "median job duration",
         "p90_seconds": "p90 job duration",
         "p99_seconds": "p99 job duration",
-        "tail_ratio": "p99 / p50 job duration",
+        "tail_ratio": "p99 / p50 job duration, unrounded",
+        "tail_job_gpus": "GPUs one long-tail job holds (most GPUs among jobs at or above p99 duration, at least gpusPerReplica)",
+        "multi_gpu_job": "true for a training or batch workload whose jobs hold more than one GPU",
         "pool_serves_class": "true when the pool lists this workload's class in serves",
-        "pool_tail_protected": "true when the pool has preemption or buffer GPUs",
+        "pool_buffer_gpus": "GPUs the pool keeps free for long-tail jobs",
+        "pool_preemption": "true when the pool can preempt",
+        "pool_tail_protected": "true when the pool has preemption, or buffer GPUs that hold at least one long-tail job",
+        "pool_overflow": "the pool's overflow policy (queue or reject)",
+        "pool_queue_max_depth": "the pool's queue depth limit",
+        "pool_queue_max_wait_seconds": "the pool's queue wait limit, seconds",
         "pool_gpu_memory_gib": "memory of one GPU in the pool",
     },
     "pool": {
@@ -99,6 +126,10 @@ FACTS: dict[str, dict[str, str]] = {
         "peak_gpus": "sum of the workloads' peak band GPUs",
         "sustained_max_gpus": "sum of GPUs for the highest levels held a whole cold-start window",
         "multi_gpu_training": "true when a training workload needs more than one GPU per job",
+        "multi_gpu_jobs": "training or batch workloads whose jobs hold more than one GPU",
+        "sharing": "exclusive (a GPU holds one model's replica, the default) or shared (models share GPUs)",
+        "workload_tolerances": "per workload: name and tolerance_seconds (list of objects)",
+        "queue_needs": "per workload: name, queue_depth_needed, tolerance_seconds, daily_rejected_share (list of objects)",
         "tolerance_min_seconds": "tightest tolerance of the pool's workloads",
         "tolerance_max_seconds": "loosest tolerance of the pool's workloads",
         "tolerance_spread": "loosest / tightest tolerance",
@@ -107,8 +138,9 @@ FACTS: dict[str, dict[str, str]] = {
         "reserved_gpus_before": "reserved GPUs at the --diff base revision (unknown without --diff)",
         "evidence_changed": "true when a measurement of the pool's workloads changed since the --diff base",
         "resident_gib_per_gpu": (
-            "GiB one GPU holds when every inference model of the pool is resident on it"
-            " (sum of residentGiB / gpusPerReplica; unknown when no inference workload declares residentGiB)"
+            "GiB one GPU must hold: with sharing shared, every inference model of the pool at once"
+            " (sum of residentGiB / gpusPerReplica); with exclusive GPUs, the largest one alone"
+            " (unknown when no inference workload has resident GiB)"
         ),
     },
     "cluster": {
@@ -168,6 +200,57 @@ def _gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int |
     return int(gpus_for(value, per_gpu, per_replica))
 
 
+def _evidence(tol: dict[str, Any]) -> dict[str, Any]:
+    """Facts about a tolerance's evidence: its form, its texts, its latency budget."""
+    ev = tol.get("evidence")
+    out: dict[str, Any] = {
+        "tolerance_evidence": None,
+        "tolerance_evidence_form": None,
+        "tolerance_evidence_texts": [],
+        "evidence_objective_seconds": None,
+        "evidence_service_seconds": None,
+        "evidence_queue_budget_seconds": None,
+    }
+    if isinstance(ev, str):
+        text = ev.strip()
+        if text:
+            out.update(tolerance_evidence=text, tolerance_evidence_form="text", tolerance_evidence_texts=[["evidence", text]])
+        return out
+    if not isinstance(ev, dict):
+        return out
+    objective, service = _num(ev.get("objectiveSeconds")), _num(ev.get("serviceSeconds"))
+    texts = [[key, str(ev[key]).strip()] for key in ("note", "document", "url") if isinstance(ev.get(key), str)]
+    parts = []
+    if objective is not None and service is not None:
+        form = "structured"
+        out["evidence_objective_seconds"] = objective
+        out["evidence_service_seconds"] = service
+        # Exact: the comparison with maxQueueSeconds sees this difference, never a rounded one.
+        out["evidence_queue_budget_seconds"] = objective - service
+        parts.append(f"objective {objective:g} s - service {service:g} s")
+    elif ev.get("document"):
+        form = "document"
+    elif ev.get("url"):
+        form = "url"
+    else:
+        form = None
+    parts += [text for key, text in texts if key != "note" and text]
+    out.update(
+        tolerance_evidence="; ".join(parts) or None,
+        tolerance_evidence_form=form,
+        tolerance_evidence_texts=[pair for pair in texts if pair[1]],
+    )
+    return out
+
+
+def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
+    if not days:
+        return None
+    dates = [dt.datetime.fromtimestamp(d, tz=dt.timezone.utc).strftime("%Y-%m-%d") for d in days[:shown]]
+    more = len(days) - shown
+    return ", ".join(dates) + (f" and {more} more" if more > 0 else "")
+
+
 def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: dict[str, float]) -> View:
     spec = w.spec
     per = spec.get("perGpuConcurrency") or {}
@@ -179,9 +262,23 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
     per_replica = int(spec.get("gpusPerReplica", 1))
     r = facts.report
     pool = w.pool
+    pool_spec = pool.spec if pool else {}
+    queue = pool_spec.get("queue") or {}
+    sched = pool_spec.get("scheduling") or {}
     age = None
     if facts.last_sample is not None:
-        age = round((now - facts.last_sample).total_seconds() / 86_400.0, 2)
+        # Unrounded: 30.004 days is older than 30; messages round, verdicts do not.
+        age = (now - facts.last_sample).total_seconds() / 86_400.0
+    resident_gib = _num(vram.get("residentGiB"))
+    if resident_gib is None:
+        resident_gib = facts.vram_resident_gib
+    vram_missing = [
+        what
+        for what, value in (("residency ratio", facts.vram_ratio), ("resident GiB", resident_gib))
+        if value is None
+    ]
+    buffer = pool_spec.get("bufferGpus")
+    tail_gpus = facts.tail_job_gpus if facts.tail_job_gpus is not None else per_replica
     v: dict[str, Any] = {
         "name": w.name,
         "team": w.team,
@@ -198,7 +295,12 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "baseline_gpus": _gpus(r.baseline if r else None, per_gpu, per_replica),
         "daily_gpus": _gpus(r.daily if r else None, per_gpu, per_replica),
         "peak_gpus": _gpus(r.peak if r else None, per_gpu, per_replica),
-        "window_days": round(r.window_days, 2) if r else None,
+        # Unrounded: 89.9965 days is not 90.
+        "window_days": r.window_days if r else None,
+        "flat_days": len(facts.flat_days) if r else None,
+        "flat_day_list": _flat_list(facts.flat_days),
+        "step_seconds": facts.step_seconds if r else None,
+        "cold_start_window_seconds": facts.cold_start_seconds,
         "measurement_age_days": age,
         "last_sample": facts.last_sample.strftime("%Y-%m-%d") if facts.last_sample else None,
         "noise_spikes": r.noise_spike_count if r else None,
@@ -208,47 +310,40 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "per_gpu_source": per.get("source"),
         "cold_start_seconds": _num(spec.get("coldStartSeconds")),
         "tolerance_seconds": _num(tol.get("maxQueueSeconds")),
-        "tolerance_evidence": (tol.get("evidence") or "").strip() or None,
+        **_evidence(tol),
         "tolerance_label": tol.get("label"),
         "capacity_share": None,
         "max_wait_seconds": None,
         "p99_wait_seconds": None,
         "daily_max_wait_seconds": None,
+        "daily_rejected_share": None,
+        "queue_depth_needed": None,
         "declared_baseline": _num(declared.get("baseline")),
         "declared_daily": _num(declared.get("daily")),
         "declared_peak": _num(declared.get("peak")),
-        "vram_resident_gib": _num(vram.get("residentGiB")),
-        "vram_ratio": round(facts.vram_ratio, 2) if facts.vram_ratio is not None else None,
+        "vram_resident_gib": resident_gib,
+        "vram_ratio": facts.vram_ratio,
+        "vram_measured": not vram_missing,
+        "vram_missing": " and ".join(vram_missing) or None,
+        "durations_measured": facts.p50 is not None and facts.p99 is not None,
         "p50_seconds": facts.p50,
         "p90_seconds": facts.p90,
         "p99_seconds": facts.p99,
-        "tail_ratio": round(facts.tail_ratio, 2) if facts.tail_ratio is not None else None,
-        "pool_serves_class": (w.cls in (pool.spec.get("serves") or [])) if pool else None,
-        "pool_tail_protected": _tail_protected(pool) if pool else None,
-        "pool_gpu_memory_gib": _num((pool.spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
+        "tail_ratio": facts.tail_ratio,
+        "tail_job_gpus": tail_gpus,
+        "multi_gpu_job": w.cls in ("training", "batch") and per_replica > 1,
+        "pool_serves_class": (w.cls in (pool_spec.get("serves") or [])) if pool else None,
+        "pool_buffer_gpus": int(buffer) if isinstance(buffer, int) else 0,
+        "pool_preemption": bool(sched.get("preemption")) if pool else None,
+        "pool_tail_protected": _tail_protected(pool, tail_gpus) if pool else None,
+        "pool_overflow": pool_spec.get("overflow"),
+        "pool_queue_max_depth": queue.get("maxDepth"),
+        "pool_queue_max_wait_seconds": _num(queue.get("maxWaitSeconds")),
+        "pool_gpu_memory_gib": _num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
     }
     share = shares.get(w.name)
     if share is not None and facts.values is not None and per_gpu:
-        from policylint.bands import queue_stats
-
-        capacity = share / per_replica * per_gpu
-        v["capacity_share"] = round(capacity, 2)
-        if capacity <= 0:
-            v["max_wait_seconds"] = math.inf
-            v["p99_wait_seconds"] = math.inf
-            v["daily_max_wait_seconds"] = math.inf
-        else:
-            step = facts.step_seconds or 60.0
-            q = queue_stats(facts.values, capacity, step)
-            v["max_wait_seconds"] = round(q.max_wait, 1)
-            v["p99_wait_seconds"] = round(q.p99_wait, 1)
-            if r is not None:
-                import numpy as np
-
-                # The peak band is the overflow policy's business (queue or reject);
-                # the queue only has to absorb what lies within the daily band.
-                within = queue_stats(np.minimum(facts.values, r.daily), capacity, step)
-                v["daily_max_wait_seconds"] = round(within.max_wait, 1)
+        _queue_facts(v, facts, share / per_replica * per_gpu)
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
@@ -257,12 +352,16 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "concurrency_measured": ("spec", "concurrency") if "concurrency" in spec else ("spec",),
         "concurrency_declared": ("spec", "concurrency", "declared"),
         "window_days": (*trace, "path"),
+        "flat_days": (*trace, "path"),
+        "step_seconds": (*trace, "path"),
         "measurement_age_days": (*trace, "path"),
         "per_gpu": ("spec", "perGpuConcurrency", "value"),
         "per_gpu_measured_in": ("spec", "perGpuConcurrency", "measuredIn"),
         "cold_start_seconds": ("spec", "coldStartSeconds"),
         "tolerance_seconds": ("spec", "tolerance"),
-        "tolerance_evidence": ("spec", "tolerance"),
+        "tolerance_evidence": ("spec", "tolerance", "evidence") if "evidence" in tol else ("spec", "tolerance"),
+        "tolerance_evidence_form": ("spec", "tolerance", "evidence") if "evidence" in tol else ("spec", "tolerance"),
+        "evidence_queue_budget_seconds": ("spec", "tolerance", "maxQueueSeconds"),
         "max_wait_seconds": ("spec", "tolerance"),
         "daily_max_wait_seconds": ("spec", "tolerance"),
         "declared_baseline": ("spec", "bands", "baseline"),
@@ -270,15 +369,53 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "declared_peak": ("spec", "bands", "peak"),
         "vram_ratio": ("spec", "vram"),
         "vram_resident_gib": ("spec", "vram", "residentGiB"),
+        "vram_measured": ("spec", "vram") if "vram" in spec else ("spec", "class"),
+        "durations_measured": ("spec", "durations") if "durations" in spec else ("spec", "class"),
         "tail_ratio": ("spec", "durations"),
         "pool_serves_class": ("spec", "pool"),
     }
     return View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), v, paths)
 
 
-def _tail_protected(pool: Pool) -> bool:
+def _queue_facts(v: dict[str, Any], facts: WorkloadFacts, capacity: float) -> None:
+    """Queue waits, rejections and the depth the spikes need, at the workload's capacity share.
+
+    Nothing is rounded: PL203 compares these waits with the tolerance exactly.
+    """
+    import numpy as np
+
+    from policylint.bands import bounded_queue, queue_stats
+
+    assert facts.values is not None
+    r = facts.report
+    step = facts.step_seconds or 60.0
+    v["capacity_share"] = capacity
+    # The peak band is the overflow policy's business (queue or reject);
+    # the queue only has to absorb what lies within the daily band.
+    within = np.minimum(facts.values, r.daily) if r is not None else facts.values
+    if capacity <= 0:
+        v["max_wait_seconds"] = v["p99_wait_seconds"] = v["daily_max_wait_seconds"] = math.inf
+    else:
+        q = queue_stats(facts.values, capacity, step)
+        v["max_wait_seconds"] = q.max_wait
+        v["p99_wait_seconds"] = q.p99_wait
+        if r is not None:
+            v["daily_max_wait_seconds"] = queue_stats(within, capacity, step).max_wait
+    limit = v["pool_queue_max_wait_seconds"]
+    if limit is not None and r is not None:
+        v["daily_rejected_share"] = bounded_queue(within, capacity, step, limit).rejected_share
+    # Spike height sets queue depth: what stands above the capacity at one time must fit in the queue.
+    absorbed = facts.values if v["pool_overflow"] == "queue" else within
+    ok = ~np.isnan(absorbed)
+    if ok.any():
+        v["queue_depth_needed"] = int(max(0.0, math.ceil(float(np.max(absorbed[ok] - capacity)) - 1e-9)))
+
+
+def _tail_protected(pool: Pool, tail_job_gpus: int = 1) -> bool:
+    """Preemption, or a buffer that holds at least one long-tail job (a smaller one protects nothing)."""
     sched = pool.spec.get("scheduling") or {}
-    return bool(sched.get("preemption")) or bool(pool.spec.get("bufferGpus"))
+    buffer = pool.spec.get("bufferGpus")
+    return bool(sched.get("preemption")) or (isinstance(buffer, int) and buffer >= tail_job_gpus > 0)
 
 
 def _sum(values: list[int | None]) -> int | None:
@@ -300,7 +437,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
     spread = None
     if len(tolerances) >= 2:
         lo, hi = min(tolerances), max(tolerances)
-        spread = math.inf if lo <= 0 else round(hi / lo, 1)
+        spread = math.inf if lo <= 0 else hi / lo  # unrounded: the verdict compares it exactly
     memory = _num((spec.get("gpu") or {}).get("memoryGiB"))
     resident: list[float | None] = []
     for f in wv:
@@ -311,7 +448,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
             continue
         replicas = max(1, math.ceil(f["baseline_gpus"] / max(1, f["gpus_per_replica"])))
         resident.append(f["vram_resident_gib"] * replicas)
-    # Multi-model serving: any GPU of the pool may be asked to hold every model.
+    # Shared GPUs (multi-model serving): any GPU may be asked to hold every model, so
+    # their memory adds up. Exclusive GPUs hold one replica each: the largest model decides.
+    sharing = spec.get("sharing", "exclusive")
     per_gpu_resident = [
         f["vram_resident_gib"] / max(1, f["gpus_per_replica"])
         for f in wv
@@ -350,7 +489,17 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "tolerance_spread": spread,
         "resident_gib_total": None if (not resident or None in resident) else round(sum(r for r in resident if r), 1),
         "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
-        "resident_gib_per_gpu": round(sum(per_gpu_resident), 1) if per_gpu_resident else None,
+        "resident_gib_per_gpu": (
+            (sum(per_gpu_resident) if sharing == "shared" else max(per_gpu_resident)) if per_gpu_resident else None
+        ),
+        "sharing": sharing,
+        "multi_gpu_jobs": [f["name"] for f in wv if f["multi_gpu_job"]],
+        "workload_tolerances": [
+            {"name": f["name"], "tolerance_seconds": f["tolerance_seconds"]} for f in wv if f["tolerance_seconds"] is not None
+        ],
+        "queue_needs": [
+            {k: f[k] for k in ("name", "queue_depth_needed", "tolerance_seconds", "daily_rejected_share")} for f in wv
+        ],
     }
     from policylint.schedulers import POOL_FACTS, pool_facts
 
@@ -372,6 +521,8 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "serves": (*base, "serves"),
         "classes": (*base, "serves"),
         "tolerance_spread": (*base, "name"),
+        "multi_gpu_jobs": (*base, "scheduling") if "scheduling" in spec else (*base, "name"),
+        "queue_needs": (*base, "queue") if "queue" in spec else (*base, "name"),
         "resident_gib_total": (*base, "gpu"),
         "memory_gib_total": (*base, "gpu"),
         "resident_gib_per_gpu": (*base, "gpu"),
