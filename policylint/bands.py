@@ -66,7 +66,10 @@ class BandSettings:
     queue_statistic: str = "max"  # "max" or "percentile"
     queue_percentile: float = 99.0
     outlier_mad_k: float | None = None  # flag and drop outlier days when set
-    drop_flat_days: bool = True  # days on which the trace never changes are not measurements
+    #: which days are flat (not measurements): "constant" (any value all day; sampled
+    #: series), "empty" (zero all day; concurrency rebuilt from request logs and job
+    #: lists, where a constant non-zero day is long jobs running), or "off"
+    flat_days: str = "constant"
 
     def __post_init__(self) -> None:
         if not (self.cold_start_seconds > 0 and math.isfinite(self.cold_start_seconds)):
@@ -88,6 +91,8 @@ class BandSettings:
             raise PolicylintError(
                 f"queue statistic must be 'max' or 'percentile', got {self.queue_statistic!r}"
             )
+        if self.flat_days not in ("constant", "empty", "off"):
+            raise PolicylintError(f"flat-day test must be 'constant', 'empty' or 'off', got {self.flat_days!r}")
         if self.outlier_mad_k is not None and self.outlier_mad_k <= 0:
             raise PolicylintError(f"outlier MAD factor must be positive, got {self.outlier_mad_k}")
 
@@ -728,7 +733,7 @@ def outlier_days(times: np.ndarray, values: np.ndarray, k: float) -> np.ndarray:
     return days[np.abs(means - centre) > k * mad]
 
 
-def flat_days(times: np.ndarray, values: np.ndarray) -> np.ndarray:
+def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False) -> np.ndarray:
     """UTC day starts (unix seconds) of the days on which the trace never changes.
 
     The flatness test: a UTC calendar day is *flat* when it holds at least two
@@ -756,6 +761,8 @@ def flat_days(times: np.ndarray, values: np.ndarray) -> np.ndarray:
     high = np.where(missing, -np.inf, grid).max(axis=1)
     low = np.where(missing, np.inf, grid).min(axis=1)
     flat = (count >= 2) & (high == low)
+    if zero_only:
+        flat &= high == 0
     return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
 
 
@@ -901,9 +908,9 @@ def analyse(
     settings = settings or BandSettings()
     cleaned = apply_exclusions(series, exclusions)
     flat: tuple[float, ...] = ()
-    if settings.drop_flat_days:
+    if settings.flat_days != "off":
         # Before the outlier test: a run of padded zero days would drag the median day down.
-        found_flat = flat_days(cleaned.times, cleaned.values)
+        found_flat = flat_days(cleaned.times, cleaned.values, zero_only=settings.flat_days == "empty")
         if found_flat.size:
             flat = tuple(float(d) for d in found_flat)
             cleaned = apply_exclusions(cleaned, [Exclusion(d, d + 86_400.0, "flat day") for d in flat])

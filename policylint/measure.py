@@ -126,6 +126,9 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
             settings = bands.BandSettings(
                 cold_start_seconds=default_cold_start(workload),
                 outlier_mad_k=float(mads) if mads is not None else None,
+                # Rebuilt from intervals, a constant non-zero day is long jobs running;
+                # only a day with nothing at all in the log is not a measurement.
+                flat_days="empty" if fmt in ("requests", "jobs") else "constant",
             )
             per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
             report = bands.analyse(
