@@ -141,7 +141,7 @@ def queue_depth_short(facts: Mapping[str, Any], params: Mapping[str, Any]) -> li
         return []
     needed = short[-1][0]
     listed = ", ".join(f"{name} {need}" for need, name in reversed(short))
-    return [{"depth_needed": needed, "short_workloads": listed}]
+    return [{"depth_needed": needed, "short_workloads": listed, "_at": "queue_depth_limit"}]
 
 
 def queue_wait_below_tolerance(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
@@ -162,7 +162,9 @@ def queue_wait_below_tolerance(facts: Mapping[str, Any], params: Mapping[str, An
         share = n["daily_rejected_share"]
         turned = "" if share is None else f", {share:.1%} of its daily-band work turned away"
         parts.append(f"{n['name']} tolerates {n['tolerance_seconds']:g} s{turned}")
-    return [{"longest_tolerance": cut[0]["tolerance_seconds"], "cut_workloads": "; ".join(parts)}]
+    return [
+        {"longest_tolerance": cut[0]["tolerance_seconds"], "cut_workloads": "; ".join(parts), "_at": "queue_wait_limit"}
+    ]
 
 
 def realtime_mixed(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:

@@ -523,6 +523,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "tolerance_spread": (*base, "name"),
         "multi_gpu_jobs": (*base, "scheduling") if "scheduling" in spec else (*base, "name"),
         "queue_needs": (*base, "queue") if "queue" in spec else (*base, "name"),
+        # where PL206 and PL207 point: the limit that is too small
+        "queue_depth_limit": (*base, "queue", "maxDepth"),
+        "queue_wait_limit": (*base, "queue", "maxWaitSeconds"),
         "resident_gib_total": (*base, "gpu"),
         "memory_gib_total": (*base, "gpu"),
         "resident_gib_per_gpu": (*base, "gpu"),
