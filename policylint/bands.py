@@ -467,10 +467,13 @@ def bounded_queue(values: np.ndarray, capacity: float, step_seconds: float, limi
     The backlog is held between 0 and L = limit x C (the work C drains within the
     limit); what would push it above L is rejected. Between two rejections the
     queue is the closed-form Lindley walk started from its current backlog,
-    Q(t) = S(t) - min(-Q0, min_{u<=t} S(u)), one vectorised pass; the Python loop
-    runs once per rejection episode (a burst that hits the limit), never per
-    sample. NaN samples add no work and hold the backlog. With C = 0 every piece
-    of work is rejected.
+    Q(t) = S(t) - min(-Q0, min_{u<=t} S(u)), one vectorised pass over a block of
+    samples. The Python loop runs once per block and once per rejection episode
+    (a burst that hits the limit; while the queue stays full every sample that
+    adds work is rejected whole, in one step), never once per sample. Blocks start
+    small after a rejection and double while nothing is rejected, so a long quiet
+    stretch costs a few passes. NaN samples add no work and hold the backlog. With
+    C = 0 every piece of work is rejected.
     """
     a = np.asarray(values, dtype=np.float64).reshape(-1)
     ok = ~np.isnan(a)
@@ -480,29 +483,41 @@ def bounded_queue(values: np.ndarray, capacity: float, step_seconds: float, limi
                             offered, offered, int(offered > 0))
     x = np.where(ok, a - capacity, 0.0) * step_seconds
     limit = limit_seconds * capacity
-    start = 0
-    q0 = 0.0
-    rejected = 0.0
-    episodes = 0
-    max_backlog = 0.0
+    slack = _CEIL_EPS * max(1.0, limit)
     n = x.size
-    while start < n:
-        s = np.cumsum(x[start:])
-        q = s - np.minimum(np.minimum.accumulate(s), -q0)
-        over = np.flatnonzero(q > limit + _CEIL_EPS * max(1.0, limit))
+    pos, q, rejected, episodes, top = 0, 0.0, 0.0, 0, 0.0
+    block = 256
+    while pos < n:
+        end = min(n, pos + block)
+        s = np.cumsum(x[pos:end])
+        path = s - np.minimum(np.minimum.accumulate(s), -q)
+        over = np.flatnonzero(path > limit + slack)
         if over.size == 0:
-            max_backlog = max(max_backlog, float(q.max()))
-            break
+            top = max(top, float(path.max()))
+            q = float(path[-1])
+            pos = end
+            block = min(block * 2, 1 << 16)
+            continue
         i = int(over[0])
         if i:
-            max_backlog = max(max_backlog, float(q[:i].max()))
+            top = max(top, float(path[:i].max()))
         # Everything above the limit in this sample is turned away; the queue stays full.
-        rejected += float(q[i]) - limit
-        max_backlog = max(max_backlog, limit)
+        rejected += float(path[i]) - limit
         episodes += 1
-        q0 = limit
-        start += i + 1
-    return BoundedQueue(float(capacity), float(limit_seconds), max_backlog / capacity, rejected, offered, episodes)
+        top = max(top, limit)
+        q = limit
+        pos += i + 1
+        # While full, each sample that adds work is rejected whole: skip to the first that drains.
+        while pos < n:
+            ahead = x[pos : pos + block]
+            drains = np.flatnonzero(ahead < 0)
+            cut = int(drains[0]) if drains.size else ahead.size
+            rejected += float(np.sum(ahead[:cut]))
+            pos += cut
+            if drains.size:
+                break
+        block = 256
+    return BoundedQueue(float(capacity), float(limit_seconds), top / capacity, rejected, offered, episodes)
 
 
 def _wait_stat(values: np.ndarray, capacity: int, step_seconds: float, statistic: str, p: float) -> float:
