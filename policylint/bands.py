@@ -751,7 +751,8 @@ def outlier_days(times: np.ndarray, values: np.ndarray, k: float) -> np.ndarray:
 def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False) -> np.ndarray:
     """UTC day starts (unix seconds) of the days on which the trace never changes.
 
-    The flatness test: a UTC calendar day is *flat* when it holds at least two
+    The flatness test: a whole UTC calendar day inside the trace (the partial
+    first and last day are not judged) is *flat* when it holds at least two
     valid samples and every one of them has exactly the same value - zero all day
     (padding, a filled gap) or any constant (an exporter that repeats its last
     reading). Real demand moves within a day, even a quiet one. The samples are
@@ -776,6 +777,10 @@ def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False)
     high = np.where(missing, -np.inf, grid).max(axis=1)
     low = np.where(missing, np.inf, grid).min(axis=1)
     flat = (count >= 2) & (high == low)
+    # Only whole days are judged: the partial first and last day of a trace hold a few
+    # samples that may well be equal without anything being wrong.
+    flat[0] &= bool(t[0] - first * 86_400.0 < step)
+    flat[-1] &= bool((first + rows) * 86_400.0 - t[-1] <= step * (1 + _CEIL_EPS))
     if zero_only:
         flat &= high == 0
     return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
