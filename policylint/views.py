@@ -487,8 +487,8 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "tolerance_min_seconds": min(tolerances) if tolerances else None,
         "tolerance_max_seconds": max(tolerances) if tolerances else None,
         "tolerance_spread": spread,
-        "resident_gib_total": None if (not resident or None in resident) else round(sum(r for r in resident if r), 1),
-        "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
+        "resident_gib_total": None if (not resident or None in resident) else sum(r for r in resident if r),
+        "memory_gib_total": reserved * memory if memory is not None else None,
         "resident_gib_per_gpu": (
             (sum(per_gpu_resident) if sharing == "shared" else max(per_gpu_resident)) if per_gpu_resident else None
         ),
