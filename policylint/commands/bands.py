@@ -252,9 +252,9 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
         if excl.label not in ("outlier day", "flat day"):
             console.print(f"  excluded {format_time(excl.start)} .. {format_time(excl.end)}")
     if report.flat_days:
-        shown = ", ".join(format_time(d)[:10] for d in report.flat_days[:5])
+        flat = ", ".join(format_time(d)[:10] for d in report.flat_days[:5])
         more = f" and {len(report.flat_days) - 5} more" if len(report.flat_days) > 5 else ""
-        console.print(f"  flat days dropped (constant all day: padding or a dead exporter): {shown}{more}")
+        console.print(f"  flat days dropped (constant all day: padding or a dead exporter): {flat}{more}")
     if report.outlier_days:
         days = ", ".join(format_time(d)[:10] for d in report.outlier_days)
         console.print(f"  outlier days dropped: {days}")
