@@ -5,8 +5,9 @@ Two passes: :func:`measure` computes each workload's facts, then
 (:mod:`policylint.pooled`).
 
 For each workload this reads the concurrency trace (bands, spikes, sustained
-level, window, freshness), the job list (duration percentiles) and the VRAM
-trace (residency ratio). Results are cached on the run, never recomputed per
+level, window after flat days, freshness), the job list (duration percentiles
+and the GPUs of the long-tail jobs) and the VRAM trace (resident time and memory
+in its declared unit, residency ratio over resident time only). Results are cached on the run, never recomputed per
 rule. A measurement that cannot be read becomes one finding at the line that
 references it; the rules that need it then see the facts as unknown.
 """
@@ -43,7 +44,15 @@ class WorkloadFacts:
     p90: float | None = None
     p99: float | None = None
     tail_ratio: float | None = None
+    #: GPUs one long-tail job holds: the most GPUs among jobs at or above p99 duration
+    tail_job_gpus: int | None = None
     vram_ratio: float | None = None
+    #: most GiB the model held while resident, from a VRAM trace (None without one)
+    vram_resident_gib: float | None = None
+    #: cold-start window the bands were computed with, seconds
+    cold_start_seconds: float | None = None
+    #: UTC day starts on which the concurrency trace was constant (left out of the window)
+    flat_days: tuple[float, ...] = ()
     errors: list[str] = field(default_factory=list)
 
 
@@ -134,6 +143,9 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
             settings = bands.BandSettings(
                 cold_start_seconds=default_cold_start(workload),
                 outlier_mad_k=float(mads) if mads is not None else None,
+                # Rebuilt from intervals, a constant non-zero day is long jobs running;
+                # only a day with nothing at all in the log is not a measurement.
+                flat_days="empty" if fmt in ("requests", "jobs") else "constant",
             )
             per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
             report = bands.analyse(
@@ -150,6 +162,8 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
             facts.values = cleaned.values
             facts.step_seconds = cleaned.step_seconds
             facts.sustained_max = report.sustained_max
+            facts.cold_start_seconds = settings.cold_start_seconds
+            facts.flat_days = report.flat_days
             facts.last_sample = dt.datetime.fromtimestamp(report.last, tz=dt.timezone.utc)
         except PolicylintError as exc:
             findings.append(_problem(ref, exc))
@@ -168,6 +182,9 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
             )
             stats = bands.duration_stats(jobs.durations)
             facts.p50, facts.p90, facts.p99, facts.tail_ratio = stats.p50, stats.p90, stats.p99, stats.tail_ratio
+            # A buffer is only a buffer if one long-tail job fits in it (PL601).
+            tail = jobs.gpus[jobs.durations >= stats.p99]
+            facts.tail_job_gpus = max(_per_replica(workload), int(np.max(tail)) if tail.size else 0)
         except PolicylintError as exc:
             findings.append(_problem(durations, exc))
     elif "p50Seconds" in declared and "p99Seconds" in declared:
@@ -175,29 +192,87 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
         facts.p90 = float(declared["p90Seconds"]) if "p90Seconds" in declared else None
         facts.p99 = float(declared["p99Seconds"])
         facts.tail_ratio = facts.p99 / facts.p50
+        facts.tail_job_gpus = _per_replica(workload)
     vram = workload.spec.get("vram") or {}
     vref = workload.measurements.get("vram")
     if vref is not None and vref.path is not None:
         try:
-            series = traces.read_series(
-                vref.path,
-                format=vref.spec.get("format", "auto"),
-                timestamp_column=vref.spec.get("timestampColumn"),
-                value_columns=vref.spec.get("columns"),
-                match=vref.spec.get("match"),
-                step_seconds=vref.spec.get("stepSeconds"),
-                display_name=vref.display,
-            )
-            util = series.values[series.valid]
-            resident = util.size * series.step_seconds
-            active = float(np.sum(np.clip(util, 0, 100)) / 100.0 * series.step_seconds)
-            facts.vram_ratio = resident / active if active > 0 else math.inf
+            facts.vram_ratio, facts.vram_resident_gib = _vram_trace(workload, vref)
         except PolicylintError as exc:
             findings.append(_problem(vref, exc))
     elif vram.get("residencySeconds") is not None and vram.get("activeComputeSeconds") is not None:
         active = float(vram["activeComputeSeconds"])
         facts.vram_ratio = float(vram["residencySeconds"]) / active if active > 0 else math.inf
     return facts, findings
+
+
+def _per_replica(workload: Workload) -> int:
+    value = workload.spec.get("gpusPerReplica", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+#: GiB per unit of a VRAM trace sample; shares of memory are converted with the pool's GPU size.
+_GIB_PER_UNIT = {"GiB": 1.0, "MiB": 1.0 / 1024.0, "bytes": 1.0 / 2**30}
+
+
+def _vram_trace(workload: Workload, ref: MeasurementRef) -> tuple[float | None, float | None]:
+    """Residency ratio and peak resident GiB from a VRAM trace in its declared unit.
+
+    A zero sample means the model is not resident; only resident samples count,
+    both as residency time and as the time in which compute is looked for. Active
+    compute comes from ``activeColumn`` (busy share, summed over resident samples)
+    or, without it, from the declared ``activeComputeSeconds`` per day scaled to
+    the days the trace covers.
+    """
+    import numpy as np
+
+    from policylint import traces
+
+    spec = ref.spec
+    assert ref.path is not None
+    common = {
+        "format": spec.get("format", "auto"),
+        "timestamp_column": spec.get("timestampColumn"),
+        "match": spec.get("match"),
+        "step_seconds": spec.get("stepSeconds"),
+        "display_name": ref.display,
+    }
+    memory = traces.read_series(ref.path, value_columns=spec.get("columns"), **common)
+    step = memory.step_seconds
+    values = memory.values
+    if bool(np.any(values[memory.valid] < 0)):
+        raise MeasurementError("VRAM samples must not be negative", source=ref.display)
+    resident = memory.valid & (values > 0)
+    resident_seconds = float(np.count_nonzero(resident)) * step
+    covered_days = float(np.count_nonzero(memory.valid)) * step / 86_400.0
+    unit = str(spec.get("unit", "GiB"))
+    peak = float(values[resident].max()) if resident.any() else 0.0
+    gib: float | None
+    if unit in _GIB_PER_UNIT:
+        gib = peak * _GIB_PER_UNIT[unit]
+    else:
+        gpu_memory = (workload.pool.spec.get("gpu") or {}).get("memoryGiB") if workload.pool else None
+        share = peak / 100.0 if unit == "percent" else peak
+        gib = share * float(gpu_memory) * _per_replica(workload) if gpu_memory else None
+    active: float | None = None
+    if spec.get("activeColumn"):
+        busy = traces.read_series(ref.path, value_columns=[spec["activeColumn"]], **common)
+        # Same file, same timestamps: the grids coincide; align by time all the same.
+        at = np.searchsorted(busy.times, memory.times)
+        at = np.clip(at, 0, busy.times.size - 1)
+        same = busy.times[at] == memory.times
+        scale = 100.0 if spec.get("activeUnit", "percent") == "percent" else 1.0
+        share_busy = np.where(same & busy.valid[at], busy.values[at] / scale, 0.0)
+        active = float(np.sum(np.clip(share_busy, 0.0, 1.0)[resident])) * step
+    else:
+        declared = (workload.spec.get("vram") or {}).get("activeComputeSeconds")
+        if isinstance(declared, (int, float)):
+            active = float(declared) * covered_days
+    if active is None:
+        return None, gib
+    if resident_seconds == 0:
+        return 0.0, gib
+    return (resident_seconds / active if active > 0 else math.inf), gib
 
 
 def measure(model: Model, now: dt.datetime) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
@@ -274,7 +349,11 @@ def measure_pool(pool: Pool, facts: dict[str, WorkloadFacts]) -> PoolFacts:
     out.cold_start_seconds = pool_cold_start(pool)
     capacity = float(int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0)))
     try:
-        out.grid, out.report = pool_series(members, out.cold_start_seconds, capacity=capacity)
+        limit = (pool.spec.get("queue") or {}).get("maxWaitSeconds")
+        limit_seconds = float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
+        out.grid, out.report = pool_series(
+            members, out.cold_start_seconds, capacity=capacity, limit_seconds=limit_seconds
+        )
     except PolicylintError:  # pragma: no cover - members are validated above
         return out
     return out

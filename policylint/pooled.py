@@ -175,6 +175,9 @@ class PooledReport:
     capacity: float | None = None
     queue: QueueStats | None = None  # all demand at ``capacity``
     daily_queue: QueueStats | None = None  # demand up to the daily band at ``capacity``
+    # share of daily-band work (GPU-seconds) a queue honouring ``limit_seconds`` turns away
+    limit_seconds: float | None = None
+    daily_rejected_share: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict (infinite waits become null)."""
@@ -212,6 +215,8 @@ class PooledReport:
             "widest_noise_width_seconds": self.widest_noise_seconds,
             "queue": q(self.queue),
             "daily_queue": q(self.daily_queue),
+            "queue_wait_limit_seconds": self.limit_seconds,
+            "daily_rejected_share": self.daily_rejected_share,
         }
 
 
@@ -221,6 +226,7 @@ def analyse_pool(
     settings: BandSettings | None = None,
     *,
     capacity: float | None = None,
+    limit_seconds: float | None = None,
 ) -> PooledReport:
     """Bands, spikes and queue of the pooled series ``grid.pooled``.
 
@@ -264,9 +270,15 @@ def analyse_pool(
     found = find_spikes(g, baseline, step, cold_start_seconds)
     noise = int(np.count_nonzero(found.noise))
     queue = daily_queue = None
+    rejected: float | None = None
     if capacity is not None:
+        within = np.minimum(g, daily)
         queue = queue_stats(g, capacity, step, settings.queue_percentile)
-        daily_queue = queue_stats(np.minimum(g, daily), capacity, step, settings.queue_percentile)
+        daily_queue = queue_stats(within, capacity, step, settings.queue_percentile)
+        if limit_seconds is not None:
+            from policylint.bands import bounded_queue
+
+            rejected = bounded_queue(within, capacity, step, limit_seconds).rejected_share
     return replace(
         unknown,
         baseline=baseline,
@@ -280,6 +292,8 @@ def analyse_pool(
         capacity=capacity,
         queue=queue,
         daily_queue=daily_queue,
+        limit_seconds=limit_seconds if capacity is not None else None,
+        daily_rejected_share=rejected,
     )
 
 
@@ -289,7 +303,8 @@ def pool_series(
     settings: BandSettings | None = None,
     *,
     capacity: float | None = None,
+    limit_seconds: float | None = None,
 ) -> tuple[PooledGrid, PooledReport]:
     """:func:`align` then :func:`analyse_pool`: the pooled grid and its report."""
     grid = align(members)
-    return grid, analyse_pool(grid, cold_start_seconds, settings, capacity=capacity)
+    return grid, analyse_pool(grid, cold_start_seconds, settings, capacity=capacity, limit_seconds=limit_seconds)

@@ -37,6 +37,9 @@ POOLED_POOL_FACTS: dict[str, str] = {
     "max_wait_seconds": "simulated max wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
     "p99_wait_seconds": "simulated p99 wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
     "daily_max_wait_seconds": "simulated max wait of the pooled demand cut at the pooled daily band, at reserved + elastic GPUs, seconds",
+    "daily_rejected_share": (
+        "share of the pooled daily-band work the pool's queue turns away when it honours queue.maxWaitSeconds"
+    ),
 }
 
 #: Workload facts that come from the workload's pool or from its neighbours there.
@@ -47,6 +50,9 @@ POOLED_WORKLOAD_FACTS: dict[str, str] = {
     ),
     "double_counted_with": "the workload of the same pool whose measurement this one repeats",
     "measurement_share": "declared concurrency.share.fraction (None when not declared)",
+    "queue_rejection_note": (
+        "text for messages: what the pool's queue turns away when it honours queue.maxWaitSeconds (empty when unknown)"
+    ),
 }
 
 
@@ -99,6 +105,7 @@ def pooled_pool_facts(pooled: PoolFacts | None, sums: dict[str, int | None]) -> 
         "max_wait_seconds": r.queue.max_wait if r and r.queue else None,
         "p99_wait_seconds": r.queue.p99_wait if r and r.queue else None,
         "daily_max_wait_seconds": r.daily_queue.max_wait if r and r.daily_queue else None,
+        "daily_rejected_share": r.daily_rejected_share if r else None,
     }
 
 
@@ -135,6 +142,14 @@ def double_counted(pool: Pool) -> dict[str, str]:
     return out
 
 
+def _rejection_note(pv: View) -> str:
+    """'; honouring ... it turns away N% ...' for messages, or '' when no limit or no queue is known."""
+    share, limit = pv.facts.get("daily_rejected_share"), pv.facts.get("queue_max_wait_seconds")
+    if share is None or limit is None:
+        return ""
+    return f"; honouring its wait limit of {limit:g} s the queue would turn away {share:.1%} of the pool's daily-band work"
+
+
 def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
     """Give every workload of ``pool`` the pool's queue figures and its double-count verdict."""
     repeats = double_counted(pool)
@@ -149,6 +164,8 @@ def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
                 "max_wait_seconds": pv.facts["max_wait_seconds"],
                 "p99_wait_seconds": pv.facts["p99_wait_seconds"],
                 "daily_max_wait_seconds": pv.facts["daily_max_wait_seconds"],
+                "daily_rejected_share": pv.facts["daily_rejected_share"],
+                "queue_rejection_note": _rejection_note(pv),
                 "measurement_double_counted": w.name in repeats,
                 "double_counted_with": repeats.get(w.name),
                 "measurement_share": float(share) if isinstance(share, (int, float)) else None,

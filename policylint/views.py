@@ -42,8 +42,12 @@ FACTS: dict[str, dict[str, str]] = {
         "baseline_gpus": "GPUs the baseline band needs",
         "daily_gpus": "GPUs the daily band needs",
         "peak_gpus": "GPUs the peak band needs",
-        "window_days": "days of valid samples after cleaning",
-        "measurement_age_days": "days between the last sample and now",
+        "window_days": "days of valid samples after cleaning (exclusions, flat days, outlier days), unrounded",
+        "flat_days": "number of UTC days on which the trace holds one constant value (left out of the window)",
+        "flat_day_list": "the first flat days, as dates",
+        "step_seconds": "sampling step of the concurrency trace, seconds",
+        "cold_start_window_seconds": "cold-start window the bands were computed with (declared, else the pool's elastic one, else 300 s)",
+        "measurement_age_days": "days between the last sample and now, unrounded",
         "last_sample": "timestamp of the last sample",
         "noise_spikes": "spikes narrower than the cold-start window",
         "real_spikes": "spikes at least as wide as the cold-start window",
@@ -52,7 +56,12 @@ FACTS: dict[str, dict[str, str]] = {
         "per_gpu_source": "source of the per-GPU figure",
         "cold_start_seconds": "declared cold-start window, seconds",
         "tolerance_seconds": "declared maximum tolerable queue seconds",
-        "tolerance_evidence": "evidence for the tolerance",
+        "tolerance_evidence": "evidence for the tolerance, as one readable text",
+        "tolerance_evidence_form": "structured (objective and service time), document, url, text (free text), or unknown",
+        "tolerance_evidence_texts": "every text of the evidence as [field, text] pairs (free text, note, document, url)",
+        "evidence_objective_seconds": "latency objective the tolerance was derived from, seconds",
+        "evidence_service_seconds": "service time the tolerance was derived from, seconds",
+        "evidence_queue_budget_seconds": "objective - service time: the most the work may wait, seconds",
         "tolerance_label": "free-form priority label",
         "pool_capacity_gpus": "reserved + elastic GPUs of the workload's pool (the queue's capacity)",
         "max_wait_seconds": "simulated max wait in the pool's queue (pooled GPU demand at the pool's capacity), seconds",
@@ -61,17 +70,36 @@ FACTS: dict[str, dict[str, str]] = {
             "simulated max wait in the pool's queue for the pooled demand up to the pool's daily band, seconds"
             " (demand above it is the peak band, left to the pool's overflow policy)"
         ),
+        "daily_rejected_share": (
+            "share of the pool's pooled daily-band work its queue turns away when it honours the pool's"
+            " maxWaitSeconds (the pool's one fluid queue at reserved + elastic GPUs)"
+        ),
+        "capacity_share": "the part of the pool's GPUs, in concurrency, the workload's baseline takes (for queue depth)",
+        "queue_depth_needed": (
+            "most requests or jobs above capacity_share at one time: the queue depth its spikes need"
+            " (demand up to the daily band when the pool rejects overflow, all demand when it queues)"
+        ),
         "declared_baseline": "declared baseline band top",
         "declared_daily": "declared daily band top",
         "declared_peak": "declared peak band top",
-        "vram_resident_gib": "GiB the model keeps resident per replica",
-        "vram_ratio": "VRAM residency seconds / active compute seconds",
+        "vram_resident_gib": "GiB the model keeps resident per replica (declared residentGiB, else the peak of its VRAM trace)",
+        "vram_ratio": "VRAM residency seconds / active compute seconds (resident samples only), unrounded",
+        "vram_measured": "true when both the residency ratio and the resident GiB are known",
+        "vram_missing": "what VRAM residency data the workload lacks",
+        "durations_measured": "true when the job duration distribution (p50 and p99) is known",
         "p50_seconds": "median job duration",
         "p90_seconds": "p90 job duration",
         "p99_seconds": "p99 job duration",
-        "tail_ratio": "p99 / p50 job duration",
+        "tail_ratio": "p99 / p50 job duration, unrounded",
+        "tail_job_gpus": "GPUs one long-tail job holds (most GPUs among jobs at or above p99 duration, at least gpusPerReplica)",
+        "multi_gpu_job": "true for a training or batch workload whose jobs hold more than one GPU",
         "pool_serves_class": "true when the pool lists this workload's class in serves",
-        "pool_tail_protected": "true when the pool has preemption or buffer GPUs",
+        "pool_buffer_gpus": "GPUs the pool keeps free for long-tail jobs",
+        "pool_preemption": "true when the pool can preempt",
+        "pool_tail_protected": "true when the pool has preemption, or buffer GPUs that hold at least one long-tail job",
+        "pool_overflow": "the pool's overflow policy (queue or reject)",
+        "pool_queue_max_depth": "the pool's queue depth limit",
+        "pool_queue_max_wait_seconds": "the pool's queue wait limit, seconds",
         "pool_gpu_memory_gib": "memory of one GPU in the pool",
     },
     "pool": {
@@ -100,6 +128,10 @@ FACTS: dict[str, dict[str, str]] = {
         "peak_gpus": "pooled peak band, GPUs (max of the pooled GPU-demand series)",
         "sustained_max_gpus": "highest pooled GPU demand held for a whole pool cold-start window",
         "multi_gpu_training": "true when a training workload needs more than one GPU per job",
+        "multi_gpu_jobs": "training or batch workloads whose jobs hold more than one GPU",
+        "sharing": "exclusive (a GPU holds one model's replica, the default) or shared (models share GPUs)",
+        "workload_tolerances": "per workload: name and tolerance_seconds (list of objects)",
+        "queue_needs": "per workload: name, queue_depth_needed, tolerance_seconds, daily_rejected_share (list of objects)",
         "tolerance_min_seconds": "tightest tolerance of the pool's workloads",
         "tolerance_max_seconds": "loosest tolerance of the pool's workloads",
         "tolerance_spread": "loosest / tightest tolerance",
@@ -108,8 +140,9 @@ FACTS: dict[str, dict[str, str]] = {
         "reserved_gpus_before": "reserved GPUs at the --diff base revision (unknown without --diff)",
         "evidence_changed": "true when a measurement of the pool's workloads changed since the --diff base",
         "resident_gib_per_gpu": (
-            "GiB one GPU holds when every inference model of the pool is resident on it"
-            " (sum of residentGiB / gpusPerReplica; unknown when no inference workload declares residentGiB)"
+            "GiB one GPU must hold: with sharing shared, every inference model of the pool at once"
+            " (sum of residentGiB / gpusPerReplica); with exclusive GPUs, the largest one alone"
+            " (unknown when no inference workload has resident GiB)"
         ),
     },
     "cluster": {
@@ -178,6 +211,57 @@ def _gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int |
     return int(gpus_for(value, per_gpu, per_replica))
 
 
+def _evidence(tol: dict[str, Any]) -> dict[str, Any]:
+    """Facts about a tolerance's evidence: its form, its texts, its latency budget."""
+    ev = tol.get("evidence")
+    out: dict[str, Any] = {
+        "tolerance_evidence": None,
+        "tolerance_evidence_form": None,
+        "tolerance_evidence_texts": [],
+        "evidence_objective_seconds": None,
+        "evidence_service_seconds": None,
+        "evidence_queue_budget_seconds": None,
+    }
+    if isinstance(ev, str):
+        text = ev.strip()
+        if text:
+            out.update(tolerance_evidence=text, tolerance_evidence_form="text", tolerance_evidence_texts=[["evidence", text]])
+        return out
+    if not isinstance(ev, dict):
+        return out
+    objective, service = _num(ev.get("objectiveSeconds")), _num(ev.get("serviceSeconds"))
+    texts = [[key, str(ev[key]).strip()] for key in ("note", "document", "url") if isinstance(ev.get(key), str)]
+    parts = []
+    if objective is not None and service is not None:
+        form = "structured"
+        out["evidence_objective_seconds"] = objective
+        out["evidence_service_seconds"] = service
+        # Exact: the comparison with maxQueueSeconds sees this difference, never a rounded one.
+        out["evidence_queue_budget_seconds"] = objective - service
+        parts.append(f"objective {objective:g} s - service {service:g} s")
+    elif ev.get("document"):
+        form = "document"
+    elif ev.get("url"):
+        form = "url"
+    else:
+        form = None
+    parts += [text for key, text in texts if key != "note" and text]
+    out.update(
+        tolerance_evidence="; ".join(parts) or None,
+        tolerance_evidence_form=form,
+        tolerance_evidence_texts=[pair for pair in texts if pair[1]],
+    )
+    return out
+
+
+def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
+    if not days:
+        return None
+    dates = [dt.datetime.fromtimestamp(d, tz=dt.timezone.utc).strftime("%Y-%m-%d") for d in days[:shown]]
+    more = len(days) - shown
+    return ", ".join(dates) + (f" and {more} more" if more > 0 else "")
+
+
 def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     spec = w.spec
     per = spec.get("perGpuConcurrency") or {}
@@ -189,9 +273,23 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     per_replica = int(spec.get("gpusPerReplica", 1))
     r = facts.report
     pool = w.pool
+    pool_spec = pool.spec if pool else {}
+    queue = pool_spec.get("queue") or {}
+    sched = pool_spec.get("scheduling") or {}
     age = None
     if facts.last_sample is not None:
-        age = round((now - facts.last_sample).total_seconds() / 86_400.0, 2)
+        # Unrounded: 30.004 days is older than 30; messages round, verdicts do not.
+        age = (now - facts.last_sample).total_seconds() / 86_400.0
+    resident_gib = _num(vram.get("residentGiB"))
+    if resident_gib is None:
+        resident_gib = facts.vram_resident_gib
+    vram_missing = [
+        what
+        for what, value in (("residency ratio", facts.vram_ratio), ("resident GiB", resident_gib))
+        if value is None
+    ]
+    buffer = pool_spec.get("bufferGpus")
+    tail_gpus = facts.tail_job_gpus if facts.tail_job_gpus is not None else per_replica
     v: dict[str, Any] = {
         "name": w.name,
         "team": w.team,
@@ -208,7 +306,12 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "baseline_gpus": _gpus(r.baseline if r else None, per_gpu, per_replica),
         "daily_gpus": _gpus(r.daily if r else None, per_gpu, per_replica),
         "peak_gpus": _gpus(r.peak if r else None, per_gpu, per_replica),
-        "window_days": round(r.window_days, 2) if r else None,
+        # Unrounded: 89.9965 days is not 90.
+        "window_days": r.window_days if r else None,
+        "flat_days": len(facts.flat_days) if r else None,
+        "flat_day_list": _flat_list(facts.flat_days),
+        "step_seconds": facts.step_seconds if r else None,
+        "cold_start_window_seconds": facts.cold_start_seconds,
         "measurement_age_days": age,
         "last_sample": facts.last_sample.strftime("%Y-%m-%d") if facts.last_sample else None,
         "noise_spikes": r.noise_spike_count if r else None,
@@ -218,24 +321,37 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "per_gpu_source": per.get("source"),
         "cold_start_seconds": _num(spec.get("coldStartSeconds")),
         "tolerance_seconds": _num(tol.get("maxQueueSeconds")),
-        "tolerance_evidence": (tol.get("evidence") or "").strip() or None,
+        **_evidence(tol),
         "tolerance_label": tol.get("label"),
         "pool_capacity_gpus": None,
         "max_wait_seconds": None,
         "p99_wait_seconds": None,
         "daily_max_wait_seconds": None,
+        "daily_rejected_share": None,
+        "capacity_share": None,
+        "queue_depth_needed": None,
         "declared_baseline": _num(declared.get("baseline")),
         "declared_daily": _num(declared.get("daily")),
         "declared_peak": _num(declared.get("peak")),
-        "vram_resident_gib": _num(vram.get("residentGiB")),
-        "vram_ratio": round(facts.vram_ratio, 2) if facts.vram_ratio is not None else None,
+        "vram_resident_gib": resident_gib,
+        "vram_ratio": facts.vram_ratio,
+        "vram_measured": not vram_missing,
+        "vram_missing": " and ".join(vram_missing) or None,
+        "durations_measured": facts.p50 is not None and facts.p99 is not None,
         "p50_seconds": facts.p50,
         "p90_seconds": facts.p90,
         "p99_seconds": facts.p99,
-        "tail_ratio": round(facts.tail_ratio, 2) if facts.tail_ratio is not None else None,
-        "pool_serves_class": (w.cls in (pool.spec.get("serves") or [])) if pool else None,
-        "pool_tail_protected": _tail_protected(pool) if pool else None,
-        "pool_gpu_memory_gib": _num((pool.spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
+        "tail_ratio": facts.tail_ratio,
+        "tail_job_gpus": tail_gpus,
+        "multi_gpu_job": w.cls in ("training", "batch") and per_replica > 1,
+        "pool_serves_class": (w.cls in (pool_spec.get("serves") or [])) if pool else None,
+        "pool_buffer_gpus": int(buffer) if isinstance(buffer, int) else 0,
+        "pool_preemption": bool(sched.get("preemption")) if pool else None,
+        "pool_tail_protected": _tail_protected(pool, tail_gpus) if pool else None,
+        "pool_overflow": pool_spec.get("overflow"),
+        "pool_queue_max_depth": queue.get("maxDepth"),
+        "pool_queue_max_wait_seconds": _num(queue.get("maxWaitSeconds")),
+        "pool_gpu_memory_gib": _num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
     }
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
@@ -245,12 +361,16 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "concurrency_measured": ("spec", "concurrency") if "concurrency" in spec else ("spec",),
         "concurrency_declared": ("spec", "concurrency", "declared"),
         "window_days": (*trace, "path"),
+        "flat_days": (*trace, "path"),
+        "step_seconds": (*trace, "path"),
         "measurement_age_days": (*trace, "path"),
         "per_gpu": ("spec", "perGpuConcurrency", "value"),
         "per_gpu_measured_in": ("spec", "perGpuConcurrency", "measuredIn"),
         "cold_start_seconds": ("spec", "coldStartSeconds"),
         "tolerance_seconds": ("spec", "tolerance"),
-        "tolerance_evidence": ("spec", "tolerance"),
+        "tolerance_evidence": ("spec", "tolerance", "evidence") if "evidence" in tol else ("spec", "tolerance"),
+        "tolerance_evidence_form": ("spec", "tolerance", "evidence") if "evidence" in tol else ("spec", "tolerance"),
+        "evidence_queue_budget_seconds": ("spec", "tolerance", "maxQueueSeconds"),
         "max_wait_seconds": ("spec", "tolerance"),
         "daily_max_wait_seconds": ("spec", "tolerance"),
         "declared_baseline": ("spec", "bands", "baseline"),
@@ -258,15 +378,61 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "declared_peak": ("spec", "bands", "peak"),
         "vram_ratio": ("spec", "vram"),
         "vram_resident_gib": ("spec", "vram", "residentGiB"),
+        "vram_measured": ("spec", "vram") if "vram" in spec else ("spec", "class"),
+        "durations_measured": ("spec", "durations") if "durations" in spec else ("spec", "class"),
         "tail_ratio": ("spec", "durations"),
         "pool_serves_class": ("spec", "pool"),
     }
     return View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), v, paths)
 
 
-def _tail_protected(pool: Pool) -> bool:
+def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Split the pool's declared GPUs across its workloads by baseline GPUs.
+
+    Used only for queue depth (PL206): depth counts a workload's own requests or
+    jobs, so the spikes that must fit are measured against the part of the capacity
+    the workload's baseline takes. Waits and rejections are the pooled queue's. A
+    workload alone in its pool gets all of it; without measured baselines for every
+    workload no split is made (the depth stays unknown).
+    """
+    names = [w.name for w in pool.workloads]
+    total = int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
+    if len(names) == 1:
+        return {names[0]: float(total)}
+    weights = [wfacts[n].get("baseline_gpus") for n in names]
+    if not names or any(x is None for x in weights):
+        return {}
+    denom = float(sum(x for x in weights if x is not None))
+    if denom <= 0:
+        return {n: total / len(names) for n in names}
+    return {n: total * float(x) / denom for n, x in zip(names, weights, strict=True) if x is not None}
+
+
+def _depth_facts(v: dict[str, Any], facts: WorkloadFacts, capacity: float) -> None:
+    """The queue depth a workload's spikes need above its capacity share (PL206).
+
+    Spike height sets queue depth: what stands above the capacity at one time must
+    fit in the queue. Pools that queue their overflow absorb all demand; pools that
+    reject it only the daily band. Nothing is rounded before the ceiling to a whole
+    request.
+    """
+    import numpy as np
+
+    assert facts.values is not None
+    r = facts.report
+    v["capacity_share"] = capacity
+    within = np.minimum(facts.values, r.daily) if r is not None else facts.values
+    absorbed = facts.values if v["pool_overflow"] == "queue" else within
+    ok = ~np.isnan(absorbed)
+    if ok.any():
+        v["queue_depth_needed"] = int(max(0.0, math.ceil(float(np.max(absorbed[ok] - capacity)) - 1e-9)))
+
+
+def _tail_protected(pool: Pool, tail_job_gpus: int = 1) -> bool:
+    """Preemption, or a buffer that holds at least one long-tail job (a smaller one protects nothing)."""
     sched = pool.spec.get("scheduling") or {}
-    return bool(sched.get("preemption")) or bool(pool.spec.get("bufferGpus"))
+    buffer = pool.spec.get("bufferGpus")
+    return bool(sched.get("preemption")) or (isinstance(buffer, int) and buffer >= tail_job_gpus > 0)
 
 
 def _sum(values: list[int | None]) -> int | None:
@@ -288,7 +454,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
     spread = None
     if len(tolerances) >= 2:
         lo, hi = min(tolerances), max(tolerances)
-        spread = math.inf if lo <= 0 else round(hi / lo, 1)
+        spread = math.inf if lo <= 0 else hi / lo  # unrounded: the verdict compares it exactly
     memory = _num((spec.get("gpu") or {}).get("memoryGiB"))
     resident: list[float | None] = []
     for f in wv:
@@ -299,7 +465,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
             continue
         replicas = max(1, math.ceil(f["baseline_gpus"] / max(1, f["gpus_per_replica"])))
         resident.append(f["vram_resident_gib"] * replicas)
-    # Multi-model serving: any GPU of the pool may be asked to hold every model.
+    # Shared GPUs (multi-model serving): any GPU may be asked to hold every model, so
+    # their memory adds up. Exclusive GPUs hold one replica each: the largest model decides.
+    sharing = spec.get("sharing", "exclusive")
     per_gpu_resident = [
         f["vram_resident_gib"] / max(1, f["gpus_per_replica"])
         for f in wv
@@ -330,9 +498,19 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
         "tolerance_min_seconds": min(tolerances) if tolerances else None,
         "tolerance_max_seconds": max(tolerances) if tolerances else None,
         "tolerance_spread": spread,
-        "resident_gib_total": None if (not resident or None in resident) else round(sum(r for r in resident if r), 1),
-        "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
-        "resident_gib_per_gpu": round(sum(per_gpu_resident), 1) if per_gpu_resident else None,
+        "resident_gib_total": None if (not resident or None in resident) else sum(r for r in resident if r),
+        "memory_gib_total": reserved * memory if memory is not None else None,
+        "resident_gib_per_gpu": (
+            (sum(per_gpu_resident) if sharing == "shared" else max(per_gpu_resident)) if per_gpu_resident else None
+        ),
+        "sharing": sharing,
+        "multi_gpu_jobs": [f["name"] for f in wv if f["multi_gpu_job"]],
+        "workload_tolerances": [
+            {"name": f["name"], "tolerance_seconds": f["tolerance_seconds"]} for f in wv if f["tolerance_seconds"] is not None
+        ],
+        "queue_needs": [
+            {k: f[k] for k in ("name", "queue_depth_needed", "tolerance_seconds", "daily_rejected_share")} for f in wv
+        ],
     }
     sums = {
         "baseline": _sum([f["baseline_gpus"] for f in wv]),
@@ -343,6 +521,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
     from policylint.pooled_facts import pooled_pool_facts
 
     v.update(pooled_pool_facts(pooled, sums))
+    # The queue is the pool's: what it turns away is the pooled figure, for every workload.
+    for need in v["queue_needs"]:
+        need["daily_rejected_share"] = v["daily_rejected_share"]
     from policylint.schedulers import POOL_FACTS, pool_facts
 
     v.update({name: None for name in POOL_FACTS})
@@ -366,6 +547,11 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
         "serves": (*base, "serves"),
         "classes": (*base, "serves"),
         "tolerance_spread": (*base, "name"),
+        "multi_gpu_jobs": (*base, "scheduling") if "scheduling" in spec else (*base, "name"),
+        "queue_needs": (*base, "queue") if "queue" in spec else (*base, "name"),
+        # where PL206 and PL207 point: the limit that is too small
+        "queue_depth_limit": (*base, "queue", "maxDepth"),
+        "queue_wait_limit": (*base, "queue", "maxWaitSeconds"),
         "resident_gib_total": (*base, "gpu"),
         "memory_gib_total": (*base, "gpu"),
         "resident_gib_per_gpu": (*base, "gpu"),
@@ -417,6 +603,12 @@ def build_views(
 
         pools = measure_pools(model, facts)
     wviews = {n: workload_view(w, facts[n], now) for n, w in sorted(model.workloads.items())}
+    for pool in model.pools:
+        shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
+        for w in pool.workloads:
+            share, wf, f = shares.get(w.name), facts[w.name], wviews[w.name].facts
+            if share is not None and wf.values is not None and f["per_gpu"]:
+                _depth_facts(f, wf, share / f["gpus_per_replica"] * f["per_gpu"])
     for w in wviews.values():
         for name in POOLED_WORKLOAD_FACTS:
             w.facts.setdefault(name, None)

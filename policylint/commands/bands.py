@@ -258,8 +258,12 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
         if len(report.gaps) > 5:
             console.print(f"    ... and {len(report.gaps) - 5} more")
     for excl in report.exclusions:
-        if excl.label != "outlier day":
+        if excl.label not in ("outlier day", "flat day"):
             console.print(f"  excluded {format_time(excl.start)} .. {format_time(excl.end)}")
+    if report.flat_days:
+        flat = ", ".join(format_time(d)[:10] for d in report.flat_days[:5])
+        more = f" and {len(report.flat_days) - 5} more" if len(report.flat_days) > 5 else ""
+        console.print(f"  flat days dropped (constant all day: padding or a dead exporter): {flat}{more}")
     if report.outlier_days:
         days = ", ".join(format_time(d)[:10] for d in report.outlier_days)
         console.print(f"  outlier days dropped: {days}")

@@ -255,7 +255,7 @@ def _pool(
         gpu["model"] = str(labels["nvidia.com/gpu.product"])
     if "nvidia.com/gpu.memory" in labels:  # GPU feature discovery label, MiB
         try:
-            gpu["memoryGiB"] = round(float(str(labels["nvidia.com/gpu.memory"])) / 1024.0, 1)
+            gpu["memoryGiB"] = float(str(labels["nvidia.com/gpu.memory"])) / 1024.0  # unrounded: PL502 compares it
         except ValueError:
             pass
     if gpu:
