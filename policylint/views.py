@@ -605,8 +605,8 @@ def build_views(
     wviews = {n: workload_view(w, facts[n], now) for n, w in sorted(model.workloads.items())}
     for pool in model.pools:
         shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
-        for w in pool.workloads:
-            share, wf, f = shares.get(w.name), facts[w.name], wviews[w.name].facts
+        for member in pool.workloads:
+            share, wf, f = shares.get(member.name), facts[member.name], wviews[member.name].facts
             if share is not None and wf.values is not None and f["per_gpu"]:
                 _depth_facts(f, wf, share / f["gpus_per_replica"] * f["per_gpu"])
     for w in wviews.values():
