@@ -13,8 +13,8 @@ def test_pool_bands_text_shows_pooled_and_summed_figures_and_a_chart() -> None:
     assert out.startswith("Pooled demand of pool prod-east/batch (2 workloads)\n")
     assert "cold start 420 s (the pool's elastic coldStartSeconds)" in out
     lines = [line.split() for line in out.splitlines()]
-    assert ["baseline", "20", "27", "7"] in lines
-    assert ["daily", "26", "39", "13"] in lines
+    assert ["baseline", "20", "26", "6"] in lines
+    assert ["daily", "26", "38", "12"] in lines
     assert "- baseline 20  = daily 26  ~ peak 42  ┃ pooled GPUs (column range)" in out
 
 
