@@ -27,7 +27,7 @@ from policylint.report import github_report, markdown_report, sarif_report
 from policylint.rule import Rule
 
 SCHEMA_PATH = Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json"
-FORMATS = ("sarif", "junit", "github", "markdown")
+FORMATS = ("sarif", "junit", "github", "gitlab", "markdown", "concise", "json")
 
 # A message with every character the GitHub escaping rules care about.
 TRICKY = "50% over budget: pools a,b\nsee the trace"
@@ -269,15 +269,21 @@ def test_junit_parses_and_counts_failures() -> None:
     (suite,) = root.findall("testsuite")
     assert suite.get("name") == "policylint"
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == ["plans/a.yaml", "plans/b.yaml", "plans/c.yaml", "plans/clean.yaml"]
-    assert all(c.get("classname") == c.get("name") for c in cases)
-    failures = suite.findall("testcase/failure")
-    assert len(failures) == 3  # one per reported finding; the suppressed and baselined ones are not failures
-    # Counts are per test case (file): two of the four files have findings.
+    # One test case per finding (classname = file, name = rule and subject, or the line
+    # without a subject), plus one passing case per clean file.
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+        ("plans/a.yaml", "PL101 reserved-above-baseline: pool prod/serving"),
+        ("plans/b.yaml", "PL301 missing-owner: whole file"),
+        ("plans/b.yaml", "PL202 stale-measurement: line 3"),
+        ("plans/c.yaml", "no findings"),
+        ("plans/clean.yaml", "no findings"),
+    ]
+    assert [len(c.findall("failure")) for c in cases] == [1, 1, 1, 0, 0]
+    # The suppressed and baselined findings (in plans/c.yaml) are not failures.
     for element in (root, suite):
         assert (element.get("tests"), element.get("failures"), element.get("errors"), element.get("skipped")) == (
-            "4",
-            "2",
+            "5",
+            "3",
             "0",
             "0",
         )
