@@ -51,6 +51,9 @@ def write_schemas(folder: Path) -> list[tuple[Path, str]]:
     return done
 
 
+_VERB = {"created": "wrote", "updated": "updated", "unchanged": "unchanged"}
+
+
 def run(args: argparse.Namespace) -> int:
     from policylint.errors import PolicylintError
     from policylint.resources import SCHEMA_FILES, load_schema
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if args.kind is not None:
             raise PolicylintError("give either KIND (print one schema) or --write DIR (write them all), not both")
         for path, status in write_schemas(args.write):
-            sys.stderr.write(f"policylint: {status} {path.as_posix()}\n")
+            sys.stdout.write(f"{_VERB[status]} {path.as_posix()}\n")
         return 0
     if args.kind is None:
         raise PolicylintError("name a KIND (workload, cluster, proposal, rule, config) or give --write DIR")
