@@ -449,3 +449,39 @@ def test_output_has_no_absolute_paths(fmt: str) -> None:
     assert os.getcwd() not in text
     assert str(Path.home()) not in text
     assert text.endswith("\n")
+
+
+# --- Text: linear in findings ---------------------------------------------------------
+
+
+class CountingSource(SourceFile):
+    """A SourceFile that counts how often its text is split into lines."""
+
+    splits = 0
+
+    @property
+    def lines(self) -> list[str]:
+        CountingSource.splits += 1
+        return self.text.splitlines()
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise"])
+def test_text_splits_each_file_once_however_many_findings(fmt: str) -> None:
+    """Rendering is linear: 2,000 findings in one file split its text once, not 2,000 times."""
+    text = "".join(f"key{i}: {i}\n" for i in range(2000))
+    source = CountingSource(path=Path("big.yaml"), display="big.yaml", text=text)
+    findings = [
+        _finding("big.yaml", i + 1, 6, "PL101", "reserved-above-baseline", Severity.ERROR, f"value {i}")
+        for i in range(2000)
+    ]
+    result = make_result(findings, sources={"big.yaml": source}, suppressed=[], baselined=[], stale_baseline=[])
+    CountingSource.splits = 0
+    out = render(fmt, result, make_context())
+    assert CountingSource.splits == (1 if fmt == "text" else 0)
+    if fmt == "text":
+        lines = out.splitlines()
+        # Every finding still gets its own frame, with the right line under it.
+        at = lines.index("  big.yaml:1500:6: error PL101 [reserved-above-baseline] value 1499")
+        assert lines[at + 1 : at + 4] == ["    1499 | key1498: 1498", "    1500 | key1499: 1499", "         |      ^"]
+        assert sum(1 for line in lines if line.startswith("  big.yaml:")) == 2000
+    assert out.endswith("Found 2000 findings (2000 errors) in 5 documents in 4 files.\n")
