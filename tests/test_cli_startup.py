@@ -120,3 +120,16 @@ def test_other_shells_parse(shell: str) -> None:
 def test_unknown_shell_is_a_usage_error() -> None:
     code, _, err = run_cli(["completion", "tcsh"])
     assert code == 2 and "invalid choice: 'tcsh'" in err
+
+
+def test_rule_links_point_at_the_rule_reference_sections() -> None:
+    """help URIs (SARIF, markdown, `rules --format json`) open the rule's section of docs/rules.md."""
+    from conftest import REPO
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
+    for rule in load_rules([rules_dir()]).rules.values():
+        page, _, anchor = rule.help_uri.partition("#")
+        assert page == "https://github.com/policylint/policylint/blob/main/docs/rules.md"
+        assert f"\n## {rule.code} {rule.name}\n" in reference and anchor == f"{rule.code.lower()}-{rule.name}"

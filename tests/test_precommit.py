@@ -227,3 +227,21 @@ def test_hook_definition_keeps_the_whole_repository_design() -> None:
         assert pattern.search(name), name
     for name in ("README.md", "main.py", "notpyproject.toml"):
         assert not pattern.search(name), name
+
+
+def test_every_pinned_revision_is_this_release_tag() -> None:
+    """README, docs/ci and init name the tag of this release (releases are tagged v<version>)."""
+    import re
+
+    from policylint import __version__
+    from policylint.commands.init import RELEASE_TAG
+
+    tag = f"v{__version__}"
+    assert RELEASE_TAG == tag
+    readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"^\s+rev: (\S+)$", readme, re.M) == [tag]
+    assert "Releases are tagged `v<version>`" in readme
+    pins = re.findall(r"policylint/policylint@(v[\w.]+)", readme)
+    for path in ("docs/ci/github-actions.yml", "docs/ci/gitlab-ci.yml"):
+        pins += re.findall(r"policylint/policylint@(v[\w.]+)", (CHECKOUT / path).read_text(encoding="utf-8"))
+    assert pins and set(pins) == {tag}
