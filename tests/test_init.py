@@ -47,9 +47,11 @@ def test_init_then_check_passes(tmp_path: Path) -> None:
     assert out == "".join(f"wrote {repo.as_posix()}/{rel}\n" for rel in WRITTEN) + f"\nNext: policylint check {repo.as_posix()}\n"
     assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file()) == sorted(WRITTEN)
     assert run_cli(["check", str(repo), "--format", "concise"]) == (0, "All checks passed: 3 documents in 3 files.\n", "")
-    # Every rule ran: nothing was deselected to make the example pass.
+    # Every rule ran: nothing was deselected, and no date pinned, to make the example pass.
     code, out, _ = run_cli(["config"], cwd=repo)
-    assert code == 0 and "ignore: []" in out.replace('"ignore": []', "ignore: []")
+    effective = json.loads(out)
+    assert code == 0
+    assert (effective["select"], effective["ignore"], effective["per-file-ignores"], effective["now"]) == (["PL"], [], {}, None)
 
 
 def test_init_in_the_working_directory_names_relative_paths(tmp_path: Path) -> None:
