@@ -169,7 +169,12 @@ def _compile(key: str) -> _Condition:
 
 
 class _SafeFormatter(string.Formatter):
-    """str.format restricted to plain names; numbers are tidied for reading."""
+    """str.format restricted to plain names; numbers are tidied for reading.
+
+    ``{n:plural:GPU}`` writes the number with its noun, singular for exactly one
+    ("1 GPU", "3 GPUs"); an irregular plural follows a second colon
+    (``{n:plural:entry:entries}``).
+    """
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
         if not field_name.isidentifier():
@@ -177,6 +182,8 @@ class _SafeFormatter(string.Formatter):
         return kwargs.get(field_name, f"{{{field_name}}}"), field_name
 
     def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec.startswith("plural:"):
+            return _plural(value, *format_spec.split(":")[1:3])
         if format_spec and (value is None or isinstance(value, float) and math.isinf(value)):
             return _plain(value)  # "unknown" / "unbounded", whatever the number format
         if format_spec:
@@ -185,6 +192,13 @@ class _SafeFormatter(string.Formatter):
             except (ValueError, TypeError):
                 return str(value)
         return _plain(value)
+
+
+def _plural(value: Any, word: str, plural: str | None = None) -> str:
+    """``1 GPU``, ``2 GPUs``, ``unknown GPUs``; ``plural`` when adding "s" is wrong."""
+    text = _plain(value)
+    # Decided on the number as shown, so that 1.001 (shown "1") reads "1 GPU".
+    return f"{text} {word if text == '1' else (plural or word + 's')}"
 
 
 def _plain(value: Any) -> str:
