@@ -141,7 +141,7 @@ def test_github_annotations(repo: Path) -> None:
 
 def test_statistics_prints_only_the_table(repo: Path) -> None:
     path = repo / "clusters" / "prod-east.yaml"
-    path.write_text(path.read_text().replace("reservedGpus: 29", "reservedGpus: 29  # policylint: disable=PL101 -- x"))
+    path.write_text(path.read_text().replace("reservedGpus: 20", "reservedGpus: 20  # policylint: disable=PL101 -- x"))
     for fmt in ("text", "concise"):
         code, out, _ = run_cli(["check", "--statistics", "--format", fmt], cwd=repo)
         assert (code, out) == (1, "    1  PL032   unused-suppression\n    1  PL101   reserved-above-baseline\n")
@@ -172,7 +172,7 @@ def test_no_show_source_drops_the_frames(repo: Path) -> None:
     assert out.splitlines()[:3] == [
         "clusters/prod-east.yaml",
         "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
-        " but the baseline band of its workloads needs 53 (allowed headroom 15%): sized by peak, not baseline",
+        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline",
         "    = help: reserve about 53 GPUs and carry the daily band on elastic capacity",
     ]
     assert run_cli(["check", "--show-source"], cwd=repo) == run_cli(["check"], cwd=repo)
@@ -183,7 +183,7 @@ def test_concise_is_one_line_per_finding(repo: Path) -> None:
     assert (code, out) == (
         1,
         "clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
-        " but the baseline band of its workloads needs 53 (allowed headroom 15%): sized by peak, not baseline\n"
+        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline\n"
         + SUMMARY,
     )
     assert run_cli(["check", "--format", "concise", "-q"], cwd=repo) == (1, SUMMARY, "")

@@ -47,15 +47,16 @@ def test_same_report_from_the_root_and_from_a_subfolder(repo: Path, fmt: str) ->
 
 def test_each_machine_format_names_repository_paths(repo: Path) -> None:
     sub = repo / "workloads"
-    assert json.loads(report(sub, "json", ".."))["findings"][0]["file"] == "clusters/prod-east.yaml"
+    files = [f["file"] for f in json.loads(report(sub, "json", ".."))["findings"]]
+    assert "clusters/prod-east.yaml" in files and not any(f.startswith("..") for f in files)
     sarif = json.loads(report(sub, "sarif", ".."))
     location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
-    assert location == {"uri": "clusters/prod-east.yaml", "uriBaseId": "%SRCROOT%"}
+    assert location == {"uri": files[0], "uriBaseId": "%SRCROOT%"}
     description = sarif["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["description"]["text"]
     assert description.startswith("The repository root: the top of the git work tree")
-    assert report(sub, "github", "..").startswith("::warning file=clusters/prod-east.yaml,line=8,")
+    assert "\n::warning file=clusters/prod-east.yaml,line=8," in "\n" + report(sub, "github", "..")
     cases = ET.fromstring(report(sub, "junit", "..")).iter("testcase")
-    assert next(cases).get("classname") == "clusters/prod-east.yaml"
+    assert "clusters/prod-east.yaml" in {case.get("classname") for case in cases}
 
 
 @pytest.mark.parametrize("fmt", ["text", "concise"])
@@ -69,7 +70,7 @@ def test_config_folder_inside_git_uses_the_git_root(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES / "bad", top / "capacity")
     git(top, "init", "-q")
     out = json.loads(report(top / "capacity" / "clusters", "json", ".."))
-    assert out["findings"][0]["file"] == "capacity/clusters/prod-east.yaml"
+    assert "capacity/clusters/prod-east.yaml" in {f["file"] for f in out["findings"]}
 
 
 def test_without_git_the_configuration_folder_is_the_root(tmp_path: Path) -> None:
@@ -77,7 +78,7 @@ def test_without_git_the_configuration_folder_is_the_root(tmp_path: Path) -> Non
     shutil.copytree(EXAMPLES / "bad", repo)
     assert repository_root(repo) == repo
     out = json.loads(report(repo / "workloads", "json", ".."))
-    assert out["findings"][0]["file"] == "clusters/prod-east.yaml"
+    assert "clusters/prod-east.yaml" in {f["file"] for f in out["findings"]}
 
 
 def test_files_outside_the_root_keep_their_path(tmp_path: Path) -> None:

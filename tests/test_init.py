@@ -148,8 +148,8 @@ def test_init_on_a_file_is_an_error(tmp_path: Path) -> None:
 def test_trace_is_fresh_and_long_enough(tmp_path: Path) -> None:
     init(tmp_path)
     rows = (tmp_path / "measurements" / "example-service.csv").read_text().splitlines()
-    assert rows[0] == "timestamp,in_flight" and len(rows) == 92 * 24 + 1
-    assert rows[-1].split(",")[0].endswith("T23:00:00Z")
+    assert rows[0] == "timestamp,in_flight" and len(rows) == 92 * 24 * 12 + 1
+    assert rows[-1].split(",")[0].endswith("T23:55:00Z")
 
 
 def test_init_then_pre_commit_hook_passes(tmp_path: Path, pre_commit_home: Path) -> None:
