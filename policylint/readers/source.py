@@ -23,7 +23,7 @@ _ARROW_STREAM_MAGIC = b"\xff\xff\xff\xff"
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISFIFO, "a named pipe"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
@@ -61,7 +61,7 @@ def open_source(path: str | Path, name: str, *, max_bytes: int, written_as: str 
         raise MeasurementError(f"cannot read: {exc.strerror or exc}", source=name) from None
     for test, kind in _KINDS:
         if test(info.st_mode):
-            raise MeasurementError(f"not a regular file ({kind}); refused", source=name)
+            raise MeasurementError(f"not a regular file but {kind}; refused", source=name)
     if not stat.S_ISREG(info.st_mode):
         raise MeasurementError("not a regular file; refused", source=name)
     if info.st_size > max_bytes:
