@@ -10,7 +10,8 @@ cycle plus noise, written once as CSV with ISO-8601 timestamps, once as CSV with
 epoch seconds, and once as Parquet (a timestamp column and a float column).
 Writing is not timed.
 
-Timed, best of ``--repeat`` runs, in the same process and run:
+Timed, best of ``--repeat`` rounds in which policylint and the reference
+alternate, in the same process and run:
 
 * **policylint CSV**: ``policylint.traces.read_series`` on the CSV, which parses
   the timestamps, validates every row and puts the samples on the regular grid;
@@ -43,15 +44,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 T0 = 1_788_134_400  # 2026-09-01T00:00:00Z
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` calls, garbage collected in between."""
-    times = []
+def best_pair(ours: Callable[[], object], reference: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Smallest wall time of each of two calls over ``repeat`` rounds.
+
+    The two alternate within every round, so a change in the machine's load
+    during the run affects both alike (the ratio is what counts).
+    """
+    mine: list[float] = []
+    theirs: list[float] = []
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for fn, out in ((ours, mine), (reference, theirs)):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return min(mine), min(theirs)
 
 
 def make_trace(days: int) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=92, help="trace length in days (default 92)")
-    parser.add_argument("--repeat", type=int, default=9, help="runs per measurement; the best counts (default 9)")
+    parser.add_argument("--repeat", type=int, default=15, help="rounds; the best time of each counts (default 15)")
     args = parser.parse_args(argv)
     try:
         import pandas as pd
@@ -107,16 +114,21 @@ def main(argv: list[str] | None = None) -> int:
             assert series.samples == times.size and series.values.tolist() == values.astype(float).tolist(), key
 
         rows = []
-        ours = best(lambda: read_series(files["iso"]), args.repeat)
-        ref = best(lambda: pd.read_csv(files["iso"], parse_dates=["timestamp"]), args.repeat)
+        ours, ref = best_pair(
+            lambda: read_series(files["iso"]),
+            lambda: pd.read_csv(files["iso"], parse_dates=["timestamp"]),
+            args.repeat,
+        )
         rows.append(("CSV, ISO-8601 timestamps", ours, "pandas.read_csv(parse_dates)", ref, 1.5))
-        ours = best(lambda: read_series(files["epoch"]), args.repeat)
-        ref = best(
-            lambda: pd.to_datetime(pd.read_csv(files["epoch"])["timestamp"], unit="s"), args.repeat
+        ours, ref = best_pair(
+            lambda: read_series(files["epoch"]),
+            lambda: pd.to_datetime(pd.read_csv(files["epoch"])["timestamp"], unit="s"),
+            args.repeat,
         )
         rows.append(("CSV, epoch seconds", ours, "pandas.read_csv + to_datetime", ref, 1.5))
-        ours = best(lambda: read_series(files["parquet"]), args.repeat)
-        ref = best(lambda: pq.read_table(files["parquet"]), args.repeat)
+        ours, ref = best_pair(
+            lambda: read_series(files["parquet"]), lambda: pq.read_table(files["parquet"]), args.repeat
+        )
         rows.append(("Parquet", ours, "pyarrow.parquet.read_table", ref, 1.2))
         size = os.path.getsize(files["iso"])
 

@@ -145,12 +145,13 @@ def read_series(
 
 
 def _open(source: Source, kind: str, limits: TraceLimits, chunk_rows: int) -> Table:
-    container = sniff_container(read_head(source, 8))
+    head = read_head(source, 64 * 1024)
+    container = sniff_container(head)
     expected = _CONTAINERS.get(kind)
     if expected is not None and container not in expected:
         what = "a Parquet file" if kind == "parquet" else "an Arrow IPC file"
         raise MeasurementError(f"not {what} (its first bytes are not the {kind} magic number)", source=source.name)
-    return open_table(source, limits, chunk_rows=chunk_rows, container=container)
+    return open_table(source, limits, chunk_rows=chunk_rows, container=container, head=head)
 
 
 def read_jobs(

@@ -87,6 +87,14 @@ def _text_to_float(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.A
 
 
 def _as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A float64 Arrow column as one numpy array, nulls as NaN (chunk by chunk: no detour)."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        parts = [_as_numpy(chunk) for chunk in column.chunks]
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
     out = column.to_numpy(zero_copy_only=False)
     return np.asarray(out, dtype=np.float64)
 
@@ -211,10 +219,10 @@ def epoch_seconds(columns: Sequence[TimeColumn], unit: str | None, name: str) ->
     if not epochs:
         return unit
     if unit is None:
-        largest = max(float(np.max(np.abs(c.values))) for c in epochs)
-        unit = detect_unit(largest)
+        sizes = [max(float(np.max(c.values)), -float(np.min(c.values))) for c in epochs]
+        unit = detect_unit(max(sizes))
         if unit is None:
-            column = max(epochs, key=lambda c: float(np.max(np.abs(c.values))))
+            column = epochs[sizes.index(max(sizes))]
             i = int(np.argmax(np.abs(column.values)))
             raise MeasurementError(
                 f"column '{column.label}': {_text(column.column, i)!r} is too large for an epoch time in any unit",

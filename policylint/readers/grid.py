@@ -19,7 +19,11 @@ __all__ = ["finish", "median_step", "to_grid"]
 
 def median_step(times: np.ndarray) -> float:
     """The median spacing of sorted sample times: the default grid step."""
-    return float(np.median(np.diff(times)))
+    steps = np.diff(times)
+    low = steps.min()
+    if low == steps.max():
+        return float(low)  # evenly spaced (the usual export): no partition needed
+    return float(np.median(steps))
 
 
 def to_grid(
@@ -32,6 +36,7 @@ def to_grid(
     *,
     limits: TraceLimits = DEFAULT_LIMITS,
     name: str = "",
+    missing: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Gap]]:
     """Put irregular samples on the grid ``start + k*step`` (carry last value forward).
 
@@ -39,22 +44,23 @@ def to_grid(
     excluded (NaN) and returned as gaps rather than bridged. Grid points before
     the first or after the last sample are reported as outside (``inside`` False).
     """
-    keep = ~np.isnan(values)
-    t = times[keep]
-    v = values[keep]
+    keep = ~(np.isnan(values) if missing is None else missing)
+    complete = bool(keep.all())
+    t = times if complete else times[keep]
+    v = values if complete else values[keep]
     n = check_grid(start, stop, step, limits, name)
     grid = start + step * np.arange(n, dtype=np.float64)
+    if complete and n == t.size and max_gap_steps >= 1 and np.array_equal(t, grid):
+        # Already regular and complete (the usual export): every grid point is its
+        # own sample, inside the span, with no hole - what the general path below
+        # computes, without its searches and temporaries.
+        return grid, values.copy(), np.ones(n, dtype=bool), []
     out = np.full(n, np.nan)
     inside = (grid >= times[0] - 1e-9) & (grid <= times[-1] + 1e-9)
     gaps: list[Gap] = []
     if t.size == 0:
         return grid, out, inside, gaps
-    if t.size == n and np.array_equal(t, grid):
-        # Already regular (the usual export): each grid point is its own sample,
-        # exactly what the search below finds, without its cost.
-        idx = np.arange(n)
-    else:
-        idx = np.searchsorted(t, grid + 1e-9, side="right") - 1
+    idx = np.searchsorted(t, grid + 1e-9, side="right") - 1
     has = idx >= 0
     out[has] = v[idx[has]]
     # Missing before the first real sample (e.g. leading NaNs) is a hole too.
@@ -94,18 +100,22 @@ def finish(
         raise MeasurementError("no samples", source=name, row=2)
     if times.size < 2:
         raise MeasurementError("only one sample: a series needs at least two", source=name, row=2)
-    if np.isnan(values).all():
+    missing = np.isnan(values)
+    if missing.all():
         raise MeasurementError("every sample is missing (NaN)", source=name, row=2)
     step = float(step_seconds) if step_seconds else median_step(times)
     if not (step > 0 and math.isfinite(step)):
         raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
     if max_gap_steps < 1:
         raise MeasurementError("max_gap_steps must be at least 1", source=name)
-    grid, out, _inside, gaps = to_grid(times, values, step, max_gap_steps, times[0], times[-1], limits=limits, name=name)
+    grid, out, _inside, gaps = to_grid(
+        times, values, step, max_gap_steps, times[0], times[-1], limits=limits, name=name, missing=missing
+    )
     valid = ~np.isnan(out)
     if not valid.any():
         raise MeasurementError("no usable sample after gridding", source=name)
-    measured = times[~np.isnan(values)]
+    first = int(np.argmax(~missing))
+    last = times.size - 1 - int(np.argmax(~missing[::-1]))
     return Series(
         times=grid,
         values=out,
@@ -113,6 +123,6 @@ def finish(
         step_seconds=step,
         source=name,
         gaps=tuple(gaps),
-        first=float(measured[0]),
-        last=float(measured[-1]),
+        first=float(times[first]),
+        last=float(times[last]),
     )

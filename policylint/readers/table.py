@@ -23,7 +23,7 @@ import csv
 import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from policylint.readers.source import Source, read_head, sniff_container
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["CHUNK_ROWS", "HEAD_BYTES", "Rows", "Table", "open_table"]
+__all__ = ["CHUNK_ROWS", "HEAD_BYTES", "Rows", "Table", "open_table", "release_arrow_memory"]
 
 CHUNK_ROWS = 65_536
 """Rows tokenised at a time by the tolerant (standard library) CSV path."""
@@ -46,6 +46,9 @@ _STREAM_ABOVE = 32 * 1024 * 1024
 """CSV files larger than this are read batch by batch so the row limit stops them early."""
 
 _SAMPLE_ROWS = 64
+
+_FIRST_BYTES = 64 * 1024
+"""Read first: enough for the header and the sample rows of any ordinary trace."""
 
 FLOAT = "float"
 TIME = "time"
@@ -110,6 +113,7 @@ class Table:
     limits: TraceLimits
     chunk_rows: int = CHUNK_ROWS
     sample: list[list[str]] = field(default_factory=list)
+    parquet: Any = None  # the opened pyarrow.parquet.ParquetFile, footer already parsed
 
     @property
     def name(self) -> str:
@@ -136,7 +140,7 @@ class Table:
             if self.container == "parquet":
                 import pyarrow.parquet as pq
 
-                handle = pq.ParquetFile(str(self.source.path))
+                handle = self.parquet or pq.ParquetFile(str(self.source.path))
                 check_rows(handle.metadata.num_rows, self.limits, self.name)
                 table = handle.read(columns=[self.header[i] for i in dict.fromkeys(indexes)])
                 columns = [table.column(self.header[i]) for i in indexes]
@@ -200,7 +204,9 @@ class Table:
             check_rows(table.num_rows, self.limits, self.name)
         else:
             # Batch by batch: the row limit stops a huge file before it is held.
-            read = pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=True, block_size=8 << 20)
+            # One-megabyte blocks, one thread: Arrow's read-ahead then holds a few
+            # blocks, not hundreds of megabytes, beyond the converted columns.
+            read = pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=False, block_size=1 << 20)
             batches = []
             count = 0
             with pcsv.open_csv(str(self.source.path), read_options=read, parse_options=parse,
@@ -226,6 +232,19 @@ class Table:
             lines.append(numbers)
         columns = [pa.chunked_array(part, type=pa.string()) for part in parts]
         return columns, _KnownLines(np.concatenate(lines) if lines else np.zeros(0, dtype=np.int64))
+
+
+def release_arrow_memory(size: int = _STREAM_ABOVE + 1) -> None:
+    """Hand memory Arrow freed back to the system once its columns are converted.
+
+    Arrow's allocator keeps freed blocks for reuse; after a large trace that is
+    the size of the file's columns, held while the grid and the bands are built.
+    """
+    if size <= _STREAM_ABOVE:
+        return  # small files: nothing worth the call
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 def _arrow_message(exc: BaseException) -> str:
@@ -314,10 +333,12 @@ def _iter_chunks(source: Source, columns: Sequence[int], chunk_rows: int) -> Ite
         raise MeasurementError(f"cannot read: {exc}", source=name) from None
 
 
-def _parse_head(source: Source) -> tuple[list[str], list[list[str]]]:
+def _parse_head(source: Source, first: bytes | None = None) -> tuple[list[str], list[list[str]]]:
     """Header and the first data rows, from at most :data:`HEAD_BYTES` of the file."""
     name = source.name
-    raw = read_head(source, HEAD_BYTES)
+    raw = first if first is not None else read_head(source, _FIRST_BYTES)
+    if len(raw) < source.size and b"\n" not in raw and b"\r" not in raw:
+        raw = read_head(source, HEAD_BYTES)  # a long header: look further, up to the limit
     if b"\x00" in raw:
         line = raw.count(b"\n", 0, raw.index(b"\x00")) + 1
         raise MeasurementError("binary data (a NUL byte): not a CSV text file", source=name, row=line)
@@ -354,19 +375,33 @@ def _parse_head(source: Source) -> tuple[list[str], list[list[str]]]:
     return [cell.strip() for cell in header], sample
 
 
-def open_table(source: Source, limits: TraceLimits, *, chunk_rows: int = CHUNK_ROWS, container: str | None = None) -> Table:
-    """Open ``source`` as a table: read its header (and, for CSV, a sample of rows)."""
-    kind = container or sniff_container(read_head(source, 8))
+def open_table(
+    source: Source,
+    limits: TraceLimits,
+    *,
+    chunk_rows: int = CHUNK_ROWS,
+    container: str | None = None,
+    head: bytes | None = None,
+) -> Table:
+    """Open ``source`` as a table: read its header (and, for CSV, a sample of rows).
+
+    ``head`` is the start of the file when the caller has read it already.
+    """
+    if head is None:
+        head = read_head(source, _FIRST_BYTES)
+    kind = container or sniff_container(head)
     if kind == "text":
-        header, sample = _parse_head(source)
+        header, sample = _parse_head(source, head)
         return Table(source, header, "csv", limits, chunk_rows, sample)
     import pyarrow as pa
 
+    parquet = None
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
 
-            schema = pq.read_schema(str(source.path))
+            parquet = pq.ParquetFile(str(source.path))
+            schema = parquet.schema_arrow
         else:
             with pa.memory_map(str(source.path)) as mapped:
                 schema = (pa.ipc.open_file(mapped) if kind == "arrow" else pa.ipc.open_stream(mapped)).schema
@@ -375,4 +410,6 @@ def open_table(source: Source, limits: TraceLimits, *, chunk_rows: int = CHUNK_R
     header = [str(n).strip() for n in schema.names]
     if not header:
         raise MeasurementError("empty file: no columns", source=source.name, row=1)
-    return Table(source, header, kind, limits, chunk_rows)
+    table = Table(source, header, kind, limits, chunk_rows)
+    table.parquet = parquet
+    return table

@@ -20,7 +20,7 @@ from policylint.readers.convert import check_order, check_range, check_values, e
 from policylint.readers.grid import finish
 from policylint.readers.limits import TraceLimits
 from policylint.readers.series import Series
-from policylint.readers.table import FLOAT, TIME, Table
+from policylint.readers.table import FLOAT, TIME, Table, release_arrow_memory
 
 __all__ = ["read_table_series", "read_table_samples"]
 
@@ -78,6 +78,7 @@ def read_table_series(
 ) -> Series:
     """Read a time series table and put it on its regular grid."""
     stamps, values = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits)
+    release_arrow_memory(table.source.size)
     return finish(
         stamps, values, name=table.name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits
     )
