@@ -135,6 +135,27 @@ def test_wrong_or_broken_container(tmp_path: Path) -> None:
         read_series(broken)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ts,v\n\n0,1\n\n60,2\n\n120,-3\n", "7: value in column 'v' is negative (-3)"),
+        ("ts,v\n0,1\n   \n60,2\n120,x\n", "5: column 'v': 'x' is not a number"),
+        ('ts,v,note\n0,1,"a\nb"\n60,2,c\n120,x,d\n', "5: column 'v': 'x' is not a number"),
+        ("ts,v\r\n0,1\r\n\r\n60,2\r\n120,bad\r\n", "5: column 'v': 'bad' is not a number"),
+        ("\ufeffts,v\n0,1\n60,oops\n", "3: column 'v': 'oops' is not a number"),
+        ("ts,v,w\n0,1,2\n60\n", "3: row has 1 fields, expected at least 2"),
+        ("ts,v\n0,1,9\n60,2\n120,x\n", "4: column 'v': 'x' is not a number"),
+    ],
+    ids=["blank-lines", "line-of-spaces", "quoted-line-break", "crlf", "bom", "short-row", "extra-field"],
+)
+def test_line_numbers_match_the_csv_module(tmp_path: Path, text: str, message: str) -> None:
+    """Whether Arrow or the csv module reads the file, the line is the one the csv module counts."""
+    path = write(tmp_path, "t.csv", text)
+    with pytest.raises(MeasurementError) as err:
+        read_series(path, value_columns=["v"])
+    assert str(err.value) == f"{path}:{message}"
+
+
 # --------------------------------------------------------------------------- guarded opening
 
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from policylint.errors import MeasurementError
+from policylint.readers.grid import regular_grid
 from policylint.readers.intervals import read_intervals
 from policylint.readers.limits import TraceLimits, check_grid
 from policylint.readers.series import Series
@@ -66,7 +67,7 @@ def read_requests(
     n = int(math.floor((last - first) / step)) + 1
     if n < 2:
         raise MeasurementError("the requests span less than two steps", source=name, row=2)
-    grid = first + step * np.arange(n, dtype=np.float64)
+    grid = regular_grid(first, step, n)
     values = concurrency(starts, ends, grid)
     return Series(
         times=grid,
