@@ -340,6 +340,23 @@ def test_timestamps_outside_the_accepted_range(tmp_path: Path, cells: list[str],
         read_series(path)
 
 
+def test_relative_times_with_a_declared_origin(tmp_path: Path) -> None:
+    path = write(tmp_path, "rel.csv", "ts,v\n0,1\n60,2\n120,3\n")
+    series = read_series(path, time_origin="2020-05-01T00:00:00Z")
+    assert series.times.tolist() == [T0, T0 + 60, T0 + 120]
+    assert read_series(path, time_origin=T0, timestamp_unit="ms").times.tolist() == [T0, T0 + 0.06, T0 + 0.12]
+    jobs = write(tmp_path, "jobs.csv", "scheduled_time,deletion_time,num_gpu\n100,700,8\n")
+    assert read_jobs(jobs, time_origin="2020-05-01").durations.tolist() == [600]
+    with pytest.raises(MeasurementError, match="time origin 'soon' is not"):
+        read_series(path, time_origin="soon")
+    with pytest.raises(MeasurementError, match="read as seconds after the time origin is outside the years"):
+        read_series(path, time_origin="2200-12-31T23:59:00Z")
+    out = bands_cli(str(path), "--time-origin", "2020-05-01", "--format", "json", "--cold-start", "60",
+                    "--min-window-days", "0")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["first"] == "2020-05-01T00:00:00Z"
+
+
 def test_iso_with_any_precision_and_offsets(tmp_path: Path) -> None:
     text = (
         "time,v\n"

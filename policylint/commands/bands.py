@@ -81,6 +81,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="unit of epoch-number timestamps (default: detected from their magnitude)")
     group.add_argument("--duration-unit", choices=("s", "ms", "us", "ns"),
                        help="unit of the duration column (default: from its name, else seconds)")
+    group.add_argument("--time-origin", metavar="TIME",
+                       help="epoch-number timestamps are relative to TIME (ISO-8601 or unix seconds)")
     group.add_argument("--match", action="append", default=None, metavar="LABEL=VALUE",
                        help="Prometheus: use only series with this label value (repeatable)")
     group.add_argument("--step", type=_positive, metavar="SECONDS",
@@ -160,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         max_gap_steps=args.max_gap_steps,
         timestamp_unit=args.timestamp_unit,
         duration_unit=args.duration_unit,
+        time_origin=args.time_origin,
     )
     report = analyse(
         series,

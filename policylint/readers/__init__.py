@@ -94,6 +94,7 @@ def read_series(
     timestamp_unit: str | None = None,
     duration_unit: str | None = None,
     limits: TraceLimits | None = None,
+    time_origin: str | float | None = None,
 ) -> Series:
     """Read a measurement into a regular :class:`Series`.
 
@@ -105,13 +106,16 @@ def read_series(
     ``display_name`` is how messages name the file (defaults to the path as
     given). ``timestamp_unit`` (``s``, ``ms``, ``us``, ``ns``) declares the unit of
     epoch-number timestamps instead of detecting it; ``duration_unit`` that of a
-    duration column instead of reading it from the column name. ``limits``
-    bounds what the file may make the reader hold (:class:`TraceLimits`).
+    duration column instead of reading it from the column name.
+    ``time_origin`` (ISO-8601 or unix seconds) makes epoch-number timestamps
+    times relative to it (in seconds unless ``timestamp_unit`` says otherwise).
+    ``limits`` bounds what the file may make the reader hold (:class:`TraceLimits`).
     Raises :class:`MeasurementError` for every bad-input case.
     """
     limits = limits or DEFAULT_LIMITS
     name = display_name or str(path)
     kind = _kind(Path(path), format, name)
+    origin = _origin(time_origin, name)
     source = open_source(path, name, max_bytes=limits.max_file_bytes, written_as=display_name)
     if kind == "prometheus":
         from policylint.readers.prometheus import read_prometheus
@@ -130,6 +134,7 @@ def read_series(
             limits=limits,
             timestamp_unit=timestamp_unit,
             duration_unit=duration_unit,
+            origin=origin,
         )
     from policylint.readers.timeseries import read_table_series
 
@@ -141,7 +146,14 @@ def read_series(
         step_seconds=step_seconds,
         max_gap_steps=max_gap_steps,
         limits=limits,
+        origin=origin,
     )
+
+
+def _origin(text: str | float | None, name: str) -> float | None:
+    from policylint.readers.convert import time_origin
+
+    return time_origin(text, name)
 
 
 def _open(source: Source, kind: str, limits: TraceLimits, chunk_rows: int) -> Table:
@@ -166,16 +178,19 @@ def read_jobs(
     timestamp_unit: str | None = None,
     duration_unit: str | None = None,
     limits: TraceLimits | None = None,
+    time_origin: str | float | None = None,
 ) -> Jobs:
     """Read a job list (duration or start/end, and GPUs per job) into :class:`Jobs`.
 
     Without a GPU column every job counts as one GPU. CSV, Parquet and Arrow
-    files are accepted (recognised from their first bytes).
+    files are accepted (recognised from their first bytes). The unit, limit and
+    origin options are those of :func:`read_series`.
     """
     from policylint.readers.jobs import read_job_table
 
     limits = limits or DEFAULT_LIMITS
     name = display_name or str(path)
+    origin = _origin(time_origin, name)
     source = open_source(path, name, max_bytes=limits.max_file_bytes, written_as=display_name)
     table = _open(source, "jobs", limits, chunk_rows)
     return read_job_table(
@@ -187,4 +202,5 @@ def read_jobs(
         limits=limits,
         timestamp_unit=timestamp_unit,
         duration_unit=duration_unit,
+        origin=origin,
     )

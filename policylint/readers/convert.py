@@ -25,10 +25,13 @@ if TYPE_CHECKING:
 __all__ = [
     "TimeColumn",
     "check_order",
+    "check_range",
+    "check_times_range",
     "check_values",
     "epoch_seconds",
     "first_failing",
     "numbers",
+    "time_origin",
     "times",
 ]
 
@@ -132,6 +135,7 @@ class TimeColumn:
     def __init__(self, values: np.ndarray, epoch: bool, column: pa.ChunkedArray, label: str, rows: Rows) -> None:
         self.values = values
         self.epoch = epoch
+        self.relative = False
         self.column = column
         self.label = label
         self.rows = rows
@@ -209,15 +213,20 @@ def _text_times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> t
     raise _not_a_time(column, label, rows, name, first_failing(len(column), works))
 
 
-def epoch_seconds(columns: Sequence[TimeColumn], unit: str | None, name: str) -> str | None:
+def epoch_seconds(
+    columns: Sequence[TimeColumn], unit: str | None, name: str, origin: float | None = None
+) -> str | None:
     """Turn the epoch columns among ``columns`` into seconds, in place; returns the unit used.
 
     Start and end columns share one clock, so the unit is detected once from the
-    largest value of all of them (unless declared).
+    largest value of all of them (unless declared). With an ``origin`` (unix
+    seconds) the numbers are times relative to it, in seconds unless declared.
     """
     epochs = [c for c in columns if c.epoch and c.values.size]
     if not epochs:
         return unit
+    if origin is not None and unit is None:
+        unit = "s"  # relative times are small: their magnitude says nothing about the unit
     if unit is None:
         sizes = [max(float(np.max(c.values)), -float(np.min(c.values))) for c in epochs]
         unit = detect_unit(max(sizes))
@@ -237,7 +246,10 @@ def epoch_seconds(columns: Sequence[TimeColumn], unit: str | None, name: str) ->
     for column in epochs:
         if divisor != 1.0:
             column.values = column.values / divisor
+        if origin is not None:
+            column.values = column.values + origin
         column.epoch = False
+        column.relative = origin is not None
     return unit
 
 
@@ -248,7 +260,11 @@ def check_range(column: TimeColumn, unit: str | None, limits: TraceLimits, name:
     if not bad.any():
         return
     i = int(np.argmax(bad))
-    how = f" read as epoch {_UNIT_WORDS[unit]}" if unit else ""
+    how = ""
+    if column.relative and unit:
+        how = f" read as {_UNIT_WORDS[unit]} after the time origin"
+    elif unit:
+        how = f" read as epoch {_UNIT_WORDS[unit]}"
     hint = "; declare the timestamp unit if that is wrong" if unit else ""
     raise MeasurementError(
         f"column '{column.label}': {_text(column.column, i)!r}{how} is outside the years "
@@ -294,3 +310,21 @@ def check_order(times_: np.ndarray, rows: Rows, name: str) -> None:
             source=name,
             row=rows.row(i),
         )
+
+
+def time_origin(text: str | float | None, name: str) -> float | None:
+    """A declared time origin (ISO-8601 or unix seconds) as unix seconds."""
+    from policylint.readers.timestamps import parse_time
+
+    if text is None:
+        return None
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        try:
+            value = parse_time(str(text))
+        except ValueError:
+            raise MeasurementError(f"time origin {text!r} is not an ISO-8601 time or unix seconds", source=name) from None
+    if not math.isfinite(value):
+        raise MeasurementError(f"time origin {text!r} is not finite", source=name)
+    return value

@@ -54,6 +54,7 @@ def read_intervals(
     need_start: bool = False,
     timestamp_unit: str | None = None,
     duration_unit_: str | None = None,
+    origin: float | None = None,
 ) -> Intervals:
     """Read the intervals of ``table``; ``need_start`` refuses a table without a start column."""
     header, name = table.header, table.name
@@ -91,7 +92,7 @@ def read_intervals(
         stamps.append(times(slot[start_name], start_name, rows, name))
     if end_name is not None:
         stamps.append(times(slot[end_name], end_name, rows, name))
-    unit = epoch_seconds(stamps, timestamp_unit, name)
+    unit = epoch_seconds(stamps, timestamp_unit, name, origin)
     for stamp in stamps:
         check_range(stamp, unit, limits, name)
     begin = stamps[0].values if start_name is not None else np.zeros(len(columns[0]))

@@ -28,6 +28,7 @@ def read_job_table(
     limits: TraceLimits,
     timestamp_unit: str | None = None,
     duration_unit: str | None = None,
+    origin: float | None = None,
 ) -> Jobs:
     """Read a job list into :class:`Jobs` (durations in seconds, GPUs per job)."""
     header, name = table.header, table.name
@@ -43,6 +44,7 @@ def read_job_table(
         extra_column=gpus_name,
         timestamp_unit=timestamp_unit,
         duration_unit_=duration_unit,
+        origin=origin,
     )
     gpus = intervals.extra
     if gpus is None:

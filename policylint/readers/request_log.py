@@ -44,6 +44,7 @@ def read_requests(
     limits: TraceLimits,
     timestamp_unit: str | None = None,
     duration_unit: str | None = None,
+    origin: float | None = None,
 ) -> Series:
     """Read a request log into the concurrency series on a regular grid."""
     name = table.name
@@ -56,6 +57,7 @@ def read_requests(
         need_start=True,
         timestamp_unit=timestamp_unit,
         duration_unit_=duration_unit,
+        origin=origin,
     )
     starts, ends = intervals.starts, intervals.ends
     step = float(step_seconds) if step_seconds else 1.0

@@ -31,6 +31,7 @@ def read_table_samples(
     value_columns: Sequence[str] | None,
     timestamp_unit: str | None,
     limits: TraceLimits,
+    origin: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The raw samples of a table: (times in unix seconds, summed values), validated."""
     header, name = table.header, table.name
@@ -55,7 +56,7 @@ def read_table_samples(
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)
     stamp = times(columns[0], ts_name, rows, name)
-    unit = epoch_seconds([stamp], timestamp_unit, name)
+    unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)
     check_order(stamp.values, rows, name)
     total = np.zeros(stamp.values.shape, dtype=np.float64)
@@ -75,9 +76,10 @@ def read_table_series(
     step_seconds: float | None,
     max_gap_steps: int,
     limits: TraceLimits,
+    origin: float | None = None,
 ) -> Series:
     """Read a time series table and put it on its regular grid."""
-    stamps, values = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits)
+    stamps, values = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits, origin)
     release_arrow_memory(table.source.size)
     return finish(
         stamps, values, name=table.name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits
