@@ -125,6 +125,13 @@ def test_parquet_request_log_and_jobs(tmp_path: Path) -> None:
     assert jobs.durations.tolist() == [3, 1, 4, 2] and jobs.gpus.tolist() == [8, 1, 2, 1]
 
 
+def test_parquet_with_a_repeated_column_name(tmp_path: Path) -> None:
+    table = pa.Table.from_arrays([pa.array([T0, T0 + 60]), pa.array([1, 2]), pa.array([3, 4])], names=["ts", "v", "v"])
+    pq.write_table(table, tmp_path / "dup.parquet")
+    with pytest.raises(MeasurementError, match=r"column names appear more than once \(v\)"):
+        read_series(tmp_path / "dup.parquet", value_columns=["v"])
+
+
 def test_wrong_or_broken_container(tmp_path: Path) -> None:
     path = write(tmp_path, "x.parquet", "not parquet at all\n")
     with pytest.raises(MeasurementError, match="not a Parquet file"):

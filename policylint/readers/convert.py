@@ -55,7 +55,17 @@ def first_failing(size: int, works: Callable[[int, int], bool]) -> int:
 
 
 def _text(column: pa.ChunkedArray, index: int) -> str:
-    value = column[index].as_py()
+    """The cell at ``index`` as the message shows it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        value = column[index].as_py()
+    except (OverflowError, ValueError, pa.ArrowException):
+        # A typed time outside Python's datetime range: show the stored number and its unit.
+        number = pc.cast(column.slice(index, 1), pa.int64(), safe=False)[0].as_py()
+        unit = getattr(column.type, "unit", "")
+        return f"{number} {unit}".strip()
     if value is None:
         return ""
     if isinstance(value, float):

@@ -147,6 +147,12 @@ class Table:
             else:
                 table = _read_ipc(self.source, self.container, self.limits)
                 columns = [table.column(i) for i in indexes]
+        except KeyError:
+            # Arrow refuses to pick a column by a name the file holds twice.
+            dup = sorted({h for h in self.header if self.header.count(h) > 1})
+            raise MeasurementError(
+                f"column names appear more than once ({', '.join(dup)}); rename them", source=self.name, row=1
+            ) from None
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise MeasurementError(f"cannot read: {_arrow_message(exc)}", source=self.name) from None
         return columns, _Ordinal()
@@ -162,7 +168,7 @@ class Table:
             for typed in (True, False):
                 try:
                     columns = self._arrow_csv(indexes, kinds, typed=typed)
-                except pa.ArrowInvalid:
+                except pa.ArrowException:
                     continue
                 return columns, _ScannedLines(self.source)
         return self._python_csv(indexes)
@@ -405,9 +411,9 @@ def open_table(
         else:
             with pa.memory_map(str(source.path)) as mapped:
                 schema = (pa.ipc.open_file(mapped) if kind == "arrow" else pa.ipc.open_stream(mapped)).schema
+        header = [str(n).strip() for n in schema.names]
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise MeasurementError(f"cannot read: {_arrow_message(exc)}", source=source.name) from None
-    header = [str(n).strip() for n in schema.names]
     if not header:
         raise MeasurementError("empty file: no columns", source=source.name, row=1)
     table = Table(source, header, kind, limits, chunk_rows)

@@ -158,19 +158,22 @@ def parse_exclusion(text: str) -> Exclusion:
     return Exclusion(start, end, text.strip())
 
 
-def timestamps_to_seconds(column: pa.Array) -> np.ndarray:
+def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """An Arrow timestamp or date column -> float unix seconds (to the microsecond).
 
-    Arrow stores zoned timestamps as UTC, so the zone needs no handling here.
+    Arrow stores every timestamp as an integer count since the epoch in UTC,
+    so the zone needs no handling (nor reading: a damaged file may hold a zone
+    name that is not even text).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if pa.types.is_date(column.type):
         column = pc.cast(column, pa.timestamp("s"))
-    micros = pc.cast(column, pa.timestamp("us", tz=getattr(column.type, "tz", None)), safe=False)
-    ints = pc.cast(micros, pa.int64()).to_numpy(zero_copy_only=False)
-    return _micros_to_seconds(ints)
+    ints = np.asarray(pc.cast(column, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    scale = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}[column.type.unit]
+    micros = ints // -scale if scale < 0 else ints * scale
+    return _micros_to_seconds(micros)
 
 
 def iso_to_seconds(column: pa.Array) -> np.ndarray:
