@@ -72,9 +72,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--column", action="append", default=None, metavar="NAME",
                        help="value column; repeat to sum several (default: the only numeric column)")
     group.add_argument("--timestamp-column", metavar="NAME",
-                       help="timestamp column (default: timestamp, time, ts or the first column)")
-    group.add_argument("--start-column", metavar="NAME", help="request log: request start column")
-    group.add_argument("--end-column", metavar="NAME", help="request log: request end column")
+                       help="timestamp column (default: timestamp, time, ts, datetime, date, ... or the first column;"
+                            " docs/measurements.md lists every name detected)")
+    group.add_argument("--start-column", metavar="NAME",
+                       help="request log or job list: start column (default: start, start_time, gmt_create, ...)")
+    group.add_argument("--end-column", metavar="NAME",
+                       help="request log or job list: end column (default: end, end_time, finish_time, ...)")
     group.add_argument("--duration-column", metavar="NAME",
                        help="request log: duration column (seconds; _ms, _us, _ns name suffixes are read as such)")
     group.add_argument("--timestamp-unit", choices=("s", "ms", "us", "ns"),
