@@ -380,6 +380,16 @@ def test_iso_with_any_precision_and_offsets(tmp_path: Path) -> None:
     assert format_time(T0 + 1.5) == "2020-05-01T00:00:01.500Z"  # milliseconds stay as before
 
 
+def test_every_offset_form_in_one_column(tmp_path: Path) -> None:
+    """Mixed zones go through the slow parser, which knows the same offsets Arrow does."""
+    text = (
+        "time,v\n2020-05-01T02:00:00+0200,1\n2020-05-01 00:01:00,2\n2020-04-30T19:02:00-05,3\n"
+        "2020-05-01T05:33:00+05:30,4\n2020-05-01T00:04:00z,5\n"
+    )
+    series = read_series(write(tmp_path, "o.csv", text))
+    assert series.times.tolist() == [T0 + 60 * i for i in range(5)]
+
+
 def test_azure_trace_keeps_microseconds() -> None:
     """Neighbouring requests of the Azure trace are microseconds apart: milliseconds would collide."""
     series = read_series(AZURE, value_columns=["ContextTokens"], timestamp_column="TIMESTAMP")

@@ -15,6 +15,7 @@ unit is an error, never a silent series in 1970 or the year 50,000.
 from __future__ import annotations
 
 import math
+import warnings
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -70,7 +71,7 @@ def parse_iso(texts: np.ndarray) -> np.ndarray:
     """Vectorised ISO-8601 parse to float unix seconds, to the microsecond.
 
     Accepts ``T`` or a space between date and time, an optional trailing ``Z``
-    and an optional ``+HH:MM``/``-HH:MM`` offset (numpy itself refuses zones).
+    and an optional ``±HH:MM``, ``±HHMM`` or ``±HH`` offset (numpy itself refuses zones).
     Raises ``ValueError`` on anything else; callers locate the bad row.
     This is the slow path; :func:`iso_to_seconds` tries Arrow's parser first.
     """
@@ -81,23 +82,25 @@ def parse_iso(texts: np.ndarray) -> np.ndarray:
     for sign, mark in ((1.0, "+"), (-1.0, "-")):
         parts = np.char.rpartition(s, mark)
         head, tail = parts[..., 0], parts[..., 2]
-        # Only "HH:MM" after the last sign, following a time part, is an offset;
-        # a "-" inside the date always leaves a longer tail.
-        is_offset = (
-            (parts[..., 1] == mark)
-            & (np.char.str_len(tail) == 5)
-            & (np.char.find(tail, ":") == 2)
-            & (np.char.find(head, "T") > 0)
-        )
+        # Only HH:MM, HHMM or HH after the last sign, following a time part, is an
+        # offset; a "-" inside the date never follows a "T".
+        length = np.char.str_len(tail)
+        digits = np.char.isdigit(np.char.replace(tail, ":", ""))
+        shape_ok = ((length == 5) & (np.char.find(tail, ":") == 2)) | (((length == 4) | (length == 2)) & digits)
+        is_offset = (parts[..., 1] == mark) & shape_ok & digits & (np.char.find(head, "T") > 0)
         if is_offset.any():
-            hh = np.where(is_offset, np.char.ljust(tail, 5), "00:00")
-            hours = np.char.partition(hh, ":")
-            minutes = hours[..., 0].astype(np.float64) * 3600.0 + hours[..., 2].astype(np.float64) * 60.0
-            offset = np.where(is_offset, sign * minutes, offset)
+            # "02:30", "0230" and "02" all become the number 230 or 200: hours and minutes.
+            hhmm = np.char.ljust(np.char.replace(np.where(is_offset, tail, "0000"), ":", ""), 4, "0").astype(np.int64)
+            seconds = (hhmm // 100) * 3600.0 + (hhmm % 100) * 60.0
+            offset = np.where(is_offset, sign * seconds, offset)
             s = np.where(is_offset, head, s)
     # More than six decimals (Azure exports write seven) are cut to microseconds.
     s = _cut_fraction(s)
-    stamps = s.astype("datetime64[us]")
+    with warnings.catch_warnings():
+        # numpy still reads a zone it does not know how to name, with a warning;
+        # the forms it can meet here were handled above.
+        warnings.simplefilter("ignore", UserWarning)
+        stamps = s.astype("datetime64[us]")
     if np.isnat(stamps).any():
         raise ValueError("not a time")
     # Local time with an offset is UTC minus the offset.
