@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from policylint.errors import MeasurementError
-from policylint.readers.convert import check_order
+from policylint.readers.convert import check_order, first_failing
 from policylint.readers.grid import finish, to_grid
 from policylint.readers.limits import TraceLimits, check_rows
 from policylint.readers.series import Gap, Series
@@ -171,7 +171,6 @@ _SAMPLES = Rows()  # Prometheus samples are numbered from 1 within their series
 
 def _first_bad(texts: np.ndarray) -> int:
     """Index of the first text that is not a number (error path only)."""
-    from policylint.readers.convert import first_failing
 
     def works(a: int, b: int) -> bool:
         try:
