@@ -116,6 +116,15 @@ def test_parquet_epoch_and_text_columns(tmp_path: Path) -> None:
     assert err.value.row == 3  # Parquet rows are record numbers from 1
 
 
+@pytest.mark.parametrize("kind", [pa.date32(), pa.date64()])
+def test_date_columns(tmp_path: Path, kind: pa.DataType) -> None:
+    import datetime as dt
+
+    days = [dt.date(2020, 5, 1) + dt.timedelta(days=i) for i in range(3)]
+    pq.write_table(pa.table({"date": pa.array(days, type=kind), "v": [1.0, 2.0, 3.0]}), tmp_path / "d.parquet")
+    assert read_series(tmp_path / "d.parquet").times.tolist() == [T0, T0 + 86_400, T0 + 2 * 86_400]
+
+
 def test_parquet_request_log_and_jobs(tmp_path: Path) -> None:
     log = pa.table({"start": [0.0, 1.0, 1.0, 4.0], "end": [3.0, 2.0, 5.0, 6.0], "gpus": [8, 1, 2, 1]})
     pq.write_table(log, tmp_path / "r.parquet")

@@ -172,7 +172,11 @@ def times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> TimeCol
         first_null = int(np.argmax(column.is_null().to_numpy(zero_copy_only=False)))
         raise _not_a_time(column, label, rows, name, first_null)
     if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
-        return TimeColumn(timestamps_to_seconds(column), False, column, label, rows)
+        try:
+            seconds = timestamps_to_seconds(column)
+        except pa.ArrowException as exc:
+            raise MeasurementError(f"column '{label}': cannot read its times ({exc})", source=name) from None
+        return TimeColumn(seconds, False, column, label, rows)
     if _is_number(column):
         values = _as_numpy(pc.cast(column, pa.float64()))
         epoch = True

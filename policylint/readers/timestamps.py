@@ -172,7 +172,7 @@ def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     import pyarrow.compute as pc
 
     if pa.types.is_date(column.type):
-        column = pc.cast(column, pa.timestamp("s"))
+        column = pc.cast(column, pa.timestamp("ms"), safe=False)
     ints = np.asarray(pc.cast(column, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
     scale = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}[column.type.unit]
     micros = ints // -scale if scale < 0 else ints * scale
