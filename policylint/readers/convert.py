@@ -270,9 +270,9 @@ def epoch_seconds(
 def check_range(column: TimeColumn, unit: str | None, limits: TraceLimits, name: str) -> None:
     """Every time of ``column`` must fall inside the accepted years."""
     values = column.values
+    if values.size == 0 or (values.min() >= limits.min_time and values.max() < limits.max_time):
+        return  # two reductions, no temporary arrays: the common case
     bad = (values < limits.min_time) | (values >= limits.max_time)
-    if not bad.any():
-        return
     i = int(np.argmax(bad))
     how = ""
     if column.relative and unit:
@@ -309,12 +309,17 @@ def check_values(values: np.ndarray, rows: Rows, what: str, name: str) -> None:
         raise MeasurementError(f"{what} {kind} ({values[i]:g})", source=name, row=rows.row(i))
 
 
-def check_order(times_: np.ndarray, rows: Rows, name: str) -> None:
-    """Timestamps must strictly increase; a repeat or step back is an error at its row."""
+def check_order(times_: np.ndarray, rows: Rows, name: str) -> np.ndarray:
+    """Timestamps must strictly increase; a repeat or step back is an error at its row.
+
+    Returns the steps between samples (the grid's median step reuses them).
+    """
     if not np.isfinite(times_).all():
         i = int(np.argmax(~np.isfinite(times_)))
         raise MeasurementError("timestamp is not finite", source=name, row=rows.row(i))
     steps = np.diff(times_)
+    if steps.size == 0 or steps.min() > 0:
+        return steps
     bad = steps <= 0
     if bad.any():
         i = int(np.argmax(bad)) + 1
@@ -324,6 +329,7 @@ def check_order(times_: np.ndarray, rows: Rows, name: str) -> None:
             source=name,
             row=rows.row(i),
         )
+    return steps
 
 
 def time_origin(text: str | float | None, name: str) -> float | None:

@@ -25,9 +25,13 @@ def regular_grid(start: float, step: float, n: int) -> np.ndarray:
     return grid
 
 
-def median_step(times: np.ndarray) -> float:
-    """The median spacing of sorted sample times: the default grid step."""
-    steps = np.diff(times)
+def median_step(times: np.ndarray, steps: np.ndarray | None = None) -> float:
+    """The median spacing of sorted sample times: the default grid step.
+
+    ``steps`` is ``np.diff(times)`` when the caller has it already.
+    """
+    if steps is None:
+        steps = np.diff(times)
     low = steps.min()
     if low == steps.max():
         return float(low)  # evenly spaced (the usual export): no partition needed
@@ -52,10 +56,11 @@ def to_grid(
     excluded (NaN) and returned as gaps rather than bridged. Grid points before
     the first or after the last sample are reported as outside (``inside`` False).
     """
-    keep = ~(np.isnan(values) if missing is None else missing)
-    complete = bool(keep.all())
-    t = times if complete else times[keep]
-    v = values if complete else values[keep]
+    if missing is None:
+        missing = np.isnan(values)
+    complete = not missing.any()
+    t = times if complete else times[~missing]
+    v = values if complete else values[~missing]
     n = check_grid(start, stop, step, limits, name)
     grid = regular_grid(start, step, n)
     if complete and n == t.size and max_gap_steps >= 1 and np.array_equal(t, grid):
@@ -102,8 +107,9 @@ def finish(
     step_seconds: float | None,
     max_gap_steps: int,
     limits: TraceLimits = DEFAULT_LIMITS,
+    steps: np.ndarray | None = None,
 ) -> Series:
-    """Validate raw samples and grid them into a :class:`Series`."""
+    """Validate raw samples and grid them into a :class:`Series` (``steps``: their ``np.diff``, if known)."""
     if times.size == 0:
         raise MeasurementError("no samples", source=name, row=2)
     if times.size < 2:
@@ -111,7 +117,7 @@ def finish(
     missing = np.isnan(values)
     if missing.all():
         raise MeasurementError("every sample is missing (NaN)", source=name, row=2)
-    step = float(step_seconds) if step_seconds else median_step(times)
+    step = float(step_seconds) if step_seconds else median_step(times, steps)
     if not (step > 0 and math.isfinite(step)):
         raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
     if max_gap_steps < 1:
@@ -122,8 +128,11 @@ def finish(
     valid = ~np.isnan(out)
     if not valid.any():
         raise MeasurementError("no usable sample after gridding", source=name)
-    first = int(np.argmax(~missing))
-    last = times.size - 1 - int(np.argmax(~missing[::-1]))
+    if missing.any():
+        first = int(np.argmax(~missing))
+        last = times.size - 1 - int(np.argmax(~missing[::-1]))
+    else:
+        first, last = 0, times.size - 1
     return Series(
         times=grid,
         values=out,

@@ -140,7 +140,7 @@ class Table:
             if self.container == "parquet":
                 import pyarrow.parquet as pq
 
-                handle = self.parquet or pq.ParquetFile(str(self.source.path))
+                handle = self.parquet or pq.ParquetFile(str(self.source.path), memory_map=True)
                 check_rows(handle.metadata.num_rows, self.limits, self.name)
                 table = handle.read(columns=[self.header[i] for i in dict.fromkeys(indexes)])
                 columns = [table.column(self.header[i]) for i in indexes]
@@ -406,7 +406,7 @@ def open_table(
         if kind == "parquet":
             import pyarrow.parquet as pq
 
-            parquet = pq.ParquetFile(str(source.path))
+            parquet = pq.ParquetFile(str(source.path), memory_map=True)
             schema = parquet.schema_arrow
         else:
             with pa.memory_map(str(source.path)) as mapped:

@@ -32,8 +32,8 @@ def read_table_samples(
     timestamp_unit: str | None,
     limits: TraceLimits,
     origin: float | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The raw samples of a table: (times in unix seconds, summed values), validated."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The raw samples of a table: (times in unix seconds, summed values, steps between times), validated."""
     header, name = table.header, table.name
     ts_name = timestamp_column or find_column(header, TIMESTAMP_CANDIDATES) or header[0]
     ts_index = column_index(header, ts_name, name)
@@ -58,13 +58,17 @@ def read_table_samples(
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)
-    check_order(stamp.values, rows, name)
-    total = np.zeros(stamp.values.shape, dtype=np.float64)
+    steps = check_order(stamp.values, rows, name)
+    total: np.ndarray | None = None
     for column, label in zip(columns[1:], names, strict=True):
         values = numbers(column, label, rows, name)
         check_values(values, rows, f"value in column '{label}'", name)
-        total += values  # NaN in any column makes the sum missing, as it should
-    return stamp.values, total
+        if total is None:
+            total = values + 0.0  # a private copy, and -0.0 made 0.0 as a sum would
+        else:
+            total += values  # NaN in any column makes the sum missing, as it should
+    assert total is not None
+    return stamp.values, total, steps
 
 
 def read_table_series(
@@ -79,8 +83,14 @@ def read_table_series(
     origin: float | None = None,
 ) -> Series:
     """Read a time series table and put it on its regular grid."""
-    stamps, values = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits, origin)
+    stamps, values, steps = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits, origin)
     release_arrow_memory(table.source.size)
     return finish(
-        stamps, values, name=table.name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits
+        stamps,
+        values,
+        name=table.name,
+        step_seconds=step_seconds,
+        max_gap_steps=max_gap_steps,
+        limits=limits,
+        steps=steps,
     )

@@ -120,7 +120,9 @@ def _cut_fraction(s: np.ndarray) -> np.ndarray:
 def _micros_to_seconds(micros: np.ndarray) -> np.ndarray:
     # One correctly rounded division of an exact integer: a millisecond time
     # gives exactly what ms / 1000 gives, so results do not depend on the path.
-    return micros.astype(np.float64) / 1e6
+    seconds = micros.astype(np.float64)
+    seconds /= 1e6
+    return seconds
 
 
 def parse_time(text: str) -> float:
@@ -175,7 +177,7 @@ def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
         column = pc.cast(column, pa.timestamp("ms"), safe=False)
     ints = np.asarray(pc.cast(column, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
     scale = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}[column.type.unit]
-    micros = ints // -scale if scale < 0 else ints * scale
+    micros = ints // -scale if scale < 0 else (ints if scale == 1 else ints * scale)
     return _micros_to_seconds(micros)
 
 
