@@ -157,8 +157,10 @@ def _origin(text: str | float | None, name: str) -> float | None:
 
 
 def _open(source: Source, kind: str, limits: TraceLimits, chunk_rows: int) -> Table:
-    head = read_head(source, 64 * 1024)
-    container = sniff_container(head)
+    magic = read_head(source, 8)
+    container = sniff_container(magic)
+    # Only CSV needs more of the file up front (its header and a sample of rows).
+    head = read_head(source, 64 * 1024) if container == "text" and source.size > len(magic) else magic
     expected = _CONTAINERS.get(kind)
     if expected is not None and container not in expected:
         what = "a Parquet file" if kind == "parquet" else "an Arrow IPC file"

@@ -309,17 +309,21 @@ def check_values(values: np.ndarray, rows: Rows, what: str, name: str) -> None:
         raise MeasurementError(f"{what} {kind} ({values[i]:g})", source=name, row=rows.row(i))
 
 
-def check_order(times_: np.ndarray, rows: Rows, name: str) -> np.ndarray:
+def check_order(times_: np.ndarray, rows: Rows, name: str) -> float | None:
     """Timestamps must strictly increase; a repeat or step back is an error at its row.
 
-    Returns the steps between samples (the grid's median step reuses them).
+    Returns the step between samples when it is always the same (the grid's
+    median step then needs no second pass), else None.
     """
     if not np.isfinite(times_).all():
         i = int(np.argmax(~np.isfinite(times_)))
         raise MeasurementError("timestamp is not finite", source=name, row=rows.row(i))
     steps = np.diff(times_)
-    if steps.size == 0 or steps.min() > 0:
-        return steps
+    if steps.size == 0:
+        return None
+    low = steps.min()
+    if low > 0:
+        return float(low) if low == steps.max() else None
     bad = steps <= 0
     if bad.any():
         i = int(np.argmax(bad)) + 1
@@ -329,7 +333,7 @@ def check_order(times_: np.ndarray, rows: Rows, name: str) -> np.ndarray:
             source=name,
             row=rows.row(i),
         )
-    return steps
+    return None  # pragma: no cover - a step <= 0 was found above
 
 
 def time_origin(text: str | float | None, name: str) -> float | None:

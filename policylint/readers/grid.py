@@ -25,13 +25,9 @@ def regular_grid(start: float, step: float, n: int) -> np.ndarray:
     return grid
 
 
-def median_step(times: np.ndarray, steps: np.ndarray | None = None) -> float:
-    """The median spacing of sorted sample times: the default grid step.
-
-    ``steps`` is ``np.diff(times)`` when the caller has it already.
-    """
-    if steps is None:
-        steps = np.diff(times)
+def median_step(times: np.ndarray) -> float:
+    """The median spacing of sorted sample times: the default grid step."""
+    steps = np.diff(times)
     low = steps.min()
     if low == steps.max():
         return float(low)  # evenly spaced (the usual export): no partition needed
@@ -107,9 +103,12 @@ def finish(
     step_seconds: float | None,
     max_gap_steps: int,
     limits: TraceLimits = DEFAULT_LIMITS,
-    steps: np.ndarray | None = None,
+    uniform_step: float | None = None,
 ) -> Series:
-    """Validate raw samples and grid them into a :class:`Series` (``steps``: their ``np.diff``, if known)."""
+    """Validate raw samples and grid them into a :class:`Series`.
+
+    ``uniform_step`` is the spacing of the samples when the caller knows it never changes.
+    """
     if times.size == 0:
         raise MeasurementError("no samples", source=name, row=2)
     if times.size < 2:
@@ -117,7 +116,7 @@ def finish(
     missing = np.isnan(values)
     if missing.all():
         raise MeasurementError("every sample is missing (NaN)", source=name, row=2)
-    step = float(step_seconds) if step_seconds else median_step(times, steps)
+    step = float(step_seconds) if step_seconds else (uniform_step or median_step(times))
     if not (step > 0 and math.isfinite(step)):
         raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
     if max_gap_steps < 1:

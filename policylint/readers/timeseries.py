@@ -32,8 +32,9 @@ def read_table_samples(
     timestamp_unit: str | None,
     limits: TraceLimits,
     origin: float | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The raw samples of a table: (times in unix seconds, summed values, steps between times), validated."""
+) -> tuple[np.ndarray, np.ndarray, float | None]:
+    """The raw samples of a table, validated: times in unix seconds, summed values,
+    and the step between times when it never changes."""
     header, name = table.header, table.name
     ts_name = timestamp_column or find_column(header, TIMESTAMP_CANDIDATES) or header[0]
     ts_index = column_index(header, ts_name, name)
@@ -58,7 +59,7 @@ def read_table_samples(
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)
-    steps = check_order(stamp.values, rows, name)
+    uniform = check_order(stamp.values, rows, name)
     total: np.ndarray | None = None
     for column, label in zip(columns[1:], names, strict=True):
         values = numbers(column, label, rows, name)
@@ -68,7 +69,7 @@ def read_table_samples(
         else:
             total += values  # NaN in any column makes the sum missing, as it should
     assert total is not None
-    return stamp.values, total, steps
+    return stamp.values, total, uniform
 
 
 def read_table_series(
@@ -83,7 +84,7 @@ def read_table_series(
     origin: float | None = None,
 ) -> Series:
     """Read a time series table and put it on its regular grid."""
-    stamps, values, steps = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits, origin)
+    stamps, values, uniform = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits, origin)
     release_arrow_memory(table.source.size)
     return finish(
         stamps,
@@ -92,5 +93,5 @@ def read_table_series(
         step_seconds=step_seconds,
         max_gap_steps=max_gap_steps,
         limits=limits,
-        steps=steps,
+        uniform_step=uniform,
     )
