@@ -63,19 +63,32 @@ def _count(text: str) -> int:
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``bands`` arguments to ``parser``."""
     parser.add_argument("trace", metavar="TRACE", nargs="?",
-                        help="measurement file (CSV, Prometheus JSON, request log); with --pool: the repository (default .)")
+                        help="measurement file (CSV, Parquet, Arrow, Prometheus JSON, request log, job list);"
+                        " with --pool: the repository (default .)")
     parser.add_argument("--pool", metavar="CLUSTER/POOL",
                         help="show the pooled bands of this pool of the capacity repository at TRACE (docs/pooled.md)")
     group = parser.add_argument_group("reading the trace")
-    group.add_argument("--input-format", choices=("auto", "csv", "prometheus", "requests"), default="auto",
-                       help="how to read TRACE (auto: .json is Prometheus, anything else CSV)")
+    group.add_argument("--input-format", choices=("auto", "csv", "parquet", "arrow", "prometheus", "requests", "jobs"),
+                       default="auto",
+                       help="how to read TRACE (auto: .json is Prometheus, .parquet Parquet, .arrow/.feather Arrow,"
+                            " anything else CSV; requests and jobs: concurrency of running intervals)")
     group.add_argument("--column", action="append", default=None, metavar="NAME",
                        help="value column; repeat to sum several (default: the only numeric column)")
     group.add_argument("--timestamp-column", metavar="NAME",
-                       help="timestamp column (default: timestamp, time, ts or the first column)")
-    group.add_argument("--start-column", metavar="NAME", help="request log: request start column")
-    group.add_argument("--end-column", metavar="NAME", help="request log: request end column")
-    group.add_argument("--duration-column", metavar="NAME", help="request log: duration column (seconds)")
+                       help="timestamp column (default: timestamp, time, ts, datetime, date, ... or the first column;"
+                            " docs/measurements.md lists every name detected)")
+    group.add_argument("--start-column", metavar="NAME",
+                       help="request log or job list: start column (default: start, start_time, gmt_create, ...)")
+    group.add_argument("--end-column", metavar="NAME",
+                       help="request log or job list: end column (default: end, end_time, finish_time, ...)")
+    group.add_argument("--duration-column", metavar="NAME",
+                       help="request log: duration column (seconds; _ms, _us, _ns name suffixes are read as such)")
+    group.add_argument("--timestamp-unit", choices=("s", "ms", "us", "ns"),
+                       help="unit of epoch-number timestamps (default: detected from their magnitude)")
+    group.add_argument("--duration-unit", choices=("s", "ms", "us", "ns"),
+                       help="unit of the duration column (default: from its name, else seconds)")
+    group.add_argument("--time-origin", metavar="TIME",
+                       help="epoch-number timestamps are relative to TIME (ISO-8601 or unix seconds)")
     group.add_argument("--match", action="append", default=None, metavar="LABEL=VALUE",
                        help="Prometheus: use only series with this label value (repeatable)")
     group.add_argument("--step", type=_positive, metavar="SECONDS",
@@ -159,6 +172,9 @@ def run(args: argparse.Namespace) -> int:
         match=_matches(args.match),
         step_seconds=args.step,
         max_gap_steps=args.max_gap_steps,
+        timestamp_unit=args.timestamp_unit,
+        duration_unit=args.duration_unit,
+        time_origin=args.time_origin,
     )
     report = analyse(
         series,
