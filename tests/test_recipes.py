@@ -144,6 +144,8 @@ def scratch(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
     for data in DATA_FILES:
         shutil.copy(data, tmp_path / data.name)
+    # docs/measurements.md runs its examples on the real traces the test suite ships
+    shutil.copytree(REPO / "tests" / "data", tmp_path / "tests" / "data")
     return tmp_path
 
 
