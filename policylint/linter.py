@@ -29,6 +29,7 @@ from policylint.model import Model
 
 if TYPE_CHECKING:
     from policylint.history import Change
+    from policylint.readers.limits import TraceLimits
     from policylint.ruleset import RuleSet
 
 
@@ -46,6 +47,7 @@ class LintOptions:
     baseline: Path | None = None
     change: Change | None = None  # --diff: files changed since a base revision
     gpu_resources: tuple[str, ...] = ()  # scheduler resources counted as GPUs (empty: default)
+    trace_limits: TraceLimits | None = None  # bounds for reading measurements (None: the readers' defaults)
 
 
 @dataclass
@@ -149,7 +151,7 @@ def judge(model: Model, options: LintOptions) -> list[Finding]:
     now = options.now or dt.datetime.now(dt.timezone.utc)
     selected = options.selected if options.selected is not None else set(options.ruleset.rules)
     rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
-    facts, findings = measure(model, now)
+    facts, findings = measure(model, now, limits=options.trace_limits)
     pools = measure_pools(model, facts)
     history = None
     if options.change is not None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from policylint.bands import BandReport
     from policylint.model import MeasurementRef, Model, Pool, Workload
     from policylint.pooled import PooledGrid, PooledReport, PoolMember
-    from policylint.traces import Series
+    from policylint.traces import Series, TraceLimits
 
 
 @dataclass
@@ -110,8 +110,24 @@ def _apply_share(workload: Workload, series: Series) -> Series:
     return replace(series, values=series.values * float(share))
 
 
-def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFacts, list[Finding]]:
-    """Read and analyse the measurements of one workload."""
+def _reading(spec: dict[str, Any], limits: TraceLimits | None) -> dict[str, Any]:
+    """Reader options every measurement block may declare: units, origin, limits."""
+    return {
+        "timestamp_unit": spec.get("timestampUnit"),
+        "duration_unit": spec.get("durationUnit"),
+        "time_origin": spec.get("timeOrigin"),
+        "limits": limits,
+    }
+
+
+def measure_workload(
+    workload: Workload, now: dt.datetime, *, limits: TraceLimits | None = None
+) -> tuple[WorkloadFacts, list[Finding]]:
+    """Read and analyse the measurements of one workload.
+
+    ``limits`` bounds what each trace may make the readers hold (the
+    ``limits.max-trace-*`` configuration keys); None keeps the readers' defaults.
+    """
     import numpy as np
 
     from policylint import bands, traces
@@ -135,6 +151,7 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
                 match=spec.get("match"),
                 step_seconds=spec.get("stepSeconds"),
                 display_name=ref.display,
+                **_reading(spec, limits),
             )
             series = _apply_share(workload, series)
             exclusions, problems = _exclusions(workload, ref)
@@ -179,6 +196,7 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
                 end_column=spec.get("endColumn"),
                 gpus_column=spec.get("gpusColumn"),
                 display_name=durations.display,
+                **_reading(spec, limits),
             )
             stats = bands.duration_stats(jobs.durations)
             facts.p50, facts.p90, facts.p99, facts.tail_ratio = stats.p50, stats.p90, stats.p99, stats.tail_ratio
@@ -197,7 +215,7 @@ def measure_workload(workload: Workload, now: dt.datetime) -> tuple[WorkloadFact
     vref = workload.measurements.get("vram")
     if vref is not None and vref.path is not None:
         try:
-            facts.vram_ratio, facts.vram_resident_gib = _vram_trace(workload, vref)
+            facts.vram_ratio, facts.vram_resident_gib = _vram_trace(workload, vref, limits)
         except PolicylintError as exc:
             findings.append(_problem(vref, exc))
     elif vram.get("residencySeconds") is not None and vram.get("activeComputeSeconds") is not None:
@@ -215,7 +233,9 @@ def _per_replica(workload: Workload) -> int:
 _GIB_PER_UNIT = {"GiB": 1.0, "MiB": 1.0 / 1024.0, "bytes": 1.0 / 2**30}
 
 
-def _vram_trace(workload: Workload, ref: MeasurementRef) -> tuple[float | None, float | None]:
+def _vram_trace(
+    workload: Workload, ref: MeasurementRef, limits: TraceLimits | None = None
+) -> tuple[float | None, float | None]:
     """Residency ratio and peak resident GiB from a VRAM trace in its declared unit.
 
     A zero sample means the model is not resident; only resident samples count,
@@ -236,6 +256,7 @@ def _vram_trace(workload: Workload, ref: MeasurementRef) -> tuple[float | None, 
         "match": spec.get("match"),
         "step_seconds": spec.get("stepSeconds"),
         "display_name": ref.display,
+        **_reading(spec, limits),
     }
     memory = traces.read_series(ref.path, value_columns=spec.get("columns"), **common)
     step = memory.step_seconds
@@ -275,13 +296,15 @@ def _vram_trace(workload: Workload, ref: MeasurementRef) -> tuple[float | None, 
     return (resident_seconds / active if active > 0 else math.inf), gib
 
 
-def measure(model: Model, now: dt.datetime) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
-    """Facts for every workload of the model, computed once per run."""
+def measure(
+    model: Model, now: dt.datetime, *, limits: TraceLimits | None = None
+) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
+    """Facts for every workload of the model, computed once per run (traces read within ``limits``)."""
     out: dict[str, WorkloadFacts] = {}
     findings: list[Finding] = []
     for name in sorted(model.workloads):
         try:
-            facts, problems = measure_workload(model.workloads[name], now)
+            facts, problems = measure_workload(model.workloads[name], now, limits=limits)
         except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
             facts, problems = WorkloadFacts(errors=[str(exc)]), []
         out[name] = facts

@@ -82,6 +82,7 @@ class Session:
             per_file_ignores=config.per_file_ignores,
             baseline=baseline,
             gpu_resources=tuple(config.gpu_resources),
+            trace_limits=config.trace_limits(),
         )
         return cls(
             paths,

@@ -143,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
         return pool_bands.run(args)
     if args.trace is None:
         raise PolicylintError("bands needs a TRACE (or --pool CLUSTER/POOL [PATH])")
+    from pathlib import Path
+
     from policylint.bands import BandSettings, analyse
+    from policylint.config import load_config
     from policylint.traces import apply_exclusions, parse_exclusion, read_series
 
     exclusions = []
@@ -161,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         queue_statistic="max" if args.queue_statistic == "max" else "percentile",
         outlier_mad_k=args.outlier_mad,
     )
+    # The trace limits come from the configuration that governs the trace's folder.
+    limits = load_config([Path(args.trace)]).trace_limits()
     series = read_series(
         args.trace,
         format=args.input_format,
@@ -175,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
         timestamp_unit=args.timestamp_unit,
         duration_unit=args.duration_unit,
         time_origin=args.time_origin,
+        limits=limits,
     )
     report = analyse(
         series,

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if model is None:  # pragma: no cover - lint always builds a model
         raise PolicylintError(f"no capacity repository at {path}")
     pool = _find_pool(model, args.pool)
-    facts, _ = measure(model, now)
+    facts, _ = measure(model, now, limits=config.trace_limits())
     pooled = measure_pool(pool, facts)
     own = _own_bands(pool, facts)
     if not pool.workloads:

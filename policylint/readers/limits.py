@@ -81,7 +81,7 @@ def check_rows(count: int, limits: TraceLimits, name: str) -> None:
     """Refuse a file with more rows than ``limits.max_rows``."""
     if count > limits.max_rows:
         raise MeasurementError(
-            f"more than {limits.max_rows:,} rows, the limit for one trace (raise max_rows to read it)",
+            f"more than {limits.max_rows:,} rows, the limit for one trace (configuration key limits.max-trace-rows)",
             source=name,
         )
 
