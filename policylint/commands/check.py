@@ -96,6 +96,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "a changed configuration, rule file or baseline reports on everything",
     )
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+    add_fix_options(parser)
+
+
+def add_fix_options(parser: argparse.ArgumentParser) -> None:
+    """--fix and friends: rewrite the numbers the framework justifies."""
+    group = parser.add_argument_group(
+        "fixes",
+        "Rewrite pool and proposal sizes to the justified numbers (PL101, PL102, PL104, PL801), "
+        "changing only those numbers in the files. Lowering capacity is safe; raising it is not.",
+    )
+    group.add_argument("--fix", action="store_true", help="apply safe fixes, then report what remains")
+    group.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that raise capacity (spend money)")
+    group.add_argument(
+        "--fix-dry-run",
+        action="store_true",
+        help="print the fixes as a unified diff and write nothing (exit 1 when there is something to fix)",
+    )
 
 
 def report_plan(reports: list[tuple[str, str | None]] | None, outputs: list[str] | None) -> list[tuple[str, str | None]]:
@@ -158,6 +175,18 @@ def run(args: argparse.Namespace) -> int:
     plan = report_plan(args.reports, args.output)
     session = Session.from_args(args)
     result = session.lint()
+    if args.fix or args.fix_dry_run:
+        from policylint.edit.fixes import run_fixes, summary
+
+        write = not args.fix_dry_run
+        outcome = run_fixes(result, session.options, unsafe=args.unsafe_fixes, write=write)
+        if not write:
+            sys.stdout.write(outcome.diff)
+            sys.stderr.write(summary(outcome, write=False))
+            return 1 if outcome.applied else 0
+        sys.stderr.write(summary(outcome, write=True))
+        if outcome.applied:
+            result = session.lint()  # report what remains after the fixes
     fail_on = Severity.parse(args.fail_on or session.config.fail_on)
     context = ReportContext(
         statistics=args.statistics,

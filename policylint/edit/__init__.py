@@ -1,0 +1,13 @@
+"""Edits: byte-preserving changes to YAML files.
+
+:mod:`policylint.edit.scalars` rewrites single scalar values in place, keeping
+every other byte of a file (comments, key order, quoting, anchors, line
+endings). :mod:`policylint.edit.fixes` decides which numbers ``check --fix``
+rewrites, from the facts the rules judged.
+"""
+
+from __future__ import annotations
+
+from policylint.edit.scalars import EditResult, ScalarEdit, apply_edits, unified_diff
+
+__all__ = ["EditResult", "ScalarEdit", "apply_edits", "unified_diff"]

@@ -1,0 +1,219 @@
+"""``check --fix``: which numbers to rewrite, and rewriting them.
+
+A fix is planned only for a finding the run reported (so a suppressed or
+baselined finding is left alone), from the facts its rule judged:
+
+- PL101 (reserved above the pooled baseline): ``reservedGpus`` := pooled baseline GPUs;
+- PL104 (reserved below it): ``reservedGpus`` := pooled baseline - GPUs already proposed;
+- PL102 (reserved + elastic above the pooled daily band): ``elastic.maxGpus`` :=
+  daily - reserved (the reserved figure after this run's fixes), at least 0;
+- PL801 (a proposal asks beyond the shortfall): the request's ``gpus`` := pooled
+  baseline - reserved (again after this run's fixes).
+
+As in ruff, a fix that lowers a number is *safe*; one that raises capacity
+spends money and is *unsafe*: it is applied only with ``--unsafe-fixes``.
+Kueue and Volcano manifests are not rewritten yet; their findings stay.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff
+
+if TYPE_CHECKING:
+    from policylint.linter import LintOptions, LintResult
+    from policylint.views import View
+
+#: Rules with a fix: code -> the field the fix rewrites (documentation for notes and the README).
+FIXABLE: dict[str, str] = {
+    "PL101": "reservedGpus := pooled baseline GPUs",
+    "PL104": "reservedGpus := pooled baseline GPUs - proposed GPUs",
+    "PL102": "elastic.maxGpus := pooled daily GPUs - reserved GPUs",
+    "PL801": "requests[].gpus := pooled baseline GPUs - reserved GPUs",
+}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One planned change of one number."""
+
+    code: str
+    file: str  # display path, as in findings
+    path: Path  # the file on disk
+    doc_index: int
+    doc_path: DocPath
+    old: int
+    new: int
+
+    @property
+    def safe(self) -> bool:
+        """Lowering a number is safe; raising capacity spends money."""
+        return self.new <= self.old
+
+    def describe(self) -> str:
+        where = "/".join(str(p) for p in self.doc_path)
+        return f"{self.file}: {self.code} {where} {self.old} -> {self.new}"
+
+
+@dataclass
+class FixOutcome:
+    """What ``--fix`` (or its dry run) did."""
+
+    applied: list[Fix] = field(default_factory=list)
+    withheld: list[Fix] = field(default_factory=list)  # unsafe, without --unsafe-fixes
+    notes: list[str] = field(default_factory=list)  # fixes that could not be made, and why
+    diff: str = ""
+    files: list[str] = field(default_factory=list)  # files changed (or that would change)
+
+
+def _views(result: LintResult, options: LintOptions) -> list[View]:
+    from policylint.measure import measure, measure_pools
+    from policylint.views import build_views
+
+    assert result.model is not None
+    now = options.now or dt.datetime.now(dt.timezone.utc)
+    facts, _ = measure(result.model, now, limits=options.trace_limits)
+    return build_views(result.model, facts, now, None, measure_pools(result.model, facts))
+
+
+def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]]:
+    """Fixes for the reported findings of fixable rules, plus notes on those that have none."""
+    wanted = [f for f in result.findings if f.code in FIXABLE]
+    if not wanted or result.model is None:
+        return [], []
+    views = {(v.doc.file, v.doc.index, v.label): v for v in _views(result, options)}
+    fixes: list[Fix] = []
+    notes: list[str] = []
+    reserved_after: dict[str, int] = {}  # pool -> reserved GPUs after this run's fixes
+    # Pools first: a proposal's shortfall is measured against the fixed reservation.
+    order = {"PL101": 0, "PL104": 0, "PL102": 1, "PL801": 2}
+    for finding in sorted(wanted, key=lambda f: (order[f.code], f.sort_key())):
+        view = views.get((finding.file, finding.doc_index, finding.subject))
+        where = f"{finding.file}:{finding.line}:{finding.column}: {finding.code}"
+        if view is None:
+            notes.append(f"{where}: no fix (subject not found)")
+            continue
+        if not view.doc.is_policylint:
+            notes.append(f"{where}: no fix (scheduler manifests are not rewritten yet; edit the quota by hand)")
+            continue
+        f = view.facts
+        doc = view.doc
+
+        def fix(path: DocPath, old: Any, new: int) -> None:
+            fixes.append(Fix(finding.code, doc.file, doc.source.path, doc.index, path, int(old), new))
+
+        if finding.code in ("PL101", "PL104", "PL102"):
+            base = view.path_of("reserved_gpus")[:-1]
+            if f["baseline_gpus"] is None or f["daily_gpus"] is None:
+                notes.append(f"{where}: no fix (pooled bands unknown)")
+                continue
+            if finding.code == "PL101":
+                reserved_after[f["qualified"]] = f["baseline_gpus"]
+                fix((*base, "reservedGpus"), f["reserved_gpus"], f["baseline_gpus"])
+            elif finding.code == "PL104":
+                target = max(0, f["baseline_gpus"] - f["proposed_gpus"])
+                reserved_after[f["qualified"]] = target
+                fix((*base, "reservedGpus"), f["reserved_gpus"], target)
+            else:
+                reserved = reserved_after.get(f["qualified"], f["reserved_gpus"])
+                target = max(0, f["daily_gpus"] - reserved)
+                if "maxGpus" not in (doc_value(view, (*base, "elastic")) or {}):
+                    notes.append(f"{where}: no fix (no elastic.maxGpus to lower; reserved GPUs alone exceed the daily band)")
+                elif target >= f["elastic_gpus"]:
+                    notes.append(f"{where}: no fix (reserved GPUs alone exceed the daily band; lower reservedGpus)")
+                else:
+                    fix((*base, "elastic", "maxGpus"), f["elastic_gpus"], target)
+        elif finding.code == "PL801":
+            parts = finding.doc_path.split("/")
+            if len(parts) != 4 or not parts[2].isdigit():
+                notes.append(f"{where}: no fix (request not found)")
+                continue
+            req = f["requests"][int(parts[2])]
+            pool = f"{f['cluster']}/{req['pool']}"
+            reserved = reserved_after.get(pool, req["reserved"])
+            shortfall = req["baseline_gpus"] - reserved
+            if shortfall < 1:
+                notes.append(f"{where}: no fix (the pool needs no more GPUs: drop this request)")
+                continue
+            fix(("spec", "requests", int(parts[2]), "gpus"), req["gpus"], shortfall)
+    return fixes, notes
+
+
+def doc_value(view: View, path: DocPath) -> Any:
+    """The value at ``path`` of the view's document (None when absent)."""
+    node: Any = view.doc.data
+    for key in path:
+        if isinstance(node, dict):
+            node = node.get(key)
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+        else:
+            return None
+    return node
+
+
+def run_fixes(result: LintResult, options: LintOptions, *, unsafe: bool, write: bool) -> FixOutcome:
+    """Plan the fixes, edit each file's text, and write it when ``write``.
+
+    A file is read again from disk and edited only if it still composes; one
+    that has a YAML error is left untouched.
+    """
+    fixes, notes = plan(result, options)
+    outcome = FixOutcome(notes=notes)
+    by_file: dict[Path, list[Fix]] = {}
+    for f in fixes:
+        if not f.safe and not unsafe:
+            outcome.withheld.append(f)
+        elif f.new != f.old:
+            by_file.setdefault(f.path, []).append(f)
+    diffs: list[str] = []
+    for path in sorted(by_file, key=str):
+        chosen = by_file[path]
+        display = chosen[0].file
+        try:
+            raw = path.read_bytes()
+            text = raw.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            outcome.notes.append(f"{display}: not fixed ({exc})")
+            continue
+        edits = [ScalarEdit(f.doc_index, f.doc_path, f.new) for f in chosen]
+        edited = apply_edits(text, edits)
+        if edited.error is not None:
+            outcome.notes.append(f"{display}: not fixed ({edited.error.splitlines()[0]})")
+            continue
+        for edit, reason in edited.refused:
+            outcome.notes.append(f"{display}: not fixed ({reason})")
+        done = set(edited.applied)
+        applied = [f for f in chosen if ScalarEdit(f.doc_index, f.doc_path, f.new) in done]
+        if not applied:
+            continue
+        diffs.append(unified_diff(text, edited.text, display))
+        outcome.files.append(display)
+        outcome.applied.extend(applied)
+        if write:
+            # newline="" and the exact text: line endings and a BOM stay as they were
+            tmp = path.with_name(f".{path.name}.policylint-fix")
+            with open(tmp, "w", encoding="utf-8", newline="") as out:
+                out.write(edited.text)
+            os.replace(tmp, path)
+    outcome.diff = "".join(diffs)
+    return outcome
+
+
+def summary(outcome: FixOutcome, *, write: bool) -> str:
+    """Lines for stderr: what was fixed, what was withheld, what could not be fixed."""
+    lines = [f"  {f.describe()}" for f in outcome.applied]
+    verb = "fixed" if write else "would fix"
+    head = f"{verb} {len(outcome.applied)} number{'s' if len(outcome.applied) != 1 else ''}"
+    if outcome.files:
+        head += f" in {len(outcome.files)} file{'s' if len(outcome.files) != 1 else ''}"
+    if outcome.withheld:
+        head += f"; {len(outcome.withheld)} unsafe fix{'es' if len(outcome.withheld) != 1 else ''} withheld (raise capacity; rerun with --unsafe-fixes)"
+        lines += [f"  withheld: {f.describe()}" for f in outcome.withheld]
+    lines += [f"  {n}" for n in outcome.notes]
+    return "\n".join([head, *lines]) + "\n"
