@@ -1,0 +1,239 @@
+"""``check --fix``: justified numbers rewritten in place, every other byte kept.
+
+Each fix is proven on copies of examples/bad and of the rule fixtures: the bytes
+outside the edited spans are unchanged, a second ``--fix`` changes nothing, the
+fixed file passes the rule it fixed, unsafe fixes wait for ``--unsafe-fixes``,
+the dry run writes nothing and prints a diff ``git apply`` accepts, and a file
+with a YAML error is never written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, run_cli
+from policylint.edit import ScalarEdit, apply_edits, unified_diff
+
+RULES = REPO / "tests" / "rules"
+PINNED = ["--isolated", "--now", "2026-12-01"]
+_FIXED = re.compile(r"^  (?P<file>\S+): (?P<code>PL\d+) (?P<path>\S+) (?P<old>\d+) -> (?P<new>\d+)$", re.M)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def fixed(stderr: str) -> list[tuple[str, str, tuple[str | int, ...], int, int]]:
+    """(file, code, document path, old, new) of every fix the summary lists as applied."""
+    out = []
+    for m in _FIXED.finditer(stderr):
+        path = tuple(int(p) if p.isdigit() else p for p in m["path"].split("/"))
+        out.append((m["file"], m["code"], path, int(m["old"]), int(m["new"])))
+    return out
+
+
+def spans(text: str, paths: list[tuple[str | int, ...]]) -> list[tuple[int, int]]:
+    """Character spans of the scalars at ``paths`` (searched in every document)."""
+    found = []
+    for doc in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        for path in paths:
+            node = doc
+            for key in path:
+                if isinstance(node, yaml.MappingNode):
+                    node = next((v for k, v in node.value if k.value == str(key)), None)
+                elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+                    node = node.value[key]
+                else:
+                    node = None
+                if node is None:
+                    break
+            if isinstance(node, yaml.ScalarNode):
+                found.append((node.start_mark.index, node.end_mark.index))
+    return sorted(found)
+
+
+def cut(text: str, where: list[tuple[int, int]]) -> str:
+    for start, end in reversed(where):
+        text = text[:start] + "\x00" + text[end:]
+    return text
+
+
+@pytest.fixture
+def bad(tmp_path: Path) -> Path:
+    shutil.copytree(REPO / "examples" / "bad", tmp_path / "bad")
+    return tmp_path / "bad"
+
+
+def rule_repo(tmp_path: Path, code: str) -> Path:
+    """A copy of tests/rules/<code>/fail with the shared traces beside it; returns the fixtures root."""
+    root = tmp_path / "rules"
+    shutil.copytree(RULES / "_traces", root / "_traces")
+    shutil.copytree(RULES / code / "fail", root / code / "fail")
+    return root
+
+
+def fix_rule(root: Path, code: str, *extra: str) -> tuple[int, str, str]:
+    return run_cli(["check", *PINNED, "--root", str(root), "--select", code, *extra, str(root / code / "fail")])
+
+
+def reported_lines(root: Path, code: str) -> set[tuple[str, int]]:
+    rc, out, err = fix_rule(root, code, "--format", "json")
+    assert rc in (0, 1), err
+    return {(Path(f["file"]).name, f["line"]) for f in json.loads(out)["findings"] if f["code"] == code}
+
+
+def test_fix_examples_bad_edits_only_the_numbers(bad: Path) -> None:
+    before = snapshot(bad)
+    rc, out, err = run_cli(["check", "--fix", "--unsafe-fixes", "-q", "."], cwd=bad)
+    assert rc == 1 and "Traceback" not in err
+    done = fixed(err)
+    assert {(f, c, o, n) for f, c, _, o, n in done} == {
+        ("clusters/prod-east.yaml", "PL101", 123, 57),
+        ("clusters/prod-east.yaml", "PL102", 60, 12),
+        ("clusters/prod-east.yaml", "PL104", 8, 17),
+    }
+    assert err.startswith("fixed 3 numbers in 1 file\n")
+    after = snapshot(bad)
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == {"clusters/prod-east.yaml"}
+    old, new = before["clusters/prod-east.yaml"].decode(), after["clusters/prod-east.yaml"].decode()
+    paths = [p for _, _, p, _, _ in done]
+    # Byte-exact outside the edited spans: cut each scalar out of both texts and compare.
+    assert cut(old, spans(old, paths)) == cut(new, spans(new, paths))
+    assert sorted(new[s:e] for s, e in spans(new, paths)) == ["12", "17", "57"]
+    # The findings the fixes answer are gone; the report covers what remains.
+    rc, out, _ = run_cli(["check", "--format", "json", "."], cwd=bad)
+    left = {(f["code"], f["file"]) for f in json.loads(out)["findings"]}
+    assert not {("PL101", "clusters/prod-east.yaml"), ("PL102", "clusters/prod-east.yaml"), ("PL104", "clusters/prod-east.yaml")} & left
+
+
+def test_second_fix_changes_nothing(bad: Path) -> None:
+    run_cli(["check", "--fix", "--unsafe-fixes", "-q", "."], cwd=bad)
+    once = snapshot(bad)
+    rc, out, err = run_cli(["check", "--fix", "--unsafe-fixes", "-q", "."], cwd=bad)
+    assert snapshot(bad) == once
+    assert err.startswith("fixed 0 numbers\n")
+    rc, out, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", "."], cwd=bad)
+    assert (rc, out) == (0, "")
+
+
+def test_unsafe_fix_withheld_without_flag(bad: Path) -> None:
+    rc, out, err = run_cli(["check", "--fix", "-q", "."], cwd=bad)
+    assert "1 unsafe fix withheld" in err
+    assert "withheld: clusters/prod-east.yaml: PL104 spec/pools/2/reservedGpus 8 -> 17" in err
+    text = (bad / "clusters" / "prod-east.yaml").read_text()
+    assert "reservedGpus: 8  # expect: PL104" in text  # raising capacity waits for --unsafe-fixes
+    assert "reservedGpus: 57  # expect: PL101" in text  # lowering it is safe
+    run_cli(["check", "--fix", "--unsafe-fixes", "-q", "."], cwd=bad)
+    assert "reservedGpus: 17  # expect: PL104" in (bad / "clusters" / "prod-east.yaml").read_text()
+
+
+def test_dry_run_writes_nothing_and_prints_an_applicable_diff(bad: Path, tmp_path: Path) -> None:
+    before = snapshot(bad)
+    rc, diff, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", "."], cwd=bad)
+    assert rc == 1 and err.startswith("would fix 3 numbers in 1 file\n")
+    assert snapshot(bad) == before
+    assert diff.startswith("--- a/clusters/prod-east.yaml\n+++ b/clusters/prod-east.yaml\n@@ ")
+    assert "-      reservedGpus: 123  # expect: PL101" in diff
+    assert "+      reservedGpus: 57  # expect: PL101" in diff
+    # The diff is a real patch: applied with git it gives exactly what --fix writes.
+    patch = tmp_path / "fix.patch"
+    patch.write_text(diff)
+    subprocess.run(["git", "apply", str(patch)], cwd=bad, check=True)
+    patched = snapshot(bad)
+    shutil.rmtree(bad)
+    shutil.copytree(REPO / "examples" / "bad", bad)
+    run_cli(["check", "--fix", "--unsafe-fixes", "-q", "."], cwd=bad)
+    assert snapshot(bad) == patched
+
+
+@pytest.mark.parametrize("code", ["PL101", "PL102", "PL104", "PL801"])
+def test_fixed_file_passes_the_rule(tmp_path: Path, code: str) -> None:
+    root = rule_repo(tmp_path, code)
+    before = reported_lines(root, code)
+    assert before
+    rc, out, err = fix_rule(root, code, "--fix", "--unsafe-fixes", "-q")
+    done = fixed(err)
+    assert done and "Traceback" not in err
+    after = reported_lines(root, code)
+    for file, _, path, _, _ in done:
+        text = Path(file).read_text()
+        line = text.count("\n", 0, spans(text, [path])[0][0]) + 1
+        assert (Path(file).name, line) not in after, f"{file}:{line} still reports {code}"
+    if code != "PL801":  # PL801's fixture also asks for GPUs a pool does not need at all: no number fixes that
+        assert after == set()
+    else:
+        assert "no fix (the pool needs no more GPUs: drop this request)" in err
+    assert fix_rule(root, code, "--fix-dry-run", "--unsafe-fixes")[1] == ""  # idempotent
+
+
+def test_comments_anchors_line_endings_preserved(tmp_path: Path) -> None:
+    root = rule_repo(tmp_path, "PL101")
+    repo = root / "PL101" / "fail" / "repo.yaml"
+    text = repo.read_text().replace(
+        "    - name: serving\n      gpu: {model: H100-80GB, memoryGiB: 80}\n",
+        "    - name: serving   # the shared serving pool\n      gpu: &h100 {model: H100-80GB, memoryGiB: 80}\n",
+    )
+    text = text.replace("  tolerance:", "  # why the SLO\n  tolerance:").replace("\n", "\r\n")
+    repo.write_bytes(("\ufeff" + text).encode())
+    rc, out, err = fix_rule(root, "PL101", "--fix", "-q")
+    assert "PL101 spec/pools/0/reservedGpus 64 -> 14" in err
+    expected = "\ufeff" + text.replace("reservedGpus: 64  # expect: PL101", "reservedGpus: 14  # expect: PL101")
+    assert repo.read_bytes() == expected.encode()
+
+
+def test_file_with_yaml_error_is_not_written(tmp_path: Path) -> None:
+    root = rule_repo(tmp_path, "PL101")
+    repo = root / "PL101" / "fail" / "repo.yaml"
+    # The cluster document is read and judged; a later document of the same file is broken.
+    broken = repo.read_text() + "---\nkind: [unclosed\n"
+    repo.write_text(broken)
+    rc, out, err = fix_rule(root, "PL101", "--fix", "-q")
+    assert rc == 1 and "Traceback" not in err
+    assert repo.read_text() == broken
+    assert "repo.yaml: not fixed (YAML error" in err
+    assert "pooled.yaml: PL101" in err  # the other file is still fixed
+
+
+def test_editor_keeps_quoting_and_refuses_what_it_cannot_edit_exactly() -> None:
+    text = "# head\na: &x 5\nb: *x\nc: '7'   # keep\nd: |\n  9\ne: {f: 10, g: [1, 2]}\nh: 3\n<<: {m: 4}\n"
+    result = apply_edits(
+        text,
+        [
+            ScalarEdit(0, ("a",), 6),
+            ScalarEdit(0, ("b",), 6),
+            ScalarEdit(0, ("c",), 8),
+            ScalarEdit(0, ("d",), 1),
+            ScalarEdit(0, ("e", "f"), 4),
+            ScalarEdit(0, ("e", "g", 1), 9),
+            ScalarEdit(0, ("h",), "three"),
+            ScalarEdit(0, ("m",), 1),
+        ],
+    )
+    assert result.text == "# head\na: &x 5\nb: *x\nc: '8'   # keep\nd: |\n  9\ne: {f: 4, g: [1, 9]}\nh: 3\n<<: {m: 4}\n"
+    reasons = {edit.path: reason for edit, reason in result.refused}
+    assert reasons == {
+        ("a",): "a: anchored or tagged value (other places may share it)",
+        ("b",): "b is an alias",
+        ("d",): "d: block scalar",
+        ("h",): "h: new value 'three' would change the YAML type (int)",
+        ("m",): "m is not written in this document (default or merge key)",
+    }
+    assert apply_edits(text, [ScalarEdit(0, ("h",), 3)]).unchanged == [ScalarEdit(0, ("h",), 3)]
+
+
+def test_editor_leaves_a_broken_file_alone() -> None:
+    text = "a: 1\nb: [2\n"
+    result = apply_edits(text, [ScalarEdit(0, ("a",), 5)])
+    assert result.text == text and result.error is not None and not result.applied
+
+
+def test_unified_diff_marks_a_missing_final_newline() -> None:
+    assert unified_diff("a: 1", "a: 2", "x.yaml").endswith("+a: 2\n\\ No newline at end of file\n")
