@@ -73,8 +73,8 @@ def _plain_text(value: Scalar) -> str:
 
 def _resolve(text: str) -> str:
     """The tag a plain scalar ``text`` reads back as."""
-    tag: str = yaml.SafeLoader.resolve(yaml.SafeLoader, yaml.ScalarNode, text, (True, False))  # type: ignore[arg-type]
-    return tag
+    # SafeLoader resolves plain scalars with the default Resolver: the same tags the linter reads.
+    return str(yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False)))
 
 
 def _replacement(text: str, node: yaml.ScalarNode, value: Scalar) -> tuple[str | None, str]:
