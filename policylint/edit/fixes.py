@@ -12,7 +12,9 @@ baselined finding is left alone), from the facts its rule judged:
 
 As in ruff, a fix that lowers a number is *safe*; one that raises capacity
 spends money and is *unsafe*: it is applied only with ``--unsafe-fixes``.
-Kueue and Volcano manifests are not rewritten yet; their findings stay.
+A Kueue ClusterQueue is fixed through its GPU ``nominalQuota`` (reserved =
+nominal - lendingLimit inside a cohort, so the lending limit is kept) and its
+``borrowingLimit``; a Volcano Queue through ``guarantee`` and ``capability``.
 """
 
 from __future__ import annotations
@@ -26,14 +28,16 @@ from typing import TYPE_CHECKING, Any
 from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff
 
 if TYPE_CHECKING:
+    from policylint.finding import Finding
     from policylint.linter import LintOptions, LintResult
+    from policylint.model import Pool
     from policylint.views import View
 
 #: Rules with a fix: code -> the field the fix rewrites (documentation for notes and the README).
 FIXABLE: dict[str, str] = {
-    "PL101": "reservedGpus := pooled baseline GPUs",
+    "PL101": "reservedGpus := pooled baseline GPUs",  # Kueue nominalQuota, Volcano guarantee
     "PL104": "reservedGpus := pooled baseline GPUs - proposed GPUs",
-    "PL102": "elastic.maxGpus := pooled daily GPUs - reserved GPUs",
+    "PL102": "elastic.maxGpus := pooled daily GPUs - reserved GPUs",  # Kueue borrowingLimit, Volcano capability
     "PL801": "requests[].gpus := pooled baseline GPUs - reserved GPUs",
 }
 
@@ -87,10 +91,11 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
     if not wanted or result.model is None:
         return [], []
     views = {(v.doc.file, v.doc.index, v.label): v for v in _views(result, options)}
+    pools = {p.qualified: p for p in result.model.pools}
     fixes: list[Fix] = []
     notes: list[str] = []
     reserved_after: dict[str, int] = {}  # pool -> reserved GPUs after this run's fixes
-    # Pools first: a proposal's shortfall is measured against the fixed reservation.
+    # Pools first: elastic capacity and a proposal's shortfall follow the fixed reservation.
     order = {"PL101": 0, "PL104": 0, "PL102": 1, "PL801": 2}
     for finding in sorted(wanted, key=lambda f: (order[f.code], f.sort_key())):
         view = views.get((finding.file, finding.doc_index, finding.subject))
@@ -98,50 +103,92 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         if view is None:
             notes.append(f"{where}: no fix (subject not found)")
             continue
-        if not view.doc.is_policylint:
-            notes.append(f"{where}: no fix (scheduler manifests are not rewritten yet; edit the quota by hand)")
-            continue
-        f = view.facts
-        doc = view.doc
-
-        def fix(path: DocPath, old: Any, new: int) -> None:
-            fixes.append(Fix(finding.code, doc.file, doc.source.path, doc.index, path, int(old), new))
-
-        if finding.code in ("PL101", "PL104", "PL102"):
-            base = view.path_of("reserved_gpus")[:-1]
-            if f["baseline_gpus"] is None or f["daily_gpus"] is None:
+        if finding.code == "PL801":
+            fix, note = _proposal_fix(finding, view, reserved_after)
+        else:
+            pool = pools.get(view.facts["qualified"])
+            if pool is None or view.facts["baseline_gpus"] is None or view.facts["daily_gpus"] is None:
                 notes.append(f"{where}: no fix (pooled bands unknown)")
                 continue
-            if finding.code == "PL101":
-                reserved_after[f["qualified"]] = f["baseline_gpus"]
-                fix((*base, "reservedGpus"), f["reserved_gpus"], f["baseline_gpus"])
-            elif finding.code == "PL104":
-                target = max(0, f["baseline_gpus"] - f["proposed_gpus"])
-                reserved_after[f["qualified"]] = target
-                fix((*base, "reservedGpus"), f["reserved_gpus"], target)
-            else:
-                reserved = reserved_after.get(f["qualified"], f["reserved_gpus"])
-                target = max(0, f["daily_gpus"] - reserved)
-                if "maxGpus" not in (doc_value(view, (*base, "elastic")) or {}):
-                    notes.append(f"{where}: no fix (no elastic.maxGpus to lower; reserved GPUs alone exceed the daily band)")
-                elif target >= f["elastic_gpus"]:
-                    notes.append(f"{where}: no fix (reserved GPUs alone exceed the daily band; lower reservedGpus)")
-                else:
-                    fix((*base, "elastic", "maxGpus"), f["elastic_gpus"], target)
-        elif finding.code == "PL801":
-            parts = finding.doc_path.split("/")
-            if len(parts) != 4 or not parts[2].isdigit():
-                notes.append(f"{where}: no fix (request not found)")
-                continue
-            req = f["requests"][int(parts[2])]
-            pool = f"{f['cluster']}/{req['pool']}"
-            reserved = reserved_after.get(pool, req["reserved"])
-            shortfall = req["baseline_gpus"] - reserved
-            if shortfall < 1:
-                notes.append(f"{where}: no fix (the pool needs no more GPUs: drop this request)")
-                continue
-            fix(("spec", "requests", int(parts[2]), "gpus"), req["gpus"], shortfall)
+            fix, note = _pool_fix(finding.code, pool, view, reserved_after)
+        if fix is not None:
+            fixes.append(fix)
+        if note:
+            notes.append(f"{where}: no fix ({note})")
     return fixes, notes
+
+
+def _number(view: View, path: DocPath) -> int | None:
+    """The whole number written at ``path`` (a quoted "8" counts; 8.5 or 8k do not)."""
+    value = doc_value(view, path)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _fix(code: str, view: View, path: DocPath, new: int) -> tuple[Fix | None, str]:
+    old = _number(view, path)
+    if old is None:
+        where = "/".join(str(p) for p in path)
+        return None, f"{where} is not written as a whole number in the document; edit it by hand"
+    doc = view.doc
+    return Fix(code, doc.file, doc.source.path, doc.index, path, old, new), ""
+
+
+def _pool_fix(code: str, pool: Pool, view: View, reserved_after: dict[str, int]) -> tuple[Fix | None, str]:
+    """The fix of a pool finding: a policylint pool, a Kueue ClusterQueue or a Volcano Queue."""
+    f = view.facts
+    origin = pool.origin
+    if code in ("PL101", "PL104"):
+        target = f["baseline_gpus"] if code == "PL101" else max(0, f["baseline_gpus"] - f["proposed_gpus"])
+        reserved_after[pool.qualified] = target
+        if origin == "policylint":
+            return _fix(code, view, (*pool.doc_path, "reservedGpus"), target)
+        path = pool.paths.get("reserved_gpus", ())
+        if origin == "kueue" and path[-1:] == ("nominalQuota",):
+            # reserved = nominalQuota - lendingLimit inside a cohort: keep what it lends, move the nominal quota
+            lending = (pool.scheduler.get("lending_limit") or 0) if pool.scheduler.get("cohort") else 0
+            if _number(view, path) != pool.scheduler.get("nominal"):
+                return None, "the flavor's GPU quota is split over several resources; edit it by hand"
+            return _fix(code, view, path, target + lending)
+        if origin == "volcano" and path[:3] == ("spec", "guarantee", "resource") and len(path) == 4:
+            return _fix(code, view, path, target)
+        return None, "the reserved GPUs are not written as one number; add them by hand"
+    # PL102: reserved + elastic above the daily band: lower the elastic part.
+    reserved = reserved_after.get(pool.qualified, f["reserved_gpus"])
+    elastic = max(0, f["daily_gpus"] - reserved)
+    if elastic >= f["elastic_gpus"]:
+        return None, "reserved GPUs alone exceed the daily band; lower the reservation"
+    if origin == "policylint":
+        if "maxGpus" not in (pool.spec.get("elastic") or {}):
+            return None, "no elastic.maxGpus to lower"
+        return _fix(code, view, (*pool.doc_path, "elastic", "maxGpus"), elastic)
+    path = pool.paths.get("capacity_gpus", ())
+    if origin == "kueue" and path[-1:] == ("borrowingLimit",):
+        return _fix(code, view, path, elastic)
+    if origin == "volcano" and path[:2] == ("spec", "capability"):
+        return _fix(code, view, path, reserved + elastic)
+    if origin == "kueue":
+        return None, f"borrowing from the cohort is unlimited; add borrowingLimit: {elastic} to the GPU resource"
+    return None, f"no capability to lower; add capability {reserved + elastic} for the GPU resource"
+
+
+def _proposal_fix(finding: Finding, view: View, reserved_after: dict[str, int]) -> tuple[Fix | None, str]:
+    """A proposal request asks beyond the shortfall: ask for the shortfall."""
+    parts = finding.doc_path.split("/")
+    if len(parts) != 4 or not parts[2].isdigit():
+        return None, "request not found"
+    f = view.facts
+    req = f["requests"][int(parts[2])]
+    reserved = reserved_after.get(f"{f['cluster']}/{req['pool']}", req["reserved"])
+    shortfall = req["baseline_gpus"] - reserved
+    if shortfall < 1:
+        return None, "the pool needs no more GPUs: drop this request"
+    return _fix(finding.code, view, ("spec", "requests", int(parts[2]), "gpus"), shortfall)
 
 
 def doc_value(view: View, path: DocPath) -> Any:
