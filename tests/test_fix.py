@@ -237,3 +237,67 @@ def test_editor_leaves_a_broken_file_alone() -> None:
 
 def test_unified_diff_marks_a_missing_final_newline() -> None:
     assert unified_diff("a: 1", "a: 2", "x.yaml").endswith("+a: 2\n\\ No newline at end of file\n")
+
+
+def test_kueue_cluster_queue_quota_fixed_in_place(tmp_path: Path) -> None:
+    repo = tmp_path / "kueue"
+    shutil.copytree(REPO / "examples" / "kueue", repo)
+    queues = repo / "kueue" / "cluster-queues.yaml"
+    sound = queues.read_text()
+    queues.write_text(sound.replace("nominalQuota: 22", "nominalQuota: 40").replace("borrowingLimit: 2\n", "borrowingLimit: 30\n"))
+    rc, out, err = run_cli(["check", "--fix", "-q", "."], cwd=repo)
+    assert rc == 0, err
+    assert "PL101 spec/resourceGroups/0/flavors/0/resources/0/nominalQuota 40 -> 22" in err
+    assert "PL102 spec/resourceGroups/0/flavors/0/resources/0/borrowingLimit 30 -> 2" in err
+    assert queues.read_text() == sound  # back to the justified manifest, comments and all
+
+
+VOLCANO = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: lab
+spec:
+  weight: 1
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: chat
+spec:
+  parent: lab
+  guarantee:
+    resource:
+      nvidia.com/gpu: "30"  # quoted, as kubectl writes quantities
+  capability:
+    nvidia.com/gpu: 40
+---
+apiVersion: policylint/v1
+kind: Workload
+metadata:
+  name: chat
+  team: assistants
+spec:
+  class: inference
+  queue: {scheduler: volcano, name: chat}
+  gpusPerReplica: 1
+  concurrency:
+    trace:
+      path: diurnal-100.csv
+  perGpuConcurrency: {value: 10, measuredIn: production, source: "grafana board"}
+  coldStartSeconds: 600
+  tolerance:
+    maxQueueSeconds: 2
+    evidence: "p99 TTFT SLO 2 s"
+"""
+
+
+def test_volcano_queue_guarantee_and_capability_fixed_in_place(tmp_path: Path) -> None:
+    shutil.copy(RULES / "_traces" / "diurnal-100.csv", tmp_path / "diurnal-100.csv")
+    queues = tmp_path / "queues.yaml"
+    queues.write_text(VOLCANO)
+    rc, out, err = run_cli(["check", *PINNED, "--fix", "--select", "PL101,PL102", "."], cwd=tmp_path)
+    assert rc == 0, err
+    assert err.startswith("fixed 2 numbers in 1 file\n")
+    expected = VOLCANO.replace('gpu: "30"  # quoted', 'gpu: "14"  # quoted').replace("gpu: 40", "gpu: 14")
+    assert queues.read_text() == expected

@@ -161,20 +161,25 @@ def _pool_fix(code: str, pool: Pool, view: View, reserved_after: dict[str, int])
     # PL102: reserved + elastic above the daily band: lower the elastic part.
     reserved = reserved_after.get(pool.qualified, f["reserved_gpus"])
     elastic = max(0, f["daily_gpus"] - reserved)
-    if elastic >= f["elastic_gpus"]:
-        return None, "reserved GPUs alone exceed the daily band; lower the reservation"
+    path = pool.paths.get("capacity_gpus", ())
     if origin == "policylint":
         if "maxGpus" not in (pool.spec.get("elastic") or {}):
-            return None, "no elastic.maxGpus to lower"
-        return _fix(code, view, (*pool.doc_path, "elastic", "maxGpus"), elastic)
-    path = pool.paths.get("capacity_gpus", ())
-    if origin == "kueue" and path[-1:] == ("borrowingLimit",):
-        return _fix(code, view, path, elastic)
-    if origin == "volcano" and path[:2] == ("spec", "capability"):
-        return _fix(code, view, path, reserved + elastic)
-    if origin == "kueue":
+            return None, "no elastic.maxGpus to lower; lower the reservation"
+        path, new = (*pool.doc_path, "elastic", "maxGpus"), elastic
+    elif origin == "kueue" and path[-1:] == ("borrowingLimit",):
+        path, new = path, elastic
+    elif origin == "volcano" and path[:2] == ("spec", "capability"):
+        path, new = path, reserved + elastic
+    elif origin == "kueue":
         return None, f"borrowing from the cohort is unlimited; add borrowingLimit: {elastic} to the GPU resource"
-    return None, f"no capability to lower; add capability {reserved + elastic} for the GPU resource"
+    else:
+        return None, f"no capability to lower; add capability {reserved + elastic} for the GPU resource"
+    old = _number(view, path)
+    if old is not None and new >= old:
+        if reserved > f["daily_gpus"]:
+            return None, "reserved GPUs alone exceed the daily band; lower the reservation"
+        return None, ""  # the reservation's fix brings capacity within the band
+    return _fix(code, view, path, new)
 
 
 def _proposal_fix(finding: Finding, view: View, reserved_after: dict[str, int]) -> tuple[Fix | None, str]:
