@@ -48,6 +48,8 @@ class LintOptions:
     change: Change | None = None  # --diff: files changed since a base revision
     gpu_resources: tuple[str, ...] = ()  # scheduler resources counted as GPUs (empty: default)
     trace_limits: TraceLimits | None = None  # bounds for reading measurements (None: the readers' defaults)
+    cache_dir: Path | None = None  # measurement cache folder (None: measure everything afresh)
+    jobs: int = 1  # processes measuring workloads (results identical to 1)
 
 
 @dataclass
@@ -151,7 +153,9 @@ def judge(model: Model, options: LintOptions) -> list[Finding]:
     now = options.now or dt.datetime.now(dt.timezone.utc)
     selected = options.selected if options.selected is not None else set(options.ruleset.rules)
     rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
-    facts, findings = measure(model, now, limits=options.trace_limits)
+    facts, findings = measure(
+        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs
+    )
     pools = measure_pools(model, facts)
     history = None
     if options.change is not None:

@@ -23,6 +23,8 @@ from policylint.errors import MeasurementError, PolicylintError
 from policylint.finding import Finding
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
     from policylint.bands import BandReport
@@ -297,19 +299,110 @@ def _vram_trace(
 
 
 def measure(
-    model: Model, now: dt.datetime, *, limits: TraceLimits | None = None
+    model: Model,
+    now: dt.datetime,
+    *,
+    limits: TraceLimits | None = None,
+    cache_dir: Path | None = None,
+    jobs: int = 1,
 ) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
-    """Facts for every workload of the model, computed once per run (traces read within ``limits``)."""
+    """Facts for every workload of the model, computed once per run (traces read within ``limits``).
+
+    ``cache_dir`` (None: no cache) keeps each traced workload's facts between runs
+    (:mod:`policylint.cache`). ``jobs`` above 1 measures the workloads the cache
+    does not hold in that many processes; the result is the same as with one.
+    """
+    from policylint import cache
+
+    names = sorted(model.workloads)
+    done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
+    keys: dict[str, str | None] = {}
+    for name in names:
+        key = cache.workload_key(model.workloads[name], limits) if cache_dir is not None else None
+        keys[name] = key
+        hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+        if hit is not None:
+            # only finding-free measurements are stored, so a hit has no findings
+            done[name] = (hit, [])
+    todo = [n for n in names if n not in done]
+    traced = [n for n in todo if any(r.path is not None for r in model.workloads[n].measurements.values())]
+    if jobs > 1 and len(traced) >= PARALLEL_MIN_WORKLOADS and _can_fork():
+        done.update(_measure_parallel(model, traced, keys, now, limits, cache_dir, jobs))
+    for name in todo:
+        if name not in done:
+            done[name] = _measure_one(model.workloads[name], keys[name], now, limits, cache_dir)
     out: dict[str, WorkloadFacts] = {}
     findings: list[Finding] = []
-    for name in sorted(model.workloads):
-        try:
-            facts, problems = measure_workload(model.workloads[name], now, limits=limits)
-        except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
-            facts, problems = WorkloadFacts(errors=[str(exc)]), []
-        out[name] = facts
-        findings.extend(problems)
+    for name in names:  # the order of the sequential run, whoever measured what
+        out[name] = done[name][0]
+        findings.extend(done[name][1])
     return out, findings
+
+
+#: fewer traced workloads than this are measured in-process: starting workers costs more
+PARALLEL_MIN_WORKLOADS = 4
+
+
+def _measure_one(
+    workload: Workload, key: str | None, now: dt.datetime, limits: TraceLimits | None, cache_dir: Path | None
+) -> tuple[WorkloadFacts, list[Finding]]:
+    """Measure one workload and store a clean result in the cache."""
+    from policylint import cache
+
+    try:
+        facts, problems = measure_workload(workload, now, limits=limits)
+    except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
+        return WorkloadFacts(errors=[str(exc)]), []
+    if cache_dir is not None and key is not None and not problems and not facts.errors:
+        cache.store(cache_dir, key, facts)
+    return facts, problems
+
+
+def _can_fork() -> bool:
+    """Workers inherit the parsed model by forking; elsewhere the run stays in one process."""
+    import multiprocessing
+    import sys
+
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+#: what forked workers measure from (set just before the pool starts, read in the children)
+_WORK: tuple[Model, dict[str, str | None], dt.datetime, TraceLimits | None, Path | None] | None = None
+
+
+def _work(name: str) -> tuple[str, tuple[WorkloadFacts, list[Finding]]]:
+    assert _WORK is not None
+    model, keys, now, limits, cache_dir = _WORK
+    return name, _measure_one(model.workloads[name], keys[name], now, limits, cache_dir)
+
+
+def _measure_parallel(
+    model: Model,
+    names: list[str],
+    keys: dict[str, str | None],
+    now: dt.datetime,
+    limits: TraceLimits | None,
+    cache_dir: Path | None,
+    jobs: int,
+) -> dict[str, tuple[WorkloadFacts, list[Finding]]]:
+    """Measure ``names`` in up to ``jobs`` forked processes; what fails there is left to the caller."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _WORK
+    _WORK = (model, keys, now, limits, cache_dir)
+    out: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
+    try:
+        workers = min(jobs, len(names))
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            chunk = max(1, len(names) // (workers * 4))
+            for name, result in pool.map(_work, names, chunksize=chunk):
+                out[name] = result
+    except Exception:  # noqa: BLE001 - a broken worker pool: the rest is measured in-process
+        pass
+    finally:
+        _WORK = None
+    return out
 
 
 @dataclass

@@ -83,6 +83,8 @@ class Session:
             baseline=baseline,
             gpu_resources=tuple(config.gpu_resources),
             trace_limits=config.trace_limits(),
+            cache_dir=_cache_dir(args),
+            jobs=_jobs(args),
         )
         return cls(
             paths,
@@ -172,3 +174,22 @@ class Session:
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}
+
+
+def _cache_dir(args: argparse.Namespace) -> Path | None:
+    """The measurement cache folder; None with ``--no-cache`` or for commands without the flag."""
+    if not hasattr(args, "no_cache") or args.no_cache:
+        return None
+    from policylint.cache import default_dir
+
+    return default_dir()
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    """Processes measuring workloads: ``--jobs``, by default the number of cores."""
+    jobs = getattr(args, "jobs", None)
+    if jobs is None:
+        import os
+
+        return os.cpu_count() or 1
+    return int(jobs)

@@ -95,6 +95,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="treat PATHs as changed files (pre-commit): lint the whole repository, report on them and their dependents; "
         "a changed configuration, rule file or baseline reports on everything",
     )
+    parser.add_argument("--no-cache", action="store_true", help="measure every trace afresh instead of reusing the measurement cache")
+    parser.add_argument("--jobs", "-j", type=_positive, metavar="N", help="measure workloads in N processes (default: number of cores)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
     add_fix_options(parser)
 
@@ -113,6 +115,16 @@ def add_fix_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the fixes as a unified diff and write nothing (exit 1 when there is something to fix)",
     )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 def report_plan(reports: list[tuple[str, str | None]] | None, outputs: list[str] | None) -> list[tuple[str, str | None]]:

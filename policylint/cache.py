@@ -1,0 +1,300 @@
+"""The measurement cache: a workload's facts kept between runs, outside the repository.
+
+Measuring (reading traces, computing bands) is most of what ``check`` costs, and
+a pre-commit run on one changed file would otherwise re-read every trace of the
+repository. An entry is keyed by a SHA-256 over
+
+- the bytes of every measurement file the workload reads,
+- every setting that shapes the result: the workload's spec (measurement blocks,
+  cold start, share, exclusions, per-GPU figure, GPUs per replica, VRAM), the
+  pool's elastic and GPU sections, the trace limits, the names files are shown
+  under (they appear in the facts),
+- the policylint version, a hash of the package's own source and the entry
+  format version, so an upgrade or an edited calculator never reuses old facts.
+
+An entry is one ``.npz`` archive written with :func:`numpy.savez`: the arrays,
+plus a small JSON document (stored as bytes in the same archive) that describes
+the dataclasses around them. Nothing is pickled - a cache file is untrusted
+input - and only dataclasses of this package whose fields match the code that
+reads them are rebuilt. Entries are written to a temporary file and moved into
+place with :func:`os.replace`, so concurrent runs and crashes never leave half an
+entry; an entry that cannot be read, or whose recorded key does not match, is
+ignored and rewritten. The cache never makes a run fail.
+
+Only measurements that succeeded without findings are stored, so findings at
+file positions (which depend on the YAML, not on the trace) are always computed
+afresh and come out identical with and without the cache.
+
+The folder is ``POLICYLINT_CACHE_DIR`` when set, else the user cache folder
+(``platformdirs``); ``check --no-cache`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import hashlib
+import importlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policylint.measure import WorkloadFacts
+    from policylint.model import Workload
+    from policylint.readers.limits import TraceLimits
+
+#: bumped whenever the entry layout changes; part of every key
+FORMAT_VERSION = 1
+#: environment variable naming the cache folder (overrides the user cache folder)
+ENV_VAR = "POLICYLINT_CACHE_DIR"
+#: a tuple of at least this many same-class dataclasses is stored column by column
+_COLUMNAR_MIN = 8
+
+
+class Uncacheable(Exception):
+    """A value the entry format cannot represent faithfully: the facts are not stored."""
+
+
+def default_dir() -> Path:
+    """The cache folder: ``$POLICYLINT_CACHE_DIR``, else the user cache folder."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    import platformdirs  # only needed when the cache is used
+
+    return Path(platformdirs.user_cache_dir("policylint", appauthor=False))
+
+
+# --------------------------------------------------------------------------- keys
+
+
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """Version plus a hash of the package source: edited code never reads old facts."""
+    from policylint import __version__
+
+    digest = hashlib.sha256(f"{__version__}/{FORMAT_VERSION}".encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def workload_key(workload: Workload, limits: TraceLimits | None) -> str | None:
+    """The cache key of one workload's facts; None when it reads no file (or one is unreadable).
+
+    Untraced workloads cost nothing to measure, and a file that cannot be read
+    is reported by the measuring step, so neither is worth an entry.
+    """
+    files = []
+    for role in sorted(workload.measurements):
+        ref = workload.measurements[role]
+        if ref.path is None:
+            continue
+        try:
+            content = _file_digest(ref.path)
+        except OSError:
+            return None
+        files.append([role, ref.display, str(ref.path), ref.spec, content])
+    if not files:
+        return None
+    pool = workload.pool.spec if workload.pool is not None else {}
+    settings = {
+        "code": _code_fingerprint(),
+        "workload": workload.name,
+        "spec": workload.spec,
+        "pool": {"elastic": pool.get("elastic"), "gpu": pool.get("gpu")},
+        "limits": dataclasses.asdict(limits) if limits is not None else None,
+        "files": files,
+    }
+    # repr for anything JSON lacks (YAML dates): deterministic, and a change still changes the key
+    text = json.dumps(settings, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _entry_path(folder: Path, key: str) -> Path:
+    return folder / f"measure-v{FORMAT_VERSION}" / key[:2] / f"{key}.npz"
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+class _Encoder:
+    """Turn dataclasses, tuples and arrays into JSON plus named arrays."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, Any] = {}
+        self._seen: dict[int, str] = {}  # one array shared by two fields is stored once
+
+    def _array(self, value: Any) -> str:
+        import numpy as np
+
+        if isinstance(value, np.ndarray) and id(value) in self._seen:
+            return self._seen[id(value)]
+        arr = np.asarray(value)
+        if arr.dtype.hasobject:
+            raise Uncacheable("object array")
+        name = f"a{len(self.arrays)}"
+        self.arrays[name] = arr
+        if isinstance(value, np.ndarray):
+            self._seen[id(value)] = name
+        return name
+
+    def encode(self, value: Any) -> Any:
+        import numpy as np
+
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, np.generic):  # before float: np.float64 is a float
+            return {"$scalar": self._array(value)}
+        if type(value) in (int, float):
+            return value
+        if isinstance(value, np.ndarray):
+            return {"$array": self._array(value)}
+        if isinstance(value, dt.datetime):
+            return {"$datetime": value.isoformat()}
+        if isinstance(value, (tuple, list)):
+            columns = self._columnar(value)
+            if columns is not None:
+                return columns
+            items = [self.encode(v) for v in value]
+            return {"$tuple": items} if isinstance(value, tuple) else {"$list": items}
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) for k in value):
+                raise Uncacheable("dict with non-text keys")
+            return {"$dict": {k: self.encode(v) for k, v in value.items()}}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            cls = type(value)
+            fields = {f.name: self.encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+            return {"$class": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
+        raise Uncacheable(type(value).__name__)
+
+    def _columnar(self, items: tuple[Any, ...] | list[Any]) -> Any:
+        """Many same-class dataclasses of plain numbers become one array per field."""
+        import numpy as np
+
+        if len(items) < _COLUMNAR_MIN or not isinstance(items, tuple):
+            return None
+        cls = type(items[0])
+        if not dataclasses.is_dataclass(cls) or any(type(x) is not cls for x in items):
+            return None
+        fields = [f.name for f in dataclasses.fields(cls) if f.init]
+        columns = {}
+        for name in fields:
+            values = [getattr(x, name) for x in items]
+            kind = type(values[0])
+            # one exact Python type per field, so tolist() gives back the same objects
+            if kind not in (int, float, bool) or any(type(v) is not kind for v in values):
+                return None
+            columns[name] = self._array(np.array(values, dtype={int: np.int64, float: np.float64, bool: np.bool_}[kind]))
+        return {"$columns": f"{cls.__module__}:{cls.__qualname__}", "n": len(items), "fields": columns}
+
+
+def _resolve_class(name: str, stored: set[str]) -> Any:
+    """A dataclass of this package named by an entry, only if its fields are exactly ``stored``."""
+    module, _, qualname = name.partition(":")
+    if not module.startswith("policylint.") or "." in qualname or not qualname.isidentifier():
+        raise ValueError(f"unexpected class {name}")
+    cls = getattr(importlib.import_module(module), qualname)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise ValueError(f"not a dataclass: {name}")
+    if {f.name for f in dataclasses.fields(cls) if f.init} != stored:
+        raise ValueError(f"fields of {name} changed")
+    return cls
+
+
+def _decode(value: Any, arrays: dict[str, Any]) -> Any:
+    if not isinstance(value, dict):
+        if isinstance(value, list):
+            raise ValueError("bare list")
+        return value
+    if "$scalar" in value:
+        return arrays[value["$scalar"]][()]
+    if "$array" in value:
+        return arrays[value["$array"]]
+    if "$datetime" in value:
+        return dt.datetime.fromisoformat(value["$datetime"])
+    if "$tuple" in value:
+        return tuple(_decode(v, arrays) for v in value["$tuple"])
+    if "$list" in value:
+        return [_decode(v, arrays) for v in value["$list"]]
+    if "$dict" in value:
+        return {k: _decode(v, arrays) for k, v in value["$dict"].items()}
+    if "$class" in value:
+        fields = value["fields"]
+        cls = _resolve_class(value["$class"], set(fields))
+        return cls(**{k: _decode(v, arrays) for k, v in fields.items()})
+    if "$columns" in value:
+        fields = value["fields"]
+        cls = _resolve_class(value["$columns"], set(fields))
+        lists = {k: arrays[v].tolist() for k, v in fields.items()}
+        if any(len(col) != value["n"] for col in lists.values()):
+            raise ValueError("column lengths differ")
+        return tuple(cls(**dict(zip(lists, row))) for row in zip(*lists.values()))
+    raise ValueError("unknown tag")
+
+
+# --------------------------------------------------------------------------- entries
+
+
+def load(folder: Path, key: str) -> WorkloadFacts | None:
+    """The facts stored under ``key``, or None when absent, unreadable or not matching."""
+    import numpy as np
+
+    from policylint.measure import WorkloadFacts
+
+    path = _entry_path(folder, key)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            meta = json.loads(bytes(archive["meta"]).decode("utf-8"))
+            if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
+                return None
+            arrays = {name: archive[name] for name in archive.files if name != "meta"}
+        facts = _decode(meta["facts"], arrays)
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - any damage to an entry means "not cached", never an error
+        return None
+    return facts if isinstance(facts, WorkloadFacts) else None
+
+
+def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
+    """Write ``facts`` under ``key`` atomically; a value or folder that cannot be stored is skipped."""
+    import numpy as np
+
+    encoder = _Encoder()
+    try:
+        document = {"format": FORMAT_VERSION, "key": key, "facts": encoder.encode(facts)}
+    except Uncacheable:
+        return
+    meta = np.frombuffer(json.dumps(document, separators=(",", ":")).encode("utf-8"), dtype=np.uint8)
+    path = _entry_path(folder, key)
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, meta=meta, **encoder.arrays)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass  # a read-only or full disk costs speed, not correctness
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
