@@ -258,7 +258,8 @@ def load(folder: Path, key: str) -> WorkloadFacts | None:
 
     path = _entry_path(folder, key)
     try:
-        with np.load(path, allow_pickle=False) as archive:
+        # opened here, not by numpy, so a damaged archive still closes its file
+        with path.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
             meta = json.loads(bytes(archive["meta"]).decode("utf-8"))
             if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
                 return None

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The measurement cache of every run goes to a session folder, never the user's home."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("POLICYLINT_CACHE_DIR", str(tmp_path_factory.mktemp("policylint-cache")))
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,267 @@
+"""The measurement cache and parallel measuring: faster runs, never different answers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES, REPO, replace_once, run_cli
+
+from policylint import cache
+from policylint.linter import LintOptions, lint
+from policylint.measure import WorkloadFacts, measure
+from policylint.model import Model
+
+NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+WHEN = ["--now", "2026-12-01"]
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
+    return folder
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.npz"))
+
+
+def copy_good(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    return repo
+
+
+def model_of(repo: Path) -> Model:
+    result = lint([repo], LintOptions(root=repo, now=NOW))
+    assert result.model is not None
+    return result.model
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every trace the readers open from now on."""
+    from policylint import traces
+
+    calls: list[str] = []
+    for name in ("read_series", "read_jobs"):
+        real = getattr(traces, name)
+
+        def counting(path, _real=real, **kwargs):  # type: ignore[no-untyped-def]
+            calls.append(Path(path).name)
+            return _real(path, **kwargs)
+
+        monkeypatch.setattr(traces, name, counting)
+    return calls
+
+
+def assert_same_facts(a: WorkloadFacts, b: WorkloadFacts) -> None:
+    """Every figure and array of two measurements agrees exactly (NaN where NaN)."""
+    assert (a.report is None) == (b.report is None)
+    if a.report is not None and b.report is not None:
+        assert a.report.to_dict() == b.report.to_dict()
+        assert a.report.spikes == b.report.spikes
+        assert a.report.cleaned is not None and b.report.cleaned is not None
+        for name in ("times", "values", "valid"):
+            assert np.array_equal(getattr(a.report.cleaned, name), getattr(b.report.cleaned, name), equal_nan=name == "values")
+    if a.values is not None or b.values is not None:
+        assert a.values is not None and b.values is not None
+        assert np.array_equal(a.values, b.values, equal_nan=True)
+    for name in ("step_seconds", "last_sample", "p50", "p90", "p99", "tail_ratio", "tail_job_gpus",
+                 "vram_ratio", "vram_resident_gib", "cold_start_seconds", "flat_days", "errors"):
+        assert getattr(a, name) == getattr(b, name), name
+    assert (a.sustained_max == b.sustained_max) or (a.sustained_max != a.sustained_max and b.sustained_max != b.sustained_max)
+
+
+# --- byte-identical output --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", ["good", "bad"])
+def test_cached_runs_print_exactly_what_uncached_runs_print(example: str, cache_dir: Path) -> None:
+    target = str(EXAMPLES / example)
+    fresh = run_cli(["check", target, "--format", "json", "--no-cache", *WHEN])
+    assert not cache_dir.exists()  # --no-cache writes nothing either
+    cold = run_cli(["check", target, "--format", "json", *WHEN])
+    assert len(entries(cache_dir)) >= 4  # every cleanly measured traced workload was stored
+    warm = run_cli(["check", target, "--format", "json", *WHEN])
+    assert fresh == cold == warm
+    assert fresh[0] in (0, 1) and fresh[2] == ""
+
+
+def test_a_warm_run_reads_no_trace(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_cli(["check", str(EXAMPLES / "good"), *WHEN])
+    calls = count_reads(monkeypatch)
+    code, out, _ = run_cli(["check", str(EXAMPLES / "good"), *WHEN])
+    assert code == 0, out
+    assert calls == []
+
+
+def test_cached_facts_equal_measured_facts(tmp_path: Path) -> None:
+    model = model_of(copy_good(tmp_path))
+    fresh, fresh_findings = measure(model, NOW)
+    measure(model, NOW, cache_dir=tmp_path / "c")
+    cached, cached_findings = measure(model, NOW, cache_dir=tmp_path / "c")
+    assert fresh_findings == cached_findings == []
+    assert sorted(fresh) == sorted(cached)
+    for name in fresh:
+        assert_same_facts(fresh[name], cached[name])
+
+
+# --- invalidation -----------------------------------------------------------------------------
+
+
+def test_a_changed_trace_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = copy_good(tmp_path)
+    folder = tmp_path / "c"
+    before = measure(model_of(repo), NOW, cache_dir=folder)[0]
+    trace = repo / "measurements" / "traces" / "reranker.csv"
+    lines = trace.read_text().splitlines()
+    # double every sample: same timestamps, twice the demand
+    doubled = [lines[0], *(f"{t},{int(v) * 2}" for t, v in (line.split(",") for line in lines[1:]))]
+    trace.write_text("\n".join(doubled) + "\n")
+    model = model_of(repo)
+    calls = count_reads(monkeypatch)
+    after = measure(model, NOW, cache_dir=folder)[0]
+    assert calls == ["reranker.csv"]  # the others came from the cache
+    old, new = before["reranker"].report, after["reranker"].report
+    assert old is not None and new is not None
+    assert new.peak == 2 * old.peak and new.baseline == 2 * old.baseline
+    monkeypatch.undo()
+    assert_same_facts(after["reranker"], measure(model, NOW)[0]["reranker"])
+
+
+def test_a_changed_setting_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = copy_good(tmp_path)
+    folder = tmp_path / "c"
+    before = measure(model_of(repo), NOW, cache_dir=folder)[0]
+    replace_once(repo / "workloads" / "search.yaml", "coldStartSeconds: 480", "coldStartSeconds: 1800")
+    model = model_of(repo)
+    calls = count_reads(monkeypatch)
+    after = measure(model, NOW, cache_dir=folder)[0]
+    assert calls == ["reranker.csv"]
+    assert before["reranker"].cold_start_seconds == 480 and after["reranker"].cold_start_seconds == 1800
+    monkeypatch.undo()
+    assert_same_facts(after["reranker"], measure(model, NOW)[0]["reranker"])
+
+
+def test_trace_limits_are_part_of_the_key(tmp_path: Path) -> None:
+    from policylint.readers.limits import TraceLimits
+
+    model = model_of(copy_good(tmp_path))
+    workload = model.workloads["reranker"]
+    assert cache.workload_key(workload, None) != cache.workload_key(workload, TraceLimits(max_rows=10))
+    assert cache.workload_key(workload, None) == cache.workload_key(workload, None)
+
+
+def test_untraced_workloads_are_not_cached(tmp_path: Path) -> None:
+    model = model_of(copy_good(tmp_path))
+    untraced = [w for w in model.workloads.values() if not any(r.path for r in w.measurements.values())]
+    for workload in untraced:
+        assert cache.workload_key(workload, None) is None
+
+
+# --- damaged entries --------------------------------------------------------------------------
+
+
+def test_damaged_entries_are_ignored_and_rewritten(cache_dir: Path) -> None:
+    target = str(EXAMPLES / "bad")
+    expected = run_cli(["check", target, "--format", "json", "--no-cache", *WHEN])
+    run_cli(["check", target, "--format", "json", *WHEN])
+    files = entries(cache_dir)
+    assert len(files) >= 3
+    files[0].write_bytes(files[0].read_bytes()[:100])  # truncated mid-archive
+    files[1].write_bytes(b"not a cache entry at all")  # garbage
+    files[2].write_bytes(b"")  # empty
+    assert run_cli(["check", target, "--format", "json", *WHEN]) == expected
+    for path in files[:3]:
+        key = path.stem
+        assert cache.load(cache_dir, key) is not None, f"{path.name} was not rewritten"
+
+
+def test_an_entry_under_the_wrong_name_is_not_trusted(tmp_path: Path) -> None:
+    model = model_of(copy_good(tmp_path))
+    folder = tmp_path / "c"
+    measure(model, NOW, cache_dir=folder)
+    a, b = (cache.workload_key(model.workloads[n], None) for n in ("reranker", "chat-assistant"))
+    assert a is not None and b is not None
+    path_a = cache._entry_path(folder, a)
+    shutil.copyfile(cache._entry_path(folder, b), path_a)  # b's facts filed under a's key
+    assert cache.load(folder, a) is None
+    facts = measure(model, NOW, cache_dir=folder)[0]
+    assert_same_facts(facts["reranker"], measure(model, NOW)[0]["reranker"])
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"$class": "subprocess:Popen", "fields": {"args": "true"}},
+        {"$class": "policylint.measure:WorkloadFacts", "fields": {"no_such_field": 1}},
+        {"$columns": "os:system", "n": 1, "fields": {}},
+    ],
+)
+def test_an_entry_names_only_policylint_dataclasses_with_current_fields(tmp_path: Path, facts: object) -> None:
+    """The JSON of an entry cannot make the reader build anything else."""
+    key = "ab" * 32
+    path = cache._entry_path(tmp_path, key)
+    path.parent.mkdir(parents=True)
+    meta = json.dumps({"format": cache.FORMAT_VERSION, "key": key, "facts": facts}).encode()
+    np.savez(path, meta=np.frombuffer(meta, dtype=np.uint8))
+    assert cache.load(tmp_path, key) is None
+
+
+def test_an_unwritable_cache_folder_costs_speed_not_correctness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(blocker))
+    expected = run_cli(["check", str(EXAMPLES / "good"), "--format", "json", "--no-cache", *WHEN])
+    assert run_cli(["check", str(EXAMPLES / "good"), "--format", "json", *WHEN]) == expected
+
+
+# --- concurrency and --jobs -------------------------------------------------------------------
+
+
+def test_two_concurrent_runs_share_one_cache_folder(tmp_path: Path) -> None:
+    env = {**os.environ, "POLICYLINT_CACHE_DIR": str(tmp_path / "c"), "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "policylint", "check", str(EXAMPLES / "bad"), "--format", "json", *WHEN]
+    runs = [subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [1, 1]
+    assert outputs[0] == outputs[1]
+    assert outputs[0][1] == b""
+    expected = run_cli(["check", str(EXAMPLES / "bad"), "--format", "json", "--no-cache", *WHEN])[1]
+    assert outputs[0][0].decode() == expected
+    assert not [p for p in (tmp_path / "c").rglob("*") if p.name.startswith(".tmp-")]
+
+
+@pytest.mark.parametrize("example", ["good", "bad"])
+def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint import measure as measure_module
+
+    parallel: list[int] = []
+    real = measure_module._measure_parallel
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        parallel.append(len(out))
+        return out
+
+    monkeypatch.setattr(measure_module, "_measure_parallel", spy)
+    target = str(EXAMPLES / example)
+    one = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
+    assert parallel == []
+    two = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "2", *WHEN])
+    assert one == two
+    assert len(parallel) == 1 and parallel[0] >= measure_module.PARALLEL_MIN_WORKLOADS
+
+
+def test_jobs_must_be_positive() -> None:
+    code, _, err = run_cli(["check", str(EXAMPLES / "good"), "--jobs", "0"])
+    assert code == 2
+    assert "--jobs" in err and "at least 1" in err
