@@ -240,10 +240,11 @@ def _decode(value: Any, arrays: dict[str, Any]) -> Any:
     if "$columns" in value:
         fields = value["fields"]
         cls = _resolve_class(value["$columns"], set(fields))
-        lists = {k: arrays[v].tolist() for k, v in fields.items()}
-        if any(len(col) != value["n"] for col in lists.values()):
+        # positional, in the dataclass's own field order: thousands of spikes per trace
+        columns = [arrays[fields[f.name]].tolist() for f in dataclasses.fields(cls) if f.init]
+        if any(len(col) != value["n"] for col in columns):
             raise ValueError("column lengths differ")
-        return tuple(cls(**dict(zip(lists, row))) for row in zip(*lists.values()))
+        return tuple(map(cls, *columns))
     raise ValueError("unknown tag")
 
 

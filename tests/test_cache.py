@@ -253,6 +253,8 @@ def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pyt
         return out
 
     monkeypatch.setattr(measure_module, "_measure_parallel", spy)
+    # the examples hold fewer workloads than make processes pay; force them here
+    monkeypatch.setattr(measure_module, "PARALLEL_MIN_WORKLOADS", 2)
     target = str(EXAMPLES / example)
     one = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
     assert parallel == []
