@@ -136,10 +136,15 @@ class _Encoder:
     """Turn dataclasses, tuples and arrays into JSON plus named arrays."""
 
     def __init__(self) -> None:
-        self.arrays: dict[str, Any] = {}
-        self._seen: dict[int, str] = {}  # one array shared by two fields is stored once
+        # Arrays of one dtype are laid end to end in one blob: an archive member costs
+        # a header parse on load, and an entry holds a dozen small arrays.
+        self._parts: dict[str, list[Any]] = {}
+        self._sizes: dict[str, int] = {}
+        self._names: dict[str, str] = {}  # dtype -> archive member
+        self._seen: dict[int, list[Any]] = {}  # one array shared by two fields is stored once
 
-    def _array(self, value: Any) -> str:
+    def _array(self, value: Any) -> list[Any]:
+        """Add an array (or numpy scalar); return its reference: [blob, offset, shape]."""
         import numpy as np
 
         if isinstance(value, np.ndarray) and id(value) in self._seen:
@@ -147,11 +152,20 @@ class _Encoder:
         arr = np.asarray(value)
         if arr.dtype.hasobject:
             raise Uncacheable("object array")
-        name = f"a{len(self.arrays)}"
-        self.arrays[name] = arr
+        blob = self._names.setdefault(arr.dtype.str, f"b{len(self._names)}")
+        offset = self._sizes.get(blob, 0)
+        self._parts.setdefault(blob, []).append(arr.ravel())
+        self._sizes[blob] = offset + arr.size
+        ref = [blob, offset, list(arr.shape)]
         if isinstance(value, np.ndarray):
-            self._seen[id(value)] = name
-        return name
+            self._seen[id(value)] = ref
+        return ref
+
+    def blobs(self) -> dict[str, Any]:
+        """The archive members: one flat array per dtype."""
+        import numpy as np
+
+        return {blob: np.concatenate(parts) for blob, parts in self._parts.items()}
 
     def encode(self, value: Any) -> Any:
         import numpy as np
@@ -216,15 +230,26 @@ def _resolve_class(name: str, stored: set[str]) -> Any:
     return cls
 
 
+def _slice(arrays: dict[str, Any], ref: list[Any]) -> Any:
+    """The array a reference [member, offset, shape] points at."""
+    blob, offset, shape = arrays[ref[0]], int(ref[1]), tuple(int(n) for n in ref[2])
+    size = 1
+    for n in shape:
+        size *= n
+    if offset < 0 or offset + size > blob.size:
+        raise ValueError("reference outside its blob")
+    return blob[offset : offset + size].reshape(shape)
+
+
 def _decode(value: Any, arrays: dict[str, Any]) -> Any:
     if not isinstance(value, dict):
         if isinstance(value, list):
             raise ValueError("bare list")
         return value
     if "$scalar" in value:
-        return arrays[value["$scalar"]][()]
+        return _slice(arrays, value["$scalar"])[()]
     if "$array" in value:
-        return arrays[value["$array"]]
+        return _slice(arrays, value["$array"])
     if "$datetime" in value:
         return dt.datetime.fromisoformat(value["$datetime"])
     if "$tuple" in value:
@@ -241,7 +266,7 @@ def _decode(value: Any, arrays: dict[str, Any]) -> Any:
         fields = value["fields"]
         cls = _resolve_class(value["$columns"], set(fields))
         # positional, in the dataclass's own field order: thousands of spikes per trace
-        columns = [arrays[fields[f.name]].tolist() for f in dataclasses.fields(cls) if f.init]
+        columns = [_slice(arrays, fields[f.name]).tolist() for f in dataclasses.fields(cls) if f.init]
         if any(len(col) != value["n"] for col in columns):
             raise ValueError("column lengths differ")
         return tuple(map(cls, *columns))
@@ -289,7 +314,7 @@ def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, meta=meta, **encoder.arrays)
+            np.savez(fh, meta=meta, **encoder.blobs())
         os.replace(tmp, path)
         tmp = None
     except OSError:
