@@ -327,7 +327,11 @@ def measure(
     todo = [n for n in names if n not in done]
     traced = [n for n in todo if any(r.path is not None for r in model.workloads[n].measurements.values())]
     if jobs > 1 and len(traced) >= PARALLEL_MIN_WORKLOADS and _can_fork():
-        done.update(_measure_parallel(model, traced, keys, now, limits, cache_dir, jobs))
+        # The first one here: it imports the readers and calculator once, before the
+        # fork, instead of once in every worker.
+        first = traced[0]
+        done[first] = _measure_one(model.workloads[first], keys[first], now, limits, cache_dir)
+        done.update(_measure_parallel(model, traced[1:], keys, now, limits, cache_dir, jobs))
     for name in todo:
         if name not in done:
             done[name] = _measure_one(model.workloads[name], keys[name], now, limits, cache_dir)

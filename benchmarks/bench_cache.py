@@ -1,0 +1,90 @@
+"""Measurement-cache benchmark: cold, warm and one-file runs of ``check`` on traced workloads.
+
+Generates a capacity repository of N workloads (the declarations of
+``bench_rules.py``), each with its own copy of a 92-day, 5-minute trace from
+``examples/good``, then times whole ``policylint check`` runs in fresh processes,
+with a private cache folder: no cache, a cold cache, a warm cache, and a
+pre-commit style ``--changed-files`` run on one workload file with and without
+the cache. Prints wall times and checks that every variant prints the same
+report. Not a test: run it by hand.
+
+    python benchmarks/bench_cache.py [--workloads 200] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_rules import generate  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "good"
+
+
+def build(root: Path, workloads: int) -> None:
+    """One file per workload, each reading its own trace file."""
+    generate(root, workloads)
+    docs = (root / "workloads.yaml").read_text().split("---\n")
+    (root / "workloads.yaml").unlink()
+    traces = sorted((EXAMPLES / "measurements" / "traces").glob("*.csv"))
+    (root / "traces").mkdir()
+    (root / "workloads").mkdir()
+    for i, doc in enumerate(docs):
+        source = traces[i % len(traces)]
+        shutil.copyfile(source, root / "traces" / f"w-{i}.csv")
+        column = source.read_text().split("\n", 1)[0].split(",")[1]
+        trace = f"concurrency:\n    trace: {{path: ../traces/w-{i}.csv, format: csv, timestampColumn: timestamp, columns: [{column}]}}"
+        doc = re.sub(r"concurrency: \{declared: \d+\}", trace, doc)
+        (root / "workloads" / f"w-{i}.yaml").write_text(doc)
+    # A git repository, as under pre-commit: its top is the root --changed-files lints.
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def run(root: Path, cache: Path, *args: str) -> tuple[float, bytes]:
+    env = {**os.environ, "POLICYLINT_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "policylint", "check", "--format", "json", "--now", "2026-12-01", *args]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, check=False)
+    return time.perf_counter() - start, done.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    jobs = f"--jobs={args.jobs}"
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache = Path(tmp) / "repo", Path(tmp) / "cache"
+        root.mkdir()
+        build(root, args.workloads)
+        one = "workloads/w-7.yaml"
+        steps = [
+            ("no cache, --jobs 1", [".", "--no-cache", "--jobs=1"]),
+            (f"no cache, {jobs}", [".", "--no-cache", jobs]),
+            (f"cold cache, {jobs}", [".", jobs]),
+            ("warm cache", [".", jobs]),
+            (f"--changed-files {one}, no cache", ["--changed-files", one, "--no-cache", jobs]),
+            (f"--changed-files {one}, warm cache", ["--changed-files", one, jobs]),
+        ]
+        outputs: dict[bool, set[bytes]] = {False: set(), True: set()}
+        for label, step in steps:
+            seconds, out = run(root, cache, *step)
+            outputs["--changed-files" in step].add(out)
+            print(f"{label:45s} {seconds:6.2f} s")
+        size = sum(p.stat().st_size for p in cache.rglob("*.npz"))
+        print(f"cache: {len(list(cache.rglob('*.npz')))} entries, {size / 1e6:.0f} MB")
+        same = all(len(v) == 1 for v in outputs.values())
+        print("same report with and without the cache:", "yes" if same else "NO")
+
+
+if __name__ == "__main__":
+    main()
