@@ -12,6 +12,9 @@ repository. An entry is keyed by a SHA-256 over
 - the policylint version, a hash of the package's own source and the entry
   format version, so an upgrade or an edited calculator never reuses old facts.
 
+The date of the run is not part of the key: measuring does not use it (staleness
+is judged by the rules, from the last sample), and a test holds that.
+
 An entry is one ``.npz`` archive written with :func:`numpy.savez`: the arrays,
 plus a small JSON document (stored as bytes in the same archive) that describes
 the dataclasses around them. Nothing is pickled - a cache file is untrusted

@@ -151,6 +151,14 @@ def test_a_changed_setting_is_measured_again(tmp_path: Path, monkeypatch: pytest
     assert_same_facts(after["reranker"], measure(model, NOW)[0]["reranker"])
 
 
+def test_the_date_of_the_run_does_not_shape_the_facts(tmp_path: Path) -> None:
+    """``now`` is left out of the key: measuring must not depend on it (staleness is a rule's job)."""
+    model = model_of(copy_good(tmp_path))
+    early, late = measure(model, NOW)[0], measure(model, NOW + dt.timedelta(days=400))[0]
+    for name in early:
+        assert_same_facts(early[name], late[name])
+
+
 def test_trace_limits_are_part_of_the_key(tmp_path: Path) -> None:
     from policylint.readers.limits import TraceLimits
 
