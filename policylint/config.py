@@ -10,7 +10,9 @@ repository root that document file references must stay inside.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,14 @@ from typing import Any
 from policylint.errors import PolicylintError
 
 CONFIG_NAMES = (".policylint.yaml", ".policylint.yml")
+
+#: Deepest nesting of lists and mappings a configuration may use (the schema needs 4).
+MAX_CONFIG_DEPTH = 20
+#: Largest magnitude of a number in the configuration: beyond it a number is no
+#: longer exact as a float, and every option is compared with floats.
+MAX_CONFIG_NUMBER = 10**15
+#: Largest pyproject.toml read.
+MAX_PYPROJECT_BYTES = 5 * 1024 * 1024
 
 
 @dataclass
@@ -38,6 +48,7 @@ class Config:
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_file_bytes: int | None = None
     max_nodes: int | None = None
+    max_documents: int | None = None
     gpu_resources: list[str] = field(default_factory=list)  # empty: the built-in default
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,12 +88,21 @@ def parse_when(text: str, *, source: str | None = None, key: str | None = None) 
 def _read_pyproject(path: Path) -> dict[str, Any] | None:
     import tomllib
 
+    from policylint.safeio import read_text
+
+    text = read_text(path, limit=MAX_PYPROJECT_BYTES, what="pyproject.toml")
+    too_deep = _toml_too_deep(text, MAX_CONFIG_DEPTH)
+    if too_deep is not None:
+        line, key = too_deep
+        raise PolicylintError(
+            f"line {line}: lists or tables nest deeper than {MAX_CONFIG_DEPTH} levels", source=str(path), key=key
+        )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicylintError(f"cannot read: {exc}", source=str(path)) from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PolicylintError(f"invalid TOML: {exc}", source=str(path)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise PolicylintError(f"invalid TOML: {' '.join(str(exc).split())}", source=str(path)) from None
     tool = data.get("tool", {})
     section = tool.get("policylint") if isinstance(tool, dict) else None
     if section is None:
@@ -96,6 +116,99 @@ def _dates_as_text(data: dict[Any, Any]) -> dict[Any, Any]:
     """Unquoted dates (YAML ``now: 2026-12-01``, TOML ``now = 2026-12-01``) arrive as
     date objects; keep them as the text the schema expects."""
     return {k: (v.isoformat() if isinstance(v, (dt.date, dt.datetime, dt.time)) else v) for k, v in data.items()}
+
+
+_TOML_TABLE = re.compile(r"\s*\[\[?\s*([^\]#]+?)\s*\]")
+_TOML_KEY = re.compile(r"\s*([^=#\[{]+?)\s*=")
+
+
+def _toml_too_deep(text: str, limit: int) -> tuple[int, str] | None:
+    """(line, key) where arrays or inline tables first nest deeper than ``limit``, else None.
+
+    Python's TOML parser recurses once per level and fails with RecursionError
+    near a thousand; this linear scan (strings and comments skipped) finds the
+    place first, so the error can name the key.
+    """
+    depth = line = 0
+    table = key = ""
+    i, n = 0, len(text)
+    at_line_start = True
+    while i < n:
+        if at_line_start:
+            line += 1
+            at_line_start = False
+            if depth == 0:
+                end = text.find("\n", i)
+                row = text[i : end if end >= 0 else n]
+                header = _TOML_TABLE.match(row)
+                assigned = _TOML_KEY.match(row)
+                if header and not assigned:
+                    table, key = header.group(1).replace('"', "").replace(" ", ""), ""
+                elif assigned:
+                    key = assigned.group(1).replace('"', "").replace("'", "").replace(" ", "")
+        c = text[i]
+        if c == "\n":
+            at_line_start = True
+        elif c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c in "\"'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            j = i + len(quote)
+            while j < n and not text.startswith(quote, j):
+                if c == '"' and text[j] == "\\":
+                    j += 1
+                elif text[j] == "\n":
+                    if len(quote) == 1:
+                        break  # an unterminated string: the parser will say so
+                    line += 1
+                j += 1
+            i = j + len(quote)
+            continue
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return line, ".".join(p for p in (table, key) if p)
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
+def check_plain(data: Any, source: str, prefix: str = "") -> None:
+    """Refuse what no setting can mean before the schema looks at it.
+
+    Keys must be text (``1: [PL101]`` is a number in YAML), numbers finite and
+    at most 10**15 in magnitude (a 401-digit option cannot be compared with a
+    float threshold), nesting at most :data:`MAX_CONFIG_DEPTH` deep. Iterative,
+    so no input can exhaust the stack; the error names the key.
+    """
+    stack: list[tuple[Any, str, int]] = [(data, prefix, 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        where = key or "(top level)"
+        if depth > MAX_CONFIG_DEPTH:
+            raise PolicylintError(f"nested deeper than {MAX_CONFIG_DEPTH} levels", source=source, key=where)
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            continue
+        if isinstance(value, int):
+            if abs(value) > MAX_CONFIG_NUMBER:
+                shown = str(value) if value.bit_length() < 200 else f"a number of about {int(value.bit_length() * 0.30103)} digits"
+                raise PolicylintError(f"must be at most {MAX_CONFIG_NUMBER:.0e} in magnitude, got {shown}", source=source, key=where)
+        elif isinstance(value, float):
+            if not math.isfinite(value) or abs(value) > MAX_CONFIG_NUMBER:
+                raise PolicylintError(f"must be a finite number of at most {MAX_CONFIG_NUMBER:.0e} in magnitude, got {value!r}", source=source, key=where)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise PolicylintError(
+                        f"key {k!r} must be text (quote it: \"{k}\")", source=source, key=f"{key}.{k}" if key else str(k)
+                    )
+                stack.append((v, f"{key}.{k}" if key else k, depth + 1))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                stack.append((v, f"{key}[{i}]", depth + 1))
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -124,10 +237,11 @@ def find_config(start: Path) -> Path | None:
     for folder in (here, *here.parents):
         for name in CONFIG_NAMES:
             candidate = folder / name
-            if candidate.is_file():
+            # a pipe or device under a config name is refused when read, never skipped
+            if candidate.exists() and not candidate.is_dir():
                 return candidate
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _read_pyproject(pyproject) is not None:
+        if pyproject.exists() and not pyproject.is_dir() and _read_pyproject(pyproject) is not None:
             return pyproject
     return None
 
@@ -192,6 +306,8 @@ def _explain(err: Any, path: list[str]) -> str:
         return f"must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {got!r}"
     if err.validator == "minimum":
         return f"must be >= {err.validator_value}, got {got!r}"
+    if err.validator == "maximum":
+        return f"must be <= {err.validator_value}, got {got!r}"
     if err.validator == "minLength":
         return "must not be empty"
     message: str = err.message
@@ -209,7 +325,7 @@ def load_config(
     path: Path | None = None
     raw: dict[str, Any] = {}
     if config_file is not None:
-        if not config_file.is_file():
+        if not config_file.exists():
             raise PolicylintError(f"config file not found: {config_file}")
         path = config_file
         read = read_config_file(config_file)
@@ -226,6 +342,7 @@ def load_config(
                     raw = read_config_file(path) or {}
                     break
     source = str(path) if path else "<defaults>"
+    check_plain(raw, source)
     validate_settings(raw, source)
     base = path.parent if path else Path.cwd()
     config = Config(path=path)
@@ -254,4 +371,5 @@ def load_config(
     limits = raw.get("limits", {})
     config.max_file_bytes = limits.get("max-file-bytes")
     config.max_nodes = limits.get("max-nodes")
+    config.max_documents = limits.get("max-documents")
     return config

@@ -766,6 +766,8 @@ def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
     """
     source = load_file(path, str(path), limits)
     problems = [f for f in source.findings if f.code != "PL004"]
+    if problems and not source.text:  # refused or unreadable before any YAML was seen
+        raise PolicylintError(problems[0].message, source=str(path))
     if problems:
         first = min(problems, key=lambda f: (f.line, f.column))
         message = first.message.removeprefix("YAML syntax error: ")

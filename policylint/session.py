@@ -48,6 +48,7 @@ class Session:
         limits = LoadLimits(
             max_file_bytes=config.max_file_bytes or LoadLimits.max_file_bytes,
             max_nodes=config.max_nodes or LoadLimits.max_nodes,
+            max_documents=config.max_documents or LoadLimits.max_documents,
         )
         from policylint.errors import PolicylintError
         from policylint.resources import rules_dir
