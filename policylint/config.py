@@ -201,11 +201,11 @@ def check_plain(data: Any, source: str, prefix: str = "") -> None:
                 raise PolicylintError(f"must be a finite number of at most {MAX_CONFIG_NUMBER:.0e} in magnitude, got {value!r}", source=source, key=where)
         elif isinstance(value, dict):
             for k, v in value.items():
-                if not isinstance(k, str):
+                if not isinstance(k, str) and key:  # at the top level the schema names the allowed keys
                     raise PolicylintError(
                         f"key {k!r} must be text (quote it: \"{k}\")", source=source, key=f"{key}.{k}" if key else str(k)
                     )
-                stack.append((v, f"{key}.{k}" if key else k, depth + 1))
+                stack.append((v, f"{key}.{k}" if key else str(k), depth + 1))
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 stack.append((v, f"{key}[{i}]", depth + 1))
