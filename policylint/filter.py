@@ -143,15 +143,53 @@ def baseline_key(f: Finding, root: Path) -> tuple[str, str, str, str]:
     return (f.code, root_relative(f.file, root), anchor, f.doc_path)
 
 
+#: Largest baseline file read (about 200,000 findings).
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
+_BASELINE_FIELDS = ("code", "file", "subject", "path")
+
+
 def read_baseline(path: Path) -> Counter[tuple[str, str, str, str]]:
+    """The findings a baseline file accepts, as counted keys.
+
+    The file must be a regular file under :data:`MAX_BASELINE_BYTES`, and every
+    entry's fields text; anything else stops the run with the file and key.
+    """
+    from policylint.safeio import UnreadableFile, read_text
+
+    if not path.exists() and not path.is_symlink():
+        raise PolicylintError(f"baseline file not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        entries = data["findings"]
-        return Counter((e["code"], e["file"], e["subject"], e["path"]) for e in entries)
-    except FileNotFoundError:
-        raise PolicylintError(f"baseline file not found: {path}") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise PolicylintError(f"not a policylint baseline file ({type(exc).__name__}: {exc})", source=str(path)) from None
+        text = read_text(path, limit=MAX_BASELINE_BYTES, what="baseline file")
+    except UnreadableFile as exc:
+        raise PolicylintError(exc.message, source=str(path)) from None
+    source = str(path)
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise PolicylintError("not a policylint baseline file (JSON nested too deeply)", source=source) from None
+    except ValueError as exc:
+        raise PolicylintError(f"not a policylint baseline file (invalid JSON: {exc})", source=source) from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise PolicylintError("not a policylint baseline file (no 'findings' list)", source=source)
+    keys: Counter[tuple[str, str, str, str]] = Counter()
+    for i, entry in enumerate(data["findings"]):
+        if not isinstance(entry, dict):
+            raise PolicylintError(
+                f"not a policylint baseline file (an entry must be a mapping, got {type(entry).__name__})",
+                source=source,
+                key=f"findings[{i}]",
+            )
+        values = []
+        for name in _BASELINE_FIELDS:
+            value = entry.get(name)
+            if not isinstance(value, str):
+                got = "nothing" if name not in entry else type(value).__name__
+                raise PolicylintError(
+                    f"not a policylint baseline file (must be text, got {got})", source=source, key=f"findings[{i}].{name}"
+                )
+            values.append(value)
+        keys[(values[0], values[1], values[2], values[3])] += 1
+    return keys
 
 
 def write_baseline(findings: list[Finding], root: Path) -> str:
