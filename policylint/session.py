@@ -112,7 +112,7 @@ class Session:
                 changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
             result = lint([self.config.root], self.options)
             return narrow(result, changed)
-        if self.diff_base:
+        if self.diff_base is not None:
             from policylint.history import changed_since
 
             change = changed_since(self.config.root, self.diff_base)
