@@ -190,7 +190,11 @@ def check_plain(data: Any, source: str, prefix: str = "") -> None:
         where = key or "(top level)"
         if depth > MAX_CONFIG_DEPTH:
             raise PolicylintError(f"nested deeper than {MAX_CONFIG_DEPTH} levels", source=source, key=where)
-        if isinstance(value, bool) or value is None or isinstance(value, str):
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise PolicylintError("must not contain a NUL character", source=source, key=where)
+            continue
+        if isinstance(value, bool) or value is None:
             continue
         if isinstance(value, int):
             if abs(value) > MAX_CONFIG_NUMBER:
