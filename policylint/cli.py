@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args._run(args)
         return code
     except PolicylintError as exc:
-        sys.stderr.write(f"policylint: error: {exc}\n")
+        sys.stderr.write(f"policylint: error: {_one_line(str(exc))}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("policylint: interrupted\n")
@@ -85,10 +85,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("POLICYLINT_DEBUG"):
             raise
         sys.stderr.write(
-            f"policylint: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in policylint; rerun with POLICYLINT_DEBUG=1 for details and report it.\n"
+            f"policylint: internal error: {type(exc).__name__}: {_one_line(str(exc))}"
+            " (a bug in policylint: rerun with POLICYLINT_DEBUG=1 for the traceback and report it)\n"
         )
         return EXIT_ERROR
+
+
+def _one_line(text: str, limit: int = 1000) -> str:
+    """An error message on one line (exception texts may span several), cut to a sane length."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def console_main() -> None:

@@ -76,6 +76,14 @@ def run(args: argparse.Namespace) -> int:
         from policylint.errors import PolicylintError
 
         raise PolicylintError("each --output needs its own --format (give --format before every --output)")
+    if args.diff is not None and not args.diff.strip():
+        from policylint.errors import PolicylintError
+
+        raise PolicylintError("--diff needs a git revision, got an empty string")
+    if args.diff is not None and args.changed_files:
+        from policylint.errors import PolicylintError
+
+        raise PolicylintError("--diff and --changed-files both choose what to report on; give one")
     session = Session.from_args(args)
     result = session.lint()
     fail_on = Severity.parse(args.fail_on or session.config.fail_on)
@@ -86,15 +94,23 @@ def run(args: argparse.Namespace) -> int:
         rules=session.rule_metadata(),
         baseline_used=session.baseline_path is not None,
     )
+    # Render every report before writing any: an error then never leaves half an output behind.
+    rendered: list[tuple[str | None, str]] = []
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) else None
         context.color = target is None and fmt == "text" and use_color(args.color, sys.stdout)
-        text = get_renderer(fmt)(result, context)
+        rendered.append((target, get_renderer(fmt)(result, context)))
+    for target, text in rendered:
         if target is None:
             sys.stdout.write(text)
-        else:
+            continue
+        try:
             Path(target).parent.mkdir(parents=True, exist_ok=True)
             Path(target).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            from policylint.errors import PolicylintError
+
+            raise PolicylintError(f"cannot write the report: {exc.strerror or exc}", source=target) from None
     failing = [f for f in result.findings if f.severity >= fail_on]
     if failing and not args.exit_zero:
         return 1
