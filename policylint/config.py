@@ -198,7 +198,8 @@ def check_plain(data: Any, source: str, prefix: str = "") -> None:
             continue
         if isinstance(value, int):
             if abs(value) > MAX_CONFIG_NUMBER:
-                shown = str(value) if value.bit_length() < 200 else f"a number of about {int(value.bit_length() * 0.30103)} digits"
+                digits = len(str(abs(value)))  # at most 4,300: longer numbers are refused when read
+                shown = str(value) if digits <= 40 else f"a number of {digits} digits"
                 raise PolicylintError(f"must be at most {MAX_CONFIG_NUMBER:.0e} in magnitude, got {shown}", source=source, key=where)
         elif isinstance(value, float):
             if not math.isfinite(value) or abs(value) > MAX_CONFIG_NUMBER:
