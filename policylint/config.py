@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,8 +117,22 @@ def _dates_as_text(data: dict[Any, Any]) -> dict[Any, Any]:
     return {k: (v.isoformat() if isinstance(v, (dt.date, dt.datetime, dt.time)) else v) for k, v in data.items()}
 
 
-_TOML_TABLE = re.compile(r"\s*\[\[?\s*([^\]#]+?)\s*\]")
-_TOML_KEY = re.compile(r"\s*([^=#\[{]+?)\s*=")
+def _toml_row(row: str) -> tuple[str | None, str | None]:
+    """(table header, assigned key) of one TOML line, by plain string operations.
+
+    (Regular expressions with a lazy group here backtracked quadratically on
+    long indented lines.)
+    """
+    stripped = row.strip()
+    eq = stripped.find("=")
+    head = stripped[:eq] if eq >= 0 else ""
+    if eq > 0 and not any(c in head for c in "#[{\"'") or (eq > 0 and head[:1] in "\"'"):
+        return None, head.strip()
+    if stripped.startswith("["):
+        end = stripped.find("]")
+        if end > 0:
+            return stripped[:end].strip("[] \t"), None
+    return None, None
 
 
 def _toml_too_deep(text: str, limit: int) -> tuple[int, str] | None:
@@ -140,12 +153,11 @@ def _toml_too_deep(text: str, limit: int) -> tuple[int, str] | None:
             if depth == 0:
                 end = text.find("\n", i)
                 row = text[i : end if end >= 0 else n]
-                header = _TOML_TABLE.match(row)
-                assigned = _TOML_KEY.match(row)
-                if header and not assigned:
-                    table, key = header.group(1).replace('"', "").replace(" ", ""), ""
-                elif assigned:
-                    key = assigned.group(1).replace('"', "").replace("'", "").replace(" ", "")
+                header, assigned = _toml_row(row)
+                if header is not None:
+                    table, key = header.replace('"', "").replace(" ", ""), ""
+                elif assigned is not None:
+                    key = assigned.replace('"', "").replace("'", "").replace(" ", "")
         c = text[i]
         if c == "\n":
             at_line_start = True
