@@ -53,7 +53,7 @@ def _peak_rss_mb() -> float:
 
 def _save(target: str, value: Any) -> Path:
     data = value[1] if isinstance(value, tuple) else value
-    prefix = f"{value[0]}-" if isinstance(value, tuple) else ""
+    prefix = f"{value[0]}-".replace("/", "_") if isinstance(value, tuple) else ""
     digest = hashlib.sha256(data).hexdigest()[:16]
     CRASHES.mkdir(exist_ok=True)
     path = CRASHES / f"{target}-{prefix}{digest}"
@@ -133,10 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--example-seconds", type=float, default=60.0, help="longest one input may take (default 60)")
     parser.add_argument("--memory-mb", type=int, default=3072, help="address-space limit per target process (default 3072)")
     parser.add_argument("--seed", type=int, help="hypothesis seed, to replay a run")
+    parser.add_argument(
+        "--check-files", choices=("all", "yaml"), default="all",
+        help="what the check target mutates: every file (default), or only documents and configuration",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker(args.worker, args.seconds, args.example_seconds, args.memory_mb, args.seed)
+    os.environ["POLICYLINT_FUZZ_CHECK_FILES"] = args.check_files
     names = args.target or list(NAMES)
     share = args.seconds / len(names)
     failed = []

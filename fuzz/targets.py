@@ -246,7 +246,9 @@ def _check_repo() -> Path:
 
 def _check_seeds() -> list[tuple[str, bytes]]:
     repo = EXAMPLES / "good"
-    files = sorted(p for p in repo.rglob("*") if p.is_file() and p.suffix in (".yaml", ".csv"))
+    # fuzz/run.py --check-files yaml leaves the measurements alone (while a reader bug is open)
+    suffixes = (".yaml",) if os.environ.get("POLICYLINT_FUZZ_CHECK_FILES") == "yaml" else (".yaml", ".csv")
+    files = sorted(p for p in repo.rglob("*") if p.is_file() and p.suffix in suffixes)
     return [(p.relative_to(repo).as_posix(), p.read_bytes()) for p in files]
 
 
