@@ -268,9 +268,10 @@ class _Builder:
             return self.constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise _Rejected(f"cannot read value: {exc.problem}", node.start_mark) from None
-        except (ValueError, KeyError, TypeError, ArithmeticError):
+        except (ValueError, LookupError, TypeError, ArithmeticError):
             # an explicit standard tag whose text is not of that type: !!float abc, !!bool maybe
             shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            shown = shown if shown.isprintable() else repr(shown)[1:-1]
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             raise _Rejected(
                 f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001", "yaml-syntax-error"

@@ -81,15 +81,17 @@ def parse_quantity(value: Any) -> Decimal:
 
 
 def _shown(value: Any) -> str:
+    """``value`` for a one-line message: control characters escaped, long text cut."""
     text = str(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 def gpu_count(value: Any) -> int:
     """A quantity as a whole number of GPUs (fractions are rounded down: a GPU is not divisible)."""
     q = parse_quantity(value)
     if q < 0:
-        raise ValueError(f"'{value}' is negative")
+        raise ValueError(f"'{_shown(value)}' is negative")
     if q > MAX_COUNT:
         raise ValueError(f"'{_shown(value)}' is more than {MAX_COUNT} GPUs")
     return int(q)
