@@ -63,11 +63,12 @@ def test_control_character_is_a_finding_at_its_place(char: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "tag"), [("!!float abc", "!!float"), ("!!bool maybe", "!!bool"), ("!!int abc", "!!int"), ("!!int 0x", "!!int")]
+    ("value", "tag"),
+    [("!!float abc", "!!float"), ("!!bool maybe", "!!bool"), ("!!int abc", "!!int"), ("!!int 0x", "!!int"), ("!!int ''", "!!int")],
 )
 def test_explicit_tag_with_a_bad_value_is_a_finding(value: str, tag: str) -> None:
     source = parsed(f"spec:\n  gpus: {value}\n")
-    text = value.split(" ", 1)[1]
+    text = value.split(" ", 1)[1].strip("'")
     assert found(source) == [("PL001", 2, 9, f"YAML syntax error: '{text}' is not a valid {tag} value")]
 
 
