@@ -460,9 +460,11 @@ class _Composer:
                 top[1] = None
 
 
-class _PureLoader(
-    yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.resolver.Resolver, _Composer
-):  # type: ignore[misc]  # PyYAML ships no type hints
+# PyYAML ships no type hints, so mypy sees its classes as Any.
+_PYYAML_PARTS: tuple[Any, ...] = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.resolver.Resolver)
+
+
+class _PureLoader(*_PYYAML_PARTS, _Composer):  # type: ignore[misc]
     """PyYAML's pure-Python reader, scanner and parser with the bounded composer."""
 
     def __init__(self, stream: str, limits: LoadLimits) -> None:
@@ -485,7 +487,7 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 if _CParser is not None:
 
-    class _CLoader(_CParser, yaml.resolver.Resolver, _Composer):  # type: ignore[misc,valid-type]
+    class _CLoader(_CParser, yaml.resolver.Resolver, _Composer):  # type: ignore[misc]
         """libyaml's parser (events only) with the same bounded composer and resolver."""
 
         def __init__(self, stream: str, limits: LoadLimits) -> None:
