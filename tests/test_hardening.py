@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, git, replace_once, run_cli
+import policylint.load as loader
 from policylint.load import LoadLimits, SourceFile, load_file, parse_text
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0]\n'
@@ -116,6 +117,24 @@ def test_control_character_in_the_configuration_is_one_line_naming_the_file(repo
         f"policylint: error: {(repo / '.policylint.yaml')}: invalid YAML at line 1, column 13: "
         "non-printable character U+0000 is not allowed in YAML\n"
     )
+
+
+REPO = Path(__file__).resolve().parents[1]
+def _snapshot(source: SourceFile) -> tuple[object, ...]:
+    docs = [(d.index, d.data, d.positions._values, d.positions._keys) for d in source.documents]
+    return docs, [(f.code, f.line, f.column, f.message) for f in source.findings]
+
+
+CORPUS = sorted(REPO.glob("examples/**/*.yaml")) + sorted(REPO.glob("tests/**/*.yaml")) + sorted(REPO.glob("fuzz/corpus/**/*.yaml"))
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_both_parsers_agree_on_every_yaml_file_of_the_repository(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not loader.LIBYAML:
+        pytest.skip("libyaml is not installed")
+    with_c = _snapshot(load_file(path, "x"))
+    monkeypatch.setattr(loader, "LIBYAML", False)
+    assert _snapshot(load_file(path, "x")) == with_c
 
 
 # -- documents that look like ours ----------------------------------------------------------
