@@ -81,6 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # a path the user gave that the system cannot use (name too long, permissions, a
+        # vanished file): a problem of the setup, not of policylint
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"policylint: error: {_one_line(where + (exc.strerror or str(exc)))}\n")
+        return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback
         if os.environ.get("POLICYLINT_DEBUG"):
             raise

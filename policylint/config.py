@@ -364,6 +364,8 @@ def load_config(
     base = path.parent if path else Path.cwd()
     config = Config(path=path)
     if root is not None:
+        if not root.is_dir():
+            raise PolicylintError(f"--root {root}: not a folder")
         config.root = root
     elif path is not None:
         config.root = path.parent

@@ -504,3 +504,15 @@ def test_debug_variable_keeps_the_traceback(repo: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("POLICYLINT_DEBUG", "1")
     with pytest.raises(ValueError, match="boom"):
         run_cli(["check"], cwd=repo)
+
+
+@pytest.mark.parametrize("option", [[], ["--config"], ["--baseline"], ["--rule-dir"], ["--changed-files"]])
+def test_path_argument_the_system_cannot_use_is_one_line(repo: Path, option: list[str]) -> None:
+    long = "a" * 300
+    err = one_line_error(*run_cli(["check", *option, long], cwd=repo))
+    assert err == f"policylint: error: {long}: File name too long\n"
+
+
+def test_root_that_is_not_a_folder_is_a_usage_error(repo: Path) -> None:
+    err = one_line_error(*run_cli(["check", "--root", "clusters/prod-east.yaml"], cwd=repo))
+    assert err == "policylint: error: --root clusters/prod-east.yaml: not a folder\n"
