@@ -79,6 +79,7 @@ def worker(name: str, seconds: float, example_seconds: float, memory_mb: int, se
     _limit_memory(memory_mb)
     executions = 0
     last: list[Any] = [None]
+    start = time.monotonic()
 
     def on_alarm(signum: int, frame: Any) -> None:
         raise Hang(f"one input took more than {example_seconds:g} s")
@@ -96,19 +97,23 @@ def worker(name: str, seconds: float, example_seconds: float, memory_mb: int, se
     @given(strategy)
     def prop(value: Any) -> None:
         nonlocal executions
+        if last[0] is None and time.monotonic() - start >= seconds:
+            return  # the budget is spent and nothing failed: let hypothesis end the batch
         executions += 1
-        last[0] = value
         signal.setitimer(signal.ITIMER_REAL, example_seconds)
         try:
             target.run(value)
         except MemoryError as exc:
+            last[0] = value
             raise AssertionError(f"memory above {memory_mb} MB") from exc
+        except BaseException:
+            last[0] = value  # the last failing input is the shrunk one
+            raise
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     if seed is not None:
         prop = hypothesis_seed(seed)(prop)
-    start = time.monotonic()
     try:
         while time.monotonic() - start < seconds:
             prop()
