@@ -516,3 +516,13 @@ def test_path_argument_the_system_cannot_use_is_one_line(repo: Path, option: lis
 def test_root_that_is_not_a_folder_is_a_usage_error(repo: Path) -> None:
     err = one_line_error(*run_cli(["check", "--root", "clusters/prod-east.yaml"], cwd=repo))
     assert err == "policylint: error: --root clusters/prod-east.yaml: not a folder\n"
+
+
+def test_long_indented_lines_in_pyproject_are_scanned_in_linear_time(tmp_path: Path) -> None:
+    """A lazy pattern in the nesting scan backtracked on indented lines (200 lines: 27 s); 1,000 would take minutes."""
+    (tmp_path / "pyproject.toml").write_text("[project]\n" + "".join("  " * k + "- \n" for k in range(1000)), encoding="utf-8")
+    script = "from policylint.cli import main; raise SystemExit(main(['config', '--config', 'pyproject.toml']))"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("policylint: error: pyproject.toml: invalid TOML: ")
+    assert done.stderr.count("\n") == 1
