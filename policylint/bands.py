@@ -23,6 +23,7 @@ __all__ = [
     "BandReport",
     "BandSettings",
     "BandTable",
+    "BoundedQueue",
     "DurationStats",
     "ErlangResult",
     "QueueStats",
@@ -34,7 +35,9 @@ __all__ = [
     "erlang_b",
     "erlang_c",
     "erlang_c_wait",
+    "bounded_queue",
     "find_spikes",
+    "flat_days",
     "gpus_for",
     "outlier_days",
     "percentile",
@@ -63,6 +66,10 @@ class BandSettings:
     queue_statistic: str = "max"  # "max" or "percentile"
     queue_percentile: float = 99.0
     outlier_mad_k: float | None = None  # flag and drop outlier days when set
+    #: which days are flat (not measurements): "constant" (any value all day; sampled
+    #: series), "empty" (zero all day; concurrency rebuilt from request logs and job
+    #: lists, where a constant non-zero day is long jobs running), or "off"
+    flat_days: str = "constant"
 
     def __post_init__(self) -> None:
         if not (self.cold_start_seconds > 0 and math.isfinite(self.cold_start_seconds)):
@@ -84,6 +91,8 @@ class BandSettings:
             raise PolicylintError(
                 f"queue statistic must be 'max' or 'percentile', got {self.queue_statistic!r}"
             )
+        if self.flat_days not in ("constant", "empty", "off"):
+            raise PolicylintError(f"flat-day test must be 'constant', 'empty' or 'off', got {self.flat_days!r}")
         if self.outlier_mad_k is not None and self.outlier_mad_k <= 0:
             raise PolicylintError(f"outlier MAD factor must be positive, got {self.outlier_mad_k}")
 
@@ -432,6 +441,85 @@ def queue_stats(
     return QueueStats(float(capacity), float(valid.max()), high)
 
 
+@dataclass(frozen=True)
+class BoundedQueue:
+    """The fluid queue with a wait limit: what it holds and what it turns away.
+
+    ``rejected`` and ``offered`` are work in concurrency-seconds (request-seconds);
+    ``rejected_share`` is their ratio (0 when nothing was offered).
+    """
+
+    capacity: float
+    limit_seconds: float
+    max_wait: float
+    rejected: float
+    offered: float
+    rejected_episodes: int
+
+    @property
+    def rejected_share(self) -> float:
+        return self.rejected / self.offered if self.offered > 0 else 0.0
+
+
+def bounded_queue(values: np.ndarray, capacity: float, step_seconds: float, limit_seconds: float) -> BoundedQueue:
+    """Fluid queue at capacity C that turns away work once it would wait longer than the limit.
+
+    The backlog is held between 0 and L = limit x C (the work C drains within the
+    limit); what would push it above L is rejected. Between two rejections the
+    queue is the closed-form Lindley walk started from its current backlog,
+    Q(t) = S(t) - min(-Q0, min_{u<=t} S(u)), one vectorised pass over a block of
+    samples. The Python loop runs once per block and once per rejection episode
+    (a burst that hits the limit; while the queue stays full every sample that
+    adds work is rejected whole, in one step), never once per sample. Blocks start
+    small after a rejection and double while nothing is rejected, so a long quiet
+    stretch costs a few passes. NaN samples add no work and hold the backlog. With
+    C = 0 every piece of work is rejected.
+    """
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    ok = ~np.isnan(a)
+    offered = float(np.sum(a[ok])) * step_seconds
+    if capacity <= 0:
+        return BoundedQueue(float(capacity), float(limit_seconds), math.inf if offered > 0 else 0.0,
+                            offered, offered, int(offered > 0))
+    x = np.where(ok, a - capacity, 0.0) * step_seconds
+    limit = limit_seconds * capacity
+    slack = _CEIL_EPS * max(1.0, limit)
+    n = x.size
+    pos, q, rejected, episodes, top = 0, 0.0, 0.0, 0, 0.0
+    block = 256
+    while pos < n:
+        end = min(n, pos + block)
+        s = np.cumsum(x[pos:end])
+        path = s - np.minimum(np.minimum.accumulate(s), -q)
+        over = np.flatnonzero(path > limit + slack)
+        if over.size == 0:
+            top = max(top, float(path.max()))
+            q = float(path[-1])
+            pos = end
+            block = min(block * 2, 1 << 16)
+            continue
+        i = int(over[0])
+        if i:
+            top = max(top, float(path[:i].max()))
+        # Everything above the limit in this sample is turned away; the queue stays full.
+        rejected += float(path[i]) - limit
+        episodes += 1
+        top = max(top, limit)
+        q = limit
+        pos += i + 1
+        # While full, each sample that adds work is rejected whole: skip to the first that drains.
+        while pos < n:
+            ahead = x[pos : pos + block]
+            drains = np.flatnonzero(ahead < 0)
+            cut = int(drains[0]) if drains.size else ahead.size
+            rejected += float(np.sum(ahead[:cut]))
+            pos += cut
+            if drains.size:
+                break
+        block = 256
+    return BoundedQueue(float(capacity), float(limit_seconds), top / capacity, rejected, offered, episodes)
+
+
 def _wait_stat(values: np.ndarray, capacity: int, step_seconds: float, statistic: str, p: float) -> float:
     wait = _waits(values, float(capacity), step_seconds)
     if statistic == "max":
@@ -660,6 +748,44 @@ def outlier_days(times: np.ndarray, values: np.ndarray, k: float) -> np.ndarray:
     return days[np.abs(means - centre) > k * mad]
 
 
+def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False) -> np.ndarray:
+    """UTC day starts (unix seconds) of the days on which the trace never changes.
+
+    The flatness test: a whole UTC calendar day inside the trace (the partial
+    first and last day are not judged) is *flat* when it holds at least two
+    valid samples and every one of them has exactly the same value - zero all day
+    (padding, a filled gap) or any constant (an exporter that repeats its last
+    reading). Real demand moves within a day, even a quiet one. The samples are
+    laid out as a 2-D array of days x slots-in-the-day (NaN where nothing was
+    measured), so the test is one max, one min and one count along the rows.
+    """
+    t = np.asarray(times, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if t.size == 0:
+        return np.empty(0)
+    step = float(np.min(np.diff(t))) if t.size > 1 else 86_400.0
+    day = np.floor(t / 86_400.0).astype(np.int64)
+    first = int(day[0])
+    rows = int(day[-1]) - first + 1
+    per = max(1, math.ceil(86_400.0 / step - _CEIL_EPS))
+    # Within one day grid samples are at least one step apart, so each lands in its own slot.
+    slot = np.minimum(np.floor((t - day * 86_400.0) / step + _CEIL_EPS).astype(np.int64), per - 1)
+    grid = np.full((rows, per), np.nan)
+    grid[day - first, slot] = v
+    missing = np.isnan(grid)
+    count = per - missing.sum(axis=1)
+    high = np.where(missing, -np.inf, grid).max(axis=1)
+    low = np.where(missing, np.inf, grid).min(axis=1)
+    flat = (count >= 2) & (high == low)
+    # Only whole days are judged: the partial first and last day of a trace hold a few
+    # samples that may well be equal without anything being wrong.
+    flat[0] &= bool(t[0] - first * 86_400.0 < step)
+    flat[-1] &= bool((first + rows) * 86_400.0 - t[-1] <= step * (1 + _CEIL_EPS))
+    if zero_only:
+        flat &= high == 0
+    return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -713,6 +839,8 @@ class BandReport:
     bands_gpus: dict[str, int] | None = field(default=None, hash=False)
     #: highest level held for a whole cold-start window (max of the sustained series)
     sustained_max: float = math.nan
+    #: UTC day starts on which the trace never changed (left out of the bands and the window)
+    flat_days: tuple[float, ...] = ()
     #: the cleaned series the figures were computed from (not part of to_dict)
     cleaned: Series | None = field(default=None, compare=False, repr=False)
 
@@ -741,6 +869,7 @@ class BandReport:
                 {"start": _iso(e.start), "end": _iso(e.end), "label": e.label} for e in self.exclusions
             ],
             "outlier_days": [_iso(d) for d in self.outlier_days],
+            "flat_days": [_iso(d) for d in self.flat_days],
             "spikes": [
                 {
                     "start": _iso(s.start),
@@ -790,13 +919,27 @@ def analyse(
 ) -> BandReport:
     """Compute the three bands and everything around them for one series.
 
-    Declared ``exclusions`` are masked first (and, when ``outlier_mad_k`` is set,
-    outlier days). ``tolerance_seconds`` asks for the least capacity meeting it;
+    Declared ``exclusions`` are masked first, then flat days (see
+    :func:`flat_days`; they count neither towards the window nor the bands), and,
+    when ``outlier_mad_k`` is set, outlier days. ``tolerance_seconds`` asks for the least capacity meeting it;
     ``capacity`` asks for waits at that capacity; ``per_gpu`` converts the bands
     to GPUs. Raises :class:`MeasurementError` when nothing usable remains.
     """
     settings = settings or BandSettings()
     cleaned = apply_exclusions(series, exclusions)
+    flat: tuple[float, ...] = ()
+    if settings.flat_days != "off":
+        # Before the outlier test: a run of padded zero days would drag the median day down.
+        found_flat = flat_days(cleaned.times, cleaned.values, zero_only=settings.flat_days == "empty")
+        if found_flat.size:
+            flat = tuple(float(d) for d in found_flat)
+            cleaned = apply_exclusions(cleaned, [Exclusion(d, d + 86_400.0, "flat day") for d in flat])
+            if not cleaned.valid.any():
+                raise MeasurementError(
+                    f"the trace is constant on every one of its {len(flat)} days (flat days: padding or a"
+                    " dead exporter): nothing was measured",
+                    source=series.source,
+                )
     flagged: tuple[float, ...] = ()
     if settings.outlier_mad_k is not None:
         days = outlier_days(cleaned.times, cleaned.values, settings.outlier_mad_k)
@@ -878,6 +1021,7 @@ def analyse(
         gaps=cleaned.gaps,
         exclusions=cleaned.exclusions,
         outlier_days=flagged,
+        flat_days=flat,
         first=series.first,
         last=series.last,
         spikes=spikes,

@@ -53,6 +53,7 @@ def draw(
     last_label: str = "",
     width: int = 72,
     height: int = 16,
+    series_label: str = "concurrency (column range)",
 ) -> Chart:
     """Lay out ``values`` (NaN = excluded) over ``width`` x ``height`` cells.
 
@@ -101,7 +102,7 @@ def draw(
     times = " " * AXIS_WIDTH + first_label + " " * max(1, span) + last_label
     legend = " " * AXIS_WIDTH + "  ".join(
         [f"{BAND_MARKS.get(k, '-')} {k} {_fmt(val)}" for k, val in bands.items()]
-        + [f"{SERIES_MARK} concurrency (column range)"]
+        + [f"{SERIES_MARK} {series_label}"]
     )
     return Chart(
         cells=tuple(tuple(row) for row in grid), axis=tuple(axis), footer=(times, legend)
@@ -136,6 +137,7 @@ def save_plot(
     *,
     title: str = "",
     spans: Sequence[tuple[float, float]] = (),
+    ylabel: str = "concurrency",
 ) -> None:
     """Write the series and band lines to a PNG or SVG file (needs matplotlib).
 
@@ -156,7 +158,7 @@ def save_plot(
     fig: Any
     fig, ax = plt.subplots(figsize=(11, 4.5))
     try:
-        ax.plot(stamps, values, color="tab:blue", linewidth=0.7, label="concurrency")
+        ax.plot(stamps, values, color="tab:blue", linewidth=0.7, label=ylabel)
         colours = {"baseline": "tab:green", "daily": "tab:orange", "peak": "tab:red"}
         for name, value in bands.items():
             ax.axhline(value, color=colours.get(name, "grey"), linestyle="--", linewidth=1.2,
@@ -165,7 +167,7 @@ def save_plot(
             # matplotlib's date converter takes datetime64; its stubs only say float.
             ax.axvspan(np.datetime64(int(start), "s"), np.datetime64(int(math.ceil(end)), "s"),  # type: ignore[arg-type]
                        color="grey", alpha=0.2)
-        ax.set_ylabel("concurrency")
+        ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
         ax.set_title(title)
         ax.legend(loc="upper left", fontsize="small")

@@ -10,6 +10,7 @@ only *name* a function listed in :data:`CHECKS`; they never carry code.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -70,11 +71,29 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "gpus": req["gpus"],
                     "reserved": req["reserved"],
                     "baseline_gpus": req["baseline_gpus"],
+                    "baseline_pooling": req.get("baseline_pooling") or "sum of workload baselines unknown",
                     "shortfall": shortfall,
                     "allowed": allowed,
                     "_at": ("spec", "requests", req["index"], "gpus"),
                 }
             )
+    return problems
+
+
+def proposal_for_unmeasured_pool(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Per request: the requested pool has no workload with measured GPU demand."""
+    problems = []
+    for req in facts.get("requests") or []:
+        if req.get("measured_workloads") is None or req["measured_workloads"] > 0:
+            continue
+        problems.append(
+            {
+                "pool": req["pool"],
+                "gpus": req["gpus"],
+                "pool_workloads": req.get("pool_workloads") or 0,
+                "_at": ("spec", "requests", req["index"], "pool"),
+            }
+        )
     return problems
 
 
@@ -90,11 +109,107 @@ def tolerance_spread(facts: Mapping[str, Any], params: Mapping[str, Any]) -> lis
     return []
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _contains(text: str, phrase: str) -> bool:
+    """``phrase`` occurs in ``text`` as whole words (case-insensitive; "n/a" matches "N/A")."""
+    pattern = r"(?<![a-z0-9])" + re.escape(phrase.lower()) + r"(?![a-z0-9])"
+    return re.search(pattern, text.lower()) is not None
+
+
+def tolerance_evidence_uncheckable(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Evidence that is a placeholder, a bare label, or free text nobody can check.
+
+    A text is a placeholder when one of ``placeholders`` (comma-separated) occurs
+    in it as whole words; it is a label when every word of it is a word of
+    ``labels`` (so
+    "urgent urgent urgent" and "High priority!" are labels, while a sentence that
+    merely mentions a critical path is not). Every text of the evidence is
+    judged: the free text, the note, the document path and the URL.
+    """
+    form = facts.get("tolerance_evidence_form")
+    texts = facts.get("tolerance_evidence_texts") or []
+    label_words = set(_words(str(params["labels"])))
+    placeholders = [p.strip() for p in str(params["placeholders"]).split(",") if p.strip()]
+    for key, text in texts:
+        for phrase in placeholders:
+            if _contains(text, str(phrase)):
+                return [{"reason": f"its {key} is a placeholder ({phrase!r} in {text!r})"}]
+        words = _words(text)
+        if words and all(w in label_words for w in words):
+            return [{"reason": f"its {key} is a priority label ({text!r}), not a measurement"}]
+    if form == "text":
+        return [{"reason": "it is free text; nobody can check where the number comes from"}]
+    return []
+
+
+def queue_depth_short(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Workloads whose spikes put more work above their capacity share than the queue can hold."""
+    depth = facts.get("queue_max_depth")
+    if depth is None:
+        return []
+    short = sorted(
+        (n["queue_depth_needed"], n["name"])
+        for n in facts.get("queue_needs") or []
+        if n["queue_depth_needed"] is not None and n["queue_depth_needed"] > depth
+    )
+    if not short:
+        return []
+    needed = short[-1][0]
+    listed = ", ".join(f"{name} {need}" for need, name in reversed(short))
+    return [{"depth_needed": needed, "short_workloads": listed, "_at": "queue_depth_limit"}]
+
+
+def queue_wait_below_tolerance(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Workloads that tolerate longer waits than the pool's queue allows."""
+    limit = facts.get("queue_max_wait_seconds")
+    if limit is None:
+        return []
+    cut = [
+        n
+        for n in facts.get("queue_needs") or []
+        if n["tolerance_seconds"] is not None and n["tolerance_seconds"] > limit
+    ]
+    if not cut:
+        return []
+    cut.sort(key=lambda n: (-n["tolerance_seconds"], n["name"]))
+    parts = []
+    for n in cut:
+        share = n["daily_rejected_share"]
+        turned = "" if share is None else f", {share:.1%} of its daily-band work turned away"
+        parts.append(f"{n['name']} tolerates {n['tolerance_seconds']:g} s{turned}")
+    return [
+        {"longest_tolerance": cut[0]["tolerance_seconds"], "cut_workloads": "; ".join(parts), "_at": "queue_wait_limit"}
+    ]
+
+
+def realtime_mixed(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Real-time (tolerance <= ``realtime_seconds``) next to queue-tolerant (>= ``queue_tolerant_seconds``) work."""
+    pairs = [(t["tolerance_seconds"], t["name"]) for t in facts.get("workload_tolerances") or []]
+    realtime = sorted(p for p in pairs if p[0] <= float(params["realtime_seconds"]))
+    patient = sorted((p for p in pairs if p[0] >= float(params["queue_tolerant_seconds"])), reverse=True)
+    if not realtime or not patient:
+        return []
+    return [
+        {
+            "realtime_workloads": ", ".join(f"{n} ({s:g} s)" for s, n in realtime),
+            "queue_tolerant_workloads": ", ".join(f"{n} ({s:g} s)" for s, n in patient),
+        }
+    ]
+
+
 CHECKS: dict[str, CheckFunction] = {
     "declared_bands_drift": declared_bands_drift,
     "priority_inflation": priority_inflation,
     "proposal_exceeds_shortfall": proposal_exceeds_shortfall,
+    "proposal_for_unmeasured_pool": proposal_for_unmeasured_pool,
     "tolerance_spread": tolerance_spread,
+    "tolerance_evidence_uncheckable": tolerance_evidence_uncheckable,
+    "queue_depth_short": queue_depth_short,
+    "queue_wait_below_tolerance": queue_wait_below_tolerance,
+    "realtime_mixed": realtime_mixed,
 }
 
 
@@ -102,6 +217,13 @@ CHECKS: dict[str, CheckFunction] = {
 CHECK_VARIABLES: dict[str, set[str]] = {
     "declared_bands_drift": {"band", "declared", "computed", "drift"},
     "priority_inflation": {"tight", "total", "share"},
-    "proposal_exceeds_shortfall": {"pool", "gpus", "reserved", "baseline_gpus", "shortfall", "allowed"},
+    "proposal_exceeds_shortfall": {
+        "pool", "gpus", "reserved", "baseline_gpus", "baseline_pooling", "shortfall", "allowed"
+    },
+    "proposal_for_unmeasured_pool": {"pool", "gpus", "pool_workloads"},
     "tolerance_spread": {"spread"},
+    "tolerance_evidence_uncheckable": {"reason"},
+    "queue_depth_short": {"depth_needed", "short_workloads"},
+    "queue_wait_below_tolerance": {"longest_tolerance", "cut_workloads"},
+    "realtime_mixed": {"realtime_workloads", "queue_tolerant_workloads"},
 }

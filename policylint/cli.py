@@ -2,7 +2,8 @@
 
 Exit codes: 0 clean, 1 findings at or above the fail level, 2 usage,
 configuration or tool error. Each subcommand lives in ``policylint/commands``
-and is imported only when it runs, so ``--help`` stays fast.
+and is imported only when it runs: ``--version`` and ``--help`` import none of
+them, ``policylint check --help`` only ``check``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from policylint import __version__
 from policylint.errors import PolicylintError
@@ -20,17 +22,27 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 
-#: subcommand name -> module under policylint.commands; order is the --help order.
-COMMANDS = {
-    "check": "check",
-    "bands": "bands",
-    "erlang": "erlang",
-    "rules": "rules",
-    "rule": "rule",
-    "baseline": "baseline",
-    "config": "config",
-    "schema": "schema",
-    "export": "export",
+#: subcommand -> (module under policylint.commands, one-line help); order is the --help order.
+#: The help is written here rather than read from the module so that ``policylint --help``
+#: can list every command without importing any of them (a test keeps both in sync).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check", "lint demand declarations, cluster specs and proposals"),
+    "bands": ("bands", "compute baseline/daily/peak concurrency bands, spikes and queue figures from a trace"),
+    "erlang": ("erlang", "Erlang C waits for an arrival rate and service time (servers = replicas)"),
+    "rules": ("rules", "list all rules (code, name, severity, section, summary)"),
+    "rule": ("rule", "show the documentation of a rule"),
+    "baseline": (
+        "baseline",
+        "write a baseline file of the current findings (keyed on rule, file and document path, not lines)",
+    ),
+    "config": ("config", "print the effective configuration (after discovery and validation)"),
+    "schema": ("schema", "print the JSON Schema of a document kind, or write them all with --write DIR"),
+    "export": (
+        "export",
+        "write Kueue or Volcano quotas sized from the measured bands (baseline guaranteed, daily borrowed)",
+    ),
+    "init": ("init", "start a capacity repository: configuration, pre-commit hook, schemas and a passing example"),
+    "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
 }
 
 
@@ -43,20 +55,51 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_ERROR)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_module(name: str) -> ModuleType | None:
+    """The module of subcommand ``name``, or None when this build does not ship it."""
+    module_name = COMMANDS[name][0]
+    try:
+        return importlib.import_module(f"policylint.commands.{module_name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"policylint.commands.{module_name}":
+            return None
+        raise
+
+
+def _chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``: the first word that is not an option.
+
+    The top-level parser has no option that takes a value, so the first
+    non-option word is the command (or a typo argparse will report).
+    """
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(only: str | None = None, *, every: bool = False) -> argparse.ArgumentParser:
+    """The argument parser.
+
+    Only the subcommand that runs (``only``) is imported and given its options;
+    the others appear in ``--help`` with their one-line help alone. ``every``
+    configures all of them (shell completion needs every option).
+    """
     parser = _Parser(
         prog="policylint",
         description="Lint GPU demand declarations, cluster specs and procurement proposals against measured demand.",
     )
     parser.add_argument("--version", action="version", version=f"policylint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(f"policylint.commands.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"policylint.commands.{module_name}":
-                continue  # a command not built into this version
-            raise
+    for name, (_, help_text) in COMMANDS.items():
+        if not (every or name == only):
+            sub.add_parser(name, help=help_text)
+            continue
+        module = _command_module(name)
+        if module is None:
+            continue  # a command not built into this version
         p = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
         module.configure(p)
         p.set_defaults(_run=module.run)
@@ -65,8 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run policylint; return the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    words = list(argv) if argv is not None else sys.argv[1:]
+    parser = build_parser(_chosen_command(words))
+    args = parser.parse_args(words)
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR

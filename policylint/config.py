@@ -14,9 +14,12 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint.errors import PolicylintError
+
+if TYPE_CHECKING:
+    from policylint.readers.limits import TraceLimits
 
 CONFIG_NAMES = (".policylint.yaml", ".policylint.yml")
 
@@ -49,6 +52,10 @@ class Config:
     max_nodes: int | None = None
     max_documents: int | None = None
     gpu_resources: list[str] = field(default_factory=list)  # empty: the built-in default
+    #: trace reader limits (``limits.max-trace-bytes`` ...); None: the reader's default
+    max_trace_bytes: int | None = None
+    max_trace_rows: int | None = None
+    max_grid_samples: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as plain data (``policylint config``)."""
@@ -66,7 +73,37 @@ class Config:
             "baseline": str(self.baseline) if self.baseline else None,
             "rules": self.rules,
             "gpu-resources": self.gpu_resources or None,
+            "limits": self._limits_dict(),
         }
+
+    def _limits_dict(self) -> dict[str, int]:
+        """Every limit with its effective value (the default where none is set)."""
+        from policylint.load import LoadLimits
+
+        trace = self.trace_limits()
+        return {
+            "max-file-bytes": self.max_file_bytes or LoadLimits.max_file_bytes,
+            "max-nodes": self.max_nodes or LoadLimits.max_nodes,
+            "max-trace-bytes": trace.max_file_bytes,
+            "max-trace-rows": trace.max_rows,
+            "max-grid-samples": trace.max_grid_samples,
+        }
+
+    def trace_limits(self) -> TraceLimits:
+        """The limits the trace readers get: configured values over the readers' defaults.
+
+        A lower ``max-trace-bytes`` also lowers the limit on Prometheus answers;
+        a higher one leaves it (parsed JSON takes about ten times its size).
+        """
+        from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits
+
+        size = self.max_trace_bytes or DEFAULT_LIMITS.max_file_bytes
+        return TraceLimits(
+            max_file_bytes=size,
+            max_json_bytes=min(size, DEFAULT_LIMITS.max_json_bytes),
+            max_rows=self.max_trace_rows or DEFAULT_LIMITS.max_rows,
+            max_grid_samples=self.max_grid_samples or DEFAULT_LIMITS.max_grid_samples,
+        )
 
 
 def parse_when(text: str, *, source: str | None = None, key: str | None = None) -> dt.datetime:
@@ -387,6 +424,9 @@ def load_config(
         config.baseline = base / raw["baseline"]
     config.rules = {k: dict(v) for k, v in raw.get("rules", {}).items()}
     config.gpu_resources = list(raw.get("gpu-resources", []))
+    trace = raw.get("limits", {})
+    config.max_trace_bytes, config.max_trace_rows = trace.get("max-trace-bytes"), trace.get("max-trace-rows")
+    config.max_grid_samples = trace.get("max-grid-samples")
     limits = raw.get("limits", {})
     config.max_file_bytes = limits.get("max-file-bytes")
     config.max_nodes = limits.get("max-nodes")

@@ -22,6 +22,8 @@ from policylint.finding import Finding
 from policylint.rule import Rule
 from policylint.views import View
 
+# Comparisons between facts allow this much float noise (0.1 + 0.2 vs 0.3), nothing more:
+# facts are never rounded before a verdict, and 19.996 stays below 20.
 _EPS = 1e-9
 
 
@@ -68,6 +70,16 @@ def _validator_class() -> Any:
             other = self._other(other_name)
             if other is not None and value is not None and value > other + _EPS:
                 self._error(field, f"{value} is above {other_name} ({other})")
+
+        def _validate_below_field(self, other_name: Any, field: str, value: Any) -> None:
+            """Value must be strictly below another fact (exactly: equal is not below).
+
+            The rule's arguments are validated against this schema:
+            {'type': 'string'}
+            """
+            other = self._other(other_name)
+            if other is not None and value is not None and not value < other:
+                self._error(field, f"{value} is not below {other_name} ({other})")
 
         def _validate_below(self, limit: Any, field: str, value: Any) -> None:
             """Value must be strictly below a number.
@@ -141,7 +153,7 @@ def _referenced(node: Any) -> set[str]:
     out: set[str] = set()
     if isinstance(node, dict):
         for k, v in node.items():
-            if k in ("field", "min_field", "max_field") and isinstance(v, str):
+            if k in ("field", "min_field", "max_field", "below_field") and isinstance(v, str):
                 out.add(v)
             out |= _referenced(v)
     elif isinstance(node, list):
@@ -157,7 +169,12 @@ def _compile(key: str) -> _Condition:
 
 
 class _SafeFormatter(string.Formatter):
-    """str.format restricted to plain names; numbers are tidied for reading."""
+    """str.format restricted to plain names; numbers are tidied for reading.
+
+    ``{n:plural:GPU}`` writes the number with its noun, singular for exactly one
+    ("1 GPU", "3 GPUs"); an irregular plural follows a second colon
+    (``{n:plural:entry:entries}``).
+    """
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
         if not field_name.isidentifier():
@@ -165,12 +182,23 @@ class _SafeFormatter(string.Formatter):
         return kwargs.get(field_name, f"{{{field_name}}}"), field_name
 
     def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec.startswith("plural:"):
+            return _plural(value, *format_spec.split(":")[1:3])
+        if format_spec and (value is None or isinstance(value, float) and math.isinf(value)):
+            return _plain(value)  # "unknown" / "unbounded", whatever the number format
         if format_spec:
             try:
                 return super().format_field(value, format_spec)
             except (ValueError, TypeError):
                 return str(value)
         return _plain(value)
+
+
+def _plural(value: Any, word: str, plural: str | None = None) -> str:
+    """``1 GPU``, ``2 GPUs``, ``unknown GPUs``; ``plural`` when adding "s" is wrong."""
+    text = _plain(value)
+    # Decided on the number as shown, so that 1.001 (shown "1") reads "1 GPU".
+    return f"{text} {word if text == '1' else (plural or word + 's')}"
 
 
 def _plain(value: Any) -> str:

@@ -29,6 +29,7 @@ from policylint.model import Model
 
 if TYPE_CHECKING:
     from policylint.history import Change
+    from policylint.readers.limits import TraceLimits
     from policylint.ruleset import RuleSet
 
 
@@ -46,6 +47,7 @@ class LintOptions:
     baseline: Path | None = None
     change: Change | None = None  # --diff: files changed since a base revision
     gpu_resources: tuple[str, ...] = ()  # scheduler resources counted as GPUs (empty: default)
+    trace_limits: TraceLimits | None = None  # bounds for reading measurements (None: the readers' defaults)
 
 
 @dataclass
@@ -142,14 +144,15 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
 def judge(model: Model, options: LintOptions) -> list[Finding]:
     """Measure (once per run), build views and evaluate the selected rules."""
     from policylint.evaluate import evaluate
-    from policylint.measure import measure
+    from policylint.measure import measure, measure_pools
     from policylint.views import build_views
 
     assert options.ruleset is not None
     now = options.now or dt.datetime.now(dt.timezone.utc)
     selected = options.selected if options.selected is not None else set(options.ruleset.rules)
     rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
-    facts, findings = measure(model, now)
+    facts, findings = measure(model, now, limits=options.trace_limits)
+    pools = measure_pools(model, facts)
     history = None
     if options.change is not None:
         import os
@@ -161,6 +164,6 @@ def judge(model: Model, options: LintOptions) -> list[Finding]:
             reserved_before=previous_reserved(options.change, model),
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
-    views = build_views(model, facts, now, history)
+    views = build_views(model, facts, now, history, pools)
     findings.extend(evaluate(rules, views, options.ruleset.params))
     return findings

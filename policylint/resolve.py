@@ -25,6 +25,9 @@ MEASUREMENT_PATHS: dict[str, DocPath] = {
     "durations": ("spec", "durations", "jobs"),
 }
 
+#: Where a Workload names the document its tolerance is derived from (``document`` key).
+EVIDENCE_PATH: DocPath = ("spec", "tolerance", "evidence")
+
 
 def _get(data: Any, path: DocPath) -> Any:
     for key in path:
@@ -37,22 +40,27 @@ def _get(data: Any, path: DocPath) -> Any:
     return data
 
 
-def check_reference(doc: Document, ref_path: DocPath, relative: str, root: Path) -> tuple[Path | None, Finding | None]:
+def check_reference(
+    doc: Document, ref_path: DocPath, relative: str, root: Path, key: str = "path", what: str = "measurement"
+) -> tuple[Path | None, Finding | None]:
     """Resolve a file reference made by ``doc``; refuse anything outside ``root``.
+
+    ``key`` is the field holding the path under ``ref_path``; ``what`` names the
+    kind of file in messages (a measurement, an evidence document).
 
     The check is lexical first (``..`` and absolute paths are refused without
     touching the file system beyond the document's folder), then physical
     (symlinks are followed and the target must still be inside ``root``). The
     file is never opened here.
     """
-    where = (*ref_path, "path")
+    where = (*ref_path, key)
     if os.path.isabs(relative) or relative.startswith(("~", "\\")) or (len(relative) > 1 and relative[1] == ":"):
         return None, doc.finding(
             "PL023",
             "path-outside-repository",
-            f"measurement path '{relative}' is absolute; paths must be relative to the declaring file",
+            f"{what} path '{relative}' is absolute; paths must be relative to the declaring file",
             where,
-            hint="commit the measurement inside the repository and reference it relatively",
+            hint=f"commit the {what} inside the repository and reference it relatively",
         )
     root_abs = Path(os.path.abspath(root))
     base = Path(os.path.abspath(doc.source.path)).parent
@@ -61,19 +69,19 @@ def check_reference(doc: Document, ref_path: DocPath, relative: str, root: Path)
         return None, doc.finding(
             "PL023",
             "path-outside-repository",
-            f"measurement path '{relative}' leaves the repository root",
+            f"{what} path '{relative}' leaves the repository root",
             where,
-            hint="commit the measurement inside the repository and reference it relatively",
+            hint=f"commit the {what} inside the repository and reference it relatively",
         )
     try:
-        return _check_on_disk(doc, where, relative, lexical, root_abs)
+        return _check_on_disk(doc, where, relative, lexical, root_abs, what)
     except (OSError, ValueError) as exc:
         # a path component longer than the file system allows (ENAMETOOLONG), a NUL character
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return None, doc.finding(
             "PL022",
             "missing-file",
-            f"measurement path '{_shorten(relative)}' cannot be opened: {reason}",
+            f"{what} path '{_shorten(relative)}' cannot be opened: {reason}",
             where,
             hint="check the path; it is relative to the folder of this file",
         )
@@ -84,7 +92,7 @@ def _shorten(text: str, limit: int = 120) -> str:
 
 
 def _check_on_disk(
-    doc: Document, where: DocPath, relative: str, lexical: Path, root_abs: Path
+    doc: Document, where: DocPath, relative: str, lexical: Path, root_abs: Path, what: str
 ) -> tuple[Path | None, Finding | None]:
     """The physical half of :func:`check_reference` (may raise OSError)."""
     if not lexical.exists():
@@ -92,13 +100,13 @@ def _check_on_disk(
             return None, doc.finding(
                 "PL023",
                 "path-outside-repository",
-                f"measurement path '{relative}' is a broken symlink",
+                f"{what} path '{relative}' is a broken symlink",
                 where,
             )
         return None, doc.finding(
             "PL022",
             "missing-file",
-            f"measurement file '{relative}' does not exist",
+            f"{what} file '{relative}' does not exist",
             where,
             hint="check the path; it is relative to the folder of this file",
         )
@@ -107,12 +115,12 @@ def _check_on_disk(
         return None, doc.finding(
             "PL023",
             "path-outside-repository",
-            f"measurement path '{relative}' is a symlink pointing outside the repository",
+            f"{what} path '{relative}' is a symlink pointing outside the repository",
             where,
             hint="copy the file into the repository instead of linking to it",
         )
     if not real.is_file():
-        return None, doc.finding("PL022", "missing-file", f"measurement path '{relative}' is not a file", where)
+        return None, doc.finding("PL022", "missing-file", f"{what} path '{relative}' is not a file", where)
     return lexical, None
 
 
@@ -198,6 +206,20 @@ def resolve(
                 findings.append(problem)
             display = spec["path"]
             w.measurements[role] = MeasurementRef(w.name, role, doc, path, spec, resolved, str(display))
+        # A tolerance's evidence document is resolved like a measurement: inside the root, existing.
+        evidence = _get(doc.data, EVIDENCE_PATH)
+        if isinstance(evidence, dict) and isinstance(evidence.get("document"), str):
+            resolved, problem = check_reference(
+                doc, EVIDENCE_PATH, evidence["document"], root, key="document", what="evidence document"
+            )
+            if problem:
+                findings.append(problem)
+            w.measurements["evidence"] = MeasurementRef(
+                w.name, "evidence", doc, EVIDENCE_PATH, evidence, resolved, evidence["document"]
+            )
+
+    # Scheduler queues with GPUs but no workload are capacity too (PL110 judges them).
+    schedulers.adopt_unused(model)
 
     for doc in documents:
         if doc.kind != "Proposal" or not doc.name or not claim("Proposal", doc.name, doc):

@@ -13,8 +13,9 @@ from typing import Any
 
 from policylint.finding import Severity
 
-#: Where rule documentation is published; {code} and {name} are filled in.
-DOCS_URL = "https://policylint.dev/rules/{code}-{name}/"
+#: Where rule documentation is published: the rule's section of docs/rules.md (its heading
+#: anchor); {code} (lower case) and {name} are filled in.
+DOCS_URL = "https://github.com/policylint/policylint/blob/main/docs/rules.md#{code}-{name}"
 
 #: The fixed documentation sections, in order, with their headings.
 DOC_SECTIONS = {
@@ -63,7 +64,7 @@ class Rule:
 
     @property
     def help_uri(self) -> str:
-        return DOCS_URL.format(code=self.code, name=self.name)
+        return DOCS_URL.format(code=self.code.lower(), name=self.name)
 
     def markdown(self, level: int = 1) -> str:
         """The rule's documentation as Markdown (SARIF help, docs/rules.md).

@@ -7,9 +7,13 @@ reporting is narrowed, to findings on changed files and on every subject that
 depends on them:
 
 * a changed measurement file -> the workloads that reference it;
-* a changed workload -> itself, its pool, its cluster, proposals citing it;
+* a changed workload -> itself, its pool and the pool's other workloads (pooled
+  demand), its cluster, proposals citing it;
 * a changed cluster -> its pools, their workloads, proposals for it;
-* a changed proposal -> itself.
+* a changed proposal -> itself;
+* a changed configuration file, rule file (in a ``rule-dirs`` folder or given
+  with ``--rule-dir``) or baseline file -> everything: each of them can change
+  the verdict on any document, so nothing is narrowed away.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from policylint.config import Config
     from policylint.linter import LintResult
     from policylint.model import Model, Workload
 
@@ -32,6 +37,9 @@ def _workload_subjects(w: Workload) -> set[str]:
     subjects = {f"workload {w.name}"}
     if w.pool is not None:
         subjects |= {f"pool {w.pool.qualified}", f"cluster {w.pool.cluster.name}"}
+        # Pooled demand: a workload's change moves the pool's queue (PL203) and may
+        # double-count another's measurement (PL111), verdicts reported on its neighbours.
+        subjects |= {f"workload {other.name}" for other in w.pool.workloads}
     return subjects
 
 
@@ -60,9 +68,34 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
     return files, subjects
 
 
-def narrow(result: LintResult, changed: Iterable[Path]) -> LintResult:
-    """Keep only findings on changed files or on subjects that depend on them."""
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def changes_everything(changed: Iterable[Path], config: Config) -> Path | None:
+    """The first changed file that can change the verdict on any document, if any.
+
+    That is the configuration file itself, a file under one of the rule
+    folders, or the baseline file.
+    """
+    global_files = [_abs(p) for p in (config.path, config.baseline) if p is not None]
+    rule_dirs = [_abs(d) for d in config.rule_dirs]
+    for p in sorted(_abs(p) for p in changed):
+        if p in global_files or any(_inside(p, d) for d in rule_dirs):
+            return p
+    return None
+
+
+def narrow(result: LintResult, changed: Iterable[Path], config: Config | None = None) -> LintResult:
+    """Keep only findings on changed files or on subjects that depend on them.
+
+    With ``config``, a change to the configuration, a rule folder or the
+    baseline keeps every finding (see :func:`changes_everything`).
+    """
+    changed = list(changed)
     if result.model is None:
+        return result
+    if config is not None and changes_everything(changed, config) is not None:
         return result
     files, subjects = affected(result.model, changed)
 

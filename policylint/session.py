@@ -83,6 +83,7 @@ class Session:
             per_file_ignores=config.per_file_ignores,
             baseline=baseline,
             gpu_resources=tuple(config.gpu_resources),
+            trace_limits=config.trace_limits(),
         )
         return cls(
             paths,
@@ -118,7 +119,7 @@ class Session:
                     raise PolicylintError(f"--changed-files: {p} is outside the repository root {self.config.root}")
                 changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
             result = lint([self.config.root], self.options)
-            return narrow(result, changed)
+            return narrow(result, changed, self.config)
         if self.diff_base is not None:
             from policylint.history import changed_since
 
@@ -126,7 +127,7 @@ class Session:
             self.options.change = change
             # The whole repository is linted: a pool is judged with all its workloads.
             result = lint([self.config.root], self.options)
-            return narrow(result, change.files)
+            return narrow(result, change.files, self.config)
         if self._files_in_root():
             return self._lint_files_in_context()
         return lint(self.paths, self.options)

@@ -2,10 +2,11 @@
 
 For every workload, pool, cluster and proposal this builds a flat dict of
 declared fields and computed facts (bands in concurrency and GPUs, spikes,
-queue waits at the declared capacity, duration percentiles, VRAM ratio, pool
-totals). Rules only ever see these dicts. :data:`FACTS` names and describes
-every fact per subject; rule files are checked against it when they load, so a
-misspelt fact is an error at start, not a rule that silently never fires.
+duration percentiles, VRAM ratio, and each pool's pooled demand and queue - see
+:mod:`policylint.pooled_facts`). Rules only ever see these dicts. :data:`FACTS`
+names and describes every fact per subject; rule files are checked against it
+when they load, so a misspelt fact is an error at start, not a rule that
+silently never fires.
 
 Each view also carries, outside the dict, the document path each fact was
 declared at, so a finding can point at the line that matters.
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.load import Document, DocPath
 
 if TYPE_CHECKING:
-    from policylint.measure import WorkloadFacts
+    from policylint.measure import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
 
 FACTS: dict[str, dict[str, str]] = {
@@ -41,8 +42,12 @@ FACTS: dict[str, dict[str, str]] = {
         "baseline_gpus": "GPUs the baseline band needs",
         "daily_gpus": "GPUs the daily band needs",
         "peak_gpus": "GPUs the peak band needs",
-        "window_days": "days of valid samples after cleaning",
-        "measurement_age_days": "days between the last sample and now",
+        "window_days": "days of valid samples after cleaning (exclusions, flat days, outlier days), unrounded",
+        "flat_days": "number of UTC days on which the trace holds one constant value (left out of the window)",
+        "flat_day_list": "the first flat days, as dates",
+        "step_seconds": "sampling step of the concurrency trace, seconds",
+        "cold_start_window_seconds": "cold-start window the bands were computed with (declared, else the pool's elastic one, else 300 s)",
+        "measurement_age_days": "days between the last sample and now, unrounded",
         "last_sample": "timestamp of the last sample",
         "noise_spikes": "spikes narrower than the cold-start window",
         "real_spikes": "spikes at least as wide as the cold-start window",
@@ -51,26 +56,50 @@ FACTS: dict[str, dict[str, str]] = {
         "per_gpu_source": "source of the per-GPU figure",
         "cold_start_seconds": "declared cold-start window, seconds",
         "tolerance_seconds": "declared maximum tolerable queue seconds",
-        "tolerance_evidence": "evidence for the tolerance",
+        "tolerance_evidence": "evidence for the tolerance, as one readable text",
+        "tolerance_evidence_form": "structured (objective and service time), document, url, text (free text), or unknown",
+        "tolerance_evidence_texts": "every text of the evidence as [field, text] pairs (free text, note, document, url)",
+        "evidence_objective_seconds": "latency objective the tolerance was derived from, seconds",
+        "evidence_service_seconds": "service time the tolerance was derived from, seconds",
+        "evidence_queue_budget_seconds": "objective - service time: the most the work may wait, seconds",
         "tolerance_label": "free-form priority label",
-        "capacity_share": "concurrency the pool's declared capacity gives this workload",
-        "max_wait_seconds": "simulated max queue wait at capacity_share, seconds",
-        "p99_wait_seconds": "simulated p99 queue wait at capacity_share, seconds",
+        "pool_capacity_gpus": "reserved + elastic GPUs of the workload's pool (the queue's capacity)",
+        "max_wait_seconds": "simulated max wait in the pool's queue (pooled GPU demand at the pool's capacity), seconds",
+        "p99_wait_seconds": "simulated p99 wait in the pool's queue, seconds",
         "daily_max_wait_seconds": (
-            "simulated max queue wait at capacity_share for the demand up to the daily band top, seconds"
+            "simulated max wait in the pool's queue for the pooled demand up to the pool's daily band, seconds"
             " (demand above it is the peak band, left to the pool's overflow policy)"
+        ),
+        "daily_rejected_share": (
+            "share of the pool's pooled daily-band work its queue turns away when it honours the pool's"
+            " maxWaitSeconds (the pool's one fluid queue at reserved + elastic GPUs)"
+        ),
+        "capacity_share": "the part of the pool's GPUs, in concurrency, the workload's baseline takes (for queue depth)",
+        "queue_depth_needed": (
+            "most requests or jobs above capacity_share at one time: the queue depth its spikes need"
+            " (demand up to the daily band when the pool rejects overflow, all demand when it queues)"
         ),
         "declared_baseline": "declared baseline band top",
         "declared_daily": "declared daily band top",
         "declared_peak": "declared peak band top",
-        "vram_resident_gib": "GiB the model keeps resident per replica",
-        "vram_ratio": "VRAM residency seconds / active compute seconds",
+        "vram_resident_gib": "GiB the model keeps resident per replica (declared residentGiB, else the peak of its VRAM trace)",
+        "vram_ratio": "VRAM residency seconds / active compute seconds (resident samples only), unrounded",
+        "vram_measured": "true when both the residency ratio and the resident GiB are known",
+        "vram_missing": "what VRAM residency data the workload lacks",
+        "durations_measured": "true when the job duration distribution (p50 and p99) is known",
         "p50_seconds": "median job duration",
         "p90_seconds": "p90 job duration",
         "p99_seconds": "p99 job duration",
-        "tail_ratio": "p99 / p50 job duration",
+        "tail_ratio": "p99 / p50 job duration, unrounded",
+        "tail_job_gpus": "GPUs one long-tail job holds (most GPUs among jobs at or above p99 duration, at least gpusPerReplica)",
+        "multi_gpu_job": "true for a training or batch workload whose jobs hold more than one GPU",
         "pool_serves_class": "true when the pool lists this workload's class in serves",
-        "pool_tail_protected": "true when the pool has preemption or buffer GPUs",
+        "pool_buffer_gpus": "GPUs the pool keeps free for long-tail jobs",
+        "pool_preemption": "true when the pool can preempt",
+        "pool_tail_protected": "true when the pool has preemption, or buffer GPUs that hold at least one long-tail job",
+        "pool_overflow": "the pool's overflow policy (queue or reject)",
+        "pool_queue_max_depth": "the pool's queue depth limit",
+        "pool_queue_max_wait_seconds": "the pool's queue wait limit, seconds",
         "pool_gpu_memory_gib": "memory of one GPU in the pool",
     },
     "pool": {
@@ -94,11 +123,15 @@ FACTS: dict[str, dict[str, str]] = {
         "gang": "gang scheduling enabled",
         "preemption": "preemption enabled",
         "buffer_gpus": "GPUs kept free for long-tail jobs",
-        "baseline_gpus": "sum of the workloads' baseline band GPUs",
-        "daily_gpus": "sum of the workloads' daily band GPUs",
-        "peak_gpus": "sum of the workloads' peak band GPUs",
-        "sustained_max_gpus": "sum of GPUs for the highest levels held a whole cold-start window",
+        "baseline_gpus": "pooled baseline band, GPUs (p95 of the sustained pooled GPU-demand series)",
+        "daily_gpus": "pooled daily band, GPUs (p99 of the sustained pooled GPU-demand series)",
+        "peak_gpus": "pooled peak band, GPUs (max of the pooled GPU-demand series)",
+        "sustained_max_gpus": "highest pooled GPU demand held for a whole pool cold-start window",
         "multi_gpu_training": "true when a training workload needs more than one GPU per job",
+        "multi_gpu_jobs": "training or batch workloads whose jobs hold more than one GPU",
+        "sharing": "exclusive (a GPU holds one model's replica, the default) or shared (models share GPUs)",
+        "workload_tolerances": "per workload: name and tolerance_seconds (list of objects)",
+        "queue_needs": "per workload: name, queue_depth_needed, tolerance_seconds, daily_rejected_share (list of objects)",
         "tolerance_min_seconds": "tightest tolerance of the pool's workloads",
         "tolerance_max_seconds": "loosest tolerance of the pool's workloads",
         "tolerance_spread": "loosest / tightest tolerance",
@@ -107,8 +140,9 @@ FACTS: dict[str, dict[str, str]] = {
         "reserved_gpus_before": "reserved GPUs at the --diff base revision (unknown without --diff)",
         "evidence_changed": "true when a measurement of the pool's workloads changed since the --diff base",
         "resident_gib_per_gpu": (
-            "GiB one GPU holds when every inference model of the pool is resident on it"
-            " (sum of residentGiB / gpusPerReplica; unknown when no inference workload declares residentGiB)"
+            "GiB one GPU must hold: with sharing shared, every inference model of the pool at once"
+            " (sum of residentGiB / gpusPerReplica); with exclusive GPUs, the largest one alone"
+            " (unknown when no inference workload has resident GiB)"
         ),
     },
     "cluster": {
@@ -123,17 +157,26 @@ FACTS: dict[str, dict[str, str]] = {
         "requested_gpus": "GPUs requested in total",
         "cited_workloads": "number of workloads cited",
         "cited_measured": "number of cited workloads backed by a readable measurement",
-        "requests": "per pool: pool, gpus, reserved, baseline_gpus (list of objects)",
+        "requests": (
+            "per request: pool, gpus, reserved, baseline_gpus (pooled), baseline_gpus_sum, baseline_pooling,"
+            " measured_workloads, pool_workloads (list of objects)"
+        ),
+        "cluster_measured": "workloads of the proposal's cluster whose GPU demand is measured",
         "justification": "justification text",
     },
 }
 
 
 def _extend_facts() -> None:
+    from policylint.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FACTS
     from policylint.schedulers import POOL_FACTS
 
     for name, description in POOL_FACTS.items():
         FACTS["pool"].setdefault(name, description)
+    for name, description in POOLED_POOL_FACTS.items():
+        FACTS["pool"].setdefault(name, description)
+    for name, description in POOLED_WORKLOAD_FACTS.items():
+        FACTS["workload"].setdefault(name, description)
 
 
 _extend_facts()
@@ -168,7 +211,58 @@ def _gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int |
     return int(gpus_for(value, per_gpu, per_replica))
 
 
-def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: dict[str, float]) -> View:
+def _evidence(tol: dict[str, Any]) -> dict[str, Any]:
+    """Facts about a tolerance's evidence: its form, its texts, its latency budget."""
+    ev = tol.get("evidence")
+    out: dict[str, Any] = {
+        "tolerance_evidence": None,
+        "tolerance_evidence_form": None,
+        "tolerance_evidence_texts": [],
+        "evidence_objective_seconds": None,
+        "evidence_service_seconds": None,
+        "evidence_queue_budget_seconds": None,
+    }
+    if isinstance(ev, str):
+        text = ev.strip()
+        if text:
+            out.update(tolerance_evidence=text, tolerance_evidence_form="text", tolerance_evidence_texts=[["evidence", text]])
+        return out
+    if not isinstance(ev, dict):
+        return out
+    objective, service = _num(ev.get("objectiveSeconds")), _num(ev.get("serviceSeconds"))
+    texts = [[key, str(ev[key]).strip()] for key in ("note", "document", "url") if isinstance(ev.get(key), str)]
+    parts = []
+    if objective is not None and service is not None:
+        form = "structured"
+        out["evidence_objective_seconds"] = objective
+        out["evidence_service_seconds"] = service
+        # Exact: the comparison with maxQueueSeconds sees this difference, never a rounded one.
+        out["evidence_queue_budget_seconds"] = objective - service
+        parts.append(f"objective {objective:g} s - service {service:g} s")
+    elif ev.get("document"):
+        form = "document"
+    elif ev.get("url"):
+        form = "url"
+    else:
+        form = None
+    parts += [text for key, text in texts if key != "note" and text]
+    out.update(
+        tolerance_evidence="; ".join(parts) or None,
+        tolerance_evidence_form=form,
+        tolerance_evidence_texts=[pair for pair in texts if pair[1]],
+    )
+    return out
+
+
+def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
+    if not days:
+        return None
+    dates = [dt.datetime.fromtimestamp(d, tz=dt.timezone.utc).strftime("%Y-%m-%d") for d in days[:shown]]
+    more = len(days) - shown
+    return ", ".join(dates) + (f" and {more} more" if more > 0 else "")
+
+
+def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     spec = w.spec
     per = spec.get("perGpuConcurrency") or {}
     tol = spec.get("tolerance") or {}
@@ -179,9 +273,23 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
     per_replica = int(spec.get("gpusPerReplica", 1))
     r = facts.report
     pool = w.pool
+    pool_spec = pool.spec if pool else {}
+    queue = pool_spec.get("queue") or {}
+    sched = pool_spec.get("scheduling") or {}
     age = None
     if facts.last_sample is not None:
-        age = round((now - facts.last_sample).total_seconds() / 86_400.0, 2)
+        # Unrounded: 30.004 days is older than 30; messages round, verdicts do not.
+        age = (now - facts.last_sample).total_seconds() / 86_400.0
+    resident_gib = _num(vram.get("residentGiB"))
+    if resident_gib is None:
+        resident_gib = facts.vram_resident_gib
+    vram_missing = [
+        what
+        for what, value in (("residency ratio", facts.vram_ratio), ("resident GiB", resident_gib))
+        if value is None
+    ]
+    buffer = pool_spec.get("bufferGpus")
+    tail_gpus = facts.tail_job_gpus if facts.tail_job_gpus is not None else per_replica
     v: dict[str, Any] = {
         "name": w.name,
         "team": w.team,
@@ -198,7 +306,12 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "baseline_gpus": _gpus(r.baseline if r else None, per_gpu, per_replica),
         "daily_gpus": _gpus(r.daily if r else None, per_gpu, per_replica),
         "peak_gpus": _gpus(r.peak if r else None, per_gpu, per_replica),
-        "window_days": round(r.window_days, 2) if r else None,
+        # Unrounded: 89.9965 days is not 90.
+        "window_days": r.window_days if r else None,
+        "flat_days": len(facts.flat_days) if r else None,
+        "flat_day_list": _flat_list(facts.flat_days),
+        "step_seconds": facts.step_seconds if r else None,
+        "cold_start_window_seconds": facts.cold_start_seconds,
         "measurement_age_days": age,
         "last_sample": facts.last_sample.strftime("%Y-%m-%d") if facts.last_sample else None,
         "noise_spikes": r.noise_spike_count if r else None,
@@ -208,47 +321,38 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "per_gpu_source": per.get("source"),
         "cold_start_seconds": _num(spec.get("coldStartSeconds")),
         "tolerance_seconds": _num(tol.get("maxQueueSeconds")),
-        "tolerance_evidence": (tol.get("evidence") or "").strip() or None,
+        **_evidence(tol),
         "tolerance_label": tol.get("label"),
-        "capacity_share": None,
+        "pool_capacity_gpus": None,
         "max_wait_seconds": None,
         "p99_wait_seconds": None,
         "daily_max_wait_seconds": None,
+        "daily_rejected_share": None,
+        "capacity_share": None,
+        "queue_depth_needed": None,
         "declared_baseline": _num(declared.get("baseline")),
         "declared_daily": _num(declared.get("daily")),
         "declared_peak": _num(declared.get("peak")),
-        "vram_resident_gib": _num(vram.get("residentGiB")),
-        "vram_ratio": round(facts.vram_ratio, 2) if facts.vram_ratio is not None else None,
+        "vram_resident_gib": resident_gib,
+        "vram_ratio": facts.vram_ratio,
+        "vram_measured": not vram_missing,
+        "vram_missing": " and ".join(vram_missing) or None,
+        "durations_measured": facts.p50 is not None and facts.p99 is not None,
         "p50_seconds": facts.p50,
         "p90_seconds": facts.p90,
         "p99_seconds": facts.p99,
-        "tail_ratio": round(facts.tail_ratio, 2) if facts.tail_ratio is not None else None,
-        "pool_serves_class": (w.cls in (pool.spec.get("serves") or [])) if pool else None,
-        "pool_tail_protected": _tail_protected(pool) if pool else None,
-        "pool_gpu_memory_gib": _num((pool.spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
+        "tail_ratio": facts.tail_ratio,
+        "tail_job_gpus": tail_gpus,
+        "multi_gpu_job": w.cls in ("training", "batch") and per_replica > 1,
+        "pool_serves_class": (w.cls in (pool_spec.get("serves") or [])) if pool else None,
+        "pool_buffer_gpus": int(buffer) if isinstance(buffer, int) else 0,
+        "pool_preemption": bool(sched.get("preemption")) if pool else None,
+        "pool_tail_protected": _tail_protected(pool, tail_gpus) if pool else None,
+        "pool_overflow": pool_spec.get("overflow"),
+        "pool_queue_max_depth": queue.get("maxDepth"),
+        "pool_queue_max_wait_seconds": _num(queue.get("maxWaitSeconds")),
+        "pool_gpu_memory_gib": _num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
     }
-    share = shares.get(w.name)
-    if share is not None and facts.values is not None and per_gpu:
-        from policylint.bands import queue_stats
-
-        capacity = share / per_replica * per_gpu
-        v["capacity_share"] = round(capacity, 2)
-        if capacity <= 0:
-            v["max_wait_seconds"] = math.inf
-            v["p99_wait_seconds"] = math.inf
-            v["daily_max_wait_seconds"] = math.inf
-        else:
-            step = facts.step_seconds or 60.0
-            q = queue_stats(facts.values, capacity, step)
-            v["max_wait_seconds"] = round(q.max_wait, 1)
-            v["p99_wait_seconds"] = round(q.p99_wait, 1)
-            if r is not None:
-                import numpy as np
-
-                # The peak band is the overflow policy's business (queue or reject);
-                # the queue only has to absorb what lies within the daily band.
-                within = queue_stats(np.minimum(facts.values, r.daily), capacity, step)
-                v["daily_max_wait_seconds"] = round(within.max_wait, 1)
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
@@ -257,12 +361,16 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "concurrency_measured": ("spec", "concurrency") if "concurrency" in spec else ("spec",),
         "concurrency_declared": ("spec", "concurrency", "declared"),
         "window_days": (*trace, "path"),
+        "flat_days": (*trace, "path"),
+        "step_seconds": (*trace, "path"),
         "measurement_age_days": (*trace, "path"),
         "per_gpu": ("spec", "perGpuConcurrency", "value"),
         "per_gpu_measured_in": ("spec", "perGpuConcurrency", "measuredIn"),
         "cold_start_seconds": ("spec", "coldStartSeconds"),
         "tolerance_seconds": ("spec", "tolerance"),
-        "tolerance_evidence": ("spec", "tolerance"),
+        "tolerance_evidence": ("spec", "tolerance", "evidence") if "evidence" in tol else ("spec", "tolerance"),
+        "tolerance_evidence_form": ("spec", "tolerance", "evidence") if "evidence" in tol else ("spec", "tolerance"),
+        "evidence_queue_budget_seconds": ("spec", "tolerance", "maxQueueSeconds"),
         "max_wait_seconds": ("spec", "tolerance"),
         "daily_max_wait_seconds": ("spec", "tolerance"),
         "declared_baseline": ("spec", "bands", "baseline"),
@@ -270,15 +378,61 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime, shares: d
         "declared_peak": ("spec", "bands", "peak"),
         "vram_ratio": ("spec", "vram"),
         "vram_resident_gib": ("spec", "vram", "residentGiB"),
+        "vram_measured": ("spec", "vram") if "vram" in spec else ("spec", "class"),
+        "durations_measured": ("spec", "durations") if "durations" in spec else ("spec", "class"),
         "tail_ratio": ("spec", "durations"),
         "pool_serves_class": ("spec", "pool"),
     }
     return View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), v, paths)
 
 
-def _tail_protected(pool: Pool) -> bool:
+def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Split the pool's declared GPUs across its workloads by baseline GPUs.
+
+    Used only for queue depth (PL206): depth counts a workload's own requests or
+    jobs, so the spikes that must fit are measured against the part of the capacity
+    the workload's baseline takes. Waits and rejections are the pooled queue's. A
+    workload alone in its pool gets all of it; without measured baselines for every
+    workload no split is made (the depth stays unknown).
+    """
+    names = [w.name for w in pool.workloads]
+    total = int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
+    if len(names) == 1:
+        return {names[0]: float(total)}
+    weights = [wfacts[n].get("baseline_gpus") for n in names]
+    if not names or any(x is None for x in weights):
+        return {}
+    denom = float(sum(x for x in weights if x is not None))
+    if denom <= 0:
+        return {n: total / len(names) for n in names}
+    return {n: total * float(x) / denom for n, x in zip(names, weights, strict=True) if x is not None}
+
+
+def _depth_facts(v: dict[str, Any], facts: WorkloadFacts, capacity: float) -> None:
+    """The queue depth a workload's spikes need above its capacity share (PL206).
+
+    Spike height sets queue depth: what stands above the capacity at one time must
+    fit in the queue. Pools that queue their overflow absorb all demand; pools that
+    reject it only the daily band. Nothing is rounded before the ceiling to a whole
+    request.
+    """
+    import numpy as np
+
+    assert facts.values is not None
+    r = facts.report
+    v["capacity_share"] = capacity
+    within = np.minimum(facts.values, r.daily) if r is not None else facts.values
+    absorbed = facts.values if v["pool_overflow"] == "queue" else within
+    ok = ~np.isnan(absorbed)
+    if ok.any():
+        v["queue_depth_needed"] = int(max(0.0, math.ceil(float(np.max(absorbed[ok] - capacity)) - 1e-9)))
+
+
+def _tail_protected(pool: Pool, tail_job_gpus: int = 1) -> bool:
+    """Preemption, or a buffer that holds at least one long-tail job (a smaller one protects nothing)."""
     sched = pool.spec.get("scheduling") or {}
-    return bool(sched.get("preemption")) or bool(pool.spec.get("bufferGpus"))
+    buffer = pool.spec.get("bufferGpus")
+    return bool(sched.get("preemption")) or (isinstance(buffer, int) and buffer >= tail_job_gpus > 0)
 
 
 def _sum(values: list[int | None]) -> int | None:
@@ -287,7 +441,7 @@ def _sum(values: list[int | None]) -> int | None:
     return int(sum(x for x in values if x is not None))
 
 
-def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
+def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFacts | None = None) -> View:
     spec = pool.spec
     elastic = spec.get("elastic") or {}
     queue = spec.get("queue") or {}
@@ -300,7 +454,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
     spread = None
     if len(tolerances) >= 2:
         lo, hi = min(tolerances), max(tolerances)
-        spread = math.inf if lo <= 0 else round(hi / lo, 1)
+        spread = math.inf if lo <= 0 else hi / lo  # unrounded: the verdict compares it exactly
     memory = _num((spec.get("gpu") or {}).get("memoryGiB"))
     resident: list[float | None] = []
     for f in wv:
@@ -311,7 +465,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
             continue
         replicas = max(1, math.ceil(f["baseline_gpus"] / max(1, f["gpus_per_replica"])))
         resident.append(f["vram_resident_gib"] * replicas)
-    # Multi-model serving: any GPU of the pool may be asked to hold every model.
+    # Shared GPUs (multi-model serving): any GPU may be asked to hold every model, so
+    # their memory adds up. Exclusive GPUs hold one replica each: the largest model decides.
+    sharing = spec.get("sharing", "exclusive")
     per_gpu_resident = [
         f["vram_resident_gib"] / max(1, f["gpus_per_replica"])
         for f in wv
@@ -338,20 +494,36 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "gang": sched.get("gang"),
         "preemption": sched.get("preemption"),
         "buffer_gpus": spec.get("bufferGpus"),
-        "baseline_gpus": _sum([f["baseline_gpus"] for f in wv]),
-        "daily_gpus": _sum([f["daily_gpus"] for f in wv]),
-        "peak_gpus": _sum([f["peak_gpus"] for f in wv]),
-        "sustained_max_gpus": _sum(
-            [_gpus(f["sustained_max"], f["per_gpu"], f["gpus_per_replica"]) for f in wv]
-        ),
         "multi_gpu_training": any(f["workload_class"] == "training" and f["gpus_per_replica"] > 1 for f in wv),
         "tolerance_min_seconds": min(tolerances) if tolerances else None,
         "tolerance_max_seconds": max(tolerances) if tolerances else None,
         "tolerance_spread": spread,
-        "resident_gib_total": None if (not resident or None in resident) else round(sum(r for r in resident if r), 1),
-        "memory_gib_total": round(reserved * memory, 1) if memory is not None else None,
-        "resident_gib_per_gpu": round(sum(per_gpu_resident), 1) if per_gpu_resident else None,
+        "resident_gib_total": None if (not resident or None in resident) else sum(r for r in resident if r),
+        "memory_gib_total": reserved * memory if memory is not None else None,
+        "resident_gib_per_gpu": (
+            (sum(per_gpu_resident) if sharing == "shared" else max(per_gpu_resident)) if per_gpu_resident else None
+        ),
+        "sharing": sharing,
+        "multi_gpu_jobs": [f["name"] for f in wv if f["multi_gpu_job"]],
+        "workload_tolerances": [
+            {"name": f["name"], "tolerance_seconds": f["tolerance_seconds"]} for f in wv if f["tolerance_seconds"] is not None
+        ],
+        "queue_needs": [
+            {k: f[k] for k in ("name", "queue_depth_needed", "tolerance_seconds", "daily_rejected_share")} for f in wv
+        ],
     }
+    sums = {
+        "baseline": _sum([f["baseline_gpus"] for f in wv]),
+        "daily": _sum([f["daily_gpus"] for f in wv]),
+        "peak": _sum([f["peak_gpus"] for f in wv]),
+        "sustained_max": _sum([_gpus(f["sustained_max"], f["per_gpu"], f["gpus_per_replica"]) for f in wv]),
+    }
+    from policylint.pooled_facts import pooled_pool_facts
+
+    v.update(pooled_pool_facts(pooled, sums))
+    # The queue is the pool's: what it turns away is the pooled figure, for every workload.
+    for need in v["queue_needs"]:
+        need["daily_rejected_share"] = v["daily_rejected_share"]
     from policylint.schedulers import POOL_FACTS, pool_facts
 
     v.update({name: None for name in POOL_FACTS})
@@ -364,6 +536,9 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "elastic_gpus": (*base, "elastic", "maxGpus"),
         "capacity_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
         "sustained_max_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
+        "measured_workload_count": (*base, "elastic") if "elastic" in spec and not spec.get("reservedGpus")
+        else (*base, "reservedGpus"),
+        "pooled_window_days": (*base, "name"),
         "overflow": (*base, "overflow"),
         "queue_max_depth": (*base, "queue"),
         "queue_max_wait_seconds": (*base, "queue"),
@@ -372,31 +547,20 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int) -> View:
         "serves": (*base, "serves"),
         "classes": (*base, "serves"),
         "tolerance_spread": (*base, "name"),
+        "multi_gpu_jobs": (*base, "scheduling") if "scheduling" in spec else (*base, "name"),
+        "queue_needs": (*base, "queue") if "queue" in spec else (*base, "name"),
+        # where PL206 and PL207 point: the limit that is too small
+        "queue_depth_limit": (*base, "queue", "maxDepth"),
+        "queue_wait_limit": (*base, "queue", "maxWaitSeconds"),
         "resident_gib_total": (*base, "gpu"),
         "memory_gib_total": (*base, "gpu"),
         "resident_gib_per_gpu": (*base, "gpu"),
     }
     paths.update(pool.paths)  # scheduler pools: facts live on the manifest's own lines
+    for fact, source in (("measured_workload_count", "reserved_gpus"), ("pooled_window_days", "name")):
+        if source in pool.paths and fact not in pool.paths:
+            paths[fact] = pool.paths[source]
     return View("pool", f"pool {pool.qualified}", pool.doc, pool.paths.get("name", (*base, "name")), v, paths)
-
-
-def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, float]:
-    """Split the pool's declared GPUs across its workloads by baseline GPUs.
-
-    A workload alone in its pool gets all of it; without measured baselines for
-    every workload no split is made (the queue facts stay unknown).
-    """
-    names = [w.name for w in pool.workloads]
-    total = int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
-    if len(names) == 1:
-        return {names[0]: float(total)}
-    weights = [wfacts[n].get("baseline_gpus") for n in names]
-    if not names or any(x is None for x in weights):
-        return {}
-    denom = float(sum(x for x in weights if x is not None))
-    if denom <= 0:
-        return {n: total / len(names) for n in names}
-    return {n: total * float(x) / denom for n, x in zip(names, weights, strict=True) if x is not None}
 
 
 @dataclass(frozen=True)
@@ -421,15 +585,33 @@ def _history_facts(pool: Pool, history: History | None) -> dict[str, Any]:
 
 
 def build_views(
-    model: Model, facts: dict[str, WorkloadFacts], now: dt.datetime, history: History | None = None
+    model: Model,
+    facts: dict[str, WorkloadFacts],
+    now: dt.datetime,
+    history: History | None = None,
+    pools: dict[str, PoolFacts] | None = None,
 ) -> list[View]:
-    """Views for every subject of the model, in a deterministic order."""
-    # First pass without queue facts, to know baseline GPUs for the capacity split.
-    provisional = {n: workload_view(w, facts[n], now, {}).facts for n, w in model.workloads.items()}
-    shares: dict[str, float] = {}
+    """Views for every subject of the model, in a deterministic order.
+
+    ``pools`` is the pooled demand from :func:`policylint.measure.measure_pools`;
+    computed here when the caller did not.
+    """
+    from policylint.pooled_facts import POOLED_WORKLOAD_FACTS, pool_workload_facts
+
+    if pools is None:
+        from policylint.measure import measure_pools
+
+        pools = measure_pools(model, facts)
+    wviews = {n: workload_view(w, facts[n], now) for n, w in sorted(model.workloads.items())}
     for pool in model.pools:
-        shares.update(capacity_shares(pool, provisional))
-    wviews = {n: workload_view(w, facts[n], now, shares) for n, w in sorted(model.workloads.items())}
+        shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
+        for member in pool.workloads:
+            share, wf, f = shares.get(member.name), facts[member.name], wviews[member.name].facts
+            if share is not None and wf.values is not None and f["per_gpu"]:
+                _depth_facts(f, wf, share / f["gpus_per_replica"] * f["per_gpu"])
+    for w in wviews.values():
+        for name in POOLED_WORKLOAD_FACTS:
+            w.facts.setdefault(name, None)
     proposed: dict[str, int] = {}
     for p in model.proposals.values():
         if p.cluster is None:
@@ -438,8 +620,12 @@ def build_views(
             if req["pool"] in p.cluster.pools:
                 key = f"{p.cluster.name}/{req['pool']}"
                 proposed[key] = proposed.get(key, 0) + int(req["gpus"])
-    pviews = {pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0)) for pool in model.pools}
+    pviews = {
+        pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0), pools.get(pool.qualified))
+        for pool in model.pools
+    }
     for pool in model.pools:
+        pool_workload_facts(pool, pviews[pool.qualified], wviews)
         pviews[pool.qualified].facts.update(_history_facts(pool, history))
         pviews[pool.qualified].paths.setdefault("reserved_gpus_before", (*pool.doc_path, "reservedGpus"))
     views: list[View] = list(wviews.values())
@@ -475,7 +661,16 @@ def build_views(
                     "gpus": int(req["gpus"]),
                     "reserved": pv.facts["reserved_gpus"] if pv else None,
                     "baseline_gpus": pv.facts["baseline_gpus"] if pv else None,
+                    "baseline_gpus_sum": pv.facts["baseline_gpus_sum"] if pv else None,
+                    "baseline_pooling": pv.facts["baseline_pooling"] if pv else None,
+                    "measured_workloads": pv.facts["measured_workload_count"] if pv else None,
+                    "pool_workloads": pv.facts["workload_count"] if pv else None,
                 }
+            )
+        cluster_measured = None
+        if p.cluster is not None:
+            cluster_measured = sum(
+                pviews[pool.qualified].facts["measured_workload_count"] for pool in p.cluster.pools.values()
             )
         cited = [wviews[w.name].facts for w in p.workloads if w.name in wviews]
         views.append(
@@ -492,6 +687,7 @@ def build_views(
                     "cited_measured": sum(1 for f in cited if f["concurrency_measured"]),
                     "requests": requests,
                     "justification": (p.spec.get("justification") or "").strip() or None,
+                    "cluster_measured": cluster_measured,
                 },
                 {
                     "cited_workloads": ("spec", "workloads") if "workloads" in p.spec else ("spec",),

@@ -164,7 +164,7 @@ def test_percentile_rows_with_different_nan_counts() -> None:
 def test_baseline_daily_peak_are_ordered(values: list[float], cold_start: float) -> None:
     series = make_series(values)
     try:
-        report = analyse(series, BandSettings(cold_start_seconds=cold_start))
+        report = analyse(series, BandSettings(cold_start_seconds=cold_start, flat_days="off"))
     except MeasurementError:
         # Legitimate only when no full cold-start window of valid samples exists.
         w = window_samples(cold_start, 60.0)
@@ -195,18 +195,18 @@ def test_sustained_ignores_short_bursts() -> None:
 def test_window_and_exclusions_in_report() -> None:
     values = [5.0] * (2 * 1440)
     series = make_series(values)
-    report = analyse(series, BandSettings(min_window_days=1.5), exclusions=[Exclusion(0, 720 * 60.0)])
+    report = analyse(series, BandSettings(min_window_days=1.5, flat_days="off"), exclusions=[Exclusion(0, 720 * 60.0)])
     assert report.excluded_samples == 720
     assert report.valid_samples == 2 * 1440 - 720
     assert report.window_days == pytest.approx(1.5)
     assert report.meets_window
-    assert not analyse(series, BandSettings(min_window_days=2.5)).meets_window
+    assert not analyse(series, BandSettings(min_window_days=2.5, flat_days="off")).meets_window
 
 
 def test_nothing_valid_is_a_measurement_error() -> None:
     values = [1.0, math.nan] * 20
     with pytest.raises(MeasurementError, match="consecutive valid samples"):
-        analyse(make_series(values), BandSettings(cold_start_seconds=120))
+        analyse(make_series(values), BandSettings(cold_start_seconds=120, flat_days="off"))
     with pytest.raises(MeasurementError, match="no valid sample left"):
         analyse(make_series([1.0, 2.0]), exclusions=[Exclusion(-1, 1e9)])
 
@@ -351,7 +351,9 @@ def test_outlier_days() -> None:
     times = np.arange(days.size) * 3600.0
     flagged = outlier_days(times, days, 3.0)
     assert flagged.tolist() == [4 * 86_400.0]
-    report = analyse(make_series(days, step=3600.0), BandSettings(cold_start_seconds=3600, outlier_mad_k=3))
+    report = analyse(
+        make_series(days, step=3600.0), BandSettings(cold_start_seconds=3600, outlier_mad_k=3, flat_days="off")
+    )
     assert report.outlier_days == (4 * 86_400.0,)
     assert report.peak == 11
 
@@ -361,7 +363,8 @@ def test_outlier_days() -> None:
 
 def test_helios_bands_match_straightforward_computation() -> None:
     series = read_series(HELIOS, value_columns=["running_gpu_num", "pending_gpu_num"])
-    report = analyse(series, BandSettings(), tolerance_seconds=900.0, per_gpu=1.0)
+    # Flat days off: this test checks the calculator against plain Python on every sample.
+    report = analyse(series, BandSettings(flat_days="off"), tolerance_seconds=900.0, per_gpu=1.0)
 
     # Independent reading with the csv module and plain Python.
     import csv

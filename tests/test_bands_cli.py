@@ -28,10 +28,13 @@ def test_json_document(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["bands"] == {"baseline": 63.0, "daily": 67.0, "peak": 75.0}
     assert data["bands_gpus"] == {"baseline": 63, "daily": 67, "peak": 75}
-    assert data["window_days"] == 31.0
+    # Two Sundays of the real trace never change (38 GPUs all day, then 0 all day): flat
+    # days, left out of the window like exclusions.
+    assert data["flat_days"] == ["2020-05-03T00:00:00Z", "2020-05-10T00:00:00Z"]
+    assert data["window_days"] == 29.0
     assert data["meets_window"] is False
     assert data["step_seconds"] == 60.0
-    assert data["gaps"] == [] and data["excluded_samples"] == 0
+    assert data["gaps"] == [] and data["excluded_samples"] == 2 * 1440
     assert data["capacity_for_tolerance"] == 67
     assert data["first"] == "2020-05-01T00:00:00Z"
     spike = data["spikes"][0]
@@ -55,8 +58,8 @@ def test_exclusion_and_cold_start_options(capsys: pytest.CaptureFixture[str]) ->
     run([str(HELIOS), *DEMAND, "--format", "json", "--exclude", "2020-05-10/2020-05-11",
          "--cold-start", "900", "--min-window-days", "28"])
     data = json.loads(capsys.readouterr().out)
-    assert data["excluded_samples"] == 2 * 1440
-    assert data["window_days"] == 29.0 and data["meets_window"] is True
+    assert data["excluded_samples"] == 3 * 1440  # May 10-11 declared, May 3 flat
+    assert data["window_days"] == 28.0 and data["meets_window"] is True
     assert data["cold_start_seconds"] == 900.0 and data["window_samples"] == 15
 
 

@@ -19,8 +19,8 @@ CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 CLUSTER = Path("clusters/prod-east.yaml")
 
 SERVING_MESSAGE = (
-    "pool prod-east/serving reserves 80 GPUs, but the baseline band of its workloads needs 53 "
-    "(allowed headroom 15%): sized by peak, not baseline"
+    "pool prod-east/serving reserves 80 GPUs, but its pooled baseline is 53 GPUs (sum of workload baselines 53:"
+    " pooling saves nothing; allowed headroom 15%): sized by peak, not baseline"
 )
 
 
@@ -108,7 +108,7 @@ def test_lines_inserted_above_keep_the_finding_baselined(repo: Path) -> None:
 
 
 def test_a_new_finding_is_still_reported(repo: Path) -> None:
-    replace_once(repo / CLUSTER, "reservedGpus: 29", "reservedGpus: 60")
+    replace_once(repo / CLUSTER, "reservedGpus: 20", "reservedGpus: 60")
     code, report = check(repo, "--baseline", "baseline.json")
     assert code == 1
     assert [(f["code"], f["subject"]) for f in report["findings"]] == [("PL101", "pool prod-east/batch")]
@@ -122,7 +122,7 @@ def test_a_changed_finding_on_the_same_spot_stays_baselined(repo: Path) -> None:
 
 
 def test_sarif_marks_baselined_and_new_findings(repo: Path) -> None:
-    replace_once(repo / CLUSTER, "reservedGpus: 29", "reservedGpus: 60")
+    replace_once(repo / CLUSTER, "reservedGpus: 20", "reservedGpus: 60")
     results = sarif_results(repo, "--baseline", "baseline.json")
     states = sorted((r["baselineState"], r["properties"]["subject"]) for r in results)
     assert states == [("new", "pool prod-east/batch"), ("unchanged", "pool prod-east/serving")]

@@ -323,3 +323,33 @@ def test_an_unrelated_file_named_inside_a_repository_is_a_usage_error(tmp_path: 
     code, out, err = run_cli(["check", "deploy.yaml"], cwd=repo)
     assert (code, out) == (2, "")
     assert err.startswith("policylint: error: no policylint documents found in deploy.yaml")
+
+
+# --- plurals in messages -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(1, "1 GPU"), (1.0, "1 GPU"), (1.001, "1 GPU"), (0, "0 GPUs"), (2, "2 GPUs"), (1.5, "1.5 GPUs"), (None, "unknown GPUs")],
+)
+def test_plural_spec_in_messages(value: object, expected: str) -> None:
+    from policylint.evaluate import render
+
+    assert render("{n:plural:GPU}", {"n": value}) == expected
+    assert render("{n:plural:entry:entries}", {"n": 2}) == "2 entries"
+
+
+def test_one_gpu_is_singular_in_a_real_finding(tmp_path: Path) -> None:
+    """A proposal for one GPU where no shortfall is left: "asks 1 GPU", not "1 GPUs"."""
+    import shutil
+
+    from conftest import replace_once
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL801]\n', encoding="utf-8")
+    replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 48", "reservedGpus: 53")
+    replace_once(repo / "proposals" / "2027-q1-serving.yaml", "gpus: 5", "gpus: 1")
+    code, out, _ = run_cli(["check", "--format", "concise"], cwd=repo)
+    assert code == 1
+    assert "proposal 2027-q1-serving asks 1 GPU for prod-east/serving;" in out

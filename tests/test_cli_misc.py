@@ -50,21 +50,80 @@ def test_two_reports_in_one_run(repo: Path) -> None:
 
 
 def test_report_to_a_file_and_text_to_stdout(repo: Path) -> None:
-    code, out, _ = run_cli(["check", "--format", "json", "--output", "r.json", "--format", "text", "-q"], cwd=repo)
+    code, out, _ = run_cli(["check", "--format", "json=r.json", "--format", "text", "-q"], cwd=repo)
     assert (code, out) == (1, SUMMARY)
     assert json.loads((repo / "r.json").read_text())["summary"]["findings"] == 1
 
 
-def test_more_outputs_than_formats_is_a_usage_error(repo: Path) -> None:
-    code, out, err = run_cli(["check", "--output", "a.json", "--output", "b.json"], cwd=repo)
+def test_explicit_pairs_in_both_spellings(repo: Path) -> None:
+    """The README's GitHub recipe: annotations on stdout, SARIF and markdown each in its own file."""
+    code, out, err = run_cli(
+        ["check", "--format", "github", "--output-format", "sarif:out/p.sarif", "--format", "markdown=out/summary.md"],
+        cwd=repo,
+    )
+    assert (code, err) == (1, "")
+    assert out.startswith("::error file=clusters/prod-east.yaml,line=19,col=7,")
+    assert json.loads((repo / "out" / "p.sarif").read_text())["version"] == "2.1.0"
+    assert (repo / "out" / "summary.md").read_text().startswith("## policylint\n")
+
+
+def test_dash_means_stdout(repo: Path) -> None:
+    code, out, _ = run_cli(["check", "--format", "json=-"], cwd=repo)
+    assert code == 1 and json.loads(out)["summary"]["findings"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["--output", "a.json", "--output", "b.json"],
+            "1 --format without a path but 2 --output: name each report's file with --format FORMAT=PATH"
+            " (e.g. --format sarif=policylint.sarif)",
+            id="more-outputs-than-formats",
+        ),
+        pytest.param(
+            # The old GitLab recipe: the text report went into policylint.xml.
+            ["--format", "text", "--format", "junit", "--output", "policylint.xml"],
+            "2 --format without a path but 1 --output: name each report's file with --format FORMAT=PATH"
+            " (e.g. --format sarif=policylint.sarif)",
+            id="fewer-outputs-than-formats",
+        ),
+        pytest.param(
+            ["--format", "github", "--format", "markdown"],
+            "2 reports would go to stdout (github, markdown): give all but one a file with --format FORMAT=PATH",
+            id="two-on-stdout",
+        ),
+        pytest.param(
+            ["--format", "json=r.json", "--format", "sarif=./r.json"],
+            "two reports would be written to ./r.json",
+            id="same-file-twice",
+        ),
+    ],
+)
+def test_ambiguous_outputs_are_usage_errors(repo: Path, args: list[str], message: str) -> None:
+    code, out, err = run_cli(["check", *args], cwd=repo)
+    assert (code, out, err) == (2, "", f"policylint: error: {message}\n")
+    assert not list(repo.glob("*.json")) and not (repo / "policylint.xml").exists()
+
+
+def test_positional_pairs_that_match_still_work(repo: Path) -> None:
+    code, out, _ = run_cli(["check", "--format", "json", "--output", "r.json", "--format", "text=r.txt"], cwd=repo)
+    assert (code, out) == (1, "")
+    assert json.loads((repo / "r.json").read_text())["summary"]["findings"] == 1
+    assert (repo / "r.txt").read_text().endswith(SUMMARY)
+
+
+@pytest.mark.parametrize("value", ["yaml", "yaml=x.yaml", "json="])
+def test_bad_format_values_are_usage_errors(repo: Path, value: str) -> None:
+    code, out, err = run_cli(["check", "--format", value], cwd=repo)
     assert (code, out) == (2, "")
-    assert err == "policylint: error: each --output needs its own --format (give --format before every --output)\n"
+    assert "argument --format/--output-format: " in err
 
 
 def test_github_annotations(repo: Path) -> None:
     path = repo / "clusters" / "prod-east.yaml"
     # Add a warning (unused suppression) so both commands appear.
-    path.write_text(path.read_text().replace("reservedGpus: 29", "reservedGpus: 29  # policylint: disable=PL101 -- x"))
+    path.write_text(path.read_text().replace("reservedGpus: 20", "reservedGpus: 20  # policylint: disable=PL101 -- x"))
     code, out, err = run_cli(["check", "--format", "github"], cwd=repo)
     assert (code, err) == (1, "")
     lines = out.splitlines()
@@ -76,13 +135,58 @@ def test_github_annotations(repo: Path) -> None:
     assert annotations[0].startswith(
         "::error file=clusters/prod-east.yaml,line=19,col=7,title=PL101 reserved-above-baseline::"
     )
-    assert "(allowed headroom 15%25)" in annotations[0]  # '%' escaped for the runner
+    assert "; allowed headroom 15%25)" in annotations[0]  # '%' escaped for the runner
     assert annotations[1].startswith("::warning file=clusters/prod-east.yaml,line=34,col=25,title=PL032 unused-suppression::")
 
 
-def test_statistics_counts_findings_per_rule(repo: Path) -> None:
-    code, out, _ = run_cli(["check", "--statistics", "-q"], cwd=repo)
-    assert (code, out) == (1, f"    1  PL101   reserved-above-baseline\n\n{SUMMARY}")
+def test_statistics_prints_only_the_table(repo: Path) -> None:
+    path = repo / "clusters" / "prod-east.yaml"
+    path.write_text(path.read_text().replace("reservedGpus: 20", "reservedGpus: 20  # policylint: disable=PL101 -- x"))
+    for fmt in ("text", "concise"):
+        code, out, _ = run_cli(["check", "--statistics", "--format", fmt], cwd=repo)
+        assert (code, out) == (1, "    1  PL032   unused-suppression\n    1  PL101   reserved-above-baseline\n")
+
+
+def test_statistics_sorts_by_count_then_code() -> None:
+    from policylint.finding import Finding, Severity
+    from policylint.linter import LintResult
+    from policylint.report.text_report import statistics_table
+
+    def finding(code: str, line: int) -> Finding:
+        return Finding("a.yaml", line, 1, code, code.lower(), Severity.ERROR, "m")
+
+    result = LintResult([finding("PL2", 1), finding("PL3", 2), finding("PL3", 3), finding("PL1", 4)], {}, None, 1, 1)
+    assert statistics_table(result) == "    2  PL3     pl3\n    1  PL1     pl1\n    1  PL2     pl2\n"
+
+
+def test_statistics_of_a_clean_run_is_empty(tmp_path: Path) -> None:
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
+    assert run_cli(["check", "--statistics"], cwd=repo) == (0, "", "")
+
+
+def test_no_show_source_drops_the_frames(repo: Path) -> None:
+    code, out, _ = run_cli(["check", "--no-show-source"], cwd=repo)
+    assert code == 1
+    assert out.splitlines()[:3] == [
+        "clusters/prod-east.yaml",
+        "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
+        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline",
+        "    = help: reserve about 53 GPUs and carry the daily band on elastic capacity",
+    ]
+    assert run_cli(["check", "--show-source"], cwd=repo) == run_cli(["check"], cwd=repo)
+
+
+def test_concise_is_one_line_per_finding(repo: Path) -> None:
+    code, out, _ = run_cli(["check", "--output-format", "concise"], cwd=repo)
+    assert (code, out) == (
+        1,
+        "clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
+        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline\n"
+        + SUMMARY,
+    )
+    assert run_cli(["check", "--format", "concise", "-q"], cwd=repo) == (1, SUMMARY, "")
 
 
 def test_quiet_prints_only_the_summary(repo: Path) -> None:
@@ -96,7 +200,8 @@ def test_text_output_shows_the_finding_with_its_frame(repo: Path) -> None:
     assert out.splitlines()[:6] == [
         "clusters/prod-east.yaml",
         "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
-        " but the baseline band of its workloads needs 53 (allowed headroom 15%): sized by peak, not baseline",
+        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing;"
+        " allowed headroom 15%): sized by peak, not baseline",
         "    18 |       # reserved today. The 5-GPU gap is what proposals/2027-q1-serving.yaml asks for.",
         "    19 |       reservedGpus: 80",
         "       |       ^",

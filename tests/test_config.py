@@ -303,18 +303,35 @@ def test_config_command_prints_the_effective_settings_as_json(tmp_path: Path) ->
     assert "PL032" in data["selected-rules"]
 
 
+def test_config_shows_every_limit_with_its_default(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    assert effective([], repo)["limits"] == {
+        "max-file-bytes": 5 * 1024 * 1024,
+        "max-nodes": 100_000,
+        "max-trace-bytes": 256 * 1024 * 1024,
+        "max-trace-rows": 10_000_000,
+        "max-grid-samples": 10_000_000,
+    }
+    set_config(repo, "limits: {max-trace-rows: 5000, max-grid-samples: 20000000}\n")
+    shown = effective([], repo)["limits"]
+    assert (shown["max-trace-rows"], shown["max-grid-samples"], shown["max-trace-bytes"]) == (5000, 20_000_000, 256 * 1024 * 1024)
+
+
 # --- errors: exit 2 and one line naming the file and the key -------------------------------
 
 ALLOWED = "baseline, exclude, extend-select, fail-on, gpu-resources, ignore, limits, now, per-file-ignores, rule-dirs, rules, select"
 
 CONFIG_ERRORS = [
     pytest.param("bogus: 1\n", f"at key 'bogus': unknown key (allowed: {ALLOWED})", id="unknown-key"),
-    pytest.param("limits: {max-file: 3}\n", "at key 'limits.max-file': unknown key (allowed: max-documents, max-file-bytes, max-nodes)", id="unknown-nested-key"),
+    pytest.param("limits: {max-file: 3}\n", "at key 'limits.max-file': unknown key (allowed: max-documents, max-file-bytes, max-grid-samples, max-nodes, max-trace-bytes, max-trace-rows)", id="unknown-nested-key"),
     pytest.param("1: x\n", f"at key '1': unknown key (allowed: {ALLOWED})", id="numeric-key"),
     pytest.param("ignore: PL101\n", "at key 'ignore': must be a list of rule codes, prefixes or names, got 'PL101'", id="selector-not-a-list"),
     pytest.param("exclude: [1]\n", "at key 'exclude.0': must be a string, got 1", id="bad-item-type"),
     pytest.param("rules: {PL101: 3}\n", "at key 'rules.PL101': must be a mapping, got 3", id="rule-settings-not-a-mapping"),
     pytest.param("limits: {max-nodes: 0}\n", "at key 'limits.max-nodes': must be >= 1, got 0", id="below-minimum"),
+    pytest.param("limits: {max-trace-rows: 0}\n", "at key 'limits.max-trace-rows': must be >= 1, got 0", id="trace-rows-below-minimum"),
+    pytest.param("limits: {max-trace-bytes: 5000000000}\n", "at key 'limits.max-trace-bytes': must be <= 4294967296, got 5000000000", id="trace-bytes-above-maximum"),
+    pytest.param("limits: {max-grid-samples: 1.5}\n", "at key 'limits.max-grid-samples': must be a whole number, got 1.5", id="grid-samples-not-whole"),
     pytest.param("ignore: ['']\n", "at key 'ignore.0': must not be empty", id="empty-selector"),
     pytest.param("fail-on: fatal\n", "at key 'fail-on': must be one of error, warning, info, got 'fatal'", id="bad-enum"),
     pytest.param("rules: {PL101: {severity: fatal}}\n", "at key 'rules.PL101.severity': must be one of error, warning, info, got 'fatal'", id="bad-severity"),

@@ -24,7 +24,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = tmp_path_factory.mktemp("history") / "repo"
     shutil.copytree(EXAMPLES / "good", repo)
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
-    replace_once(repo / "clusters" / "train-central.yaml", "reservedGpus: 440", "reservedGpus: 900")
+    replace_once(repo / "clusters" / "train-central.yaml", "reservedGpus: 392", "reservedGpus: 900")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "capacity as of November")

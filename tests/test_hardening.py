@@ -464,18 +464,17 @@ def test_erlang_refuses_sizes_it_cannot_compute_quickly() -> None:
 def test_no_report_is_half_written_when_a_later_one_fails(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import policylint.report as report
 
-    real = report.get_renderer
+    real = report.render
 
-    def failing(fmt: str):  # type: ignore[no-untyped-def]
+    def failing(fmt, result, context):  # type: ignore[no-untyped-def]
         if fmt == "json":
-            def boom(result, context):  # type: ignore[no-untyped-def]
-                raise RuntimeError("renderer failed")
-            return boom
-        return real(fmt)
+            raise RuntimeError("renderer failed")
+        return real(fmt, result, context)
 
-    monkeypatch.setattr(report, "get_renderer", failing)
-    code, out, err = run_cli(["check", "--format", "text", "--format", "json"], cwd=repo)
+    monkeypatch.setattr(report, "render", failing)
+    code, out, err = run_cli(["check", "--format", "text", "--format", "json=report.json"], cwd=repo)
     assert (code, out) == (2, "")
+    assert not (repo / "report.json").exists()
     assert err == (
         "policylint: internal error: RuntimeError: renderer failed (a bug in policylint: rerun with "
         "POLICYLINT_DEBUG=1 for the traceback and report it)\n"

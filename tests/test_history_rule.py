@@ -45,15 +45,15 @@ def findings(repo: Path, *extra: str) -> tuple[int, list[dict[str, object]]]:
 
 
 def test_increase_without_new_measurement_is_flagged(repo: Path) -> None:
-    line = raise_batch_reserved(repo, 31)  # base has 29; 31 stays within PL101's headroom
+    line = raise_batch_reserved(repo, 22)  # base has 20; 22 stays within PL101's headroom
     code, found = findings(repo)
     assert code == 1
     assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", CLUSTER, line)]
-    assert "up from 29" in str(found[0]["message"])
+    assert "up from 20" in str(found[0]["message"])
 
 
 def test_increase_with_changed_measurement_passes(repo: Path) -> None:
-    raise_batch_reserved(repo, 31)
+    raise_batch_reserved(repo, 22)
     trace = repo / "measurements" / "traces" / "nightly-eval.csv"
     last = trace.read_text().splitlines()[-1].split(",")
     with trace.open("a") as fh:  # one more five-minute sample: the measurement changed
@@ -64,13 +64,13 @@ def test_increase_with_changed_measurement_passes(repo: Path) -> None:
 
 
 def test_no_diff_means_rule_does_not_apply(repo: Path) -> None:
-    raise_batch_reserved(repo, 31)
+    raise_batch_reserved(repo, 22)
     code, out, _ = run_cli(["check", ".", "--select", "PL950", "--format", "json"], cwd=repo)
     assert code == 0
     assert json.loads(out)["findings"] == []
 
 
 def test_decrease_is_fine(repo: Path) -> None:
-    raise_batch_reserved(repo, 28)
+    raise_batch_reserved(repo, 19)
     code, found = findings(repo)
     assert (code, found) == (0, [])

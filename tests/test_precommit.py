@@ -141,3 +141,107 @@ def test_changed_folder_reports_on_the_files_inside(over_reserved: Path) -> None
     code, out, _ = run_cli(["check", "--changed-files", "clusters", "--format", "json"], cwd=over_reserved)
     assert code == 1
     assert '"code": "PL101"' in out
+
+
+# --- changes that can alter any verdict -----------------------------------------------------
+
+RULE = """\
+rules:
+  - code: ACME001
+    name: pool-too-small
+    severity: warning
+    section: bands
+    subject: pool
+    summary: Pools below a minimum size are hard to schedule.
+    message: "{subject} reserves {reserved_gpus:plural:GPU}, fewer than {minimum}"
+    hint: "merge it into a larger pool"
+    params:
+      minimum: {type: integer, default: 4, description: Smallest pool worth running.}
+    require:
+      reserved_gpus: {min: $minimum}
+    docs:
+      what: Flags pools with very few reserved GPUs.
+      why: Tiny pools fragment capacity and cannot absorb a burst.
+      example: "reservedGpus: 2"
+      use_instead: "reservedGpus: 8"
+      references: ["ACME capacity handbook"]
+"""
+
+
+@pytest.fixture(scope="module")
+def with_globals(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The over-reserved repository with its own rule folder and a baseline file."""
+    repo = tmp_path_factory.mktemp("globals") / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    over_reserve(repo)
+    (repo / "policy" / "rules").mkdir(parents=True)
+    (repo / "policy" / "rules" / "acme.yaml").write_text(RULE, encoding="utf-8")
+    (repo / "notes.yaml").write_text("just: notes\n", encoding="utf-8")
+    (repo / ".policylint.yaml").write_text(
+        CONFIG + "rule-dirs: [policy/rules]\nbaseline: .policylint-baseline.json\n", encoding="utf-8"
+    )
+    (repo / ".policylint-baseline.json").write_text('{"version": 1, "findings": []}\n', encoding="utf-8")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "staged",
+    [
+        pytest.param([".policylint.yaml"], id="configuration"),
+        pytest.param(["policy/rules/acme.yaml"], id="rule-file"),
+        pytest.param(["policy/rules"], id="rule-folder"),
+        pytest.param([".policylint-baseline.json"], id="baseline"),
+        pytest.param(["README.md", ".policylint.yaml"], id="configuration-among-others"),
+    ],
+)
+def test_global_input_change_rejudges_everything(with_globals: Path, staged: list[str]) -> None:
+    full = run_cli(["check", "--format", "json"], cwd=with_globals)
+    assert changed(with_globals, *staged) == (1, [("PL101", "pool prod-east/serving")], "")
+    assert json.loads(full[1])["summary"]["findings"] == 1
+
+
+def test_other_yaml_beside_the_rules_is_still_narrowed(with_globals: Path) -> None:
+    assert changed(with_globals, "notes.yaml") == (0, [], "")
+
+
+def test_pyproject_configuration_counts_as_configuration(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", repo)
+    (repo / ".policylint.yaml").unlink()
+    (repo / "pyproject.toml").write_text('[tool.policylint]\nnow = "2026-12-01"\nselect = ["PL0", "PL101"]\n')
+    over_reserve(repo)
+    assert changed(repo, "pyproject.toml") == (1, [("PL101", "pool prod-east/serving")], "")
+    assert changed(repo, "README.md") == (0, [], "")
+
+
+def test_hook_definition_keeps_the_whole_repository_design() -> None:
+    import re
+
+    import yaml
+
+    (hook,) = yaml.safe_load((CHECKOUT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["entry"] == "policylint check --changed-files"
+    assert hook["pass_filenames"] is True and hook["require_serial"] is True
+    pattern = re.compile(hook["files"])
+    for name in ("a/b.yaml", "x.yml", "t.csv", "prom.json", ".policylint-baseline.json", "pyproject.toml", "sub/pyproject.toml"):
+        assert pattern.search(name), name
+    for name in ("README.md", "main.py", "notpyproject.toml"):
+        assert not pattern.search(name), name
+
+
+def test_every_pinned_revision_is_this_release_tag() -> None:
+    """README, docs/ci and init name the tag of this release (releases are tagged v<version>)."""
+    import re
+
+    from policylint import __version__
+    from policylint.commands.init import RELEASE_TAG
+
+    tag = f"v{__version__}"
+    assert RELEASE_TAG == tag
+    readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"^\s+rev: (\S+)$", readme, re.M) == [tag]
+    assert "Releases are tagged `v<version>`" in readme
+    pins = re.findall(r"policylint/policylint@(v[\w.]+)", readme)
+    for path in ("docs/ci/github-actions.yml", "docs/ci/gitlab-ci.yml"):
+        pins += re.findall(r"policylint/policylint@(v[\w.]+)", (CHECKOUT / path).read_text(encoding="utf-8"))
+    assert pins and set(pins) == {tag}

@@ -27,7 +27,7 @@ from policylint.report import github_report, markdown_report, sarif_report
 from policylint.rule import Rule
 
 SCHEMA_PATH = Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json"
-FORMATS = ("sarif", "junit", "github", "markdown")
+FORMATS = ("sarif", "junit", "github", "gitlab", "markdown", "concise", "json")
 
 # A message with every character the GitHub escaping rules care about.
 TRICKY = "50% over budget: pools a,b\nsee the trace"
@@ -269,15 +269,21 @@ def test_junit_parses_and_counts_failures() -> None:
     (suite,) = root.findall("testsuite")
     assert suite.get("name") == "policylint"
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == ["plans/a.yaml", "plans/b.yaml", "plans/c.yaml", "plans/clean.yaml"]
-    assert all(c.get("classname") == c.get("name") for c in cases)
-    failures = suite.findall("testcase/failure")
-    assert len(failures) == 3  # one per reported finding; the suppressed and baselined ones are not failures
-    # Counts are per test case (file): two of the four files have findings.
+    # One test case per finding (classname = file, name = rule and subject, or the line
+    # without a subject), plus one passing case per clean file.
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+        ("plans/a.yaml", "PL101 reserved-above-baseline: pool prod/serving"),
+        ("plans/b.yaml", "PL301 missing-owner: whole file"),
+        ("plans/b.yaml", "PL202 stale-measurement: line 3"),
+        ("plans/c.yaml", "no findings"),
+        ("plans/clean.yaml", "no findings"),
+    ]
+    assert [len(c.findall("failure")) for c in cases] == [1, 1, 1, 0, 0]
+    # The suppressed and baselined findings (in plans/c.yaml) are not failures.
     for element in (root, suite):
         assert (element.get("tests"), element.get("failures"), element.get("errors"), element.get("skipped")) == (
-            "4",
-            "2",
+            "5",
+            "3",
             "0",
             "0",
         )
@@ -443,3 +449,39 @@ def test_output_has_no_absolute_paths(fmt: str) -> None:
     assert os.getcwd() not in text
     assert str(Path.home()) not in text
     assert text.endswith("\n")
+
+
+# --- Text: linear in findings ---------------------------------------------------------
+
+
+class CountingSource(SourceFile):
+    """A SourceFile that counts how often its text is split into lines."""
+
+    splits = 0
+
+    @property
+    def lines(self) -> list[str]:
+        CountingSource.splits += 1
+        return self.text.splitlines()
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise"])
+def test_text_splits_each_file_once_however_many_findings(fmt: str) -> None:
+    """Rendering is linear: 2,000 findings in one file split its text once, not 2,000 times."""
+    text = "".join(f"key{i}: {i}\n" for i in range(2000))
+    source = CountingSource(path=Path("big.yaml"), display="big.yaml", text=text)
+    findings = [
+        _finding("big.yaml", i + 1, 6, "PL101", "reserved-above-baseline", Severity.ERROR, f"value {i}")
+        for i in range(2000)
+    ]
+    result = make_result(findings, sources={"big.yaml": source}, suppressed=[], baselined=[], stale_baseline=[])
+    CountingSource.splits = 0
+    out = render(fmt, result, make_context())
+    assert CountingSource.splits == (1 if fmt == "text" else 0)
+    if fmt == "text":
+        lines = out.splitlines()
+        # Every finding still gets its own frame, with the right line under it.
+        at = lines.index("  big.yaml:1500:6: error PL101 [reserved-above-baseline] value 1499")
+        assert lines[at + 1 : at + 4] == ["    1499 | key1498: 1498", "    1500 | key1499: 1499", "         |      ^"]
+        assert sum(1 for line in lines if line.startswith("  big.yaml:")) == 2000
+    assert out.endswith("Found 2000 findings (2000 errors) in 5 documents in 4 files.\n")

@@ -115,7 +115,10 @@ def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
     with pytest.raises(MeasurementError, match="file not found"):
         read_series(tmp_path / "nope.csv")
     path = write(tmp_path, "f.csv", minute_csv(["1", "2"]))
-    with pytest.raises(MeasurementError, match="unknown measurement format 'parquet'"):
+    with pytest.raises(MeasurementError, match="unknown measurement format 'xml'"):
+        read_series(path, format="xml")
+    # Parquet is a format now; a CSV declared as Parquet is refused by its first bytes.
+    with pytest.raises(MeasurementError, match="not a Parquet file"):
         read_series(path, format="parquet")
 
 

@@ -62,17 +62,33 @@ def _count(text: str) -> int:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``bands`` arguments to ``parser``."""
-    parser.add_argument("trace", metavar="TRACE", help="measurement file (CSV, Prometheus JSON, request log)")
+    parser.add_argument("trace", metavar="TRACE", nargs="?",
+                        help="measurement file (CSV, Parquet, Arrow, Prometheus JSON, request log, job list);"
+                        " with --pool: the repository (default .)")
+    parser.add_argument("--pool", metavar="CLUSTER/POOL",
+                        help="show the pooled bands of this pool of the capacity repository at TRACE (docs/pooled.md)")
     group = parser.add_argument_group("reading the trace")
-    group.add_argument("--input-format", choices=("auto", "csv", "prometheus", "requests"), default="auto",
-                       help="how to read TRACE (auto: .json is Prometheus, anything else CSV)")
+    group.add_argument("--input-format", choices=("auto", "csv", "parquet", "arrow", "prometheus", "requests", "jobs"),
+                       default="auto",
+                       help="how to read TRACE (auto: .json is Prometheus, .parquet Parquet, .arrow/.feather Arrow,"
+                            " anything else CSV; requests and jobs: concurrency of running intervals)")
     group.add_argument("--column", action="append", default=None, metavar="NAME",
                        help="value column; repeat to sum several (default: the only numeric column)")
     group.add_argument("--timestamp-column", metavar="NAME",
-                       help="timestamp column (default: timestamp, time, ts or the first column)")
-    group.add_argument("--start-column", metavar="NAME", help="request log: request start column")
-    group.add_argument("--end-column", metavar="NAME", help="request log: request end column")
-    group.add_argument("--duration-column", metavar="NAME", help="request log: duration column (seconds)")
+                       help="timestamp column (default: timestamp, time, ts, datetime, date, ... or the first column;"
+                            " docs/measurements.md lists every name detected)")
+    group.add_argument("--start-column", metavar="NAME",
+                       help="request log or job list: start column (default: start, start_time, gmt_create, ...)")
+    group.add_argument("--end-column", metavar="NAME",
+                       help="request log or job list: end column (default: end, end_time, finish_time, ...)")
+    group.add_argument("--duration-column", metavar="NAME",
+                       help="request log: duration column (seconds; _ms, _us, _ns name suffixes are read as such)")
+    group.add_argument("--timestamp-unit", choices=("s", "ms", "us", "ns"),
+                       help="unit of epoch-number timestamps (default: detected from their magnitude)")
+    group.add_argument("--duration-unit", choices=("s", "ms", "us", "ns"),
+                       help="unit of the duration column (default: from its name, else seconds)")
+    group.add_argument("--time-origin", metavar="TIME",
+                       help="epoch-number timestamps are relative to TIME (ISO-8601 or unix seconds)")
     group.add_argument("--match", action="append", default=None, metavar="LABEL=VALUE",
                        help="Prometheus: use only series with this label value (repeatable)")
     group.add_argument("--step", type=_positive, metavar="SECONDS",
@@ -121,7 +137,16 @@ def _matches(items: list[str] | None) -> dict[str, str] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the trace, analyse it and print the report. Returns the exit code."""
+    if args.pool is not None:
+        from policylint.commands import pool_bands
+
+        return pool_bands.run(args)
+    if args.trace is None:
+        raise PolicylintError("bands needs a TRACE (or --pool CLUSTER/POOL [PATH])")
+    from pathlib import Path
+
     from policylint.bands import BandSettings, analyse
+    from policylint.config import load_config
     from policylint.traces import apply_exclusions, parse_exclusion, read_series
 
     exclusions = []
@@ -139,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         queue_statistic="max" if args.queue_statistic == "max" else "percentile",
         outlier_mad_k=args.outlier_mad,
     )
+    # The trace limits come from the configuration that governs the trace's folder.
+    limits = load_config([Path(args.trace)]).trace_limits()
     series = read_series(
         args.trace,
         format=args.input_format,
@@ -150,6 +177,10 @@ def run(args: argparse.Namespace) -> int:
         match=_matches(args.match),
         step_seconds=args.step,
         max_gap_steps=args.max_gap_steps,
+        timestamp_unit=args.timestamp_unit,
+        duration_unit=args.duration_unit,
+        time_origin=args.time_origin,
+        limits=limits,
     )
     report = analyse(
         series,
@@ -249,8 +280,12 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
         if len(report.gaps) > 5:
             console.print(f"    ... and {len(report.gaps) - 5} more")
     for excl in report.exclusions:
-        if excl.label != "outlier day":
+        if excl.label not in ("outlier day", "flat day"):
             console.print(f"  excluded {format_time(excl.start)} .. {format_time(excl.end)}")
+    if report.flat_days:
+        flat = ", ".join(format_time(d)[:10] for d in report.flat_days[:5])
+        more = f" and {len(report.flat_days) - 5} more" if len(report.flat_days) > 5 else ""
+        console.print(f"  flat days dropped (constant all day: padding or a dead exporter): {flat}{more}")
     if report.outlier_days:
         days = ", ".join(format_time(d)[:10] for d in report.outlier_days)
         console.print(f"  outlier days dropped: {days}")

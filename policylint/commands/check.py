@@ -28,32 +28,115 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule-dir", action="append", type=Path, metavar="DIR", help="extra folder of rule files")
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    add_common_options(parser)
-    parser.add_argument(
-        "--format",
-        action="append",
-        choices=("text", "json", "sarif", "junit", "github", "markdown"),
-        help="output format (default text); repeat with --output to write several reports in one run",
+#: Report formats (kept here, not imported from policylint.report, so that building
+#: the parser imports nothing; a test keeps the two lists equal).
+FORMATS = ("text", "concise", "json", "sarif", "junit", "github", "gitlab", "markdown")
+
+
+def report_target(value: str) -> tuple[str, str | None]:
+    """Parse ``FORMAT``, ``FORMAT=PATH`` or ``FORMAT:PATH`` into (format, path or None for stdout)."""
+    for i, char in enumerate(value):
+        if char in "=:":
+            fmt, path = value[:i], value[i + 1 :]
+            break
+    else:
+        fmt, path = value, None
+    if fmt not in FORMATS:
+        raise argparse.ArgumentTypeError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    if path is not None and not path:
+        raise argparse.ArgumentTypeError(f"'{value}': no path after the format (use {fmt}=PATH, or {fmt} for stdout)")
+    return fmt, (None if path == "-" else path)
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """Report selection: each report names its own destination."""
+    group = parser.add_argument_group(
+        "reports",
+        "Each --format names its format and, optionally, its file: --format sarif=policylint.sarif "
+        "(or --output-format sarif:policylint.sarif). Repeat for several reports in one run; "
+        "at most one may go to stdout (no path, or '-').",
     )
-    parser.add_argument(
+    group.add_argument(
+        "--format",
+        "--output-format",
+        dest="reports",
+        action="append",
+        type=report_target,
+        metavar="FORMAT[=PATH]",
+        help=f"report format ({', '.join(FORMATS)}; default text) and optional file; repeatable",
+    )
+    group.add_argument(
         "--output",
         action="append",
         metavar="FILE",
-        help="write the report to FILE instead of stdout; the n-th --output goes with the n-th --format",
+        help="older form: write the report of a --format given without a path to FILE; "
+        "needs exactly one --output per such --format",
     )
+    group.add_argument(
+        "--show-source",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="show the offending lines under each finding (text format; default: on)",
+    )
+    group.add_argument("--statistics", action="store_true", help="print only the number of findings per rule (text, concise)")
+    group.add_argument("--quiet", "-q", action="store_true", help="print only the summary line (text, concise)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_common_options(parser)
+    add_output_options(parser)
     parser.add_argument("--fail-on", choices=("error", "warning", "info"), help="lowest severity that fails the run (default warning)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print only the summary line (text format)")
-    parser.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     parser.add_argument("--baseline", type=Path, metavar="FILE", help="hide findings recorded in this baseline file")
     parser.add_argument("--diff", metavar="BASE", help="report only on what changed since git revision BASE, and what depends on it")
     parser.add_argument(
         "--changed-files",
         action="store_true",
-        help="treat PATHs as changed files (pre-commit): lint the whole repository, report on them and their dependents",
+        help="treat PATHs as changed files (pre-commit): lint the whole repository, report on them and their dependents; "
+        "a changed configuration, rule file or baseline reports on everything",
     )
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+
+
+def report_plan(reports: list[tuple[str, str | None]] | None, outputs: list[str] | None) -> list[tuple[str, str | None]]:
+    """(format, file or None for stdout) for every report of the run, in the order given.
+
+    Raises a usage error when the older positional form (``--format F --output
+    FILE``) does not pair up exactly, when two reports go to stdout, or when two
+    go to the same file: each of those used to write a report where nobody
+    expected it, silently.
+    """
+    from policylint.errors import PolicylintError
+
+    plan = list(reports or [])
+    outputs = list(outputs or [])
+    if outputs:
+        bare = [i for i, (_, path) in enumerate(plan) if path is None]
+        if not plan:
+            plan, bare = [("text", None)], [0]
+        if len(bare) != len(outputs):
+            raise PolicylintError(
+                f"{len(bare)} --format without a path but {len(outputs)} --output: "
+                "name each report's file with --format FORMAT=PATH (e.g. --format sarif=policylint.sarif)"
+            )
+        for i, output in zip(bare, outputs, strict=True):
+            plan[i] = (plan[i][0], None if output == "-" else output)
+    if not plan:
+        plan = [("text", None)]
+    to_stdout = [fmt for fmt, path in plan if path is None]
+    if len(to_stdout) > 1:
+        raise PolicylintError(
+            f"{len(to_stdout)} reports would go to stdout ({', '.join(to_stdout)}): "
+            "give all but one a file with --format FORMAT=PATH"
+        )
+    seen: set[str] = set()
+    for _, path in plan:
+        if path is not None:
+            key = os.path.normpath(os.path.abspath(path))
+            if key in seen:
+                raise PolicylintError(f"two reports would be written to {path}")
+            seen.add(key)
+    return plan
 
 
 def use_color(mode: str, stream: object) -> bool:
@@ -66,23 +149,16 @@ def use_color(mode: str, stream: object) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from policylint.errors import PolicylintError
     from policylint.finding import Severity
-    from policylint.report import ReportContext, get_renderer
+    from policylint.report import ReportContext, render
+    from policylint.report.paths import repository_root
     from policylint.session import Session
 
-    formats = args.format or ["text"]
-    outputs = args.output or []
-    if len(outputs) > len(formats):
-        from policylint.errors import PolicylintError
-
-        raise PolicylintError("each --output needs its own --format (give --format before every --output)")
+    plan = report_plan(args.reports, args.output)
     if args.diff is not None and not args.diff.strip():
-        from policylint.errors import PolicylintError
-
         raise PolicylintError("--diff needs a git revision, got an empty string")
     if args.diff is not None and args.changed_files:
-        from policylint.errors import PolicylintError
-
         raise PolicylintError("--diff and --changed-files both choose what to report on; give one")
     session = Session.from_args(args)
     result = session.lint()
@@ -93,14 +169,16 @@ def run(args: argparse.Namespace) -> int:
         fail_on=fail_on.label,
         rules=session.rule_metadata(),
         baseline_used=session.baseline_path is not None,
+        show_source=args.show_source,
+        root=repository_root(session.config.root),
+        config_root=session.config.root,
     )
     # Render every report before writing any: an error then never leaves half an output behind.
-    rendered: list[tuple[str | None, str]] = []
-    for i, fmt in enumerate(formats):
-        target = outputs[i] if i < len(outputs) else None
+    rendered: list[tuple[str, str | None, str]] = []
+    for fmt, target in plan:
         context.color = target is None and fmt == "text" and use_color(args.color, sys.stdout)
-        rendered.append((target, get_renderer(fmt)(result, context)))
-    for target, text in rendered:
+        rendered.append((fmt, target, render(fmt, result, context)))
+    for fmt, target, text in rendered:
         if target is None:
             sys.stdout.write(text)
             continue
@@ -108,9 +186,7 @@ def run(args: argparse.Namespace) -> int:
             Path(target).parent.mkdir(parents=True, exist_ok=True)
             Path(target).write_text(text, encoding="utf-8")
         except OSError as exc:
-            from policylint.errors import PolicylintError
-
-            raise PolicylintError(f"cannot write the report: {exc.strerror or exc}", source=target) from None
+            raise PolicylintError(f"cannot write the {fmt} report: {exc.strerror or exc}", source=target) from None
     failing = [f for f in result.findings if f.severity >= fail_on]
     if failing and not args.exit_zero:
         return 1

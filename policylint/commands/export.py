@@ -43,11 +43,17 @@ def run(args: argparse.Namespace) -> int:
     now = parse_when(args.now, source="--now") if args.now else config.now or dt.datetime.now(dt.timezone.utc)
     result = lint(
         [args.path],
-        LintOptions(root=config.root, exclude=config.exclude, now=now, gpu_resources=tuple(config.gpu_resources)),
+        LintOptions(
+            root=config.root,
+            exclude=config.exclude,
+            now=now,
+            gpu_resources=tuple(config.gpu_resources),
+            trace_limits=config.trace_limits(),
+        ),
     )
     model = result.model
     assert model is not None
-    facts, _ = measure(model, now)
+    facts, _ = measure(model, now, limits=config.trace_limits())
     plans = export.plan(model, build_views(model, facts, now))
     if not plans:
         raise PolicylintError(f"nothing to export: no pool in {args.path} has workloads placed in it")

@@ -1,21 +1,71 @@
-"""``policylint schema KIND``: print the JSON Schema of a document kind."""
+"""``policylint schema KIND`` / ``policylint schema --write DIR``: the bundled JSON Schemas.
+
+``KIND`` prints one schema. ``--write DIR`` copies all of them into DIR (the
+editor association ``policylint init`` sets up points there), byte for byte
+as shipped, so re-running it after an upgrade refreshes them. Each schema's
+``$id`` is relative (``./workload.schema.json``): it resolves to the copy it
+is read from, online or not.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-
-from policylint.resources import SCHEMA_FILES, load_schema
+import sys
+from pathlib import Path
 
 NAME = "schema"
-HELP = "print the JSON Schema of a document kind (workload, cluster, proposal, rule, config)"
+HELP = "print the JSON Schema of a document kind, or write them all with --write DIR"
+DESCRIPTION = (
+    "Print the JSON Schema of KIND (workload, cluster, proposal, rule, config), "
+    "or write every bundled schema into DIR with --write DIR (for editor completion)."
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("kind", metavar="KIND", help="workload, cluster, proposal, rule or config")
+    parser.add_argument("kind", nargs="?", metavar="KIND", help="workload, cluster, proposal, rule or config")
+    parser.add_argument("--write", type=Path, metavar="DIR", help="write all schemas into DIR (created if missing)")
+
+
+def write_schemas(folder: Path) -> list[tuple[Path, str]]:
+    """Copy every bundled schema into ``folder``; (path, "created" | "updated" | "unchanged") per file."""
+    from policylint.errors import PolicylintError
+    from policylint.resources import SCHEMA_FILES, schemas_dir
+
+    source = schemas_dir()
+    done: list[tuple[Path, str]] = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for filename in SCHEMA_FILES.values():
+            data = (source / filename).read_bytes()
+            target = folder / filename
+            if target.is_file():
+                status = "unchanged" if target.read_bytes() == data else "updated"
+            else:
+                status = "created"
+            if status != "unchanged":
+                target.write_bytes(data)
+            done.append((target, status))
+    except OSError as exc:
+        raise PolicylintError(f"cannot write the schemas: {exc.strerror or exc}", source=str(folder)) from None
+    return done
+
+
+_VERB = {"created": "wrote", "updated": "updated", "unchanged": "unchanged"}
 
 
 def run(args: argparse.Namespace) -> int:
+    from policylint.errors import PolicylintError
+    from policylint.resources import SCHEMA_FILES, load_schema
+
+    if args.write is not None:
+        if args.kind is not None:
+            raise PolicylintError("give either KIND (print one schema) or --write DIR (write them all), not both")
+        for path, status in write_schemas(args.write):
+            sys.stdout.write(f"{_VERB[status]} {path.as_posix()}\n")
+        return 0
+    if args.kind is None:
+        raise PolicylintError("name a KIND (workload, cluster, proposal, rule, config) or give --write DIR")
     names = {k.lower(): k for k in SCHEMA_FILES}
     kind = names.get(args.kind.lower(), args.kind)
     print(json.dumps(load_schema(kind), indent=2))

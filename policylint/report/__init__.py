@@ -1,7 +1,9 @@
 """Step 7: reporters. One module per output format, all consuming Findings.
 
 Every reporter is a function ``render(result, context) -> str`` so that output
-can go to stdout or to a file (``--output``) and tests can compare strings.
+can go to stdout or to a file and tests can compare strings. :func:`render`
+is the one entry point the CLI uses: it also rewrites file paths to the
+repository root for the formats other tools read (see :mod:`.paths`).
 """
 
 from __future__ import annotations
@@ -9,12 +11,20 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.linter import LintResult
 
-FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
+FORMATS = ("text", "concise", "json", "sarif", "junit", "github", "gitlab", "markdown")
+
+#: Formats read by other tools (code scanning, CI annotations, merge-request widgets,
+#: test dashboards, scripts): their file paths are relative to the repository root,
+#: whatever folder policylint was started from. Text, concise and markdown are read
+#: by people in a terminal or a job log, where paths relative to the working
+#: directory are the ones a click or a copy-paste can open.
+REPOSITORY_PATHS = frozenset({"json", "sarif", "junit", "github", "gitlab"})
 
 
 @dataclass
@@ -27,6 +37,11 @@ class ReportContext:
     fail_on: str = "warning"
     rules: dict[str, object] = field(default_factory=dict)  # code -> Rule metadata, for SARIF/markdown
     baseline_used: bool = False
+    show_source: bool = True  # code frames under each finding (text format)
+    #: the repository root for REPOSITORY_PATHS formats (None: paths as displayed)
+    root: Path | None = None
+    #: the folder baseline entries are relative to (the configuration's folder)
+    config_root: Path | None = None
 
 
 def get_renderer(fmt: str) -> Callable[[LintResult, ReportContext], str]:
@@ -34,3 +49,12 @@ def get_renderer(fmt: str) -> Callable[[LintResult, ReportContext], str]:
     module = importlib.import_module(f"policylint.report.{fmt}_report")
     render: Callable[[LintResult, ReportContext], str] = module.render
     return render
+
+
+def render(fmt: str, result: LintResult, context: ReportContext) -> str:
+    """The report of ``result`` in ``fmt``, with repository-relative paths where ``fmt`` wants them."""
+    if fmt in REPOSITORY_PATHS and context.root is not None:
+        from policylint.report.paths import rebase
+
+        result = rebase(result, context.root, context.config_root or context.root)
+    return get_renderer(fmt)(result, context)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from policylint import __version__
 from policylint.report import ReportContext
+from policylint.report.sarif_report import stale_key
 
 if TYPE_CHECKING:
     from policylint.linter import LintResult
@@ -53,8 +54,12 @@ def render(result: LintResult, context: ReportContext) -> str:
         "version": __version__,
         "summary": summary(result),
         "findings": [f.to_dict() for f in result.findings],
-        "suppressed": [{**f.to_dict(), "justification": reason} for f, reason in result.suppressed],
+        # The hidden lists come in no guaranteed order; sorted so that output depends only on content.
+        "suppressed": [
+            {**f.to_dict(), "justification": reason}
+            for f, reason in sorted(result.suppressed, key=lambda pair: (pair[0].sort_key(), pair[1]))
+        ],
         "baselined": len(result.baselined),
-        "stale_baseline": list(result.stale_baseline),
+        "stale_baseline": sorted(result.stale_baseline, key=stale_key),
     }
     return json.dumps(payload, indent=2, sort_keys=True) + "\n"

@@ -1,19 +1,21 @@
 """``--format junit``: a JUnit XML report for CI systems that chart test results.
 
-Shape: one ``<testsuites>`` holding one ``<testsuite name="policylint">``; one
-``<testcase>`` per checked file (``classname`` and ``name`` are the file
-path), and inside it one ``<failure>`` per reported finding::
+Shape: one ``<testsuites>`` holding one ``<testsuite name="policylint">``, and
+one ``<testcase>`` per reported finding, with one ``<failure>`` inside::
 
-    <failure message="PL101 reserved-above-baseline: ..." type="error">
+    <testcase classname="plans/a.yaml" name="PL101 reserved-above-baseline: pool prod/serving">
+      <failure message="PL101 reserved-above-baseline: ..." type="error">
     plans/a.yaml:12:5: error PL101 [reserved-above-baseline] ...
     hint: ...
-    </failure>
+      </failure>
+    </testcase>
 
-The count attributes follow the usual JUnit reading, where they count test
-cases: ``tests`` is the number of files, ``failures`` the number of files with
-at least one finding, ``errors`` and ``skipped`` are 0. A file is one test
-case, so a CI dashboard shows "3 of 40 files failed" rather than a count that
-can exceed the number of tests.
+``classname`` is the file (dashboards group test cases by it) and ``name``
+the rule and the subject it judged (the line when a finding has no subject),
+so a dashboard lists every problem on its own row and tracks it across runs
+without depending on line numbers. A checked file with no finding is one
+passing test case named ``no findings``, so the report still shows what was
+checked. ``tests`` counts the test cases, ``failures`` the findings.
 
 Every reported finding is a ``<failure>`` so that no CI viewer hides it, but
 ``type`` is the finding's severity and findings below ``--fail-on`` say in
@@ -70,6 +72,21 @@ def checked_files(result: LintResult) -> list[str]:
     return sorted(files)
 
 
+#: The name of the passing test case of a file without findings.
+CLEAN_CASE = "no findings"
+
+
+def case_name(f: Finding) -> str:
+    """``PL101 reserved-above-baseline: pool prod/serving`` (the line when there is no subject)."""
+    if f.subject:
+        what = f.subject
+    elif f.line > 0:
+        what = f"line {f.line}"
+    else:
+        what = "whole file"
+    return f"{f.code} {f.name}: {what}"
+
+
 def build_tree(result: LintResult, context: ReportContext) -> ET.Element:
     """The ``<testsuites>`` element (exposed for tests)."""
     threshold = _fail_on(context)
@@ -77,10 +94,10 @@ def build_tree(result: LintResult, context: ReportContext) -> ET.Element:
     for f in result.findings:
         by_file.setdefault(f.file, []).append(f)
     files = checked_files(result)
-    failed = sum(1 for name in files if by_file.get(name))
+    clean = [name for name in files if not by_file.get(name)]
     counts = {
-        "tests": str(len(files)),
-        "failures": str(failed),
+        "tests": str(len(result.findings) + len(clean)),
+        "failures": str(len(result.findings)),
         "errors": "0",
         "skipped": "0",
     }
@@ -98,8 +115,11 @@ def build_tree(result: LintResult, context: ReportContext) -> ET.Element:
         ET.SubElement(properties, "property", {"name": key, "value": value})
 
     for name in files:
-        case = ET.SubElement(suite, "testcase", {"classname": _clean(name), "name": _clean(name)})
-        for f in sorted(by_file.get(name, []), key=Finding.sort_key):
+        findings = sorted(by_file.get(name, []), key=Finding.sort_key)
+        if not findings:
+            ET.SubElement(suite, "testcase", {"classname": _clean(name), "name": CLEAN_CASE})
+        for f in findings:
+            case = ET.SubElement(suite, "testcase", {"classname": _clean(name), "name": _clean(case_name(f))})
             failure = ET.SubElement(
                 case,
                 "failure",

@@ -41,9 +41,14 @@ if TYPE_CHECKING:
     from policylint.linter import LintResult
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://policylint.dev/"
+INFORMATION_URI = "https://github.com/policylint/policylint"
 FINGERPRINT_KEY = "policylint/v1"
 SRCROOT = "%SRCROOT%"
+SRCROOT_DESCRIPTION = (
+    "The repository root: the top of the git work tree holding the policylint configuration, "
+    "or the configuration's folder outside git. Relative result URIs are resolved against it, "
+    "whatever folder policylint was run from."
+)
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
@@ -64,9 +69,10 @@ def message_text(message: str, hint: str) -> str:
 def artifact_location(file: str) -> dict[str, str]:
     """Where ``file`` lives, relative to the source root whenever possible.
 
-    Files below the working directory are already relative POSIX paths; they
-    are percent-encoded (spaces and the like are not allowed in a URI) and
-    anchored at ``%SRCROOT%`` so consumers resolve them against their checkout.
+    Files inside the repository arrive as POSIX paths relative to its root
+    (see :mod:`policylint.report.paths`); they are percent-encoded (spaces and
+    the like are not allowed in a URI) and anchored at ``%SRCROOT%`` so
+    consumers resolve them against their checkout.
     A path the user gave as absolute stays absolute, as a ``file://`` URI.
     """
     posix = file.replace("\\", "/")
@@ -269,7 +275,7 @@ def build_log(result: LintResult, context: ReportContext) -> dict[str, Any]:
         },
         # PyYAML marks count characters, not UTF-16 units.
         "columnKind": "unicodeCodePoints",
-        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The directory policylint was run from."}}},
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_DESCRIPTION}}},
         "results": results,
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -2,6 +2,13 @@
 
 rich is only imported here, at render time. Colour is decided by the CLI
 (off when the stream is not a terminal or ``NO_COLOR`` is set).
+
+``--no-show-source`` drops the code frames; ``--statistics`` replaces the
+whole report with a table of findings per rule (as ruff does), so that it can
+be read or parsed on its own.
+
+Rendering is linear in the number of findings: each file's text is split
+into lines once, however many findings point into it.
 """
 
 from __future__ import annotations
@@ -34,7 +41,16 @@ def _frame(lines: list[str], finding: Finding) -> list[tuple[str, str]]:
     return rows
 
 
+def statistics_table(result: LintResult) -> str:
+    """Findings per rule, most frequent first: ``count  code  name`` (nothing when clean)."""
+    counts = Counter((f.code, f.name) for f in result.findings)
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "".join(f"{n:>5}  {code:<7} {name}\n" for (code, name), n in rows)
+
+
 def render(result: LintResult, context: ReportContext) -> str:
+    if context.statistics:
+        return statistics_table(result)
     from rich.console import Console
     from rich.text import Text
 
@@ -50,6 +66,7 @@ def render(result: LintResult, context: ReportContext) -> str:
     )
     if not context.quiet:
         current = None
+        lines: dict[str, list[str]] = {}  # file -> its lines, split once
         for f in result.findings:
             if f.file != current:
                 if current is not None:
@@ -57,9 +74,11 @@ def render(result: LintResult, context: ReportContext) -> str:
                 current = f.file
                 console.print(Text(f.file, style="bold underline"))
             console.print(_headline(f))
-            source = result.sources.get(f.file)
+            source = result.sources.get(f.file) if context.show_source else None
             if source is not None:
-                for gutter, text in _frame(source.lines, f):
+                if f.file not in lines:
+                    lines[f.file] = source.lines
+                for gutter, text in _frame(lines[f.file], f):
                     row = Text("    ")
                     row.append(gutter, style="blue")
                     row.append(" " + text, style="bold red" if text.strip() == "^" else "")
@@ -74,11 +93,6 @@ def render(result: LintResult, context: ReportContext) -> str:
         console.print(Text("Baseline entries that no longer match a finding:", style="bold"))
         for e in result.stale_baseline:
             console.print(f"  {e['file']}: {e['code']} {e['subject']} {e['path']}".rstrip())
-        console.print()
-    if context.statistics and result.findings:
-        counts = Counter((f.code, f.name) for f in result.findings)
-        for (code, name), n in sorted(counts.items()):
-            console.print(f"{n:>5}  {code:<7} {name}")
         console.print()
     console.print(_summary(result))
     return buffer.getvalue()
@@ -98,6 +112,11 @@ def _headline(f: Finding) -> Text:
 def _summary(result: LintResult) -> Text:
     from rich.text import Text
 
+    return Text(summary_line(result), style="green" if not result.findings else "bold")
+
+
+def summary_line(result: LintResult) -> str:
+    """``Found 3 findings (2 errors, 1 warning) in 5 documents in 2 files.`` or ``All checks passed: ...``."""
     counts = Counter(f.severity for f in result.findings)
     scope = f"{result.documents} document{'s' if result.documents != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"
     suppressed = f", {len(result.suppressed)} suppressed" if result.suppressed else ""
@@ -107,10 +126,10 @@ def _summary(result: LintResult) -> Text:
         n = len(result.stale_baseline)
         suppressed += f", {n} baseline entr{'ies' if n != 1 else 'y'} no longer found (fixed? regenerate the baseline)"
     if not result.findings:
-        return Text(f"All checks passed: {scope}{suppressed}.", style="green")
+        return f"All checks passed: {scope}{suppressed}."
     parts = []
     for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         if counts[sev]:
             parts.append(f"{counts[sev]} {sev.label}{'s' if counts[sev] != 1 else ''}")
     n = len(result.findings)
-    return Text(f"Found {n} finding{'s' if n != 1 else ''} ({', '.join(parts)}) in {scope}{suppressed}.", style="bold")
+    return f"Found {n} finding{'s' if n != 1 else ''} ({', '.join(parts)}) in {scope}{suppressed}."

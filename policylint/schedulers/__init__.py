@@ -69,6 +69,31 @@ def place(workload: Workload, model: Model) -> list[Finding] | None:
     return None
 
 
+def adopt_unused(model: Model) -> None:
+    """Put the unused GPU pools of every scheduler cluster that workloads use into the model.
+
+    A queue that guarantees or may borrow GPUs is capacity like any pool: left out of
+    the model, the peak capacity refused in a used queue could hide in a second
+    ClusterQueue of the same cohort (or leaf queue of the same parent) that no workload
+    names (PL110). Clusters no workload uses stay out, so scheduler manifests checked
+    without any demand declaration are not judged as capacity plans.
+    """
+    from policylint.schedulers.common import adopt
+
+    found: list[Pool] = []
+    kueue_index = model.schedulers.get("kueue")
+    if kueue_index is not None:
+        found += [p for queue in sorted(kueue_index.pools) for p in kueue_index.pools[queue]]
+    volcano_index = model.schedulers.get("volcano")
+    if volcano_index is not None:
+        found += [volcano_index.pools[q] for q in sorted(volcano_index.pools)]
+    for pool in found:
+        spec = pool.spec
+        gpus = int(spec.get("reservedGpus", 0) or 0) + int((spec.get("elastic") or {}).get("maxGpus", 0) or 0)
+        if gpus > 0 and model.clusters.get(pool.cluster.name) is pool.cluster:
+            adopt(pool, model)
+
+
 def pool_facts(pool: Pool) -> dict[str, Any]:
     """Scheduler-specific facts of one pool (keys of :data:`POOL_FACTS`)."""
     info = pool.scheduler

@@ -1,8 +1,9 @@
 """Scheduler manifests the demand model justifies (``policylint export kueue|volcano``).
 
-Per pool with workloads: guaranteed quota = the summed baseline-band GPUs of its
-workloads; borrowing up to the summed daily band inside the cohort (Kueue) or
-parent queue (Volcano); nothing for the peak band, which waits in the queue.
+Per pool with workloads: guaranteed quota = the pool's pooled baseline-band GPUs
+(its workloads' GPU demand added up over time, see docs/pooled.md); borrowing up to
+the pooled daily band inside the cohort (Kueue) or parent queue (Volcano); nothing
+for the peak band, which waits in the queue.
 Every number carries a YAML comment naming the workloads and the band it comes from.
 """
 
@@ -117,7 +118,8 @@ def _q(value: Any) -> str:
 def _band_comment(plan: PoolPlan, band: str) -> str:
     key = "baseline_gpus" if band == "baseline" else "daily_gpus"
     parts = [f"{m.name} {getattr(m, key)}" for m in plan.members]
-    return " + ".join(parts)
+    total = sum(getattr(m, key) or 0 for m in plan.members)
+    return " + ".join(parts) + (f" = {total}" if len(parts) > 1 else "")
 
 
 def _annotations(plan: PoolPlan, indent: str, kueue: bool) -> list[str]:
@@ -146,9 +148,12 @@ def _header(plan: PoolPlan) -> list[str]:
 
 def _gpu_numbers(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
     if plan.measured:
-        nominal = f"{indent}# baseline band, guaranteed: {_band_comment(plan, 'baseline')} = {plan.guaranteed} GPUs"
+        nominal = (
+            f"{indent}# pooled baseline band, guaranteed: {plan.guaranteed} GPUs"
+            f" (own baselines: {_band_comment(plan, 'baseline')})"
+        )
         extra = (
-            f"{indent}# daily band {plan.guaranteed + plan.borrow} ({_band_comment(plan, 'daily')}) - baseline "
+            f"{indent}# pooled daily band {plan.guaranteed + plan.borrow} (own daily bands: {_band_comment(plan, 'daily')}) - baseline "
             f"{plan.guaranteed} = {plan.borrow} GPUs {borrowing}; the peak band gets nothing: it waits in the queue"
         )
     else:

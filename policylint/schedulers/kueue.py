@@ -261,7 +261,7 @@ def _pool(
         except ValueError:
             mib = math.nan
         if math.isfinite(mib) and 0 < mib < 1e12:  # "inf", "nan" and absurd sizes say nothing
-            gpu["memoryGiB"] = round(mib / 1024.0, 1)
+            gpu["memoryGiB"] = mib / 1024.0  # unrounded: PL502 compares it
     if gpu:
         pool_spec["gpu"] = gpu
     own = cohort_field(doc)

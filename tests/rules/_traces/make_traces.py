@@ -12,6 +12,12 @@ the day before the fixtures' fixed "now" (2026-12-01).
 - old-92d.csv: the same cycle over 92 days ending 2026-09-30, two months before "now".
 - spiky.csv: the cycle plus one 2-hour spike to 400 in flight every day at 14:00; with a
   cold start of 4 hours or more the spikes are noise and the sustained maximum stays 140.
+- padded-92d.csv: the cycle over the last 10 days only, after 82 days of zeros (92 days on
+  paper, a 10-day window once the flat days are left out).
+- frozen-92d.csv: the cycle for 72 days, then 20 days stuck at 140 (an exporter that kept
+  repeating its last reading): a 72-day window.
+- vram-mib.csv: GPU memory in use (MiB) and GPU busy percent over 7 days; the model is
+  unloaded (0 MiB) from 00:00 to 06:00 and holds 20 GiB otherwise, busy 50% while loaded.
 - tail-jobs.csv: 100 jobs, most about an hour, two running 30 hours (p99 / p50 > 20).
 - even-jobs.csv: 100 jobs between 50 and 70 minutes (p99 / p50 close to 1).
 """
@@ -46,6 +52,23 @@ def write_series(name: str, days: int, end: int, level: Callable[[int], int]) ->
     (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
+def padded(t: int) -> int:
+    return diurnal(t) if t > END - 10 * 86_400 else 0
+
+
+def frozen(t: int) -> int:
+    return diurnal(t) if t <= END - 20 * 86_400 else 140
+
+
+def write_vram(name: str, days: int) -> None:
+    start = END - days * 86_400 + STEP
+    rows = ["timestamp,fb_used_mib,gpu_util"]
+    for t in range(start, END + 1, STEP):
+        loaded = (t % 86_400) >= 6 * 3600
+        rows.append(f"{t},{20480 if loaded else 0},{50 if loaded else 0}")
+    (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
 def write_jobs(name: str, durations: list[int]) -> None:
     start = END - 40 * 86_400
     rows = ["job_id,start,end,gpus"]
@@ -60,6 +83,9 @@ def main() -> None:
     write_series("short-30d.csv", 30, END, diurnal)
     write_series("old-92d.csv", 92, OLD_END, diurnal)
     write_series("spiky.csv", 92, END, spiky)
+    write_series("padded-92d.csv", 92, END, padded)
+    write_series("frozen-92d.csv", 92, END, frozen)
+    write_vram("vram-mib.csv", 7)
     write_jobs("tail-jobs.csv", [3000 + 12 * i for i in range(98)] + [108_000, 108_000])
     write_jobs("even-jobs.csv", [3000 + 12 * i for i in range(100)])
 

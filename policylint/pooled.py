@@ -1,0 +1,310 @@
+"""Pooled demand: the GPU-demand series of a whole pool, and its bands.
+
+Workloads placed in one pool share its GPUs, so the pool is sized from the sum of
+their GPU demand at each instant, not from the sum of each workload's bands: a
+day-time service and a night-time batch need fewer GPUs together than apart.
+
+The steps, in order (all numpy over whole arrays; the only Python loops run over
+workloads, never over samples):
+
+1. **Common grid** (:func:`align`). The grid step is the *finest* step among the
+   workloads, and the grid is laid on the samples of the workload that has it. Every
+   other series is read on that grid by holding each sample for its own step (the
+   value at grid time t is the last sample at or before t, as long as t lies within
+   that sample's step) - the same carry-forward rule the trace readers use to put
+   irregular samples on a grid. Nothing is averaged away: a one-minute spike of a
+   fine series stays a one-minute spike, and a coarse series keeps its
+   distribution (each of its values is simply repeated). When the coarse steps are
+   multiples of the finest one and the samples are aligned (exporters usually are),
+   this is exact; otherwise a coarse value is shifted by less than one fine step.
+2. **Ranges, gaps and exclusions.** The grid covers only the time every workload
+   measured (the latest first sample to the earliest end of a last sample's step).
+   An instant counts only when *every* workload has a usable sample there: a gap,
+   a declared exclusion or an outlier day of any one workload removes that instant
+   from the pool's series. A sum with a missing term would understate the pool,
+   and filling the term with zero or a guess would invent a measurement.
+   Non-overlapping traces therefore leave no pooled window at all.
+3. **GPUs per workload, per sample** (:func:`gpu_demand`):
+   ``ceil(c / per-GPU concurrency) x GPUs per replica`` - replicas belong to one
+   workload, so the rounding happens before the sum.
+4. **Pooled series** ``g(t)`` = the column sums of that 2-D array.
+5. **Bands, spikes and queue** of ``g`` with the pool's cold start (its elastic
+   ``coldStartSeconds``, else the slowest workload's), by the same functions the
+   single-workload calculator uses (:mod:`policylint.bands`).
+
+For a workload alone in its pool the pooled GPU bands equal its own GPU bands: the
+GPU conversion is monotone, so it commutes with the rolling minimum and with
+percentiles. With several workloads the pooled peak never exceeds the summed peaks,
+but percentiles are not additive: a pooled baseline can, rarely, exceed the sum of
+the baselines (two workloads that each sit at zero 96% of the time but are busy at
+different times). Both figures are reported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from policylint.bands import (
+    BandSettings,
+    QueueStats,
+    find_spikes,
+    percentile,
+    queue_stats,
+    rolling_min,
+    window_samples,
+)
+from policylint.errors import PolicylintError
+
+__all__ = ["PoolMember", "PooledGrid", "PooledReport", "align", "analyse_pool", "gpu_demand", "pool_series"]
+
+# Float noise guard for ceilings, as in the band calculator.
+_CEIL_EPS = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class PoolMember:
+    """One workload's contribution: its cleaned concurrency and how it turns into GPUs.
+
+    ``times`` are the grid times of the workload's own series (unix seconds, regular
+    at ``step_seconds``); ``values`` its concurrency with NaN where not usable.
+    """
+
+    name: str
+    times: np.ndarray
+    values: np.ndarray
+    step_seconds: float
+    per_gpu: float
+    gpus_per_replica: int = 1
+
+
+@dataclass(frozen=True, eq=False)
+class PooledGrid:
+    """All members on one grid: ``gpus[i]`` is member ``names[i]``'s GPU demand (NaN = not usable)."""
+
+    times: np.ndarray
+    step_seconds: float
+    names: tuple[str, ...]
+    gpus: np.ndarray
+
+    @property
+    def pooled(self) -> np.ndarray:
+        """g(t): the pool's GPU demand; NaN where any member has no usable sample."""
+        if self.gpus.shape[0] == 0:
+            return np.full(self.times.size, np.nan)
+        # A plain sum propagates NaN: an instant with a missing member is not measured.
+        total: np.ndarray = self.gpus.sum(axis=0)
+        return total
+
+
+def gpu_demand(values: np.ndarray, per_gpu: np.ndarray, gpus_per_replica: np.ndarray) -> np.ndarray:
+    """GPUs per row and sample: ceil(c / per_gpu) x GPUs per replica, NaN kept.
+
+    ``values`` is 2-D ``(members, samples)``; ``per_gpu`` and ``gpus_per_replica`` hold
+    one entry per row.
+    """
+    per = np.asarray(per_gpu, dtype=np.float64).reshape(-1, 1)
+    replicas = np.asarray(gpus_per_replica, dtype=np.float64).reshape(-1, 1)
+    if (per <= 0).any() or np.isnan(per).any():
+        raise PolicylintError("concurrency per GPU must be positive")
+    if (replicas < 1).any():
+        raise PolicylintError("GPUs per replica must be at least 1")
+    units = np.ceil(np.asarray(values, dtype=np.float64) / per - _CEIL_EPS)
+    # np.maximum keeps NaN (unusable samples stay unusable).
+    out: np.ndarray = np.maximum(units, 0.0) * replicas
+    return out
+
+
+def align(members: Sequence[PoolMember]) -> PooledGrid:
+    """Put every member on the common grid (see the module docs) and convert to GPUs."""
+    if not members:
+        raise PolicylintError("a pool without measured workloads has no pooled demand")
+    order = sorted(range(len(members)), key=lambda i: (members[i].step_seconds, members[i].name))
+    ref = members[order[0]]
+    step = float(ref.step_seconds)
+    start = max(float(m.times[0]) for m in members if m.times.size)
+    end = min(float(m.times[-1]) + float(m.step_seconds) for m in members if m.times.size)
+    origin = float(ref.times[0])
+    # Grid points origin + k * step with start <= t < end.
+    k0 = math.ceil((start - origin) / step - _CEIL_EPS)
+    k1 = math.ceil((end - origin) / step - _CEIL_EPS)
+    times = origin + step * np.arange(k0, max(k0, k1), dtype=np.float64)
+    rows = np.full((len(members), times.size), np.nan)
+    for row, m in enumerate(members):  # one vectorised lookup per member
+        idx = np.searchsorted(m.times, times + _CEIL_EPS, side="right") - 1
+        inside = (idx >= 0) & (times - m.times[np.clip(idx, 0, None)] < m.step_seconds - _CEIL_EPS)
+        taken = np.clip(idx, 0, m.values.size - 1)
+        rows[row] = np.where(inside, m.values[taken], np.nan)
+    gpus = gpu_demand(
+        rows,
+        np.array([m.per_gpu for m in members], dtype=np.float64),
+        np.array([m.gpus_per_replica for m in members], dtype=np.float64),
+    )
+    return PooledGrid(times=times, step_seconds=step, names=tuple(m.name for m in members), gpus=gpus)
+
+
+@dataclass(frozen=True)
+class PooledReport:
+    """The pool's bands (GPUs) and what surrounds them.
+
+    Bands are None when the pooled series has no stretch of usable samples as long
+    as the cold-start window (no overlap, or gaps everywhere); ``window_days`` says
+    how much pooled time there is.
+    """
+
+    members: tuple[str, ...]
+    step_seconds: float
+    cold_start_seconds: float
+    window_samples: int
+    samples: int
+    valid_samples: int
+    window_days: float
+    first: float | None
+    last: float | None
+    baseline: float | None
+    daily: float | None
+    peak: float | None
+    sustained_max: float | None
+    noise_spike_count: int = 0
+    real_spike_count: int = 0
+    highest_spike: float = 0.0
+    widest_noise_seconds: float = 0.0
+    capacity: float | None = None
+    queue: QueueStats | None = None  # all demand at ``capacity``
+    daily_queue: QueueStats | None = None  # demand up to the daily band at ``capacity``
+    # share of daily-band work (GPU-seconds) a queue honouring ``limit_seconds`` turns away
+    limit_seconds: float | None = None
+    daily_rejected_share: float | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dict (infinite waits become null)."""
+
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        def whole(x: float | None) -> int | None:
+            # GPU bands are order statistics of whole GPU counts.
+            return None if x is None else int(x)
+
+        def q(stats: QueueStats | None) -> dict[str, object] | None:
+            if stats is None:
+                return None
+            return {
+                "capacity": stats.capacity,
+                "max_wait_seconds": num(stats.max_wait),
+                "p99_wait_seconds": num(stats.p99_wait),
+            }
+
+        return {
+            "members": list(self.members),
+            "bands_gpus": None
+            if self.baseline is None
+            else {"baseline": whole(self.baseline), "daily": whole(self.daily), "peak": whole(self.peak)},
+            "sustained_max_gpus": whole(self.sustained_max),
+            "step_seconds": self.step_seconds,
+            "cold_start_seconds": self.cold_start_seconds,
+            "window_samples": self.window_samples,
+            "samples": self.samples,
+            "valid_samples": self.valid_samples,
+            "window_days": self.window_days,
+            "spike_counts": {"noise": self.noise_spike_count, "real": self.real_spike_count},
+            "highest_spike_gpus": whole(self.highest_spike),
+            "widest_noise_width_seconds": self.widest_noise_seconds,
+            "queue": q(self.queue),
+            "daily_queue": q(self.daily_queue),
+            "queue_wait_limit_seconds": self.limit_seconds,
+            "daily_rejected_share": self.daily_rejected_share,
+        }
+
+
+def analyse_pool(
+    grid: PooledGrid,
+    cold_start_seconds: float,
+    settings: BandSettings | None = None,
+    *,
+    capacity: float | None = None,
+    limit_seconds: float | None = None,
+) -> PooledReport:
+    """Bands, spikes and queue of the pooled series ``grid.pooled``.
+
+    Baseline = p95 and daily = p99 of the sustained series (trailing minimum over
+    the cold-start window), peak = max - the calculator's definitions, applied to GPUs.
+    ``capacity`` (GPUs) asks for queue waits; the daily queue cuts demand at the daily
+    band first, because demand above it is the overflow policy's business.
+    """
+    settings = settings or BandSettings(cold_start_seconds=cold_start_seconds)
+    g = grid.pooled
+    step = grid.step_seconds
+    valid = ~np.isnan(g)
+    valid_count = int(np.count_nonzero(valid))
+    w = window_samples(cold_start_seconds, step)
+    times = grid.times
+    first = float(times[valid][0]) if valid_count else None
+    last = float(times[valid][-1]) if valid_count else None
+    unknown = PooledReport(
+        members=grid.names,
+        step_seconds=step,
+        cold_start_seconds=cold_start_seconds,
+        window_samples=w,
+        samples=int(g.size),
+        valid_samples=valid_count,
+        window_days=valid_count * step / 86_400.0,
+        first=first,
+        last=last,
+        baseline=None,
+        daily=None,
+        peak=None,
+        sustained_max=None,
+    )
+    s = rolling_min(g, w) if g.size >= w else np.empty(0)
+    s_valid = s[~np.isnan(s)]
+    if s_valid.size == 0:
+        return unknown
+    b_raw, d_raw = percentile(s_valid, [settings.baseline_percentile, settings.daily_percentile])
+    peak = float(np.nanmax(g))
+    daily = min(float(d_raw), peak)
+    baseline = min(float(b_raw), daily)
+    found = find_spikes(g, baseline, step, cold_start_seconds)
+    noise = int(np.count_nonzero(found.noise))
+    queue = daily_queue = None
+    rejected: float | None = None
+    if capacity is not None:
+        within = np.minimum(g, daily)
+        queue = queue_stats(g, capacity, step, settings.queue_percentile)
+        daily_queue = queue_stats(within, capacity, step, settings.queue_percentile)
+        if limit_seconds is not None:
+            from policylint.bands import bounded_queue
+
+            rejected = bounded_queue(within, capacity, step, limit_seconds).rejected_share
+    return replace(
+        unknown,
+        baseline=baseline,
+        daily=daily,
+        peak=peak,
+        sustained_max=float(s_valid.max()),
+        noise_spike_count=noise,
+        real_spike_count=int(found.length.size) - noise,
+        highest_spike=float(found.height.max()) if found.height.size else 0.0,
+        widest_noise_seconds=float(found.length[found.noise].max() * step) if noise else 0.0,
+        capacity=capacity,
+        queue=queue,
+        daily_queue=daily_queue,
+        limit_seconds=limit_seconds if capacity is not None else None,
+        daily_rejected_share=rejected,
+    )
+
+
+def pool_series(
+    members: Sequence[PoolMember],
+    cold_start_seconds: float,
+    settings: BandSettings | None = None,
+    *,
+    capacity: float | None = None,
+    limit_seconds: float | None = None,
+) -> tuple[PooledGrid, PooledReport]:
+    """:func:`align` then :func:`analyse_pool`: the pooled grid and its report."""
+    grid = align(members)
+    return grid, analyse_pool(grid, cold_start_seconds, settings, capacity=capacity, limit_seconds=limit_seconds)

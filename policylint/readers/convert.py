@@ -1,0 +1,354 @@
+"""Column conversions and row checks shared by every reader.
+
+A column arrives as an Arrow array, typed or text. Conversions are whole-array
+Arrow or numpy operations; only when one fails is the first offending row
+searched for (by halving, each half converted natively), so a message can name
+the file, the row and the text that was in it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from policylint.errors import MeasurementError
+from policylint.readers.limits import TraceLimits
+from policylint.readers.table import Rows
+from policylint.readers.timestamps import EPOCH_UNITS, detect_unit, format_time, iso_to_seconds, timestamps_to_seconds
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "TimeColumn",
+    "check_order",
+    "check_range",
+    "check_times_range",
+    "check_values",
+    "epoch_seconds",
+    "first_failing",
+    "numbers",
+    "time_origin",
+    "times",
+]
+
+_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+
+
+def first_failing(size: int, works: Callable[[int, int], bool]) -> int:
+    """Index of the first element whose conversion fails, by halving.
+
+    ``works(a, b)`` converts elements ``[a, b)`` and says whether that worked;
+    the whole range is known to fail. Each step converts one half natively.
+    """
+    lo, hi = 0, size
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if works(lo, mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _text(column: pa.ChunkedArray, index: int) -> str:
+    """The cell at ``index`` as the message shows it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        value = column[index].as_py()
+    except (OverflowError, ValueError, pa.ArrowException):
+        # A typed time outside Python's datetime range: show the stored number and its unit.
+        number = pc.cast(column.slice(index, 1), pa.int64(), safe=False)[0].as_py()
+        unit = getattr(column.type, "unit", "")
+        return f"{number} {unit}".strip()
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.17g}" if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _is_text(column: pa.ChunkedArray) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(column.type) or pa.types.is_large_string(column.type))
+
+
+def _is_number(column: pa.ChunkedArray) -> bool:
+    import pyarrow as pa
+
+    t = column.type
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_null(t))
+
+
+def _text_to_float(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """Text -> float64 (empty and null cells are null); raises ArrowInvalid."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        return pc.cast(column, pa.float64())
+    except pa.ArrowInvalid:
+        trimmed = pc.utf8_trim_whitespace(column)
+        blank = pc.equal(trimmed, "")
+        return pc.cast(pc.if_else(blank, pa.scalar(None, pa.string()), trimmed), pa.float64())
+
+
+def _as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A float64 Arrow column as one numpy array, nulls as NaN (chunk by chunk: no detour)."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        parts = [_as_numpy(chunk) for chunk in column.chunks]
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
+    out = column.to_numpy(zero_copy_only=False)
+    return np.asarray(out, dtype=np.float64)
+
+
+def numbers(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> np.ndarray:
+    """A value column -> float64; empty cells (and ``nan``) are NaN, text is an error at its row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if _is_number(column):
+        return _as_numpy(pc.cast(column, pa.float64()))
+    if not _is_text(column):
+        raise MeasurementError(f"column '{label}' holds {column.type}, not numbers", source=name, row=1)
+    try:
+        return _as_numpy(_text_to_float(column))
+    except pa.ArrowInvalid:
+        pass
+
+    def works(a: int, b: int) -> bool:
+        try:
+            _text_to_float(column.slice(a, b - a))
+        except pa.ArrowInvalid:
+            return False
+        return True
+
+    i = first_failing(len(column), works)
+    raise MeasurementError(
+        f"column '{label}': {_text(column, i)!r} is not a number", source=name, row=rows.row(i)
+    ) from None
+
+
+class TimeColumn:
+    """A timestamp column read to numbers: unix seconds, or epoch numbers of a unit still to settle."""
+
+    def __init__(self, values: np.ndarray, epoch: bool, column: pa.ChunkedArray, label: str, rows: Rows) -> None:
+        self.values = values
+        self.epoch = epoch
+        self.relative = False
+        self.column = column
+        self.label = label
+        self.rows = rows
+
+
+def _not_a_time(column: pa.ChunkedArray, label: str, rows: Rows, name: str, index: int) -> MeasurementError:
+    return MeasurementError(
+        f"column '{label}': {_text(column, index)!r} is not a timestamp (expected ISO-8601 or an epoch number)",
+        source=name,
+        row=rows.row(index),
+    )
+
+
+def times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> TimeColumn:
+    """A timestamp column -> :class:`TimeColumn` (ISO text and Arrow timestamps are seconds already).
+
+    A column is all epoch numbers or all ISO-8601 text, decided by its first
+    cell; an empty cell or a value of the other kind is an error at its row.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count:
+        first_null = int(np.argmax(column.is_null().to_numpy(zero_copy_only=False)))
+        raise _not_a_time(column, label, rows, name, first_null)
+    if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
+        try:
+            seconds = timestamps_to_seconds(column)
+        except pa.ArrowException as exc:
+            raise MeasurementError(f"column '{label}': cannot read its times ({exc})", source=name) from None
+        return TimeColumn(seconds, False, column, label, rows)
+    if _is_number(column):
+        values = _as_numpy(pc.cast(column, pa.float64()))
+        epoch = True
+    elif _is_text(column):
+        values, epoch = _text_times(column, label, rows, name)
+    else:
+        raise MeasurementError(f"column '{label}' holds {column.type}, not timestamps", source=name, row=1)
+    finite = np.isfinite(values)
+    if not finite.all():
+        i = int(np.argmax(~finite))
+        raise MeasurementError(
+            f"column '{label}': {_text(column, i)!r} is not a finite timestamp", source=name, row=rows.row(i)
+        )
+    return TimeColumn(values, epoch, column, label, rows)
+
+
+def _text_times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> tuple[np.ndarray, bool]:
+    import pyarrow as pa
+
+    if len(column) == 0:
+        return np.zeros(0, dtype=np.float64), True
+    try:
+        return _as_numpy(_text_to_float(column)), True
+    except pa.ArrowInvalid:
+        pass
+    try:
+        return iso_to_seconds(column.combine_chunks()), False
+    except ValueError:
+        pass
+    # Neither kind throughout: the first cell decides what the column is meant to be.
+    first_is_number = True
+    try:
+        _text_to_float(column.slice(0, 1))
+    except pa.ArrowInvalid:
+        first_is_number = False
+
+    def works(a: int, b: int) -> bool:
+        part = column.slice(a, b - a)
+        try:
+            if first_is_number:
+                _text_to_float(part)
+            else:
+                iso_to_seconds(part.combine_chunks())
+        except (pa.ArrowInvalid, ValueError):
+            return False
+        return True
+
+    raise _not_a_time(column, label, rows, name, first_failing(len(column), works))
+
+
+def epoch_seconds(
+    columns: Sequence[TimeColumn], unit: str | None, name: str, origin: float | None = None
+) -> str | None:
+    """Turn the epoch columns among ``columns`` into seconds, in place; returns the unit used.
+
+    Start and end columns share one clock, so the unit is detected once from the
+    largest value of all of them (unless declared). With an ``origin`` (unix
+    seconds) the numbers are times relative to it, in seconds unless declared.
+    """
+    epochs = [c for c in columns if c.epoch and c.values.size]
+    if not epochs:
+        return unit
+    if origin is not None and unit is None:
+        unit = "s"  # relative times are small: their magnitude says nothing about the unit
+    if unit is None:
+        sizes = [max(float(np.max(c.values)), -float(np.min(c.values))) for c in epochs]
+        unit = detect_unit(max(sizes))
+        if unit is None:
+            column = epochs[sizes.index(max(sizes))]
+            i = int(np.argmax(np.abs(column.values)))
+            raise MeasurementError(
+                f"column '{column.label}': {_text(column.column, i)!r} is too large for an epoch time in any unit",
+                source=name,
+                row=column.rows.row(i),
+            )
+    elif unit not in EPOCH_UNITS:
+        raise MeasurementError(
+            f"unknown timestamp unit {unit!r} (expected one of {', '.join(EPOCH_UNITS)})", source=name
+        )
+    divisor = EPOCH_UNITS[unit]
+    for column in epochs:
+        if divisor != 1.0:
+            column.values = column.values / divisor
+        if origin is not None:
+            column.values = column.values + origin
+        column.epoch = False
+        column.relative = origin is not None
+    return unit
+
+
+def check_range(column: TimeColumn, unit: str | None, limits: TraceLimits, name: str) -> None:
+    """Every time of ``column`` must fall inside the accepted years."""
+    values = column.values
+    if values.size == 0 or (values.min() >= limits.min_time and values.max() < limits.max_time):
+        return  # two reductions, no temporary arrays: the common case
+    bad = (values < limits.min_time) | (values >= limits.max_time)
+    i = int(np.argmax(bad))
+    how = ""
+    if column.relative and unit:
+        how = f" read as {_UNIT_WORDS[unit]} after the time origin"
+    elif unit:
+        how = f" read as epoch {_UNIT_WORDS[unit]}"
+    hint = "; declare the timestamp unit if that is wrong" if unit else ""
+    raise MeasurementError(
+        f"column '{column.label}': {_text(column.column, i)!r}{how} is outside the years "
+        f"{limits.min_year}-{limits.max_year}{hint}",
+        source=name,
+        row=column.rows.row(i),
+    )
+
+
+def check_times_range(values: np.ndarray, what: str, rows: Rows, limits: TraceLimits, name: str) -> None:
+    """Computed times (start + duration) must fall inside the accepted years too."""
+    bad = (values < limits.min_time) | (values >= limits.max_time) | ~np.isfinite(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise MeasurementError(
+            f"{what} ({values[i]:g} s) is outside the years {limits.min_year}-{limits.max_year}",
+            source=name,
+            row=rows.row(i),
+        )
+
+
+def check_values(values: np.ndarray, rows: Rows, what: str, name: str) -> None:
+    """Values must be finite (NaN means missing) and not negative."""
+    bad = np.isinf(values) | (values < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        kind = "is infinite" if np.isinf(values[i]) else "is negative"
+        raise MeasurementError(f"{what} {kind} ({values[i]:g})", source=name, row=rows.row(i))
+
+
+def check_order(times_: np.ndarray, rows: Rows, name: str) -> float | None:
+    """Timestamps must strictly increase; a repeat or step back is an error at its row.
+
+    Returns the step between samples when it is always the same (the grid's
+    median step then needs no second pass), else None.
+    """
+    if not np.isfinite(times_).all():
+        i = int(np.argmax(~np.isfinite(times_)))
+        raise MeasurementError("timestamp is not finite", source=name, row=rows.row(i))
+    steps = np.diff(times_)
+    if steps.size == 0:
+        return None
+    low = steps.min()
+    if low > 0:
+        return float(low) if low == steps.max() else None
+    bad = steps <= 0
+    if bad.any():
+        i = int(np.argmax(bad)) + 1
+        kind = "duplicate timestamp" if steps[i - 1] == 0 else "timestamps are not sorted"
+        raise MeasurementError(
+            f"{kind}: {format_time(times_[i])} does not come after the previous row",
+            source=name,
+            row=rows.row(i),
+        )
+    return None  # pragma: no cover - a step <= 0 was found above
+
+
+def time_origin(text: str | float | None, name: str) -> float | None:
+    """A declared time origin (ISO-8601 or unix seconds) as unix seconds."""
+    from policylint.readers.timestamps import parse_time
+
+    if text is None:
+        return None
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        try:
+            value = parse_time(str(text))
+        except ValueError:
+            raise MeasurementError(f"time origin {text!r} is not an ISO-8601 time or unix seconds", source=name) from None
+    if not math.isfinite(value):
+        raise MeasurementError(f"time origin {text!r} is not finite", source=name)
+    return value

@@ -1,0 +1,144 @@
+"""Irregular samples onto a regular grid: last observation carried forward, gaps kept.
+
+Every time series reader ends here. The grid's length is computed from the span
+and the step and checked against the limit before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from policylint.errors import MeasurementError
+from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits, check_grid
+from policylint.readers.series import Gap, Series
+
+__all__ = ["finish", "median_step", "regular_grid", "to_grid"]
+
+
+def regular_grid(start: float, step: float, n: int) -> np.ndarray:
+    """``start + step * k`` for k < n, built in place (one array, no temporaries)."""
+    grid = np.arange(n, dtype=np.float64)
+    grid *= step
+    grid += start
+    return grid
+
+
+def median_step(times: np.ndarray) -> float:
+    """The median spacing of sorted sample times: the default grid step."""
+    steps = np.diff(times)
+    low = steps.min()
+    if low == steps.max():
+        return float(low)  # evenly spaced (the usual export): no partition needed
+    return float(np.median(steps))
+
+
+def to_grid(
+    times: np.ndarray,
+    values: np.ndarray,
+    step: float,
+    max_gap_steps: int,
+    start: float,
+    stop: float,
+    *,
+    limits: TraceLimits = DEFAULT_LIMITS,
+    name: str = "",
+    missing: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Gap]]:
+    """Put irregular samples on the grid ``start + k*step`` (carry last value forward).
+
+    NaN samples are missing samples. Holes longer than ``max_gap_steps`` steps are
+    excluded (NaN) and returned as gaps rather than bridged. Grid points before
+    the first or after the last sample are reported as outside (``inside`` False).
+    """
+    if missing is None:
+        missing = np.isnan(values)
+    complete = not missing.any()
+    t = times if complete else times[~missing]
+    v = values if complete else values[~missing]
+    n = check_grid(start, stop, step, limits, name)
+    grid = regular_grid(start, step, n)
+    if complete and n == t.size and max_gap_steps >= 1 and np.array_equal(t, grid):
+        # Already regular and complete (the usual export): every grid point is its
+        # own sample, inside the span, with no hole - what the general path below
+        # computes, without its searches and temporaries.
+        return grid, values.copy(), np.ones(n, dtype=bool), []
+    out = np.full(n, np.nan)
+    inside = (grid >= times[0] - 1e-9) & (grid <= times[-1] + 1e-9)
+    gaps: list[Gap] = []
+    if t.size == 0:
+        return grid, out, inside, gaps
+    idx = np.searchsorted(t, grid + 1e-9, side="right") - 1
+    has = idx >= 0
+    out[has] = v[idx[has]]
+    # Missing before the first real sample (e.g. leading NaNs) is a hole too.
+    limit = max_gap_steps * step
+    bounds = np.concatenate(([times[0]], t, [times[-1]]))
+    holes = np.diff(bounds)
+    big = np.flatnonzero(holes > limit + 1e-9)
+    if big.size:
+        hole_start = bounds[big]
+        hole_end = bounds[big + 1]
+        # Grid points strictly inside a big hole are unmeasured; a point within one
+        # step after the last sample is still covered by that sample.
+        lo = np.searchsorted(grid, hole_start + step - 1e-9, side="left")
+        hi = np.searchsorted(grid, hole_end - 1e-9, side="left")
+        # Leading hole: nothing was measured before it, so start at its first point.
+        lo = np.where(big == 0, np.searchsorted(grid, hole_start - 1e-9, side="left"), lo)
+        delta = np.zeros(n + 1, dtype=np.int64)
+        np.add.at(delta, lo, 1)
+        np.add.at(delta, hi, -1)
+        out[np.cumsum(delta[:-1]) > 0] = np.nan
+        gaps = [Gap(float(a), float(b)) for a, b in zip(hole_start, hole_end, strict=True)]
+    out[~inside] = np.nan
+    return grid, out, inside, gaps
+
+
+def finish(
+    times: np.ndarray,
+    values: np.ndarray,
+    *,
+    name: str,
+    step_seconds: float | None,
+    max_gap_steps: int,
+    limits: TraceLimits = DEFAULT_LIMITS,
+    uniform_step: float | None = None,
+) -> Series:
+    """Validate raw samples and grid them into a :class:`Series`.
+
+    ``uniform_step`` is the spacing of the samples when the caller knows it never changes.
+    """
+    if times.size == 0:
+        raise MeasurementError("no samples", source=name, row=2)
+    if times.size < 2:
+        raise MeasurementError("only one sample: a series needs at least two", source=name, row=2)
+    missing = np.isnan(values)
+    if missing.all():
+        raise MeasurementError("every sample is missing (NaN)", source=name, row=2)
+    step = float(step_seconds) if step_seconds else (uniform_step or median_step(times))
+    if not (step > 0 and math.isfinite(step)):
+        raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
+    if max_gap_steps < 1:
+        raise MeasurementError("max_gap_steps must be at least 1", source=name)
+    grid, out, _inside, gaps = to_grid(
+        times, values, step, max_gap_steps, times[0], times[-1], limits=limits, name=name, missing=missing
+    )
+    valid = ~np.isnan(out)
+    if not valid.any():
+        raise MeasurementError("no usable sample after gridding", source=name)
+    if missing.any():
+        first = int(np.argmax(~missing))
+        last = times.size - 1 - int(np.argmax(~missing[::-1]))
+    else:
+        first, last = 0, times.size - 1
+    return Series(
+        times=grid,
+        values=out,
+        valid=valid,
+        step_seconds=step,
+        source=name,
+        gaps=tuple(gaps),
+        first=float(times[first]),
+        last=float(times[last]),
+    )

@@ -1,0 +1,125 @@
+"""Interval tables shared by request logs and job lists: start, end or duration, per row.
+
+The columns are named, or detected from
+:mod:`policylint.readers.columns` (start, end, duration with its unit, GPUs).
+Start and end share one clock, so an epoch unit is detected once for both. A
+row that ends before it starts, an empty or non-finite time or duration, and a
+computed end outside the accepted years are errors at their row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from policylint.errors import MeasurementError
+from policylint.readers.columns import (
+    DURATION_CANDIDATES,
+    END_CANDIDATES,
+    START_CANDIDATES,
+    column_index,
+    duration_unit,
+    find_column,
+)
+from policylint.readers.convert import check_range, check_times_range, check_values, epoch_seconds, numbers, times
+from policylint.readers.limits import TraceLimits
+from policylint.readers.table import FLOAT, TIME, Rows, Table
+from policylint.readers.timestamps import EPOCH_UNITS
+
+__all__ = ["Intervals", "read_intervals"]
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Per row: start and end (unix seconds; start 0 when there is no start column),
+    duration in seconds, and the extra column (GPUs) when asked for."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    durations: np.ndarray
+    extra: np.ndarray | None
+    rows: Rows
+    has_start: bool
+
+
+def read_intervals(
+    table: Table,
+    *,
+    start_column: str | None,
+    end_column: str | None,
+    duration_column: str | None,
+    limits: TraceLimits,
+    extra_column: str | None = None,
+    need_start: bool = False,
+    timestamp_unit: str | None = None,
+    duration_unit_: str | None = None,
+    origin: float | None = None,
+) -> Intervals:
+    """Read the intervals of ``table``; ``need_start`` refuses a table without a start column."""
+    header, name = table.header, table.name
+    start_name = start_column or find_column(header, START_CANDIDATES)
+    end_name = end_column or (None if duration_column else find_column(header, END_CANDIDATES))
+    dur_name = duration_column or (None if end_name else find_column(header, DURATION_CANDIDATES))
+    if end_name is None and dur_name is None:
+        raise MeasurementError(
+            "needs an end column or a duration column (name them with the end/duration options; "
+            f"columns: {', '.join(header)})",
+            source=name,
+            row=1,
+        )
+    if end_name is not None and start_name is None:
+        raise MeasurementError(
+            f"an end column needs a start column too (columns: {', '.join(header)})", source=name, row=1
+        )
+    if need_start and start_name is None:
+        # Without a start every request would begin at 0, in 1970: refuse instead.
+        raise MeasurementError(
+            f"no start column among {', '.join(header)} (name it with the start option)",
+            source=name,
+            row=1,
+        )
+    wanted = [c for c in (start_name, end_name, dur_name, extra_column) if c is not None]
+    indexes = [column_index(header, c, name) for c in wanted]
+    kinds = [TIME if c in (start_name, end_name) else FLOAT for c in wanted]
+    columns, rows = table.read(indexes, kinds)
+    slot = {c: columns[i] for i, c in enumerate(wanted)}
+    if len(columns[0]) == 0:
+        raise MeasurementError("empty file: no data rows", source=name, row=2)
+
+    stamps = []
+    if start_name is not None:
+        stamps.append(times(slot[start_name], start_name, rows, name))
+    if end_name is not None:
+        stamps.append(times(slot[end_name], end_name, rows, name))
+    unit = epoch_seconds(stamps, timestamp_unit, name, origin)
+    for stamp in stamps:
+        check_range(stamp, unit, limits, name)
+    begin = stamps[0].values if start_name is not None else np.zeros(len(columns[0]))
+    if end_name is not None:
+        finish = stamps[-1].values
+        durations = finish - begin
+    else:
+        assert dur_name is not None
+        durations = numbers(slot[dur_name], dur_name, rows, name)
+        if np.isnan(durations).any():
+            i = int(np.argmax(np.isnan(durations)))
+            raise MeasurementError(f"column '{dur_name}' is empty", source=name, row=rows.row(i))
+        check_values(durations, rows, f"duration in column '{dur_name}'", name)
+        scale = EPOCH_UNITS.get(duration_unit_ or duration_unit(dur_name))
+        if scale is None:
+            raise MeasurementError(f"unknown duration unit {duration_unit_!r}", source=name)
+        if scale != 1.0:
+            durations = durations / scale
+        finish = begin + durations
+        if start_name is not None:
+            check_times_range(finish, "start + duration", rows, limits, name)
+    backwards = finish < begin
+    if backwards.any():
+        i = int(np.argmax(backwards))
+        raise MeasurementError("ends before it starts", source=name, row=rows.row(i))
+    extra = None
+    if extra_column is not None:
+        extra = numbers(slot[extra_column], extra_column, rows, name)
+        check_values(extra, rows, f"value in column '{extra_column}'", name)
+    return Intervals(begin, finish, durations, extra, rows, start_name is not None)

@@ -1,0 +1,221 @@
+"""Prometheus ``/api/v1/query_range`` answers saved as JSON (``resultType: matrix``).
+
+Sample times are unix seconds; values arrive as strings, ``"NaN"`` is a missing
+sample and ``"+Inf"``/``"-Inf"`` an error naming the series and the sample.
+Several series are summed on one grid (a series adds 0 outside its own span,
+because that replica did not exist; a hole inside its span makes the sum
+missing), or ``match`` picks series by label values. The file is refused above
+``TraceLimits.max_json_bytes`` before it is parsed, and a document nested too
+deeply is an error, not a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from policylint.errors import MeasurementError
+from policylint.readers.convert import check_order, first_failing
+from policylint.readers.grid import finish, to_grid
+from policylint.readers.limits import TraceLimits, check_rows
+from policylint.readers.series import Gap, Series
+from policylint.readers.source import Source
+from policylint.readers.table import Rows
+from policylint.readers.timestamps import format_time
+
+__all__ = ["read_prometheus"]
+
+
+def _labels(metric: Mapping[str, Any]) -> str:
+    name = metric.get("__name__", "")
+    rest = ",".join(f'{k}="{v}"' for k, v in sorted(metric.items()) if k != "__name__")
+    return f"{name}{{{rest}}}"
+
+
+def read_prometheus(
+    source: Source,
+    match: Mapping[str, str] | None,
+    step_seconds: float | None,
+    max_gap_steps: int,
+    limits: TraceLimits,
+) -> Series:
+    """Read a ``query_range`` answer; sum its series on one grid (or pick by labels)."""
+    name = source.name
+    if source.size > limits.max_json_bytes:
+        raise MeasurementError(
+            f"file is {source.size:,} bytes, more than the {limits.max_json_bytes:,}-byte limit "
+            "for a Prometheus answer; refused",
+            source=name,
+        )
+    try:
+        with source.path.open(encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise MeasurementError(f"not valid JSON: {exc.msg}", source=name, row=exc.lineno) from None
+    except RecursionError:
+        raise MeasurementError("not a Prometheus answer: JSON nested too deeply", source=name) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MeasurementError(f"cannot read: {exc}", source=name) from None
+
+    if not isinstance(doc, dict):
+        raise MeasurementError("not a Prometheus query_range answer (top level is not an object)", source=name)
+    if doc.get("status") != "success":
+        raise MeasurementError(
+            f"Prometheus answer status is {doc.get('status')!r}: {doc.get('error', 'no data')}", source=name
+        )
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != "matrix":
+        kind = data.get("resultType") if isinstance(data, dict) else None
+        raise MeasurementError(
+            f"expected data.resultType 'matrix' (a range query), got {kind!r}", source=name
+        )
+    result = data.get("result")
+    if not isinstance(result, list) or not result:
+        raise MeasurementError("the answer holds no series (data.result is empty)", source=name)
+
+    chosen: list[tuple[str, np.ndarray, np.ndarray]] = []
+    total_samples = 0
+    for number, entry in enumerate(result, start=1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("values"), list):
+            raise MeasurementError(f"series {number} has no 'values' list", source=name)
+        metric = entry.get("metric") or {}
+        if not isinstance(metric, dict):
+            raise MeasurementError(f"series {number} has a bad 'metric'", source=name)
+        if match and any(str(metric.get(k)) != str(v) for k, v in match.items()):
+            continue
+        label = _labels(metric)
+        pairs = entry["values"]
+        if not pairs:
+            continue
+        total_samples += len(pairs) if isinstance(pairs, list) else 0
+        check_rows(total_samples, limits, name)
+        times, raw = _pairs(pairs, label, name)
+        try:
+            values = raw.astype(np.float64)
+        except ValueError:
+            i = _first_bad(raw)
+            raise MeasurementError(
+                f"series {label}: sample {i + 1} value {str(raw[i])!r} is not a number",
+                source=name,
+                row=i + 1,
+            ) from None
+        check_order(times, _SAMPLES, f"{name} series {label} sample")
+        _check_range(times, label, limits, name)
+        if np.isinf(values).any():
+            i = int(np.argmax(np.isinf(values)))
+            raise MeasurementError(
+                f"series {label}: sample {i + 1} at {format_time(times[i])} is {raw[i]}",
+                source=name,
+                row=i + 1,
+            )
+        if (values < 0).any():
+            i = int(np.argmax(values < 0))
+            raise MeasurementError(
+                f"series {label}: sample {i + 1} is negative ({values[i]:g})", source=name, row=i + 1
+            )
+        chosen.append((label, times, values))
+
+    if not chosen:
+        wanted = ",".join(f"{k}={v}" for k, v in (match or {}).items())
+        known = "; ".join(_labels(e.get("metric") or {}) for e in result[:5] if isinstance(e, dict))
+        raise MeasurementError(f"no series matches {wanted or 'anything'} (series: {known})", source=name)
+    if len(chosen) == 1:
+        _label, times, values = chosen[0]
+        return finish(
+            times, values, name=name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits
+        )
+
+    # Several series: sum them on one grid. A series contributes 0 outside its own
+    # span (that replica did not exist yet), but a hole inside it poisons the sum.
+    for label, times, values in chosen:
+        if times.size < 2 and step_seconds is None:
+            raise MeasurementError(f"series {label} has one sample; give the step", source=name, row=1)
+    step = float(step_seconds) if step_seconds else float(
+        np.median(np.concatenate([np.diff(t) for _, t, _ in chosen]))
+    )
+    start = min(float(t[0]) for _, t, _ in chosen)
+    stop = max(float(t[-1]) for _, t, _ in chosen)
+    total: np.ndarray | None = None
+    gaps: list[Gap] = []
+    for _label, times, values in chosen:
+        grid, out, inside, series_gaps = to_grid(
+            times, values, step, max_gap_steps, start, stop, limits=limits, name=name
+        )
+        out = np.where(inside, out, 0.0)
+        total = out if total is None else total + out
+        gaps.extend(series_gaps)
+    assert total is not None
+    if np.isnan(total).all():
+        raise MeasurementError("every sample is missing (NaN)", source=name)
+    measured = [t[~np.isnan(v)] for _, t, v in chosen]
+    firsts = [m[0] for m in measured if m.size]
+    lasts = [m[-1] for m in measured if m.size]
+    gaps.sort(key=lambda g: (g.start, g.end))
+    return Series(
+        times=grid,
+        values=total,
+        valid=~np.isnan(total),
+        step_seconds=step,
+        source=name,
+        gaps=tuple(gaps),
+        first=float(min(firsts)),
+        last=float(max(lasts)),
+    )
+
+
+_SAMPLES = Rows()  # Prometheus samples are numbered from 1 within their series
+
+
+def _first_bad(texts: np.ndarray) -> int:
+    """Index of the first text that is not a number (error path only)."""
+
+    def works(a: int, b: int) -> bool:
+        try:
+            texts[a:b].astype(np.float64)
+        except ValueError:
+            return False
+        return True
+
+    return first_failing(texts.size, works)
+
+
+def _pairs(pairs: Any, label: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``[[time, "value"], ...]`` -> (float times, value texts), as whole arrays."""
+    table: np.ndarray | None = None
+    try:
+        table = np.array(pairs, dtype=object)
+        if table.ndim != 2 or table.shape[1] != 2:
+            raise ValueError
+        times = table[:, 0].astype(np.float64)
+        raw = table[:, 1].astype(np.str_)
+    except (ValueError, TypeError):
+        bad = next((i for i, p in enumerate(pairs) if not _is_pair(p)), 0)
+        raise MeasurementError(
+            f'series {label}: sample {bad + 1} is not a [time, "value"] pair', source=name, row=bad + 1
+        ) from None
+    return times, raw
+
+
+def _is_pair(item: Any) -> bool:
+    return (
+        isinstance(item, list)
+        and len(item) == 2
+        and isinstance(item[0], (int, float))
+        and not isinstance(item[0], bool)
+        and isinstance(item[1], (str, int, float))
+    )
+
+
+def _check_range(times: np.ndarray, label: str, limits: TraceLimits, name: str) -> None:
+    bad = (times < limits.min_time) | (times >= limits.max_time)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise MeasurementError(
+            f"series {label}: sample {i + 1} time {times[i]:g} is outside the years "
+            f"{limits.min_year}-{limits.max_year} (Prometheus times are unix seconds)",
+            source=name,
+            row=i + 1,
+        )

@@ -1,0 +1,114 @@
+"""The values every reader returns: a regular :class:`Series`, a list of :class:`Jobs`.
+
+Also the declared exclusions and the measurement gaps a series carries, and
+:func:`apply_exclusions`, which masks declared ranges out of a series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+__all__ = ["Exclusion", "Gap", "Jobs", "Series", "apply_exclusions"]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A stretch with no measurement longer than the allowed number of steps.
+
+    ``start`` is the last sample before the hole and ``end`` the first one after
+    it (unix seconds). The grid points strictly inside are excluded, not filled.
+    """
+
+    start: float
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        """Length of the hole in seconds."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A declared half-open range ``[start, end)`` (unix seconds) to leave out."""
+
+    start: float
+    end: float
+    label: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Series:
+    """A measurement on a regular grid.
+
+    ``times`` are unix seconds (float64), ``values`` float64 with NaN wherever
+    the sample is not usable, ``valid`` the matching boolean mask. ``first`` and
+    ``last`` are the first and last *measured* timestamps (the rule engine uses
+    ``last`` for staleness). ``excluded`` counts grid samples removed by declared
+    exclusions (as opposed to measurement gaps).
+    """
+
+    times: np.ndarray
+    values: np.ndarray
+    valid: np.ndarray
+    step_seconds: float
+    source: str
+    gaps: tuple[Gap, ...]
+    first: float
+    last: float
+    excluded: int = 0
+    exclusions: tuple[Exclusion, ...] = ()
+
+    @property
+    def samples(self) -> int:
+        """Number of grid points (valid or not)."""
+        return int(self.times.size)
+
+    @property
+    def gap_samples(self) -> int:
+        """Grid points lost to measurement gaps (not to declared exclusions)."""
+        return int(self.times.size - np.count_nonzero(self.valid) - self.excluded)
+
+
+@dataclass(frozen=True, eq=False)
+class Jobs:
+    """One entry per job: duration in seconds and GPUs it held."""
+
+    durations: np.ndarray
+    gpus: np.ndarray
+    source: str
+
+    @property
+    def count(self) -> int:
+        """Number of jobs read."""
+        return int(self.durations.size)
+
+
+def apply_exclusions(series: Series, exclusions: Sequence[Exclusion]) -> Series:
+    """Mask the declared ranges (holidays, incidents) out of a series.
+
+    Returns a new series; ``excluded`` counts grid samples newly removed, so
+    measurement gaps and declared exclusions are reported separately.
+    """
+    if not exclusions:
+        return series
+    starts = np.array([e.start for e in exclusions], dtype=np.float64)
+    ends = np.array([e.end for e in exclusions], dtype=np.float64)
+    lo = np.searchsorted(series.times, starts, side="left")
+    hi = np.searchsorted(series.times, ends, side="left")
+    delta = np.zeros(series.times.size + 1, dtype=np.int64)
+    np.add.at(delta, lo, 1)
+    np.add.at(delta, hi, -1)
+    masked = np.cumsum(delta[:-1]) > 0
+    newly = masked & series.valid
+    values = np.where(masked, np.nan, series.values)
+    return replace(
+        series,
+        values=values,
+        valid=series.valid & ~masked,
+        excluded=series.excluded + int(np.count_nonzero(newly)),
+        exclusions=series.exclusions + tuple(exclusions),
+    )

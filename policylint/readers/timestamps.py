@@ -1,0 +1,202 @@
+"""Time: parsing ISO-8601 and epoch numbers to unix seconds, and formatting.
+
+Internally every time is float64 unix seconds (UTC); at today's dates that keeps
+a resolution of about a quarter of a microsecond, so timestamps are read to the
+microsecond and two requests a few microseconds apart stay distinct.
+
+Epoch numbers are seconds, milliseconds, microseconds or nanoseconds. The unit
+is declared, or detected from the magnitude of the largest value: below 1e10 is
+seconds (10 digits: until the year 2286), below 1e13 milliseconds, below 1e16
+microseconds, below 1e19 nanoseconds. The result must then fall inside the
+accepted years (:class:`~policylint.readers.limits.TraceLimits`), so a wrong
+unit is an error, never a silent series in 1970 or the year 50,000.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from policylint.readers.series import Exclusion
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "EPOCH_UNITS",
+    "detect_unit",
+    "format_time",
+    "iso_to_seconds",
+    "parse_exclusion",
+    "parse_iso",
+    "parse_time",
+    "timestamps_to_seconds",
+]
+
+EPOCH_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+"""Divisor that turns a number in each unit into seconds."""
+
+_UNIT_BOUNDS = (("s", 1e10), ("ms", 1e13), ("us", 1e16), ("ns", 1e19))
+
+
+def detect_unit(largest: float) -> str | None:
+    """Epoch unit from the largest absolute value of a column (None: too large for any)."""
+    for unit, bound in _UNIT_BOUNDS:
+        if largest < bound:
+            return unit
+    return None
+
+
+def format_time(seconds: float) -> str:
+    """Format unix seconds as an ISO-8601 UTC string ending in ``Z``.
+
+    Milliseconds are shown when there are any, microseconds only when the time
+    has a part finer than a millisecond.
+    """
+    stamp = datetime.fromtimestamp(float(seconds), tz=UTC)
+    if stamp.microsecond % 1000:
+        spec = "microseconds"
+    elif stamp.microsecond:
+        spec = "milliseconds"
+    else:
+        spec = "seconds"
+    return stamp.isoformat(timespec=spec).replace("+00:00", "Z")
+
+
+def parse_iso(texts: np.ndarray) -> np.ndarray:
+    """Vectorised ISO-8601 parse to float unix seconds, to the microsecond.
+
+    Accepts ``T`` or a space between date and time, an optional trailing ``Z``
+    and an optional ``±HH:MM``, ``±HHMM`` or ``±HH`` offset (numpy itself refuses zones).
+    Raises ``ValueError`` on anything else; callers locate the bad row.
+    This is the slow path; :func:`iso_to_seconds` tries Arrow's parser first.
+    """
+    s = np.char.strip(texts.astype(np.str_))
+    s = np.char.replace(s, " ", "T")
+    s = np.char.rstrip(s, "Zz")
+    offset = np.zeros(s.shape, dtype=np.float64)
+    for sign, mark in ((1.0, "+"), (-1.0, "-")):
+        parts = np.char.rpartition(s, mark)
+        head, tail = parts[..., 0], parts[..., 2]
+        # Only HH:MM, HHMM or HH after the last sign, following a time part, is an
+        # offset; a "-" inside the date never follows a "T".
+        length = np.char.str_len(tail)
+        digits = np.char.isdigit(np.char.replace(tail, ":", ""))
+        shape_ok = ((length == 5) & (np.char.find(tail, ":") == 2)) | (((length == 4) | (length == 2)) & digits)
+        is_offset = (parts[..., 1] == mark) & shape_ok & digits & (np.char.find(head, "T") > 0)
+        if is_offset.any():
+            # "02:30", "0230" and "02" all become the number 230 or 200: hours and minutes.
+            hhmm = np.char.ljust(np.char.replace(np.where(is_offset, tail, "0000"), ":", ""), 4, "0").astype(np.int64)
+            seconds = (hhmm // 100) * 3600.0 + (hhmm % 100) * 60.0
+            offset = np.where(is_offset, sign * seconds, offset)
+            s = np.where(is_offset, head, s)
+    # More than six decimals (Azure exports write seven) are cut to microseconds.
+    s = _cut_fraction(s)
+    with warnings.catch_warnings():
+        # numpy still reads a zone it does not know how to name, with a warning;
+        # the forms it can meet here were handled above.
+        warnings.simplefilter("ignore", UserWarning)
+        stamps = s.astype("datetime64[us]")
+    if np.isnat(stamps).any():
+        raise ValueError("not a time")
+    # Local time with an offset is UTC minus the offset.
+    return _micros_to_seconds(stamps.astype(np.int64)) - offset
+
+
+def _cut_fraction(s: np.ndarray) -> np.ndarray:
+    """Drop decimals of the seconds beyond the sixth (numpy refuses them for ``us``)."""
+    parts = np.char.partition(s, ".")
+    long = (parts[..., 1] == ".") & (np.char.str_len(parts[..., 2]) > 6)
+    if not long.any():
+        return s
+    cut = np.char.add(np.char.add(parts[..., 0], "."), np.char.ljust(parts[..., 2], 6).astype("<U6"))
+    return np.where(long, cut, s)
+
+
+def _micros_to_seconds(micros: np.ndarray) -> np.ndarray:
+    # One correctly rounded division of an exact integer: a millisecond time
+    # gives exactly what ms / 1000 gives, so results do not depend on the path.
+    seconds = micros.astype(np.float64)
+    seconds /= 1e6
+    return seconds
+
+
+def parse_time(text: str) -> float:
+    """Parse one ISO-8601 date/datetime or unix-seconds string to unix seconds.
+
+    Raises ``ValueError`` when the text is neither.
+    """
+    text = text.strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return float(parse_iso(np.array([text]))[0])
+    if not math.isfinite(value):
+        raise ValueError(f"not a time: {text!r}")
+    return value
+
+
+def _is_date_only(text: str) -> bool:
+    text = text.strip()
+    return len(text) == 10 and text[4] == "-" and text[7] == "-"
+
+
+def parse_exclusion(text: str) -> Exclusion:
+    """Parse ``START/END`` into an :class:`Exclusion`.
+
+    A date-only END means the whole of that day is excluded (end of day), which
+    is how people write "2020-05-01/2020-05-03" for a holiday.
+    """
+    start_text, sep, end_text = text.partition("/")
+    if not sep or not start_text.strip() or not end_text.strip():
+        raise ValueError(f"exclusion {text!r} must be START/END (ISO dates or datetimes)")
+    start = parse_time(start_text)
+    end = parse_time(end_text)
+    if _is_date_only(end_text):
+        end += 86_400.0
+    if end <= start:
+        raise ValueError(f"exclusion {text!r} ends before it starts")
+    return Exclusion(start, end, text.strip())
+
+
+def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An Arrow timestamp or date column -> float unix seconds (to the microsecond).
+
+    Arrow stores every timestamp as an integer count since the epoch in UTC,
+    so the zone needs no handling (nor reading: a damaged file may hold a zone
+    name that is not even text).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_date(column.type):
+        column = pc.cast(column, pa.timestamp("ms"), safe=False)
+    ints = np.asarray(pc.cast(column, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    scale = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}[column.type.unit]
+    micros = ints // -scale if scale < 0 else (ints if scale == 1 else ints * scale)
+    return _micros_to_seconds(micros)
+
+
+def iso_to_seconds(column: pa.Array) -> np.ndarray:
+    """An Arrow string column of ISO-8601 times -> float unix seconds.
+
+    Arrow's parser is tried first (naive, then zoned); what it refuses (mixed
+    zones, a lower-case ``z``, more than nine decimals, spaces around the value)
+    goes through :func:`parse_iso`. Raises ``ValueError`` when neither reads
+    every value; nulls are not times.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count:
+        raise ValueError("empty timestamp")
+    for target in (pa.timestamp("ns"), pa.timestamp("ns", tz="UTC")):
+        try:
+            return timestamps_to_seconds(pc.cast(column, target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+    return parse_iso(np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.str_))

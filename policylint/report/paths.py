@@ -1,0 +1,83 @@
+"""File paths relative to the repository root, for the formats other tools read.
+
+Findings carry the path as the user sees it (relative to the working
+directory). Code scanning, CI annotations and merge-request widgets resolve
+paths against the checkout instead, so a run started from a subfolder would
+point them at ``../clusters/x.yaml``. :func:`rebase` rewrites every path of a
+result relative to the repository root; paths outside it stay as they were.
+
+The repository root is the top of the git work tree holding the configuration
+folder when there is one (that is what CI services check out), else the folder
+holding the configuration (or the one ``--root`` names).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policylint.finding import Finding
+    from policylint.linter import LintResult
+
+
+def repository_root(config_root: Path) -> Path:
+    """The git work tree above ``config_root`` (``.git`` folder or file), else ``config_root``."""
+    start = Path(os.path.abspath(config_root))
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+def _relative(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` (both real, absolute), or None when outside it."""
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive (Windows)
+        return None
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        return None
+    return Path(rel).as_posix()
+
+
+class _Rebaser:
+    """Maps displayed paths to repository paths, each one computed once."""
+
+    def __init__(self, root: Path, cwd: Path) -> None:
+        self.root = os.path.realpath(root)
+        self.cwd = cwd
+        self.cache: dict[str, str] = {}
+
+    def __call__(self, display: str, base: Path | None = None) -> str:
+        key = f"{base}\x00{display}"
+        if key not in self.cache:
+            absolute = os.path.realpath((base or self.cwd) / display)
+            self.cache[key] = _relative(absolute, self.root) or display
+        return self.cache[key]
+
+
+def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None = None) -> LintResult:
+    """A copy of ``result`` whose paths are relative to ``root``.
+
+    ``config_root`` is the folder baseline entries are written relative to.
+    """
+    move = _Rebaser(root, cwd or Path.cwd())
+
+    def finding(f: Finding) -> Finding:
+        return dataclasses.replace(f, file=move(f.file))
+
+    # Re-sorted: "../a.yaml" and "b.yaml" may swap places once both are repository paths.
+    return dataclasses.replace(
+        result,
+        findings=sorted((finding(f) for f in result.findings), key=lambda f: f.sort_key()),
+        sources={move(name): source for name, source in result.sources.items()},
+        suppressed=sorted(((finding(f), r) for f, r in result.suppressed), key=lambda pair: pair[0].sort_key()),
+        baselined=sorted((finding(f) for f in result.baselined), key=lambda f: f.sort_key()),
+        stale_baseline=[
+            {**entry, "file": move(entry["file"], config_root)} if entry.get("file") else dict(entry)
+            for entry in result.stale_baseline
+        ],
+    )
