@@ -431,7 +431,9 @@ class _Composer:
             elif isinstance(event, yaml.ScalarEvent):
                 self._charge(event, len(stack), is_key)
                 tag = event.tag
-                if tag is None or tag == "!":
+                if tag == "!":  # the non-specific tag: PyYAML resolves it like a plain scalar, libyaml not quite
+                    tag = self.resolve(yaml.ScalarNode, event.value, (True, False))  # type: ignore[attr-defined]
+                elif tag is None:
                     tag = self.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[attr-defined]
                 node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
                 self._anchor(event.anchor, node, event)
