@@ -525,3 +525,13 @@ def test_long_indented_lines_in_pyproject_are_scanned_in_linear_time(tmp_path: P
     assert done.returncode == 2
     assert done.stderr.startswith("policylint: error: pyproject.toml: invalid TOML: ")
     assert done.stderr.count("\n") == 1
+
+
+def test_prometheus_answer_with_a_5000_digit_number_is_a_measurement_error(tmp_path: Path) -> None:
+    from policylint.errors import MeasurementError
+    from policylint.traces import read_series
+
+    path = tmp_path / "answer.json"
+    path.write_text('{"status": "success", "data": {"resultType": "matrix", "result": [' + "9" * 5000 + "]}}", encoding="utf-8")
+    with pytest.raises(MeasurementError, match="a number too long to read"):
+        read_series(path, format="prometheus")
