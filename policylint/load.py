@@ -364,6 +364,9 @@ class _Composer:
     which both the pure-Python parser and libyaml's provide.
     """
 
+    #: True for libyaml, which marks an empty value inside a flow collection one column
+    #: off PyYAML's mark; such a text is composed again by the pure-Python parser
+    _inexact_empty_in_flow = False
     _limits: LoadLimits
     _nodes: int
     _documents: int
@@ -430,6 +433,14 @@ class _Composer:
                 node = self._anchors[event.anchor]
             elif isinstance(event, yaml.ScalarEvent):
                 self._charge(event, len(stack), is_key)
+                if (
+                    self._inexact_empty_in_flow
+                    and event.value == ""
+                    and event.style not in ("'", '"', "|", ">")
+                    and stack
+                    and stack[-1][0].flow_style
+                ):
+                    raise _Diverged  # libyaml places an empty value in [...] or {...} elsewhere than PyYAML
                 tag = event.tag
                 if tag == "!":  # the non-specific tag: PyYAML resolves it like a plain scalar, libyaml not quite
                     tag = self.resolve(yaml.ScalarNode, event.value, (True, False))  # type: ignore[attr-defined]
@@ -466,6 +477,10 @@ class _Composer:
 _PYYAML_PARTS: tuple[Any, ...] = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.resolver.Resolver)
 
 
+class _Diverged(Exception):
+    """libyaml met a construct it reports differently from PyYAML; parse in pure Python."""
+
+
 class _PureLoader(*_PYYAML_PARTS, _Composer):  # type: ignore[misc]
     """PyYAML's pure-Python reader, scanner and parser with the bounded composer."""
 
@@ -491,6 +506,8 @@ if _CParser is not None:
 
     class _CLoader(_CParser, yaml.resolver.Resolver, _Composer):  # type: ignore[misc]
         """libyaml's parser (events only) with the same bounded composer and resolver."""
+
+        _inexact_empty_in_flow = True
 
         def __init__(self, stream: str, limits: LoadLimits) -> None:
             _CParser.__init__(self, stream)
@@ -557,8 +574,11 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     if LIBYAML and _CParser is not None and not _diverges(text):
         documents, findings = len(source.documents), len(source.findings)
-        if _parse(source, _CLoader(text, limits), limits):
-            return
+        try:
+            if _parse(source, _CLoader(text, limits), limits):
+                return
+        except _Diverged:
+            pass
         del source.documents[documents:]
         del source.findings[findings:]
     _parse(source, _PureLoader(text, limits), limits)
