@@ -535,3 +535,17 @@ def test_prometheus_answer_with_a_5000_digit_number_is_a_measurement_error(tmp_p
     path.write_text('{"status": "success", "data": {"resultType": "matrix", "result": [' + "9" * 5000 + "]}}", encoding="utf-8")
     with pytest.raises(MeasurementError, match="a number too long to read"):
         read_series(path, format="prometheus")
+
+
+def test_one_very_long_timestamp_cell_is_an_error_not_gigabytes(tmp_path: Path) -> None:
+    """numpy pads text to the longest cell: 30,000 rows and one 4,000-character cell used to need over 1 GiB."""
+    from policylint.errors import MeasurementError
+    from policylint.traces import read_series
+
+    rows = [f"2026-11-01T{h:02d}:{m:02d}:00+01:00,{m}" for h in range(24) for m in range(60)] * 21
+    rows[50] = "{a: " * 1000 + "1,1"
+    path = tmp_path / "trace.csv"
+    path.write_text("timestamp,in_flight\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(MeasurementError) as caught:
+        read_series(path)
+    assert caught.value.row == 52
