@@ -118,21 +118,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args._run(args)
         return code
     except PolicylintError as exc:
-        sys.stderr.write(f"policylint: error: {exc}\n")
+        sys.stderr.write(f"policylint: error: {_one_line(str(exc))}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("policylint: interrupted\n")
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # a path the user gave that the system cannot use (name too long, permissions, a
+        # vanished file): a problem of the setup, not of policylint
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"policylint: error: {_one_line(where + (exc.strerror or str(exc)))}\n")
+        return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback
         if os.environ.get("POLICYLINT_DEBUG"):
             raise
         sys.stderr.write(
-            f"policylint: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in policylint; rerun with POLICYLINT_DEBUG=1 for details and report it.\n"
+            f"policylint: internal error: {type(exc).__name__}: {_one_line(str(exc))}"
+            " (a bug in policylint: rerun with POLICYLINT_DEBUG=1 for the traceback and report it)\n"
         )
         return EXIT_ERROR
+
+
+def _one_line(text: str, limit: int = 1000) -> str:
+    """An error message on one line (exception texts may span several), cut to a sane length."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def console_main() -> None:

@@ -10,6 +10,7 @@ repository root that document file references must stay inside.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,14 @@ if TYPE_CHECKING:
     from policylint.readers.limits import TraceLimits
 
 CONFIG_NAMES = (".policylint.yaml", ".policylint.yml")
+
+#: Deepest nesting of lists and mappings a configuration may use (the schema needs 4).
+MAX_CONFIG_DEPTH = 20
+#: Largest magnitude of a number in the configuration: beyond it a number is no
+#: longer exact as a float, and every option is compared with floats.
+MAX_CONFIG_NUMBER = 10**15
+#: Largest pyproject.toml read.
+MAX_PYPROJECT_BYTES = 5 * 1024 * 1024
 
 
 @dataclass
@@ -41,6 +50,7 @@ class Config:
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_file_bytes: int | None = None
     max_nodes: int | None = None
+    max_documents: int | None = None
     gpu_resources: list[str] = field(default_factory=list)  # empty: the built-in default
     #: trace reader limits (``limits.max-trace-bytes`` ...); None: the reader's default
     max_trace_bytes: int | None = None
@@ -114,12 +124,21 @@ def parse_when(text: str, *, source: str | None = None, key: str | None = None) 
 def _read_pyproject(path: Path) -> dict[str, Any] | None:
     import tomllib
 
+    from policylint.safeio import read_text
+
+    text = read_text(path, limit=MAX_PYPROJECT_BYTES, what="pyproject.toml")
+    too_deep = _toml_too_deep(text, MAX_CONFIG_DEPTH)
+    if too_deep is not None:
+        line, key = too_deep
+        raise PolicylintError(
+            f"line {line}: lists or tables nest deeper than {MAX_CONFIG_DEPTH} levels", source=str(path), key=key
+        )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicylintError(f"cannot read: {exc}", source=str(path)) from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PolicylintError(f"invalid TOML: {exc}", source=str(path)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise PolicylintError(f"invalid TOML: {' '.join(str(exc).split())}", source=str(path)) from None
     tool = data.get("tool", {})
     section = tool.get("policylint") if isinstance(tool, dict) else None
     if section is None:
@@ -133,6 +152,117 @@ def _dates_as_text(data: dict[Any, Any]) -> dict[Any, Any]:
     """Unquoted dates (YAML ``now: 2026-12-01``, TOML ``now = 2026-12-01``) arrive as
     date objects; keep them as the text the schema expects."""
     return {k: (v.isoformat() if isinstance(v, (dt.date, dt.datetime, dt.time)) else v) for k, v in data.items()}
+
+
+def _toml_row(row: str) -> tuple[str | None, str | None]:
+    """(table header, assigned key) of one TOML line, by plain string operations.
+
+    (Regular expressions with a lazy group here backtracked quadratically on
+    long indented lines.)
+    """
+    stripped = row.strip()
+    eq = stripped.find("=")
+    head = stripped[:eq] if eq >= 0 else ""
+    if eq > 0 and not any(c in head for c in "#[{\"'") or (eq > 0 and head[:1] in "\"'"):
+        return None, head.strip()
+    if stripped.startswith("["):
+        end = stripped.find("]")
+        if end > 0:
+            return stripped[:end].strip("[] \t"), None
+    return None, None
+
+
+def _toml_too_deep(text: str, limit: int) -> tuple[int, str] | None:
+    """(line, key) where arrays or inline tables first nest deeper than ``limit``, else None.
+
+    Python's TOML parser recurses once per level and fails with RecursionError
+    near a thousand; this linear scan (strings and comments skipped) finds the
+    place first, so the error can name the key.
+    """
+    depth = line = 0
+    table = key = ""
+    i, n = 0, len(text)
+    at_line_start = True
+    while i < n:
+        if at_line_start:
+            line += 1
+            at_line_start = False
+            if depth == 0:
+                end = text.find("\n", i)
+                row = text[i : end if end >= 0 else n]
+                header, assigned = _toml_row(row)
+                if header is not None:
+                    table, key = header.replace('"', "").replace(" ", ""), ""
+                elif assigned is not None:
+                    key = assigned.replace('"', "").replace("'", "").replace(" ", "")
+        c = text[i]
+        if c == "\n":
+            at_line_start = True
+        elif c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c in "\"'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            j = i + len(quote)
+            while j < n and not text.startswith(quote, j):
+                if c == '"' and text[j] == "\\":
+                    j += 1
+                elif text[j] == "\n":
+                    if len(quote) == 1:
+                        break  # an unterminated string: the parser will say so
+                    line += 1
+                j += 1
+            i = j + len(quote)
+            continue
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return line, ".".join(p for p in (table, key) if p)
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
+def check_plain(data: Any, source: str, prefix: str = "") -> None:
+    """Refuse what no setting can mean before the schema looks at it.
+
+    Keys must be text (``1: [PL101]`` is a number in YAML), numbers finite and
+    at most 10**15 in magnitude (a 401-digit option cannot be compared with a
+    float threshold), nesting at most :data:`MAX_CONFIG_DEPTH` deep. Iterative,
+    so no input can exhaust the stack; the error names the key.
+    """
+    stack: list[tuple[Any, str, int]] = [(data, prefix, 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        where = key or "(top level)"
+        if depth > MAX_CONFIG_DEPTH:
+            raise PolicylintError(f"nested deeper than {MAX_CONFIG_DEPTH} levels", source=source, key=where)
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise PolicylintError("must not contain a NUL character", source=source, key=where)
+            continue
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int):
+            if abs(value) > MAX_CONFIG_NUMBER:
+                digits = len(str(abs(value)))  # at most 4,300: longer numbers are refused when read
+                shown = str(value) if digits <= 40 else f"a number of {digits} digits"
+                raise PolicylintError(f"must be at most {MAX_CONFIG_NUMBER:.0e} in magnitude, got {shown}", source=source, key=where)
+        elif isinstance(value, float):
+            if not math.isfinite(value) or abs(value) > MAX_CONFIG_NUMBER:
+                raise PolicylintError(f"must be a finite number of at most {MAX_CONFIG_NUMBER:.0e} in magnitude, got {value!r}", source=source, key=where)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str) and key:  # at the top level the schema names the allowed keys
+                    raise PolicylintError(
+                        f"key {k!r} must be text (quote it: \"{k}\")", source=source, key=f"{key}.{k}" if key else str(k)
+                    )
+                stack.append((v, f"{key}.{k}" if key else str(k), depth + 1))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                stack.append((v, f"{key}[{i}]", depth + 1))
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -161,10 +291,11 @@ def find_config(start: Path) -> Path | None:
     for folder in (here, *here.parents):
         for name in CONFIG_NAMES:
             candidate = folder / name
-            if candidate.is_file():
+            # a pipe or device under a config name is refused when read, never skipped
+            if candidate.exists() and not candidate.is_dir():
                 return candidate
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _read_pyproject(pyproject) is not None:
+        if pyproject.exists() and not pyproject.is_dir() and _read_pyproject(pyproject) is not None:
             return pyproject
     return None
 
@@ -248,7 +379,7 @@ def load_config(
     path: Path | None = None
     raw: dict[str, Any] = {}
     if config_file is not None:
-        if not config_file.is_file():
+        if not config_file.exists():
             raise PolicylintError(f"config file not found: {config_file}")
         path = config_file
         read = read_config_file(config_file)
@@ -265,10 +396,13 @@ def load_config(
                     raw = read_config_file(path) or {}
                     break
     source = str(path) if path else "<defaults>"
+    check_plain(raw, source)
     validate_settings(raw, source)
     base = path.parent if path else Path.cwd()
     config = Config(path=path)
     if root is not None:
+        if not root.is_dir():
+            raise PolicylintError(f"--root {root}: not a folder")
         config.root = root
     elif path is not None:
         config.root = path.parent
@@ -296,4 +430,5 @@ def load_config(
     limits = raw.get("limits", {})
     config.max_file_bytes = limits.get("max-file-bytes")
     config.max_nodes = limits.get("max-nodes")
+    config.max_documents = limits.get("max-documents")
     return config

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +31,61 @@ if TYPE_CHECKING:
     from policylint.load import SourceFile
     from policylint.ruleset import RuleSet
 
-_COMMENT = re.compile(r"#\s*policylint:\s*(?P<body>.*)$")
-_DIRECTIVE = re.compile(
-    r"^(?P<kind>disable-file|disable)\s*=\s*(?P<rules>[A-Za-z0-9_,\- ]+?)"
-    r"(?:\s+until=(?P<until>\S+))?\s*(?:--\s*(?P<reason>.*))?$"
-)
+_MARKER = "policylint:"
+_RULE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,- ")
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One parsed ``disable``/``disable-file`` comment body."""
+
+    kind: str  # "disable" or "disable-file"
+    rules: str  # the rule list as written (codes or names, comma-separated)
+    until: str | None
+    reason: str | None  # None when there is no ``--``
+
+
+def find_comment(text: str) -> tuple[int, str] | None:
+    """(index of the ``#``, body) of the first ``# policylint:`` comment on a line, else None.
+
+    Written without regular expressions: each character is looked at a bounded
+    number of times, so a line of any length is read in linear time.
+    """
+    start = 0
+    while True:
+        at = text.find(_MARKER, start)
+        if at < 0:
+            return None
+        j = at - 1
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        if j >= 0 and text[j] == "#":
+            return j, text[at + len(_MARKER) :].strip()
+        start = at + len(_MARKER)
+
+
+def parse_directive(body: str) -> Directive | None:
+    """Parse ``disable=CODE[,CODE] [until=YYYY-MM-DD] [-- reason]``; None when malformed.
+
+    The reason is everything after the first ``--``; ``until=`` is the last
+    word before it. Linear in the length of ``body`` (the pattern it replaces
+    backtracked: 4,000 spaces took minutes).
+    """
+    head, sep, reason = body.partition("--")
+    kind, eq, rest = head.partition("=")
+    kind = kind.rstrip()
+    if not eq or kind not in ("disable", "disable-file"):
+        return None
+    words = rest.split()
+    until = None
+    if words and words[-1].startswith("until="):
+        until = words.pop()[len("until=") :]
+        if not until:
+            return None
+    rules = " ".join(words)
+    if not rules or not _RULE_CHARS.issuperset(rules):
+        return None
+    return Directive(kind, rules, until, reason.strip() if sep else None)
 
 
 @dataclass
@@ -65,22 +114,22 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
     """Find suppression comments in one file; malformed ones become findings."""
     scan = SuppressionScan()
     for n, text in enumerate(source.lines, start=1):
-        if "policylint:" not in text:
+        if _MARKER not in text:
             continue
-        m = _COMMENT.search(text)
-        if not m:
+        comment = find_comment(text)
+        if comment is None:
             continue
-        column = m.start() + 1
-        body = m.group("body").strip()
-        d = _DIRECTIVE.match(body)
-        if not d:
+        hash_at, body = comment
+        column = hash_at + 1
+        d = parse_directive(body)
+        if d is None:
             scan.findings.append(
                 _meta(source.display, n, column, "PL033", "invalid-suppression",
                       f"cannot read suppression '{body}'",
                       "write '# policylint: disable=CODE[,CODE] [until=YYYY-MM-DD] -- reason'")
             )
             continue
-        names = [r.strip() for r in d.group("rules").split(",") if r.strip()]
+        names = [r.strip() for r in d.rules.split(",") if r.strip()]
         codes = []
         for name in names:
             rule = ruleset.find(name)
@@ -91,16 +140,16 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
                 continue
             codes.append(rule.code)
         until = None
-        if d.group("until"):
+        if d.until:
             try:
-                until = dt.date.fromisoformat(d.group("until"))
+                until = dt.date.fromisoformat(d.until)
             except ValueError:
                 scan.findings.append(
                     _meta(source.display, n, column, "PL033", "invalid-suppression",
-                          f"suppression expiry '{d.group('until')}' is not a date (YYYY-MM-DD)")
+                          f"suppression expiry '{d.until}' is not a date (YYYY-MM-DD)")
                 )
                 continue
-        reason = (d.group("reason") or "").strip()
+        reason = d.reason or ""
         if not reason:
             scan.findings.append(
                 _meta(source.display, n, column, "PL030", "suppression-without-reason",
@@ -110,9 +159,9 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
             continue
         if not codes:
             continue
-        before = text[: m.start()].strip()
+        before = text[:hash_at].strip()
         target: int | None
-        if d.group("kind") == "disable-file":
+        if d.kind == "disable-file":
             target = None
         else:
             target = n if before else n + 1
@@ -143,15 +192,53 @@ def baseline_key(f: Finding, root: Path) -> tuple[str, str, str, str]:
     return (f.code, root_relative(f.file, root), anchor, f.doc_path)
 
 
+#: Largest baseline file read (about 200,000 findings).
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
+_BASELINE_FIELDS = ("code", "file", "subject", "path")
+
+
 def read_baseline(path: Path) -> Counter[tuple[str, str, str, str]]:
+    """The findings a baseline file accepts, as counted keys.
+
+    The file must be a regular file under :data:`MAX_BASELINE_BYTES`, and every
+    entry's fields text; anything else stops the run with the file and key.
+    """
+    from policylint.safeio import UnreadableFile, read_text
+
+    if not path.exists() and not path.is_symlink():
+        raise PolicylintError(f"baseline file not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        entries = data["findings"]
-        return Counter((e["code"], e["file"], e["subject"], e["path"]) for e in entries)
-    except FileNotFoundError:
-        raise PolicylintError(f"baseline file not found: {path}") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise PolicylintError(f"not a policylint baseline file ({type(exc).__name__}: {exc})", source=str(path)) from None
+        text = read_text(path, limit=MAX_BASELINE_BYTES, what="baseline file")
+    except UnreadableFile as exc:
+        raise PolicylintError(exc.message, source=str(path)) from None
+    source = str(path)
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise PolicylintError("not a policylint baseline file (JSON nested too deeply)", source=source) from None
+    except ValueError as exc:
+        raise PolicylintError(f"not a policylint baseline file (invalid JSON: {exc})", source=source) from None
+    if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+        raise PolicylintError("not a policylint baseline file (no 'findings' list)", source=source)
+    keys: Counter[tuple[str, str, str, str]] = Counter()
+    for i, entry in enumerate(data["findings"]):
+        if not isinstance(entry, dict):
+            raise PolicylintError(
+                f"not a policylint baseline file (an entry must be a mapping, got {type(entry).__name__})",
+                source=source,
+                key=f"findings[{i}]",
+            )
+        values = []
+        for name in _BASELINE_FIELDS:
+            value = entry.get(name)
+            if not isinstance(value, str):
+                got = "nothing" if name not in entry else type(value).__name__
+                raise PolicylintError(
+                    f"not a policylint baseline file (must be text, got {got})", source=source, key=f"findings[{i}].{name}"
+                )
+            values.append(value)
+        keys[(values[0], values[1], values[2], values[3])] += 1
+    return keys
 
 
 def write_baseline(findings: list[Finding], root: Path) -> str:

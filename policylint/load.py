@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,10 +39,15 @@ DocPath = tuple[str | int, ...]
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NODES = 100_000
 MAX_DEPTH = 100
+MAX_DOCUMENTS = 1_000
+#: Longest number read (Python's own guard against quadratic int conversion is 4,300
+#: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
+MAX_NUMBER_CHARS = 4_300
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,9 @@ class LoadLimits:
     """Bounds that keep a hostile or accidental file from exhausting the run."""
 
     max_file_bytes: int = MAX_FILE_BYTES
-    max_nodes: int = MAX_NODES
+    max_nodes: int = MAX_NODES  # per file: composed nodes, and nodes built after alias expansion
     max_depth: int = MAX_DEPTH
+    max_documents: int = MAX_DOCUMENTS  # per file
 
 
 class PositionIndex:
@@ -167,6 +173,9 @@ class SourceFile:
     text: str = ""
     documents: list[Document] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    #: refused unread (not a regular file, or over the size limit): nobody can tell
+    #: whether it holds policylint documents, so it is reported even when walked
+    refused: bool = False
 
     @property
     def lines(self) -> list[str]:
@@ -189,22 +198,32 @@ class SourceFile:
 
 
 class _Rejected(Exception):
-    """Raised inside the builder when a safety limit is hit."""
+    """Raised while composing or building when a limit is hit or a value cannot be read."""
 
-    def __init__(self, message: str, mark: yaml.Mark | None) -> None:
+    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005", name: str = "unsafe-document") -> None:
         super().__init__(message)
         self.message = message
         self.mark = mark
+        self.code = code
+        self.name = name
+
+
+@dataclass
+class _BuildBudget:
+    """Nodes built so far in one file, alias expansions included (shared by its documents)."""
+
+    visits: int = 0
 
 
 class _Builder:
     """Builds plain data from a composed node graph, recording positions."""
 
-    def __init__(self, source: SourceFile, doc_index: int, limits: LoadLimits) -> None:
+    def __init__(self, source: SourceFile, doc_index: int, limits: LoadLimits, budget: _BuildBudget) -> None:
         self.source = source
         self.doc_index = doc_index
         self.limits = limits
         self.positions = PositionIndex()
+        self.budget = budget
         self.visits = 0
         self.active: set[int] = set()
         self.constructor = yaml.constructor.SafeConstructor()
@@ -212,9 +231,11 @@ class _Builder:
 
     def build(self, node: yaml.Node, path: DocPath = ()) -> Any:
         self.visits += 1
-        if self.visits > self.limits.max_nodes:
+        self.budget.visits += 1
+        if self.budget.visits > self.limits.max_nodes:
+            whole = "document" if self.visits > self.limits.max_nodes else "file"
             raise _Rejected(
-                f"document expands to more than {self.limits.max_nodes} nodes (alias expansion); refused",
+                f"{whole} expands to more than {self.limits.max_nodes} nodes (alias expansion); refused",
                 node.start_mark,
             )
         if len(path) > self.limits.max_depth:
@@ -238,10 +259,23 @@ class _Builder:
     def _scalar(self, node: yaml.ScalarNode) -> Any:
         if node.tag == _TIMESTAMP_TAG:
             return node.value
+        if node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
+            raise _Rejected(
+                f"number of {len(node.value)} characters is longer than the {MAX_NUMBER_CHARS}-character limit; refused",
+                node.start_mark,
+            )
         try:
             return self.constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise _Rejected(f"cannot read value: {exc.problem}", node.start_mark) from None
+        except (ValueError, LookupError, TypeError, ArithmeticError):
+            # an explicit standard tag whose text is not of that type: !!float abc, !!bool maybe
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            shown = shown if shown.isprintable() else repr(shown)[1:-1]
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise _Rejected(
+                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001", "yaml-syntax-error"
+            ) from None
 
     def _key(self, node: yaml.Node) -> Any:
         if isinstance(node, yaml.ScalarNode):
@@ -311,46 +345,262 @@ def _decode(raw: bytes, source: SourceFile) -> str | None:
         return None
 
 
-class _DepthLimitedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
-    """A SafeLoader whose composer refuses to nest deeper than ``max_depth``.
+#: The characters YAML allows in a stream (YAML 1.1, section 5.1), as PyYAML checks them.
+_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]")
 
-    PyYAML composes nodes recursively, so a few thousand ``[`` would exhaust the
-    Python stack (RecursionError) before :class:`_Builder` could check the depth.
+
+class _Composer:
+    """Composes node graphs from a parser's event stream, within the limits.
+
+    PyYAML's own composer recurses once per nesting level (a few thousand ``[``
+    exhaust the Python stack) and counts nothing, so a file under the size limit
+    with millions of nodes or tens of thousands of documents would be composed
+    in full - tens of seconds and gigabytes - before any limit applied. This
+    composer works with an explicit stack and charges every node and document
+    to the file's budget as its event arrives, so such a file is refused after
+    at most ``max_nodes`` nodes or ``max_documents`` documents of work.
+
+    It needs only ``check_event``/``peek_event``/``get_event`` and ``resolve``,
+    which both the pure-Python parser and libyaml's provide.
     """
 
-    def __init__(self, stream: str, max_depth: int) -> None:
-        super().__init__(stream)
-        self._max_depth = max_depth
-        self._depth = 0
+    #: True for libyaml, which marks an empty value inside a flow collection one column
+    #: off PyYAML's mark; such a text is composed again by the pure-Python parser
+    _inexact_empty_in_flow = False
+    _limits: LoadLimits
+    _nodes: int
+    _documents: int
+    _anchors: dict[str, yaml.Node]
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        self._depth += 1
-        try:
-            # the document's root node is depth 1 and has the empty path
-            if self._depth > self._max_depth + 1:
-                raise _Rejected(
-                    f"document nests deeper than {self._max_depth} levels; refused", self.peek_event().start_mark
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+    def _start_budget(self, limits: LoadLimits) -> None:
+        self._limits = limits
+        self._nodes = 0
+        self._documents = 0
+        self._anchors = {}
+
+    def next_document(self) -> yaml.Node | None:
+        """The root node of the next document, or None at the end of the stream."""
+        if self.check_event(yaml.StreamStartEvent):  # type: ignore[attr-defined]
+            self.get_event()  # type: ignore[attr-defined]
+        if self.check_event(yaml.StreamEndEvent):  # type: ignore[attr-defined]
+            self.get_event()  # type: ignore[attr-defined]
+            return None
+        start = self.get_event()  # type: ignore[attr-defined]  # DocumentStartEvent
+        self._documents += 1
+        if self._documents > self._limits.max_documents:
+            raise _Rejected(f"file holds more than {self._limits.max_documents} documents; refused", start.start_mark)
+        node = self._compose()
+        self.get_event()  # type: ignore[attr-defined]  # DocumentEndEvent
+        self._anchors = {}
+        return node
+
+    def _charge(self, event: yaml.Event, depth: int, is_key: bool) -> None:
+        if depth > self._limits.max_depth:
+            raise _Rejected(f"document nests deeper than {self._limits.max_depth} levels; refused", event.start_mark)
+        if not is_key:  # keys are bounded by the values they introduce
+            self._nodes += 1
+            if self._nodes > self._limits.max_nodes:
+                raise _Rejected(f"file holds more than {self._limits.max_nodes} YAML nodes; refused", event.start_mark)
+
+    def _anchor(self, anchor: str | None, node: yaml.Node, event: yaml.Event) -> None:
+        if anchor is None:
+            return
+        if anchor in self._anchors:
+            raise yaml.composer.ComposerError(
+                f"found duplicate anchor {anchor!r}; first occurrence",
+                self._anchors[anchor].start_mark,
+                "second occurrence",
+                event.start_mark,
+            )
+        self._anchors[anchor] = node
+
+    def _compose(self) -> yaml.Node:
+        # Open collections, each with the key node waiting for its value (mappings).
+        stack: list[list[Any]] = []
+        while True:
+            event = self.get_event()  # type: ignore[attr-defined]
+            node: yaml.Node
+            is_key = bool(stack) and isinstance(stack[-1][0], yaml.MappingNode) and stack[-1][1] is None
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                node = stack.pop()[0]
+                node.end_mark = event.end_mark
+            elif isinstance(event, yaml.AliasEvent):
+                self._charge(event, len(stack), is_key)
+                if event.anchor not in self._anchors:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"found undefined alias {event.anchor!r}", event.start_mark
+                    )
+                node = self._anchors[event.anchor]
+            elif isinstance(event, yaml.ScalarEvent):
+                self._charge(event, len(stack), is_key)
+                if (
+                    self._inexact_empty_in_flow
+                    and event.value == ""
+                    and event.style not in ("'", '"', "|", ">")
+                    and stack
+                    and stack[-1][0].flow_style
+                ):
+                    raise _Diverged  # libyaml places an empty value in [...] or {...} elsewhere than PyYAML
+                tag = event.tag
+                if tag == "!":  # the non-specific tag: PyYAML resolves it like a plain scalar, libyaml not quite
+                    tag = self.resolve(yaml.ScalarNode, event.value, (True, False))  # type: ignore[attr-defined]
+                elif tag is None:
+                    tag = self.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[attr-defined]
+                node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+                self._anchor(event.anchor, node, event)
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                self._charge(event, len(stack), is_key)
+                tag = event.tag
+                sequence = isinstance(event, yaml.SequenceStartEvent)
+                kind = yaml.SequenceNode if sequence else yaml.MappingNode
+                if tag is None or tag == "!":
+                    tag = self.resolve(kind, None, event.implicit)  # type: ignore[attr-defined]
+                node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                self._anchor(event.anchor, node, event)
+                stack.append([node, None])
+                continue
+            else:  # pragma: no cover - the parser emits only the events above inside a document
+                raise yaml.composer.ComposerError(None, None, f"unexpected {type(event).__name__}", event.start_mark)
+            if not stack:
+                return node
+            top = stack[-1]
+            if isinstance(top[0], yaml.SequenceNode):
+                top[0].value.append(node)
+            elif top[1] is None:
+                top[1] = node
+            else:
+                top[0].value.append((top[1], node))
+                top[1] = None
+
+
+# PyYAML ships no type hints, so mypy sees its classes as Any.
+_PYYAML_PARTS: tuple[Any, ...] = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.resolver.Resolver)
+
+
+class _Diverged(Exception):
+    """libyaml met a construct it reports differently from PyYAML; parse in pure Python."""
+
+
+class _PureLoader(*_PYYAML_PARTS, _Composer):  # type: ignore[misc]
+    """PyYAML's pure-Python reader, scanner and parser with the bounded composer."""
+
+    def __init__(self, stream: str, limits: LoadLimits) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self._start_budget(limits)
+
+
+try:  # libyaml's parser is about 15x faster; the pure-Python parser is the fallback
+    from yaml._yaml import CParser as _CParser
+
+    #: Parse with libyaml when it is installed (tests switch this off to prove the fallback).
+    LIBYAML = True
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    _CParser = None
+    LIBYAML = False
+
+
+if _CParser is not None:
+
+    class _CLoader(_CParser, yaml.resolver.Resolver, _Composer):  # type: ignore[misc]
+        """libyaml's parser (events only) with the same bounded composer and resolver."""
+
+        _inexact_empty_in_flow = True
+
+        def __init__(self, stream: str, limits: LoadLimits) -> None:
+            _CParser.__init__(self, stream)
+            yaml.resolver.Resolver.__init__(self)
+            self._start_budget(limits)
+
+
+def _loader(text: str, limits: LoadLimits) -> Any:
+    if LIBYAML and _CParser is not None:
+        return _CLoader(text, limits)
+    return _PureLoader(text, limits)
+
+
+def _non_printable(source: SourceFile) -> bool:
+    """Report the first character YAML forbids (NUL, other control characters); True if found."""
+    bad = _NON_PRINTABLE.search(source.text)
+    if bad is None:
+        return False
+    before = source.text[: bad.start()]
+    line = before.count("\n") + 1
+    column = bad.start() - (before.rfind("\n") + 1) + 1
+    char = bad.group()
+    source.findings.append(
+        source.file_finding(
+            "PL001",
+            "yaml-syntax-error",
+            f"YAML syntax error: non-printable character U+{ord(char):04X} is not allowed in YAML",
+            line,
+            column,
+            hint="remove the character, or write it as an escape (\"\\x00\") inside a double-quoted string",
+        )
+    )
+    return True
+
+
+def _diverges(text: str) -> bool:
+    """True for text on which libyaml and PyYAML are known to disagree; it is parsed in pure Python.
+
+    libyaml accepts some inputs PyYAML refuses (a tab after ``key:``) and
+    counts columns differently after a byte-order mark inside the text; both
+    were found by the differential fuzz target. The rare line breaks of YAML
+    1.1 (NEL, LS, PS) go the same way. An error from libyaml already falls back
+    to the pure parser; these are the cases where libyaml would succeed instead.
+    """
+    return any(c in text for c in _DIVERGING)
+
+
+_DIVERGING = ("\t", "\ufeff", "\x85", "\u2028", "\u2029")
 
 
 def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
-    """Parse ``source.text`` into documents and findings (in place)."""
-    loader = _DepthLimitedLoader(source.text, limits.max_depth)
+    """Parse ``source.text`` into documents and findings (in place).
+
+    The node, document and depth limits apply while the text is composed; the
+    alias-expansion limit while the data is built. With libyaml the events come
+    from C; when the text has a YAML error it is parsed again in pure Python, so
+    that the message and its position are the same with and without libyaml.
+    Never raises for bad content.
+    """
+    if _non_printable(source):
+        return
+    # libyaml ends an unterminated last line with a virtual line break, PyYAML does
+    # not: give both the same text, so that end-of-stream marks agree
+    text = source.text if source.text.endswith("\n") else source.text + "\n"
+    if LIBYAML and _CParser is not None and not _diverges(text):
+        documents, findings = len(source.documents), len(source.findings)
+        try:
+            if _parse(source, _CLoader(text, limits), limits):
+                return
+        except _Diverged:
+            pass
+        del source.documents[documents:]
+        del source.findings[findings:]
+    _parse(source, _PureLoader(text, limits), limits)
+
+
+def _parse(source: SourceFile, loader: Any, limits: LoadLimits) -> bool:
+    """Compose and build every document; False when the text is not valid YAML."""
+    budget = _BuildBudget()
     index = 0
+    valid = True
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:  # pragma: no cover - check_node guards this
+        while True:
+            node = loader.next_document()
+            if node is None:
                 break
-            _add_document(source, node, index, limits)
+            _add_document(source, node, index, limits, budget)
             index += 1
     except _Rejected as exc:
         line, col = (exc.mark.line + 1, exc.mark.column + 1) if exc.mark else (1, 1)
-        source.findings.append(source.file_finding("PL005", "unsafe-document", exc.message, line, col, doc_index=index))
+        source.findings.append(source.file_finding(exc.code, exc.name, exc.message, line, col, doc_index=index))
     except yaml.MarkedYAMLError as exc:
+        valid = False
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
@@ -358,24 +608,27 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
             source.file_finding("PL001", "yaml-syntax-error", f"YAML syntax error: {problem}", line, col, doc_index=index)
         )
     except yaml.YAMLError as exc:
-        source.findings.append(source.file_finding("PL001", "yaml-syntax-error", f"YAML error: {exc}", doc_index=index))
+        valid = False
+        message = " ".join(str(exc).split())
+        source.findings.append(source.file_finding("PL001", "yaml-syntax-error", f"YAML error: {message}", doc_index=index))
     finally:
         loader.dispose()
     if not source.documents and not source.findings:
         source.findings.append(
             source.file_finding("PL004", "empty-document", "file contains no YAML document", hint="delete the file")
         )
+    return valid
 
 
-def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadLimits) -> None:
-    builder = _Builder(source, index, limits)
+def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadLimits, budget: _BuildBudget) -> None:
+    builder = _Builder(source, index, limits, budget)
     mark = node.start_mark
     try:
         data = builder.build(node)
     except _Rejected as exc:
         m = exc.mark or mark
         source.findings.append(
-            source.file_finding("PL005", "unsafe-document", exc.message, m.line + 1, m.column + 1, doc_index=index)
+            source.file_finding(exc.code, exc.name, exc.message, m.line + 1, m.column + 1, doc_index=index)
         )
         return
     source.findings.extend(builder.findings)
@@ -388,43 +641,75 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
         )
         return
     source.documents.append(doc)
+    miss = api_version_near_miss(doc)
+    if miss is not None:
+        source.findings.append(miss)
+
+
+#: The kinds policylint reads, and spec fields no other kind of document uses.
+_OUR_KINDS = {"workload", "cluster", "proposal"}
+_OUR_SPEC_FIELDS = {"gpusPerReplica", "perGpuConcurrency", "coldStartSeconds"}
+_API_KEY_SPELLING = re.compile(r"[-_\s]")
+
+
+def _looks_like_our_spec(spec: Any) -> bool:
+    if not isinstance(spec, dict):
+        return False
+    if _OUR_SPEC_FIELDS & {k for k in spec if isinstance(k, str)}:
+        return True
+    pools = spec.get("pools")
+    if isinstance(pools, list) and any(isinstance(p, dict) and "reservedGpus" in p for p in pools):
+        return True
+    return "requests" in spec and "justification" in spec
+
+
+def api_version_near_miss(doc: Document) -> Finding | None:
+    """A finding when ``doc`` looks like a policylint document but will not be read as one.
+
+    ``policylint/v2``, ``policylint.dev/v1``, an ``apiversion`` key, or no
+    apiVersion at all on a document with our kinds or fields: without this the
+    document would be skipped like any unrelated YAML, and every rule that
+    should judge it would stay silent.
+    """
+    data = doc.data
+    if not isinstance(data, dict) or doc.is_policylint or is_scheduler_doc(doc):
+        return None
+    hint = f"start the document with apiVersion: {API_VERSION}"
+
+    def finding(message: str, path: DocPath) -> Finding:
+        return doc.finding("PL007", "wrong-api-version", message, path, hint=hint)
+
+    for key in data:
+        if isinstance(key, str) and key != "apiVersion" and _API_KEY_SPELLING.sub("", key).lower() == "apiversion":
+            return finding(f"key '{key}' is not 'apiVersion' (keys are case-sensitive), so the document is not read", (key,))
+    api = data.get("apiVersion")
+    if isinstance(api, str):
+        if "policylint" in _API_KEY_SPELLING.sub("", api).lower():
+            return finding(f"apiVersion '{api}' is not {API_VERSION}, so the document is not read", ("apiVersion",))
+        return None
+    kind = data.get("kind")
+    ours = isinstance(kind, str) and kind.lower() in _OUR_KINDS
+    if ours or (kind is None and _looks_like_our_spec(data.get("spec"))):
+        what = f"a {kind}" if ours else "a document with policylint fields"
+        if "apiVersion" in data:
+            return finding(f"{what} with apiVersion {api!r} is not read; policylint reads {API_VERSION}", ("apiVersion",))
+        return finding(f"{what} without apiVersion is not read; policylint reads {API_VERSION}", ())
+    return None
 
 
 def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits()) -> SourceFile:
     """Read and parse one file. Never raises for bad content."""
+    from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
+
     source = SourceFile(path=path, display=display)
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            # a FIFO would block the run and a device such as /dev/zero never ends
-            source.findings.append(
-                source.file_finding("PL005", "unsafe-document", "not a regular file (pipe, device or socket); refused")
-            )
-            return source
-        size = info.st_size
-        if size > limits.max_file_bytes:
-            source.findings.append(
-                source.file_finding(
-                    "PL005",
-                    "unsafe-document",
-                    f"file is {size} bytes, more than the {limits.max_file_bytes}-byte limit; refused",
-                )
-            )
-            return source
-        with path.open("rb") as handle:
-            # the size can change between stat and read: never read past the limit
-            raw = handle.read(limits.max_file_bytes + 1)
-        if len(raw) > limits.max_file_bytes:
-            source.findings.append(
-                source.file_finding(
-                    "PL005",
-                    "unsafe-document",
-                    f"file is more than the {limits.max_file_bytes}-byte limit; refused",
-                )
-            )
-            return source
-    except OSError as exc:
-        source.findings.append(source.file_finding("PL003", "undecodable-file", f"cannot read file: {exc.strerror}"))
+        raw = read_bytes(path, limit=limits.max_file_bytes)
+    except RefusedFile as exc:
+        source.refused = True
+        source.findings.append(source.file_finding("PL005", "unsafe-document", exc.message))
+        return source
+    except UnreadableFile as exc:
+        source.findings.append(source.file_finding("PL003", "undecodable-file", exc.message))
         return source
     text = _decode(raw, source)
     if text is None:
@@ -494,10 +779,14 @@ def looks_relevant(source: SourceFile) -> bool:
     """True when a walked file holds (or tries to hold) a policylint document.
 
     A file found by walking a folder is only reported on when one of its
-    documents declares a known apiVersion, or - for files that did not parse -
-    when its text mentions ``policylint/`` at all, so that a syntax error in a
-    policylint file is never hidden while unrelated YAML stays silent.
+    documents declares a known apiVersion or nearly ours (PL007), when it was
+    refused unread (too large, not a regular file: it may well be ours), or - for
+    files that did not parse - when its text mentions ``policylint/`` at all, so
+    that a syntax error in a policylint file is never hidden while unrelated
+    YAML stays silent.
     """
+    if source.refused or any(f.code == "PL007" for f in source.findings):
+        return True
     if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
         return True
     if not source.documents and source.findings:
@@ -520,6 +809,8 @@ def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
     """
     source = load_file(path, str(path), limits)
     problems = [f for f in source.findings if f.code != "PL004"]
+    if problems and not source.text:  # refused or unreadable before any YAML was seen
+        raise PolicylintError(problems[0].message, source=str(path))
     if problems:
         first = min(problems, key=lambda f: (f.line, f.column))
         message = first.message.removeprefix("YAML syntax error: ")

@@ -73,6 +73,28 @@ def check_reference(
             where,
             hint=f"commit the {what} inside the repository and reference it relatively",
         )
+    try:
+        return _check_on_disk(doc, where, relative, lexical, root_abs, what)
+    except (OSError, ValueError) as exc:
+        # a path component longer than the file system allows (ENAMETOOLONG), a NUL character
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return None, doc.finding(
+            "PL022",
+            "missing-file",
+            f"{what} path '{_shorten(relative)}' cannot be opened: {reason}",
+            where,
+            hint="check the path; it is relative to the folder of this file",
+        )
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_on_disk(
+    doc: Document, where: DocPath, relative: str, lexical: Path, root_abs: Path, what: str
+) -> tuple[Path | None, Finding | None]:
+    """The physical half of :func:`check_reference` (may raise OSError)."""
     if not lexical.exists():
         if lexical.is_symlink():
             return None, doc.finding(

@@ -48,6 +48,7 @@ class Session:
         limits = LoadLimits(
             max_file_bytes=config.max_file_bytes or LoadLimits.max_file_bytes,
             max_nodes=config.max_nodes or LoadLimits.max_nodes,
+            max_documents=config.max_documents or LoadLimits.max_documents,
         )
         from policylint.errors import PolicylintError
         from policylint.resources import rules_dir
@@ -105,16 +106,23 @@ class Session:
                 from policylint.errors import PolicylintError
 
                 raise PolicylintError("--changed-files needs the changed files as PATH arguments")
+            import os
+
+            from policylint.errors import PolicylintError
+
             changed: list[Path] = []
+            root = os.path.realpath(self.config.root)
             for p in self.paths:
                 if not p.exists():
-                    from policylint.errors import PolicylintError
-
                     raise PolicylintError(f"path does not exist: {p}")
+                real = os.path.realpath(p)
+                if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+                    # it cannot be a change of this repository; linting would judge the wrong tree
+                    raise PolicylintError(f"--changed-files: {p} is outside the repository root {self.config.root}")
                 changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
             result = lint([self.config.root], self.options)
             return narrow(result, changed, self.config)
-        if self.diff_base:
+        if self.diff_base is not None:
             from policylint.history import changed_since
 
             change = changed_since(self.config.root, self.diff_base)

@@ -155,7 +155,8 @@ def test_unreadable_baseline_file_is_a_usage_error(repo: Path, content: str) -> 
     (repo / "broken.json").write_text(content, encoding="utf-8")
     code, out, err = run_cli(["check", "--baseline", "broken.json"], cwd=repo)
     assert (code, out) == (2, "")
-    assert err.startswith("policylint: error: broken.json: not a policylint baseline file (")
+    assert err.startswith("policylint: error: broken.json")
+    assert "not a policylint baseline file (" in err
     assert err.count("\n") == 1
 
 

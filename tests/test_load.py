@@ -1,4 +1,8 @@
-"""Step 1, loading: every bad file becomes a finding at its place, never a crash."""
+"""Step 1, loading: every bad file becomes a finding at its place, never a crash.
+
+Every test runs twice: with libyaml's parser (when installed) and with the
+pure-Python one, which must give the same documents, positions and findings.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
+import policylint.load as loader
 from policylint.load import LoadLimits, SourceFile, load_file
+
+@pytest.fixture(autouse=True, params=["libyaml", "pure"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "libyaml" and not loader.LIBYAML:
+        pytest.skip("libyaml is not installed")
+    monkeypatch.setattr(loader, "LIBYAML", request.param == "libyaml")
+    return str(request.param)
 
 
 def load(tmp_path: Path, content: str | bytes, limits: LoadLimits = LoadLimits()) -> SourceFile:

@@ -185,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
     from policylint.session import Session
 
     plan = report_plan(args.reports, args.output)
+    if args.diff is not None and not args.diff.strip():
+        raise PolicylintError("--diff needs a git revision, got an empty string")
+    if args.diff is not None and args.changed_files:
+        raise PolicylintError("--diff and --changed-files both choose what to report on; give one")
     session = Session.from_args(args)
     result = session.lint()
     if args.fix or args.fix_dry_run:
@@ -210,9 +214,12 @@ def run(args: argparse.Namespace) -> int:
         root=repository_root(session.config.root),
         config_root=session.config.root,
     )
+    # Render every report before writing any: an error then never leaves half an output behind.
+    rendered: list[tuple[str, str | None, str]] = []
     for fmt, target in plan:
         context.color = target is None and fmt == "text" and use_color(args.color, sys.stdout)
-        text = render(fmt, result, context)
+        rendered.append((fmt, target, render(fmt, result, context)))
+    for fmt, target, text in rendered:
         if target is None:
             sys.stdout.write(text)
             continue

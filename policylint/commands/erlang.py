@@ -35,13 +35,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _least_servers(rate: float, service: float, max_wait: float) -> int:
-    from policylint.bands import erlang_c_wait
+    """The fewest servers whose Erlang C mean wait is at most ``max_wait``.
 
-    servers = max(1, math.floor(rate * service) + 1)  # the least stable size
-    while servers <= MAX_SERVERS:
-        if erlang_c_wait(servers, rate, service).mean_wait <= max_wait:
+    Erlang B is carried from one size to the next (the same recursion and
+    formulas as :func:`policylint.bands.erlang_c_wait`), so the search costs one
+    step per size instead of a fresh recursion for every size it tries.
+    """
+    load = rate * service
+    if max_wait == 0 and load > 0:
+        # P(wait) > 0 at every finite size: the mean wait only tends to zero
+        raise PolicylintError(
+            "--max-wait 0: with random arrivals some request always waits, so a mean wait of 0 needs "
+            "infinitely many servers; give the longest mean wait you accept (e.g. --max-wait 0.01)"
+        )
+    least_stable = max(1, math.floor(load) + 1)
+    if least_stable > MAX_SERVERS:
+        raise PolicylintError(f"the offered load of {load:g} erlangs needs more than {MAX_SERVERS} servers")
+    b = 1.0
+    for servers in range(1, MAX_SERVERS + 1):
+        b = load * b / (servers + load * b)
+        if servers < least_stable:
+            continue
+        c = servers * b / (servers - load * (1.0 - b))
+        if c / (servers / service - rate) <= max_wait:
             return servers
-        servers += 1
     raise PolicylintError(f"no size up to {MAX_SERVERS} servers meets a mean wait of {max_wait:g} s")
 
 
@@ -54,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
         raise PolicylintError("--service-time must be a finite number > 0")
     if args.servers is not None and args.servers < 1:
         raise PolicylintError("--servers must be at least 1")
-    if args.max_wait is not None and args.max_wait < 0:
-        raise PolicylintError("--max-wait must be >= 0")
+    if args.servers is not None and args.servers > MAX_SERVERS:
+        raise PolicylintError(f"--servers must be at most {MAX_SERVERS}")
+    if args.max_wait is not None and (args.max_wait < 0 or math.isnan(args.max_wait)):
+        raise PolicylintError("--max-wait must be a number >= 0")
     servers = args.servers if args.servers is not None else _least_servers(args.arrival_rate, args.service_time, args.max_wait)
     result = erlang_c_wait(servers, args.arrival_rate, args.service_time)
     stable = result.load < servers

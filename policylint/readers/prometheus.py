@@ -57,6 +57,8 @@ def read_prometheus(
         raise MeasurementError(f"not valid JSON: {exc.msg}", source=name, row=exc.lineno) from None
     except RecursionError:
         raise MeasurementError("not a Prometheus answer: JSON nested too deeply", source=name) from None
+    except ValueError:  # an integer of more than 4,300 digits (Python's conversion limit)
+        raise MeasurementError("not a Prometheus answer: a number too long to read", source=name) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MeasurementError(f"cannot read: {exc}", source=name) from None
 

@@ -43,6 +43,9 @@ EPOCH_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 _UNIT_BOUNDS = (("s", 1e10), ("ms", 1e13), ("us", 1e16), ("ns", 1e19))
 
 
+#: Longest text read as a timestamp (an ISO time with nanoseconds and an offset is 35).
+MAX_TIMESTAMP_CHARS = 64
+
 def detect_unit(largest: float) -> str | None:
     """Epoch unit from the largest absolute value of a column (None: too large for any)."""
     for unit, bound in _UNIT_BOUNDS:
@@ -199,4 +202,10 @@ def iso_to_seconds(column: pa.Array) -> np.ndarray:
             return timestamps_to_seconds(pc.cast(column, target))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             continue
+    # numpy pads every text to the longest cell: one 4,000-character cell would make the
+    # fallback parse hold gigabytes for a small file (found by fuzzing); no timestamp is that long
+    text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+    longest = pc.max(pc.utf8_length(column)).as_py() if text else None
+    if longest is not None and longest > MAX_TIMESTAMP_CHARS:
+        raise ValueError(f"a timestamp of {longest} characters")
     return parse_iso(np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.str_))

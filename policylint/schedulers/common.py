@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from policylint.finding import Finding
@@ -55,9 +56,11 @@ def queue_limits(doc: Document) -> dict[str, Any]:
     ):
         if key in notes:
             try:
-                out[field_name] = kind(str(notes[key]))
+                value = kind(str(notes[key]))
             except ValueError:
                 continue
+            if math.isfinite(value) and 0 <= value <= 1e15:  # "nan", "inf" and absurd limits say nothing
+                out[field_name] = value
     return out
 
 

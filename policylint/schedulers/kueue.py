@@ -15,6 +15,8 @@ Mapping (documented in docs/schedulers.md):
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,9 +257,11 @@ def _pool(
         gpu["model"] = str(labels["nvidia.com/gpu.product"])
     if "nvidia.com/gpu.memory" in labels:  # GPU feature discovery label, MiB
         try:
-            gpu["memoryGiB"] = float(str(labels["nvidia.com/gpu.memory"])) / 1024.0  # unrounded: PL502 compares it
+            mib = float(str(labels["nvidia.com/gpu.memory"]))
         except ValueError:
-            pass
+            mib = math.nan
+        if math.isfinite(mib) and 0 < mib < 1e12:  # "inf", "nan" and absurd sizes say nothing
+            gpu["memoryGiB"] = mib / 1024.0  # unrounded: PL502 compares it
     if gpu:
         pool_spec["gpu"] = gpu
     own = cohort_field(doc)

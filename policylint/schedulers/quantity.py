@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -35,29 +36,77 @@ _QUANTITY = re.compile(
 )
 
 
+#: Largest decimal exponent read: Kubernetes itself stores quantities in 64 bits
+#: (about 9.2e18), and ``1e999999999`` must not become a billion-digit number.
+MAX_EXPONENT = 30
+#: Most GPUs (or pods) one quantity may name; far beyond any cluster.
+MAX_COUNT = 10**9
+
+
 def parse_quantity(value: Any) -> Decimal:
-    """The numeric value of a Kubernetes quantity; ValueError when it is not one."""
+    """The numeric value of a Kubernetes quantity; ValueError when it is not one.
+
+    Not-a-number, infinities and values beyond about 1e30 are not quantities.
+    """
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{value!r} is not a Kubernetes quantity")
     if isinstance(value, int):
+        if abs(value) > 10**MAX_EXPONENT:
+            raise ValueError(f"{_shown(value)} is out of range for a Kubernetes quantity")
         return Decimal(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a Kubernetes quantity (a number is needed)")
+        if abs(value) > 10.0**MAX_EXPONENT:
+            raise ValueError(f"{value!r} is out of range for a Kubernetes quantity")
         return Decimal(repr(value))
-    m = _QUANTITY.match(str(value).strip())
+    text = str(value).strip()
+    m = _QUANTITY.match(text)
     if not m:
-        raise ValueError(f"'{value}' is not a Kubernetes quantity (e.g. 8, 500m, 100Gi)")
+        raise ValueError(f"'{_shown(value)}' is not a Kubernetes quantity (e.g. 8, 500m, 100Gi)")
     try:
         number = Decimal(m.group("num"))
-    except InvalidOperation:  # pragma: no cover - the pattern admits only valid numbers
-        raise ValueError(f"'{value}' is not a Kubernetes quantity") from None
-    if m.group("exp") is not None:
-        return number.scaleb(int(m.group("exp")))
-    return number * _SUFFIXES[m.group("suffix") or ""]
+        if m.group("exp") is not None:
+            exp = m.group("exp")
+            if len(exp.lstrip("+-0")) > 4 or abs(int(exp)) > MAX_EXPONENT or number.adjusted() > MAX_EXPONENT:
+                raise ValueError(f"'{_shown(value)}' is out of range for a Kubernetes quantity")
+            result = number.scaleb(int(exp))
+        else:
+            result = number * _SUFFIXES[m.group("suffix") or ""]
+    except ArithmeticError:  # decimal signals (overflow, invalid operation)
+        raise ValueError(f"'{_shown(value)}' is out of range for a Kubernetes quantity") from None
+    if result.adjusted() > MAX_EXPONENT:
+        raise ValueError(f"'{_shown(value)}' is out of range for a Kubernetes quantity")
+    return result
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a one-line message: control characters escaped, long text cut."""
+    text = str(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 def gpu_count(value: Any) -> int:
     """A quantity as a whole number of GPUs (fractions are rounded down: a GPU is not divisible)."""
     q = parse_quantity(value)
     if q < 0:
-        raise ValueError(f"'{value}' is negative")
+        raise ValueError(f"'{_shown(value)}' is negative")
+    if q > MAX_COUNT:
+        raise ValueError(f"'{_shown(value)}' is more than {MAX_COUNT} GPUs")
     return int(q)
+
+
+def whole_count(value: Any, what: str = "count") -> int:
+    """A non-negative whole number (pods, replicas, gang sizes); ValueError otherwise.
+
+    Integral floats (``2.0``) are accepted; not-a-number, infinities, fractions,
+    text and values above :data:`MAX_COUNT` are not.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} must be a whole number, got {_shown(repr(value))}")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ValueError(f"{what} must be a whole number, got {value!r}")
+    if value < 0 or value > MAX_COUNT:
+        raise ValueError(f"{what} must be between 0 and {MAX_COUNT}, got {_shown(value)}")
+    return int(value)

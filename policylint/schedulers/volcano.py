@@ -19,7 +19,7 @@ from policylint.finding import Finding
 from policylint.load import Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
 from policylint.schedulers.common import adopt, gpus, mapping, new_cluster, queue_limits, sequence, unique_cluster_name
-from policylint.schedulers.quantity import gpu_count
+from policylint.schedulers.quantity import whole_count
 
 SCHEDULING = "scheduling.volcano.sh/"
 BATCH = "batch.volcano.sh/"
@@ -60,16 +60,13 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
             index.pools[name] = pool
     job_sizes: dict[str, tuple[int, int]] = {}
     for key, job in jobs.items():
-        size = _job_size(job, gpu_resources)
+        size = _job_size(job, gpu_resources, findings)
         job_sizes[key] = size
         replicas, gpu_total = size
         spec = mapping(job.data.get("spec"))
-        if "minAvailable" in spec and gpu_total > 1 and replicas > 1:
-            try:
-                min_available = int(spec["minAvailable"])
-            except (TypeError, ValueError):
-                continue
-            if min_available < replicas:
+        if "minAvailable" in spec:
+            min_available = _count(job, ("spec", "minAvailable"), spec["minAvailable"], "minAvailable", findings)
+            if min_available is not None and gpu_total > 1 and replicas > 1 and min_available < replicas:
                 findings.append(_gang_finding(job, ("spec", "minAvailable"), "minAvailable", min_available, replicas, gpu_total))
     for pg in groups:
         linked = job_sizes.get(f"{_namespace(pg)}/{pg.name}")
@@ -77,9 +74,8 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
         if linked is None or "minMember" not in spec:
             continue
         replicas, gpu_total = linked
-        try:
-            min_member = int(spec["minMember"])
-        except (TypeError, ValueError):
+        min_member = _count(pg, ("spec", "minMember"), spec["minMember"], "minMember", findings)
+        if min_member is None:
             continue
         if gpu_total > 1 and replicas > 1 and min_member < replicas:
             findings.append(_gang_finding(pg, ("spec", "minMember"), "minMember", min_member, replicas, gpu_total))
@@ -90,26 +86,34 @@ def _namespace(doc: Document) -> str:
     return str(mapping(doc.data.get("metadata")).get("namespace") or "default")
 
 
-def _job_size(job: Document, gpu_resources: tuple[str, ...]) -> tuple[int, int]:
-    """(pods, GPUs) a Volcano Job asks for across its tasks."""
+def _count(doc: Document, path: DocPath, value: Any, what: str, findings: list[Finding]) -> int | None:
+    """A whole number of pods, or None with a finding at ``path`` (``.inf``, ``.nan``, text)."""
+    try:
+        return whole_count(value, what)
+    except ValueError as exc:
+        findings.append(doc.finding("PL010", "schema-violation", str(exc), path, hint=f"write {what} as a whole number such as 4"))
+        return None
+
+
+def _job_size(job: Document, gpu_resources: tuple[str, ...], findings: list[Finding]) -> tuple[int, int]:
+    """(pods, GPUs) a Volcano Job asks for across its tasks; unreadable numbers become findings."""
     replicas = gpu_total = 0
-    for task in sequence(mapping(job.data.get("spec")).get("tasks")):
+    for i, task in enumerate(sequence(mapping(job.data.get("spec")).get("tasks"))):
         task = mapping(task)
-        try:
-            n = int(task.get("replicas", 1))
-        except (TypeError, ValueError):
+        tpath: DocPath = ("spec", "tasks", i)
+        n = _count(job, (*tpath, "replicas"), task["replicas"], "replicas", findings) if "replicas" in task else 1
+        if n is None:
             n = 1
         per_pod = 0
         pod = mapping(mapping(task.get("template")).get("spec"))
-        for container in sequence(pod.get("containers")):
+        for c, container in enumerate(sequence(pod.get("containers"))):
             res = mapping(mapping(container).get("resources"))
-            amounts = mapping(res.get("limits")) or mapping(res.get("requests"))
+            section = "limits" if mapping(res.get("limits")) else "requests"
+            amounts = mapping(res.get(section))
             for name in gpu_resources:
                 if name in amounts:
-                    try:
-                        per_pod += gpu_count(amounts[name])
-                    except ValueError:
-                        pass
+                    path = (*tpath, "template", "spec", "containers", c, "resources", section, name)
+                    per_pod += gpus(job, path, amounts[name], findings) or 0
         replicas += n
         gpu_total += n * per_pod
     return replicas, gpu_total
