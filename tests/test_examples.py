@@ -39,3 +39,11 @@ def test_bad_example_trips_every_rule_at_its_marks() -> None:
     }
     assert sorted(wanted - {c for _, _, c in found}) == []
     assert found == all_marks(EXAMPLES / "bad", REPO)
+
+
+def test_bad_scheduler_example_trips_every_scheduler_rule_at_its_marks() -> None:
+    code, found = _check_json("examples/kueue-bad")
+    assert code == 1
+    wanted = {c for c in load_rules([rules_dir()]).rules if re.match(r"PL90\d$", c)}
+    assert sorted(wanted - {c for _, _, c in found}) == []
+    assert found == all_marks(EXAMPLES / "kueue-bad", REPO)
