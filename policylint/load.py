@@ -552,10 +552,14 @@ def _diverges(text: str) -> bool:
     1.1 (NEL, LS, PS) go the same way. An error from libyaml already falls back
     to the pure parser; these are the cases where libyaml would succeed instead.
     """
-    return any(c in text for c in _DIVERGING)
+    return any(c in text for c in _DIVERGING) or _DIVERGING_TAG.search(text) is not None
 
 
 _DIVERGING = ("\t", "\ufeff", "\x85", "\u2028", "\u2029")
+#: A tag handle (``!name!``) whose name is not made of word characters: PyYAML stops
+#: with a scanner error, libyaml accepts it. Only tried at a ``!``, and each try ends
+#: at the next space or ``!``, so the search stays linear.
+_DIVERGING_TAG = re.compile(r"![^\s!]*[^0-9A-Za-z_\s!-][^\s!]*!")
 
 
 def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
