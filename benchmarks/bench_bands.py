@@ -12,7 +12,9 @@ Three cases, each on 92 days at one-minute steps (132,480 samples per series):
 * ``summarise`` on a single series (a 1 x n array);
 * ``analyse`` on a single series (a regular :class:`~policylint.readers.series.Series`),
   once on the spike-heavy data and once on a series without sample noise (a few
-  hundred spikes, like a quiet real trace).
+  hundred spikes, like a quiet real trace), and on the real GPU cluster trace in
+  ``tests/data`` (one month of the Helios trace, running + pending GPUs,
+  repeated to 92 days).
 
 Each case times three candidates on the same data:
 
@@ -102,6 +104,24 @@ def make_data(rows: int, samples: int, seed: int, noise: float = 0.05) -> np.nda
     np.add.at(delta, (r, (starts + widths).ravel()), -1.0)
     data += (np.cumsum(delta[:, :-1], axis=1) > 0) * np.rint(0.5 * level)
     return data
+
+
+REAL_TRACE = Path(__file__).resolve().parents[1] / "tests" / "data" / "helios_vc3sl_2020-05.csv"
+
+
+def real_trace(samples: int) -> np.ndarray | None:
+    """GPU demand (running + pending GPUs) of the Helios trace in tests/data, repeated to ``samples``.
+
+    One month at one-minute steps from a real GPU cluster; repeating it gives a
+    92-day series with real burst shapes. None when the file is not there.
+    """
+    if not REAL_TRACE.is_file():
+        return None
+    import pandas as pd
+
+    frame = pd.read_csv(REAL_TRACE, usecols=["running_gpu_num", "pending_gpu_num"])
+    month = (frame["running_gpu_num"] + frame["pending_gpu_num"]).to_numpy(dtype=np.float64)
+    return np.tile(month, -(-samples // month.size))[:samples].copy()
 
 
 def as_series(values: np.ndarray) -> Series:
@@ -362,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     quiet = make_data(1, samples, args.seed, noise=0.0)[0]
     quiet_series = as_series(quiet)
     quiet_pd = pd.Series(quiet.copy(), index=index)
+    real = real_trace(samples)
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
           f"{os.cpu_count()} CPUs, {platform.machine()}; CPU time, {args.rounds} rounds")
@@ -371,9 +392,12 @@ def main(argv: list[str] | None = None) -> int:
     spikes_one = check_summarise(one, one_df)
     spikes_an = check_analyse(one_series, one_pd)
     spikes_quiet = check_analyse(quiet_series, quiet_pd)
+    spikes_real = 0
+    if real is not None:
+        spikes_real = check_analyse(as_series(real), pd.Series(real.copy(), index=index))
     print(f"agreement: calculator = pandas reference on all {args.series} series "
           f"({spikes_2d:,} spikes; single series {spikes_one:,} spikes, analyse {spikes_an:,}; "
-          f"series without noise {spikes_quiet:,})")
+          f"series without noise {spikes_quiet:,}; real trace {spikes_real:,})")
 
     cases = [
         (f"summarise, {args.series} series in one 2-D array ({args.series * samples:,} samples)", {
@@ -397,6 +421,14 @@ def main(argv: list[str] | None = None) -> int:
             "numpy pass": lambda: np.sum(quiet_series.values),
         }),
     ]
+    if real is not None:
+        real_series = as_series(real)
+        real_pd = pd.Series(real.copy(), index=index)
+        cases.append((f"analyse, real GPU trace ({spikes_real:,} spikes)", {
+            "calculator": lambda: analyse(real_series, SETTINGS),
+            "pandas": lambda: pandas_analyse(real_pd),
+            "numpy pass": lambda: np.sum(real_series.values),
+        }))
     results = []
     for title, candidates in cases:
         results.append((title, report(title, measure(candidates, args.rounds, args.min_seconds))))
@@ -415,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
         profile("analyse, one series", lambda: analyse(one_series, SETTINGS), analyse_stages, 8)
         profile("analyse, one series without noise", lambda: analyse(quiet_series, SETTINGS),
                 analyse_stages, 8)
+        if real is not None:
+            real_one = as_series(real)
+            profile("analyse, real GPU trace", lambda: analyse(real_one, SETTINGS), analyse_stages, 8)
     return 0
 
 
