@@ -440,3 +440,16 @@ def test_summarise_matches_analyse_per_row() -> None:
         assert table.noise_count[row] == report.noise_spike_count
         assert report.baseline_queue is not None
         assert table.max_wait[row] == pytest.approx(report.baseline_queue.max_wait)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.0, 0.0, 0.5, 1.0, 2.5, 7.0, math.inf]), min_size=1, max_size=300),
+    st.sampled_from([50.0, 90.0, 95.0, 99.0, 99.9, 100.0]),
+)
+def test_wait_percentile_equals_the_general_percentile(waits: list[float], p: float) -> None:
+    """The zero-skipping wait percentile is the inverted-CDF percentile, exactly."""
+    from policylint.bands import percentile, wait_percentile_of
+
+    a = np.array(waits)
+    assert wait_percentile_of(a, p) == float(percentile(a, [p])[0])
