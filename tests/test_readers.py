@@ -526,6 +526,18 @@ def test_prometheus_nested_very_deep(tmp_path: Path) -> None:
     one_line_error(bands_cli(str(path)), "deep.json: not a Prometheus answer: JSON nested too deeply")
 
 
+def test_prometheus_time_too_large_for_a_float(tmp_path: Path) -> None:
+    """A JSON integer time of 400 digits overflows float: an error at its sample (found by fuzzing)."""
+    huge = "9" * 400
+    text = (
+        '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":'
+        f'[[{T0},"3"],[{T0 + 60},"4"],[{huge},"5"]]}}]}}}}'
+    )
+    path = write(tmp_path, "huge.json", text)
+    with pytest.raises(MeasurementError, match="sample 3 has a time too large to be a timestamp"):
+        read_series(path)
+
+
 def test_prometheus_limits(tmp_path: Path) -> None:
     values = [[(T0 + 15 * i) * 1000, "1"] for i in range(3)]  # milliseconds: not Prometheus
     doc = {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": values}]}}

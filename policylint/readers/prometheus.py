@@ -193,12 +193,26 @@ def _pairs(pairs: Any, label: str, name: str) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError
         times = table[:, 0].astype(np.float64)
         raw = table[:, 1].astype(np.str_)
+    except OverflowError:
+        # a JSON integer time beyond any float: the number itself is not a time
+        bad = next((i for i, p in enumerate(pairs) if _is_pair(p) and not _fits_float(p[0])), 0)
+        raise MeasurementError(
+            f"series {label}: sample {bad + 1} has a time too large to be a timestamp", source=name, row=bad + 1
+        ) from None
     except (ValueError, TypeError):
         bad = next((i for i, p in enumerate(pairs) if not _is_pair(p)), 0)
         raise MeasurementError(
             f'series {label}: sample {bad + 1} is not a [time, "value"] pair', source=name, row=bad + 1
         ) from None
     return times, raw
+
+
+def _fits_float(value: Any) -> bool:
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _is_pair(item: Any) -> bool:
