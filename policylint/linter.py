@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from policylint.history import Change
     from policylint.readers.limits import TraceLimits
     from policylint.ruleset import RuleSet
+    from policylint.views import View
 
 
 @dataclass
@@ -65,6 +66,8 @@ class LintResult:
     baselined: list[Finding] = field(default_factory=list)
     #: baseline entries that no longer match any finding (fixed or stale)
     stale_baseline: list[dict[str, str]] = field(default_factory=list)
+    #: the facts the rules judged (kept so that --fix reads the same numbers without measuring again)
+    views: list[View] = field(default_factory=list)
 
 
 def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
@@ -124,7 +127,8 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     if options.ruleset is None:
         result.findings = sort_findings(findings)
         return result
-    findings.extend(judge(model, options))
+    judged, result.views = judge(model, options)
+    findings.extend(judged)
     from policylint.filter import FilterSettings, apply_filters
 
     now = options.now or dt.datetime.now(dt.timezone.utc)
@@ -143,8 +147,8 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     return result
 
 
-def judge(model: Model, options: LintOptions) -> list[Finding]:
-    """Measure (once per run), build views and evaluate the selected rules."""
+def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]]:
+    """Measure (once per run), build views and evaluate the selected rules; the views come back too."""
     from policylint.evaluate import evaluate
     from policylint.measure import measure, measure_pools
     from policylint.views import build_views
@@ -170,4 +174,4 @@ def judge(model: Model, options: LintOptions) -> list[Finding]:
         )
     views = build_views(model, facts, now, history, pools)
     findings.extend(evaluate(rules, views, options.ruleset.params))
-    return findings
+    return findings, views

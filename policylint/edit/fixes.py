@@ -76,6 +76,9 @@ class FixOutcome:
 
 
 def _views(result: LintResult, options: LintOptions) -> list[View]:
+    """The views the run judged; measured again only for a result that kept none."""
+    if result.views:
+        return result.views
     from policylint.measure import measure, measure_pools
     from policylint.views import build_views
 
