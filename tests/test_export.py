@@ -140,7 +140,7 @@ def test_a_pool_naming_a_flavor_cannot_also_list_labels(tmp_path: Path) -> None:
     out = tmp_path / "out"
     code, stdout, err = run_cli(["export", "kueue", str(repo), "--output", str(out)])
     assert code == 1 and stdout == ""
-    assert re.search(r"clusters/prod-east\.yaml:\d+:\d+: PL010 ", err), err
+    assert re.search(r"clusters/prod-east\.yaml:\d+:\d+: PL010 Cluster: unknown field .labels. in .spec/pools/1/nodes. \(allowed: resourceFlavor\)", err), err
     assert "nothing exported" in err and not out.exists()
 
 

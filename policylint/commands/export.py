@@ -121,8 +121,7 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
 
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
-    from policylint.linter import load_sources
-    from policylint.load import is_scheduler_doc
+    from policylint.load import discover, display_path, is_scheduler_doc, load_file
     from policylint.schedulers import export
     from policylint.schedulers.quantity import GPU_RESOURCES
     from policylint.schedulers.update import update
@@ -130,7 +129,9 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     for path in args.update:
         if not path.exists():
             raise PolicylintError(f"--update {path}: no such file or folder")
-    sources = load_sources(args.update, options)
+    # Every file, not only those that look like policylint input: a manifest with a YAML
+    # error may hold a ClusterQueue the update would otherwise silently miss.
+    sources = [load_file(path, display_path(path), options.limits) for path, _ in discover(args.update, options.exclude, options.root)]
     if _refuse([f for s in sources for f in s.findings], Severity.ERROR, "--update MANIFESTS"):
         return 1
     sources = [s for s in sources if any(is_scheduler_doc(d) for d in s.documents)]
