@@ -129,6 +129,7 @@ def test_update_volcano_queues(tmp_path: Path) -> None:
     exported = path.read_text(encoding="utf-8")
     hand = exported.replace("      nvidia.com/gpu: 53", "      nvidia.com/gpu: 60\n      cpu: 400")
     hand = hand.replace("    nvidia.com/gpu: 56", "    nvidia.com/gpu: 70\n    memory: 2Ti")
+    hand = hand.replace("    # fair share = the guarantee (53): anything above it is borrowed and reclaimable\n    nvidia.com/gpu: 53", "    nvidia.com/gpu: 65")
     assert hand != exported
     path.write_text(hand, encoding="utf-8")
     code, out, err = run_cli(["export", "volcano", str(repo), "--update", str(repo / "volcano"), *NOW_ARG])
@@ -136,13 +137,36 @@ def test_update_volcano_queues(tmp_path: Path) -> None:
     after = path.read_text(encoding="utf-8")
     assert _changed_lines(hand, after) == [
         ("      nvidia.com/gpu: 60\n", "      nvidia.com/gpu: 53\n"),
+        ("    nvidia.com/gpu: 65\n", "    nvidia.com/gpu: 56\n"),  # deserved above the new capability: lowered to it
         ("    nvidia.com/gpu: 70\n", "    nvidia.com/gpu: 56\n"),
     ]
     doc = validate_manifests(after)[0]
     assert doc["spec"]["guarantee"]["resource"] == {"nvidia.com/gpu": 53, "cpu": 400}
     assert doc["spec"]["capability"] == {"nvidia.com/gpu": 56, "memory": "2Ti"}
+    assert "serving deserved/nvidia.com/gpu 65 -> 56 (kept within guarantee 53 .. capability 56, as Volcano requires)" in err
 
 
 def test_volcano_crd_is_the_copied_one() -> None:
     assert (DATA / "crds" / "scheduling.volcano.sh_queues.yaml").exists()
     assert yaml.safe_load((DATA / "crds" / "scheduling.volcano.sh_queues.yaml").read_text())["kind"] == "CustomResourceDefinition"
+
+
+def test_fresh_export_of_a_hami_queue_keeps_its_flavor_and_resources(repo: Path) -> None:
+    code, out, err = run_cli(["export", "kueue", str(repo), *NOW_ARG])
+    assert code == 0, err
+    docs = validate_manifests(out.replace("# file: ", "#"))
+    assert "ResourceFlavor" not in {d["kind"] for d in docs}  # h100 and h200 exist: named, not rewritten
+    serving = next(d for d in docs if d["kind"] == "ClusterQueue" and d["metadata"]["name"] == "serving")
+    group = serving["spec"]["resourceGroups"][0]
+    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", "nvidia.com/total-gpucores", "nvidia.com/total-gpumem"]
+    flavor = group["flavors"][0]
+    assert flavor["name"] == "h200"
+    assert flavor["resources"] == [
+        {"name": "cpu", "nominalQuota": 384},
+        {"name": "memory", "nominalQuota": "3Ti"},
+        {"name": "nvidia.com/gpu", "nominalQuota": 22, "borrowingLimit": 2},
+        {"name": "nvidia.com/total-gpucores", "nominalQuota": 4000},
+        {"name": "nvidia.com/total-gpumem", "nominalQuota": "5640Gi"},
+    ]
+    local = [d for d in docs if d["kind"] == "LocalQueue" and d["metadata"]["name"] == "serving"]
+    assert [d["metadata"]["namespace"] for d in local] == ["product-ai"]  # the existing LocalQueue's namespace

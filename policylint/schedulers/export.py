@@ -57,8 +57,9 @@ class PoolPlan:
     existing_flavor: str | None = None
     #: namespaces that submit to the pool (declared, or those of the LocalQueues its workloads name)
     namespaces: list[str] = field(default_factory=list)
-    #: the ClusterQueue's other resources on this flavor, kept as read: (name, quota fields), in covered order
-    kept_resources: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: the ClusterQueue's resources on this flavor in coveredResources order: (name, quota fields kept
+    #: as read), with None for the GPU resource that policylint sizes; empty: the GPU alone
+    kept_resources: list[tuple[str, dict[str, Any] | None]] = field(default_factory=list)
     flavor: str = ""
 
     @property
@@ -174,9 +175,16 @@ def _from_kueue(p: Pool, out: PoolPlan, index: Any) -> None:
 
     by_name = {str(r.get("name")): r for r in flavor.get("resources") or [] if isinstance(r, dict)}
     for name in [str(c) for c in group.get("coveredResources") or []]:
-        if name in by_name and name not in GPU_RESOURCES:
-            quotas = {k: v for k, v in by_name[name].items() if k in ("nominalQuota", "borrowingLimit", "lendingLimit")}
-            out.kept_resources.append((name, quotas))
+        if name not in by_name:
+            continue
+        if name in GPU_RESOURCES:
+            if all(q is not None for _, q in out.kept_resources):  # the first GPU resource carries the sized quota
+                out.kept_resources.append((name, None))
+            continue
+        quotas = {k: v for k, v in by_name[name].items() if k in ("nominalQuota", "borrowingLimit", "lendingLimit")}
+        out.kept_resources.append((name, quotas))
+    if all(q is not None for _, q in out.kept_resources):
+        out.kept_resources.append((GPU, None))
     cq = str(p.scheduler.get("queue"))
     local = getattr(index, "local_queues", {}) or {}
     names = {key.split("/", 1)[0] for key, doc in local.items() if (doc.data.get("spec") or {}).get("clusterQueue") == cq}
@@ -301,17 +309,26 @@ def _namespace_selector(p: PoolPlan) -> str:
     if not p.namespaces:
         return "  namespaceSelector: {}  # every namespace; declare namespaces: on the pool to admit only its own"
     match = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": p.namespaces}]}
-    return f"  namespaceSelector: {_flow(match)}  # the namespaces declared for the pool"
+    return f"  namespaceSelector: {_flow(match)}  # the namespaces that submit to the pool"
 
 
 def _cluster_queue(p: PoolPlan) -> str:
-    covered = [name for name, _ in p.kept_resources] + [GPU]
-    kept: list[str] = []
-    for name, quotas in p.kept_resources:
-        kept.append(f"      - name: {_q(name)}")
-        kept.append(f"        # kept as ClusterQueue {p.queue} has it: policylint sizes GPUs only")
-        kept += [f"        {k}: {_q(v)}" for k, v in quotas.items()] or ["        nominalQuota: 0"]
     borrowing = f"borrowed within cohort {p.cohort}"
+    resources = p.kept_resources or [(GPU, None)]
+    covered = [name for name, _ in resources]
+    listed: list[str] = []
+    for name, quotas in resources:
+        listed.append(f"      - name: {_q(name)}")
+        if quotas is None:
+            listed += [
+                *_gpu_numbers(p, "        ", borrowing)[:1],
+                f"        nominalQuota: {p.guaranteed}",
+                *_gpu_numbers(p, "        ", borrowing)[1:],
+                f"        borrowingLimit: {p.borrow}",
+            ]
+            continue
+        listed.append(f"        # kept as ClusterQueue {p.queue} has it: policylint sizes GPUs only")
+        listed += [f"        {k}: {_q(v)}" for k, v in quotas.items()] or ["        nominalQuota: 0"]
     flavor_note = (
         f"    # ResourceFlavor {p.flavor} exists already; policylint does not write it"
         if p.existing_flavor is not None
@@ -339,12 +356,7 @@ def _cluster_queue(p: PoolPlan) -> str:
         flavor_note,
         f"    - name: {_q(p.flavor)}",
         "      resources:",
-        *kept,
-        f"      - name: {_q(GPU)}",
-        *_gpu_numbers(p, "        ", borrowing)[:1],
-        f"        nominalQuota: {p.guaranteed}",
-        *_gpu_numbers(p, "        ", borrowing)[1:],
-        f"        borrowingLimit: {p.borrow}",
+        *listed,
     ]
     return "\n".join(lines)
 

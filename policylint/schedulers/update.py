@@ -12,7 +12,8 @@ the GPU quota numbers, with the byte-preserving editor of :mod:`policylint.edit`
   ``borrowingLimit`` = daily band - baseline, inserted after ``nominalQuota``
   when the resource has none (no limit would let it borrow everything). A
   ClusterQueue without a cohort cannot borrow; that is reported, not invented.
-* Volcano: ``guarantee.resource`` = baseline band, ``capability`` = daily band.
+* Volcano: ``guarantee.resource`` = baseline band, ``capability`` = daily band;
+  ``deserved`` stays unless it would fall outside the two, then it moves to the nearer one.
 
 Pools that no existing object carries come back as :attr:`UpdateOutcome.missing`,
 for the caller to write as new objects. After the edits the new texts are read
@@ -53,7 +54,8 @@ class QuotaEdit:
     why: str
 
     def describe(self) -> str:
-        key = str(self.where[-1]) if self.where[-1] != "nvidia.com/gpu" else "/".join(str(p) for p in self.where[-3:])
+        # Kueue: the field name says it all; Volcano: the resource name needs its map (spec/capability/...)
+        key = "/".join(str(p) for p in self.where[1:]) if "/" in str(self.where[-1]) else str(self.where[-1])
         change = f"{self.old} -> {self.new}" if self.old is not None else f"added: {self.new}"
         return f"{self.file}: {self.queue} {key} {change} ({self.why})"
 
@@ -217,6 +219,16 @@ def _volcano_edits(plan: PoolPlan, doc: Document, gpu_resources: tuple[str, ...]
             notes.append(f"{head}: {shown}.{keys[0]} is not written as a whole number; set it to {value} by hand")
             continue
         out.append(QuotaEdit(doc.file, doc.source.path, doc.index, (*where, keys[0]), plan.queue, old, value, why))
+    # Volcano refuses a queue whose deserved share lies outside guarantee..capability:
+    # a deserved GPU share is kept unless the new numbers put it outside, then moved to the nearest end.
+    deserved = mapping(spec.get("deserved"))
+    keys = [k for k in deserved if k in gpu_resources]
+    if len(keys) == 1 and (old := _whole(deserved[keys[0]])) is not None:
+        low, high = plan.guaranteed, plan.guaranteed + plan.borrow
+        new = min(max(old, low), high)
+        if new != old:
+            why = f"kept within guarantee {low} .. capability {high}, as Volcano requires"
+            out.append(QuotaEdit(doc.file, doc.source.path, doc.index, ("spec", "deserved", keys[0]), plan.queue, old, new, why))
     return out
 
 
