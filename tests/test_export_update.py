@@ -170,3 +170,25 @@ def test_fresh_export_of_a_hami_queue_keeps_its_flavor_and_resources(repo: Path)
     ]
     local = [d for d in docs if d["kind"] == "LocalQueue" and d["metadata"]["name"] == "serving"]
     assert [d["metadata"]["namespace"] for d in local] == ["product-ai"]  # the existing LocalQueue's namespace
+
+
+def test_what_cannot_be_done_is_reported_not_guessed(repo: Path) -> None:
+    kueue = repo / "kueue"
+    cohort = kueue / "cohort.yaml"
+    # the cohort lends no h200 GPUs any more: serving's borrowingLimit of 2 cannot be met
+    cohort.write_text(cohort.read_text().replace("        # serving borrows 2\n        nominalQuota: 2", "        nominalQuota: 0"))
+    path = kueue / "cluster-queues.yaml"
+    # batch's quota in milli-units is not a number the editor rewrites
+    path.write_text(path.read_text().replace("nominalQuota: 16\n", "nominalQuota: 16000m\n"))
+    code, out, err = _update(repo)
+    assert code == 0, err
+    assert "note: serving: reads back as 22 guaranteed + 0 borrowable GPUs, not 22 + 2: the rest of its cohort cannot lend that much" in err
+    assert "ClusterQueue batch: nominalQuota is not written as a whole number; set it to 16 by hand" in err
+    assert "nominalQuota: 16000m\n" in path.read_text()
+
+
+def test_update_arguments(tmp_path: Path) -> None:
+    code, _, err = run_cli(["export", "kueue", str(EXAMPLES / "kueue"), "--dry-run"])
+    assert code == 2 and "--dry-run needs --update MANIFESTS" in err
+    code, _, err = run_cli(["export", "kueue", str(EXAMPLES / "kueue"), "--update", str(tmp_path / "nowhere")])
+    assert code == 2 and "no such file or folder" in err
