@@ -100,6 +100,9 @@ def test_a_pool_without_an_object_gets_new_ones(repo: Path) -> None:
     code, out, err = _update(repo)
     assert code == 0, err
     assert "new objects for pools without one: east/batch" in err
+    code, diff, err = _update(repo, "--dry-run")
+    assert code == 0 and "kind: ClusterQueue" not in diff and "1 new manifest file not written" in err
+    code, out, err = _update(repo)
     docs = validate_manifests(out)
     # the flavor and the cohort exist already: only the ClusterQueue and its LocalQueue are new,
     # in the namespace the existing LocalQueue declares

@@ -164,7 +164,8 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
             sys.stderr.write("  note: the new ClusterQueues borrow in an existing Cohort: make sure it can lend their borrowingLimit\n")
     else:
         files = export.volcano(outcome.missing, existing_parents=outcome.queues)
-    if args.dry_run and args.output is not None:
-        sys.stderr.write(f"  (dry run: {len(files)} new files not written to {args.output})\n")
+    if args.dry_run:
+        # stdout holds the diff alone, so that it can be applied as it is
+        sys.stderr.write(f"  (dry run: {len(files)} new manifest file{'s' if len(files) != 1 else ''} not written; run without --dry-run to get them)\n")
         return 0
     return _write_new(args, files)
