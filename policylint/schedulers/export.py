@@ -5,6 +5,14 @@ Per pool with workloads: guaranteed quota = the pool's pooled baseline-band GPUs
 the pooled daily band inside the cohort (Kueue) or parent queue (Volcano); nothing
 for the peak band, which waits in the queue.
 Every number carries a YAML comment naming the workloads and the band it comes from.
+
+Nothing is guessed: node selection comes only from the pool's ``nodes`` (or the
+existing ResourceFlavor it names, or the flavor a Kueue pool was read from) and
+LocalQueue namespaces only from its ``namespaces`` (or the LocalQueues a Kueue
+pool already has); without them the output says, in a comment, what to fill in.
+A declared ``overflow: reject`` is stated as something neither scheduler can
+enforce, with where to enforce it. Changing existing manifests in place is
+:mod:`policylint.schedulers.update`.
 """
 
 from __future__ import annotations
