@@ -20,7 +20,7 @@ NAME = "export"
 HELP = "write Kueue or Volcano quotas sized from the measured bands (baseline guaranteed, daily borrowed)"
 DESCRIPTION = (
     "Read the capacity repository at PATH, compute every pool's bands and write, per pool, a Kueue "
-    "ClusterQueue (with LocalQueues per team) or a Volcano Queue: guaranteed quota = baseline band, "
+    "ClusterQueue (with a LocalQueue per declared namespace) or a Volcano Queue: guaranteed quota = baseline band, "
     "borrowing up to the daily band, nothing for the peak band. Comments explain every number. "
     "With --update MANIFESTS, the GPU quotas of the existing ClusterQueues (Queues) are changed in place "
     "and nothing else in those files; pools without one get new objects. A model with errors exports nothing (exit 1)."
