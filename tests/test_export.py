@@ -258,3 +258,20 @@ def test_export_import_is_cheap() -> None:
     code = "import sys, policylint.commands.export; print('policylint.linter' in sys.modules, 'numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize(
+    ("toleration", "message"),
+    [
+        ("{operator: Equal, value: x}", "'spec/pools/0/nodes/tolerations/0/operator' must be one of: Exists (got 'Equal')"),
+        ("{key: k, effect: NoSchedule, tolerationSeconds: 30}", "'spec/pools/0/nodes/tolerations/0/effect' must be one of: NoExecute (got 'NoSchedule')"),
+    ],
+)
+def test_tolerations_kubernetes_would_refuse_are_schema_errors(tmp_path: Path, toleration: str, message: str) -> None:
+    repo = _declared_repo(tmp_path)
+    path = repo / "clusters" / "prod-east.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("tolerations: [{key: dedicated, operator: Equal, value: serving, effect: NoSchedule}]", f"tolerations: [{toleration}]"))
+    code, out, err = run_cli(["export", "kueue", str(repo)])
+    assert code == 1 and out == ""
+    assert message in err
