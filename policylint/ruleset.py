@@ -10,6 +10,7 @@ message naming the file and the rule key (exit 2).
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,38 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "boolean": (bool,),
 }
+
+
+@functools.cache
+def catalogue() -> dict[str, tuple[str, Severity]]:
+    """Code -> (name, default severity) of every bundled rule, read from the rule files.
+
+    The steps that emit built-in findings (load, validate, resolve, measure,
+    schedulers, filter) take a rule's name and severity from here instead of
+    writing them out, so the rule files stay the one source. Only the two keys
+    are read (no validation): the loader's cost must stay small on runs that
+    never load the full rule set. Severity overrides of a run are applied later,
+    by the filter step, from the configured :class:`RuleSet`.
+    """
+    import yaml
+
+    from policylint.resources import rules_dir
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[str, tuple[str, Severity]] = {}
+    for path in sorted(rules_dir().glob("*.y*ml")):
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
+        for raw in (data or {}).get("rules", []):
+            out[str(raw["code"])] = (str(raw["name"]), Severity.parse(str(raw["severity"])))
+    return out
+
+
+def builtin(code: str) -> tuple[str, Severity]:
+    """(name, default severity) of a bundled rule; a code missing from the rule files is a bug."""
+    try:
+        return catalogue()[code]
+    except KeyError:
+        raise LookupError(f"rule {code} is emitted but defined in no bundled rule file") from None
 
 
 def _load_file(path: Path) -> list[dict[str, Any]]:

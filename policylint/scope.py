@@ -102,7 +102,8 @@ def narrow(result: LintResult, changed: Iterable[Path], config: Config | None = 
     def keep(file: str, subject: str) -> bool:
         return _abs(file) in files or (bool(subject) and subject in subjects)
 
-    result.findings = [f for f in result.findings if keep(f.file, f.subject)]
-    result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file, f.subject)]
-    result.baselined = [f for f in result.baselined if keep(f.file, f.subject)]
+    # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
+    result.findings = [f for f in result.findings if keep(f.file, f.key().subject)]
+    result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file, f.key().subject)]
+    result.baselined = [f for f in result.baselined if keep(f.file, f.key().subject)]
     return result
