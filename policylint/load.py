@@ -150,21 +150,22 @@ class Document:
     ) -> Finding:
         """A finding located at ``path`` inside this document.
 
-        The rule's name and default severity come from the rule catalogue by
-        ``code`` (``name`` is kept for readability of the call sites only).
+        Without ``severity`` (the steps' built-in checks), the rule's name and
+        severity come from the rule catalogue by ``code``; ``name`` only keeps the
+        call sites readable. The evaluator passes both from the loaded rule.
         """
         from policylint.ruleset import builtin
 
         p = tuple(path)
         line, col = self.positions.locate(p)
-        rule_name, default = builtin(code)
+        rule_name, default = builtin(code) if severity is None else (name, severity)
         return Finding(
             file=self.file,
             line=line,
             column=col,
             code=code,
             name=rule_name,
-            severity=default if severity is None else severity,
+            severity=default,
             message=message,
             hint=hint,
             doc_index=self.index,
