@@ -18,7 +18,7 @@ import string
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from policylint.finding import Finding, Subject
+from policylint.finding import Finding, Subject, pool_subject
 from policylint.rule import Rule
 from policylint.views import View
 
@@ -281,8 +281,11 @@ def _problem_figures(problem: Mapping[str, Any]) -> tuple[float, float] | None:
 
 def subject_of(view: View) -> Subject:
     """The typed identity of a view's subject: its kind and qualified name (never its label)."""
-    name = view.facts.get("qualified") if view.subject == "pool" else None
-    return Subject(view.subject, str(name if name is not None else view.facts.get("name", view.label)))
+    facts = view.facts
+    if view.subject == "pool":
+        scheduler = facts.get("scheduler")
+        return pool_subject(str(facts.get("cluster")), str(facts.get("name")), str(scheduler) if scheduler else None)
+    return Subject(view.subject, str(facts.get("name", view.label)))
 
 
 def evaluate_rule(rule: Rule, view: View, params: Mapping[str, Any]) -> list[Finding]:

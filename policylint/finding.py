@@ -43,6 +43,21 @@ class Subject:
         return f"{self.kind} {self.name}"
 
 
+def pool_subject(cluster: str, pool: str, scheduler: str | None = None) -> Subject:
+    """The identity of a pool, whatever document declares it.
+
+    A policylint pool is ``<cluster>/<pool>``. A scheduler queue (Kueue
+    ClusterQueue, Volcano Queue) is named by its scheduler and queue:
+    ``kueue:<queue>``. Queue names are unique per scheduler, whereas the
+    synthetic cluster a queue is shown under can be renamed (``kueue-shared``
+    when a policylint Cluster already uses ``shared``) by a change elsewhere;
+    the key must not move with it. ``:`` never occurs in policylint names.
+    """
+    if scheduler:
+        return Subject("pool", f"{scheduler}:{pool}")
+    return Subject("pool", f"{cluster}/{pool}")
+
+
 class FindingKey(NamedTuple):
     """The line-independent identity of a finding (see :meth:`Finding.key`)."""
 

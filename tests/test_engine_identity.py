@@ -223,3 +223,27 @@ def test_ignoring_a_rule_does_not_make_its_used_suppression_unused(small: Path) 
     assert "PL202" not in {f["code"] for f in findings} and "PL032" not in {f["code"] for f in findings}
     _, findings = check_json(small, "--select", "PL0,PL202", "--ignore", "PL202")
     assert [f["code"] for f in findings if f["code"].startswith("PL03")] == []
+
+
+def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: Path) -> None:
+    # A Kueue cohort is shown as a cluster named after it, or "kueue-<cohort>" once a
+    # policylint Cluster takes that name: the label moves, the baseline key must not.
+    shutil.copytree(REPO / "tests" / "rules" / "PL904", tmp_path / "rules" / "PL904")
+    shutil.copytree(REPO / "tests" / "rules" / "_traces", tmp_path / "rules" / "_traces")
+    root = tmp_path / "rules"  # the traces sit beside the fixture, inside the root
+    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL904]\n', encoding="utf-8")
+    repo = root / "PL904" / "fail"
+    assert run_cli(["baseline", "-o", "baseline.json", "PL904/fail"], cwd=root)[0] == 0
+    entries = json.loads((root / "baseline.json").read_text(encoding="utf-8"))["findings"]
+    assert [(e["code"], e["subject"]) for e in entries] == [("PL904", "pool kueue:chat")]
+    (repo / "shared.yaml").write_text(textwrap.dedent("""\
+        apiVersion: policylint/v1
+        kind: Cluster
+        metadata: {name: shared}
+        spec:
+          pools:
+            - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
+        """), encoding="utf-8")
+    code, findings = check_json(root, "PL904/fail")
+    assert [(f["code"], f["subject"]) for f in findings] == [("PL904", "pool kueue-shared/chat")]
+    assert check_json(root, "PL904/fail", "--baseline", "baseline.json") == (0, [])
