@@ -110,7 +110,7 @@ def _meta(file: str, line: int, column: int, code: str, name: str, message: str,
     """A finding about a suppression comment; name and severity come from the rule catalogue."""
     from policylint.ruleset import builtin
 
-    rule_name, severity = builtin(code)
+    rule_name, severity = builtin(code, name)
     return Finding(file=file, line=line, column=column, code=code, name=rule_name, severity=severity, message=message, hint=hint)
 
 

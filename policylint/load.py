@@ -158,7 +158,7 @@ class Document:
 
         p = tuple(path)
         line, col = self.positions.locate(p)
-        rule_name, default = builtin(code) if severity is None else (name, severity)
+        rule_name, default = builtin(code, name) if severity is None else (name, severity)
         return Finding(
             file=self.file,
             line=line,
@@ -198,7 +198,7 @@ class SourceFile:
     ) -> Finding:
         from policylint.ruleset import builtin
 
-        rule_name, severity = builtin(code)  # name and severity from the rule catalogue
+        rule_name, severity = builtin(code, name)  # name and severity from the rule catalogue
         return Finding(
             file=self.display,
             line=line,
