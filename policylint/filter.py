@@ -1,8 +1,11 @@
 """Step 6: decide which findings are reported.
 
-In order: rule selection (select / ignore / per-file-ignores), inline
-suppressions written in the linted YAML, and the baseline file. Suppressions
-must give a reason; they may expire; those that hide nothing are reported.
+In order: inline suppressions written in the linted YAML are matched against
+every finding, then rule selection (select / ignore / per-file-ignores) drops
+findings, then the baseline file hides accepted ones - unless their figures got
+worse. Matching before selecting keeps a suppression whose rule is switched
+off from being called unused. Suppressions must give a reason; they may
+expire; those that hide nothing are reported.
 
 Suppression comments::
 
