@@ -16,10 +16,7 @@ from pathlib import Path
 from policylint.errors import PolicylintError
 
 NAME = "baseline"
-HELP = (
-    "write a baseline file of the current findings (keyed on rule, file and document path, not lines;"
-    " a finding whose figures get worse than recorded is reported again)"
-)
+HELP = "write a baseline file of the current findings (keyed on rule, file and document path, not lines)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
