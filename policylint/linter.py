@@ -148,15 +148,15 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
 
 
 def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]]:
-    """Measure (once per run), build views and evaluate the selected rules; the views come back too."""
+    """Measure (once per run), build views and evaluate every rule (the filter selects); the views come back too."""
     from policylint.evaluate import evaluate
     from policylint.measure import measure, measure_pools
     from policylint.views import build_views
 
     assert options.ruleset is not None
     now = options.now or dt.datetime.now(dt.timezone.utc)
-    selected = options.selected if options.selected is not None else set(options.ruleset.rules)
-    rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
+    # Every rule runs; selection happens in the filter step, after suppressions are matched.
+    rules = [r for r in options.ruleset.sorted() if not r.builtin]
     facts, findings = measure(
         model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs
     )
