@@ -220,7 +220,7 @@ def _delta(value: int | None) -> str:
     if value is None:
         return "–"
     css = "delta-over" if value > 0 else "delta-under" if value < 0 else "delta-zero"
-    return f'<span class="{css}">{value:+d}</span>'
+    return f'<span class="{css}">{value:+d}</span>' if value else f'<span class="{css}">0</span>'
 
 
 def _pool_table(subjects: _Subjects) -> str:

@@ -220,15 +220,15 @@ def pool_chart(
     # Capacity lines, labelled on the right; labels pushed apart so none overlaps.
     placed: list[tuple[float, Line]] = sorted(((y(ln.value), ln) for ln in lines), key=lambda p: (-p[0], p[1].label))
     label_y: list[float] = []
-    for yy, _ in placed:  # bottom to top
-        wanted = min(yy, label_y[-1] - 13.0) if label_y else yy
+    for line_y, _ in placed:  # bottom to top
+        wanted = min(line_y, label_y[-1] - 13.0) if label_y else line_y
         label_y.append(wanted)
     shift = max(0.0, y0 + 6 - label_y[-1]) if label_y else 0.0
-    for (yy, ln), ly in zip(placed, label_y, strict=True):
+    for (line_y, ln), ly in zip(placed, label_y, strict=True):
         ly += shift
-        parts.append(f'<line class="cap {ln.css}" x1="{x0}" x2="{x0 + pw}" y1="{_n(yy)}" y2="{_n(yy)}"/>')
+        parts.append(f'<line class="cap {ln.css}" x1="{x0}" x2="{x0 + pw}" y1="{_n(line_y)}" y2="{_n(line_y)}"/>')
         parts.append(
-            f'<path class="leader {ln.css}" d="M{x0 + pw} {_n(yy)}L{x0 + pw + 8} {_n(ly)}"/>'
+            f'<path class="leader {ln.css}" d="M{x0 + pw} {_n(line_y)}L{x0 + pw + 8} {_n(ly)}"/>'
             f'<text class="cap-label {ln.css}" x="{x0 + pw + 11}" y="{_n(ly)}" dy="0.32em">'
             f"{escape(ln.label)} {_gpus(ln.value)}</text>"
         )
