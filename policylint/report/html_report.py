@@ -345,9 +345,10 @@ def _pool_section(view: View, pooled: PoolFacts | None, subjects: _Subjects) -> 
         per_column = down.samples_per_column
         if per_column > 1:
             sampling = (
-                f"{grid.times.size:,} samples at {_num(report.step_seconds)} s steps drawn in {down.low.size:,} "
-                f"pixel columns of about {per_column:,.0f} samples ({_duration(per_column * report.step_seconds)}) each; "
-                "every column spans the lowest to the highest sample it covers, so no peak is lost"
+                f"Downsampled: {grid.times.size:,} samples at {_num(report.step_seconds)} s steps drawn in "
+                f"{down.low.size:,} columns (about one screen pixel each) of about {per_column:,.0f} samples "
+                f"({_duration(per_column * report.step_seconds)}) each; every column spans the lowest to the highest "
+                "sample it covers, so no peak is lost"
             )
         else:
             sampling = f"{grid.times.size:,} samples at {_num(report.step_seconds)} s steps, one column each"
