@@ -139,6 +139,9 @@ def _assert_numbers(repo: Path, items: list[tuple[str, dict[str, str]]]) -> None
     assert summary == {k: checked["summary"][k] for k in summary} and len(summary) == 8
     rules = {d["rule"]: int(d["count"]) for _, d in items if "rule" in d}
     assert rules == dict(Counter(f["code"] for f in checked["findings"]))
+    # every finding is listed once: with its pool, its workload's pool, its proposal, or among the others
+    listed = Counter(d["code"] for tag, d in items if tag == "li" and "code" in d)
+    assert listed == Counter(f["code"] for f in checked["findings"])
     rows = {d["pool"]: d for tag, d in items if tag == "tr" and "pool" in d}
     sections = {d["pool"]: d for tag, d in items if tag == "section" and "pool" in d}
     assert sorted(rows) == sorted(sections) and rows
