@@ -56,6 +56,11 @@ class Config:
     max_trace_bytes: int | None = None
     max_trace_rows: int | None = None
     max_grid_samples: int | None = None
+    #: ``prometheus`` section, for ``policylint pull`` (the CA file resolved against the config's folder)
+    prometheus_url: str | None = None
+    prometheus_ca_file: Path | None = None
+    prometheus_timeout_seconds: float = 60.0
+    prometheus_max_attempts: int = 5
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as plain data (``policylint config``)."""
@@ -74,6 +79,12 @@ class Config:
             "rules": self.rules,
             "gpu-resources": self.gpu_resources or None,
             "limits": self._limits_dict(),
+            "prometheus": {
+                "url": self.prometheus_url,
+                "ca-file": str(self.prometheus_ca_file) if self.prometheus_ca_file else None,
+                "timeout-seconds": self.prometheus_timeout_seconds,
+                "max-attempts": self.prometheus_max_attempts,
+            },
         }
 
     def _limits_dict(self) -> dict[str, int]:
@@ -431,4 +442,10 @@ def load_config(
     config.max_file_bytes = limits.get("max-file-bytes")
     config.max_nodes = limits.get("max-nodes")
     config.max_documents = limits.get("max-documents")
+    prom = raw.get("prometheus", {})
+    config.prometheus_url = prom.get("url")
+    if "ca-file" in prom:
+        config.prometheus_ca_file = base / prom["ca-file"]
+    config.prometheus_timeout_seconds = float(prom.get("timeout-seconds", 60.0))
+    config.prometheus_max_attempts = int(prom.get("max-attempts", 5))
     return config
