@@ -338,14 +338,23 @@ def test_provenance_rules_judge_what_pull_wrote(servers: Servers, tmp_path: Path
     later = today + dt.timedelta(days=8)
     assert codes(later.strftime("%Y-%m-%dT%H:%M:%SZ")) == ["PL131:13", "PL131:26"]  # the two trace paths
     workload = repo / "workloads" / "chat.yaml"
-    workload.write_text(WORKLOAD.replace("{model: chat}", "{model: chat-v2}"), encoding="utf-8")
+    workload.write_text(WORKLOAD.replace("{model: chat}", "{model: rerank}"), encoding="utf-8")
     code, out, _ = run_cli(["check", str(repo), "--select", "PL130"])
     assert code == 1
-    assert 'asks for `sum(vllm:num_requests_running{model_name="chat-v2"})`' in out
+    assert 'asks for `sum(vllm:num_requests_running{model_name="rerank"})`' in out
     assert 'pulled with `sum(vllm:num_requests_running{model_name="chat"})`' in out
     # a new pull brings the trace back in line with its declaration
     assert run_cli(["pull", str(repo), "--end", str(END), "--quiet"])[:2] == (0, "")
     assert run_cli(["check", str(repo), "--select", "PL130"])[0] == 0
+    [rerank] = _values(repo / "measurements" / "chat.json")
+    assert [float(v) for _, v in rerank["values"]] == [float(_running(i) + 5) for i in range(N)]
+    # a query that matches nothing leaves the committed trace as it was, exit 2
+    workload.write_text(WORKLOAD.replace("{model: chat}", "{model: gone}"), encoding="utf-8")
+    before = (repo / "measurements" / "chat.json").read_bytes()
+    code, _, err = run_cli(["pull", str(repo), "--end", str(END), "--quiet"])
+    assert code == 2
+    assert "at key 'spec.concurrency.trace.prometheus': the query returned no series" in err
+    assert (repo / "measurements" / "chat.json").read_bytes() == before
 
 
 @pytest.mark.realtool
