@@ -545,3 +545,54 @@ def test_every_template_is_documented_with_its_metrics() -> None:
         assert f"`{t.name}`" in doc
         for metric in t.metrics:
             assert f"`{metric}`" in doc
+
+
+@pytest.mark.parametrize("end", ["nan", "inf", "-5", "99999999999999", "yesterday"])
+def test_bad_end_is_one_line(tmp_path: Path, end: str) -> None:
+    repo = _repo(tmp_path, None)
+    code, out, err = run_cli(["pull", str(repo), "--dry-run", "--end", end])
+    assert (code, out) == (2, "")
+    assert err.startswith("policylint: error: --end:") and err.count("\n") == 1
+
+
+def test_a_range_larger_than_a_trace_may_hold_is_refused_before_any_request(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "http://127.0.0.1:9")
+    workload = repo / "workloads" / "chat.yaml"
+    workload.write_text(WORKLOAD.replace("step: 1m\n        lookback: 21d", "step: 1s\n        lookback: 200d", 1))
+    code, _, err = run_cli(["pull", str(repo), "--end", str(END)])
+    assert code == 2
+    assert "at key 'spec.concurrency.trace.prometheus': lookback 200d at step 1s is 17,280,001 points" in err
+
+
+def test_a_refused_document_is_named_not_silently_skipped(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, None)
+    workload = repo / "workloads" / "chat.yaml"
+    workload.write_text(WORKLOAD.replace("template: vllm-running", "template: vllm-runing"), encoding="utf-8")
+    code, _, err = run_cli(["pull", str(repo), "--dry-run", "--end", str(END)])
+    # the schema refuses the whole workload, so nothing is left to pull; the warning says why
+    assert code == 2
+    assert "policylint: warning: 1 problem in the documents" in err and "PL010" in err
+    assert "nothing to pull" in err
+
+
+def test_progress_bar_on_a_terminal_and_its_result_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from policylint.commands.pull import _Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr("sys.stderr", screen)
+    progress = _Progress(quiet=False)
+    assert progress.bar is not None
+    progress.begin("chat concurrency", 3)
+    for done in (1, 2, 3):
+        progress.advance(done, 3)
+    progress.end("pulled chat concurrency: 1 series, 30,241 samples -> measurements/chat.json")
+    progress.close()
+    assert "pulled chat concurrency: 1 series, 30,241 samples" in screen.getvalue()
+    quiet = _Progress(quiet=True)
+    assert quiet.bar is None

@@ -54,12 +54,19 @@ def _end_time(text: str | None) -> int:
     if text is None:
         return int(dt.datetime.now(dt.timezone.utc).timestamp())
     try:
-        return int(float(text))
+        value = float(text)
     except ValueError:
-        pass
-    if not text[:4].isdigit():
-        raise PolicylintError(f"--end: expected ISO-8601 or unix seconds, got {text!r}")
-    return int(parse_when(text, source="--end").timestamp())
+        if not text[:4].isdigit():
+            raise PolicylintError(f"--end: expected ISO-8601 or unix seconds, got {text!r}") from None
+        value = parse_when(text, source="--end").timestamp()
+    # The same years the trace readers accept: the written trace must be readable.
+    if not 0 <= value < _LATEST_END:
+        raise PolicylintError(f"--end: {text!r} is not a time between 1970 and 2200")
+    return int(value)
+
+
+#: 2200-01-01T00:00:00Z, the latest time the trace readers accept
+_LATEST_END = 7_258_118_400
 
 
 class _Progress:
@@ -124,6 +131,24 @@ def _window(target: PullTarget, end: int) -> tuple[int, int]:
     return stop - target.lookback_seconds, stop
 
 
+def _check_sizes(targets: list[PullTarget], end: int, max_points: int) -> None:
+    """Refuse a declaration whose range holds more points per series than a trace may have,
+    before any request: the file could not be read back, and the pull would be thousands of requests."""
+    from policylint.errors import PolicylintError
+
+    for t in targets:
+        start, stop = _window(t, end)
+        points = (stop - start) // t.step_seconds + 1
+        if points > max_points:
+            raise PolicylintError(
+                f"lookback {_duration(t.lookback_seconds)} at step {_duration(t.step_seconds)} is {points:,} points "
+                f"per series, more than the {max_points:,} a trace may hold (limits.max-trace-rows); "
+                "use a coarser step or a shorter lookback",
+                source=t.document,
+                key=t.key,
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     import datetime as dt
     import os
@@ -141,6 +166,14 @@ def run(args: argparse.Namespace) -> int:
     )
     assert result.model is not None
     root = Path(os.path.realpath(config.root))
+    problems = [f for f in result.findings if f.code != "PL022"]  # PL022: the trace may not exist before its first pull
+    if problems:
+        first = problems[0]
+        sys.stderr.write(
+            f"policylint: warning: {len(problems)} problem{'s' if len(problems) != 1 else ''} in the documents "
+            f"(run `policylint check`); a document the schema refuses is not pulled. First: "
+            f"{first.file}:{first.line}:{first.column}: {first.code} {first.message}\n"
+        )
     targets = pull_targets(result.model, config.root)
     if args.workload:
         unknown = sorted(set(args.workload) - set(result.model.workloads))
@@ -152,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
             f"nothing to pull: no measurement in {args.path} declares a prometheus source (see docs/measurements.md)"
         )
     end = _end_time(args.end)
+    _check_sizes(targets, end, config.trace_limits().max_rows)
     if args.dry_run:
         for t in targets:
             start, stop = _window(t, end)
