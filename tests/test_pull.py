@@ -596,3 +596,22 @@ def test_progress_bar_on_a_terminal_and_its_result_line(monkeypatch: pytest.Monk
     assert "pulled chat concurrency: 1 series, 30,241 samples" in screen.getvalue()
     quiet = _Progress(quiet=True)
     assert quiet.bar is None
+
+
+def test_check_never_loads_the_client() -> None:
+    """The lint judges committed files: the HTTP client is not even imported by a check run."""
+    import sys
+
+    from conftest import REPO
+
+    script = (
+        "import sys\n"
+        "from policylint.cli import main\n"
+        "code = main(['check', 'examples/bad', '--format', 'json', '--no-cache'])\n"
+        "sys.stderr.write(str(sorted(m for m in sys.modules if m.startswith('policylint.sources'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.stderr.strip().splitlines()[-1] == (
+        "['policylint.sources', 'policylint.sources.declared', 'policylint.sources.provenance', "
+        "'policylint.sources.templates']"
+    )
