@@ -367,6 +367,11 @@ def _explain(err: Any, path: list[str]) -> str:
         if path and path[0] in ("select", "extend-select", "ignore", "per-file-ignores") and "array" in expected:
             words = "a list of rule codes, prefixes or names"
         return f"must be {words}, got {got!r}"
+    if err.validator == "pattern" and path == ["prometheus", "url"]:
+        from policylint.sources.prometheus import server_name
+
+        # Shown without its user information: a password written here must not be echoed.
+        return f"must be an http:// or https:// URL without a user or password, got {server_name(str(got))!r}"
     if err.validator == "pattern" and path == ["now"]:
         return f"must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {got!r}"
     if err.validator == "minimum":
