@@ -28,6 +28,11 @@ Only measurements that succeeded without findings are stored, so findings at
 file positions (which depend on the YAML, not on the trace) are always computed
 afresh and come out identical with and without the cache.
 
+Rule sets are cached too (:func:`load_rules_cached`): the rules as loaded and
+configured, as a JSON document keyed by the rule files' bytes, the per-rule
+overrides of the configuration and the code fingerprint, plus the fact that every
+condition compiled, so a run neither re-parses nor re-checks the rule files.
+
 The folder is ``POLICYLINT_CACHE_DIR`` when set, else the user cache folder
 (``platformdirs``); ``check --no-cache`` turns the cache off.
 """
@@ -42,11 +47,13 @@ import importlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.measure import WorkloadFacts
+    from policylint.ruleset import RuleSet
     from policylint.model import Workload
     from policylint.readers.limits import TraceLimits
 
@@ -322,6 +329,231 @@ def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
         tmp = None
     except OSError:
         pass  # a read-only or full disk costs speed, not correctness
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+# --------------------------------------------------------------------------- rules
+
+
+#: bumped whenever the layout of a cached rule set changes; part of every rule key
+RULES_FORMAT_VERSION = 1
+
+
+def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any]) -> str | None:
+    """The cache key of a configured rule set; None when a rule file cannot be read.
+
+    A SHA-256 over the code fingerprint (policylint version and package source),
+    the cerberus version (it judges the conditions), every rule file's name and
+    bytes in loading order, and the configuration's per-rule overrides. Any edit
+    to a rule file, a new file in a rule folder, or a changed option or severity
+    gives another key.
+    """
+    try:
+        import cerberus
+
+        checker = str(getattr(cerberus, "__version__", "?"))
+    except ImportError:  # pragma: no cover - cerberus is a dependency
+        checker = "none"
+    digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{_code_fingerprint()}/{checker}".encode())
+    for folder in dirs:
+        digest.update(b"\0dir\0" + str(folder).encode())
+        if not folder.is_dir():
+            return None  # the loader reports a missing folder; nothing to cache
+        for path in sorted(folder.glob("*.y*ml")):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+            digest.update(b"\0file\0" + path.name.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    try:
+        text = json.dumps(overrides, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None  # an override JSON cannot spell (a YAML date): load afresh every time
+    digest.update(b"\0overrides\0" + text.encode())
+    return digest.hexdigest()
+
+
+def _rules_path(folder: Path, key: str) -> Path:
+    return folder / f"rules-v{RULES_FORMAT_VERSION}" / f"{key}.json"
+
+
+def _encode_ruleset(ruleset: RuleSet) -> dict[str, Any]:
+    rules = []
+    for rule in ruleset.rules.values():
+        rules.append(
+            {
+                "code": rule.code,
+                "name": rule.name,
+                "severity": rule.severity.name,
+                "section": rule.section,
+                "subject": rule.subject,
+                "summary": rule.summary,
+                "message": rule.message,
+                "hint": rule.hint,
+                "docs": rule.docs,
+                "source": str(rule.source),
+                "params": [
+                    [p.name, p.type, p.default, p.description, p.minimum, p.maximum] for p in rule.params.values()
+                ],
+                "at": rule.at,
+                "needs": list(rule.needs),
+                "when": rule.when,
+                "require": rule.require,
+                "check": rule.check,
+                "builtin": rule.builtin,
+            }
+        )
+    return {"rules": rules, "params": ruleset.params}
+
+
+def _decode_ruleset(document: Mapping[str, Any]) -> RuleSet:
+    from policylint.finding import Severity
+    from policylint.rule import Param, Rule
+    from policylint.ruleset import RuleSet
+
+    ruleset = RuleSet()
+    for raw in document["rules"]:
+        params = {p[0]: Param(*p) for p in raw["params"]}
+        rule = Rule(
+            code=raw["code"],
+            name=raw["name"],
+            severity=Severity[raw["severity"]],
+            section=raw["section"],
+            subject=raw["subject"],
+            summary=raw["summary"],
+            message=raw["message"],
+            hint=raw["hint"],
+            docs=raw["docs"],
+            source=Path(raw["source"]),
+            params=params,
+            at=raw["at"],
+            needs=tuple(raw["needs"]),
+            when=raw["when"],
+            require=raw["require"],
+            check=raw["check"],
+            builtin=raw["builtin"],
+        )
+        ruleset.rules[rule.code] = rule
+    options: Any = document["params"]
+    if not isinstance(options, dict) or set(options) != set(ruleset.rules):
+        raise ValueError("parameters do not match the rules")
+    ruleset.params = {code: dict(values) for code, values in options.items()}
+    return ruleset
+
+
+def _conditions(ruleset: RuleSet) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Every (schema, parameters) pair the evaluator compiles for this rule set."""
+    return [
+        (schema, ruleset.params[code])
+        for code, rule in ruleset.rules.items()
+        for schema in (rule.when, rule.require)
+        if schema and not rule.builtin
+    ]
+
+
+def _trust_conditions(conditions: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+    """Tell cerberus that these conditions were already judged valid.
+
+    cerberus checks every schema against its own meta-schema before use and
+    remembers, per process, the hashes of schemas that passed. The hashes are of
+    Python objects (not stable across processes), so the cache stores the fact
+    "every condition of this rule set compiled" and this marks the conditions
+    again here: the validators are then built without the check. Only called for
+    an entry whose key (same code, same cerberus, same rule files and overrides)
+    proves that this exact set compiled before.
+    """
+    from cerberus.schema import DefinitionSchema
+    from cerberus.utils import mapping_hash
+
+    from policylint.evaluate import _substitute, _validator_class
+
+    validator = _validator_class()
+    types = mapping_hash(validator.types_mapping)
+    for schema, params in conditions:
+        expanded = DefinitionSchema.expand(_substitute(schema, params))
+        validator._valid_schemas.add((mapping_hash(expanded), types))
+
+
+def load_rules_cached(
+    dirs: Sequence[Path], overrides: Mapping[str, Mapping[str, Any]], source: str, folder: Path | None
+) -> RuleSet:
+    """:func:`~policylint.ruleset.load_rules` then ``configure_rules``, reused between runs.
+
+    With ``folder`` None (``--no-cache``) this is exactly the two calls. Otherwise a
+    rule set stored under :func:`rules_key` is read back instead of parsing,
+    schema-checking and compiling the rule files again; a missing, damaged or
+    mismatching entry is ignored and rewritten. Rule files that do not load raise
+    exactly as without the cache (nothing is stored for them). An entry is only
+    written when it reads back equal to what was loaded, so JSON never changes a
+    value's type, and when every condition compiled with the configured options.
+    """
+    from policylint.ruleset import configure_rules, load_rules
+
+    key = rules_key(dirs, overrides) if folder is not None else None
+    if key is not None and folder is not None:
+        cached = _read_rules(folder, key)
+        if cached is not None:
+            return cached
+    ruleset = load_rules(dirs)
+    configure_rules(ruleset, overrides, source)
+    if key is not None and folder is not None:
+        _write_rules(folder, key, ruleset)
+    return ruleset
+
+
+def _read_rules(folder: Path, key: str) -> RuleSet | None:
+    try:
+        document = json.loads(_rules_path(folder, key).read_text(encoding="utf-8"))
+        if document.get("format") != RULES_FORMAT_VERSION or document.get("key") != key:
+            return None
+        ruleset = _decode_ruleset(document["ruleset"])
+        if document.get("compiled") is True:
+            _trust_conditions(_conditions(ruleset))
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - a damaged entry means "not cached", never an error
+        return None
+    return ruleset
+
+
+def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
+    from policylint.evaluate import compile_schema
+
+    try:
+        body = _encode_ruleset(ruleset)
+        text = json.dumps(body, sort_keys=True, allow_nan=False)
+        back = _decode_ruleset(json.loads(text))
+    except (TypeError, ValueError, KeyError):
+        return  # a value JSON cannot carry faithfully: load afresh next time
+    if back.rules != ruleset.rules or back.params != ruleset.params:
+        return
+    compiled = True
+    for schema, params in _conditions(ruleset):
+        try:
+            compile_schema(schema, params)
+        except (ValueError, KeyError):
+            compiled = False  # reported when evaluated; never marked as checked
+    document = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
+    _atomic_write(_rules_path(folder, key), json.dumps(document, sort_keys=True, allow_nan=False).encode("utf-8"))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file; a disk that refuses is skipped."""
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass
     finally:
         if tmp is not None:
             try:
