@@ -239,7 +239,9 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     return ranks
 
 
-def percentile(values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool = False) -> np.ndarray:
+def percentile(
+    values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool = False, _has_nan: bool | None = None
+) -> np.ndarray:
     """Inverted-CDF percentiles along the last axis, ignoring NaN.
 
     Returns shape ``(len(ps),) + values.shape[:-1]``; rows with no valid value
@@ -249,11 +251,16 @@ def percentile(values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool
     a = np.asarray(values, dtype=np.float64)
     lead = a.shape[:-1]
     flat = a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
-    nan = np.isnan(flat)
-    counts = flat.shape[1] - nan.sum(axis=1)
     out = np.full((len(ps), flat.shape[0]), np.nan)
     if flat.shape[1] == 0:
         return out.reshape((len(ps),) + lead)
+    if _has_nan is False:
+        # the caller knows there is no NaN: skip the mask and the count (two passes)
+        nan = np.zeros((1, 1), dtype=np.bool_)
+        counts = np.full(flat.shape[0], flat.shape[1], dtype=np.int64)
+    else:
+        nan = np.isnan(flat)
+        counts = flat.shape[1] - nan.sum(axis=1)
     if (counts == counts[0]).all():
         # Same number of valid samples in every row: one partition for all rows.
         n = int(counts[0])
@@ -524,9 +531,15 @@ def queue_stats(
     return _stats_from_backlog(values, queue_backlog(values, capacity, step_seconds), capacity, wait_percentile)
 
 
-def _stats_from_backlog(values: np.ndarray, backlog: np.ndarray, capacity: float, wait_percentile: float) -> QueueStats:
-    wait = _waits_from_backlog(values, backlog, capacity)
-    valid = wait[~np.isnan(wait)]
+def _stats_from_backlog(
+    values: np.ndarray, backlog: np.ndarray, capacity: float, wait_percentile: float, *, has_nan: bool = True
+) -> QueueStats:
+    if not has_nan and capacity > 0:
+        # no excluded sample: every wait is valid, no masking passes needed
+        valid = backlog / capacity
+    else:
+        wait = _waits_from_backlog(values, backlog, capacity)
+        valid = wait[~np.isnan(wait)]
     if valid.size == 0:
         return QueueStats(float(capacity), math.nan, math.nan)
     high = wait_percentile_of(valid, wait_percentile)
@@ -686,6 +699,8 @@ class _CoreRows:
     backlog: np.ndarray | None = None
     #: max of the sustained series, only when asked for
     sustained_max: np.ndarray | None = None
+    #: whether any sample of the batch is NaN (excluded or missing)
+    has_nan: bool = True
 
 
 def _core_rows(
@@ -715,7 +730,9 @@ def _core_rows(
         s_count = np.full(rows, s.shape[1], dtype=np.int64)
     # fmax skips NaN and gives NaN (without a warning) for a row with no valid window
     s_max = np.fmax.reduce(s, axis=1) if detail else None
-    base, daily = percentile(s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True)
+    base, daily = percentile(
+        s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True, _has_nan=has_nan
+    )
     peak = np.nanmax(x, axis=1) if has_nan else x.max(axis=1)
     daily = np.minimum(daily, peak)
     base = np.minimum(base, daily)
@@ -734,6 +751,7 @@ def _core_rows(
         sustained_count=s_count,
         backlog=backlog if detail else None,
         sustained_max=s_max,
+        has_nan=has_nan,
     )
 
 
@@ -908,9 +926,8 @@ def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False)
     first and last day are not judged) is *flat* when it holds at least two
     valid samples and every one of them has exactly the same value - zero all day
     (padding, a filled gap) or any constant (an exporter that repeats its last
-    reading). Real demand moves within a day, even a quiet one. The samples are
-    laid out as a 2-D array of days x slots-in-the-day (NaN where nothing was
-    measured), so the test is one max, one min and one count along the rows.
+    reading). Real demand moves within a day, even a quiet one. The test is one
+    comparison of each valid sample with the previous one and a count per day.
     """
     t = np.asarray(times, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
@@ -920,22 +937,28 @@ def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False)
     day = np.floor(t / 86_400.0).astype(np.int64)
     first = int(day[0])
     rows = int(day[-1]) - first + 1
-    per = max(1, math.ceil(86_400.0 / step - _CEIL_EPS))
-    # Within one day grid samples are at least one step apart, so each lands in its own slot.
-    slot = np.minimum(np.floor((t - day * 86_400.0) / step + _CEIL_EPS).astype(np.int64), per - 1)
-    grid = np.full((rows, per), np.nan)
-    grid[day - first, slot] = v
-    missing = np.isnan(grid)
-    count = per - missing.sum(axis=1)
-    high = np.where(missing, -np.inf, grid).max(axis=1)
-    low = np.where(missing, np.inf, grid).min(axis=1)
-    flat = (count >= 2) & (high == low)
+    # Times are sorted, so each day's valid samples are one contiguous stretch of the
+    # valid samples: a day is constant exactly when no valid sample differs from the
+    # one before it inside the same day (max == min without a days x slots grid).
+    ok = ~np.isnan(v)
+    d = day[ok] - first
+    x = v[ok]
+    count = np.bincount(d, minlength=rows)
+    changed = np.zeros(rows, dtype=np.bool_)
+    if x.size > 1:
+        same_day = d[1:] == d[:-1]
+        changed[d[1:][same_day & (x[1:] != x[:-1])]] = True
+    flat = (count >= 2) & ~changed
     # Only whole days are judged: the partial first and last day of a trace hold a few
     # samples that may well be equal without anything being wrong.
     flat[0] &= bool(t[0] - first * 86_400.0 < step)
     flat[-1] &= bool((first + rows) * 86_400.0 - t[-1] <= step * (1 + _CEIL_EPS))
-    if zero_only:
-        flat &= high == 0
+    if zero_only and x.size:
+        # a flat day's value is its first valid sample
+        starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
+        level = np.full(rows, np.nan)
+        level[d[starts]] = x[starts]
+        flat &= level == 0
     return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
 
 
@@ -1130,7 +1153,9 @@ def analyse(
     if base_cap > 0:
         # the core's backlog is the one at ceil(baseline): only the waits are left to take
         assert core.backlog is not None
-        baseline_queue = _stats_from_backlog(c, core.backlog[0], float(base_cap), settings.queue_percentile)
+        baseline_queue = _stats_from_backlog(
+            c, core.backlog[0], float(base_cap), settings.queue_percentile, has_nan=core.has_nan
+        )
 
     cap_needed = None
     if tolerance_seconds is not None:
