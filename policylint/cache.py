@@ -15,9 +15,10 @@ repository. An entry is keyed by a SHA-256 over
 The date of the run is not part of the key: measuring does not use it (staleness
 is judged by the rules, from the last sample), and a test holds that.
 
-An entry is one ``.npz`` archive written with :func:`numpy.savez`: the arrays,
-plus a small JSON document (stored as bytes in the same archive) that describes
-the dataclasses around them. Nothing is pickled - a cache file is untrusted
+An entry is one file: a small header, a JSON document that describes the
+dataclasses, then the arrays as raw bytes (one blob per dtype; a regular time
+axis is stored as its start and step, a validity mask one bit per sample), with a
+CRC-32 over everything after the header. Nothing is pickled - a cache file is untrusted
 input - and only dataclasses of this package whose fields match the code that
 reads them are rebuilt. Entries are written to a temporary file and moved into
 place with :func:`os.replace`, so concurrent runs and crashes never leave half an
@@ -45,6 +46,7 @@ import functools
 import hashlib
 import importlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -58,7 +60,7 @@ if TYPE_CHECKING:
     from policylint.readers.limits import TraceLimits
 
 #: bumped whenever the entry layout changes; part of every key
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: environment variable naming the cache folder (overrides the user cache folder)
 ENV_VAR = "POLICYLINT_CACHE_DIR"
 #: a tuple of at least this many same-class dataclasses is stored column by column
@@ -103,11 +105,60 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def workload_key(workload: Workload, limits: TraceLimits | None) -> str | None:
+#: a file changed less than this long before it was hashed is hashed again next time
+_RACY_SECONDS = 2.0
+
+
+def _stat_id(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _known_digest(path: Path, folder: Path | None) -> str:
+    """The SHA-256 of a file's bytes, reusing the one recorded for an unchanged file.
+
+    A record maps a file (by real path) to its identity - device, inode, size,
+    modification and status-change times in nanoseconds - and the digest of its
+    bytes. Any write moves the status-change time (ctime) to the clock's current
+    time, and no ordinary program can set it back, so a file whose identity is
+    unchanged has unchanged bytes - except for a write in the same timestamp tick
+    as the hashing. To exclude that, a digest is only recorded for a file whose
+    times are at least two seconds older than the moment it was hashed, and only
+    when the file's identity is the same before and after hashing. Everything
+    else is hashed again. A damaged record is ignored. The digest still goes into
+    the entry's key, so an entry is only ever used for the bytes it was built from.
+    """
+    if folder is None:
+        return _file_digest(path)
+    import time
+
+    real = os.path.realpath(path)
+    name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
+    record = folder / f"stat-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
+    before = os.stat(real)
+    ident = _stat_id(before)
+    try:
+        known = json.loads(record.read_text(encoding="utf-8"))
+        if known["path"] == real and known["stat"] == ident and isinstance(known["sha256"], str):
+            return str(known["sha256"])
+    except Exception:  # noqa: BLE001 - no record, or a damaged one: hash the file
+        pass
+    hashed_at = time.time_ns()
+    digest = _file_digest(Path(real))
+    after = _stat_id(os.stat(real))
+    settled = max(before.st_mtime_ns, before.st_ctime_ns) < hashed_at - int(_RACY_SECONDS * 1e9)
+    if after == ident and settled:
+        document = {"path": real, "stat": ident, "sha256": digest}
+        _atomic_write(record, json.dumps(document, separators=(",", ":")).encode("utf-8"))
+    return digest
+
+
+def workload_key(workload: Workload, limits: TraceLimits | None, folder: Path | None = None) -> str | None:
     """The cache key of one workload's facts; None when it reads no file (or one is unreadable).
 
     Untraced workloads cost nothing to measure, and a file that cannot be read
-    is reported by the measuring step, so neither is worth an entry.
+    is reported by the measuring step, so neither is worth an entry. With the
+    cache ``folder``, the digests of files unchanged since an earlier run are
+    reused (see :func:`_known_digest`) instead of reading every trace again.
     """
     files = []
     for role in sorted(workload.measurements):
@@ -115,7 +166,7 @@ def workload_key(workload: Workload, limits: TraceLimits | None) -> str | None:
         if ref.path is None:
             continue
         try:
-            content = _file_digest(ref.path)
+            content = _known_digest(ref.path, folder)
         except OSError:
             return None
         files.append([role, ref.display, str(ref.path), ref.spec, content])
@@ -136,7 +187,7 @@ def workload_key(workload: Workload, limits: TraceLimits | None) -> str | None:
 
 
 def _entry_path(folder: Path, key: str) -> Path:
-    return folder / f"measure-v{FORMAT_VERSION}" / key[:2] / f"{key}.npz"
+    return folder / f"measure-v{FORMAT_VERSION}" / key[:2] / f"{key}.entry"
 
 
 # --------------------------------------------------------------------------- encoding
@@ -162,6 +213,14 @@ class _Encoder:
         arr = np.asarray(value)
         if arr.dtype.hasobject:
             raise Uncacheable("object array")
+        compact = _compact(arr)
+        if compact is None and arr.dtype == np.bool_ and arr.ndim == 1 and arr.size >= 64:
+            # a validity mask: one bit per sample instead of one byte
+            compact = ["=bits", self._array(np.packbits(arr)), int(arr.size)]
+        if compact is not None:
+            if isinstance(value, np.ndarray):
+                self._seen[id(value)] = compact
+            return compact
         blob = self._names.setdefault(arr.dtype.str, f"b{len(self._names)}")
         offset = self._sizes.get(blob, 0)
         self._parts.setdefault(blob, []).append(arr.ravel())
@@ -227,6 +286,33 @@ class _Encoder:
         return {"$columns": f"{cls.__module__}:{cls.__qualname__}", "n": len(items), "fields": columns}
 
 
+def _range_of(start: float, step: float, n: int) -> Any:
+    """The grid ``start + i x step``: how a regular time axis is rebuilt, bit for bit."""
+    import numpy as np
+
+    return start + np.arange(n, dtype=np.float64) * step
+
+
+def _compact(arr: Any) -> list[Any] | None:
+    """A short reference for arrays that need not be stored sample by sample, else None.
+
+    A regular float grid (a trace's time axis) becomes its start and step, but only
+    when rebuilding it gives exactly the same bits (boolean masks are packed to one
+    bit per element by the encoder). Both are most of an entry's bytes.
+    """
+    import numpy as np
+
+    if arr.ndim != 1 or arr.size < 3:
+        return None
+    if arr.dtype == np.float64:
+        start = float(arr[0])
+        step = float(arr[1] - arr[0])
+        if math.isfinite(start) and math.isfinite(step) and np.array_equal(_range_of(start, step, arr.size), arr):
+            return ["=range", start, step, int(arr.size)]
+        return None
+    return None
+
+
 def _resolve_class(name: str, stored: set[str]) -> Any:
     """A dataclass of this package named by an entry, only if its fields are exactly ``stored``."""
     module, _, qualname = name.partition(":")
@@ -241,7 +327,20 @@ def _resolve_class(name: str, stored: set[str]) -> Any:
 
 
 def _slice(arrays: dict[str, Any], ref: list[Any]) -> Any:
-    """The array a reference [member, offset, shape] points at."""
+    """The array a reference [member, offset, shape] (or a compact form) points at."""
+    if ref and ref[0] == "=range":
+        n = int(ref[3])
+        if n < 0 or n > 1 << 40:
+            raise ValueError("bad range")
+        return _range_of(float(ref[1]), float(ref[2]), n)
+    if ref and ref[0] == "=bits":
+        import numpy as np
+
+        n = int(ref[2])
+        packed = _slice(arrays, ref[1])
+        if packed.dtype != np.uint8 or packed.ndim != 1 or packed.size != (n + 7) // 8:
+            raise ValueError("bad bit mask")
+        return np.unpackbits(packed, count=n).astype(np.bool_)
     blob, offset, shape = arrays[ref[0]], int(ref[1]), tuple(int(n) for n in ref[2])
     size = 1
     for n in shape:
@@ -286,20 +385,75 @@ def _decode(value: Any, arrays: dict[str, Any]) -> Any:
 # --------------------------------------------------------------------------- entries
 
 
-def load(folder: Path, key: str) -> WorkloadFacts | None:
-    """The facts stored under ``key``, or None when absent, unreadable or not matching."""
+#: first bytes of every entry file, with the layout version
+_MAGIC = b"PLCACHE2"
+#: magic, then three little-endian uint64: JSON length, blob-table offset, CRC-32 of the rest
+_HEADER = 32
+_ALIGN = 64
+
+
+def _write_entry(path: Path, document: dict[str, Any], blobs: dict[str, Any]) -> None:
+    """One file: header, JSON document, then the arrays raw and aligned (written atomically).
+
+    The document gains a ``blobs`` table (dtype, byte offset, length per blob). A
+    CRC-32 over everything after the header catches a damaged or truncated file:
+    reading it back is one ``read`` and no archive parsing.
+    """
+    import zlib
+
+    table: dict[str, list[Any]] = {}
+    chunks: list[bytes] = []
+    offset = 0
+    for name, arr in blobs.items():
+        raw = arr.tobytes()
+        table[name] = [arr.dtype.str, offset, int(arr.size)]
+        pad = -len(raw) % _ALIGN
+        chunks.append(raw + b"\0" * pad)
+        offset += len(raw) + pad
+    text = json.dumps({**document, "blobs": table}, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-(_HEADER + len(text)) % _ALIGN)  # blobs start aligned
+    body = text + b"".join(chunks)
+    header = _MAGIC + len(text).to_bytes(8, "little") + (_HEADER + len(text)).to_bytes(8, "little")
+    header += zlib.crc32(body).to_bytes(8, "little")
+    _atomic_write(path, header + body)
+
+
+def _read_entry(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document and the named arrays of one entry file; ValueError when damaged."""
+    import zlib
+
     import numpy as np
 
+    with path.open("rb") as fh:
+        data = bytearray(fh.read())  # writable, so the arrays are too (as np.load gave)
+    if len(data) < _HEADER or bytes(data[:8]) != _MAGIC:
+        raise ValueError("not an entry")
+    size = int.from_bytes(data[8:16], "little")
+    start = int.from_bytes(data[16:24], "little")
+    if start != _HEADER + size or start > len(data):
+        raise ValueError("bad header")
+    if zlib.crc32(memoryview(data)[_HEADER:]) != int.from_bytes(data[24:32], "little"):
+        raise ValueError("checksum mismatch")
+    document = json.loads(bytes(data[_HEADER:start]).decode("utf-8"))
+    if not isinstance(document, dict):
+        raise ValueError("bad document")
+    arrays: dict[str, Any] = {}
+    for name, (dtype, offset, count) in document.get("blobs", {}).items():
+        kind = np.dtype(dtype)
+        if kind.hasobject or int(offset) < 0 or start + int(offset) + int(count) * kind.itemsize > len(data):
+            raise ValueError("blob outside the entry")
+        arrays[name] = np.frombuffer(data, dtype=kind, count=int(count), offset=start + int(offset))
+    return document, arrays
+
+
+def load(folder: Path, key: str) -> WorkloadFacts | None:
+    """The facts stored under ``key``, or None when absent, unreadable or not matching."""
     from policylint.measure import WorkloadFacts
 
-    path = _entry_path(folder, key)
     try:
-        # opened here, not by numpy, so a damaged archive still closes its file
-        with path.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
-            meta = json.loads(bytes(archive["meta"]).decode("utf-8"))
-            if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
-                return None
-            arrays = {name: archive[name] for name in archive.files if name != "meta"}
+        meta, arrays = _read_entry(_entry_path(folder, key))
+        if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
+            return None
         facts = _decode(meta["facts"], arrays)
     except FileNotFoundError:
         return None
@@ -310,31 +464,12 @@ def load(folder: Path, key: str) -> WorkloadFacts | None:
 
 def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
     """Write ``facts`` under ``key`` atomically; a value or folder that cannot be stored is skipped."""
-    import numpy as np
-
     encoder = _Encoder()
     try:
         document = {"format": FORMAT_VERSION, "key": key, "facts": encoder.encode(facts)}
     except Uncacheable:
         return
-    meta = np.frombuffer(json.dumps(document, separators=(",", ":")).encode("utf-8"), dtype=np.uint8)
-    path = _entry_path(folder, key)
-    tmp: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, meta=meta, **encoder.blobs())
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass  # a read-only or full disk costs speed, not correctness
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    _write_entry(_entry_path(folder, key), document, encoder.blobs())
 
 
 # --------------------------------------------------------------------------- rules
