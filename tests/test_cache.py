@@ -409,3 +409,63 @@ def test_check_output_is_the_same_with_cached_rules_and_follows_a_config_change(
     changed = run_cli(["check", str(repo), "--format", "json", *WHEN])
     uncached = run_cli(["check", str(repo), "--format", "json", "--no-cache", *WHEN])
     assert changed == uncached and changed != warm
+
+
+# --- reusing trace digests ------------------------------------------------------------------------
+
+
+def _count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = cache._file_digest
+
+    def counting(path: Path) -> str:
+        calls.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(cache, "_file_digest", counting)
+    return calls
+
+
+def test_an_unchanged_file_is_not_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)  # the file was just written: accept it at once
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    calls = _count_hashing(monkeypatch)
+    first = cache._known_digest(trace, tmp_path / "c")
+    second = cache._known_digest(trace, tmp_path / "c")
+    assert first == second == cache._file_digest(trace)
+    assert calls == ["t.csv", "t.csv"]  # the third call is the reference above, not a reuse
+
+
+def test_a_rewrite_that_keeps_size_and_mtime_is_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    before = cache._known_digest(trace, tmp_path / "c")
+    stat = trace.stat()
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,7\n")  # same size
+    os.utime(trace, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the old modification time
+    assert trace.stat().st_size == stat.st_size and trace.stat().st_mtime_ns == stat.st_mtime_ns
+    after = cache._known_digest(trace, tmp_path / "c")
+    assert after != before and after == cache._file_digest(trace)
+
+
+def test_a_file_changed_just_before_hashing_is_not_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")  # written now: within the racy window
+    calls = _count_hashing(monkeypatch)
+    cache._known_digest(trace, tmp_path / "c")
+    cache._known_digest(trace, tmp_path / "c")
+    assert calls == ["t.csv", "t.csv"]
+    assert not list((tmp_path / "c").rglob("*.json"))
+
+
+def test_a_damaged_digest_record_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    good = cache._known_digest(trace, tmp_path / "c")
+    (record,) = (tmp_path / "c").rglob("*.json")
+    for damage in ("", "{", json.dumps({"path": str(trace), "stat": [], "sha256": "0" * 64})):
+        record.write_text(damage)
+        assert cache._known_digest(trace, tmp_path / "c") == good
