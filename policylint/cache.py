@@ -307,7 +307,9 @@ def _compact(arr: Any) -> list[Any] | None:
     if arr.dtype == np.float64:
         start = float(arr[0])
         step = float(arr[1] - arr[0])
-        if math.isfinite(start) and math.isfinite(step) and np.array_equal(_range_of(start, step, arr.size), arr):
+        # compared bit for bit: array_equal would take -0.0 for 0.0
+        rebuilt = _range_of(start, step, arr.size)
+        if math.isfinite(start) and math.isfinite(step) and np.array_equal(rebuilt.view(np.int64), arr.view(np.int64)):
             return ["=range", start, step, int(arr.size)]
         return None
     return None

@@ -469,3 +469,33 @@ def test_a_damaged_digest_record_is_ignored(tmp_path: Path, monkeypatch: pytest.
     for damage in ("", "{", json.dumps({"path": str(trace), "stat": [], "sha256": "0" * 64})):
         record.write_text(damage)
         assert cache._known_digest(trace, tmp_path / "c") == good
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(100, dtype=np.float64) * 300.0 + 1.7e9,  # a regular time axis: stored as start and step
+        np.array([-0.0, 1.0, 2.0, 3.0]),  # -0.0 rebuilt would be 0.0: must be stored as is
+        np.array([0.0, 0.1, 0.2, 0.30000000000000004, 0.4]),
+        np.array([1.0, np.nan, 3.0, 4.0]),
+        np.linspace(0.0, 1.0, 7),
+        np.array([True, False] * 50),  # packed to bits
+        np.ones(65, dtype=np.bool_),
+        np.array([5, 6, 7, 8], dtype=np.int64),
+    ],
+)
+def test_entry_arrays_come_back_bit_for_bit(tmp_path: Path, array: np.ndarray) -> None:
+    encoder = cache._Encoder()
+    document = {"format": cache.FORMAT_VERSION, "key": "k", "facts": encoder.encode((array, array.copy()))}
+    path = tmp_path / "e.entry"
+    cache._write_entry(path, document, encoder.blobs())
+    meta, arrays = cache._read_entry(path)
+    for back in cache._decode(meta["facts"], arrays):
+        assert back.dtype == array.dtype and back.shape == array.shape
+        assert back.tobytes() == array.tobytes()
+    # a flipped byte anywhere after the header is caught by the checksum
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError):
+        cache._read_entry(path)
