@@ -49,7 +49,9 @@ NOW = "2026-12-01"
 _MEASURE = r"""
 import resource, subprocess, sys, time
 start = time.perf_counter()
-done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if done.returncode not in (0, 1) or b"Traceback" in done.stderr or b"No module named" in done.stderr:
+    sys.exit("the measured command failed: " + done.stderr.decode(errors="replace")[-2000:])
 wall = time.perf_counter() - start
 use = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(wall, use.ru_maxrss, done.returncode, use.ru_utime + use.ru_stime)
