@@ -317,6 +317,12 @@ def _compact(arr: Any) -> list[Any] | None:
 
 def _resolve_class(name: str, stored: set[str]) -> Any:
     """A dataclass of this package named by an entry, only if its fields are exactly ``stored``."""
+    return _resolve_class_cached(name, frozenset(stored))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve_class_cached(name: str, stored: frozenset[str]) -> Any:
+    # an entry names the same dozen classes thousands of times: look each up once
     module, _, qualname = name.partition(":")
     if not module.startswith("policylint.") or "." in qualname or not qualname.isidentifier():
         raise ValueError(f"unexpected class {name}")
