@@ -733,7 +733,8 @@ def _core_rows(
     base, daily = percentile(
         s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True, _has_nan=has_nan
     )
-    peak = np.nanmax(x, axis=1) if has_nan else x.max(axis=1)
+    # fmax skips NaN like nanmax, and gives NaN without a warning for a row with no valid sample
+    peak = np.fmax.reduce(x, axis=1) if has_nan else x.max(axis=1)
     daily = np.minimum(daily, peak)
     base = np.minimum(base, daily)
     found = find_spikes(x, base, step_seconds, settings.cold_start_seconds, _scratch=scratch)
