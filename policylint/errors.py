@@ -8,6 +8,16 @@ expected to escape to the user.
 
 from __future__ import annotations
 
+import re
+
+# Control characters (a newline in a YAML key, say) would break the one-line message.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with control characters written as escapes (``\\n``, ``\\x1b``), on one line."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
 
 class PolicylintError(Exception):
     """A usage, configuration or tool error that stops the run (exit 2).
@@ -29,7 +39,7 @@ class PolicylintError(Exception):
         if self.key:
             parts.append(f"at key '{self.key}'")
         prefix = ": ".join([" ".join(parts)]) if parts else ""
-        return f"{prefix}: {self.message}" if prefix else self.message
+        return escape_controls(f"{prefix}: {self.message}" if prefix else self.message)
 
 
 class MeasurementError(PolicylintError):
@@ -48,4 +58,4 @@ class MeasurementError(PolicylintError):
         where = self.source or ""
         if self.row is not None:
             where = f"{where}:{self.row}" if where else f"row {self.row}"
-        return f"{where}: {self.message}" if where else self.message
+        return escape_controls(f"{where}: {self.message}" if where else self.message)

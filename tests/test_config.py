@@ -419,3 +419,15 @@ def test_config_duplicate_key_is_refused(tmp_path: Path) -> None:
     code, _, err = run_cli(["check"], cwd=repo)
     assert code == 2
     assert err.startswith(f"policylint: error: {path}: invalid YAML at line 4, column 1: duplicate key 'fail-on' (first defined on line 3)")
+
+
+def test_a_control_character_in_a_key_stays_on_one_line() -> None:
+    """A newline inside a config key is shown escaped, so the error is still one line."""
+    from policylint.config import check_plain, validate_settings
+    from policylint.errors import PolicylintError
+
+    with pytest.raises(PolicylintError) as info:
+        raw: dict[str, object] = {"per-file-ignores": {"\n": None}}
+        check_plain(raw, "cfg.yaml")
+        validate_settings(raw, "cfg.yaml")
+    assert str(info.value) == "cfg.yaml at key 'per-file-ignores.\\n': must be a list of rule codes, prefixes or names, got None"
