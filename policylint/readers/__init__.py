@@ -22,9 +22,12 @@ pyarrow only when a table is read.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from policylint.errors import MeasurementError
+from policylint.readers.filters import Condition, RowFilter, parse_where, parse_where_text
 from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits
 from policylint.readers.request_log import concurrency
 from policylint.readers.series import Exclusion, Gap, Jobs, Series, apply_exclusions
@@ -34,6 +37,7 @@ from policylint.readers.timestamps import format_time, parse_exclusion, parse_ti
 
 __all__ = [
     "CHUNK_ROWS",
+    "Condition",
     "DEFAULT_LIMITS",
     "FORMATS",
     "Exclusion",
@@ -46,6 +50,7 @@ __all__ = [
     "format_time",
     "parse_exclusion",
     "parse_time",
+    "parse_where_text",
     "read_jobs",
     "read_series",
 ]
@@ -95,6 +100,13 @@ def read_series(
     duration_unit: str | None = None,
     limits: TraceLimits | None = None,
     time_origin: str | float | None = None,
+    where: Mapping[str, Any] | Sequence[Condition] | None = None,
+    skip_incomplete: bool = False,
+    key_column: str | None = None,
+    key_select: str | None = None,
+    aggregate: str | None = None,
+    gpus_column: str | None = None,
+    unit: str | None = None,
 ) -> Series:
     """Read a measurement into a regular :class:`Series`.
 
@@ -110,22 +122,46 @@ def read_series(
     ``time_origin`` (ISO-8601 or unix seconds) makes epoch-number timestamps
     times relative to it (in seconds unless ``timestamp_unit`` says otherwise).
     ``limits`` bounds what the file may make the reader hold (:class:`TraceLimits`).
+
+    Exports as they come: ``where`` keeps only the rows that pass its conditions
+    (a declaration's mapping, or :class:`~policylint.readers.filters.Condition`
+    values) and ``skip_incomplete`` skips rows with an empty required cell
+    instead of refusing the file; both are counted in :attr:`Series.notes`.
+    ``key_column`` reads a long table (one row per series and time): one series
+    by ``key_select``, or all of them combined by ``aggregate`` (``sum``,
+    ``mean``, ``max``; for a Prometheus answer with several series, ``aggregate``
+    says how they combine and ``key_select`` picks the series whose
+    ``key_column`` label has that value). ``gpus_column`` and ``unit``
+    (``concurrency`` or ``gpus``) weigh the jobs of a request log or job list by
+    their GPUs: ``unit="gpus"`` finds the GPU column among the usual names, and
+    a named ``gpus_column`` implies it.
     Raises :class:`MeasurementError` for every bad-input case.
     """
     limits = limits or DEFAULT_LIMITS
     name = display_name or str(path)
     kind = _kind(Path(path), format, name)
     origin = _origin(time_origin, name)
+    row_filter = _row_filter(where, skip_incomplete, name)
     source = open_source(path, name, max_bytes=limits.max_file_bytes, written_as=display_name)
     if kind == "prometheus":
         from policylint.readers.prometheus import read_prometheus
 
-        return read_prometheus(source, match, step_seconds, max_gap_steps, limits)
+        if row_filter.where:
+            raise MeasurementError("where filters rows of a table; pick Prometheus series with match", source=name)
+        if key_select is not None:
+            if key_column is None:
+                raise MeasurementError("a selected key needs its key column (the label name)", source=name)
+            match = {**(match or {}), key_column: key_select}
+        return read_prometheus(source, match, step_seconds, max_gap_steps, limits, aggregate or "sum")
     table = _open(source, kind, limits, chunk_rows)
+    table.row_filter = row_filter
     if kind in ("requests", "jobs"):
         from policylint.readers.request_log import read_requests
 
-        return read_requests(
+        if key_column is not None:
+            raise MeasurementError("a key column is for time series tables, not request logs or job lists",
+                                   source=name)
+        series = read_requests(
             table,
             start_column=start_column,
             end_column=end_column,
@@ -135,10 +171,19 @@ def read_series(
             timestamp_unit=timestamp_unit,
             duration_unit=duration_unit,
             origin=origin,
+            gpus_column=gpus_column,
+            unit=unit,
+            detect_gpus=kind == "jobs",
         )
-    from policylint.readers.timeseries import read_table_series
+        return replace(series, notes=table.notes + series.notes)
+    from policylint.readers.timeseries import Key, read_table_series
 
-    return read_table_series(
+    if gpus_column is not None or unit == "gpus":
+        raise MeasurementError("GPU weighting is for request logs and job lists (format requests or jobs)",
+                               source=name)
+    if (key_select is not None or aggregate is not None) and key_column is None:
+        raise MeasurementError("select and aggregate need the key column of a long table", source=name)
+    series = read_table_series(
         table,
         timestamp_column=timestamp_column,
         value_columns=value_columns,
@@ -147,7 +192,25 @@ def read_series(
         max_gap_steps=max_gap_steps,
         limits=limits,
         origin=origin,
+        key=Key(key_column, key_select, aggregate) if key_column is not None else None,
     )
+    return replace(series, notes=table.notes)
+
+
+def _row_filter(
+    where: Mapping[str, Any] | Sequence[Condition] | None, skip_incomplete: bool, name: str
+) -> RowFilter:
+    conditions: tuple[Condition, ...]
+    try:
+        if where is None:
+            conditions = ()
+        elif isinstance(where, Mapping):
+            conditions = parse_where(where)
+        else:
+            conditions = tuple(where)
+    except MeasurementError as exc:
+        raise MeasurementError(exc.message, source=name) from None
+    return RowFilter(conditions, bool(skip_incomplete))
 
 
 def _origin(text: str | float | None, name: str) -> float | None:
@@ -181,21 +244,25 @@ def read_jobs(
     duration_unit: str | None = None,
     limits: TraceLimits | None = None,
     time_origin: str | float | None = None,
+    where: Mapping[str, Any] | Sequence[Condition] | None = None,
+    skip_incomplete: bool = False,
 ) -> Jobs:
     """Read a job list (duration or start/end, and GPUs per job) into :class:`Jobs`.
 
     Without a GPU column every job counts as one GPU. CSV, Parquet and Arrow
-    files are accepted (recognised from their first bytes). The unit, limit and
-    origin options are those of :func:`read_series`.
+    files are accepted (recognised from their first bytes). The unit, limit,
+    origin and row filter options are those of :func:`read_series`.
     """
     from policylint.readers.jobs import read_job_table
 
     limits = limits or DEFAULT_LIMITS
     name = display_name or str(path)
     origin = _origin(time_origin, name)
+    row_filter = _row_filter(where, skip_incomplete, name)
     source = open_source(path, name, max_bytes=limits.max_file_bytes, written_as=display_name)
     table = _open(source, "jobs", limits, chunk_rows)
-    return read_job_table(
+    table.row_filter = row_filter
+    jobs = read_job_table(
         table,
         duration_column=duration_column,
         start_column=start_column,
@@ -206,3 +273,4 @@ def read_jobs(
         duration_unit=duration_unit,
         origin=origin,
     )
+    return replace(jobs, notes=table.notes)

@@ -61,6 +61,10 @@ class Series:
     last: float
     excluded: int = 0
     exclusions: tuple[Exclusion, ...] = ()
+    #: rows the reader dropped on purpose and why (row filters, skipped incomplete rows)
+    notes: tuple[str, ...] = ()
+    #: what one unit of ``values`` is: "concurrency" (requests, jobs) or "gpus" (GPU-weighted jobs)
+    unit: str = "concurrency"
 
     @property
     def samples(self) -> int:
@@ -80,6 +84,8 @@ class Jobs:
     durations: np.ndarray
     gpus: np.ndarray
     source: str
+    #: rows the reader dropped on purpose and why (row filters, skipped incomplete rows)
+    notes: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:

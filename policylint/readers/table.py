@@ -34,6 +34,8 @@ from policylint.readers.source import Source, read_head, sniff_container
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from policylint.readers.filters import RowFilter
+
 __all__ = ["CHUNK_ROWS", "HEAD_BYTES", "Rows", "Table", "open_table", "release_arrow_memory"]
 
 CHUNK_ROWS = 65_536
@@ -52,6 +54,7 @@ _FIRST_BYTES = 64 * 1024
 
 FLOAT = "float"
 TIME = "time"
+TEXT = "text"
 
 
 class Rows:
@@ -114,19 +117,55 @@ class Table:
     chunk_rows: int = CHUNK_ROWS
     sample: list[list[str]] = field(default_factory=list)
     parquet: Any = None  # the opened pyarrow.parquet.ParquetFile, footer already parsed
+    row_filter: RowFilter | None = None
+    #: what the last read dropped and why ("12 rows skipped: empty scheduled_time")
+    notes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         """How messages name the file."""
         return self.source.name
 
-    def read(self, indexes: Sequence[int], kinds: Sequence[str]) -> tuple[list[pa.ChunkedArray], Rows]:
-        """The columns at ``indexes`` (``kinds``: FLOAT or TIME, a typing hint) and their row numbers.
+    def read(
+        self, indexes: Sequence[int], kinds: Sequence[str], required: Sequence[int] = ()
+    ) -> tuple[list[pa.ChunkedArray], Rows]:
+        """The columns at ``indexes`` (``kinds``: FLOAT, TIME or TEXT, a typing hint) and their row numbers.
 
         Columns come back as Arrow arrays: typed when the file is typed or Arrow
         could parse the CSV text directly, strings otherwise; the conversion
-        functions accept both.
+        functions accept both. With a :attr:`row_filter`, only the rows it keeps
+        come back (``required``: positions in ``indexes`` whose empty cells make
+        a row incomplete) and :attr:`notes` say what was dropped.
         """
+        self.notes = ()
+        flt = self.row_filter
+        if flt is None or not flt.active:
+            return self._read_raw(indexes, kinds)
+        from policylint.readers.columns import column_index
+        from policylint.readers.filters import apply_filter
+
+        wanted, wanted_kinds = list(indexes), list(kinds)
+        slots = []
+        for cond in flt.where:
+            index = column_index(self.header, cond.column, self.name)
+            if index not in wanted:
+                wanted.append(index)
+                wanted_kinds.append(TEXT)
+            slots.append(wanted.index(index))
+        columns, rows = self._read_raw(wanted, wanted_kinds)
+        n = len(indexes)
+        kept, rows, self.notes = apply_filter(
+            flt,
+            columns,
+            [self.header[i] for i in wanted],
+            [columns[i] for i in slots],
+            list(required),
+            rows,
+            self.name,
+        )
+        return kept[:n], rows
+
+    def _read_raw(self, indexes: Sequence[int], kinds: Sequence[str]) -> tuple[list[pa.ChunkedArray], Rows]:
         if self.container == "csv":
             return self._read_csv(indexes, kinds)
         return self._read_binary(indexes)
@@ -179,7 +218,7 @@ class Table:
         types: dict[str, pa.DataType] = {}
         for index, kind in zip(indexes, kinds, strict=True):
             key = f"c{index}"
-            if not typed:
+            if not typed or kind == TEXT:
                 types[key] = pa.string()
             elif kind == FLOAT:
                 types[key] = pa.float64()
