@@ -55,6 +55,13 @@ class WorkloadFacts:
     cold_start_seconds: float | None = None
     #: UTC day starts on which the concurrency trace was constant (left out of the window)
     flat_days: tuple[float, ...] = ()
+    #: what the concurrency trace counts: "concurrency", or "gpus" (GPU-weighted jobs: no GPU conversion)
+    trace_unit: str = "concurrency"
+    #: VRAM from measurements: seconds the model was resident, and activity-weighted compute seconds
+    vram_residency_seconds: float | None = None
+    vram_active_seconds: float | None = None
+    #: the same per pod (key of a long VRAM table), sorted by pod
+    vram_pods: tuple[tuple[str, float, float], ...] = ()
     errors: list[str] = field(default_factory=list)
 
 
@@ -113,13 +120,41 @@ def _apply_share(workload: Workload, series: Series) -> Series:
 
 
 def _reading(spec: dict[str, Any], limits: TraceLimits | None) -> dict[str, Any]:
-    """Reader options every measurement block may declare: units, origin, limits."""
+    """Reader options every measurement block may declare: units, origin, row filters, limits."""
     return {
         "timestamp_unit": spec.get("timestampUnit"),
         "duration_unit": spec.get("durationUnit"),
         "time_origin": spec.get("timeOrigin"),
+        "where": spec.get("where"),
+        "skip_incomplete": bool(spec.get("skipIncomplete", False)),
         "limits": limits,
     }
+
+
+def _keyed(spec: dict[str, Any]) -> dict[str, Any]:
+    """The long-table options of a block: ``key: {column, select | aggregate}``."""
+    key = spec.get("key") or {}
+    return {
+        "key_column": key.get("column"),
+        "key_select": None if key.get("select") is None else str(key["select"]),
+        "aggregate": key.get("aggregate"),
+    }
+
+
+def _notes(ref: MeasurementRef, notes: tuple[str, ...]) -> list[Finding]:
+    """What a reader dropped on purpose, one info finding each (nothing disappears silently)."""
+    from policylint.finding import Severity
+
+    return [
+        ref.doc.finding(
+            "PL025",
+            "measurement-rows-dropped",
+            f"{ref.display}: {note}",
+            (*ref.doc_path, "path"),
+            severity=Severity.INFO,
+        )
+        for note in notes
+    ]
 
 
 def measure_workload(
@@ -143,8 +178,11 @@ def measure_workload(
             fmt = spec.get("format", "auto")
             series = traces.read_series(
                 ref.path,
-                # a job list is an interval log: running jobs = concurrency
-                format="requests" if fmt == "jobs" else fmt,
+                # a job list is an interval log: running jobs (or their GPUs) = concurrency
+                format=fmt,
+                gpus_column=spec.get("gpusColumn"),
+                unit=spec.get("unit"),
+                **_keyed(spec),
                 timestamp_column=spec.get("timestampColumn"),
                 value_columns=spec.get("columns"),
                 start_column=spec.get("startColumn"),
@@ -155,7 +193,9 @@ def measure_workload(
                 display_name=ref.display,
                 **_reading(spec, limits),
             )
+            findings.extend(_notes(ref, series.notes))
             series = _apply_share(workload, series)
+            facts.trace_unit = series.unit
             exclusions, problems = _exclusions(workload, ref)
             findings.extend(problems)
             mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")
@@ -166,13 +206,13 @@ def measure_workload(
                 # only a day with nothing at all in the log is not a measurement.
                 flat_days="empty" if fmt in ("requests", "jobs") else "constant",
             )
-            per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+            per_gpu, per_replica = _conversion(workload, facts)
             report = bands.analyse(
                 series,
                 settings,
                 exclusions=exclusions,
-                per_gpu=float(per_gpu) if per_gpu else None,
-                gpus_per_replica=int(workload.spec.get("gpusPerReplica", 1)),
+                per_gpu=per_gpu,
+                gpus_per_replica=per_replica,
             )
             # The report carries the cleaned series (declared exclusions and outlier
             # days removed), so the queue simulation uses exactly what the bands used.
@@ -200,6 +240,7 @@ def measure_workload(
                 display_name=durations.display,
                 **_reading(spec, limits),
             )
+            findings.extend(_notes(durations, jobs.notes))
             stats = bands.duration_stats(jobs.durations)
             facts.p50, facts.p90, facts.p99, facts.tail_ratio = stats.p50, stats.p90, stats.p99, stats.tail_ratio
             # A buffer is only a buffer if one long-tail job fits in it (PL601).
@@ -224,6 +265,18 @@ def measure_workload(
         active = float(vram["activeComputeSeconds"])
         facts.vram_ratio = float(vram["residencySeconds"]) / active if active > 0 else math.inf
     return facts, findings
+
+
+def _conversion(workload: Workload, facts: WorkloadFacts) -> tuple[float | None, int]:
+    """Concurrency per GPU and GPUs per replica that turn the trace into GPUs.
+
+    A GPU-weighted trace (``unit: gpus``) is GPU demand already: one unit is one
+    GPU, and gpusPerReplica must not multiply it again.
+    """
+    if facts.trace_unit == "gpus":
+        return 1.0, 1
+    per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    return (float(per_gpu) if per_gpu else None), int(workload.spec.get("gpusPerReplica", 1))
 
 
 def _per_replica(workload: Workload) -> int:
@@ -438,7 +491,7 @@ def pool_cold_start(pool: Pool) -> float:
 def _member(workload: Workload, facts: WorkloadFacts) -> PoolMember | None:
     from policylint.pooled import PoolMember
 
-    per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    per_gpu, per_replica = _conversion(workload, facts)
     report = facts.report
     if report is None or report.cleaned is None or not isinstance(per_gpu, (int, float)) or per_gpu <= 0:
         return None
@@ -448,7 +501,7 @@ def _member(workload: Workload, facts: WorkloadFacts) -> PoolMember | None:
         values=report.cleaned.values,
         step_seconds=report.cleaned.step_seconds,
         per_gpu=float(per_gpu),
-        gpus_per_replica=int(workload.spec.get("gpusPerReplica", 1)),
+        gpus_per_replica=per_replica,
     )
 
 

@@ -271,6 +271,8 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     conc = spec.get("concurrency") or {}
     per_gpu = _num(per.get("value"))
     per_replica = int(spec.get("gpusPerReplica", 1))
+    # A GPU-weighted trace (unit: gpus) is GPU demand already: no second conversion.
+    to_gpu, to_replica = (1.0, 1) if facts.trace_unit == "gpus" else (per_gpu, per_replica)
     r = facts.report
     pool = w.pool
     pool_spec = pool.spec if pool else {}
@@ -303,9 +305,9 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "daily": r.daily if r else None,
         "peak": r.peak if r else None,
         "sustained_max": facts.sustained_max,
-        "baseline_gpus": _gpus(r.baseline if r else None, per_gpu, per_replica),
-        "daily_gpus": _gpus(r.daily if r else None, per_gpu, per_replica),
-        "peak_gpus": _gpus(r.peak if r else None, per_gpu, per_replica),
+        "baseline_gpus": _gpus(r.baseline if r else None, to_gpu, to_replica),
+        "daily_gpus": _gpus(r.daily if r else None, to_gpu, to_replica),
+        "peak_gpus": _gpus(r.peak if r else None, to_gpu, to_replica),
         # Unrounded: 89.9965 days is not 90.
         "window_days": r.window_days if r else None,
         "flat_days": len(facts.flat_days) if r else None,

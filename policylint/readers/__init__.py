@@ -175,7 +175,7 @@ def read_series(
             unit=unit,
             detect_gpus=kind == "jobs",
         )
-        return replace(series, notes=table.notes + series.notes)
+        return replace(series, notes=table.notes)
     from policylint.readers.timeseries import Key, read_table_series
 
     if gpus_column is not None or unit == "gpus":

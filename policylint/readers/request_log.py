@@ -68,16 +68,15 @@ def read_requests(
     interval by its GPU column (named, or detected); otherwise intervals are
     counted. The switch is explicit because it changes what every band means,
     and a GPU series must not be multiplied by gpusPerReplica again. A job list
-    (``detect_gpus``) counted without its detected GPU column says so in a note.
+    (``detect_gpus``) counted without its detected GPU column names it in
+    :attr:`Series.unused_gpu_column`.
     The returned series says which it is in :attr:`Series.unit`.
     """
     name = table.name
     weight_name = _weight_column(table.header, name, gpus_column, unit)
-    hint = ()
+    unused = None
     if weight_name is None and detect_gpus and unit is None:
-        found = find_column(table.header, GPU_CANDIDATES)
-        if found is not None:
-            hint = (f"jobs counted, not GPUs: column '{found}' not used (declare unit: gpus to weigh jobs by it)",)
+        unused = find_column(table.header, GPU_CANDIDATES)
     intervals = read_intervals(
         table,
         start_column=start_column,
@@ -112,7 +111,7 @@ def read_requests(
         first=first,
         last=last,
         unit="gpus" if weight_name is not None else "concurrency",
-        notes=hint,
+        unused_gpu_column=unused,
     )
 
 

@@ -65,6 +65,8 @@ class Series:
     notes: tuple[str, ...] = ()
     #: what one unit of ``values`` is: "concurrency" (requests, jobs) or "gpus" (GPU-weighted jobs)
     unit: str = "concurrency"
+    #: a job list counted by jobs: the GPU column it has but did not use (``bands`` mentions it)
+    unused_gpu_column: str | None = None
 
     @property
     def samples(self) -> int:
