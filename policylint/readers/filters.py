@@ -216,7 +216,11 @@ def _test(cond: Condition, column: pa.ChunkedArray, rows: Rows, name: str) -> np
     out = np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)
     if cond.op in ("eq", "in"):
         return out
-    return ~out & ~empty_cells(text)
+    return np.asarray(~out & ~empty_cells(text), dtype=bool)
+
+
+def _rows(count: int) -> str:
+    return f"{count:,} row" if count == 1 else f"{count:,} rows"
 
 
 def apply_filter(
@@ -245,23 +249,27 @@ def apply_filter(
         for cond, column in zip(flt.where, tests, strict=True):
             ok = _test(cond, column, rows, name)
             misses = int(total - np.count_nonzero(ok))
-            failed.append(f"{misses:,} not {cond.describe()}")
+            failed.append(f"{cond.describe()}: {misses:,} failed")
             keep &= ok
         dropped = int(total - np.count_nonzero(keep))
         if dropped:
-            notes.append(f"{dropped:,} of {total:,} rows dropped by the filter ({'; '.join(failed)})")
+            notes.append(f"{_rows(dropped)} of {total:,} dropped by the filter ({'; '.join(failed)})")
     if flt.skip_incomplete and required:
         incomplete = np.zeros(total, dtype=bool)
-        why: list[str] = []
+        why: list[tuple[str, int]] = []
         for position in dict.fromkeys(required):
             empty = empty_cells(columns[position]) & keep
+            # A row is counted under the first of its empty columns.
             count = int(np.count_nonzero(empty & ~incomplete))
             if count:
-                why.append(f"{count:,} empty {labels[position]}")
+                why.append((labels[position], count))
             incomplete |= empty
         skipped = int(np.count_nonzero(incomplete))
         if skipped:
-            notes.append(f"{skipped:,} rows skipped: {', '.join(why)}")
+            reasons = (
+                f"empty {why[0][0]}" if len(why) == 1 else ", ".join(f"empty {c} ({n:,})" for c, n in why)
+            )
+            notes.append(f"{_rows(skipped)} skipped: {reasons}")
         keep &= ~incomplete
     if keep.all():
         return columns, rows, tuple(notes)

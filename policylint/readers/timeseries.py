@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from policylint.errors import MeasurementError
-from policylint.readers.columns import TIMESTAMP_CANDIDATES, column_index, find_column
+from policylint.readers.columns import KEY_CANDIDATES, TIMESTAMP_CANDIDATES, column_index, find_column
 from policylint.readers.convert import check_order, check_range, check_values, epoch_seconds, numbers, times
 from policylint.readers.grid import combine, finish
 from policylint.readers.limits import TraceLimits
@@ -173,7 +173,18 @@ def read_table_samples(
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)
-    uniform = check_order(stamp.values, rows, name)
+    try:
+        uniform = check_order(stamp.values, rows, name)
+    except MeasurementError as exc:
+        key = find_column(header, KEY_CANDIDATES)
+        if key is None:
+            raise
+        raise MeasurementError(
+            f"{exc.message}; column '{key}' looks like a series key: declare key: {{column: {key}, "
+            "select: VALUE} or {aggregate: sum} (--key-column with --select or --aggregate)",
+            source=name,
+            row=exc.row,
+        ) from None
     return stamp.values, _sum_values(columns[1:], names, rows, name), uniform
 
 
