@@ -22,6 +22,7 @@ E = Severity.ERROR
 MEASUREMENT_PATHS: dict[str, DocPath] = {
     "concurrency": ("spec", "concurrency", "trace"),
     "vram": ("spec", "vram", "trace"),
+    "vram_activity": ("spec", "vram", "activity"),
     "durations": ("spec", "durations", "jobs"),
 }
 

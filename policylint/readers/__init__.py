@@ -52,6 +52,7 @@ __all__ = [
     "parse_time",
     "parse_where_text",
     "read_jobs",
+    "read_parts",
     "read_series",
 ]
 
@@ -274,3 +275,71 @@ def read_jobs(
         origin=origin,
     )
     return replace(jobs, notes=table.notes)
+
+
+def read_parts(
+    path: str | Path,
+    *,
+    key_column: str,
+    key_select: str | None = None,
+    format: str = "auto",  # noqa: A002 - the public option name is "format"
+    timestamp_column: str | None = None,
+    value_columns: Sequence[str] | None = None,
+    match: Mapping[str, str] | None = None,
+    step_seconds: float | None = None,
+    max_gap_steps: int = 5,
+    display_name: str | None = None,
+    timestamp_unit: str | None = None,
+    limits: TraceLimits | None = None,
+    time_origin: str | float | None = None,
+    where: Mapping[str, Any] | Sequence[Condition] | None = None,
+    skip_incomplete: bool = False,
+    duration_unit: str | None = None,
+) -> dict[str, Series]:
+    """Every series of a long table (or Prometheus answer), by key value, each on its own grid.
+
+    For per-pod measurements (VRAM residency per pod): ``key_column`` is the
+    table's key column or the Prometheus label; series of one Prometheus answer
+    that share the label value are summed. ``key_select`` keeps one key. The
+    series' notes carry what the row filters dropped.
+    """
+    del duration_unit  # accepted for symmetry with read_series; a time series has no durations
+    from policylint.readers.grid import combine, finish
+
+    limits = limits or DEFAULT_LIMITS
+    name = display_name or str(path)
+    kind = _kind(Path(path), format, name)
+    if kind in ("requests", "jobs"):
+        raise MeasurementError("series by key are read from time series tables or Prometheus answers", source=name)
+    origin = _origin(time_origin, name)
+    row_filter = _row_filter(where, skip_incomplete, name)
+    source = open_source(path, name, max_bytes=limits.max_file_bytes, written_as=display_name)
+    out: dict[str, Series] = {}
+    if kind == "prometheus":
+        from policylint.readers.prometheus import prometheus_series
+
+        if row_filter.where:
+            raise MeasurementError("where filters rows of a table; pick Prometheus series with match", source=name)
+        wanted = {**(match or {}), key_column: key_select} if key_select is not None else match
+        groups: dict[str, list[tuple[str, Any, Any]]] = {}
+        for label, metric, times, values in prometheus_series(source, wanted, limits):
+            value = metric.get(key_column)
+            if value is None:
+                raise MeasurementError(f"series {label} has no label '{key_column}'", source=name)
+            groups.setdefault(str(value), []).append((label, times, values))
+        for value in sorted(groups):
+            out[value] = combine(groups[value], "sum", name=f"{name} [{key_column}={value}]",
+                                 step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits)
+        return out
+    from policylint.readers.timeseries import Key, read_keyed_parts
+
+    table = _open(source, kind, limits, CHUNK_ROWS)
+    table.row_filter = row_filter
+    parts = read_keyed_parts(
+        table, Key(key_column, key_select), timestamp_column, value_columns, timestamp_unit, limits, origin
+    )
+    for value, times, values in parts:
+        series = finish(times, values, name=f"{name} [{key_column}={value}]", step_seconds=step_seconds,
+                        max_gap_steps=max_gap_steps, limits=limits)
+        out[value] = replace(series, notes=table.notes)
+    return out

@@ -26,7 +26,7 @@ from policylint.readers.source import Source
 from policylint.readers.table import Rows
 from policylint.readers.timestamps import format_time
 
-__all__ = ["read_prometheus"]
+__all__ = ["prometheus_series", "read_prometheus"]
 
 
 def _labels(metric: Mapping[str, Any]) -> str:
@@ -47,6 +47,17 @@ def read_prometheus(
 
     ``aggregate`` (``sum``, ``mean``, ``max``) says how several series become one.
     """
+    chosen = [(label, times, values) for label, _metric, times, values in prometheus_series(source, match, limits)]
+    # Several series: one grid. Summed by default: a series counts 0 outside its
+    # own span (that replica did not exist yet), but a hole inside it poisons the sum.
+    return combine(chosen, aggregate, name=source.name, step_seconds=step_seconds, max_gap_steps=max_gap_steps,
+                   limits=limits)
+
+
+def prometheus_series(
+    source: Source, match: Mapping[str, str] | None, limits: TraceLimits
+) -> list[tuple[str, dict[str, Any], np.ndarray, np.ndarray]]:
+    """The series of a ``query_range`` answer that ``match`` keeps: (labels text, labels, times, values)."""
     name = source.name
     if source.size > limits.max_json_bytes:
         raise MeasurementError(
@@ -82,7 +93,7 @@ def read_prometheus(
     if not isinstance(result, list) or not result:
         raise MeasurementError("the answer holds no series (data.result is empty)", source=name)
 
-    chosen: list[tuple[str, np.ndarray, np.ndarray]] = []
+    chosen: list[tuple[str, dict[str, Any], np.ndarray, np.ndarray]] = []
     total_samples = 0
     for number, entry in enumerate(result, start=1):
         if not isinstance(entry, dict) or not isinstance(entry.get("values"), list):
@@ -122,15 +133,13 @@ def read_prometheus(
             raise MeasurementError(
                 f"series {label}: sample {i + 1} is negative ({values[i]:g})", source=name, row=i + 1
             )
-        chosen.append((label, times, values))
+        chosen.append((label, metric, times, values))
 
     if not chosen:
         wanted = ",".join(f"{k}={v}" for k, v in (match or {}).items())
         known = "; ".join(_labels(e.get("metric") or {}) for e in result[:5] if isinstance(e, dict))
         raise MeasurementError(f"no series matches {wanted or 'anything'} (series: {known})", source=name)
-    # Several series: one grid. Summed by default: a series counts 0 outside its
-    # own span (that replica did not exist yet), but a hole inside it poisons the sum.
-    return combine(chosen, aggregate, name=name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits)
+    return chosen
 
 
 _SAMPLES = Rows()  # Prometheus samples are numbered from 1 within their series
