@@ -164,8 +164,7 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.bands import BandSettings, analyse
     from policylint.config import load_config
-    from policylint.readers import parse_where_text
-    from policylint.traces import apply_exclusions, parse_exclusion, read_series
+    from policylint.traces import apply_exclusions, parse_exclusion
 
     exclusions = []
     for text in args.exclude or []:
@@ -184,29 +183,11 @@ def run(args: argparse.Namespace) -> int:
     )
     # The trace limits come from the configuration that governs the trace's folder.
     limits = load_config([Path(args.trace)]).trace_limits()
-    series = read_series(
-        args.trace,
-        format=args.input_format,
-        timestamp_column=args.timestamp_column,
-        value_columns=args.column,
-        start_column=args.start_column,
-        end_column=args.end_column,
-        duration_column=args.duration_column,
-        match=_matches(args.match),
-        step_seconds=args.step,
-        max_gap_steps=args.max_gap_steps,
-        timestamp_unit=args.timestamp_unit,
-        duration_unit=args.duration_unit,
-        time_origin=args.time_origin,
-        limits=limits,
-        where=parse_where_text(args.where) if args.where else None,
-        skip_incomplete=args.skip_incomplete,
-        key_column=args.key_column,
-        key_select=args.select,
-        aggregate=args.aggregate,
-        gpus_column=args.gpus_column,
-        unit=args.unit,
-    )
+    from policylint.readers.progress import listen
+    from policylint.report.progress import terminal_progress
+
+    with listen(terminal_progress()):
+        series = _read(args, limits)
     if series.unit == "gpus" and (args.per_gpu is not None or args.gpus_per_replica != 1):
         # The series counts GPUs already: converting again would double count.
         raise PolicylintError("--per-gpu and --gpus-per-replica do not apply to a GPU-weighted series "
@@ -243,6 +224,36 @@ def _unused(series: Series) -> list[str]:
     if series.unused_gpu_column is None:
         return []
     return [f"jobs counted, not GPUs: column '{series.unused_gpu_column}' not used (--unit gpus weighs jobs by it)"]
+
+
+def _read(args: argparse.Namespace, limits: Any) -> Series:
+    """The trace, read with every input option of the command line."""
+    from policylint.readers import parse_where_text
+    from policylint.traces import read_series
+
+    return read_series(
+        args.trace,
+        format=args.input_format,
+        timestamp_column=args.timestamp_column,
+        value_columns=args.column,
+        start_column=args.start_column,
+        end_column=args.end_column,
+        duration_column=args.duration_column,
+        match=_matches(args.match),
+        step_seconds=args.step,
+        max_gap_steps=args.max_gap_steps,
+        timestamp_unit=args.timestamp_unit,
+        duration_unit=args.duration_unit,
+        time_origin=args.time_origin,
+        limits=limits,
+        where=parse_where_text(args.where) if args.where else None,
+        skip_incomplete=args.skip_incomplete,
+        key_column=args.key_column,
+        key_select=args.select,
+        aggregate=args.aggregate,
+        gpus_column=args.gpus_column,
+        unit=args.unit,
+    )
 
 
 def _band_values(report: BandReport) -> dict[str, float]:

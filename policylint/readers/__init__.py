@@ -29,6 +29,7 @@ from typing import Any
 from policylint.errors import MeasurementError
 from policylint.readers.filters import Condition, RowFilter, parse_where, parse_where_text
 from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits
+from policylint.readers.progress import reading
 from policylint.readers.request_log import concurrency
 from policylint.readers.series import Exclusion, Gap, Jobs, Series, apply_exclusions
 from policylint.readers.source import Source, open_source, read_head, sniff_container
@@ -144,6 +145,41 @@ def read_series(
     origin = _origin(time_origin, name)
     row_filter = _row_filter(where, skip_incomplete, name)
     source = open_source(path, name, max_bytes=limits.max_file_bytes, written_as=display_name)
+    with reading(name, source.size):
+        return _read_series(
+            source, kind, origin, row_filter, limits, chunk_rows,
+            timestamp_column=timestamp_column, value_columns=value_columns, start_column=start_column,
+            end_column=end_column, duration_column=duration_column, match=match, step_seconds=step_seconds,
+            max_gap_steps=max_gap_steps, timestamp_unit=timestamp_unit, duration_unit=duration_unit,
+            key_column=key_column, key_select=key_select, aggregate=aggregate, gpus_column=gpus_column, unit=unit,
+        )
+
+
+def _read_series(
+    source: Source,
+    kind: str,
+    origin: float | None,
+    row_filter: RowFilter,
+    limits: TraceLimits,
+    chunk_rows: int,
+    *,
+    timestamp_column: str | None,
+    value_columns: Sequence[str] | None,
+    start_column: str | None,
+    end_column: str | None,
+    duration_column: str | None,
+    match: Mapping[str, str] | None,
+    step_seconds: float | None,
+    max_gap_steps: int,
+    timestamp_unit: str | None,
+    duration_unit: str | None,
+    key_column: str | None,
+    key_select: str | None,
+    aggregate: str | None,
+    gpus_column: str | None,
+    unit: str | None,
+) -> Series:
+    name = source.name
     if kind == "prometheus":
         from policylint.readers.prometheus import read_prometheus
 
@@ -254,16 +290,33 @@ def read_jobs(
     files are accepted (recognised from their first bytes). The unit, limit,
     origin and row filter options are those of :func:`read_series`.
     """
-    from policylint.readers.jobs import read_job_table
-
     limits = limits or DEFAULT_LIMITS
     name = display_name or str(path)
     origin = _origin(time_origin, name)
     row_filter = _row_filter(where, skip_incomplete, name)
     source = open_source(path, name, max_bytes=limits.max_file_bytes, written_as=display_name)
-    table = _open(source, "jobs", limits, chunk_rows)
-    table.row_filter = row_filter
-    jobs = read_job_table(
+    with reading(name, source.size):
+        table = _open(source, "jobs", limits, chunk_rows)
+        table.row_filter = row_filter
+        jobs = _read_job_table(table, duration_column, start_column, end_column, gpus_column, limits,
+                               timestamp_unit, duration_unit, origin)
+    return replace(jobs, notes=table.notes)
+
+
+def _read_job_table(
+    table: Table,
+    duration_column: str | None,
+    start_column: str | None,
+    end_column: str | None,
+    gpus_column: str | None,
+    limits: TraceLimits,
+    timestamp_unit: str | None,
+    duration_unit: str | None,
+    origin: float | None,
+) -> Jobs:
+    from policylint.readers.jobs import read_job_table
+
+    return read_job_table(
         table,
         duration_column=duration_column,
         start_column=start_column,
@@ -274,7 +327,6 @@ def read_jobs(
         duration_unit=duration_unit,
         origin=origin,
     )
-    return replace(jobs, notes=table.notes)
 
 
 def read_parts(

@@ -118,6 +118,8 @@ class Table:
     sample: list[list[str]] = field(default_factory=list)
     parquet: Any = None  # the opened pyarrow.parquet.ParquetFile, footer already parsed
     row_filter: RowFilter | None = None
+    #: CSV: average bytes of a line in the first block (progress estimates from rows read)
+    bytes_per_row: float = 0.0
     #: what the last read dropped and why ("12 rows skipped: empty scheduled_time")
     notes: tuple[str, ...] = ()
 
@@ -252,14 +254,20 @@ class Table:
             # One-megabyte blocks, one thread: Arrow's read-ahead then holds a few
             # blocks, not hundreds of megabytes, beyond the converted columns.
             read = pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=False, block_size=1 << 20)
+            from policylint.readers.progress import advance
+
             batches = []
             count = 0
-            with pcsv.open_csv(str(self.source.path), read_options=read, parse_options=parse,
-                               convert_options=convert) as reader:
+            with self.source.path.open("rb") as handle, pcsv.open_csv(
+                handle, read_options=read, parse_options=parse, convert_options=convert
+            ) as reader:
                 for batch in reader:
                     count += batch.num_rows
                     check_rows(count, self.limits, self.name)
                     batches.append(batch)
+                    # Arrow reads ahead of what it has parsed: rows parsed x the average
+                    # line length says how far the work is, the file position caps it.
+                    advance(int(min(handle.tell(), count * self.bytes_per_row)) if self.bytes_per_row else handle.tell())
             table = pa.Table.from_batches(batches, schema=reader.schema)
         return [table.column(f"c{i}") for i in indexes]
 
@@ -437,7 +445,9 @@ def open_table(
     kind = container or sniff_container(head)
     if kind == "text":
         header, sample = _parse_head(source, head)
-        return Table(source, header, "csv", limits, chunk_rows, sample)
+        table = Table(source, header, "csv", limits, chunk_rows, sample)
+        table.bytes_per_row = len(head) / max(1, head.count(b"\n"))
+        return table
     import pyarrow as pa
 
     parquet = None
