@@ -142,18 +142,22 @@ def _keyed(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _notes(ref: MeasurementRef, notes: tuple[str, ...]) -> list[Finding]:
-    """What a reader dropped on purpose, one info finding each (nothing disappears silently)."""
+    """What a reader dropped on purpose, as one info finding (nothing disappears silently).
+
+    One finding per measurement: findings at one place with one code are one finding.
+    """
     from policylint.finding import Severity
 
+    if not notes:
+        return []
     return [
         ref.doc.finding(
             "PL025",
             "measurement-rows-dropped",
-            f"{ref.display}: {note}",
+            f"{ref.display}: {'; '.join(notes)}",
             (*ref.doc_path, "path"),
             severity=Severity.INFO,
         )
-        for note in notes
     ]
 
 
