@@ -120,8 +120,25 @@ def test_where_membership_compares_text_and_numbers(tmp_path: Path) -> None:
     kept = read_jobs(path, where={"status": ["SUCCEED"]})
     assert kept.durations.tolist() == [1.5, 1.2]  # cells compared without surrounding spaces
     assert read_jobs(path, where={"code": [200]}).durations.tolist() == [1.5, 1.2]
+    assert read_jobs(path, where={"code": ["200"]}).durations.tolist() == [1.5, 1.2]
     assert read_jobs(path, where={"code": {"ne": 200}}).durations.tolist() == [0.9]  # empty cell: no match
     assert read_jobs(path, where={"latency_ms": {"ge": 1000, "lt": 1500}}).durations.tolist() == [1.2]
+
+
+def test_request_log_without_failed_requests(tmp_path: Path) -> None:
+    """A request log shaped like the Alibaba GenAI one: gmt_create, a latency in ms, a status."""
+    path = write(tmp_path, "genai.csv", "request_id,gmt_create,latency_ms,status,code\n"
+                 "r1,2026-09-01 00:00:00.250000,2000,SUCCEED,200.0\n"
+                 "r2,2026-09-01 00:00:00.500000,1000,FAILED,500.0\n"
+                 "r3,2026-09-01 00:00:01.000000,1500,SUCCEED,200.0\n")
+    every = read_series(path, format="requests", step_seconds=0.25)
+    assert float(np.max(every.values)) == 3
+    ok = read_series(path, format="requests", step_seconds=0.25, where={"status": ["SUCCEED"]})
+    assert float(np.max(ok.values)) == 2
+    assert ok.notes == ("1 row of 3 dropped by the filter (status in [SUCCEED]: 1 failed)",)
+    assert ok.first == 1_788_220_800.25  # gmt_create detected as the start, to the microsecond
+    by_code = read_series(path, format="requests", step_seconds=0.25, where={"code": [200]})  # 200 matches 200.0
+    assert by_code.notes == ("1 row of 3 dropped by the filter (code in [200]: 1 failed)",)
 
 
 @pytest.mark.parametrize(
@@ -402,22 +419,21 @@ def test_schema_refuses_a_bad_where_and_a_key_without_a_choice(tmp_path: Path) -
 
 
 def test_azure_arrivals_filtered_by_tokens_keep_microseconds() -> None:
-    """The Azure code-completion trace: requests with long prompts only, times to the microsecond."""
+    """The Azure code-completion trace (300 real arrivals): long prompts only, times to the microsecond."""
     every = read_series(AZURE, value_columns=["ContextTokens"])
     long_prompts = read_series(AZURE, value_columns=["ContextTokens"], where={"ContextTokens": {"ge": 2000}})
-    assert long_prompts.notes and long_prompts.notes[0].endswith("failed)")
-    dropped = int(long_prompts.notes[0].split(" ")[0])
-    assert dropped > 0
+    # 179 of the 300 requests have prompts under 2,000 tokens (counted with the csv module).
+    assert long_prompts.notes == ("179 rows of 300 dropped by the filter (ContextTokens >= 2000: 179 failed)",)
     assert long_prompts.first >= every.first
-    assert long_prompts.first % 1 != 0  # sub-second arrival times survive the filter
+    assert round(long_prompts.first * 1e6) % 1_000_000 != 0  # sub-second arrival times survive the filter
 
 
-def test_helios_running_gpus_with_a_filter_on_the_same_file() -> None:
-    plain = read_series(HELIOS, value_columns=["running_gpu_num"])
+def test_helios_filter_on_a_time_series_counts_the_rows() -> None:
+    """The Helios cluster trace (44,640 real minutes): minutes with GPUs running only."""
     busy = read_series(HELIOS, value_columns=["running_gpu_num"], where={"running_gpu_num": {"gt": 0}})
-    assert plain.notes == ()
-    assert busy.notes == () or "dropped by the filter" in busy.notes[0]
-    assert float(np.nanmax(busy.values)) == float(np.nanmax(plain.values))
+    assert busy.notes == ("3,059 rows of 44,640 dropped by the filter (running_gpu_num > 0: 3,059 failed)",)
+    assert float(np.nanmin(busy.values)) > 0
+    assert busy.gaps  # the dropped minutes are holes in the series, not zeros
 
 
 # --- progress bar ------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from policylint.readers.columns import (
     DURATION_CANDIDATES,
     END_CANDIDATES,
     GPU_CANDIDATES,
+    KEY_CANDIDATES,
     START_CANDIDATES,
     TIMESTAMP_CANDIDATES,
 )
@@ -563,7 +564,9 @@ def test_prometheus_limits(tmp_path: Path) -> None:
 
 def test_every_column_candidate_is_documented() -> None:
     text = (ROOT / "docs" / "measurements.md").read_text(encoding="utf-8")
-    for candidates in (TIMESTAMP_CANDIDATES, START_CANDIDATES, END_CANDIDATES, DURATION_CANDIDATES, GPU_CANDIDATES):
+    for candidates in (
+        TIMESTAMP_CANDIDATES, START_CANDIDATES, END_CANDIDATES, DURATION_CANDIDATES, GPU_CANDIDATES, KEY_CANDIDATES
+    ):
         for name in candidates:
             assert f"`{name}`" in text, name
     for field in ("max_file_bytes", "max_json_bytes", "max_rows", "max_grid_samples", "min_year", "max_year"):

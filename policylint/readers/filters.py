@@ -189,7 +189,17 @@ def _test(cond: Condition, column: pa.ChunkedArray, rows: Rows, name: str) -> np
 
     values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
     numeric_values = all(isinstance(v, float) for v in values)
-    if cond.op in _ORDERED or (not _is_text(column) and not pa.types.is_dictionary(column.type)):
+    numeric_text = False
+    if numeric_values and _is_text(column):
+        # A CSV column of numbers arrives as text: compare numbers (200 matches 200.0)
+        # when every cell is one; a column with words in it is compared as text.
+        try:
+            pc.cast(pc.if_else(pc.equal(pc.utf8_trim_whitespace(column), ""), pa.scalar(None, pa.string()),
+                               pc.utf8_trim_whitespace(column)), pa.float64())
+            numeric_text = True
+        except pa.ArrowInvalid:
+            numeric_text = False
+    if cond.op in _ORDERED or numeric_text or (not _is_text(column) and not pa.types.is_dictionary(column.type)):
         # Numbers: a text column is converted (a cell that is no number is an error at its row).
         if not numeric_values:
             raise MeasurementError(
