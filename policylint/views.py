@@ -32,6 +32,7 @@ FACTS: dict[str, dict[str, str]] = {
         "workload_class": "training, inference or batch",
         "pool": "cluster/pool the workload runs in",
         "gpus_per_replica": "GPUs one replica or job occupies",
+        "trace_unit": "what the concurrency trace counts: concurrency, or gpus (GPU-weighted jobs, not converted again)",
         "concurrency_measured": "true when a readable concurrency trace backs the workload",
         "concurrency_declared": "a bare declared concurrency number (no measurement)",
         "concurrency_trace_declared": "true when the workload references a concurrency trace (readable or not)",
@@ -264,6 +265,13 @@ def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
     return ", ".join(dates) + (f" and {more} more" if more > 0 else "")
 
 
+def _to_gpus(f: dict[str, Any]) -> tuple[float | None, int]:
+    """Concurrency per GPU and GPUs per replica of a workload view; a GPU-weighted trace needs neither."""
+    if f.get("trace_unit") == "gpus":
+        return 1.0, 1
+    return f["per_gpu"], f["gpus_per_replica"]
+
+
 def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     spec = w.spec
     per = spec.get("perGpuConcurrency") or {}
@@ -300,6 +308,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "workload_class": w.cls,
         "pool": pool.qualified if pool else None,
         "gpus_per_replica": per_replica,
+        "trace_unit": facts.trace_unit,
         "concurrency_measured": r is not None,
         "concurrency_declared": _num(conc.get("declared")),
         "concurrency_trace_declared": "trace" in conc,
@@ -522,7 +531,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
         "baseline": _sum([f["baseline_gpus"] for f in wv]),
         "daily": _sum([f["daily_gpus"] for f in wv]),
         "peak": _sum([f["peak_gpus"] for f in wv]),
-        "sustained_max": _sum([_gpus(f["sustained_max"], f["per_gpu"], f["gpus_per_replica"]) for f in wv]),
+        "sustained_max": _sum([_gpus(f["sustained_max"], *_to_gpus(f)) for f in wv]),
     }
     from policylint.pooled_facts import pooled_pool_facts
 
@@ -613,8 +622,9 @@ def build_views(
         shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
         for member in pool.workloads:
             share, wf, f = shares.get(member.name), facts[member.name], wviews[member.name].facts
-            if share is not None and wf.values is not None and f["per_gpu"]:
-                _depth_facts(f, wf, share / f["gpus_per_replica"] * f["per_gpu"])
+            per_gpu, per_replica = _to_gpus(f)
+            if share is not None and wf.values is not None and per_gpu:
+                _depth_facts(f, wf, share / per_replica * per_gpu)
     for w in wviews.values():
         for name in POOLED_WORKLOAD_FACTS:
             w.facts.setdefault(name, None)
