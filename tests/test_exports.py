@@ -262,6 +262,41 @@ def test_long_table_errors(tmp_path: Path) -> None:
     assert skipped.notes == ("1 row skipped: empty pod",)
 
 
+def test_unknown_aggregate_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(MeasurementError, match="unknown aggregate 'median' \\(expected sum, mean, max\\)"):
+        read_series(_long(tmp_path), value_columns=["running"], key_column="container_ip", aggregate="median")
+    usage = bands_cli(str(_long(tmp_path)), "--key-column", "container_ip", "--aggregate", "median")
+    assert usage.returncode == 2 and "invalid choice: 'median'" in usage.stderr
+
+
+def test_check_reads_a_long_table_by_key(tmp_path: Path) -> None:
+    """A declaration's key block reaches the reader: the pods' sum is the concurrency."""
+    from policylint.linter import LintOptions, lint
+    from policylint.measure import measure
+
+    repo = _repo(tmp_path)
+    trace = repo / "measurements/traces/chat-assistant.csv"
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    header, rows = lines[0].split(","), [line.split(",") for line in lines[1:]]
+    # The same series split over two pods (half each), one row per pod and time.
+    split = ["timestamp,pod,in_flight"] + [f"{r[0]},{pod},{float(r[1]) / 2:g}" for r in rows for pod in ("a", "b")]
+    (repo / "measurements/traces/chat-by-pod.csv").write_text("\n".join(split) + "\n", encoding="utf-8")
+    product = repo / "workloads/product-ai.yaml"
+    before = lint([repo], LintOptions(root=repo, now=NOW))
+    assert before.model is not None
+    plain = measure(before.model, NOW)[0]["chat-assistant"].report
+    _edit(product, "      path: ../measurements/traces/chat-assistant.csv\n",
+          "      path: ../measurements/traces/chat-by-pod.csv\n      key: {column: pod, aggregate: sum}\n")
+    after = lint([repo], LintOptions(root=repo, now=NOW))
+    assert after.model is not None
+    facts, findings = measure(after.model, NOW)
+    assert findings == []
+    keyed = facts["chat-assistant"].report
+    assert header[:2] == ["timestamp", "in_flight"]
+    assert plain is not None and keyed is not None
+    assert (keyed.baseline, keyed.daily, keyed.peak) == (plain.baseline, plain.daily, plain.peak)
+
+
 def test_bands_reads_long_tables_with_the_same_options(tmp_path: Path) -> None:
     path = _long(tmp_path)
     base = (str(path), "--column", "running", "--key-column", "container_ip", "--min-window-days", "0",

@@ -11,8 +11,11 @@ on top of shared pieces: :mod:`~policylint.readers.source` (the guarded opening
 of a file), :mod:`~policylint.readers.table` (CSV/Parquet/Arrow into columns),
 :mod:`~policylint.readers.convert` (conversions and row checks),
 :mod:`~policylint.readers.timestamps`, :mod:`~policylint.readers.columns` (the
-column names each form recognises), :mod:`~policylint.readers.grid` and
-:mod:`~policylint.readers.limits`.
+column names each form recognises), :mod:`~policylint.readers.filters` (row
+filters and skipped incomplete rows, counted in the notes of what is returned),
+:mod:`~policylint.readers.grid` (one grid, and several series combined on it),
+:mod:`~policylint.readers.progress` (progress of long reads, for whoever
+listens) and :mod:`~policylint.readers.limits`.
 
 Every problem with a file is a :class:`~policylint.errors.MeasurementError`
 naming the file and, where a row is at fault, the row. numpy is imported here;

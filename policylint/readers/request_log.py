@@ -1,7 +1,8 @@
 """Request logs: one row per request (start and end, or start and duration) -> concurrency.
 
 Concurrency at grid time *t* is the number of requests with start <= *t* < end,
-counted with two sorted searches. A request log has no holes (no request means
+counted with two sorted searches; job lists read this way may instead count
+the GPUs of the running jobs (``unit: gpus``). A request log has no holes (no request means
 nothing in flight); the default step is one second.
 """
 
