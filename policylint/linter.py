@@ -29,6 +29,7 @@ from policylint.model import Model
 
 if TYPE_CHECKING:
     from policylint.history import Change
+    from policylint.measure import PoolFacts
     from policylint.readers.limits import TraceLimits
     from policylint.ruleset import RuleSet
     from policylint.views import View
@@ -68,6 +69,8 @@ class LintResult:
     stale_baseline: list[dict[str, str]] = field(default_factory=list)
     #: the facts the rules judged (kept so that --fix reads the same numbers without measuring again)
     views: list[View] = field(default_factory=list)
+    #: the pooled demand of every pool the rules judged (series included), by ``cluster/pool``, for the HTML report
+    pools: dict[str, PoolFacts] = field(default_factory=dict)
 
 
 def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
@@ -127,7 +130,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     if options.ruleset is None:
         result.findings = sort_findings(findings)
         return result
-    judged, result.views = judge(model, options)
+    judged, result.views, result.pools = judge(model, options)
     findings.extend(judged)
     from policylint.filter import FilterSettings, apply_filters
 
@@ -147,16 +150,16 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     return result
 
 
-def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]]:
-    """Measure (once per run), build views and evaluate the selected rules; the views come back too."""
+def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View], dict[str, PoolFacts]]:
+    """Measure (once per run), build views and evaluate every rule (the filter selects); the views and pooled demand come back too."""
     from policylint.evaluate import evaluate
     from policylint.measure import measure, measure_pools
     from policylint.views import build_views
 
     assert options.ruleset is not None
     now = options.now or dt.datetime.now(dt.timezone.utc)
-    selected = options.selected if options.selected is not None else set(options.ruleset.rules)
-    rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
+    # Every rule runs; selection happens in the filter step, after suppressions are matched.
+    rules = [r for r in options.ruleset.sorted() if not r.builtin]
     facts, findings = measure(
         model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs
     )
@@ -174,4 +177,4 @@ def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]
         )
     views = build_views(model, facts, now, history, pools)
     findings.extend(evaluate(rules, views, options.ruleset.params))
-    return findings, views
+    return findings, views, pools
