@@ -500,6 +500,26 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path, monkeypatch: pytest.Mon
     assert quiet.getvalue() == ""
 
 
+def test_bands_shows_the_bar_on_a_forced_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the real entry point: a terminal forced with rich's TTY_COMPATIBLE, no delay."""
+    import policylint.readers.table
+    from policylint.report import progress
+
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setattr(progress, "DELAY_SECONDS", 0.0)
+    real = policylint.readers.table.Table.read
+
+    def slow(self: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)  # a read long enough for the bar to appear, whatever the machine's load
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(policylint.readers.table.Table, "read", slow)
+    code, out, err = run_cli(["bands", str(HELIOS), "--column", "running_gpu_num", "--format", "json"])
+    assert code == 0
+    assert "reading " in err and "helios_vc3sl_2020-05.csv" in err
+    assert json.loads(out)["source"].endswith("helios_vc3sl_2020-05.csv")  # standard output stays JSON
+
+
 def test_bands_prints_no_progress_when_not_on_a_terminal(tmp_path: Path) -> None:
     out = bands_cli(str(HELIOS), "--column", "running_gpu_num", "--format", "json")
     assert out.returncode == 0

@@ -83,7 +83,7 @@ class TerminalProgress:
         return self._bar is not None
 
 
-def terminal_progress(delay: float = DELAY_SECONDS) -> TerminalProgress | None:
+def terminal_progress(delay: float | None = None) -> TerminalProgress | None:
     """A progress listener when standard error is a terminal, else None (nothing is drawn).
 
     rich decides what a terminal is: a TTY, or a terminal forced through its
@@ -96,4 +96,6 @@ def terminal_progress(delay: float = DELAY_SECONDS) -> TerminalProgress | None:
     from rich.console import Console
 
     console = Console(stderr=True)
-    return TerminalProgress(console, delay) if console.is_terminal else None
+    if not console.is_terminal:
+        return None
+    return TerminalProgress(console, DELAY_SECONDS if delay is None else delay)
