@@ -55,6 +55,13 @@ class WorkloadFacts:
     cold_start_seconds: float | None = None
     #: UTC day starts on which the concurrency trace was constant (left out of the window)
     flat_days: tuple[float, ...] = ()
+    #: what the concurrency trace counts: "concurrency", or "gpus" (GPU-weighted jobs: no GPU conversion)
+    trace_unit: str = "concurrency"
+    #: VRAM from measurements: seconds the model was resident, and activity-weighted compute seconds
+    vram_residency_seconds: float | None = None
+    vram_active_seconds: float | None = None
+    #: the same per pod (key of a long VRAM table), sorted by pod
+    vram_pods: tuple[tuple[str, float, float], ...] = ()
     errors: list[str] = field(default_factory=list)
 
 
@@ -113,13 +120,45 @@ def _apply_share(workload: Workload, series: Series) -> Series:
 
 
 def _reading(spec: dict[str, Any], limits: TraceLimits | None) -> dict[str, Any]:
-    """Reader options every measurement block may declare: units, origin, limits."""
+    """Reader options every measurement block may declare: units, origin, row filters, limits."""
     return {
         "timestamp_unit": spec.get("timestampUnit"),
         "duration_unit": spec.get("durationUnit"),
         "time_origin": spec.get("timeOrigin"),
+        "where": spec.get("where"),
+        "skip_incomplete": bool(spec.get("skipIncomplete", False)),
         "limits": limits,
     }
+
+
+def _keyed(spec: dict[str, Any]) -> dict[str, Any]:
+    """The long-table options of a block: ``key: {column, select | aggregate}``."""
+    key = spec.get("key") or {}
+    return {
+        "key_column": key.get("column"),
+        "key_select": None if key.get("select") is None else str(key["select"]),
+        "aggregate": key.get("aggregate"),
+    }
+
+
+def _notes(ref: MeasurementRef, notes: tuple[str, ...]) -> list[Finding]:
+    """What a reader dropped on purpose, as one info finding (nothing disappears silently).
+
+    One finding per measurement: findings at one place with one code are one finding.
+    """
+    from policylint.finding import Severity
+
+    if not notes:
+        return []
+    return [
+        ref.doc.finding(
+            "PL025",
+            "measurement-rows-dropped",
+            f"{ref.display}: {'; '.join(notes)}",
+            (*ref.doc_path, "path"),
+            severity=Severity.INFO,
+        )
+    ]
 
 
 def measure_workload(
@@ -143,8 +182,11 @@ def measure_workload(
             fmt = spec.get("format", "auto")
             series = traces.read_series(
                 ref.path,
-                # a job list is an interval log: running jobs = concurrency
-                format="requests" if fmt == "jobs" else fmt,
+                # a job list is an interval log: running jobs (or their GPUs) = concurrency
+                format=fmt,
+                gpus_column=spec.get("gpusColumn"),
+                unit=spec.get("unit"),
+                **_keyed(spec),
                 timestamp_column=spec.get("timestampColumn"),
                 value_columns=spec.get("columns"),
                 start_column=spec.get("startColumn"),
@@ -155,7 +197,9 @@ def measure_workload(
                 display_name=ref.display,
                 **_reading(spec, limits),
             )
+            findings.extend(_notes(ref, series.notes))
             series = _apply_share(workload, series)
+            facts.trace_unit = series.unit
             exclusions, problems = _exclusions(workload, ref)
             findings.extend(problems)
             mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")
@@ -166,13 +210,13 @@ def measure_workload(
                 # only a day with nothing at all in the log is not a measurement.
                 flat_days="empty" if fmt in ("requests", "jobs") else "constant",
             )
-            per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+            per_gpu, per_replica = _conversion(workload, facts)
             report = bands.analyse(
                 series,
                 settings,
                 exclusions=exclusions,
-                per_gpu=float(per_gpu) if per_gpu else None,
-                gpus_per_replica=int(workload.spec.get("gpusPerReplica", 1)),
+                per_gpu=per_gpu,
+                gpus_per_replica=per_replica,
             )
             # The report carries the cleaned series (declared exclusions and outlier
             # days removed), so the queue simulation uses exactly what the bands used.
@@ -200,6 +244,7 @@ def measure_workload(
                 display_name=durations.display,
                 **_reading(spec, limits),
             )
+            findings.extend(_notes(durations, jobs.notes))
             stats = bands.duration_stats(jobs.durations)
             facts.p50, facts.p90, facts.p99, facts.tail_ratio = stats.p50, stats.p90, stats.p99, stats.tail_ratio
             # A buffer is only a buffer if one long-tail job fits in it (PL601).
@@ -217,13 +262,32 @@ def measure_workload(
     vref = workload.measurements.get("vram")
     if vref is not None and vref.path is not None:
         try:
-            facts.vram_ratio, facts.vram_resident_gib = _vram_trace(workload, vref, limits)
+            measured = _vram_trace(workload, vref, limits, workload.measurements.get("vram_activity"))
+            facts.vram_ratio, facts.vram_resident_gib = measured.ratio, measured.resident_gib
+            facts.vram_residency_seconds = measured.residency_seconds
+            facts.vram_active_seconds = measured.active_seconds
+            facts.vram_pods = measured.pods
+            findings.extend(_notes(vref, measured.notes))
         except PolicylintError as exc:
             findings.append(_problem(vref, exc))
     elif vram.get("residencySeconds") is not None and vram.get("activeComputeSeconds") is not None:
         active = float(vram["activeComputeSeconds"])
+        facts.vram_residency_seconds = float(vram["residencySeconds"])
+        facts.vram_active_seconds = active
         facts.vram_ratio = float(vram["residencySeconds"]) / active if active > 0 else math.inf
     return facts, findings
+
+
+def _conversion(workload: Workload, facts: WorkloadFacts) -> tuple[float | None, int]:
+    """Concurrency per GPU and GPUs per replica that turn the trace into GPUs.
+
+    A GPU-weighted trace (``unit: gpus``) is GPU demand already: one unit is one
+    GPU, and gpusPerReplica must not multiply it again.
+    """
+    if facts.trace_unit == "gpus":
+        return 1.0, 1
+    per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    return (float(per_gpu) if per_gpu else None), int(workload.spec.get("gpusPerReplica", 1))
 
 
 def _per_replica(workload: Workload) -> int:
@@ -235,67 +299,145 @@ def _per_replica(workload: Workload) -> int:
 _GIB_PER_UNIT = {"GiB": 1.0, "MiB": 1.0 / 1024.0, "bytes": 1.0 / 2**30}
 
 
-def _vram_trace(
-    workload: Workload, ref: MeasurementRef, limits: TraceLimits | None = None
-) -> tuple[float | None, float | None]:
-    """Residency ratio and peak resident GiB from a VRAM trace in its declared unit.
+@dataclass(frozen=True)
+class VramMeasured:
+    """VRAM facts from measurements: totals over the pods and each pod's part."""
 
-    A zero sample means the model is not resident; only resident samples count,
-    both as residency time and as the time in which compute is looked for. Active
-    compute comes from ``activeColumn`` (busy share, summed over resident samples)
-    or, without it, from the declared ``activeComputeSeconds`` per day scaled to
-    the days the trace covers.
-    """
-    import numpy as np
+    ratio: float | None
+    resident_gib: float | None
+    residency_seconds: float
+    active_seconds: float | None
+    #: (pod, residency seconds, active compute seconds or NaN when unknown), sorted by pod
+    pods: tuple[tuple[str, float, float], ...]
+    notes: tuple[str, ...]
 
+
+def _vram_series(
+    ref: MeasurementRef, columns: list[str] | None, limits: TraceLimits | None
+) -> dict[str, Series]:
+    """The series of a VRAM or activity block: one per pod with a ``key``, else one under ''."""
     from policylint import traces
 
     spec = ref.spec
     assert ref.path is not None
-    common = {
+    common: dict[str, Any] = {
         "format": spec.get("format", "auto"),
         "timestamp_column": spec.get("timestampColumn"),
         "match": spec.get("match"),
         "step_seconds": spec.get("stepSeconds"),
         "display_name": ref.display,
+        "value_columns": columns,
         **_reading(spec, limits),
     }
-    memory = traces.read_series(ref.path, value_columns=spec.get("columns"), **common)
-    step = memory.step_seconds
-    values = memory.values
-    if bool(np.any(values[memory.valid] < 0)):
-        raise MeasurementError("VRAM samples must not be negative", source=ref.display)
-    resident = memory.valid & (values > 0)
-    resident_seconds = float(np.count_nonzero(resident)) * step
-    covered_days = float(np.count_nonzero(memory.valid)) * step / 86_400.0
+    key = spec.get("key") or {}
+    if key.get("column"):
+        select = key.get("select")
+        return traces.read_parts(
+            ref.path, key_column=str(key["column"]), key_select=None if select is None else str(select), **common
+        )
+    return {"": traces.read_series(ref.path, **common)}
+
+
+def _busy_share(busy: Series, memory: Series, scale: float) -> np.ndarray:
+    """The activity (0-1) at each memory grid time: the latest activity sample less than one step old."""
+    import numpy as np
+
+    at = np.searchsorted(busy.times, memory.times, side="right") - 1
+    known = at >= 0
+    at = np.clip(at, 0, busy.times.size - 1)
+    # Same file, same timestamps: the grids coincide; two files are aligned by time.
+    known &= (memory.times - busy.times[at]) < busy.step_seconds
+    known &= busy.valid[at]
+    share = np.where(known, busy.values[at] / scale, 0.0)
+    return np.asarray(np.clip(share, 0.0, 1.0))
+
+
+def _vram_trace(
+    workload: Workload,
+    ref: MeasurementRef,
+    limits: TraceLimits | None = None,
+    activity: MeasurementRef | None = None,
+) -> VramMeasured:
+    """Residency and active compute seconds, per pod and summed, from a VRAM trace in its declared unit.
+
+    A zero sample means the model is not resident; only resident samples count,
+    both as residency time and as the time in which compute is looked for.
+    Active compute comes from the measured activity (``activity`` file or
+    ``activeColumn``: busy share summed over resident samples) or, without it,
+    from the declared ``activeComputeSeconds`` per day scaled to the days each
+    pod's trace covers. With a ``key`` every pod is computed on its own series
+    and the seconds are summed; the resident GiB is the largest pod's peak.
+    """
+    import numpy as np
+
+    spec = ref.spec
+    memory = _vram_series(ref, spec.get("columns"), limits)
+    busy: dict[str, Series] | None = None
+    scale = 100.0
+    if activity is not None and activity.path is not None:
+        busy = _vram_series(activity, activity.spec.get("columns"), limits)
+        scale = 100.0 if activity.spec.get("unit", "percent") == "percent" else 1.0
+    elif spec.get("activeColumn"):
+        busy = _vram_series(ref, [spec["activeColumn"]], limits)
+        scale = 100.0 if spec.get("activeUnit", "percent") == "percent" else 1.0
+    if busy is not None and len(busy) == 1 and len(memory) == 1:
+        busy = {next(iter(memory)): next(iter(busy.values()))}  # one series each: they belong together
+    declared = (workload.spec.get("vram") or {}).get("activeComputeSeconds")
+    pods: list[tuple[str, float, float]] = []
+    peak = 0.0
+    total_resident = 0.0
+    total_active: float | None = 0.0
+    for pod in sorted(memory):
+        series = memory[pod]
+        values = series.values
+        if bool(np.any(values[series.valid] < 0)):
+            raise MeasurementError("VRAM samples must not be negative", source=series.source)
+        resident = series.valid & (values > 0)
+        resident_seconds = float(np.count_nonzero(resident)) * series.step_seconds
+        if resident.any():
+            peak = max(peak, float(values[resident].max()))
+        active: float | None = None
+        if busy is not None:
+            if pod not in busy:
+                what = f"pod {pod!r}" if pod else "the memory series"
+                raise MeasurementError(
+                    f"{what} has no activity series (activity keys: {', '.join(sorted(busy)) or 'none'})",
+                    source=ref.display,
+                )
+            share = _busy_share(busy[pod], series, scale)
+            active = float(np.sum(share[resident])) * series.step_seconds
+        elif isinstance(declared, (int, float)):
+            covered_days = float(np.count_nonzero(series.valid)) * series.step_seconds / 86_400.0
+            active = float(declared) * covered_days
+        total_resident += resident_seconds
+        total_active = None if active is None or total_active is None else total_active + active
+        pods.append((pod, resident_seconds, math.nan if active is None else active))
     unit = str(spec.get("unit", "GiB"))
-    peak = float(values[resident].max()) if resident.any() else 0.0
     gib: float | None
     if unit in _GIB_PER_UNIT:
         gib = peak * _GIB_PER_UNIT[unit]
     else:
         gpu_memory = (workload.pool.spec.get("gpu") or {}).get("memoryGiB") if workload.pool else None
-        share = peak / 100.0 if unit == "percent" else peak
-        gib = share * float(gpu_memory) * _per_replica(workload) if gpu_memory else None
-    active: float | None = None
-    if spec.get("activeColumn"):
-        busy = traces.read_series(ref.path, value_columns=[spec["activeColumn"]], **common)
-        # Same file, same timestamps: the grids coincide; align by time all the same.
-        at = np.searchsorted(busy.times, memory.times)
-        at = np.clip(at, 0, busy.times.size - 1)
-        same = busy.times[at] == memory.times
-        scale = 100.0 if spec.get("activeUnit", "percent") == "percent" else 1.0
-        share_busy = np.where(same & busy.valid[at], busy.values[at] / scale, 0.0)
-        active = float(np.sum(np.clip(share_busy, 0.0, 1.0)[resident])) * step
+        share_of_gpu = peak / 100.0 if unit == "percent" else peak
+        gib = share_of_gpu * float(gpu_memory) * _per_replica(workload) if gpu_memory else None
+    ratio: float | None
+    if total_active is None:
+        ratio = None
+    elif total_resident == 0:
+        ratio = 0.0
     else:
-        declared = (workload.spec.get("vram") or {}).get("activeComputeSeconds")
-        if isinstance(declared, (int, float)):
-            active = float(declared) * covered_days
-    if active is None:
-        return None, gib
-    if resident_seconds == 0:
-        return 0.0, gib
-    return (resident_seconds / active if active > 0 else math.inf), gib
+        ratio = total_resident / total_active if total_active > 0 else math.inf
+    notes = next(iter(memory.values())).notes if memory else ()
+    if busy:
+        notes = notes + next(iter(busy.values())).notes
+    return VramMeasured(
+        ratio=ratio,
+        resident_gib=gib,
+        residency_seconds=total_resident,
+        active_seconds=total_active,
+        pods=tuple(pods) if spec.get("key") else (),
+        notes=notes,
+    )
 
 
 def measure(
@@ -438,7 +580,7 @@ def pool_cold_start(pool: Pool) -> float:
 def _member(workload: Workload, facts: WorkloadFacts) -> PoolMember | None:
     from policylint.pooled import PoolMember
 
-    per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    per_gpu, per_replica = _conversion(workload, facts)
     report = facts.report
     if report is None or report.cleaned is None or not isinstance(per_gpu, (int, float)) or per_gpu <= 0:
         return None
@@ -448,7 +590,7 @@ def _member(workload: Workload, facts: WorkloadFacts) -> PoolMember | None:
         values=report.cleaned.values,
         step_seconds=report.cleaned.step_seconds,
         per_gpu=float(per_gpu),
-        gpus_per_replica=int(workload.spec.get("gpusPerReplica", 1)),
+        gpus_per_replica=per_replica,
     )
 
 

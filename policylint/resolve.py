@@ -20,6 +20,7 @@ from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Wor
 MEASUREMENT_PATHS: dict[str, DocPath] = {
     "concurrency": ("spec", "concurrency", "trace"),
     "vram": ("spec", "vram", "trace"),
+    "vram_activity": ("spec", "vram", "activity"),
     "durations": ("spec", "durations", "jobs"),
 }
 

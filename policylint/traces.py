@@ -22,6 +22,7 @@ from policylint.readers import (
     parse_exclusion,
     parse_time,
     read_jobs,
+    read_parts,
     read_series,
 )
 from policylint.readers.columns import (
@@ -52,5 +53,6 @@ __all__ = [
     "parse_exclusion",
     "parse_time",
     "read_jobs",
+    "read_parts",
     "read_series",
 ]

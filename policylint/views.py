@@ -32,6 +32,7 @@ FACTS: dict[str, dict[str, str]] = {
         "workload_class": "training, inference or batch",
         "pool": "cluster/pool the workload runs in",
         "gpus_per_replica": "GPUs one replica or job occupies",
+        "trace_unit": "what the concurrency trace counts: concurrency, or gpus (GPU-weighted jobs, not converted again)",
         "concurrency_measured": "true when a readable concurrency trace backs the workload",
         "concurrency_declared": "a bare declared concurrency number (no measurement)",
         "concurrency_trace_declared": "true when the workload references a concurrency trace (readable or not)",
@@ -84,6 +85,8 @@ FACTS: dict[str, dict[str, str]] = {
         "declared_peak": "declared peak band top",
         "vram_resident_gib": "GiB the model keeps resident per replica (declared residentGiB, else the peak of its VRAM trace)",
         "vram_ratio": "VRAM residency seconds / active compute seconds (resident samples only), unrounded",
+        "vram_residency_seconds": "seconds the model was resident (declared per day, or measured: summed over pods)",
+        "vram_active_seconds": "active compute seconds (declared per day, or measured activity over resident samples, summed over pods)",
         "vram_measured": "true when both the residency ratio and the resident GiB are known",
         "vram_missing": "what VRAM residency data the workload lacks",
         "durations_measured": "true when the job duration distribution (p50 and p99) is known",
@@ -263,6 +266,13 @@ def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
     return ", ".join(dates) + (f" and {more} more" if more > 0 else "")
 
 
+def _to_gpus(f: dict[str, Any]) -> tuple[float | None, int]:
+    """Concurrency per GPU and GPUs per replica of a workload view; a GPU-weighted trace needs neither."""
+    if f.get("trace_unit") == "gpus":
+        return 1.0, 1
+    return f["per_gpu"], f["gpus_per_replica"]
+
+
 def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     from policylint.sources.provenance import pull_facts
 
@@ -274,6 +284,8 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     conc = spec.get("concurrency") or {}
     per_gpu = _num(per.get("value"))
     per_replica = int(spec.get("gpusPerReplica", 1))
+    # A GPU-weighted trace (unit: gpus) is GPU demand already: no second conversion.
+    to_gpu, to_replica = (1.0, 1) if facts.trace_unit == "gpus" else (per_gpu, per_replica)
     r = facts.report
     pool = w.pool
     pool_spec = pool.spec if pool else {}
@@ -299,6 +311,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "workload_class": w.cls,
         "pool": pool.qualified if pool else None,
         "gpus_per_replica": per_replica,
+        "trace_unit": facts.trace_unit,
         "concurrency_measured": r is not None,
         "concurrency_declared": _num(conc.get("declared")),
         "concurrency_trace_declared": "trace" in conc,
@@ -306,9 +319,9 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "daily": r.daily if r else None,
         "peak": r.peak if r else None,
         "sustained_max": facts.sustained_max,
-        "baseline_gpus": _gpus(r.baseline if r else None, per_gpu, per_replica),
-        "daily_gpus": _gpus(r.daily if r else None, per_gpu, per_replica),
-        "peak_gpus": _gpus(r.peak if r else None, per_gpu, per_replica),
+        "baseline_gpus": _gpus(r.baseline if r else None, to_gpu, to_replica),
+        "daily_gpus": _gpus(r.daily if r else None, to_gpu, to_replica),
+        "peak_gpus": _gpus(r.peak if r else None, to_gpu, to_replica),
         # Unrounded: 89.9965 days is not 90.
         "window_days": r.window_days if r else None,
         "flat_days": len(facts.flat_days) if r else None,
@@ -338,6 +351,8 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "declared_peak": _num(declared.get("peak")),
         "vram_resident_gib": resident_gib,
         "vram_ratio": facts.vram_ratio,
+        "vram_residency_seconds": facts.vram_residency_seconds,
+        "vram_active_seconds": facts.vram_active_seconds,
         "vram_measured": not vram_missing,
         "vram_missing": " and ".join(vram_missing) or None,
         "durations_measured": facts.p50 is not None and facts.p99 is not None,
@@ -520,7 +535,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
         "baseline": _sum([f["baseline_gpus"] for f in wv]),
         "daily": _sum([f["daily_gpus"] for f in wv]),
         "peak": _sum([f["peak_gpus"] for f in wv]),
-        "sustained_max": _sum([_gpus(f["sustained_max"], f["per_gpu"], f["gpus_per_replica"]) for f in wv]),
+        "sustained_max": _sum([_gpus(f["sustained_max"], *_to_gpus(f)) for f in wv]),
     }
     from policylint.pooled_facts import pooled_pool_facts
 
@@ -611,8 +626,9 @@ def build_views(
         shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
         for member in pool.workloads:
             share, wf, f = shares.get(member.name), facts[member.name], wviews[member.name].facts
-            if share is not None and wf.values is not None and f["per_gpu"]:
-                _depth_facts(f, wf, share / f["gpus_per_replica"] * f["per_gpu"])
+            per_gpu, per_replica = _to_gpus(f)
+            if share is not None and wf.values is not None and per_gpu:
+                _depth_facts(f, wf, share / per_replica * per_gpu)
     for w in wviews.values():
         for name in POOLED_WORKLOAD_FACTS:
             w.facts.setdefault(name, None)

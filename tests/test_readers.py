@@ -30,6 +30,7 @@ from policylint.readers.columns import (
     DURATION_CANDIDATES,
     END_CANDIDATES,
     GPU_CANDIDATES,
+    KEY_CANDIDATES,
     START_CANDIDATES,
     TIMESTAMP_CANDIDATES,
 )
@@ -456,7 +457,7 @@ def test_nan_end_times_are_errors_at_their_row(tmp_path: Path) -> None:
     with pytest.raises(MeasurementError, match="not a finite timestamp") as err:
         read_jobs(path)
     assert err.value.row == 3
-    with pytest.raises(MeasurementError, match="'' is not a timestamp") as err:
+    with pytest.raises(MeasurementError, match="column 'end' is empty in this row .*skipIncomplete") as err:
         read_jobs(write(tmp_path, "e.csv", "start,end\n0,5\n1,\n"))
     assert err.value.row == 3
 
@@ -488,7 +489,7 @@ def test_broadened_column_detection(tmp_path: Path, header: str, row: str) -> No
 
 
 def test_gpu_column_with_an_empty_cell_names_the_row(tmp_path: Path) -> None:
-    with pytest.raises(MeasurementError, match="column 'gpus' has an empty cell") as err:
+    with pytest.raises(MeasurementError, match="column 'gpus' is empty in this row") as err:
         read_jobs(write(tmp_path, "j.csv", "duration,gpus\n5,1\n6,\n"))
     assert err.value.row == 3
 
@@ -504,7 +505,13 @@ def test_bands_reads_jobs_and_parquet(tmp_path: Path) -> None:
     out = bands_cli(str(jobs), "--input-format", "jobs", "--step", "60", "--format", "json")
     assert out.returncode == 0, out.stderr
     reference = bands_cli(str(jobs), "--input-format", "requests", "--step", "60", "--format", "json")
-    assert out.stdout == reference.stdout
+    counted = json.loads(out.stdout)
+    # A job list counted by jobs says that its GPU column was left unused.
+    assert counted.pop("reading") == {
+        "notes": ["jobs counted, not GPUs: column 'gpus' not used (--unit gpus weighs jobs by it)"],
+        "unit": "concurrency",
+    }
+    assert counted == json.loads(reference.stdout)
     import pyarrow.csv as pcsv
 
     pq.write_table(pcsv.read_csv(HELIOS), tmp_path / "helios.parquet")
@@ -557,7 +564,9 @@ def test_prometheus_limits(tmp_path: Path) -> None:
 
 def test_every_column_candidate_is_documented() -> None:
     text = (ROOT / "docs" / "measurements.md").read_text(encoding="utf-8")
-    for candidates in (TIMESTAMP_CANDIDATES, START_CANDIDATES, END_CANDIDATES, DURATION_CANDIDATES, GPU_CANDIDATES):
+    for candidates in (
+        TIMESTAMP_CANDIDATES, START_CANDIDATES, END_CANDIDATES, DURATION_CANDIDATES, GPU_CANDIDATES, KEY_CANDIDATES
+    ):
         for name in candidates:
             assert f"`{name}`" in text, name
     for field in ("max_file_bytes", "max_json_bytes", "max_rows", "max_grid_samples", "min_year", "max_year"):

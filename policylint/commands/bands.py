@@ -91,6 +91,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="epoch-number timestamps are relative to TIME (ISO-8601 or unix seconds)")
     group.add_argument("--match", action="append", default=None, metavar="LABEL=VALUE",
                        help="Prometheus: use only series with this label value (repeatable)")
+    group.add_argument("--where", action="append", default=None, metavar="CONDITION",
+                       help="keep only rows that pass: COLUMN=V1,V2 (one of), COLUMN!=V, COLUMN>N, >=, <, <= "
+                            "(repeat: all must hold; dropped rows are counted)")
+    group.add_argument("--skip-incomplete", action="store_true",
+                       help="skip (and count) rows with an empty required cell instead of refusing the file")
+    group.add_argument("--key-column", metavar="NAME",
+                       help="long table: the column naming each series (pod, instance, container_ip, ...); "
+                            "Prometheus: the label")
+    group.add_argument("--select", metavar="VALUE", help="long table: read the one series whose key is VALUE")
+    group.add_argument("--aggregate", choices=("sum", "mean", "max"),
+                       help="combine the series of a long table (or Prometheus answer) per time: sum for "
+                            "concurrency and memory, mean for utilisation")
+    group.add_argument("--gpus-column", metavar="NAME",
+                       help="request log / job list: weigh each job by its GPUs in this column (implies --unit gpus)")
+    group.add_argument("--unit", choices=("concurrency", "gpus"),
+                       help="request log / job list: count jobs (concurrency) or the GPUs they hold (gpus; the "
+                            "GPU column is detected: gpus, num_gpu, gpu_count, ...)")
     group.add_argument("--step", type=_positive, metavar="SECONDS",
                        help="grid step (default: median sample spacing; 1 s for request logs)")
     group.add_argument("--max-gap-steps", type=_count, default=5, metavar="N",
@@ -147,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.bands import BandSettings, analyse
     from policylint.config import load_config
-    from policylint.traces import apply_exclusions, parse_exclusion, read_series
+    from policylint.traces import apply_exclusions, parse_exclusion
 
     exclusions = []
     for text in args.exclude or []:
@@ -166,22 +183,15 @@ def run(args: argparse.Namespace) -> int:
     )
     # The trace limits come from the configuration that governs the trace's folder.
     limits = load_config([Path(args.trace)]).trace_limits()
-    series = read_series(
-        args.trace,
-        format=args.input_format,
-        timestamp_column=args.timestamp_column,
-        value_columns=args.column,
-        start_column=args.start_column,
-        end_column=args.end_column,
-        duration_column=args.duration_column,
-        match=_matches(args.match),
-        step_seconds=args.step,
-        max_gap_steps=args.max_gap_steps,
-        timestamp_unit=args.timestamp_unit,
-        duration_unit=args.duration_unit,
-        time_origin=args.time_origin,
-        limits=limits,
-    )
+    from policylint.readers.progress import listen
+    from policylint.report.progress import terminal_progress
+
+    with listen(terminal_progress()):
+        series = _read(args, limits)
+    if series.unit == "gpus" and (args.per_gpu is not None or args.gpus_per_replica != 1):
+        # The series counts GPUs already: converting again would double count.
+        raise PolicylintError("--per-gpu and --gpus-per-replica do not apply to a GPU-weighted series "
+                              "(--unit gpus / --gpus-column): its bands are GPUs already")
     report = analyse(
         series,
         settings,
@@ -200,10 +210,50 @@ def run(args: argparse.Namespace) -> int:
         save_plot(args.plot, series.times, shown, _band_values(report),
                   title=f"concurrency bands: {report.source}", spans=spans)
     if args.format == "json":
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        data = report.to_dict()
+        if series.notes or series.unit != "concurrency" or series.unused_gpu_column:
+            data["reading"] = {"notes": [*series.notes, *_unused(series)], "unit": series.unit}
+        print(json.dumps(data, indent=2, sort_keys=True))
     else:
         _print_text(report, series, shown, plot=args.plot)
     return 0
+
+
+def _unused(series: Series) -> list[str]:
+    """The note for a job list counted by jobs although it has a GPU column."""
+    if series.unused_gpu_column is None:
+        return []
+    return [f"jobs counted, not GPUs: column '{series.unused_gpu_column}' not used (--unit gpus weighs jobs by it)"]
+
+
+def _read(args: argparse.Namespace, limits: Any) -> Series:
+    """The trace, read with every input option of the command line."""
+    from policylint.readers import parse_where_text
+    from policylint.traces import read_series
+
+    return read_series(
+        args.trace,
+        format=args.input_format,
+        timestamp_column=args.timestamp_column,
+        value_columns=args.column,
+        start_column=args.start_column,
+        end_column=args.end_column,
+        duration_column=args.duration_column,
+        match=_matches(args.match),
+        step_seconds=args.step,
+        max_gap_steps=args.max_gap_steps,
+        timestamp_unit=args.timestamp_unit,
+        duration_unit=args.duration_unit,
+        time_origin=args.time_origin,
+        limits=limits,
+        where=parse_where_text(args.where) if args.where else None,
+        skip_incomplete=args.skip_incomplete,
+        key_column=args.key_column,
+        key_select=args.select,
+        aggregate=args.aggregate,
+        gpus_column=args.gpus_column,
+        unit=args.unit,
+    )
 
 
 def _band_values(report: BandReport) -> dict[str, float]:
@@ -237,7 +287,10 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
     from policylint.traces import format_time
 
     console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False, soft_wrap=True, file=sys.stdout)
-    console.print(f"[bold]Concurrency bands[/bold] for {report.source}")
+    unit = " (GPUs: jobs weighted by their GPU count)" if series.unit == "gpus" else ""
+    console.print(f"[bold]Concurrency bands[/bold] for {report.source}{unit}")
+    for note in [*series.notes, *_unused(series)]:
+        console.print(f"  read: {note}", markup=False)
 
     bands = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     bands.add_column("band")

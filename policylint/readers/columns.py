@@ -16,6 +16,7 @@ __all__ = [
     "DURATION_CANDIDATES",
     "END_CANDIDATES",
     "GPU_CANDIDATES",
+    "KEY_CANDIDATES",
     "START_CANDIDATES",
     "TIMESTAMP_CANDIDATES",
     "column_index",
@@ -90,6 +91,22 @@ GPU_CANDIDATES = (
     "gpu_request",
 )
 """Job lists: GPUs a job held (otherwise one per job)."""
+
+KEY_CANDIDATES = (
+    "pod",
+    "pod_name",
+    "container_ip",
+    "container",
+    "instance",
+    "node",
+    "hostname",
+    "host",
+    "gpu",
+    "uuid",
+    "model_name",
+)
+"""Long tables: columns that name a series. Never used silently: only to suggest
+declaring the key when a table's times repeat."""
 
 _DURATION_SUFFIXES = (("_ms", "ms"), ("_us", "us"), ("_ns", "ns"))
 

@@ -14,7 +14,7 @@ from policylint.errors import MeasurementError
 from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits, check_grid
 from policylint.readers.series import Gap, Series
 
-__all__ = ["finish", "median_step", "regular_grid", "to_grid"]
+__all__ = ["AGGREGATES", "combine", "finish", "median_step", "regular_grid", "to_grid"]
 
 
 def regular_grid(start: float, step: float, n: int) -> np.ndarray:
@@ -141,4 +141,81 @@ def finish(
         gaps=tuple(gaps),
         first=float(times[first]),
         last=float(times[last]),
+    )
+
+
+AGGREGATES = ("sum", "mean", "max")
+"""How several series (keys of a long table, Prometheus series) become one."""
+
+
+def combine(
+    parts: list[tuple[str, np.ndarray, np.ndarray]],
+    how: str,
+    *,
+    name: str,
+    step_seconds: float | None,
+    max_gap_steps: int,
+    limits: TraceLimits = DEFAULT_LIMITS,
+) -> Series:
+    """Several series ``(label, times, values)`` on one grid, combined per grid time.
+
+    ``sum`` (concurrency, memory): a series counts 0 outside its own span (that
+    replica or pod did not exist yet, or no longer), but a hole inside its span
+    makes the total unknown at those times. ``mean`` (utilisation) and ``max``:
+    over the series measured at each time. Each series is put on the common grid
+    on its own, so series sampled at different times or steps combine correctly.
+    The loop runs over series, never over samples.
+    """
+    if how not in AGGREGATES:
+        raise MeasurementError(f"unknown aggregate {how!r} (expected {', '.join(AGGREGATES)})", source=name)
+    if len(parts) == 1:
+        _label, times, values = parts[0]
+        return finish(times, values, name=name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits)
+    for label, times, _values in parts:
+        if times.size < 2 and step_seconds is None:
+            raise MeasurementError(f"series {label} has one sample; give the step", source=name, row=1)
+    step = float(step_seconds) if step_seconds else float(np.median(np.concatenate([np.diff(t) for _, t, _ in parts])))
+    if not (step > 0 and math.isfinite(step)):
+        raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
+    start = min(float(t[0]) for _, t, _ in parts)
+    stop = max(float(t[-1]) for _, t, _ in parts)
+    n = check_grid(start, stop, step, limits, name)
+    total = np.zeros(n)
+    count = np.zeros(n)
+    unknown = np.zeros(n, dtype=bool)
+    gaps: list[Gap] = []
+    grid = regular_grid(start, step, n)
+    for _label, times, values in parts:
+        grid, out, inside, series_gaps = to_grid(
+            times, values, step, max_gap_steps, start, stop, limits=limits, name=name
+        )
+        measured = ~np.isnan(out)
+        unknown |= inside & ~measured
+        if how == "max":
+            np.fmax(total, np.where(measured, out, 0.0), out=total)
+        else:
+            total += np.where(measured, out, 0.0)
+        count += measured
+        gaps.extend(series_gaps)
+    if how == "sum":
+        values_out = np.where(unknown, np.nan, total)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values_out = np.where(count > 0, total / count if how == "mean" else total, np.nan)
+    valid = ~np.isnan(values_out)
+    if not valid.any():
+        raise MeasurementError("every sample is missing (NaN)", source=name)
+    measured_times = [t[~np.isnan(v)] for _, t, v in parts]
+    firsts = [m[0] for m in measured_times if m.size]
+    lasts = [m[-1] for m in measured_times if m.size]
+    gaps.sort(key=lambda g: (g.start, g.end))
+    return Series(
+        times=grid,
+        values=values_out,
+        valid=valid,
+        step_seconds=step,
+        source=name,
+        gaps=tuple(gaps),
+        first=float(min(firsts)),
+        last=float(max(lasts)),
     )

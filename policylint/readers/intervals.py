@@ -10,6 +10,7 @@ computed end outside the accepted years are errors at their row.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from policylint.readers.limits import TraceLimits
 from policylint.readers.table import FLOAT, TIME, Rows, Table
 from policylint.readers.timestamps import EPOCH_UNITS
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 __all__ = ["Intervals", "read_intervals"]
 
 
@@ -41,6 +45,22 @@ class Intervals:
     extra: np.ndarray | None
     rows: Rows
     has_start: bool
+
+
+def _refuse_empty(columns: list[pa.ChunkedArray], labels: list[str], rows: Rows, name: str) -> None:
+    """An empty cell in an interval row is an error at its row, with the way to skip such rows."""
+    from policylint.readers.filters import empty_cells
+
+    for column, label in zip(columns, labels, strict=True):
+        empty = empty_cells(column)
+        if empty.any():
+            i = int(np.argmax(empty))
+            raise MeasurementError(
+                f"column '{label}' is empty in this row (declare skipIncomplete: true, or --skip-incomplete, "
+                "to skip and count such rows)",
+                source=name,
+                row=rows.row(i),
+            )
 
 
 def read_intervals(
@@ -82,10 +102,13 @@ def read_intervals(
     wanted = [c for c in (start_name, end_name, dur_name, extra_column) if c is not None]
     indexes = [column_index(header, c, name) for c in wanted]
     kinds = [TIME if c in (start_name, end_name) else FLOAT for c in wanted]
-    columns, rows = table.read(indexes, kinds)
+    # Every cell of an interval row is needed: with skipIncomplete an empty one skips the row.
+    columns, rows = table.read(indexes, kinds, required=range(len(indexes)))
     slot = {c: columns[i] for i, c in enumerate(wanted)}
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)
+    if table.row_filter is None or not table.row_filter.skip_incomplete:
+        _refuse_empty(columns, wanted, rows, name)
 
     stamps = []
     if start_name is not None:

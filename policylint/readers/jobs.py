@@ -1,7 +1,9 @@
 """Job lists: one row per job with a duration (or start and end) and the GPUs it held.
 
 The GPU column is named or detected (:data:`~policylint.readers.columns.GPU_CANDIDATES`);
-without one every job counts as one GPU. Used for duration percentiles.
+without one every job counts as one GPU. Used for duration percentiles (and
+the GPUs of the long-tail jobs); a job list read as concurrency goes through
+:mod:`~policylint.readers.request_log`.
 """
 
 from __future__ import annotations

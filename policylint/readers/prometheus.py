@@ -19,14 +19,14 @@ import numpy as np
 
 from policylint.errors import MeasurementError
 from policylint.readers.convert import check_order, first_failing
-from policylint.readers.grid import finish, to_grid
+from policylint.readers.grid import combine
 from policylint.readers.limits import TraceLimits, check_rows
-from policylint.readers.series import Gap, Series
+from policylint.readers.series import Series
 from policylint.readers.source import Source
 from policylint.readers.table import Rows
 from policylint.readers.timestamps import format_time
 
-__all__ = ["read_prometheus"]
+__all__ = ["prometheus_series", "read_prometheus"]
 
 
 def _labels(metric: Mapping[str, Any]) -> str:
@@ -41,8 +41,23 @@ def read_prometheus(
     step_seconds: float | None,
     max_gap_steps: int,
     limits: TraceLimits,
+    aggregate: str = "sum",
 ) -> Series:
-    """Read a ``query_range`` answer; sum its series on one grid (or pick by labels)."""
+    """Read a ``query_range`` answer; combine its series on one grid (or pick by labels).
+
+    ``aggregate`` (``sum``, ``mean``, ``max``) says how several series become one.
+    """
+    chosen = [(label, times, values) for label, _metric, times, values in prometheus_series(source, match, limits)]
+    # Several series: one grid. Summed by default: a series counts 0 outside its
+    # own span (that replica did not exist yet), but a hole inside it poisons the sum.
+    return combine(chosen, aggregate, name=source.name, step_seconds=step_seconds, max_gap_steps=max_gap_steps,
+                   limits=limits)
+
+
+def prometheus_series(
+    source: Source, match: Mapping[str, str] | None, limits: TraceLimits
+) -> list[tuple[str, dict[str, Any], np.ndarray, np.ndarray]]:
+    """The series of a ``query_range`` answer that ``match`` keeps: (labels text, labels, times, values)."""
     name = source.name
     if source.size > limits.max_json_bytes:
         raise MeasurementError(
@@ -78,7 +93,7 @@ def read_prometheus(
     if not isinstance(result, list) or not result:
         raise MeasurementError("the answer holds no series (data.result is empty)", source=name)
 
-    chosen: list[tuple[str, np.ndarray, np.ndarray]] = []
+    chosen: list[tuple[str, dict[str, Any], np.ndarray, np.ndarray]] = []
     total_samples = 0
     for number, entry in enumerate(result, start=1):
         if not isinstance(entry, dict) or not isinstance(entry.get("values"), list):
@@ -118,54 +133,13 @@ def read_prometheus(
             raise MeasurementError(
                 f"series {label}: sample {i + 1} is negative ({values[i]:g})", source=name, row=i + 1
             )
-        chosen.append((label, times, values))
+        chosen.append((label, metric, times, values))
 
     if not chosen:
         wanted = ",".join(f"{k}={v}" for k, v in (match or {}).items())
         known = "; ".join(_labels(e.get("metric") or {}) for e in result[:5] if isinstance(e, dict))
         raise MeasurementError(f"no series matches {wanted or 'anything'} (series: {known})", source=name)
-    if len(chosen) == 1:
-        _label, times, values = chosen[0]
-        return finish(
-            times, values, name=name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits
-        )
-
-    # Several series: sum them on one grid. A series contributes 0 outside its own
-    # span (that replica did not exist yet), but a hole inside it poisons the sum.
-    for label, times, values in chosen:
-        if times.size < 2 and step_seconds is None:
-            raise MeasurementError(f"series {label} has one sample; give the step", source=name, row=1)
-    step = float(step_seconds) if step_seconds else float(
-        np.median(np.concatenate([np.diff(t) for _, t, _ in chosen]))
-    )
-    start = min(float(t[0]) for _, t, _ in chosen)
-    stop = max(float(t[-1]) for _, t, _ in chosen)
-    total: np.ndarray | None = None
-    gaps: list[Gap] = []
-    for _label, times, values in chosen:
-        grid, out, inside, series_gaps = to_grid(
-            times, values, step, max_gap_steps, start, stop, limits=limits, name=name
-        )
-        out = np.where(inside, out, 0.0)
-        total = out if total is None else total + out
-        gaps.extend(series_gaps)
-    assert total is not None
-    if np.isnan(total).all():
-        raise MeasurementError("every sample is missing (NaN)", source=name)
-    measured = [t[~np.isnan(v)] for _, t, v in chosen]
-    firsts = [m[0] for m in measured if m.size]
-    lasts = [m[-1] for m in measured if m.size]
-    gaps.sort(key=lambda g: (g.start, g.end))
-    return Series(
-        times=grid,
-        values=total,
-        valid=~np.isnan(total),
-        step_seconds=step,
-        source=name,
-        gaps=tuple(gaps),
-        first=float(min(firsts)),
-        last=float(max(lasts)),
-    )
+    return chosen
 
 
 _SAMPLES = Rows()  # Prometheus samples are numbered from 1 within their series

@@ -61,6 +61,12 @@ class Series:
     last: float
     excluded: int = 0
     exclusions: tuple[Exclusion, ...] = ()
+    #: rows the reader dropped on purpose and why (row filters, skipped incomplete rows)
+    notes: tuple[str, ...] = ()
+    #: what one unit of ``values`` is: "concurrency" (requests, jobs) or "gpus" (GPU-weighted jobs)
+    unit: str = "concurrency"
+    #: a job list counted by jobs: the GPU column it has but did not use (``bands`` mentions it)
+    unused_gpu_column: str | None = None
 
     @property
     def samples(self) -> int:
@@ -80,6 +86,8 @@ class Jobs:
     durations: np.ndarray
     gpus: np.ndarray
     source: str
+    #: rows the reader dropped on purpose and why (row filters, skipped incomplete rows)
+    notes: tuple[str, ...] = ()
 
     @property
     def count(self) -> int:

@@ -34,6 +34,8 @@ from policylint.readers.source import Source, read_head, sniff_container
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from policylint.readers.filters import RowFilter
+
 __all__ = ["CHUNK_ROWS", "HEAD_BYTES", "Rows", "Table", "open_table", "release_arrow_memory"]
 
 CHUNK_ROWS = 65_536
@@ -52,6 +54,7 @@ _FIRST_BYTES = 64 * 1024
 
 FLOAT = "float"
 TIME = "time"
+TEXT = "text"
 
 
 class Rows:
@@ -114,19 +117,57 @@ class Table:
     chunk_rows: int = CHUNK_ROWS
     sample: list[list[str]] = field(default_factory=list)
     parquet: Any = None  # the opened pyarrow.parquet.ParquetFile, footer already parsed
+    row_filter: RowFilter | None = None
+    #: CSV: average bytes of a line in the first block (progress estimates from rows read)
+    bytes_per_row: float = 0.0
+    #: what the last read dropped and why ("12 rows skipped: empty scheduled_time")
+    notes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         """How messages name the file."""
         return self.source.name
 
-    def read(self, indexes: Sequence[int], kinds: Sequence[str]) -> tuple[list[pa.ChunkedArray], Rows]:
-        """The columns at ``indexes`` (``kinds``: FLOAT or TIME, a typing hint) and their row numbers.
+    def read(
+        self, indexes: Sequence[int], kinds: Sequence[str], required: Sequence[int] = ()
+    ) -> tuple[list[pa.ChunkedArray], Rows]:
+        """The columns at ``indexes`` (``kinds``: FLOAT, TIME or TEXT, a typing hint) and their row numbers.
 
         Columns come back as Arrow arrays: typed when the file is typed or Arrow
         could parse the CSV text directly, strings otherwise; the conversion
-        functions accept both.
+        functions accept both. With a :attr:`row_filter`, only the rows it keeps
+        come back (``required``: positions in ``indexes`` whose empty cells make
+        a row incomplete) and :attr:`notes` say what was dropped.
         """
+        self.notes = ()
+        flt = self.row_filter
+        if flt is None or not flt.active:
+            return self._read_raw(indexes, kinds)
+        from policylint.readers.columns import column_index
+        from policylint.readers.filters import apply_filter
+
+        wanted, wanted_kinds = list(indexes), list(kinds)
+        slots = []
+        for cond in flt.where:
+            index = column_index(self.header, cond.column, self.name)
+            if index not in wanted:
+                wanted.append(index)
+                wanted_kinds.append(TEXT)
+            slots.append(wanted.index(index))
+        columns, rows = self._read_raw(wanted, wanted_kinds)
+        n = len(indexes)
+        kept, rows, self.notes = apply_filter(
+            flt,
+            columns,
+            [self.header[i] for i in wanted],
+            [columns[i] for i in slots],
+            list(required),
+            rows,
+            self.name,
+        )
+        return kept[:n], rows
+
+    def _read_raw(self, indexes: Sequence[int], kinds: Sequence[str]) -> tuple[list[pa.ChunkedArray], Rows]:
         if self.container == "csv":
             return self._read_csv(indexes, kinds)
         return self._read_binary(indexes)
@@ -179,7 +220,7 @@ class Table:
         types: dict[str, pa.DataType] = {}
         for index, kind in zip(indexes, kinds, strict=True):
             key = f"c{index}"
-            if not typed:
+            if not typed or kind == TEXT:
                 types[key] = pa.string()
             elif kind == FLOAT:
                 types[key] = pa.float64()
@@ -213,14 +254,20 @@ class Table:
             # One-megabyte blocks, one thread: Arrow's read-ahead then holds a few
             # blocks, not hundreds of megabytes, beyond the converted columns.
             read = pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=False, block_size=1 << 20)
+            from policylint.readers.progress import advance
+
             batches = []
             count = 0
-            with pcsv.open_csv(str(self.source.path), read_options=read, parse_options=parse,
-                               convert_options=convert) as reader:
+            with self.source.path.open("rb") as handle, pcsv.open_csv(
+                handle, read_options=read, parse_options=parse, convert_options=convert
+            ) as reader:
                 for batch in reader:
                     count += batch.num_rows
                     check_rows(count, self.limits, self.name)
                     batches.append(batch)
+                    # Arrow reads ahead of what it has parsed: rows parsed x the average
+                    # line length says how far the work is, the file position caps it.
+                    advance(int(min(handle.tell(), count * self.bytes_per_row)) if self.bytes_per_row else handle.tell())
             table = pa.Table.from_batches(batches, schema=reader.schema)
         return [table.column(f"c{i}") for i in indexes]
 
@@ -398,7 +445,9 @@ def open_table(
     kind = container or sniff_container(head)
     if kind == "text":
         header, sample = _parse_head(source, head)
-        return Table(source, header, "csv", limits, chunk_rows, sample)
+        table = Table(source, header, "csv", limits, chunk_rows, sample)
+        table.bytes_per_row = len(head) / max(1, head.count(b"\n"))
+        return table
     import pyarrow as pa
 
     parquet = None

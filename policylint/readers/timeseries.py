@@ -6,23 +6,151 @@ column. Value columns are named (several are summed, e.g. running + pending), or
 the only other column. Rows must be in strictly increasing time order; values
 must be numbers, not negative, not infinite (an empty cell or ``NaN`` is a
 missing sample).
+
+A long table (one row per series and time, with a key column such as ``pod``,
+``container_ip`` or ``instance``, as Grafana and Prometheus CSV exports come)
+is read with a :class:`Key`: one series is selected by its key value, or every
+key is put on the common grid on its own and the keys are combined per grid
+time (:func:`~policylint.readers.grid.combine`: ``sum``, ``mean`` or ``max``).
+Rows may then come in any order; within one key, times must not repeat.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from policylint.errors import MeasurementError
-from policylint.readers.columns import TIMESTAMP_CANDIDATES, column_index, find_column
+from policylint.readers.columns import KEY_CANDIDATES, TIMESTAMP_CANDIDATES, column_index, find_column
 from policylint.readers.convert import check_order, check_range, check_values, epoch_seconds, numbers, times
-from policylint.readers.grid import finish
+from policylint.readers.grid import combine, finish
 from policylint.readers.limits import TraceLimits
 from policylint.readers.series import Series
-from policylint.readers.table import FLOAT, TIME, Table, release_arrow_memory
+from policylint.readers.table import FLOAT, TEXT, TIME, Rows, Table, release_arrow_memory
+from policylint.readers.timestamps import format_time
 
-__all__ = ["read_table_series", "read_table_samples"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Key", "read_keyed_parts", "read_table_series", "read_table_samples"]
+
+
+@dataclass(frozen=True)
+class Key:
+    """The key column of a long table and what to do with its series.
+
+    ``select`` picks the series whose key cell equals it; otherwise ``aggregate``
+    (``sum``, ``mean``, ``max``) combines all of them.
+    """
+
+    column: str
+    select: str | None = None
+    aggregate: str | None = None
+
+
+def _value_indexes(
+    header: list[str], value_columns: Sequence[str] | None, skip: Sequence[int], name: str
+) -> tuple[list[int], list[str]]:
+    if value_columns:
+        names = list(value_columns)
+        return [column_index(header, c, name) for c in names], names
+    others = [i for i, h in enumerate(header) if i not in skip and h]
+    if len(others) != 1:
+        raise MeasurementError(
+            f"cannot tell which column holds the values ({len(others)} candidates: "
+            f"{', '.join(header[i] for i in others) or 'none'}); name it with --column",
+            source=name,
+            row=1,
+        )
+    return others, [header[others[0]]]
+
+
+def read_keyed_parts(
+    table: Table,
+    key: Key,
+    timestamp_column: str | None,
+    value_columns: Sequence[str] | None,
+    timestamp_unit: str | None,
+    limits: TraceLimits,
+    origin: float | None = None,
+) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The series of a long table, one ``(key, times, values)`` per key value (sorted by key).
+
+    With ``key.select`` only that key's series is returned. Rows may come in any
+    order; a time repeated within one key is an error at its row.
+    """
+    header, name = table.header, table.name
+    ts_name = timestamp_column or find_column(header, TIMESTAMP_CANDIDATES) or header[0]
+    ts_index = column_index(header, ts_name, name)
+    key_index = column_index(header, key.column, name)
+    indexes, names = _value_indexes(header, value_columns, (ts_index, key_index), name)
+    columns, rows = table.read(
+        [ts_index, key_index, *indexes], [TIME, TEXT] + [FLOAT] * len(indexes), required=(0, 1)
+    )
+    if len(columns[0]) == 0:
+        raise MeasurementError("empty file: no data rows", source=name, row=2)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from policylint.readers.filters import empty_cells
+
+    keys_text = pc.utf8_trim_whitespace(pc.cast(columns[1], pa.string()))
+    empty = empty_cells(keys_text)
+    if empty.any():
+        i = int(np.argmax(empty))
+        raise MeasurementError(
+            f"column '{key.column}' (the key) is empty in this row (declare skipIncomplete: true to skip such rows)",
+            source=name,
+            row=rows.row(i),
+        )
+    encoded = keys_text.combine_chunks().dictionary_encode()
+    labels = [str(v) for v in encoded.dictionary.to_pylist()]
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    stamp = times(columns[0], ts_name, rows, name)
+    unit = epoch_seconds([stamp], timestamp_unit, name, origin)
+    check_range(stamp, unit, limits, name)
+    total = _sum_values(columns[2:], names, rows, name)
+    if key.select is not None:
+        if key.select not in labels:
+            shown = ", ".join(sorted(labels)[:10]) + (" ..." if len(labels) > 10 else "")
+            raise MeasurementError(
+                f"no rows with {key.column} = {key.select!r} ({len(labels)} keys: {shown})", source=name
+            )
+        wanted = [labels.index(key.select)]
+    else:
+        wanted = sorted(range(len(labels)), key=lambda k: labels[k])
+    # One stable sort by (key, time) groups every series with its times in order.
+    order = np.lexsort((stamp.values, codes))
+    t_sorted = stamp.values[order]
+    c_sorted = codes[order]
+    same = (np.diff(c_sorted) == 0) & (np.diff(t_sorted) <= 0)
+    if same.any():
+        i = int(np.argmax(same)) + 1
+        raise MeasurementError(
+            f"duplicate timestamp for {key.column} = {labels[c_sorted[i]]!r}: {format_time(t_sorted[i])}"
+            " appears twice",
+            source=name,
+            row=rows.row(int(max(order[i], order[i - 1]))),
+        )
+    bounds = np.searchsorted(c_sorted, np.arange(len(labels) + 1))
+    v_sorted = total[order]
+    return [(labels[k], t_sorted[bounds[k] : bounds[k + 1]], v_sorted[bounds[k] : bounds[k + 1]]) for k in wanted]
+
+
+def _sum_values(columns: Sequence[pa.ChunkedArray], names: Sequence[str], rows: Rows, name: str) -> np.ndarray:
+    total: np.ndarray | None = None
+    for column, label in zip(columns, names, strict=True):
+        values = numbers(column, label, rows, name)
+        check_values(values, rows, f"value in column '{label}'", name)
+        if total is None:
+            total = values + 0.0  # a private copy, and -0.0 made 0.0 as a sum would
+        else:
+            total += values  # NaN in any column makes the sum missing, as it should
+    assert total is not None
+    return total
 
 
 def read_table_samples(
@@ -38,38 +166,26 @@ def read_table_samples(
     header, name = table.header, table.name
     ts_name = timestamp_column or find_column(header, TIMESTAMP_CANDIDATES) or header[0]
     ts_index = column_index(header, ts_name, name)
-    if value_columns:
-        names = list(value_columns)
-        indexes = [column_index(header, c, name) for c in names]
-    else:
-        others = [i for i, h in enumerate(header) if i != ts_index and h]
-        if len(others) != 1:
-            raise MeasurementError(
-                f"cannot tell which column holds the values ({len(others)} candidates: "
-                f"{', '.join(header[i] for i in others) or 'none'}); name it with --column",
-                source=name,
-                row=1,
-            )
-        indexes = others
-        names = [header[others[0]]]
-
-    columns, rows = table.read([ts_index, *indexes], [TIME] + [FLOAT] * len(indexes))
+    indexes, names = _value_indexes(header, value_columns, (ts_index,), name)
+    columns, rows = table.read([ts_index, *indexes], [TIME] + [FLOAT] * len(indexes), required=(0,))
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)
-    uniform = check_order(stamp.values, rows, name)
-    total: np.ndarray | None = None
-    for column, label in zip(columns[1:], names, strict=True):
-        values = numbers(column, label, rows, name)
-        check_values(values, rows, f"value in column '{label}'", name)
-        if total is None:
-            total = values + 0.0  # a private copy, and -0.0 made 0.0 as a sum would
-        else:
-            total += values  # NaN in any column makes the sum missing, as it should
-    assert total is not None
-    return stamp.values, total, uniform
+    try:
+        uniform = check_order(stamp.values, rows, name)
+    except MeasurementError as exc:
+        key = find_column(header, KEY_CANDIDATES)
+        if key is None:
+            raise
+        raise MeasurementError(
+            f"{exc.message}; column '{key}' looks like a series key: declare key: {{column: {key}, "
+            "select: VALUE} or {aggregate: sum} (--key-column with --select or --aggregate)",
+            source=name,
+            row=exc.row,
+        ) from None
+    return stamp.values, _sum_values(columns[1:], names, rows, name), uniform
 
 
 def read_table_series(
@@ -82,8 +198,20 @@ def read_table_series(
     max_gap_steps: int,
     limits: TraceLimits,
     origin: float | None = None,
+    key: Key | None = None,
 ) -> Series:
-    """Read a time series table and put it on its regular grid."""
+    """Read a time series table and put it on its regular grid (a long table by its ``key``)."""
+    if key is not None:
+        parts = read_keyed_parts(table, key, timestamp_column, value_columns, timestamp_unit, limits, origin)
+        release_arrow_memory(table.source.size)
+        how = "sum" if key.select is not None else key.aggregate
+        if how is None:
+            raise MeasurementError(
+                f"a key column ({key.column}) needs select (one series) or aggregate (sum, mean or max)",
+                source=table.name,
+            )
+        return combine(parts, how, name=table.name, step_seconds=step_seconds, max_gap_steps=max_gap_steps,
+                       limits=limits)
     stamps, values, uniform = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits, origin)
     release_arrow_memory(table.source.size)
     return finish(
