@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.config import load_config, parse_when
     from policylint.errors import PolicylintError
-    from policylint.linter import LintOptions, lint
+    from policylint.linter import LintOptions, lint, require_sound_model
     from policylint.measure import measure
     from policylint.schedulers import export
     from policylint.views import build_views
@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
             trace_limits=config.trace_limits(),
         ),
     )
-    model = result.model
-    assert model is not None
+    # A workload that failed validation drops out of its pool: its quota would be written too small.
+    model = require_sound_model(result, f"export {args.scheduler}")
     facts, _ = measure(model, now, limits=config.trace_limits())
     plans = export.plan(model, build_views(model, facts, now))
     if not plans:
