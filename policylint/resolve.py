@@ -152,7 +152,7 @@ def broken_names(documents: list[Document]) -> dict[str, set[str]]:
         pools = spec.get("pools") if isinstance(spec, dict) else None
         if not isinstance(pools, list):
             # nothing readable: any pool name may have been meant, so none is called unknown
-            out.setdefault("Pool", set()).add("*")
+            out.setdefault("Pool", set()).update({"*", f"{doc.name}/*"})
             continue
         for pool in pools:
             name = pool.get("name") if isinstance(pool, dict) else None
@@ -286,7 +286,19 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
         cluster = model.clusters.get(cluster_name)
         if cluster is None:
             if cluster_name in broken.get("Cluster", set()):
-                return []
+                declared = broken.get("Pool", set())
+                if {f"{cluster_name}/{pool_name}", f"{cluster_name}/*"} & declared:
+                    return []
+                known = sorted(n.split("/", 1)[1] for n in declared if n.startswith(f"{cluster_name}/"))
+                return [
+                    doc.finding(
+                        "PL020",
+                        "unresolved-reference",
+                        f"cluster '{cluster_name}' has no pool '{pool_name}'"
+                        + (f" (known: {', '.join(known)})" if known else ""),
+                        ("spec", "pool"),
+                    )
+                ]
             return [
                 doc.finding(
                     "PL020",
