@@ -259,7 +259,7 @@ def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]
         from policylint.views import History
 
         history = History(
-            reserved_before=previous_reserved(options.change, model),
+            reserved_before=previous_reserved(options.change, model, options.limits, options.gpu_resources),
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
     views = build_views(model, facts, now, history, pools)

@@ -63,6 +63,16 @@ class Pool:
     def qualified(self) -> str:
         return f"{self.cluster.name}/{self.name}"
 
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(kind, name) of the document that backs the pool, and the pool's name.
+
+        Stable across revisions and independent of the cluster name a scheduler
+        pool is given (a Kueue cohort may be renamed ``kueue-...`` to avoid a
+        policylint Cluster of the same name): history matches pools on it.
+        """
+        return (self.doc.kind or "", self.doc.name or "", self.name)
+
 
 @dataclass
 class Cluster:

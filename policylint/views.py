@@ -627,7 +627,9 @@ def build_views(
     for pool in model.pools:
         pool_workload_facts(pool, pviews[pool.qualified], wviews)
         pviews[pool.qualified].facts.update(_history_facts(pool, history))
-        pviews[pool.qualified].paths.setdefault("reserved_gpus_before", (*pool.doc_path, "reservedGpus"))
+        view = pviews[pool.qualified]
+        # before and now are compared where the reserved GPUs are written (nominalQuota for Kueue)
+        view.paths.setdefault("reserved_gpus_before", view.paths["reserved_gpus"])
     views: list[View] = list(wviews.values())
     views += [pviews[k] for k in sorted(pviews)]
     for name in sorted(model.clusters):
