@@ -51,6 +51,9 @@ class LintOptions:
     trace_limits: TraceLimits | None = None  # bounds for reading measurements (None: the readers' defaults)
     cache_dir: Path | None = None  # measurement cache folder (None: measure everything afresh)
     jobs: int = 1  # processes measuring workloads (results identical to 1)
+    #: the folder loaded and resolved as the repository (None: ``root``). Only test harnesses whose
+    #: small repositories share files above them (the rule fixtures' traces) set it.
+    repository: Path | None = None
 
 
 @dataclass
@@ -99,8 +102,8 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     from policylint.resolve import resolve
     from policylint.validate import validate_document
 
-    scope = Scope.of(paths, options.root)
-    sources = load_sources([*paths, options.root], options)
+    scope = Scope.of(paths, options.repository or options.root)
+    sources = load_sources([*paths, options.repository or options.root], options)
     findings: list[Finding] = []
     valid: list[Document] = []
     scheduler_docs: list[Document] = []

@@ -44,7 +44,8 @@ def expected_marks(folder: Path, code: str) -> set[tuple[str, int]]:
 
 
 def reported_marks(folder: Path, code: str) -> set[tuple[str, int]]:
-    result = run([folder], FIXTURES)
+    # each fixture folder is its own repository; its traces are shared under the fixtures root
+    result = lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=RULESET, repository=folder))
     return {
         ((Path.cwd() / f.file).resolve().relative_to(folder.resolve()).as_posix(), f.line)
         for f in result.findings

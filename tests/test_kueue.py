@@ -188,7 +188,7 @@ def test_cohort_mapping_v1beta1_and_v1beta2(tmp_path: Path) -> None:
     assert pools["serving.a100"].spec["elastic"]["maxGpus"] == 0
     train = pools["training"]
     assert train.spec["reservedGpus"] == 48 and train.spec["elastic"]["maxGpus"] == 4 + 10
-    assert h100.paths["reserved_gpus"] == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
+    assert h100.place("reserved") == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
 
 
 def test_bad_quantity_is_a_finding(tmp_path: Path) -> None:

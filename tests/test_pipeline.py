@@ -131,3 +131,26 @@ def test_export_refuses_a_model_with_a_schema_error(tmp_path_factory: pytest.Tem
     assert err.startswith("policylint: error: export kueue: refused, the repository has 1 load, validation or reference error")
     assert "workloads/search.yaml:" in err and "PL010" in err and "run `policylint check`" in err
     assert not (repo / "out").exists()
+
+
+# -- one kind of pool ---------------------------------------------------------------------------
+
+
+def test_pool_fact_places_are_known_facts_and_places() -> None:
+    from policylint.model import POOL_PLACES
+    from policylint.views import FACTS, POOL_FACT_PLACES
+
+    assert set(POOL_FACT_PLACES.values()) <= set(POOL_PLACES)
+    assert set(POOL_FACT_PLACES) - {"queue_depth_limit", "queue_wait_limit"} <= set(FACTS["pool"])
+    # scheduler and pooled facts are declared with the rest, not added by whoever imports first
+    assert {"scheduler", "cohort", "reclaims_in_time"} <= set(FACTS["pool"])
+
+
+def test_a_reader_cannot_give_a_pool_an_unknown_place(tmp_path: Path) -> None:
+    from policylint.load import load_file
+    from policylint.model import Cluster, Pool
+
+    (tmp_path / "q.yaml").write_text("kind: Queue\nmetadata: {name: q}\n")
+    doc = load_file(tmp_path / "q.yaml", "q.yaml").documents[0]
+    with pytest.raises(ValueError, match="unknown places reserved_gpus"):
+        Pool("q", Cluster("c", doc, {}), {}, doc, (), origin="volcano", places={"reserved_gpus": ("spec",)})
