@@ -108,7 +108,6 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     valid: list[Document] = []
     scheduler_docs: list[Document] = []
     broken: list[Document] = []
-    n_docs = 0
     for source in sources:
         findings.extend(source.findings)
         for doc in source.documents:
@@ -116,7 +115,6 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
                 if is_scheduler_doc(doc):
                     scheduler_docs.append(doc)
                 continue
-            n_docs += 1
             problems = validate_document(doc)
             if problems:
                 findings.extend(problems)
