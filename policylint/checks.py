@@ -3,7 +3,9 @@
 A check function is pure: it receives one subject's facts and the rule's
 parameters, and returns problems - each a dict of message variables, with an
 optional ``_at`` (a fact name or a document path tuple) saying where the
-finding belongs. The engine adds code, severity and location. Rule files can
+finding belongs, and optional ``_figures`` (measured, allowed) when the
+problem compares numbers (the baseline records them). The engine adds code,
+severity and location. Rule files can
 only *name* a function listed in :data:`CHECKS`; they never carry code.
 """
 
@@ -51,7 +53,7 @@ def priority_inflation(facts: Mapping[str, Any], params: Mapping[str, Any]) -> l
     tight = sum(1 for t in tolerances if t < float(params["tight_seconds"]))
     share = tight / total
     if share > float(params["max_share"]):
-        return [{"tight": tight, "total": total, "share": share}]
+        return [{"tight": tight, "total": total, "share": share, "_figures": (share, float(params["max_share"]))}]
     return []
 
 
@@ -75,6 +77,7 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "shortfall": shortfall,
                     "allowed": allowed,
                     "_at": ("spec", "requests", req["index"], "gpus"),
+                    "_figures": (req["gpus"], allowed),
                 }
             )
     return problems
@@ -105,7 +108,8 @@ def tolerance_spread(facts: Mapping[str, Any], params: Mapping[str, Any]) -> lis
     if lo is None or hi is None or spread is None:
         return []
     if spread > float(params["max_factor"]):
-        return [{"spread": "unbounded" if math.isinf(spread) else f"{spread:g}x"}]
+        figures = (spread, float(params["max_factor"]))  # an unbounded spread records none (see evaluate)
+        return [{"spread": "unbounded" if math.isinf(spread) else f"{spread:g}x", "_figures": figures}]
     return []
 
 
@@ -159,7 +163,7 @@ def queue_depth_short(facts: Mapping[str, Any], params: Mapping[str, Any]) -> li
         return []
     needed = short[-1][0]
     listed = ", ".join(f"{name} {need}" for need, name in reversed(short))
-    return [{"depth_needed": needed, "short_workloads": listed, "_at": "queue_depth_limit"}]
+    return [{"depth_needed": needed, "short_workloads": listed, "_at": "queue_depth_limit", "_figures": (needed, depth)}]
 
 
 def queue_wait_below_tolerance(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:

@@ -18,7 +18,7 @@ import string
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from policylint.finding import Finding
+from policylint.finding import Finding, Subject, pool_subject
 from policylint.rule import Rule
 from policylint.views import View
 
@@ -232,24 +232,86 @@ def _applies(rule: Rule, view: View, params: Mapping[str, Any]) -> bool:
     return True
 
 
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def require_figures(rule: Rule, fact: str | None, facts: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(measured, allowed) of a failed ``require`` on ``fact``, when it compares numbers.
+
+    The allowed value is the limit the condition tested, exactly as tested
+    (another fact scaled by its margin, another fact, or a number).
+    """
+    if fact is None or fact not in rule.require:
+        return None
+    condition = _substitute(rule.require[fact], params)
+    if not isinstance(condition, dict):
+        return None
+    measured = _number(facts.get(fact))
+    allowed: float | None = None
+    if isinstance(condition.get("max_over"), dict):
+        spec = condition["max_over"]
+        other = _number(facts.get(spec.get("field")))
+        margin = _number(spec.get("margin", 0))
+        allowed = None if other is None or margin is None else other * (1 + margin)
+    else:
+        for name in ("max_field", "min_field", "below_field"):
+            if isinstance(condition.get(name), str):
+                allowed = _number(facts.get(condition[name]))
+                break
+        else:
+            for name in ("below", "max", "min"):
+                if name in condition:
+                    allowed = _number(condition[name])
+                    break
+    if measured is None or allowed is None:
+        return None
+    return (measured, allowed)
+
+
+def _problem_figures(problem: Mapping[str, Any]) -> tuple[float, float] | None:
+    raw = problem.get("_figures")
+    if not isinstance(raw, tuple) or len(raw) != 2:
+        return None
+    measured, allowed = _number(raw[0]), _number(raw[1])
+    return None if measured is None or allowed is None else (measured, allowed)
+
+
+def subject_of(view: View) -> Subject:
+    """The typed identity of a view's subject: its kind and qualified name (never its label)."""
+    facts = view.facts
+    if view.subject == "pool":
+        scheduler = facts.get("scheduler")
+        return pool_subject(str(facts.get("cluster")), str(facts.get("name")), str(scheduler) if scheduler else None)
+    return Subject(view.subject, str(facts.get("name", view.label)))
+
+
 def evaluate_rule(rule: Rule, view: View, params: Mapping[str, Any]) -> list[Finding]:
     """Findings of one rule on one subject."""
+    return evaluate_rule_on(rule, view, params)[1]
+
+
+def evaluate_rule_on(rule: Rule, view: View, params: Mapping[str, Any]) -> tuple[bool, list[Finding]]:
+    """(whether the rule applied to the subject, its findings there)."""
     if not _applies(rule, view, params):
-        return []
-    problems: list[tuple[dict[str, Any], Any]] = []
+        return False, []
+    problems: list[tuple[dict[str, Any], Any, tuple[float, float] | None]] = []
     if rule.require:
         validator = compile_schema(rule.require, params)
         if not validator.validate(view.facts):
             failing = sorted(validator.errors)[0] if validator.errors else None
-            problems.append(({}, rule.at or failing))
+            problems.append(({}, rule.at or failing, require_figures(rule, failing, view.facts, params)))
     if rule.check:
         from policylint.checks import CHECKS
 
         for problem in CHECKS[rule.check](view.facts, params):
-            extra = {k: v for k, v in problem.items() if k != "_at"}
-            problems.append((extra, problem.get("_at") or rule.at))
+            extra = {k: v for k, v in problem.items() if not k.startswith("_")}
+            problems.append((extra, problem.get("_at") or rule.at, _problem_figures(problem)))
     findings = []
-    for extra, at in problems:
+    target = subject_of(view)
+    for extra, at, figures in problems:
         variables = {**view.facts, **params, **extra, "subject": view.label}
         path = at if isinstance(at, tuple) else view.path_of(at)
         findings.append(
@@ -261,15 +323,29 @@ def evaluate_rule(rule: Rule, view: View, params: Mapping[str, Any]) -> list[Fin
                 severity=rule.severity,
                 hint=render(rule.hint, variables) if rule.hint else "",
                 subject=view.label,
+                target=target,
+                figures=figures,
             )
         )
-    return findings
+    return True, findings
+
+
+#: Per rule code, the subjects (``str(Subject)``) a rule applied to in a run; see :func:`evaluate`.
+Applied = dict[str, set[str]]
 
 
 def evaluate(
-    rules: Iterable[Rule], views: Iterable[View], params: Mapping[str, Mapping[str, Any]]
+    rules: Iterable[Rule],
+    views: Iterable[View],
+    params: Mapping[str, Mapping[str, Any]],
+    applied: Applied | None = None,
 ) -> list[Finding]:
-    """Run every (non built-in) rule on every view of its subject."""
+    """Run every (non built-in) rule on every view of its subject.
+
+    With ``applied``, records for each rule the subjects it applied to (its
+    ``needs`` known and ``when`` met), whether or not it found a problem: a
+    passing example proves a rule only if the rule looked at something.
+    """
     by_subject: dict[str, list[View]] = {}
     for view in views:
         by_subject.setdefault(view.subject, []).append(view)
@@ -278,5 +354,8 @@ def evaluate(
         if rule.builtin:
             continue
         for view in by_subject.get(rule.subject, []):
-            findings.extend(evaluate_rule(rule, view, params.get(rule.code, {})))
+            ran, found = evaluate_rule_on(rule, view, params.get(rule.code, {}))
+            findings.extend(found)
+            if ran and applied is not None:
+                applied.setdefault(rule.code, set()).add(str(subject_of(view)))
     return findings

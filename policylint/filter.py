@@ -1,8 +1,11 @@
 """Step 6: decide which findings are reported.
 
-In order: rule selection (select / ignore / per-file-ignores), inline
-suppressions written in the linted YAML, and the baseline file. Suppressions
-must give a reason; they may expire; those that hide nothing are reported.
+In order: inline suppressions written in the linted YAML are matched against
+every finding, then rule selection (select / ignore / per-file-ignores) drops
+findings, then the baseline file hides accepted ones - unless their figures got
+worse. Matching before selecting keeps a suppression whose rule is switched
+off from being called unused. Suppressions must give a reason; they may
+expire; those that hide nothing are reported.
 
 Suppression comments::
 
@@ -20,12 +23,12 @@ import datetime as dt
 import fnmatch
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from policylint.errors import PolicylintError
-from policylint.finding import Finding, Severity
+from policylint.finding import Finding
 
 if TYPE_CHECKING:
     from policylint.load import SourceFile
@@ -106,8 +109,12 @@ class SuppressionScan:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _meta(file: str, line: int, column: int, code: str, name: str, message: str, hint: str = "", severity: Severity = Severity.WARNING) -> Finding:
-    return Finding(file=file, line=line, column=column, code=code, name=name, severity=severity, message=message, hint=hint)
+def _meta(file: str, line: int, column: int, code: str, name: str, message: str, hint: str = "") -> Finding:
+    """A finding about a suppression comment; name and severity come from the rule catalogue."""
+    from policylint.ruleset import builtin
+
+    rule_name, severity = builtin(code, name)
+    return Finding(file=file, line=line, column=column, code=code, name=rule_name, severity=severity, message=message, hint=hint)
 
 
 def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
@@ -187,21 +194,28 @@ def root_relative(display: str, root: Path) -> str:
 
 
 def baseline_key(f: Finding, root: Path) -> tuple[str, str, str, str]:
-    """Identity of a finding that survives edits: rule, file, subject (or document), document path."""
-    anchor = f.subject or f"document {f.doc_index}"
-    return (f.code, root_relative(f.file, root), anchor, f.doc_path)
+    """:meth:`Finding.key` as the baseline writes it: rule, root-relative file, subject (or document), path."""
+    key = f.key()
+    return (key.code, root_relative(key.file, root), key.subject or f"document {key.document}", key.path)
 
 
 #: Largest baseline file read (about 200,000 findings).
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
 _BASELINE_FIELDS = ("code", "file", "subject", "path")
+_FIGURE_FIELDS = ("measured", "allowed")
+
+BaselineKey = tuple[str, str, str, str]
+#: The figures one baseline entry accepted, (measured, allowed); None for entries written without them.
+Accepted = tuple[float, float] | None
 
 
-def read_baseline(path: Path) -> Counter[tuple[str, str, str, str]]:
-    """The findings a baseline file accepts, as counted keys.
+def read_baseline_entries(path: Path) -> dict[BaselineKey, list[Accepted]]:
+    """The findings a baseline file accepts: per key, the figures of each entry.
 
     The file must be a regular file under :data:`MAX_BASELINE_BYTES`, and every
-    entry's fields text; anything else stops the run with the file and key.
+    entry's fields text (figures numbers, when present); anything else stops the
+    run with the file and key. Files written before figures were recorded are
+    read as entries without figures.
     """
     from policylint.safeio import UnreadableFile, read_text
 
@@ -220,7 +234,7 @@ def read_baseline(path: Path) -> Counter[tuple[str, str, str, str]]:
         raise PolicylintError(f"not a policylint baseline file (invalid JSON: {exc})", source=source) from None
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
         raise PolicylintError("not a policylint baseline file (no 'findings' list)", source=source)
-    keys: Counter[tuple[str, str, str, str]] = Counter()
+    entries: dict[BaselineKey, list[Accepted]] = {}
     for i, entry in enumerate(data["findings"]):
         if not isinstance(entry, dict):
             raise PolicylintError(
@@ -237,17 +251,71 @@ def read_baseline(path: Path) -> Counter[tuple[str, str, str, str]]:
                     f"not a policylint baseline file (must be text, got {got})", source=source, key=f"findings[{i}].{name}"
                 )
             values.append(value)
-        keys[(values[0], values[1], values[2], values[3])] += 1
-    return keys
+        figures: list[float] = []
+        for name in _FIGURE_FIELDS:
+            if name not in entry:
+                continue
+            value = entry[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+                got = type(value).__name__
+                raise PolicylintError(
+                    f"not a policylint baseline file (must be a number, got {got})", source=source, key=f"findings[{i}].{name}"
+                )
+            figures.append(float(value))
+        if len(figures) == 1:
+            missing = _FIGURE_FIELDS[1] if "measured" in entry else _FIGURE_FIELDS[0]
+            raise PolicylintError(
+                "not a policylint baseline file (measured and allowed go together)", source=source, key=f"findings[{i}].{missing}"
+            )
+        key = (values[0], values[1], values[2], values[3])
+        entries.setdefault(key, []).append((figures[0], figures[1]) if figures else None)
+    return entries
+
+
+def read_baseline(path: Path) -> Counter[BaselineKey]:
+    """The findings a baseline file accepts, as counted keys (figures left out)."""
+    return Counter({key: len(accepted) for key, accepted in read_baseline_entries(path).items()})
+
+
+def worse(figures: tuple[float, float] | None, accepted: Accepted) -> bool:
+    """Whether a finding's figures break their limit by more than the baseline accepted.
+
+    A finding breaks its limit by ``measured - allowed`` in one direction (too
+    much reserved) or the other (too little); it is worse when that distance
+    grew in the same direction. Exact numbers, no rounding: 123 -> 124 reserved
+    GPUs against the same allowance is worse. Without figures on either side
+    nothing can be compared, and the entry keeps accepting the finding.
+    """
+    if figures is None or accepted is None:
+        return False
+    gap = figures[0] - figures[1]
+    before = accepted[0] - accepted[1]
+    if before >= 0:
+        return gap > before
+    return gap < before
+
+
+def _figure(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
 
 
 def write_baseline(findings: list[Finding], root: Path) -> str:
-    """Baseline file text for ``findings`` (sorted, stable, no line numbers)."""
-    entries = []
+    """Baseline file text for ``findings`` (sorted, stable, no line numbers).
+
+    Findings of rules that compare numbers record them (``measured`` and
+    ``allowed``), so a later run can tell a finding that got worse.
+    """
+    entries: list[dict[str, object]] = []
     for f in findings:
         code, file, subject, path = baseline_key(f, root)
-        entries.append({"code": code, "file": file, "subject": subject, "path": path, "message": f.message})
-    entries.sort(key=lambda e: (e["file"], e["code"], e["subject"], e["path"], e["message"]))
+        entry: dict[str, object] = {"code": code, "file": file, "subject": subject, "path": path, "message": f.message}
+        if f.figures is not None:
+            entry["measured"], entry["allowed"] = f.figures
+        entries.append(entry)
+    entries.sort(key=lambda e: (
+        *(str(e[k]) for k in ("file", "code", "subject", "path", "message")),
+        tuple(float(str(e[k])) for k in _FIGURE_FIELDS if k in e),
+    ))
     return json.dumps({"version": 1, "findings": entries}, indent=2, sort_keys=True) + "\n"
 
 
@@ -257,7 +325,14 @@ def apply_filters(
     ruleset: RuleSet,
     settings: FilterSettings,
 ) -> tuple[list[Finding], list[tuple[Finding, str]], list[Finding], list[dict[str, str]]]:
-    """Return (reported, suppressed-with-reason, baselined, stale baseline entries)."""
+    """Return (reported, suppressed-with-reason, baselined, stale baseline entries).
+
+    Every finding first takes its rule's name and severity from ``ruleset`` (the
+    configured rule set, overrides applied), so built-in and evaluated rules obey
+    ``rules: {CODE: {severity: ...}}`` alike. Suppressions are matched against
+    every finding before selection drops any: a comment that hides a finding of
+    a rule switched off by ``--ignore`` is used, not unused.
+    """
     selected = settings.selected
 
     def ignored_by_file(f: Finding) -> bool:
@@ -269,27 +344,28 @@ def apply_filters(
                         return True
         return False
 
-    kept = [f for f in findings if f.code in selected and not ignored_by_file(f)]
+    def chosen(f: Finding) -> bool:
+        return f.code in selected and not ignored_by_file(f)
 
     scans = {name: scan_suppressions(src, ruleset) for name, src in sorted(sources.items())}
     meta: list[Finding] = [m for s in scans.values() for m in s.findings]
     reported: list[Finding] = []
     suppressed: list[tuple[Finding, str]] = []
-    for f in kept:
+    for f in findings:
         scan = scans.get(f.file)
         hit = None
         for s in scan.suppressions if scan else []:
             if f.code in s.rules and (s.target is None or s.target == f.line):
                 hit = s
                 break
-        if hit is None:
-            reported.append(f)
+        if hit is not None:
+            hit.used = True
+        if not chosen(f):
             continue
-        hit.used = True
-        if hit.until is not None and hit.until < settings.today:
+        if hit is None or (hit.until is not None and hit.until < settings.today):
             reported.append(f)
-            continue
-        suppressed.append((f, hit.reason))
+        else:
+            suppressed.append((f, hit.reason))
     for scan in scans.values():
         for s in scan.suppressions:
             if s.until is not None and s.until < settings.today:
@@ -304,23 +380,52 @@ def apply_filters(
                           f"suppression of {', '.join(s.rules)} matches no finding",
                           "remove the comment")
                 )
-    reported += [m for m in meta if m.code in selected and not ignored_by_file(m)]
+    reported += [m for m in meta if chosen(m)]
+    reported = [configured(f, ruleset) for f in reported]
+    suppressed = [(configured(f, ruleset), reason) for f, reason in suppressed]
 
     baselined: list[Finding] = []
     stale: list[dict[str, str]] = []
     if settings.baseline is not None:
-        remaining = read_baseline(settings.baseline)
+        remaining = read_baseline_entries(settings.baseline)
         fresh = []
-        for f in reported:
+        # Exact twins first, then in output order, so which entry a finding consumes is deterministic.
+        for f in sorted(reported, key=lambda f: (f.sort_key(), f.figures or ())):
             key = baseline_key(f, settings.root)
-            if remaining[key] > 0:
-                remaining[key] -= 1
-                baselined.append(f)
-            else:
+            accepted = remaining.get(key)
+            if not accepted and f.subject and f.subject != key[2]:
+                # Files written before findings had a typed subject recorded the display
+                # label (a scheduler queue as "pool kueue-shared/chat"); they still match.
+                accepted = remaining.get((key[0], key[1], f.subject, key[3]))
+            if not accepted:
                 fresh.append(f)
+                continue
+            # Prefer an entry the finding is no worse than; else it is reported with both figures.
+            index = next((i for i, a in enumerate(accepted) if not worse(f.figures, a)), None)
+            if index is not None:
+                accepted.pop(index)
+                baselined.append(f)
+                continue
+            was = accepted.pop(0)
+            assert was is not None and f.figures is not None  # worse() is False without figures
+            fresh.append(
+                replace(
+                    f,
+                    message=f"{f.message} [worse than the baseline accepted: measured {_figure(f.figures[0])} against "
+                    f"allowed {_figure(f.figures[1])}, accepted {_figure(was[0])} against {_figure(was[1])}]",
+                    hint=f.hint or "fix it, or accept the new state with 'policylint baseline'",
+                )
+            )
         reported = fresh
-        for (code, file, subject, path), count in sorted(remaining.items()):
-            for _ in range(count):
+        for (code, file, subject, path), accepted in sorted(remaining.items()):
+            for _ in accepted:
                 stale.append({"code": code, "file": file, "subject": subject, "path": path})
     return reported, suppressed, baselined, stale
 
+
+def configured(f: Finding, ruleset: RuleSet) -> Finding:
+    """``f`` with the name and (possibly overridden) severity its rule has in ``ruleset``."""
+    rule = ruleset.rules.get(f.code)
+    if rule is None or (rule.name == f.name and rule.severity == f.severity):
+        return f
+    return replace(f, name=rule.name, severity=rule.severity)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class Severity(enum.IntEnum):
@@ -27,14 +28,63 @@ class Severity(enum.IntEnum):
 
 
 @dataclass(frozen=True, order=True)
+class Subject:
+    """What a finding is about, by kind and qualified name (``pool``, ``prod/serving``).
+
+    Identity only: it never changes with how a subject is shown, so keys built
+    from it survive a new display label (a scheduler cluster shown under another
+    name, say). ``str()`` gives ``"<kind> <name>"``.
+    """
+
+    kind: str  # "workload", "pool", "cluster", "proposal"
+    name: str  # the qualified name: pools are "<cluster>/<pool>"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+def pool_subject(cluster: str, pool: str, scheduler: str | None = None) -> Subject:
+    """The identity of a pool, whatever document declares it.
+
+    A policylint pool is ``<cluster>/<pool>``. A scheduler queue (Kueue
+    ClusterQueue, Volcano Queue) is named by its scheduler and queue:
+    ``kueue:<queue>``. Queue names are unique per scheduler, whereas the
+    synthetic cluster a queue is shown under can be renamed (``kueue-shared``
+    when a policylint Cluster already uses ``shared``) by a change elsewhere;
+    the key must not move with it. ``:`` never occurs in policylint names.
+    """
+    if scheduler:
+        return Subject("pool", f"{scheduler}:{pool}")
+    return Subject("pool", f"{cluster}/{pool}")
+
+
+class FindingKey(NamedTuple):
+    """The line-independent identity of a finding (see :meth:`Finding.key`)."""
+
+    code: str
+    file: str
+    document: int
+    path: str
+    subject: str  # ``str(Subject)``, or "" when the finding is about a document only
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem at one place.
 
     ``file`` is the path as given relative to the run's root (POSIX separators);
     ``doc_path`` is the JSON-pointer-like path inside the document
     (``spec/pools/0/reservedGpus``) and, with ``doc_index``, identifies the spot
-    independently of line numbers (baselines key on it). ``line`` and ``column``
-    are 1-based; 0 means "the whole file".
+    independently of line numbers. ``line`` and ``column`` are 1-based; 0 means
+    "the whole file".
+
+    ``target`` is the typed subject the finding is about (None for document
+    checks); ``subject`` is only its display label. ``figures`` are the numbers
+    a rule compared, ``(measured, allowed)`` - the baseline records them so that
+    a finding that got worse is reported again.
+
+    Two findings are equal only when every field is: two schema errors at the
+    same place with different messages are two findings.
     """
 
     file: str
@@ -42,15 +92,27 @@ class Finding:
     column: int
     code: str
     name: str
-    severity: Severity = field(compare=False)
-    message: str = field(compare=False)
-    hint: str = field(default="", compare=False)
-    doc_index: int = field(default=0, compare=False)
-    doc_path: str = field(default="", compare=False)
-    subject: str = field(default="", compare=False)
+    severity: Severity
+    message: str
+    hint: str = ""
+    doc_index: int = 0
+    doc_path: str = ""
+    subject: str = ""
+    target: Subject | None = None
+    figures: tuple[float, float] | None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.column, self.code, self.message)
+
+    def key(self) -> FindingKey:
+        """The one identity used by deduplication of twins, the baseline, SARIF fingerprints and scope.
+
+        It leaves out the line (edits above move it), the message (it quotes
+        numbers that change) and the display label.
+        """
+        return FindingKey(
+            self.code, self.file, self.doc_index, self.doc_path, "" if self.target is None else str(self.target)
+        )
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict with stable keys (the ``--format json`` item shape)."""
@@ -69,6 +131,13 @@ class Finding:
         }
 
 
+def _full_order(f: Finding) -> tuple[object, ...]:
+    # Ties on the display order are broken by every other field, so the output
+    # never depends on the order the steps produced findings in.
+    return (*f.sort_key(), f.name, f.severity, f.hint, f.doc_index, f.doc_path, f.subject,
+            "" if f.target is None else str(f.target), f.figures or ())
+
+
 def sort_findings(findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
-    """Deterministic order: file, line, column, code, message."""
-    return sorted(set(findings), key=Finding.sort_key)
+    """Deterministic order (file, line, column, code, message); exact duplicates only are dropped."""
+    return sorted(set(findings), key=_full_order)

@@ -29,6 +29,7 @@ from policylint.model import Model
 
 if TYPE_CHECKING:
     from policylint.history import Change
+    from policylint.measure import PoolFacts
     from policylint.readers.limits import TraceLimits
     from policylint.ruleset import RuleSet
     from policylint.views import View
@@ -72,8 +73,10 @@ class LintResult:
     #: the facts the rules judged (kept so that --fix reads the same numbers without measuring again)
     views: list[View] = field(default_factory=list)
     #: errors of loading, validation and resolution anywhere in the root, before any filter or scope:
-    #: a model built despite them is incomplete (commands that write from it refuse)
+    #: a model built despite them is incomplete (``export`` refuses to write from it)
     model_errors: list[Finding] = field(default_factory=list)
+    #: the pooled demand of every pool the rules judged (series included), by ``cluster/pool``, for the HTML report
+    pools: dict[str, PoolFacts] = field(default_factory=dict)
 
 
 def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
@@ -138,7 +141,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     if options.ruleset is None:
         result.findings = sort_findings(findings)
         return scope.narrow(result)
-    judged, result.views = judge(model, options)
+    judged, result.views, result.pools = judge(model, options)
     findings.extend(judged)
     from policylint.filter import FilterSettings, apply_filters
 
@@ -156,24 +159,6 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     result.baselined = sort_findings(baselined)
     result.stale_baseline = stale
     return scope.narrow(result)
-
-
-def require_sound_model(result: LintResult, action: str) -> Model:
-    """The model of ``result``, or a usage error when loading, validation or resolution failed.
-
-    Commands that *write* from the model (``export``) must not turn a workload
-    that failed validation - and so silently dropped out of its pool - into a
-    smaller quota: a half-read repository is refused with its first error.
-    """
-    if result.model is None or result.model_errors:
-        errors = result.model_errors
-        first = errors[0] if errors else None
-        where = f" (first: {first.file}:{first.line}:{first.column}: {first.code} {first.message})" if first else ""
-        raise PolicylintError(
-            f"{action}: refused, the repository has {len(errors)} load, validation or reference "
-            f"error{'s' if len(errors) != 1 else ''}{where}; run `policylint check` and fix them first"
-        )
-    return result.model
 
 
 @dataclass(frozen=True)
@@ -238,16 +223,16 @@ class Scope:
         return result
 
 
-def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]]:
-    """Measure (once per run), build views and evaluate the selected rules; the views come back too."""
+def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View], dict[str, PoolFacts]]:
+    """Measure (once per run), build views and evaluate every rule (the filter selects); the views and pooled demand come back too."""
     from policylint.evaluate import evaluate
     from policylint.measure import measure, measure_pools
     from policylint.views import build_views
 
     assert options.ruleset is not None
     now = options.now or dt.datetime.now(dt.timezone.utc)
-    selected = options.selected if options.selected is not None else set(options.ruleset.rules)
-    rules = [r for r in options.ruleset.sorted() if r.code in selected and not r.builtin]
+    # Every rule runs; selection happens in the filter step, after suppressions are matched.
+    rules = [r for r in options.ruleset.sorted() if not r.builtin]
     facts, findings = measure(
         model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs
     )
@@ -265,4 +250,4 @@ def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]
         )
     views = build_views(model, facts, now, history, pools)
     findings.extend(evaluate(rules, views, options.ruleset.params))
-    return findings, views
+    return findings, views, pools

@@ -31,7 +31,7 @@ import yaml
 
 from policylint import API_VERSION
 from policylint.errors import PolicylintError
-from policylint.finding import Finding, Severity
+from policylint.finding import Finding, Severity, Subject
 
 DocPath = tuple[str | int, ...]
 
@@ -201,25 +201,37 @@ class Document:
         message: str,
         path: Iterable[str | int] = (),
         *,
-        severity: Severity = Severity.ERROR,
+        severity: Severity | None = None,
         hint: str = "",
         subject: str = "",
+        target: Subject | None = None,
+        figures: tuple[float, float] | None = None,
     ) -> Finding:
-        """A finding located at ``path`` inside this document."""
+        """A finding located at ``path`` inside this document.
+
+        Without ``severity`` (the steps' built-in checks), the rule's name and
+        severity come from the rule catalogue by ``code``; ``name`` only keeps the
+        call sites readable. The evaluator passes both from the loaded rule.
+        """
+        from policylint.ruleset import builtin
+
         p = tuple(path)
         line, col = self.positions.locate(p)
+        rule_name, default = builtin(code, name) if severity is None else (name, severity)
         return Finding(
             file=self.file,
             line=line,
             column=col,
             code=code,
-            name=name,
-            severity=severity,
+            name=rule_name,
+            severity=default,
             message=message,
             hint=hint,
             doc_index=self.index,
             doc_path=pointer(p),
             subject=subject,
+            target=target,
+            figures=figures,
         )
 
 
@@ -243,13 +255,16 @@ class SourceFile:
     def file_finding(
         self, code: str, name: str, message: str, line: int = 1, column: int = 1, hint: str = "", doc_index: int = 0
     ) -> Finding:
+        from policylint.ruleset import builtin
+
+        rule_name, severity = builtin(code, name)  # name and severity from the rule catalogue
         return Finding(
             file=self.display,
             line=line,
             column=column,
             code=code,
-            name=name,
-            severity=Severity.ERROR,
+            name=rule_name,
+            severity=severity,
             message=message,
             hint=hint,
             doc_index=doc_index,

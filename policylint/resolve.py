@@ -12,11 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from policylint.finding import Finding, Severity
+from policylint.finding import Finding
 from policylint.load import Document, DocPath
 from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload
-
-E = Severity.ERROR
 
 #: Document paths of the measurement references a Workload can make.
 MEASUREMENT_PATHS: dict[str, DocPath] = {

@@ -50,7 +50,7 @@ class Rule:
     section: str
     subject: str  # "workload", "pool", "cluster", "proposal", or "document" for built-in checks
     summary: str
-    message: str
+    message: str  # the template of evaluated rules; "" for built-in rules (their step writes the text)
     hint: str
     docs: dict[str, Any]
     source: Path

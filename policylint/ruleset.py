@@ -10,6 +10,7 @@ message naming the file and the rule key (exit 2).
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,40 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "boolean": (bool,),
 }
+
+
+@functools.cache
+def catalogue() -> dict[str, tuple[str, Severity]]:
+    """Code -> (name, default severity) of every bundled rule, read from the rule files.
+
+    The steps that emit built-in findings (load, validate, resolve, measure,
+    schedulers, filter) take a rule's name and severity from here instead of
+    writing them out, so the rule files stay the one source. Only the two keys
+    are read (no validation): the loader's cost must stay small on runs that
+    never load the full rule set. Severity overrides of a run are applied later,
+    by the filter step, from the configured :class:`RuleSet`.
+    """
+    import yaml
+
+    from policylint.resources import rules_dir
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[str, tuple[str, Severity]] = {}
+    for path in sorted(rules_dir().glob("*.y*ml")):
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
+        for raw in (data or {}).get("rules", []):
+            out[str(raw["code"])] = (str(raw["name"]), Severity.parse(str(raw["severity"])))
+    return out
+
+
+def builtin(code: str, name: str = "") -> tuple[str, Severity]:
+    """(name, default severity) of a bundled rule.
+
+    A code missing from the rule files is a bug that the test suite catches
+    (every code the package emits is checked against them); a run still reports
+    the finding, under ``name`` and as an error, rather than crash.
+    """
+    return catalogue().get(code, (name, Severity.ERROR))
 
 
 def _load_file(path: Path) -> list[dict[str, Any]]:
@@ -76,6 +111,38 @@ def _fields_in(schema: Mapping[str, Any]) -> set[str]:
     return set(schema)
 
 
+#: Condition arguments that name another fact, and where the name sits inside them.
+_FACT_ARGUMENTS = {"min_field": None, "max_field": None, "below_field": None, "max_over": "field"}
+
+
+def _references(condition: Mapping[str, Any], key: str) -> list[tuple[str, str]]:
+    """(key path, fact) for every fact a condition compares against, at any depth.
+
+    Top-level keys are facts too, but are checked by the caller; here it is the
+    arguments - ``max_over: {field: baseline_gpus}``, ``max_field: daily_gpus`` -
+    that a typo would otherwise turn into a comparison that never fires.
+    """
+    found: list[tuple[str, str]] = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, Mapping):
+            for name, value in node.items():
+                here = f"{where}.{name}"
+                if name in _FACT_ARGUMENTS:
+                    inner = _FACT_ARGUMENTS[name]
+                    if inner is None and isinstance(value, str):
+                        found.append((here, value))
+                    elif inner is not None and isinstance(value, Mapping) and isinstance(value.get(inner), str):
+                        found.append((f"{here}.{inner}", value[inner]))
+                walk(value, here)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{where}[{i}]")
+
+    walk(condition, key)
+    return found
+
+
 def _placeholders(template: str) -> set[str]:
     names = set()
     for _, name, _, _ in string.Formatter().parse(template):
@@ -110,6 +177,13 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
     subject = raw["subject"]
     if builtin and subject != "document":
         raise fail("builtin", "built-in rules must have subject 'document'")
+    if builtin:
+        for key in ("message", "hint"):
+            if key in raw:
+                # One source of text: the step that finds the problem writes it.
+                raise fail(key, f"a built-in rule has no '{key}' template; the step that reports it writes the text")
+    elif "message" not in raw:
+        raise fail("message", "is required")
     if not builtin:
         if subject == "document":
             raise fail("subject", "only built-in rules may have subject 'document'")
@@ -124,6 +198,10 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
             for fact in _fields_in(raw.get(key) or {}):
                 if fact not in known:
                     raise fail(key, f"unknown fact '{fact}' for subject {subject}")
+        for key in ("when", "require"):
+            for argument, fact in _references(raw.get(key) or {}, key):
+                if fact not in known:
+                    raise fail(argument, f"unknown fact '{fact}' for subject {subject}")
         if raw.get("at") and raw["at"] not in known:
             raise fail("at", f"unknown fact '{raw['at']}' for subject {subject}")
         check = raw.get("check")
@@ -155,7 +233,7 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
         section=raw["section"],
         subject=subject,
         summary=raw["summary"],
-        message=raw["message"],
+        message=raw.get("message", ""),
         hint=raw.get("hint", ""),
         docs=dict(raw["docs"]),
         source=source,

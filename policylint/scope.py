@@ -28,17 +28,24 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from policylint.config import Config
     from policylint.linter import LintResult
-    from policylint.model import Model, Workload
+    from policylint.model import Model, Pool, Workload
 
 
 def _abs(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _pool(pool: Pool) -> str:
+    """A pool's subject as :meth:`Finding.key` writes it (scheduler queues by queue name)."""
+    from policylint.finding import pool_subject
+
+    return str(pool_subject(pool.cluster.name, pool.name, pool.scheduler.get("scheduler") if pool.scheduler else None))
+
+
 def _workload_subjects(w: Workload) -> set[str]:
     subjects = {f"workload {w.name}"}
     if w.pool is not None:
-        subjects |= {f"pool {w.pool.qualified}", f"cluster {w.pool.cluster.name}"}
+        subjects |= {_pool(w.pool), f"cluster {w.pool.cluster.name}"}
         # Pooled demand: a workload's change moves the pool's queue (PL203) and may
         # double-count another's measurement (PL111), verdicts reported on its neighbours.
         subjects |= {f"workload {other.name}" for other in w.pool.workloads}
@@ -58,14 +65,14 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
         if _abs(c.doc.source.path) in files:
             subjects.add(f"cluster {c.name}")
             for pool in c.pools.values():
-                subjects.add(f"pool {pool.qualified}")
+                subjects.add(_pool(pool))
                 for w in pool.workloads:
                     subjects.add(f"workload {w.name}")
         # A pool is backed by its own document, whatever its kind: a Kueue ClusterQueue or a
         # Volcano Queue is not the document of the synthetic cluster (cohort, parent queue).
         for pool in c.pools.values():
             if _abs(pool.doc.source.path) in files:
-                subjects |= {f"cluster {c.name}", f"pool {pool.qualified}"}
+                subjects |= {f"cluster {c.name}", _pool(pool)}
                 subjects |= {f"workload {w.name}" for w in pool.workloads}
     for p in model.proposals.values():
         touched = _abs(p.doc.source.path) in files
@@ -110,7 +117,8 @@ def narrow(result: LintResult, changed: Iterable[Path], config: Config | None = 
     def keep(file: str, subject: str) -> bool:
         return _abs(file) in files or (bool(subject) and subject in subjects)
 
-    result.findings = [f for f in result.findings if keep(f.file, f.subject)]
-    result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file, f.subject)]
-    result.baselined = [f for f in result.baselined if keep(f.file, f.subject)]
+    # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
+    result.findings = [f for f in result.findings if keep(f.file, f.key().subject)]
+    result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file, f.key().subject)]
+    result.baselined = [f for f in result.baselined if keep(f.file, f.key().subject)]
     return result

@@ -67,6 +67,9 @@ def test_baseline_file_records_findings_without_line_numbers(repo: Path) -> None
                 "subject": "pool prod-east/serving",
                 "path": "spec/pools/0/reservedGpus",
                 "message": SERVING_MESSAGE,
+                # the figures it accepted: 80 reserved against 53 pooled baseline GPUs + 15 %
+                "measured": 80,
+                "allowed": 53 * 1.15,
             }
         ],
     }
@@ -115,10 +118,55 @@ def test_a_new_finding_is_still_reported(repo: Path) -> None:
 
 
 def test_a_changed_finding_on_the_same_spot_stays_baselined(repo: Path) -> None:
-    # The key is rule + file + subject + document path, not the message.
+    # The key is rule + file + subject + document path, not the message: 70 reserved GPUs
+    # is still too many, but fewer than the 80 the baseline accepted.
+    replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 70")
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_a_finding_that_got_worse_is_reported_with_both_figures(repo: Path) -> None:
+    replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 81")
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert code == 1
+    [finding] = report["findings"]
+    assert (finding["code"], finding["subject"]) == ("PL101", "pool prod-east/serving")
+    assert finding["message"].endswith(
+        "[worse than the baseline accepted: measured 81 against allowed 60.95, accepted 80 against 60.95]"
+    )
+    # Re-recording accepts the new state explicitly.
+    assert run_cli(["baseline", "-o", "baseline.json"], cwd=repo)[0] == 0
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_a_baseline_without_figures_still_accepts_its_findings(repo: Path) -> None:
+    # Files written before figures were recorded keep working: their entries accept any figures.
+    data = json.loads((repo / "baseline.json").read_text(encoding="utf-8"))
+    for entry in data["findings"]:
+        del entry["measured"], entry["allowed"]
+    (repo / "baseline.json").write_text(json.dumps(data), encoding="utf-8")
     replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 90")
     code, report = check(repo, "--baseline", "baseline.json")
     assert (code, report["findings"]) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "message"),
+    [
+        ({"measured": "80", "allowed": 60}, "findings[0].measured", "must be a number, got str"),
+        ({"measured": 80}, "findings[0].allowed", "measured and allowed go together"),
+    ],
+)
+def test_bad_baseline_figures_stop_the_run(repo: Path, entry: dict, key: str, message: str) -> None:
+    data = json.loads((repo / "baseline.json").read_text(encoding="utf-8"))
+    for name in ("measured", "allowed"):
+        data["findings"][0].pop(name)
+    data["findings"][0].update(entry)
+    (repo / "baseline.json").write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = run_cli(["check", "--baseline", "baseline.json"], cwd=repo)
+    assert code == 2
+    assert key in err and message in err
 
 
 def test_sarif_marks_baselined_and_new_findings(repo: Path) -> None:

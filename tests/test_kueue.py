@@ -53,7 +53,7 @@ def test_real_manifests_have_no_findings(tmp_path: Path) -> None:
 
 
 def test_real_manifests_map_to_pools(tmp_path: Path) -> None:
-    result = run([DATA / "kueue"], DATA, rules=True)
+    result = run([DATA / "kueue"], DATA / "kueue", rules=True)  # the folder is the repository (kueue-hami is another)
     assert result.findings == []
     index = result.model.schedulers["kueue"]
     assert sorted(index.local_queues) == ["default/tas-user-queue", "default/user-queue"]

@@ -127,10 +127,13 @@ def test_export_refuses_a_model_with_a_schema_error(tmp_path_factory: pytest.Tem
     assert code == 0 and "nominalQuota: 53" in out
     replace_once(repo / "workloads" / "search.yaml", "  name: embeddings-search\n", "  name: embeddings-search\n  replicas: 3\n")
     code, out, err = run_cli(["export", "kueue", "--output", "out"], cwd=repo)
-    assert (code, out) == (2, "")
-    assert err.startswith("policylint: error: export kueue: refused, the repository has 1 load, validation or reference error")
-    assert "workloads/search.yaml:" in err and "PL010" in err and "run `policylint check`" in err
+    assert (code, out) == (1, "")
+    assert err.startswith("workloads/search.yaml:8:3: PL010 ")
+    assert err.endswith("policylint: the capacity model has 1 error; nothing exported (fix them, `policylint check` shows them)\n")
     assert not (repo / "out").exists()
+    # the whole repository counts, whatever PATH the export is given
+    code, out, err = run_cli(["export", "kueue", "clusters"], cwd=repo)
+    assert (code, out) == (1, "") and "nothing exported" in err
 
 
 # -- one kind of pool ---------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Layout: ``tests/rules/<CODE>/fail/`` and ``tests/rules/<CODE>/pass/``, each a
 small capacity repository (measurements shared by all fixtures live in
 ``tests/rules/_traces/``; the fixtures root is ``tests/rules``). In ``fail/``
 every line where the rule must report carries a comment ``# expect: <CODE>``; the test asserts that the rule reports
-exactly those lines (file and line), and nothing in ``pass/``.
+exactly those lines (file and line), and nothing in ``pass/`` - where the rule
+must still apply to at least one subject, or the pass fixture proves nothing.
 Built-in document checks (PL0xx) are proven by the loader and CLI tests.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_helpers import FIXTURES, RULESET
+from fixture_helpers import FIXTURES, RULESET, run_fixture
 from fixture_helpers import expected_marks as expected
 from fixture_helpers import reported_marks as reported
 
@@ -37,6 +38,22 @@ def test_rule_fails_on_fail_fixture(code: str) -> None:
 @pytest.mark.parametrize("code", CHECKED)
 def test_rule_passes_on_pass_fixture(code: str) -> None:
     assert reported(FIXTURES / code / "pass", code) == set()
+
+
+def applied_subjects(code: str, kind: str) -> set[str]:
+    """The subjects rule ``code`` applied to (needs known, when met) in a fixture folder."""
+    from policylint.evaluate import Applied, evaluate
+
+    result = run_fixture(FIXTURES / code / kind)
+    applied: Applied = {}
+    evaluate([RULESET.rules[code]], result.views, RULESET.params, applied)
+    return applied.get(code, set())
+
+
+@pytest.mark.parametrize("code", CHECKED)
+def test_rule_applies_in_pass_fixture(code: str) -> None:
+    # A pass fixture on which the rule never applies would pass for any rule at all.
+    assert applied_subjects(code, "pass"), f"{code}/pass: the rule applies to no subject"
 
 
 def test_no_fixture_for_unknown_rule() -> None:

@@ -77,10 +77,19 @@ def test_user_rule_is_listed(tmp_path: Path) -> None:
         ("{min: $minimum}", "{frobnicate: 3}", "at key 'rules[ACME001].require': invalid condition:"),
         ("code: ACME001", "code: PL101", "at key 'rules[PL101].code': rule PL101 (pool-too-small) is already defined in"),
         ("severity: warning", "severity: fatal", "at key 'rules[ACME001].severity':"),
+        # Facts named inside a condition's arguments are checked like top-level ones.
+        ("{min: $minimum}", "{max_over: {field: baseline_gpu}}",
+         "at key 'rules[ACME001].require.reserved_gpus.max_over.field': unknown fact 'baseline_gpu' for subject pool"),
+        ("{min: $minimum}", "{max_field: daily_gpu}",
+         "at key 'rules[ACME001].require.reserved_gpus.max_field': unknown fact 'daily_gpu' for subject pool"),
+        ("    require:\n      reserved_gpus: {min: $minimum}",
+         "    when:\n      reserved_gpus: {min_field: baseline_gpu}\n    require:\n      reserved_gpus: {min: $minimum}",
+         "at key 'rules[ACME001].when.reserved_gpus.min_field': unknown fact 'baseline_gpu' for subject pool"),
+        ("    message: \"{subject}", "    message: \"{subject", "at key 'rules[ACME001].message':"),
     ],
     ids=["unknown-key", "param-type", "unknown-function", "missing-doc-section", "unknown-fact",
          "attribute-access", "unknown-placeholder", "unknown-param", "bad-cerberus-rule", "duplicate-code",
-         "bad-severity"],
+         "bad-severity", "nested-fact-typo", "compared-fact-typo", "when-nested-fact-typo", "broken-template"],
 )
 def test_bad_rule_file_stops_the_run(tmp_path: Path, old: str, new: str, message: str) -> None:
     assert old in GOOD_RULE
@@ -123,3 +132,18 @@ def test_rule_file_duplicate_key_is_refused(tmp_path: Path) -> None:
     code, _, err = check_with(folder)
     assert code == 2
     assert "duplicate key 'severity'" in err
+
+
+def test_builtin_rule_takes_no_message_template(tmp_path: Path) -> None:
+    # Built-in rules get their text from the step that finds the problem: one source.
+    text = GOOD_RULE.replace("subject: pool", "subject: document\n    builtin: true")
+    code, out, err = check_with(write_rules(tmp_path, text))
+    assert code == 2
+    assert "at key 'rules[ACME001].message': a built-in rule has no 'message' template" in err
+
+
+def test_evaluated_rule_needs_a_message(tmp_path: Path) -> None:
+    text = GOOD_RULE.replace('    message: "{subject} reserves {reserved_gpus} GPUs, fewer than {minimum}"\n', "")
+    code, out, err = check_with(write_rules(tmp_path, text))
+    assert code == 2
+    assert "at key 'rules[ACME001].message': is required" in err

@@ -22,6 +22,9 @@ OPEN_BY_DESIGN = {
     # per-rule settings: besides `severity`, the keys are the options of that rule,
     # which configure_rules checks against the rule's own params when rules load
     ("config.schema.json", "#/properties/rules/additionalProperties"),
+    # conditions on one field of a toleration (the object itself is closed)
+    ("cluster.schema.json", "#/$defs/pool/properties/nodes/properties/tolerations/items/allOf/0/then"),
+    ("cluster.schema.json", "#/$defs/pool/properties/nodes/properties/tolerations/items/allOf/1/then"),
 }
 
 #: Properties that still lack a description. The list may only shrink: a new

@@ -1,4 +1,11 @@
-"""``policylint baseline``: record current findings so that only new ones fail."""
+"""``policylint baseline``: record current findings so that only new ones fail.
+
+Each entry is keyed on rule, file, subject and document path (not lines), and
+records the figures a numeric rule compared (``measured``, ``allowed``): a later
+finding under the same key whose numbers moved further past the limit is
+reported again, with both figures. Running this command again accepts the
+state of the day explicitly.
+"""
 
 from __future__ import annotations
 

@@ -9,13 +9,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policylint.finding import Finding, Severity
+    from policylint.linter import LintOptions
+    from policylint.schedulers.export import PoolPlan
 
 NAME = "export"
 HELP = "write Kueue or Volcano quotas sized from the measured bands (baseline guaranteed, daily borrowed)"
 DESCRIPTION = (
     "Read the capacity repository at PATH, compute every pool's bands and write, per pool, a Kueue "
-    "ClusterQueue (with LocalQueues per team) or a Volcano Queue: guaranteed quota = baseline band, "
-    "borrowing up to the daily band, nothing for the peak band. Comments explain every number."
+    "ClusterQueue (with a LocalQueue per declared namespace) or a Volcano Queue: guaranteed quota = baseline band, "
+    "borrowing up to the daily band, nothing for the peak band. Comments explain every number. "
+    "With --update MANIFESTS, the GPU quotas of the existing ClusterQueues (Queues) are changed in place "
+    "and nothing else in those files; pools without one get new objects. A model with errors exports nothing (exit 1)."
 )
 
 
@@ -27,6 +35,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root file references must stay in")
     parser.add_argument("--now", metavar="DATE", help="reference date (YYYY-MM-DD)")
+    parser.add_argument(
+        "--update",
+        type=Path,
+        action="append",
+        metavar="MANIFESTS",
+        help="edit the GPU quotas of the existing ClusterQueues (Queues) in these files or folders in place, "
+        "keeping everything else byte for byte; pools without an object get new ones (stdout or --output); repeatable",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="with --update: print the changes as a unified diff and write nothing")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,33 +51,61 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.config import load_config, parse_when
     from policylint.errors import PolicylintError
-    from policylint.linter import LintOptions, lint, require_sound_model
+    from policylint.finding import Severity
+    from policylint.linter import LintOptions, lint
     from policylint.measure import measure
     from policylint.schedulers import export
     from policylint.views import build_views
 
+    if args.dry_run and not args.update:
+        raise PolicylintError("--dry-run needs --update MANIFESTS")
     config = load_config([args.path], config_file=args.config, root=args.root, isolated=args.isolated)
     now = parse_when(args.now, source="--now") if args.now else config.now or dt.datetime.now(dt.timezone.utc)
-    result = lint(
-        [args.path],
-        LintOptions(
-            root=config.root,
-            exclude=config.exclude,
-            now=now,
-            gpu_resources=tuple(config.gpu_resources),
-            trace_limits=config.trace_limits(),
-        ),
+    options = LintOptions(
+        root=config.root,
+        exclude=config.exclude,
+        now=now,
+        gpu_resources=tuple(config.gpu_resources),
+        trace_limits=config.trace_limits(),
     )
+    result = lint([args.path], options)
     # A workload that failed validation drops out of its pool: its quota would be written too small.
-    model = require_sound_model(result, f"export {args.scheduler}")
+    # The pipeline's model errors cover the whole repository, whatever PATH narrows the report to.
+    if _refuse(result.model_errors, Severity.ERROR, "the capacity model"):
+        return 1
+    model = result.model
+    assert model is not None
     facts, _ = measure(model, now, limits=config.trace_limits())
     plans = export.plan(model, build_views(model, facts, now))
     if not plans:
         raise PolicylintError(f"nothing to export: no pool in {args.path} has workloads placed in it")
-    files = export.kueue(plans) if args.scheduler == "kueue" else export.volcano(plans)
     for p in plans:
         if not p.measured:
             sys.stderr.write(f"policylint: warning: pool {p.cluster}/{p.pool} has unmeasured workloads; its declared numbers were exported\n")
+    if args.update:
+        return _update(args, plans, options)
+    files = export.kueue(plans) if args.scheduler == "kueue" else export.volcano(plans)
+    return _write_new(args, files)
+
+
+def _refuse(findings: list[Finding], severity: Severity, what: str) -> bool:
+    """Print the errors that make an export untrustworthy; True when there are any (nothing is written then)."""
+    errors = [f for f in findings if f.severity >= severity]
+    if not errors:
+        return False
+    for f in errors:
+        sys.stderr.write(f"{f.file}:{f.line}:{f.column}: {f.code} {f.message}\n")
+    n = len(errors)
+    sys.stderr.write(f"policylint: {what} has {n} error{'s' if n != 1 else ''}; nothing exported (fix them, `policylint check` shows them)\n")
+    return True
+
+
+def _write_new(args: argparse.Namespace, files: dict[str, str]) -> int:
+    from policylint.errors import PolicylintError
+    from policylint.schedulers import export
+
+    if not files:
+        return 0
     if args.output is None:
         sys.stdout.write(export.render(files))
         return 0
@@ -72,3 +117,59 @@ def run(args: argparse.Namespace) -> int:
         raise PolicylintError(f"cannot write to {args.output}: {exc.strerror or exc}") from None
     sys.stderr.write(f"wrote {len(files)} files to {args.output}\n")
     return 0
+
+
+def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOptions) -> int:
+    """Edit the quotas of existing objects in place; new pools get new objects."""
+    import os
+
+    from policylint.errors import PolicylintError
+    from policylint.finding import Severity
+    from policylint.load import discover, display_path, is_scheduler_doc, load_file
+    from policylint.schedulers import export
+    from policylint.schedulers.quantity import GPU_RESOURCES
+    from policylint.schedulers.update import update
+
+    for path in args.update:
+        if not path.exists():
+            raise PolicylintError(f"--update {path}: no such file or folder")
+    # Every file, not only those that look like policylint input: a manifest with a YAML
+    # error may hold a ClusterQueue the update would otherwise silently miss.
+    sources = [load_file(path, display_path(path), options.limits) for path, _ in discover(args.update, options.exclude, options.root)]
+    if _refuse([f for s in sources for f in s.findings], Severity.ERROR, "--update MANIFESTS"):
+        return 1
+    sources = [s for s in sources if any(is_scheduler_doc(d) for d in s.documents)]
+    outcome = update(args.scheduler, plans, sources, options.gpu_resources or GPU_RESOURCES)
+    verb = "would set" if args.dry_run else "set"
+    lines = [f"{verb} {len(outcome.edits)} quota number{'s' if len(outcome.edits) != 1 else ''} in {len(outcome.texts)} file{'s' if len(outcome.texts) != 1 else ''}"]
+    lines += [f"  {e.describe()}" for e in outcome.edits]
+    lines += [f"  note: {n}" for n in outcome.notes]
+    if outcome.missing:
+        names = ", ".join(f"{p.cluster}/{p.pool}" for p in outcome.missing)
+        lines.append(f"  new objects for pools without one: {names}")
+    sys.stderr.write("\n".join(lines) + "\n")
+    if args.dry_run:
+        sys.stdout.write(outcome.diff)
+    else:
+        for path, (display, _, text) in sorted(outcome.texts.items(), key=lambda kv: str(kv[0])):
+            # newline="" and the exact text: line endings and a BOM stay as they were
+            tmp = path.with_name(f".{path.name}.policylint-update")
+            try:
+                with open(tmp, "w", encoding="utf-8", newline="") as out:
+                    out.write(text)
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise PolicylintError(f"cannot write {display}: {exc.strerror or exc}") from None
+    if not outcome.missing:
+        return 0
+    if args.scheduler == "kueue":
+        files = export.kueue(outcome.missing, existing_flavors=outcome.flavors, existing_cohorts=outcome.cohorts)
+        if any(p.borrow for p in outcome.missing if p.cohort in outcome.cohorts):
+            sys.stderr.write("  note: the new ClusterQueues borrow in an existing Cohort: make sure it can lend their borrowingLimit\n")
+    else:
+        files = export.volcano(outcome.missing, existing_parents=outcome.queues)
+    if args.dry_run:
+        # stdout holds the diff alone, so that it can be applied as it is
+        sys.stderr.write(f"  (dry run: {len(files)} new manifest file{'s' if len(files) != 1 else ''} not written; run without --dry-run to get them)\n")
+        return 0
+    return _write_new(args, files)

@@ -70,3 +70,17 @@ def reference(rules: list[Any]) -> str:
     for r in rules:
         lines.append(r.markdown(level=2))
     return "\n".join(lines)
+
+
+def summary_table(rules: list[Any]) -> str:
+    """The README's table of the framework rules (every code past PL0xx), from the rule files.
+
+    The README copy is compared with this by the test suite, so a rule whose
+    name, severity, subject or summary changes cannot drift from it.
+    """
+    lines = ["| code | name | severity | applies to | summary |", "|---|---|---|---|---|"]
+    for r in rules:
+        if r.code.startswith("PL0"):
+            continue
+        lines.append(f"| {r.code} | `{r.name}` | {r.severity.label} | {r.subject} | {r.summary} |")
+    return "\n".join(lines) + "\n"

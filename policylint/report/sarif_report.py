@@ -100,14 +100,14 @@ def fingerprints(findings: list[Finding]) -> list[str]:
     ordinal n mixed in. Ordinals only change when such twins are reordered,
     which a mere line shift does not do.
     """
-    # Work on positions, not on Finding objects: Findings compare equal on
-    # file/line/column/code/name alone, so two with different messages would collide as keys.
+    # Work on positions, not on Finding objects: exact twins may appear more than once.
     order = sorted(range(len(findings)), key=lambda i: (findings[i].sort_key(), i))
     seen: Counter[str] = Counter()
     result = [""] * len(findings)
     for i in order:
         f = findings[i]
-        base = fingerprint_base(f.code, f.file, f.doc_index, f.doc_path, f.subject)
+        key = f.key()  # the one identity of a finding, never its display label
+        base = fingerprint_base(key.code, key.file, key.document, key.path, key.subject)
         ordinal = seen[base]
         seen[base] += 1
         result[i] = hashlib.sha256(f"{base}\x1f{ordinal}".encode()).hexdigest()

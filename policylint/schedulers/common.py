@@ -16,6 +16,9 @@ from policylint.schedulers.quantity import gpu_count
 ANNOTATION_MAX_DEPTH = "policylint.dev/queue-max-depth"
 ANNOTATION_MAX_WAIT = "policylint.dev/queue-max-wait-seconds"
 ANNOTATION_ALL_OR_NOTHING = "policylint.dev/all-or-nothing"
+#: The pool's declared overflow ("queue" or "reject"). Neither scheduler can reject
+#: pending work, so the intent travels as an annotation (see docs/schedulers.md).
+ANNOTATION_OVERFLOW = "policylint.dev/overflow"
 
 
 def mapping(value: Any) -> dict[str, Any]:
@@ -45,6 +48,11 @@ def gpus(doc: Document, path: DocPath, value: Any, findings: list[Finding]) -> i
             )
         )
         return None
+
+
+def declared_overflow(doc: Document) -> str:
+    """``reject`` when the queue carries the overflow annotation saying so; else ``queue`` (what the scheduler does)."""
+    return "reject" if str(annotations_of(doc).get(ANNOTATION_OVERFLOW, "")).strip() == "reject" else "queue"
 
 
 def queue_limits(doc: Document) -> dict[str, Any]:

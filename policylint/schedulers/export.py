@@ -5,6 +5,14 @@ Per pool with workloads: guaranteed quota = the pool's pooled baseline-band GPUs
 the pooled daily band inside the cohort (Kueue) or parent queue (Volcano); nothing
 for the peak band, which waits in the queue.
 Every number carries a YAML comment naming the workloads and the band it comes from.
+
+Nothing is guessed: node selection comes only from the pool's ``nodes`` (or the
+existing ResourceFlavor it names, or the flavor a Kueue pool was read from) and
+LocalQueue namespaces only from its ``namespaces`` (or the LocalQueues a Kueue
+pool already has); without them the output says, in a comment, what to fill in.
+A declared ``overflow: reject`` is stated as something neither scheduler can
+enforce, with where to enforce it. Changing existing manifests in place is
+:mod:`policylint.schedulers.update`.
 """
 
 from __future__ import annotations
@@ -47,14 +55,28 @@ class PoolPlan:
     gang: bool = False
     max_depth: int | None = None
     max_wait_seconds: float | None = None
-
-    @property
-    def flavor(self) -> str:
-        return dns_name(self.gpu_model or "gpu")
+    overflow: str = "queue"
+    origin: str = "policylint"
+    #: node selection as declared (pool ``nodes``); empty: nothing declared, nothing guessed
+    node_labels: dict[str, str] = field(default_factory=dict)
+    taints: list[dict[str, Any]] = field(default_factory=list)
+    tolerations: list[dict[str, Any]] = field(default_factory=list)
+    #: a ResourceFlavor that exists already (declared, or the Kueue flavor the pool was read from)
+    existing_flavor: str | None = None
+    #: namespaces that submit to the pool (declared, or those of the LocalQueues its workloads name)
+    namespaces: list[str] = field(default_factory=list)
+    #: the ClusterQueue's resources on this flavor in coveredResources order: (name, quota fields kept
+    #: as read), with None for the GPU resource that policylint sizes; empty: the GPU alone
+    kept_resources: list[tuple[str, dict[str, Any] | None]] = field(default_factory=list)
+    flavor: str = ""
 
     @property
     def teams(self) -> list[str]:
         return sorted({m.team or "default" for m in self.members})
+
+    @property
+    def selects_nodes(self) -> bool:
+        return bool(self.node_labels or self.taints or self.tolerations)
 
 
 def dns_name(text: str) -> str:
@@ -70,16 +92,42 @@ def plan(model: Model, views: list[View]) -> list[PoolPlan]:
     pools = sorted((p for p in model.pools if p.workloads), key=lambda p: p.qualified)
     counts: dict[str, int] = {}
     for p in pools:
-        counts[dns_name(p.name)] = counts.get(dns_name(p.name), 0) + 1
+        counts[_queue_name(p)] = counts.get(_queue_name(p), 0) + 1
     plans = []
     for p in pools:
         f = pool_views[p.qualified]
-        queue = dns_name(p.name) if counts[dns_name(p.name)] == 1 else dns_name(f"{p.cluster.name}-{p.name}")
-        plans.append(_plan_one(p, f, queue, workload_views))
+        queue = _queue_name(p) if counts[_queue_name(p)] == 1 else dns_name(f"{p.cluster.name}-{p.name}")
+        plans.append(_plan_one(p, f, queue, workload_views, model.schedulers.get("kueue")))
+    _name_flavors(plans)
     return plans
 
 
-def _plan_one(p: Pool, f: dict[str, Any], queue: str, wf: dict[str, dict[str, Any]]) -> PoolPlan:
+def _queue_name(p: Pool) -> str:
+    """The queue a pool is exported as: the scheduler queue it was read from, else its own name."""
+    if p.origin in ("kueue", "volcano") and p.scheduler.get("queue"):
+        return str(p.scheduler["queue"])
+    return dns_name(p.name)
+
+
+def _name_flavors(plans: list[PoolPlan]) -> None:
+    """Give every plan a flavor name: one per GPU model and node selection, never two selections under one name."""
+    selections: dict[str, set[str]] = {}
+    for p in plans:
+        if p.existing_flavor is None:
+            selections.setdefault(dns_name(p.gpu_model or "gpu"), set()).add(_selection_key(p))
+    for p in plans:
+        if p.existing_flavor is not None:
+            p.flavor = p.existing_flavor
+            continue
+        base = dns_name(p.gpu_model or "gpu")
+        p.flavor = base if len(selections[base]) == 1 else dns_name(f"{base}-{p.queue}")
+
+
+def _selection_key(p: PoolPlan) -> str:
+    return json.dumps([p.node_labels, p.taints, p.tolerations], sort_keys=True)
+
+
+def _plan_one(p: Pool, f: dict[str, Any], queue: str, wf: dict[str, dict[str, Any]], kueue_index: Any) -> PoolPlan:
     members = [
         Member(w.name, w.team, w.cls, wf[w.name]["baseline_gpus"], wf[w.name]["daily_gpus"])
         for w in sorted(p.workloads, key=lambda w: w.name)
@@ -92,7 +140,8 @@ def _plan_one(p: Pool, f: dict[str, Any], queue: str, wf: dict[str, dict[str, An
         guaranteed, borrow = int(f["reserved_gpus"]), int(f["elastic_gpus"])
     gpu = p.spec.get("gpu") or {}
     queue_spec = p.spec.get("queue") or {}
-    return PoolPlan(
+    nodes = p.spec.get("nodes") or {}
+    out = PoolPlan(
         cluster=p.cluster.name,
         pool=p.name,
         queue=queue,
@@ -107,7 +156,48 @@ def _plan_one(p: Pool, f: dict[str, Any], queue: str, wf: dict[str, dict[str, An
         gang=bool(f["gang"]),
         max_depth=queue_spec.get("maxDepth"),
         max_wait_seconds=queue_spec.get("maxWaitSeconds"),
+        overflow=str(p.spec.get("overflow") or "queue"),
+        origin=p.origin,
+        node_labels={str(k): str(v) for k, v in (nodes.get("labels") or {}).items()},
+        taints=[dict(x) for x in nodes.get("taints") or []],
+        tolerations=[dict(x) for x in nodes.get("tolerations") or []],
+        existing_flavor=nodes.get("resourceFlavor"),
+        namespaces=sorted(str(n) for n in p.spec.get("namespaces") or []),
     )
+    if p.origin == "kueue":
+        _from_kueue(p, out, kueue_index)
+    return out
+
+
+def _from_kueue(p: Pool, out: PoolPlan, index: Any) -> None:
+    """A pool read from a ClusterQueue keeps its flavor, its other resources and its LocalQueues' namespaces."""
+    out.existing_flavor = str(p.scheduler.get("flavor"))
+    spec = p.doc.data.get("spec") or {}
+    try:
+        _, _, gi, _, fi = p.doc_path
+        group = spec["resourceGroups"][gi]
+        flavor = group["flavors"][fi]
+    except (KeyError, IndexError, TypeError, ValueError):
+        group, flavor = {}, {}
+    from policylint.schedulers.quantity import GPU_RESOURCES
+
+    by_name = {str(r.get("name")): r for r in flavor.get("resources") or [] if isinstance(r, dict)}
+    for name in [str(c) for c in group.get("coveredResources") or []]:
+        if name not in by_name:
+            continue
+        if name in GPU_RESOURCES:
+            if all(q is not None for _, q in out.kept_resources):  # the first GPU resource carries the sized quota
+                out.kept_resources.append((name, None))
+            continue
+        quotas = {k: v for k, v in by_name[name].items() if k in ("nominalQuota", "borrowingLimit", "lendingLimit")}
+        out.kept_resources.append((name, quotas))
+    if all(q is not None for _, q in out.kept_resources):
+        out.kept_resources.append((GPU, None))
+    cq = str(p.scheduler.get("queue"))
+    local = getattr(index, "local_queues", {}) or {}
+    names = {key.split("/", 1)[0] for key, doc in local.items() if (doc.data.get("spec") or {}).get("clusterQueue") == cq}
+    if names and not out.namespaces:
+        out.namespaces = sorted(names)
 
 
 def _q(value: Any) -> str:
@@ -125,9 +215,14 @@ def _band_comment(plan: PoolPlan, band: str) -> str:
 def _annotations(plan: PoolPlan, indent: str, kueue: bool) -> list[str]:
     lines = []
     if plan.max_depth is not None:
+        lines.append(f"{indent}  # declared queue.maxDepth of pool {plan.pool}; read by policylint, enforced by neither scheduler")
         lines.append(f"{indent}  policylint.dev/queue-max-depth: {_q(str(plan.max_depth))}")
     if plan.max_wait_seconds is not None:
+        lines.append(f"{indent}  # declared queue.maxWaitSeconds of pool {plan.pool}; read by policylint, enforced by neither scheduler")
         lines.append(f"{indent}  policylint.dev/queue-max-wait-seconds: {_q(_number(plan.max_wait_seconds))}")
+    if plan.overflow == "reject":
+        lines.append(f"{indent}  # declared overflow of pool {plan.pool}: what the scheduler cannot do, kept for policylint (see below)")
+        lines.append(f"{indent}  policylint.dev/overflow: \"reject\"")
     if kueue and plan.gang:
         lines.append(f"{indent}  # the pool declares gang scheduling: enable waitForPodsReady in Kueue's Configuration")
         lines.append(f"{indent}  policylint.dev/all-or-nothing: \"true\"")
@@ -146,6 +241,29 @@ def _header(plan: PoolPlan) -> list[str]:
     return lines
 
 
+def _peak(plan: PoolPlan) -> str:
+    return "it is rejected (overflow: reject)" if plan.overflow == "reject" else "it waits in the queue"
+
+
+def _overflow(plan: PoolPlan, indent: str, scheduler: str) -> list[str]:
+    """How the pool's declared overflow maps onto the scheduler, truthfully."""
+    if plan.overflow != "reject":
+        what = "this queue keeps it pending" if scheduler == "Kueue" else "its PodGroups stay pending in this queue"
+        return [f"{indent}# overflow: queue - work beyond the quota waits: {what} and admits it in order; nothing is rejected."]
+    limits = []
+    if plan.max_depth is not None:
+        limits.append(f"more than {plan.max_depth} waiting")
+    if plan.max_wait_seconds is not None:
+        limits.append(f"a wait above {_number(plan.max_wait_seconds)} s")
+    where = f" ({' or '.join(limits)})" if limits else ""
+    return [
+        f"{indent}# overflow: reject - pool {plan.pool} declares that demand above its daily band is refused, not queued.",
+        f"{indent}# {scheduler} cannot enforce that: work it cannot admit stays pending, it is never refused.",
+        f"{indent}# Enforce it where the work arrives: the gateway or server sheds requests{where}",
+        f"{indent}# (e.g. HTTP 429), so that nothing beyond the daily band reaches this queue.",
+    ]
+
+
 def _gpu_numbers(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
     if plan.measured:
         nominal = (
@@ -154,7 +272,7 @@ def _gpu_numbers(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
         )
         extra = (
             f"{indent}# pooled daily band {plan.guaranteed + plan.borrow} (own daily bands: {_band_comment(plan, 'daily')}) - baseline "
-            f"{plan.guaranteed} = {plan.borrow} GPUs {borrowing}; the peak band gets nothing: it waits in the queue"
+            f"{plan.guaranteed} = {plan.borrow} GPUs {borrowing}; the peak band gets nothing: {_peak(plan)}"
         )
     else:
         nominal = f"{indent}# declared reserved GPUs (no measured baseline band)"
@@ -162,29 +280,146 @@ def _gpu_numbers(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
     return [nominal, extra]
 
 
-def kueue(plans: list[PoolPlan]) -> dict[str, str]:
-    """File name -> YAML text: ResourceFlavors, Cohorts, and per pool a ClusterQueue plus LocalQueues."""
-    files: dict[str, str] = {}
-    flavors: dict[str, PoolPlan] = {}
-    for p in plans:
-        flavors.setdefault(p.flavor, p)
-    docs = []
-    for name, p in sorted(flavors.items()):
-        lines = [
-            f"# GPU type {p.gpu_model or 'unknown'}; the node labels are the ones NVIDIA GPU feature discovery sets.",
-            "apiVersion: kueue.x-k8s.io/v1beta2",
-            "kind: ResourceFlavor",
-            "metadata:",
-            f"  name: {_q(name)}",
+def _flow(value: Any) -> str:
+    """A value as one line of YAML flow style (JSON is valid YAML)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def _flavor_doc(name: str, group: list[PoolPlan]) -> str:
+    """A ResourceFlavor with exactly the declared node selection, or none and a note on what to fill in."""
+    p = group[0]
+    pools = ", ".join(f"{g.cluster}/{g.pool}" for g in group)
+    lines = [f"# GPU type {p.gpu_model or 'unknown'}, for pool{'s' if len(group) > 1 else ''} {pools}."]
+    spec: list[str] = []
+    if p.selects_nodes:
+        lines.append("# Node selection as the pool declares it (nodes: in the Cluster document).")
+        if p.node_labels:
+            spec += ["  nodeLabels:", *(f"    {_q(k)}: {_q(v)}" for k, v in sorted(p.node_labels.items()))]
+        if p.taints:
+            spec += ["  nodeTaints:", *(f"  - {_flow(x)}" for x in p.taints)]
+        if p.tolerations:
+            spec += ["  tolerations:", *(f"  - {_flow(x)}" for x in p.tolerations)]
+    else:
+        lines += [
+            "# TODO: no node selection is declared, and policylint does not guess one: as written this",
+            "# flavor matches every node. Fill spec.nodeLabels with labels the GPU nodes of this pool",
+            "# carry (see `kubectl get nodes --show-labels`; GPU feature discovery sets",
+            "# nvidia.com/gpu.product), and nodeTaints/tolerations if they are tainted - or declare",
+            f"# nodes: {{labels: ..., taints: ..., tolerations: ...}} (or nodes.resourceFlavor) on pool{'s' if len(group) > 1 else ''} {pools}",
+            "# and export again.",
         ]
-        labels = []
-        if p.gpu_model:
-            labels.append(f"    nvidia.com/gpu.product: {_q(p.gpu_model)}")
-        if p.memory_gib is not None:
-            labels.append(f"    nvidia.com/gpu.memory: {_q(str(int(round(p.memory_gib * 1024))))}  # MiB = {_number(p.memory_gib)} GiB")
-        lines += ["spec:", "  nodeLabels:", *labels] if labels else ["spec: {}"]
-        docs.append("\n".join(lines))
-    files["resource-flavors.yaml"] = "\n---\n".join(docs) + "\n"
+    lines += ["apiVersion: kueue.x-k8s.io/v1beta2", "kind: ResourceFlavor", "metadata:", f"  name: {_q(name)}"]
+    lines += ["spec:", *spec] if spec else ["spec: {}"]
+    return "\n".join(lines)
+
+
+def _namespace_selector(p: PoolPlan) -> str:
+    if not p.namespaces:
+        return "  namespaceSelector: {}  # every namespace; declare namespaces: on the pool to admit only its own"
+    match = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": p.namespaces}]}
+    return f"  namespaceSelector: {_flow(match)}  # the namespaces that submit to the pool"
+
+
+def _cluster_queue(p: PoolPlan) -> str:
+    borrowing = f"borrowed within cohort {p.cohort}"
+    resources = p.kept_resources or [(GPU, None)]
+    covered = [name for name, _ in resources]
+    listed: list[str] = []
+    for name, quotas in resources:
+        listed.append(f"      - name: {_q(name)}")
+        if quotas is None:
+            listed += [
+                *_gpu_numbers(p, "        ", borrowing)[:1],
+                f"        nominalQuota: {p.guaranteed}",
+                *_gpu_numbers(p, "        ", borrowing)[1:],
+                f"        borrowingLimit: {p.borrow}",
+            ]
+            continue
+        listed.append(f"        # kept as ClusterQueue {p.queue} has it: policylint sizes GPUs only")
+        listed += [f"        {k}: {_q(v)}" for k, v in quotas.items()] or ["        nominalQuota: 0"]
+    flavor_note = (
+        f"    # ResourceFlavor {p.flavor} exists already; policylint does not write it"
+        if p.existing_flavor is not None
+        else f"    # ResourceFlavor {p.flavor}: see resource-flavors.yaml"
+    )
+    lines = [
+        *_header(p),
+        "apiVersion: kueue.x-k8s.io/v1beta2",
+        "kind: ClusterQueue",
+        "metadata:",
+        f"  name: {_q(p.queue)}",
+        *_annotations(p, "  ", kueue=True),
+        "spec:",
+        f"  cohortName: {_q(p.cohort)}",
+        _namespace_selector(p),
+        *_overflow(p, "  ", "Kueue"),
+        "  queueingStrategy: BestEffortFIFO",
+        "  preemption:",
+        "    # guaranteed GPUs lent to the cohort while idle come back by preemption",
+        "    reclaimWithinCohort: Any",
+        f"    withinClusterQueue: {'LowerPriority' if p.preemption else 'Never'}",
+        "  resourceGroups:",
+        f"  - coveredResources: [{', '.join(_q(c) for c in covered)}]",
+        "    flavors:",
+        flavor_note,
+        f"    - name: {_q(p.flavor)}",
+        "      resources:",
+        *listed,
+    ]
+    return "\n".join(lines)
+
+
+def _local_queues(p: PoolPlan) -> list[str]:
+    teams = ", ".join(p.teams)
+    if not p.namespaces:
+        return [
+            "\n".join(
+                [
+                    f"# TODO: no namespace is declared for pool {p.cluster}/{p.pool} (teams {teams}), and policylint",
+                    "# does not derive one from a team name. Declare namespaces: [...] on the pool and export",
+                    "# again, or create in each namespace that submits to it:",
+                    "#   apiVersion: kueue.x-k8s.io/v1beta2",
+                    "#   kind: LocalQueue",
+                    f"#   metadata: {{namespace: <namespace>, name: {p.queue}}}",
+                    f"#   spec: {{clusterQueue: {p.queue}}}",
+                    f"# and point the Workloads at it with spec.queue: {{scheduler: kueue, name: <namespace>/{p.queue}}}.",
+                ]
+            )
+        ]
+    docs = []
+    for ns in p.namespaces:
+        docs.append(
+            "\n".join(
+                [
+                    f"# Namespace {ns} (declared on pool {p.cluster}/{p.pool}; teams {teams}). Point Workloads at it with",
+                    f"#   spec.queue: {{scheduler: kueue, name: {ns}/{p.queue}}}",
+                    "apiVersion: kueue.x-k8s.io/v1beta2",
+                    "kind: LocalQueue",
+                    "metadata:",
+                    f"  namespace: {_q(ns)}",
+                    f"  name: {_q(p.queue)}",
+                    "spec:",
+                    f"  clusterQueue: {_q(p.queue)}",
+                ]
+            )
+        )
+    return docs
+
+
+def kueue(plans: list[PoolPlan], *, existing_flavors: frozenset[str] = frozenset(), existing_cohorts: frozenset[str] = frozenset()) -> dict[str, str]:
+    """File name -> YAML text: ResourceFlavors, Cohorts, and per pool a ClusterQueue plus LocalQueues.
+
+    Flavors the pools name as existing (or in ``existing_flavors``) and Cohorts in
+    ``existing_cohorts`` are not written again.
+    """
+    files: dict[str, str] = {}
+    flavors: dict[str, list[PoolPlan]] = {}
+    for p in plans:
+        if p.existing_flavor is None and p.flavor not in existing_flavors:
+            flavors.setdefault(p.flavor, []).append(p)
+    docs = [_flavor_doc(name, group) for name, group in sorted(flavors.items())]
+    if docs:
+        files["resource-flavors.yaml"] = "\n---\n".join(docs) + "\n"
     cohorts: dict[str, list[PoolPlan]] = {}
     for p in plans:
         cohorts.setdefault(p.cohort, []).append(p)
@@ -193,7 +428,7 @@ def kueue(plans: list[PoolPlan]) -> dict[str, str]:
         by_flavor: dict[str, list[PoolPlan]] = {}
         for p in members:
             by_flavor.setdefault(p.flavor, []).append(p)
-        if not any(p.borrow for p in members):
+        if not any(p.borrow for p in members) or cohort in existing_cohorts:
             continue
         lines = [
             f"# Cohort {cohort}: the elastic GPUs its ClusterQueues borrow for their daily bands.",
@@ -221,56 +456,36 @@ def kueue(plans: list[PoolPlan]) -> dict[str, str]:
     if docs:
         files["cohorts.yaml"] = "\n---\n".join(docs) + "\n"
     for p in plans:
-        lines = [
-            *_header(p),
-            "apiVersion: kueue.x-k8s.io/v1beta2",
-            "kind: ClusterQueue",
-            "metadata:",
-            f"  name: {_q(p.queue)}",
-            *_annotations(p, "  ", kueue=True),
-            "spec:",
-            f"  cohortName: {_q(p.cohort)}",
-            "  namespaceSelector: {}",
-            "  # pending work waits in order; nothing is rejected",
-            "  queueingStrategy: BestEffortFIFO",
-            "  preemption:",
-            "    # guaranteed GPUs lent to the cohort while idle come back by preemption",
-            "    reclaimWithinCohort: Any",
-            f"    withinClusterQueue: {'LowerPriority' if p.preemption else 'Never'}",
-            "  resourceGroups:",
-            f"  - coveredResources: [{_q(GPU)}]",
-            "    flavors:",
-            f"    - name: {_q(p.flavor)}",
-            "      resources:",
-            f"      - name: {_q(GPU)}",
-            *_gpu_numbers(p, "        ", f"borrowed within cohort {p.cohort}")[:1],
-            f"        nominalQuota: {p.guaranteed}",
-            *_gpu_numbers(p, "        ", f"borrowed within cohort {p.cohort}")[1:],
-            f"        borrowingLimit: {p.borrow}",
-        ]
-        docs = ["\n".join(lines)]
-        for team in p.teams:
-            names = ", ".join(m.name for m in p.members if (m.team or "default") == team)
-            docs.append(
-                "\n".join(
-                    [
-                        f"# Team {team}: {names}. Point their Workloads at it with",
-                        f"#   spec.queue: {{scheduler: kueue, name: {dns_name(team)}/{p.queue}}}",
-                        "apiVersion: kueue.x-k8s.io/v1beta2",
-                        "kind: LocalQueue",
-                        "metadata:",
-                        f"  namespace: {_q(dns_name(team))}",
-                        f"  name: {_q(p.queue)}",
-                        "spec:",
-                        f"  clusterQueue: {_q(p.queue)}",
-                    ]
-                )
-            )
-        files[f"{p.queue}.yaml"] = "\n---\n".join(docs) + "\n"
+        # the TODO on LocalQueues (no namespace declared) stays a comment inside the ClusterQueue's document
+        queues = _local_queues(p) if p.namespaces else []
+        first = _cluster_queue(p) if p.namespaces else "\n".join([_cluster_queue(p), *_local_queues(p)])
+        files[f"{p.queue}.yaml"] = "\n---\n".join([first, *queues]) + "\n"
     return files
 
 
-def volcano(plans: list[PoolPlan]) -> dict[str, str]:
+def _volcano_nodes(p: PoolPlan) -> list[str]:
+    """Volcano Queues select no nodes: say where the declared selection goes instead."""
+    if p.existing_flavor is not None and p.origin != "kueue":
+        return [f"# Node selection: pool {p.pool} names the Kueue ResourceFlavor {p.existing_flavor}; Volcano has no such",
+                "# object - give this queue's pods that flavor's nodeSelector and tolerations."]
+    if not p.selects_nodes:
+        return [
+            "# TODO: Volcano Queues do not choose nodes, and no node selection is declared for this pool.",
+            "# Give the pods of this queue a nodeSelector (and tolerations) for its GPU nodes, or declare",
+            f"# nodes: on pool {p.pool} to have them listed here.",
+        ]
+    out = ["# Node selection as the pool declares it. Volcano Queues do not choose nodes: put these on the pods",
+           "# of this queue (pod template of the Job):"]
+    if p.node_labels:
+        out.append(f"#   nodeSelector: {_flow(p.node_labels)}")
+    if p.tolerations:
+        out.append(f"#   tolerations: {_flow(p.tolerations)}")
+    if p.taints:
+        out.append(f"#   (the nodes carry the taints {_flow(p.taints)}: the pods need tolerations for them)")
+    return out
+
+
+def volcano(plans: list[PoolPlan], *, existing_parents: frozenset[str] = frozenset()) -> dict[str, str]:
     """File name -> YAML text: one parent Queue per cluster and one leaf Queue per pool."""
     files: dict[str, str] = {}
     leaf_names = {p.queue for p in plans}
@@ -280,6 +495,8 @@ def volcano(plans: list[PoolPlan]) -> dict[str, str]:
         parents[p.cluster] = name
     docs = []
     for cluster, name in sorted(parents.items()):
+        if name in existing_parents:
+            continue
         queues = ", ".join(p.queue for p in plans if p.cluster == cluster)
         docs.append(
             "\n".join(
@@ -291,17 +508,20 @@ def volcano(plans: list[PoolPlan]) -> dict[str, str]:
                     f"  name: {_q(name)}",
                     "spec:",
                     "  reclaimable: true",
+                    "  # equal weight for every cluster: policylint sizes guarantees, not shares between clusters",
                     "  weight: 1",
                 ]
             )
         )
-    files["parents.yaml"] = "\n---\n".join(docs) + "\n"
+    if docs:
+        files["parents.yaml"] = "\n---\n".join(docs) + "\n"
     for p in plans:
         teams = ", ".join(p.teams)
         lines = [
             *_header(p),
             f"# Teams submitting to it: {teams}. Point their Workloads at it with",
             f"#   spec.queue: {{scheduler: volcano, name: {p.queue}}}",
+            *_volcano_nodes(p),
             "apiVersion: scheduling.volcano.sh/v1beta1",
             "kind: Queue",
             "metadata:",
@@ -309,15 +529,17 @@ def volcano(plans: list[PoolPlan]) -> dict[str, str]:
             *_annotations(p, "  ", kueue=False),
             "spec:",
             f"  parent: {_q(parents[p.cluster])}",
+            *_overflow(p, "  ", "Volcano"),
             "  # GPUs used above the guarantee are given back when another queue needs its share",
             "  reclaimable: true",
+            "  # equal weight among the cluster's queues: the guarantee, not the weight, carries the sizing",
             "  weight: 1",
             "  guarantee:",
             "    resource:",
             *_gpu_numbers(p, "      ", "borrowed from idle GPUs of the parent queue")[:1],
             f"      {GPU}: {p.guaranteed}",
             "  deserved:",
-            "    # fair share = the guarantee: anything above it is borrowed and reclaimable",
+            f"    # fair share = the guarantee ({p.guaranteed}): anything above it is borrowed and reclaimable",
             f"    {GPU}: {p.guaranteed}",
             "  capability:",
             *_gpu_numbers(p, "    ", "borrowed from idle GPUs of the parent queue")[1:],

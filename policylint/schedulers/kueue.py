@@ -27,6 +27,7 @@ from policylint.schedulers.common import (
     ANNOTATION_ALL_OR_NOTHING,
     adopt,
     annotations_of,
+    declared_overflow,
     gpus,
     mapping,
     new_cluster,
@@ -246,8 +247,8 @@ def _pool(
         "reservedGpus": reserved,
         "elastic": {"maxGpus": elastic, "kind": "borrow"},
         "serves": [],
-        # Kueue keeps a workload it cannot admit pending in the queue; nothing is rejected.
-        "overflow": "queue",
+        # Kueue keeps a workload it cannot admit pending; "reject" is only ever a declared intent.
+        "overflow": declared_overflow(doc),
         "queue": queue_limits(doc),
         "scheduling": {
             # Visible all-or-nothing: topology-aware placement of the flavor, or a declared

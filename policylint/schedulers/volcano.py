@@ -20,6 +20,7 @@ from policylint.load import Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
 from policylint.schedulers.common import (
     adopt,
+    declared_overflow,
     gpus,
     mapping,
     new_cluster,
@@ -182,7 +183,7 @@ def _pool(
         "reservedGpus": reserved,
         "elastic": {"maxGpus": max(0, top - reserved), "kind": "borrow"},
         "serves": [],
-        "overflow": "queue",  # pending PodGroups wait in the queue
+        "overflow": declared_overflow(doc),  # pending PodGroups wait; "reject" is a declared intent
         "queue": queue_limits(doc),
         # Volcano admits a PodGroup only when minMember pods fit: gang by design.
         # PodGroups and Jobs whose gang is smaller than the job are PL903.

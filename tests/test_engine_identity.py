@@ -1,0 +1,249 @@
+"""Engine integrity: one finding identity, built-in rules as data, and the filter's order.
+
+Each test reproduces a problem seen through the installed CLI and proves it
+stays fixed: findings that differ only in their message are all reported; a
+severity override on a built-in rule reaches the text and SARIF reports alike;
+the README's rule table is the rule files' table; a baselined finding that got
+worse is reported again; a typo inside a rule condition stops the run; and
+``--ignore`` does not turn a used suppression into an unused one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, REPO, replace_once, run_cli
+from policylint.finding import Finding, Severity, Subject, sort_findings
+
+WORKLOADS = """\
+apiVersion: policylint/v1
+kind: Workload
+metadata:
+  name: chat
+  team: platform
+spec:
+  class: inference
+  cluster: nowhere
+  pool: serving
+  gpusPerReplica: 1
+  concurrency: {declared: 10}
+---
+apiVersion: policylint/v1
+kind: Workload
+metadata:
+  name: empty
+spec: {}
+"""
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """A two-workload repository: one references an unknown cluster (PL020), one has ``spec: {}``."""
+    (tmp_path / "workloads.yaml").write_text(WORKLOADS, encoding="utf-8")
+    (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\n', encoding="utf-8")
+    return tmp_path
+
+
+def check_json(repo: Path, *args: str) -> tuple[int, list[dict]]:
+    code, out, err = run_cli(["check", "--format", "json", *args], cwd=repo)
+    assert err == ""
+    findings: list[dict] = json.loads(out)["findings"]
+    return code, findings
+
+
+# -- one identity ---------------------------------------------------------------------------
+
+
+def test_two_schema_errors_at_one_place_are_both_reported(small: Path) -> None:
+    code, findings = check_json(small, "--select", "PL010")
+    assert code == 1
+    assert [(f["code"], f["line"], f["message"]) for f in findings] == [
+        ("PL010", 17, "Workload: 'class' is required in 'spec'"),
+        ("PL010", 17, "Workload: 'gpusPerReplica' is required in 'spec'"),
+    ]
+
+
+def _finding(**changes: object) -> Finding:
+    base = Finding(
+        file="clusters/c.yaml", line=3, column=5, code="PL101", name="reserved-above-baseline",
+        severity=Severity.ERROR, message="too many", doc_index=0, doc_path="spec/pools/0/reservedGpus",
+        subject="pool kueue-prod/serving", target=Subject("pool", "prod/serving"),
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_findings_compare_on_every_field() -> None:
+    a = _finding()
+    assert a == _finding()
+    for changes in ({"message": "other"}, {"hint": "h"}, {"severity": Severity.INFO}, {"figures": (1.0, 2.0)},
+                    {"target": Subject("pool", "prod/other")}, {"doc_path": "spec"}):
+        assert a != _finding(**changes), changes
+    assert len(sort_findings([a, _finding(), _finding(message="other")])) == 2
+
+
+def test_key_ignores_line_message_and_display_label() -> None:
+    a = _finding()
+    moved = _finding(line=30, message="far too many", subject="pool prod/serving (Kueue ClusterQueue)")
+    assert a.key() == moved.key()
+    assert a.key().subject == "pool prod/serving"
+    assert a.key() != _finding(target=Subject("pool", "prod/batch")).key()
+
+
+# -- built-in rules are data ------------------------------------------------------------------
+
+
+def test_severity_override_of_a_builtin_rule_reaches_every_report(small: Path) -> None:
+    (small / ".policylint.yaml").write_text(
+        'now: "2026-12-01"\nrules:\n  PL020: {severity: info}\n', encoding="utf-8"
+    )
+    code, findings = check_json(small, "--select", "PL020")
+    assert [(f["code"], f["severity"]) for f in findings] == [("PL020", "info")]
+    code, out, err = run_cli(["check", "--format", "sarif", "--select", "PL020"], cwd=small)
+    run = json.loads(out)["runs"][0]
+    [result] = run["results"]
+    rule = run["tool"]["driver"]["rules"][result["ruleIndex"]]
+    assert (rule["id"], rule["defaultConfiguration"]["level"], result["level"]) == ("PL020", "note", "note")
+
+
+def test_select_and_ignore_treat_builtin_rules_like_the_others(small: Path) -> None:
+    _, findings = check_json(small, "--select", "PL0", "--ignore", "PL010")
+    assert sorted({f["code"] for f in findings}) == ["PL020"]
+
+
+def test_builtin_names_at_call_sites_match_the_rule_files() -> None:
+    # The steps still write a code's name beside it for the reader; the rule files decide.
+    from policylint.ruleset import catalogue
+
+    pair = re.compile(r'"(PL\d{3})",\s*"([a-z0-9]+(?:-[a-z0-9]+)+)"')
+    wrong = []
+    for path in sorted((REPO / "policylint").rglob("*.py")):
+        for code, name in pair.findall(path.read_text(encoding="utf-8")):
+            if catalogue().get(code, ("?",))[0] != name:
+                wrong.append((path.name, code, name))
+    assert wrong == []
+
+
+def test_every_builtin_code_the_package_emits_is_in_the_rule_files() -> None:
+    from policylint.ruleset import catalogue
+
+    emitted = set()
+    for path in sorted((REPO / "policylint").rglob("*.py")):
+        emitted |= set(re.findall(r'(?:finding|_meta)\(\s*(?:[\w.]+,\s*){0,3}"(PL\d{3})"', path.read_text(encoding="utf-8")))
+    assert emitted, "the pattern found no call site"
+    assert sorted(emitted - set(catalogue())) == []
+
+
+def test_readme_rule_table_is_the_rule_files_table() -> None:
+    code, out, _ = run_cli(["rules", "--format", "json"])
+    assert code == 0
+    rows = [
+        f"| {r['code']} | `{r['name']}` | {r['severity']} | {r['subject']} | {r['summary']} |"
+        for r in json.loads(out)
+        if not r["code"].startswith("PL0")
+    ]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Rules\n", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if re.match(r"\| PL\d{3} \|", line)]
+    assert table == rows
+
+
+# -- baseline figures -------------------------------------------------------------------------
+
+
+def test_baselined_finding_that_got_worse_is_reported_again(tmp_path: Path) -> None:
+    repo = tmp_path / "bad"
+    shutil.copytree(EXAMPLES / "bad", repo)
+    args = ["--now", "2026-12-01"]
+    code, out, err = run_cli(["baseline", "-o", "baseline.json", *args], cwd=repo)
+    assert code == 0, err
+    code, findings = check_json(repo, "--baseline", "baseline.json", *args)
+    assert (code, findings) == (0, [])
+    replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 123", "reservedGpus: 124")
+    code, findings = check_json(repo, "--baseline", "baseline.json", *args)
+    assert code == 1
+    # Every finding whose numbers moved the wrong way comes back, reserved-above-baseline first.
+    assert {f["subject"] for f in findings} == {"pool prod-east/shared"}
+    [pl101] = [f for f in findings if f["code"] == "PL101"]
+    assert re.search(r"\[worse than the baseline accepted: measured 124 against allowed [\d.]+, accepted 123 against", pl101["message"])
+    # Accepting the new state is explicit: re-record the baseline.
+    assert run_cli(["baseline", "-o", "baseline.json", *args], cwd=repo)[0] == 0
+    assert check_json(repo, "--baseline", "baseline.json", *args) == (0, [])
+
+
+# -- rule loading -----------------------------------------------------------------------------
+
+
+def test_typo_in_a_nested_condition_argument_stops_the_run(tmp_path: Path, small: Path) -> None:
+    folder = tmp_path / "acme"
+    folder.mkdir()
+    (folder / "acme.yaml").write_text(textwrap.dedent("""\
+        rules:
+          - code: ACME001
+            name: reserved-over-baseline
+            severity: warning
+            section: bands
+            subject: pool
+            summary: Reserved GPUs above the pool's baseline GPUs.
+            message: "{subject} reserves too much"
+            require:
+              reserved_gpus: {max_over: {field: baseline_gpu}}
+            docs:
+              what: Compares reserved and baseline GPUs.
+              why: Reserved GPUs above the baseline idle most of the day.
+              example: "reservedGpus: 80"
+              use_instead: "reservedGpus: 48"
+              references: ["ACME handbook"]
+        """), encoding="utf-8")
+    code, out, err = run_cli(["check", "--rule-dir", str(folder)], cwd=small)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"policylint: error: {folder / 'acme.yaml'} at key 'rules[ACME001].require.reserved_gpus.max_over.field': "
+        "unknown fact 'baseline_gpu' for subject pool\n"
+    )
+
+
+# -- suppressions before selection ----------------------------------------------------------------
+
+
+def test_ignoring_a_rule_does_not_make_its_used_suppression_unused(small: Path) -> None:
+    replace_once(
+        small / "workloads.yaml",
+        "spec:\n  class: inference\n",
+        "spec:  # policylint: disable=PL202 -- cold start measured next sprint\n  class: inference\n",
+    )
+    # Without --ignore the suppression hides PL202; with it, it is still used (no PL032).
+    _, findings = check_json(small, "--select", "PL0,PL202")
+    assert "PL202" not in {f["code"] for f in findings} and "PL032" not in {f["code"] for f in findings}
+    _, findings = check_json(small, "--select", "PL0,PL202", "--ignore", "PL202")
+    assert [f["code"] for f in findings if f["code"].startswith("PL03")] == []
+
+
+def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: Path) -> None:
+    # A Kueue cohort is shown as a cluster named after it, or "kueue-<cohort>" once a
+    # policylint Cluster takes that name: the label moves, the baseline key must not.
+    shutil.copytree(REPO / "tests" / "rules" / "PL904", tmp_path / "rules" / "PL904")
+    shutil.copytree(REPO / "tests" / "rules" / "_traces", tmp_path / "rules" / "_traces")
+    root = tmp_path / "rules"  # the traces sit beside the fixture, inside the root
+    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL904]\n', encoding="utf-8")
+    repo = root / "PL904" / "fail"
+    assert run_cli(["baseline", "-o", "baseline.json", "PL904/fail"], cwd=root)[0] == 0
+    entries = json.loads((root / "baseline.json").read_text(encoding="utf-8"))["findings"]
+    assert [(e["code"], e["subject"]) for e in entries] == [("PL904", "pool kueue:chat")]
+    (repo / "shared.yaml").write_text(textwrap.dedent("""\
+        apiVersion: policylint/v1
+        kind: Cluster
+        metadata: {name: shared}
+        spec:
+          pools:
+            - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
+        """), encoding="utf-8")
+    code, findings = check_json(root, "PL904/fail")
+    assert [(f["code"], f["subject"]) for f in findings] == [("PL904", "pool kueue-shared/chat")]
+    assert check_json(root, "PL904/fail", "--baseline", "baseline.json") == (0, [])
