@@ -442,8 +442,8 @@ def main(argv: list[str] | None = None) -> int:
                 [("_rolling_min_rows", None), ("percentile", None), ("find_spikes", None),
                  ("queue_backlog", None)], 8)
         analyse_stages: list[tuple[str, str | None]] = [
-            ("flat_days", None), ("rolling_min", None), ("percentile", "analyse"), ("find_spikes", None),
-            ("<genexpr>", "analyse"), ("queue_stats", None)]
+            ("flat_days", None), ("_rolling_min_rows", None), ("percentile", "_core_rows"), ("find_spikes", None),
+            ("queue_backlog", None), ("_stats_from_backlog", None)]
         profile("analyse, one series", lambda: analyse(one_series, SETTINGS), analyse_stages, 8)
         profile("analyse, one series without noise", lambda: analyse(quiet_series, SETTINGS),
                 analyse_stages, 8)

@@ -80,8 +80,8 @@ def main() -> None:
             seconds, out = run(root, cache, *step)
             outputs["--changed-files" in step].add(out)
             print(f"{label:45s} {seconds:6.2f} s")
-        size = sum(p.stat().st_size for p in cache.rglob("*.npz"))
-        print(f"cache: {len(list(cache.rglob('*.npz')))} entries, {size / 1e6:.0f} MB")
+        size = sum(p.stat().st_size for p in cache.rglob("*.entry"))
+        print(f"cache: {len(list(cache.rglob('*.entry')))} entries, {size / 1e6:.0f} MB")
         same = all(len(v) == 1 for v in outputs.values())
         print("same report with and without the cache:", "yes" if same else "NO")
 

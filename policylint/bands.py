@@ -10,7 +10,7 @@ The definitions are written out in ``docs/bands.md``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ __all__ = [
     "ErlangResult",
     "QueueStats",
     "Spike",
+    "SpikeTable",
     "Spikes",
     "analyse",
     "capacity_for_tolerance",
@@ -238,7 +239,9 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     return ranks
 
 
-def percentile(values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool = False) -> np.ndarray:
+def percentile(
+    values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool = False, _has_nan: bool | None = None
+) -> np.ndarray:
     """Inverted-CDF percentiles along the last axis, ignoring NaN.
 
     Returns shape ``(len(ps),) + values.shape[:-1]``; rows with no valid value
@@ -248,11 +251,16 @@ def percentile(values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool
     a = np.asarray(values, dtype=np.float64)
     lead = a.shape[:-1]
     flat = a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
-    nan = np.isnan(flat)
-    counts = flat.shape[1] - nan.sum(axis=1)
     out = np.full((len(ps), flat.shape[0]), np.nan)
     if flat.shape[1] == 0:
         return out.reshape((len(ps),) + lead)
+    if _has_nan is False:
+        # the caller knows there is no NaN: skip the mask and the count (two passes)
+        nan = np.zeros((1, 1), dtype=np.bool_)
+        counts = np.full(flat.shape[0], flat.shape[1], dtype=np.int64)
+    else:
+        nan = np.isnan(flat)
+        counts = flat.shape[1] - nan.sum(axis=1)
     if (counts == counts[0]).all():
         # Same number of valid samples in every row: one partition for all rows.
         n = int(counts[0])
@@ -296,6 +304,72 @@ class Spike:
     height: float
     volume: float
     noise: bool
+
+
+@dataclass(frozen=True, eq=False)
+class SpikeTable:
+    """The spikes of one analysed series as parallel arrays, one element per spike.
+
+    A spike-heavy series has thousands of spikes and a reporter shows a handful,
+    so the spikes stay columns (start in unix seconds, width in seconds, height,
+    volume, noise flag) and a :class:`Spike` object is only built for the ones
+    read by index or iteration. Two tables are equal when every column is.
+    """
+
+    start: np.ndarray
+    width_seconds: np.ndarray
+    height: np.ndarray
+    volume: np.ndarray
+    noise: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.start.size)
+
+    def __getitem__(self, i: int) -> Spike:
+        return Spike(
+            float(self.start[i]),
+            float(self.width_seconds[i]),
+            float(self.height[i]),
+            float(self.volume[i]),
+            bool(self.noise[i]),
+        )
+
+    def __iter__(self) -> Iterator[Spike]:
+        # tolist() converts a whole column at once: cheaper than per-element float()
+        columns = (self.start, self.width_seconds, self.height, self.volume, self.noise)
+        return map(Spike, *(c.tolist() for c in columns))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SpikeTable):
+            return NotImplemented
+        return all(
+            np.array_equal(getattr(self, name), getattr(other, name))
+            for name in ("start", "width_seconds", "height", "volume", "noise")
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable arrays: equal tables need not hash alike
+
+    def widest(self, count: int) -> list[Spike]:
+        """The ``count`` widest spikes: widest first, then most volume, then earliest."""
+        if count <= 0 or not len(self):
+            return []
+        # lexsort's last key is the primary one; ties fall through to start time.
+        order = np.lexsort((self.start, -self.volume, -self.width_seconds))
+        return [self[int(i)] for i in order[:count]]
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """The JSON form of every spike, in time order (see :meth:`BandReport.to_dict`)."""
+        return [
+            {"start": _iso(t), "width_seconds": w, "height": h, "volume": v, "noise": z}
+            for t, w, h, v, z in zip(
+                self.start.tolist(),
+                self.width_seconds.tolist(),
+                self.height.tolist(),
+                self.volume.tolist(),
+                self.noise.tolist(),
+                strict=True,
+            )
+        ]
 
 
 @dataclass(frozen=True, eq=False)
@@ -384,6 +458,7 @@ def queue_backlog(
     step_seconds: float,
     *,
     _scratch: _Scratch | None = None,
+    _has_nan: bool | None = None,
 ) -> np.ndarray:
     """Fluid backlog Q(t) at capacity C in closed form (Lindley recursion unrolled).
 
@@ -401,7 +476,8 @@ def queue_backlog(
     for rows in _row_batches(flat.shape[0], n):
         buf = out[rows]  # a view: the batch is computed in place, cache-resident
         np.subtract(flat[rows], cap[rows, None], out=buf)
-        if np.isnan(buf).any():
+        # the caller may already know there is no NaN: one pass fewer
+        if _has_nan is not False and np.isnan(buf).any():
             buf[np.isnan(buf)] = 0.0
         buf *= step_seconds
         np.cumsum(buf, axis=1, out=buf)
@@ -421,7 +497,10 @@ class QueueStats:
 
 
 def _waits(values: np.ndarray, capacity: float, step_seconds: float) -> np.ndarray:
-    backlog = queue_backlog(values, capacity, step_seconds)
+    return _waits_from_backlog(values, queue_backlog(values, capacity, step_seconds), capacity)
+
+
+def _waits_from_backlog(values: np.ndarray, backlog: np.ndarray, capacity: float) -> np.ndarray:
     if capacity > 0:
         wait = backlog / capacity
     else:
@@ -449,8 +528,18 @@ def queue_stats(
     values: np.ndarray, capacity: float, step_seconds: float, wait_percentile: float = 99.0
 ) -> QueueStats:
     """Max and p-th percentile (inverted CDF) wait ~ Q / C over valid samples."""
-    wait = _waits(values, capacity, step_seconds)
-    valid = wait[~np.isnan(wait)]
+    return _stats_from_backlog(values, queue_backlog(values, capacity, step_seconds), capacity, wait_percentile)
+
+
+def _stats_from_backlog(
+    values: np.ndarray, backlog: np.ndarray, capacity: float, wait_percentile: float, *, has_nan: bool = True
+) -> QueueStats:
+    if not has_nan and capacity > 0:
+        # no excluded sample: every wait is valid, no masking passes needed
+        valid = backlog / capacity
+    else:
+        wait = _waits_from_backlog(values, backlog, capacity)
+        valid = wait[~np.isnan(wait)]
     if valid.size == 0:
         return QueueStats(float(capacity), math.nan, math.nan)
     high = wait_percentile_of(valid, wait_percentile)
@@ -593,6 +682,80 @@ class BandTable:
     max_wait: np.ndarray
 
 
+@dataclass(frozen=True, eq=False)
+class _CoreRows:
+    """What the shared core computes for a batch of rows (one entry per row)."""
+
+    baseline: np.ndarray
+    daily: np.ndarray
+    peak: np.ndarray
+    spikes: Spikes
+    capacity: np.ndarray
+    #: max backlog at ``capacity`` over all samples (excluded ones hold the backlog)
+    backlog_max: np.ndarray
+    #: number of valid samples of the sustained series (NaN bands where 0)
+    sustained_count: np.ndarray
+    #: the whole backlog, kept only when asked for (``analyse`` needs its percentile)
+    backlog: np.ndarray | None = None
+    #: max of the sustained series, only when asked for
+    sustained_max: np.ndarray | None = None
+    #: whether any sample of the batch is NaN (excluded or missing)
+    has_nan: bool = True
+
+
+def _core_rows(
+    x: np.ndarray,
+    width: int,
+    step_seconds: float,
+    settings: BandSettings,
+    capacity: np.ndarray | None,
+    scratch: _Scratch,
+    *,
+    detail: bool = False,
+) -> _CoreRows:
+    """Bands, spikes and the queue at capacity for the 2-D rows ``x``: the one analysis path.
+
+    Both :func:`summarise` (per cache-sized batch) and :func:`analyse` (one row)
+    run exactly this, so every figure they share is computed by the same calls in
+    the same order. ``capacity`` is one value per row, default ceil(baseline).
+    ``detail`` also keeps the backlog and the sustained maximum (``analyse``).
+    """
+    rows, n = x.shape
+    has_nan = bool(np.isnan(x).any())
+    s = scratch.get("sustained", (rows, n - width + 1))
+    _rolling_min_rows(x, width, s, scratch)
+    if has_nan:
+        s_count = s.shape[1] - np.count_nonzero(np.isnan(s), axis=1)
+    else:  # a window of valid samples is valid: no NaN in, none out
+        s_count = np.full(rows, s.shape[1], dtype=np.int64)
+    # fmax skips NaN and gives NaN (without a warning) for a row with no valid window
+    s_max = np.fmax.reduce(s, axis=1) if detail else None
+    base, daily = percentile(
+        s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True, _has_nan=has_nan
+    )
+    # fmax skips NaN like nanmax, and gives NaN without a warning for a row with no valid sample
+    peak = np.fmax.reduce(x, axis=1) if has_nan else x.max(axis=1)
+    daily = np.minimum(daily, peak)
+    base = np.minimum(base, daily)
+    found = find_spikes(x, base, step_seconds, settings.cold_start_seconds, _scratch=scratch)
+    cap = np.ceil(base - _CEIL_EPS) if capacity is None else capacity
+    # a NaN capacity (a row without bands) behaves like NaN samples: the backlog zeroes them
+    nan_in = has_nan or bool(np.isnan(cap).any())
+    backlog = queue_backlog(x, cap, step_seconds, _scratch=None if detail else scratch, _has_nan=nan_in)
+    return _CoreRows(
+        baseline=base,
+        daily=daily,
+        peak=peak,
+        spikes=found,
+        capacity=cap,
+        backlog_max=backlog.max(axis=1),
+        sustained_count=s_count,
+        backlog=backlog if detail else None,
+        sustained_max=s_max,
+        has_nan=has_nan,
+    )
+
+
 def summarise(
     values: np.ndarray,
     step_seconds: float,
@@ -603,14 +766,16 @@ def summarise(
     """Bands, spike counts and max queue wait for every row of a 2-D array.
 
     Rows are processed in cache-sized batches so no full-size temporary is ever
-    made; per row this computes exactly what :func:`analyse` computes for the
-    bands. The queue is evaluated at ``capacity`` (one value or one per row;
-    default ceil(baseline)).
+    made; per row this runs the same core as :func:`analyse` (without its
+    cleaning steps). The queue is evaluated at ``capacity`` (one value or one per
+    row; default ceil(baseline)).
     """
     settings = settings or BandSettings()
     a = np.atleast_2d(np.asarray(values, dtype=np.float64))
     rows, n = a.shape
     w = window_samples(settings.cold_start_seconds, step_seconds)
+    if w > n and rows:
+        raise MeasurementError(f"series shorter than the {w}-sample cold-start window")
     out = {k: np.full(rows, np.nan) for k in ("baseline", "daily", "peak", "capacity", "max_wait")}
     spikes = np.zeros(rows, dtype=np.int64)
     noise = np.zeros(rows, dtype=np.int64)
@@ -618,26 +783,16 @@ def summarise(
     scratch = _Scratch()
     for batch in _row_batches(rows, n):
         x = a[batch]
-        if w > n:
-            raise MeasurementError(f"series shorter than the {w}-sample cold-start window")
-        s = scratch.get("sustained", (x.shape[0], n - w + 1))
-        _rolling_min_rows(x, w, s, scratch)
-        base, daily = percentile(
-            s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True
-        )
-        peak = np.nanmax(x, axis=1) if np.isnan(x).any() else x.max(axis=1)
-        daily = np.minimum(daily, peak)
-        base = np.minimum(base, daily)
-        found = find_spikes(x, base, step_seconds, settings.cold_start_seconds, _scratch=scratch)
+        core = _core_rows(x, w, step_seconds, settings, None if caps is None else caps[batch], scratch)
+        found = core.spikes
         spikes[batch] = np.bincount(found.row, minlength=x.shape[0])
         noise[batch] = np.bincount(found.row[found.noise], minlength=x.shape[0])
-        cap = np.ceil(base - _CEIL_EPS) if caps is None else caps[batch]
-        backlog = queue_backlog(x, cap, step_seconds, _scratch=scratch)
+        cap = core.capacity
         with np.errstate(divide="ignore", invalid="ignore"):
-            worst = backlog.max(axis=1) / cap
-        worst = np.where((cap == 0) & (backlog.max(axis=1) == 0), 0.0, worst)
-        for key, value in (("baseline", base), ("daily", daily), ("peak", peak), ("capacity", cap),
-                           ("max_wait", worst)):
+            worst = core.backlog_max / cap
+        worst = np.where((cap == 0) & (core.backlog_max == 0), 0.0, worst)
+        for key, value in (("baseline", core.baseline), ("daily", core.daily), ("peak", core.peak),
+                           ("capacity", cap), ("max_wait", worst)):
             out[key][batch] = value
     return BandTable(spike_count=spikes, noise_count=noise, **out)
 
@@ -772,9 +927,8 @@ def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False)
     first and last day are not judged) is *flat* when it holds at least two
     valid samples and every one of them has exactly the same value - zero all day
     (padding, a filled gap) or any constant (an exporter that repeats its last
-    reading). Real demand moves within a day, even a quiet one. The samples are
-    laid out as a 2-D array of days x slots-in-the-day (NaN where nothing was
-    measured), so the test is one max, one min and one count along the rows.
+    reading). Real demand moves within a day, even a quiet one. The test is one
+    comparison of each valid sample with the previous one and a count per day.
     """
     t = np.asarray(times, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
@@ -784,22 +938,28 @@ def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False)
     day = np.floor(t / 86_400.0).astype(np.int64)
     first = int(day[0])
     rows = int(day[-1]) - first + 1
-    per = max(1, math.ceil(86_400.0 / step - _CEIL_EPS))
-    # Within one day grid samples are at least one step apart, so each lands in its own slot.
-    slot = np.minimum(np.floor((t - day * 86_400.0) / step + _CEIL_EPS).astype(np.int64), per - 1)
-    grid = np.full((rows, per), np.nan)
-    grid[day - first, slot] = v
-    missing = np.isnan(grid)
-    count = per - missing.sum(axis=1)
-    high = np.where(missing, -np.inf, grid).max(axis=1)
-    low = np.where(missing, np.inf, grid).min(axis=1)
-    flat = (count >= 2) & (high == low)
+    # Times are sorted, so each day's valid samples are one contiguous stretch of the
+    # valid samples: a day is constant exactly when no valid sample differs from the
+    # one before it inside the same day (max == min without a days x slots grid).
+    ok = ~np.isnan(v)
+    d = day[ok] - first
+    x = v[ok]
+    count = np.bincount(d, minlength=rows)
+    changed = np.zeros(rows, dtype=np.bool_)
+    if x.size > 1:
+        same_day = d[1:] == d[:-1]
+        changed[d[1:][same_day & (x[1:] != x[:-1])]] = True
+    flat = (count >= 2) & ~changed
     # Only whole days are judged: the partial first and last day of a trace hold a few
     # samples that may well be equal without anything being wrong.
     flat[0] &= bool(t[0] - first * 86_400.0 < step)
     flat[-1] &= bool((first + rows) * 86_400.0 - t[-1] <= step * (1 + _CEIL_EPS))
-    if zero_only:
-        flat &= high == 0
+    if zero_only and x.size:
+        # a flat day's value is its first valid sample
+        starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
+        level = np.full(rows, np.nan)
+        level[d[starts]] = x[starts]
+        flat &= level == 0
     return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
 
 
@@ -840,7 +1000,7 @@ class BandReport:
     outlier_days: tuple[float, ...]
     first: float
     last: float
-    spikes: tuple[Spike, ...]
+    spikes: SpikeTable = field(hash=False)
     noise_spike_count: int
     real_spike_count: int
     widest_noise_width: float
@@ -887,16 +1047,7 @@ class BandReport:
             ],
             "outlier_days": [_iso(d) for d in self.outlier_days],
             "flat_days": [_iso(d) for d in self.flat_days],
-            "spikes": [
-                {
-                    "start": _iso(s.start),
-                    "width_seconds": s.width_seconds,
-                    "height": s.height,
-                    "volume": s.volume,
-                    "noise": s.noise,
-                }
-                for s in self.spikes
-            ],
+            "spikes": self.spikes.to_list(),
             "spike_counts": {"noise": self.noise_spike_count, "real": self.real_spike_count},
             "widest_noise_width_seconds": self.widest_noise_width,
             "baseline_queue": None
@@ -971,35 +1122,41 @@ def analyse(
     if valid_count == 0:
         raise MeasurementError("no valid sample left after exclusions", source=series.source)
     w = window_samples(settings.cold_start_seconds, step)
-    s = rolling_min(c, w)
-    s_valid = s[~np.isnan(s)]
-    if s_valid.size == 0:
+    core = None
+    if w <= c.size:
+        core = _core_rows(c.reshape(1, -1), w, step, settings, None, _Scratch(), detail=True)
+    if core is None or not core.sustained_count[0]:
         raise MeasurementError(
             f"no stretch of {w} consecutive valid samples (cold start {settings.cold_start_seconds:g} s"
             f" at {step:g} s steps): cannot form a sustained series",
             source=series.source,
         )
-    b_raw, d_raw = percentile(s_valid, [settings.baseline_percentile, settings.daily_percentile])
-    peak = float(np.nanmax(c))
-    # Order statistics of s already give B <= D and s <= c gives D <= P; the clamps
+    # Order statistics of s already give B <= D and s <= c gives D <= P; the core's clamps
     # only make the guarantee survive any future change of method.
-    daily = min(float(d_raw), peak)
-    baseline = min(float(b_raw), daily)
+    peak = float(core.peak[0])
+    daily = float(core.daily[0])
+    baseline = float(core.baseline[0])
 
-    found = find_spikes(c, baseline, step, settings.cold_start_seconds)
-    start_times = cleaned.times[found.start_index]
-    spikes = tuple(
-        Spike(float(t), float(n * step), float(h), float(v), bool(z))
-        for t, n, h, v, z in zip(
-            start_times, found.length, found.height, found.volume, found.noise, strict=True
-        )
+    found = core.spikes
+    spikes = SpikeTable(
+        start=cleaned.times[found.start_index],
+        width_seconds=found.length * step,
+        height=found.height,
+        volume=found.volume,
+        noise=found.noise,
     )
     noise_count = int(np.count_nonzero(found.noise))
     widest_noise = float(found.length[found.noise].max() * step) if noise_count else 0.0
 
     window_days = valid_count * step / 86_400.0
     base_cap = math.ceil(baseline - _CEIL_EPS)
-    baseline_queue = queue_stats(c, base_cap, step, settings.queue_percentile) if base_cap > 0 else None
+    baseline_queue = None
+    if base_cap > 0:
+        # the core's backlog is the one at ceil(baseline): only the waits are left to take
+        assert core.backlog is not None
+        baseline_queue = _stats_from_backlog(
+            c, core.backlog[0], float(base_cap), settings.queue_percentile, has_nan=core.has_nan
+        )
 
     cap_needed = None
     if tolerance_seconds is not None:
@@ -1055,6 +1212,6 @@ def analyse(
         baseline_percentile=settings.baseline_percentile,
         daily_percentile=settings.daily_percentile,
         bands_gpus=bands_gpus,
-        sustained_max=float(s_valid.max()),
+        sustained_max=float(core.sustained_max[0]) if core.sustained_max is not None else math.nan,
         cleaned=cleaned,
     )

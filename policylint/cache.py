@@ -15,9 +15,10 @@ repository. An entry is keyed by a SHA-256 over
 The date of the run is not part of the key: measuring does not use it (staleness
 is judged by the rules, from the last sample), and a test holds that.
 
-An entry is one ``.npz`` archive written with :func:`numpy.savez`: the arrays,
-plus a small JSON document (stored as bytes in the same archive) that describes
-the dataclasses around them. Nothing is pickled - a cache file is untrusted
+An entry is one file: a small header, a JSON document that describes the
+dataclasses, then the arrays as raw bytes (one blob per dtype; a regular time
+axis is stored as its start and step, a validity mask one bit per sample), with a
+CRC-32 over everything after the header. Nothing is pickled - a cache file is untrusted
 input - and only dataclasses of this package whose fields match the code that
 reads them are rebuilt. Entries are written to a temporary file and moved into
 place with :func:`os.replace`, so concurrent runs and crashes never leave half an
@@ -27,6 +28,11 @@ ignored and rewritten. The cache never makes a run fail.
 Only measurements that succeeded without findings are stored, so findings at
 file positions (which depend on the YAML, not on the trace) are always computed
 afresh and come out identical with and without the cache.
+
+Rule sets are cached too (:func:`load_rules_cached`): the rules as loaded and
+configured, as a JSON document keyed by the rule files' bytes, the per-rule
+overrides of the configuration and the code fingerprint, plus the fact that every
+condition compiled, so a run neither re-parses nor re-checks the rule files.
 
 The folder is ``POLICYLINT_CACHE_DIR`` when set, else the user cache folder
 (``platformdirs``); ``check --no-cache`` turns the cache off.
@@ -40,18 +46,21 @@ import functools
 import hashlib
 import importlib
 import json
+import math
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.measure import WorkloadFacts
+    from policylint.ruleset import RuleSet
     from policylint.model import Workload
     from policylint.readers.limits import TraceLimits
 
 #: bumped whenever the entry layout changes; part of every key
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: environment variable naming the cache folder (overrides the user cache folder)
 ENV_VAR = "POLICYLINT_CACHE_DIR"
 #: a tuple of at least this many same-class dataclasses is stored column by column
@@ -96,11 +105,60 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def workload_key(workload: Workload, limits: TraceLimits | None) -> str | None:
+#: a file changed less than this long before it was hashed is hashed again next time
+_RACY_SECONDS = 2.0
+
+
+def _stat_id(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _known_digest(path: Path, folder: Path | None) -> str:
+    """The SHA-256 of a file's bytes, reusing the one recorded for an unchanged file.
+
+    A record maps a file (by real path) to its identity - device, inode, size,
+    modification and status-change times in nanoseconds - and the digest of its
+    bytes. Any write moves the status-change time (ctime) to the clock's current
+    time, and no ordinary program can set it back, so a file whose identity is
+    unchanged has unchanged bytes - except for a write in the same timestamp tick
+    as the hashing. To exclude that, a digest is only recorded for a file whose
+    times are at least two seconds older than the moment it was hashed, and only
+    when the file's identity is the same before and after hashing. Everything
+    else is hashed again. A damaged record is ignored. The digest still goes into
+    the entry's key, so an entry is only ever used for the bytes it was built from.
+    """
+    if folder is None:
+        return _file_digest(path)
+    import time
+
+    real = os.path.realpath(path)
+    name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
+    record = folder / f"stat-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
+    before = os.stat(real)
+    ident = _stat_id(before)
+    try:
+        known = json.loads(record.read_text(encoding="utf-8"))
+        if known["path"] == real and known["stat"] == ident and isinstance(known["sha256"], str):
+            return str(known["sha256"])
+    except Exception:  # noqa: BLE001 - no record, or a damaged one: hash the file
+        pass
+    hashed_at = time.time_ns()
+    digest = _file_digest(Path(real))
+    after = _stat_id(os.stat(real))
+    settled = max(before.st_mtime_ns, before.st_ctime_ns) < hashed_at - int(_RACY_SECONDS * 1e9)
+    if after == ident and settled:
+        document = {"path": real, "stat": ident, "sha256": digest}
+        _atomic_write(record, json.dumps(document, separators=(",", ":")).encode("utf-8"))
+    return digest
+
+
+def workload_key(workload: Workload, limits: TraceLimits | None, folder: Path | None = None) -> str | None:
     """The cache key of one workload's facts; None when it reads no file (or one is unreadable).
 
     Untraced workloads cost nothing to measure, and a file that cannot be read
-    is reported by the measuring step, so neither is worth an entry.
+    is reported by the measuring step, so neither is worth an entry. With the
+    cache ``folder``, the digests of files unchanged since an earlier run are
+    reused (see :func:`_known_digest`) instead of reading every trace again.
     """
     files = []
     for role in sorted(workload.measurements):
@@ -108,7 +166,7 @@ def workload_key(workload: Workload, limits: TraceLimits | None) -> str | None:
         if ref.path is None:
             continue
         try:
-            content = _file_digest(ref.path)
+            content = _known_digest(ref.path, folder)
         except OSError:
             return None
         files.append([role, ref.display, str(ref.path), ref.spec, content])
@@ -129,7 +187,7 @@ def workload_key(workload: Workload, limits: TraceLimits | None) -> str | None:
 
 
 def _entry_path(folder: Path, key: str) -> Path:
-    return folder / f"measure-v{FORMAT_VERSION}" / key[:2] / f"{key}.npz"
+    return folder / f"measure-v{FORMAT_VERSION}" / key[:2] / f"{key}.entry"
 
 
 # --------------------------------------------------------------------------- encoding
@@ -155,6 +213,14 @@ class _Encoder:
         arr = np.asarray(value)
         if arr.dtype.hasobject:
             raise Uncacheable("object array")
+        compact = _compact(arr)
+        if compact is None and arr.dtype == np.bool_ and arr.ndim == 1 and arr.size >= 64:
+            # a validity mask: one bit per sample instead of one byte
+            compact = ["=bits", self._array(np.packbits(arr)), int(arr.size)]
+        if compact is not None:
+            if isinstance(value, np.ndarray):
+                self._seen[id(value)] = compact
+            return compact
         blob = self._names.setdefault(arr.dtype.str, f"b{len(self._names)}")
         offset = self._sizes.get(blob, 0)
         self._parts.setdefault(blob, []).append(arr.ravel())
@@ -220,8 +286,43 @@ class _Encoder:
         return {"$columns": f"{cls.__module__}:{cls.__qualname__}", "n": len(items), "fields": columns}
 
 
+def _range_of(start: float, step: float, n: int) -> Any:
+    """The grid ``start + i x step``: how a regular time axis is rebuilt, bit for bit."""
+    import numpy as np
+
+    return start + np.arange(n, dtype=np.float64) * step
+
+
+def _compact(arr: Any) -> list[Any] | None:
+    """A short reference for arrays that need not be stored sample by sample, else None.
+
+    A regular float grid (a trace's time axis) becomes its start and step, but only
+    when rebuilding it gives exactly the same bits (boolean masks are packed to one
+    bit per element by the encoder). Both are most of an entry's bytes.
+    """
+    import numpy as np
+
+    if arr.ndim != 1 or arr.size < 3:
+        return None
+    if arr.dtype == np.float64:
+        start = float(arr[0])
+        step = float(arr[1] - arr[0])
+        # compared bit for bit: array_equal would take -0.0 for 0.0
+        rebuilt = _range_of(start, step, arr.size)
+        if math.isfinite(start) and math.isfinite(step) and np.array_equal(rebuilt.view(np.int64), arr.view(np.int64)):
+            return ["=range", start, step, int(arr.size)]
+        return None
+    return None
+
+
 def _resolve_class(name: str, stored: set[str]) -> Any:
     """A dataclass of this package named by an entry, only if its fields are exactly ``stored``."""
+    return _resolve_class_cached(name, frozenset(stored))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve_class_cached(name: str, stored: frozenset[str]) -> Any:
+    # an entry names the same dozen classes thousands of times: look each up once
     module, _, qualname = name.partition(":")
     if not module.startswith("policylint.") or "." in qualname or not qualname.isidentifier():
         raise ValueError(f"unexpected class {name}")
@@ -234,7 +335,20 @@ def _resolve_class(name: str, stored: set[str]) -> Any:
 
 
 def _slice(arrays: dict[str, Any], ref: list[Any]) -> Any:
-    """The array a reference [member, offset, shape] points at."""
+    """The array a reference [member, offset, shape] (or a compact form) points at."""
+    if ref and ref[0] == "=range":
+        n = int(ref[3])
+        if n < 0 or n > 1 << 40:
+            raise ValueError("bad range")
+        return _range_of(float(ref[1]), float(ref[2]), n)
+    if ref and ref[0] == "=bits":
+        import numpy as np
+
+        n = int(ref[2])
+        packed = _slice(arrays, ref[1])
+        if packed.dtype != np.uint8 or packed.ndim != 1 or packed.size != (n + 7) // 8:
+            raise ValueError("bad bit mask")
+        return np.unpackbits(packed, count=n).astype(np.bool_)
     blob, offset, shape = arrays[ref[0]], int(ref[1]), tuple(int(n) for n in ref[2])
     size = 1
     for n in shape:
@@ -279,20 +393,75 @@ def _decode(value: Any, arrays: dict[str, Any]) -> Any:
 # --------------------------------------------------------------------------- entries
 
 
-def load(folder: Path, key: str) -> WorkloadFacts | None:
-    """The facts stored under ``key``, or None when absent, unreadable or not matching."""
+#: first bytes of every entry file, with the layout version
+_MAGIC = b"PLCACHE2"
+#: magic, then three little-endian uint64: JSON length, blob-table offset, CRC-32 of the rest
+_HEADER = 32
+_ALIGN = 64
+
+
+def _write_entry(path: Path, document: dict[str, Any], blobs: dict[str, Any]) -> None:
+    """One file: header, JSON document, then the arrays raw and aligned (written atomically).
+
+    The document gains a ``blobs`` table (dtype, byte offset, length per blob). A
+    CRC-32 over everything after the header catches a damaged or truncated file:
+    reading it back is one ``read`` and no archive parsing.
+    """
+    import zlib
+
+    table: dict[str, list[Any]] = {}
+    chunks: list[bytes] = []
+    offset = 0
+    for name, arr in blobs.items():
+        raw = arr.tobytes()
+        table[name] = [arr.dtype.str, offset, int(arr.size)]
+        pad = -len(raw) % _ALIGN
+        chunks.append(raw + b"\0" * pad)
+        offset += len(raw) + pad
+    text = json.dumps({**document, "blobs": table}, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-(_HEADER + len(text)) % _ALIGN)  # blobs start aligned
+    body = text + b"".join(chunks)
+    header = _MAGIC + len(text).to_bytes(8, "little") + (_HEADER + len(text)).to_bytes(8, "little")
+    header += zlib.crc32(body).to_bytes(8, "little")
+    _atomic_write(path, header + body)
+
+
+def _read_entry(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document and the named arrays of one entry file; ValueError when damaged."""
+    import zlib
+
     import numpy as np
 
+    with path.open("rb") as fh:
+        data = bytearray(fh.read())  # writable, so the arrays are too (as np.load gave)
+    if len(data) < _HEADER or bytes(data[:8]) != _MAGIC:
+        raise ValueError("not an entry")
+    size = int.from_bytes(data[8:16], "little")
+    start = int.from_bytes(data[16:24], "little")
+    if start != _HEADER + size or start > len(data):
+        raise ValueError("bad header")
+    if zlib.crc32(memoryview(data)[_HEADER:]) != int.from_bytes(data[24:32], "little"):
+        raise ValueError("checksum mismatch")
+    document = json.loads(bytes(data[_HEADER:start]).decode("utf-8"))
+    if not isinstance(document, dict):
+        raise ValueError("bad document")
+    arrays: dict[str, Any] = {}
+    for name, (dtype, offset, count) in document.get("blobs", {}).items():
+        kind = np.dtype(dtype)
+        if kind.hasobject or int(offset) < 0 or start + int(offset) + int(count) * kind.itemsize > len(data):
+            raise ValueError("blob outside the entry")
+        arrays[name] = np.frombuffer(data, dtype=kind, count=int(count), offset=start + int(offset))
+    return document, arrays
+
+
+def load(folder: Path, key: str) -> WorkloadFacts | None:
+    """The facts stored under ``key``, or None when absent, unreadable or not matching."""
     from policylint.measure import WorkloadFacts
 
-    path = _entry_path(folder, key)
     try:
-        # opened here, not by numpy, so a damaged archive still closes its file
-        with path.open("rb") as fh, np.load(fh, allow_pickle=False) as archive:
-            meta = json.loads(bytes(archive["meta"]).decode("utf-8"))
-            if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
-                return None
-            arrays = {name: archive[name] for name in archive.files if name != "meta"}
+        meta, arrays = _read_entry(_entry_path(folder, key))
+        if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
+            return None
         facts = _decode(meta["facts"], arrays)
     except FileNotFoundError:
         return None
@@ -303,25 +472,231 @@ def load(folder: Path, key: str) -> WorkloadFacts | None:
 
 def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
     """Write ``facts`` under ``key`` atomically; a value or folder that cannot be stored is skipped."""
-    import numpy as np
-
     encoder = _Encoder()
     try:
         document = {"format": FORMAT_VERSION, "key": key, "facts": encoder.encode(facts)}
     except Uncacheable:
         return
-    meta = np.frombuffer(json.dumps(document, separators=(",", ":")).encode("utf-8"), dtype=np.uint8)
-    path = _entry_path(folder, key)
+    _write_entry(_entry_path(folder, key), document, encoder.blobs())
+
+
+# --------------------------------------------------------------------------- rules
+
+
+#: bumped whenever the layout of a cached rule set changes; part of every rule key
+RULES_FORMAT_VERSION = 1
+
+
+def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any]) -> str | None:
+    """The cache key of a configured rule set; None when a rule file cannot be read.
+
+    A SHA-256 over the code fingerprint (policylint version and package source),
+    the cerberus version (it judges the conditions), every rule file's name and
+    bytes in loading order, and the configuration's per-rule overrides. Any edit
+    to a rule file, a new file in a rule folder, or a changed option or severity
+    gives another key.
+    """
+    try:
+        import cerberus
+
+        checker = str(getattr(cerberus, "__version__", "?"))
+    except ImportError:  # pragma: no cover - cerberus is a dependency
+        checker = "none"
+    digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{_code_fingerprint()}/{checker}".encode())
+    for folder in dirs:
+        digest.update(b"\0dir\0" + str(folder).encode())
+        if not folder.is_dir():
+            return None  # the loader reports a missing folder; nothing to cache
+        for path in sorted(folder.glob("*.y*ml")):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+            digest.update(b"\0file\0" + path.name.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+    try:
+        text = json.dumps(overrides, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None  # an override JSON cannot spell (a YAML date): load afresh every time
+    digest.update(b"\0overrides\0" + text.encode())
+    return digest.hexdigest()
+
+
+def _rules_path(folder: Path, key: str) -> Path:
+    return folder / f"rules-v{RULES_FORMAT_VERSION}" / f"{key}.json"
+
+
+def _encode_ruleset(ruleset: RuleSet) -> dict[str, Any]:
+    rules = []
+    for rule in ruleset.rules.values():
+        rules.append(
+            {
+                "code": rule.code,
+                "name": rule.name,
+                "severity": rule.severity.name,
+                "section": rule.section,
+                "subject": rule.subject,
+                "summary": rule.summary,
+                "message": rule.message,
+                "hint": rule.hint,
+                "docs": rule.docs,
+                "source": str(rule.source),
+                "params": [
+                    [p.name, p.type, p.default, p.description, p.minimum, p.maximum] for p in rule.params.values()
+                ],
+                "at": rule.at,
+                "needs": list(rule.needs),
+                "when": rule.when,
+                "require": rule.require,
+                "check": rule.check,
+                "builtin": rule.builtin,
+            }
+        )
+    return {"rules": rules, "params": ruleset.params}
+
+
+def _decode_ruleset(document: Mapping[str, Any]) -> RuleSet:
+    from policylint.finding import Severity
+    from policylint.rule import Param, Rule
+    from policylint.ruleset import RuleSet
+
+    ruleset = RuleSet()
+    for raw in document["rules"]:
+        params = {p[0]: Param(*p) for p in raw["params"]}
+        rule = Rule(
+            code=raw["code"],
+            name=raw["name"],
+            severity=Severity[raw["severity"]],
+            section=raw["section"],
+            subject=raw["subject"],
+            summary=raw["summary"],
+            message=raw["message"],
+            hint=raw["hint"],
+            docs=raw["docs"],
+            source=Path(raw["source"]),
+            params=params,
+            at=raw["at"],
+            needs=tuple(raw["needs"]),
+            when=raw["when"],
+            require=raw["require"],
+            check=raw["check"],
+            builtin=raw["builtin"],
+        )
+        ruleset.rules[rule.code] = rule
+    options: Any = document["params"]
+    if not isinstance(options, dict) or set(options) != set(ruleset.rules):
+        raise ValueError("parameters do not match the rules")
+    ruleset.params = {code: dict(values) for code, values in options.items()}
+    return ruleset
+
+
+def _conditions(ruleset: RuleSet) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Every (schema, parameters) pair the evaluator compiles for this rule set."""
+    return [
+        (schema, ruleset.params[code])
+        for code, rule in ruleset.rules.items()
+        for schema in (rule.when, rule.require)
+        if schema and not rule.builtin
+    ]
+
+
+def _trust_conditions(conditions: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+    """Tell cerberus that these conditions were already judged valid.
+
+    cerberus checks every schema against its own meta-schema before use and
+    remembers, per process, the hashes of schemas that passed. The hashes are of
+    Python objects (not stable across processes), so the cache stores the fact
+    "every condition of this rule set compiled" and this marks the conditions
+    again here: the validators are then built without the check. Only called for
+    an entry whose key (same code, same cerberus, same rule files and overrides)
+    proves that this exact set compiled before.
+    """
+    from cerberus.schema import DefinitionSchema
+    from cerberus.utils import mapping_hash
+
+    from policylint.evaluate import _substitute, _validator_class
+
+    validator = _validator_class()
+    types = mapping_hash(validator.types_mapping)
+    for schema, params in conditions:
+        expanded = DefinitionSchema.expand(_substitute(schema, params))
+        validator._valid_schemas.add((mapping_hash(expanded), types))
+
+
+def load_rules_cached(
+    dirs: Sequence[Path], overrides: Mapping[str, Mapping[str, Any]], source: str, folder: Path | None
+) -> RuleSet:
+    """:func:`~policylint.ruleset.load_rules` then ``configure_rules``, reused between runs.
+
+    With ``folder`` None (``--no-cache``) this is exactly the two calls. Otherwise a
+    rule set stored under :func:`rules_key` is read back instead of parsing,
+    schema-checking and compiling the rule files again; a missing, damaged or
+    mismatching entry is ignored and rewritten. Rule files that do not load raise
+    exactly as without the cache (nothing is stored for them). An entry is only
+    written when it reads back equal to what was loaded, so JSON never changes a
+    value's type, and when every condition compiled with the configured options.
+    """
+    from policylint.ruleset import configure_rules, load_rules
+
+    key = rules_key(dirs, overrides) if folder is not None else None
+    if key is not None and folder is not None:
+        cached = _read_rules(folder, key)
+        if cached is not None:
+            return cached
+    ruleset = load_rules(dirs)
+    configure_rules(ruleset, overrides, source)
+    if key is not None and folder is not None:
+        _write_rules(folder, key, ruleset)
+    return ruleset
+
+
+def _read_rules(folder: Path, key: str) -> RuleSet | None:
+    try:
+        document = json.loads(_rules_path(folder, key).read_text(encoding="utf-8"))
+        if document.get("format") != RULES_FORMAT_VERSION or document.get("key") != key:
+            return None
+        ruleset = _decode_ruleset(document["ruleset"])
+        if document.get("compiled") is True:
+            _trust_conditions(_conditions(ruleset))
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - a damaged entry means "not cached", never an error
+        return None
+    return ruleset
+
+
+def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
+    from policylint.evaluate import compile_schema
+
+    try:
+        body = _encode_ruleset(ruleset)
+        text = json.dumps(body, sort_keys=True, allow_nan=False)
+        back = _decode_ruleset(json.loads(text))
+    except (TypeError, ValueError, KeyError):
+        return  # a value JSON cannot carry faithfully: load afresh next time
+    if back.rules != ruleset.rules or back.params != ruleset.params:
+        return
+    compiled = True
+    for schema, params in _conditions(ruleset):
+        try:
+            compile_schema(schema, params)
+        except (ValueError, KeyError):
+            compiled = False  # reported when evaluated; never marked as checked
+    document = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
+    _atomic_write(_rules_path(folder, key), json.dumps(document, sort_keys=True, allow_nan=False).encode("utf-8"))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file; a disk that refuses is skipped."""
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, meta=meta, **encoder.blobs())
+            fh.write(data)
         os.replace(tmp, path)
         tmp = None
     except OSError:
-        pass  # a read-only or full disk costs speed, not correctness
+        pass
     finally:
         if tmp is not None:
             try:

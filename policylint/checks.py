@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from policylint.sources.provenance import pull_query_changed, pull_stale
+
 Problem = dict[str, Any]
 CheckFunction = Callable[[Mapping[str, Any], Mapping[str, Any]], list[Problem]]
 
@@ -214,6 +216,8 @@ CHECKS: dict[str, CheckFunction] = {
     "queue_depth_short": queue_depth_short,
     "queue_wait_below_tolerance": queue_wait_below_tolerance,
     "realtime_mixed": realtime_mixed,
+    "pull_query_changed": pull_query_changed,
+    "pull_stale": pull_stale,
 }
 
 
@@ -230,4 +234,6 @@ CHECK_VARIABLES: dict[str, set[str]] = {
     "queue_depth_short": {"depth_needed", "short_workloads"},
     "queue_wait_below_tolerance": {"longest_tolerance", "cut_workloads"},
     "realtime_mixed": {"realtime_workloads", "queue_tolerant_workloads"},
+    "pull_query_changed": {"trace", "reason"},
+    "pull_stale": {"trace", "pulled_at", "pull_age_days"},
 }

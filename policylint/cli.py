@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "write Kueue or Volcano quotas sized from the measured bands (baseline guaranteed, daily borrowed)",
     ),
     "report": ("report", "write a self-contained HTML review page: pooled demand curves, bands, capacity, proposals and findings"),
+    "pull": ("pull", "refresh the traces whose measurement declares a Prometheus source (the only command that uses the network)"),
     "init": ("init", "start a capacity repository: configuration, pre-commit hook, schemas and a passing example"),
     "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
 }

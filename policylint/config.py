@@ -56,6 +56,11 @@ class Config:
     max_trace_bytes: int | None = None
     max_trace_rows: int | None = None
     max_grid_samples: int | None = None
+    #: ``prometheus`` section, for ``policylint pull`` (the CA file resolved against the config's folder)
+    prometheus_url: str | None = None
+    prometheus_ca_file: Path | None = None
+    prometheus_timeout_seconds: float = 60.0
+    prometheus_max_attempts: int = 5
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as plain data (``policylint config``)."""
@@ -74,6 +79,12 @@ class Config:
             "rules": self.rules,
             "gpu-resources": self.gpu_resources or None,
             "limits": self._limits_dict(),
+            "prometheus": {
+                "url": self.prometheus_url,
+                "ca-file": str(self.prometheus_ca_file) if self.prometheus_ca_file else None,
+                "timeout-seconds": self.prometheus_timeout_seconds,
+                "max-attempts": self.prometheus_max_attempts,
+            },
         }
 
     def _limits_dict(self) -> dict[str, int]:
@@ -356,6 +367,11 @@ def _explain(err: Any, path: list[str]) -> str:
         if path and path[0] in ("select", "extend-select", "ignore", "per-file-ignores") and "array" in expected:
             words = "a list of rule codes, prefixes or names"
         return f"must be {words}, got {got!r}"
+    if err.validator == "pattern" and path == ["prometheus", "url"]:
+        from policylint.sources.prometheus import server_name
+
+        # Shown without its user information: a password written here must not be echoed.
+        return f"must be an http:// or https:// URL without a user or password, got {server_name(str(got))!r}"
     if err.validator == "pattern" and path == ["now"]:
         return f"must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {got!r}"
     if err.validator == "minimum":
@@ -431,4 +447,10 @@ def load_config(
     config.max_file_bytes = limits.get("max-file-bytes")
     config.max_nodes = limits.get("max-nodes")
     config.max_documents = limits.get("max-documents")
+    prom = raw.get("prometheus", {})
+    config.prometheus_url = prom.get("url")
+    if "ca-file" in prom:
+        config.prometheus_ca_file = base / prom["ca-file"]
+    config.prometheus_timeout_seconds = float(prom.get("timeout-seconds", 60.0))
+    config.prometheus_max_attempts = int(prom.get("max-attempts", 5))
     return config

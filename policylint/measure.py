@@ -318,7 +318,7 @@ def measure(
     done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
     keys: dict[str, str | None] = {}
     for name in names:
-        key = cache.workload_key(model.workloads[name], limits) if cache_dir is not None else None
+        key = cache.workload_key(model.workloads[name], limits, cache_dir) if cache_dir is not None else None
         keys[name] = key
         hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
         if hit is not None:

@@ -52,11 +52,12 @@ class Session:
         )
         from policylint.errors import PolicylintError
         from policylint.resources import rules_dir
-        from policylint.ruleset import configure_rules, load_rules, select_rules
+        from policylint.ruleset import select_rules
 
         source = str(config.path) if config.path else "<defaults>"
-        ruleset = load_rules([rules_dir(), *config.rule_dirs])
-        configure_rules(ruleset, config.rules, source)
+        from policylint.cache import load_rules_cached  # load_rules + configure_rules, reused between runs
+
+        ruleset = load_rules_cached([rules_dir(), *config.rule_dirs], config.rules, source, _cache_dir(args))
         # Selectors are checked where they were written, so the message names that place.
         select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
         for pattern, selectors in config.per_file_ignores.items():

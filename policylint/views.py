@@ -103,6 +103,7 @@ _OWN_FACTS: dict[str, dict[str, str]] = {
         "pool_queue_max_depth": "the pool's queue depth limit",
         "pool_queue_max_wait_seconds": "the pool's queue wait limit, seconds",
         "pool_gpu_memory_gib": "memory of one GPU in the pool",
+        "pulls": "per measurement with a Prometheus source: declared and pulled query and step, days since the pull",
     },
     "pool": {
         "name": "pool name",
@@ -306,6 +307,8 @@ def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
 
 
 def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
+    from policylint.sources.provenance import pull_facts
+
     spec = w.spec
     per = spec.get("perGpuConcurrency") or {}
     tol = spec.get("tolerance") or {}
@@ -395,6 +398,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "pool_queue_max_depth": queue.get("maxDepth"),
         "pool_queue_max_wait_seconds": _num(queue.get("maxWaitSeconds")),
         "pool_gpu_memory_gib": _num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
+        "pulls": pull_facts(w, now),
     }
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {

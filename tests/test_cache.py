@@ -31,7 +31,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def entries(folder: Path) -> list[Path]:
-    return sorted(folder.rglob("*.npz"))
+    return sorted(folder.rglob("*.entry"))
 
 
 def copy_good(tmp_path: Path) -> Path:
@@ -218,9 +218,7 @@ def test_an_entry_names_only_policylint_dataclasses_with_current_fields(tmp_path
     """The JSON of an entry cannot make the reader build anything else."""
     key = "ab" * 32
     path = cache._entry_path(tmp_path, key)
-    path.parent.mkdir(parents=True)
-    meta = json.dumps({"format": cache.FORMAT_VERSION, "key": key, "facts": facts}).encode()
-    np.savez(path, meta=np.frombuffer(meta, dtype=np.uint8))
+    cache._write_entry(path, {"format": cache.FORMAT_VERSION, "key": key, "facts": facts}, {})
     assert cache.load(tmp_path, key) is None
 
 
@@ -275,3 +273,229 @@ def test_jobs_must_be_positive() -> None:
     code, _, err = run_cli(["check", str(EXAMPLES / "good"), "--jobs", "0"])
     assert code == 2
     assert "--jobs" in err and "at least 1" in err
+
+
+# --- cached rule sets ---------------------------------------------------------------------------
+
+
+def _rules_copy(tmp_path: Path) -> Path:
+    from policylint.resources import rules_dir
+
+    folder = tmp_path / "rules"
+    shutil.copytree(rules_dir(), folder)
+    return folder
+
+
+def _count_rule_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from policylint import ruleset as ruleset_module
+
+    calls: list[int] = []
+    real = ruleset_module.load_rules
+
+    def counting(dirs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(dirs)
+
+    monkeypatch.setattr(ruleset_module, "load_rules", counting)
+    return calls
+
+
+def _rule_entries(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("rules-v*/*.json"))
+
+
+def test_a_cached_rule_set_equals_a_loaded_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.resources import rules_dir
+    from policylint.ruleset import configure_rules, load_rules
+
+    overrides = {"PL101": {"headroom": 0.3, "severity": "warning"}}
+    fresh = configure_rules(load_rules([rules_dir()]), overrides, "cfg")
+    folder = tmp_path / "c"
+    calls = _count_rule_loads(monkeypatch)
+    first = cache.load_rules_cached([rules_dir()], overrides, "cfg", folder)
+    second = cache.load_rules_cached([rules_dir()], overrides, "cfg", folder)
+    assert calls == [1]  # the second run read the entry, not the rule files
+    assert len(_rule_entries(folder)) == 1
+    for got in (first, second):
+        assert got.rules == fresh.rules and list(got.rules) == list(fresh.rules)
+        assert got.params == fresh.params
+    assert second.rules["PL101"].severity.label == "warning" and second.params["PL101"]["headroom"] == 0.3
+    # no cache folder (--no-cache): plain loading every time, nothing written
+    cache.load_rules_cached([rules_dir()], overrides, "cfg", None)
+    assert calls == [1, 1]
+
+
+def test_a_changed_rule_file_is_loaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = _rules_copy(tmp_path)
+    folder = tmp_path / "c"
+    before = cache.load_rules_cached([rules], {}, "cfg", folder)
+    bands = rules / "bands.yaml"
+    bands.write_text(bands.read_text().replace("default: 0.15", "default: 0.25", 1))  # PL101's headroom
+    calls = _count_rule_loads(monkeypatch)
+    after = cache.load_rules_cached([rules], {}, "cfg", folder)
+    assert calls == [1]
+    assert before.params["PL101"]["headroom"] == 0.15 and after.params["PL101"]["headroom"] == 0.25
+    # a new rule file in the folder changes the key too
+    (rules / "zz-extra.yaml").write_text((rules / "bands.yaml").read_text().replace("code: PL1", "code: XL1")
+                                         .replace("name: ", "name: x-"))
+    extended = cache.load_rules_cached([rules], {}, "cfg", folder)
+    assert calls == [1, 1] and len(extended.rules) > len(after.rules)
+
+
+def test_a_changed_override_is_configured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.resources import rules_dir
+
+    folder = tmp_path / "c"
+    calls = _count_rule_loads(monkeypatch)
+    plain = cache.load_rules_cached([rules_dir()], {}, "cfg", folder)
+    quiet = cache.load_rules_cached([rules_dir()], {"PL101": {"severity": "info"}}, "cfg", folder)
+    wider = cache.load_rules_cached([rules_dir()], {"PL101": {"headroom": 0.5}}, "cfg", folder)
+    assert calls == [1, 1, 1] and len(_rule_entries(folder)) == 3
+    assert plain.rules["PL101"].severity.label == "error" and quiet.rules["PL101"].severity.label == "info"
+    assert plain.params["PL101"]["headroom"] == 0.15 and wider.params["PL101"]["headroom"] == 0.5
+    # a bad override is an error with or without an entry for the good ones
+    from policylint.errors import PolicylintError
+
+    with pytest.raises(PolicylintError, match="must be >= 0"):
+        cache.load_rules_cached([rules_dir()], {"PL101": {"headroom": -1}}, "cfg", folder)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["truncate", "garbage", "wrong-key", "bad-severity", "missing-params", "empty"],
+)
+def test_a_damaged_rule_entry_is_ignored_and_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    from policylint.resources import rules_dir
+
+    folder = tmp_path / "c"
+    good = cache.load_rules_cached([rules_dir()], {}, "cfg", folder)
+    (entry,) = _rule_entries(folder)
+    text = entry.read_text()
+    if damage == "truncate":
+        entry.write_text(text[: len(text) // 2])
+    elif damage == "garbage":
+        entry.write_bytes(os.urandom(512))
+    elif damage == "wrong-key":
+        entry.write_text(text.replace(entry.stem, "0" * 64))
+    elif damage == "bad-severity":
+        entry.write_text(text.replace('"severity": "ERROR"', '"severity": "FATAL"', 1))
+    elif damage == "missing-params":
+        document = json.loads(text)
+        document["ruleset"]["params"].pop("PL101")
+        entry.write_text(json.dumps(document))
+    else:
+        entry.write_text("")
+    calls = _count_rule_loads(monkeypatch)
+    again = cache.load_rules_cached([rules_dir()], {}, "cfg", folder)
+    assert calls == [1]  # not trusted: loaded from the rule files
+    assert again.rules == good.rules and again.params == good.params
+    assert entry.read_text() == text  # and the entry was written back whole
+
+
+def test_check_output_is_the_same_with_cached_rules_and_follows_a_config_change(cache_dir: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "bad"
+    shutil.copytree(EXAMPLES / "bad", repo)
+    fresh = run_cli(["check", str(repo), "--format", "json", "--no-cache", *WHEN])
+    cold = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    warm = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    assert fresh == cold == warm and _rule_entries(cache_dir)
+    assert '"PL101"' in fresh[1]
+    config = repo / ".policylint.yaml"
+    original = config.read_text()
+    assert "rules:" not in original
+    config.write_text(original + "\nrules:\n  PL101: {severity: info}\n")
+    changed = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    uncached = run_cli(["check", str(repo), "--format", "json", "--no-cache", *WHEN])
+    assert changed == uncached and changed != warm
+
+
+# --- reusing trace digests ------------------------------------------------------------------------
+
+
+def _count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = cache._file_digest
+
+    def counting(path: Path) -> str:
+        calls.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(cache, "_file_digest", counting)
+    return calls
+
+
+def test_an_unchanged_file_is_not_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)  # the file was just written: accept it at once
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    calls = _count_hashing(monkeypatch)
+    first = cache._known_digest(trace, tmp_path / "c")
+    second = cache._known_digest(trace, tmp_path / "c")
+    assert first == second == cache._file_digest(trace)
+    assert calls == ["t.csv", "t.csv"]  # the third call is the reference above, not a reuse
+
+
+def test_a_rewrite_that_keeps_size_and_mtime_is_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    before = cache._known_digest(trace, tmp_path / "c")
+    stat = trace.stat()
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,7\n")  # same size
+    os.utime(trace, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the old modification time
+    assert trace.stat().st_size == stat.st_size and trace.stat().st_mtime_ns == stat.st_mtime_ns
+    after = cache._known_digest(trace, tmp_path / "c")
+    assert after != before and after == cache._file_digest(trace)
+
+
+def test_a_file_changed_just_before_hashing_is_not_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")  # written now: within the racy window
+    calls = _count_hashing(monkeypatch)
+    cache._known_digest(trace, tmp_path / "c")
+    cache._known_digest(trace, tmp_path / "c")
+    assert calls == ["t.csv", "t.csv"]
+    assert not list((tmp_path / "c").rglob("*.json"))
+
+
+def test_a_damaged_digest_record_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    good = cache._known_digest(trace, tmp_path / "c")
+    (record,) = (tmp_path / "c").rglob("*.json")
+    for damage in ("", "{", json.dumps({"path": str(trace), "stat": [], "sha256": "0" * 64})):
+        record.write_text(damage)
+        assert cache._known_digest(trace, tmp_path / "c") == good
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(100, dtype=np.float64) * 300.0 + 1.7e9,  # a regular time axis: stored as start and step
+        np.array([-0.0, 1.0, 2.0, 3.0]),  # -0.0 rebuilt would be 0.0: must be stored as is
+        np.array([0.0, 0.1, 0.2, 0.30000000000000004, 0.4]),
+        np.array([1.0, np.nan, 3.0, 4.0]),
+        np.linspace(0.0, 1.0, 7),
+        np.array([True, False] * 50),  # packed to bits
+        np.ones(65, dtype=np.bool_),
+        np.array([5, 6, 7, 8], dtype=np.int64),
+    ],
+)
+def test_entry_arrays_come_back_bit_for_bit(tmp_path: Path, array: np.ndarray) -> None:
+    encoder = cache._Encoder()
+    document = {"format": cache.FORMAT_VERSION, "key": "k", "facts": encoder.encode((array, array.copy()))}
+    path = tmp_path / "e.entry"
+    cache._write_entry(path, document, encoder.blobs())
+    meta, arrays = cache._read_entry(path)
+    for back in cache._decode(meta["facts"], arrays):
+        assert back.dtype == array.dtype and back.shape == array.shape
+        assert back.tobytes() == array.tobytes()
+    # a flipped byte anywhere after the header is caught by the checksum
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError):
+        cache._read_entry(path)

@@ -302,8 +302,8 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
         for title, justify in (("start (UTC)", "left"), ("width", "right"), ("height", "right"),
                                ("volume", "right"), ("kind", "left")):
             table.add_column(title, justify=justify)  # type: ignore[arg-type]
-        widest = sorted(report.spikes, key=lambda s: (-s.width_seconds, -s.volume, s.start))
-        for spike in widest[:TOP_SPIKES]:
+        # only the few shown are built as objects: a trace may have thousands of spikes
+        for spike in report.spikes.widest(TOP_SPIKES):
             table.add_row(
                 format_time(spike.start),
                 _duration(spike.width_seconds),
