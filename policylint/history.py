@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.errors import PolicylintError
 
 if TYPE_CHECKING:
-    from policylint.load import LoadLimits
+    from policylint.load import Document, LoadLimits, SourceFile
     from policylint.model import Model
 
 
@@ -78,42 +78,82 @@ def changed_since(root: Path, base: str) -> Change:
     return Change(base=base, files=sorted(top / n for n in names), commit=commit, top=top)
 
 
-def previous_reserved(change: Change, model: Model, limits: LoadLimits | None = None) -> dict[str, int]:
-    """Reserved GPUs per pool at the base revision, for clusters present in both.
+def previous_reserved(
+    change: Change, model: Model, limits: LoadLimits | None = None, gpu_resources: tuple[str, ...] = ()
+) -> dict[str, int]:
+    """Reserved GPUs per pool (by qualified name) at the base revision, for pools present in both.
 
-    The old text is read within the same limits as the working tree's.
+    A pool is found again by the document that backs it - a Cluster's pool, a
+    Kueue ClusterQueue flavor, a Volcano Queue - and its name (see
+    :attr:`policylint.model.Pool.key`), whatever its kind: the base versions
+    of every file backing a pool are read and resolved by the same readers as
+    today's, so a raised ``nominalQuota`` or ``guarantee`` is a raised
+    ``reservedGpus`` like any other. The old text is read within the same limits
+    as the working tree's.
     """
-    from policylint.load import LoadLimits, SourceFile, parse_text
+    from policylint.load import LoadLimits, is_scheduler_doc
+    from policylint.resolve import resolve
+    from policylint.validate import validate_document
 
     limits = limits or LoadLimits()
-
     commit, top = change.commit, change.top
     if commit is None or top is None:
         return {}
-    out: dict[str, int] = {}
-    for cluster in model.clusters.values():
-        try:
-            rel = Path(cluster.doc.source.path).resolve().relative_to(top.resolve()).as_posix()
-        except ValueError:
+    files: set[str] = set()
+    for pool in model.pools:
+        files |= {pool.doc.source.path.as_posix(), pool.cluster.doc.source.path.as_posix()}
+    for doc in _scheduler_documents(model):
+        files.add(doc.source.path.as_posix())
+    clusters: list[Document] = []
+    scheduler_docs: list[Document] = []
+    for path in sorted(files):
+        old = _read_at(commit, top, Path(path), limits)
+        if old is None:
             continue
-        try:
-            blob = commit.tree / rel
-            if blob.size > limits.max_file_bytes:
-                continue  # refused today too: never read an oversized file from history
-            text = blob.data_stream.read().decode("utf-8")
-        except (KeyError, ValueError, TypeError, AttributeError):
-            continue  # new file, not a file, or unreadable at base: nothing to compare with
-        old = SourceFile(path=Path(rel), display=rel, text=text)
-        parse_text(old, limits)
         for doc in old.documents:
-            if doc.kind != "Cluster" or doc.name != cluster.name:
-                continue
-            spec = doc.data.get("spec")
-            pools = spec.get("pools") if isinstance(spec, dict) else None
-            if not isinstance(pools, list):
-                continue
-            for pool in pools:
-                if isinstance(pool, dict) and isinstance(pool.get("reservedGpus"), int):
-                    out[f"{cluster.name}/{pool.get('name')}"] = int(pool["reservedGpus"])
+            if doc.is_policylint and doc.kind == "Cluster" and not validate_document(doc):
+                clusters.append(doc)
+            elif is_scheduler_doc(doc):
+                scheduler_docs.append(doc)
+    if not clusters and not scheduler_docs:
+        return {}
+    from policylint import schedulers
+
+    before, _ = resolve(clusters, model.root, [], scheduler_docs, gpu_resources or schedulers.GPU_RESOURCES)
+    reserved = {
+        pool.key: pool.spec["reservedGpus"]
+        for pool in [*before.pools, *schedulers.all_pools(before)]
+        if isinstance(pool.spec.get("reservedGpus"), int)
+    }
+    out = {pool.qualified: reserved[pool.key] for pool in model.pools if pool.key in reserved}
     change.reserved_before = out
     return out
+
+
+def _scheduler_documents(model: Model) -> list[Document]:
+    """Every scheduler document the model read (cohorts and flavors shape a queue's pool too)."""
+    out: list[Document] = []
+    for index in model.schedulers.values():
+        for name in ("flavors", "cluster_queues", "cohorts", "queues"):
+            out.extend(getattr(index, name, {}).values())
+    return out
+
+
+def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFile | None:
+    """The file at the base revision, parsed; None when it did not exist or cannot be read there."""
+    from policylint.load import SourceFile, parse_text
+
+    try:
+        rel = path.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+    try:
+        blob = commit.tree / rel
+        if blob.size > limits.max_file_bytes:
+            return None  # refused today too: never read an oversized file from history
+        text = blob.data_stream.read().decode("utf-8")
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return None  # new file, not a file, or unreadable at base: nothing to compare with
+    old = SourceFile(path=Path(rel), display=rel, text=text)
+    parse_text(old, limits)
+    return old

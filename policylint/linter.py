@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 from policylint.errors import PolicylintError
-from policylint.finding import Finding, sort_findings
+from policylint.finding import Finding, Severity, sort_findings
 from policylint.load import (
     Document,
     LoadLimits,
@@ -52,6 +52,9 @@ class LintOptions:
     trace_limits: TraceLimits | None = None  # bounds for reading measurements (None: the readers' defaults)
     cache_dir: Path | None = None  # measurement cache folder (None: measure everything afresh)
     jobs: int = 1  # processes measuring workloads (results identical to 1)
+    #: the folder loaded and resolved as the repository (None: ``root``). Only test harnesses whose
+    #: small repositories share files above them (the rule fixtures' traces) set it.
+    repository: Path | None = None
 
 
 @dataclass
@@ -69,6 +72,9 @@ class LintResult:
     stale_baseline: list[dict[str, str]] = field(default_factory=list)
     #: the facts the rules judged (kept so that --fix reads the same numbers without measuring again)
     views: list[View] = field(default_factory=list)
+    #: errors of loading, validation and resolution anywhere in the root, before any filter or scope:
+    #: a model built despite them is incomplete (``export`` refuses to write from it)
+    model_errors: list[Finding] = field(default_factory=list)
     #: the pooled demand of every pool the rules judged (series included), by ``cluster/pool``, for the HTML report
     pools: dict[str, PoolFacts] = field(default_factory=dict)
 
@@ -84,20 +90,27 @@ def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile
 
 
 def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
-    """Run the whole pipeline over ``paths``.
+    """Run the whole pipeline: the repository root is always loaded and resolved.
 
-    Raises :class:`PolicylintError` when nothing policylint can read was found:
-    a gate that passes on nothing would hide a misconfigured path.
+    ``paths`` only choose what is *reported*: a workload is judged with the
+    cluster it names, a pool with all its workloads, whatever file or folder
+    was asked for. The named paths are read first (so their documents claim
+    their names before the rest of the root does), then the root for context;
+    findings outside ``paths`` are dropped at the end. Every command that needs
+    the model (check, baseline, export, bands of a pool) comes through here.
+
+    Raises :class:`PolicylintError` when nothing policylint can read was found
+    in ``paths``: a gate that passes on nothing would hide a misconfigured path.
     """
     from policylint.resolve import resolve
     from policylint.validate import validate_document
 
-    sources = load_sources(paths, options)
+    scope = Scope.of(paths, options.repository or options.root)
+    sources = load_sources([*paths, options.repository or options.root], options)
     findings: list[Finding] = []
     valid: list[Document] = []
     scheduler_docs: list[Document] = []
-    broken: dict[str, set[str]] = {}
-    n_docs = 0
+    broken: list[Document] = []
     for source in sources:
         findings.extend(source.findings)
         for doc in source.documents:
@@ -105,31 +118,29 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
                 if is_scheduler_doc(doc):
                     scheduler_docs.append(doc)
                 continue
-            n_docs += 1
             problems = validate_document(doc)
             if problems:
                 findings.extend(problems)
-                if doc.kind and doc.name:
-                    broken.setdefault(doc.kind, set()).add(doc.name)
+                broken.append(doc)
             else:
                 valid.append(doc)
-    if n_docs == 0 and not findings and not scheduler_docs:
-        shown = ", ".join(str(p) for p in paths)
-        raise PolicylintError(
-            f"no policylint documents found in {shown} (looked for YAML files with apiVersion: policylint/v1)"
-        )
+    scoped = [s for s in sources if scope.holds(s.path)]
+    scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)
     findings.extend(problems)
     result = LintResult(
         findings=[],
         sources={s.display: s for s in sources},
         model=model,
-        documents=n_docs + len(scheduler_docs),
-        files=len(sources),
+        documents=sum(
+            1 for s in scoped for d in s.documents if d.is_policylint or is_scheduler_doc(d)
+        ),
+        files=len(scoped),
+        model_errors=sort_findings([f for f in findings if f.severity is Severity.ERROR]),
     )
     if options.ruleset is None:
         result.findings = sort_findings(findings)
-        return result
+        return scope.narrow(result)
     judged, result.views, result.pools = judge(model, options)
     findings.extend(judged)
     from policylint.filter import FilterSettings, apply_filters
@@ -147,7 +158,69 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     result.suppressed = sorted(suppressed, key=lambda x: x[0].sort_key())
     result.baselined = sort_findings(baselined)
     result.stale_baseline = stale
-    return result
+    return scope.narrow(result)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a run reports on: files and folders (real paths); empty means the whole root."""
+
+    given: tuple[Path, ...]
+    real: tuple[str, ...]
+    root: Path
+
+    @classmethod
+    def of(cls, paths: Sequence[Path], root: Path) -> Scope:
+        import os
+
+        real_root = os.path.realpath(root)
+        real = tuple(os.path.realpath(p) for p in paths)
+        # a path at or above the root reports on everything the root holds
+        if not real or any(real_root == r or real_root.startswith(r.rstrip(os.sep) + os.sep) for r in real):
+            return cls(tuple(paths), (), root)
+        return cls(tuple(paths), real, root)
+
+    def holds(self, file: Path | str) -> bool:
+        """True when ``file`` is reported on."""
+        import os
+
+        if not self.real:
+            return True
+        real = os.path.realpath(file)
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.real)
+
+    def require_readable(self, sources: Sequence[SourceFile]) -> None:
+        """Refuse a scope with nothing policylint reads: a named file, or all the named folders together."""
+
+        def readable(source: SourceFile) -> bool:
+            return bool(source.findings) or any(d.is_policylint or is_scheduler_doc(d) for d in source.documents)
+
+        import os
+
+        for given in self.given:
+            if given.is_dir():
+                continue
+            real = os.path.realpath(given)
+            if not any(os.path.realpath(s.path) == real and readable(s) for s in sources):
+                raise PolicylintError(
+                    f"no policylint documents found in {given} (looked for YAML files with apiVersion: policylint/v1)"
+                )
+        if not any(readable(s) for s in sources):
+            shown = ", ".join(str(p) for p in self.given)
+            raise PolicylintError(
+                f"no policylint documents found in {shown} (looked for YAML files with apiVersion: policylint/v1)"
+            )
+
+    def narrow(self, result: LintResult) -> LintResult:
+        """Drop what lies outside the scope from what ``result`` reports."""
+        if not self.real:
+            return result
+        result.findings = [f for f in result.findings if self.holds(f.file)]
+        result.suppressed = [(f, r) for f, r in result.suppressed if self.holds(f.file)]
+        result.baselined = [f for f in result.baselined if self.holds(f.file)]
+        # baseline entries name files relative to the root
+        result.stale_baseline = [e for e in result.stale_baseline if self.holds(self.root / e.get("file", ""))]
+        return result
 
 
 def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View], dict[str, PoolFacts]]:
@@ -172,7 +245,7 @@ def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]
         from policylint.views import History
 
         history = History(
-            reserved_before=previous_reserved(options.change, model),
+            reserved_before=previous_reserved(options.change, model, options.limits, options.gpu_resources),
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
     views = build_views(model, facts, now, history, pools)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -60,18 +60,65 @@ class LoadLimits:
     max_documents: int = MAX_DOCUMENTS  # per file
 
 
+def pointer(path: Iterable[str | int]) -> str:
+    """A document path as text: keys escaped as in a JSON Pointer (RFC 6901), joined by ``/``.
+
+    ``~`` is written ``~0`` and ``/`` is written ``~1``, so a Volcano key such as
+    ``nvidia.com/gpu`` stays one step of the path. The leading ``/`` of a JSON
+    Pointer is left out (``spec/pools/0/reservedGpus``): a path without ``/`` or
+    ``~`` in its keys reads as it always did, so recorded baselines still match.
+    """
+    return "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def parse_pointer(text: str) -> tuple[str, ...]:
+    """The keys of a path written by :func:`pointer` (list indexes stay text)."""
+    if not text:
+        return ()
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in text.split("/"))
+
+
+class Span(NamedTuple):
+    """Where one node of a document is written in its file.
+
+    ``line``/``column`` and ``end_line``/``end_column`` are 1-based (the end is
+    just past the node); ``start``/``end`` are character offsets into the
+    source's text, so ``text[start:end]`` is exactly the node as written.
+    ``style`` is a scalar's style - ``plain``, ``single``, ``double``,
+    ``literal`` or ``folded`` - and None for a mapping or sequence.
+    ``via`` is ``alias`` when the value reached this path through an alias
+    (``*name``), ``merge`` when through a merge key (``<<``), None when it is
+    written right there: a shared text must not be edited in place.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    start: int
+    end: int
+    style: str | None
+    via: str | None = None  # a tuple, not a dataclass: an alias bomb builds up to max_nodes of them
+
+
+_STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
+
+
 class PositionIndex:
-    """Maps a document path to the 1-based (line, column) where it is written.
+    """Maps a document path to where it is written: key and value positions, value spans.
 
     Two marks are kept per mapping entry: where its key starts and where its
     value starts. :meth:`locate` prefers the key, because ``reservedGpus: 64``
     should point at ``reservedGpus`` and a nested block should point at its
-    heading rather than at its first child.
+    heading rather than at its first child. Every value also has a
+    :class:`Span` (start and end, scalar style, alias provenance), which the
+    byte-preserving editor of ``--fix`` and ``export --update`` builds on.
     """
 
     def __init__(self) -> None:
         self._values: dict[DocPath, tuple[int, int]] = {}
         self._keys: dict[DocPath, tuple[int, int]] = {}
+        self._spans: dict[DocPath, Span] = {}
 
     def add_value(self, path: DocPath, line: int, column: int) -> None:
         self._values.setdefault(path, (line, column))
@@ -79,9 +126,21 @@ class PositionIndex:
     def add_key(self, path: DocPath, line: int, column: int) -> None:
         self._keys.setdefault(path, (line, column))
 
+    def add_span(self, path: DocPath, span: Span) -> None:
+        self._spans.setdefault(path, span)
+        self._values.setdefault(path, (span.line, span.column))
+
     def value(self, path: DocPath) -> tuple[int, int] | None:
         """Exact position of the value at ``path``, or None."""
         return self._values.get(tuple(path))
+
+    def span(self, path: Iterable[str | int]) -> Span | None:
+        """The exact :class:`Span` of the value at ``path``, or None when it is not written."""
+        return self._spans.get(tuple(path))
+
+    def spans(self) -> dict[DocPath, Span]:
+        """Every value's span, by path (a copy: the index stays as built)."""
+        return dict(self._spans)
 
     def locate(self, path: Iterable[str | int]) -> tuple[int, int]:
         """Position of ``path`` or of its nearest ancestor that has one."""
@@ -169,7 +228,7 @@ class Document:
             message=message,
             hint=hint,
             doc_index=self.index,
-            doc_path="/".join(str(x) for x in p),
+            doc_path=pointer(p),
             subject=subject,
             target=target,
             figures=figures,
@@ -241,10 +300,17 @@ class _Builder:
         self.budget = budget
         self.visits = 0
         self.active: set[int] = set()
+        self.built: set[int] = set()  # nodes built once already (a second visit is through an alias)
+        self.spans: dict[tuple[int, str | None], Span] = {}
         self.constructor = yaml.constructor.SafeConstructor()
         self.findings: list[Finding] = []
 
-    def build(self, node: yaml.Node, path: DocPath = ()) -> Any:
+    def build(self, node: yaml.Node, path: DocPath = (), via: str | None = None) -> Any:
+        """Plain data of ``node`` at ``path``; ``via`` says how a shared node was reached (alias, merge)."""
+        # The composer hands an alias the anchored node itself: a node met again is an alias.
+        if via is None and id(node) in self.built:
+            via = "alias"
+        self.built.add(id(node))
         self.visits += 1
         self.budget.visits += 1
         if self.budget.visits > self.limits.max_nodes:
@@ -255,8 +321,14 @@ class _Builder:
             )
         if len(path) > self.limits.max_depth:
             raise _Rejected(f"document nests deeper than {self.limits.max_depth} levels; refused", node.start_mark)
-        mark = node.start_mark
-        self.positions.add_value(path, mark.line + 1, mark.column + 1)
+        # One Span per node and provenance: an alias bomb revisits a few nodes up to max_nodes times.
+        span = self.spans.get((id(node), via))
+        if span is None:
+            mark, end = node.start_mark, node.end_mark
+            style = _STYLES.get(node.style, "plain") if isinstance(node, yaml.ScalarNode) else None
+            span = Span(mark.line + 1, mark.column + 1, end.line + 1, end.column + 1, mark.index, end.index, style, via)
+            self.spans[(id(node), via)] = span
+        self.positions.add_span(path, span)
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node)
         if id(node) in self.active:
@@ -264,9 +336,9 @@ class _Builder:
         self.active.add(id(node))
         try:
             if isinstance(node, yaml.SequenceNode):
-                return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
+                return [self.build(child, (*path, i), via) for i, child in enumerate(node.value)]
             if isinstance(node, yaml.MappingNode):
-                return self._mapping(node, path)
+                return self._mapping(node, path, via)
         finally:
             self.active.discard(id(node))
         raise _Rejected(f"unsupported YAML node {type(node).__name__}", node.start_mark)  # pragma: no cover
@@ -298,7 +370,7 @@ class _Builder:
             return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
         raise _Rejected("mapping keys must be plain scalars", node.start_mark)
 
-    def _mapping(self, node: yaml.MappingNode, path: DocPath) -> dict[Any, Any]:
+    def _mapping(self, node: yaml.MappingNode, path: DocPath, via: str | None) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         explicit: dict[Any, yaml.Mark] = {}
         merged: list[yaml.Node] = []
@@ -329,10 +401,10 @@ class _Builder:
                 explicit[key] = km
             child = (*path, key if isinstance(key, (str, int)) else str(key))
             self.positions.add_key(child, km.line + 1, km.column + 1)
-            result[key] = self.build(value_node, child)
+            result[key] = self.build(value_node, child, via)
         # Merge keys (<<) supply defaults; explicit keys win, earlier merges win.
         for source in merged:
-            value = self.build(source, path)
+            value = self.build(source, path, via or "merge")
             if not isinstance(value, dict):
                 raise _Rejected("merge key '<<' needs a mapping or a list of mappings", source.start_mark)
             for k, v in value.items():

@@ -131,19 +131,48 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
+def broken_names(documents: list[Document]) -> dict[str, set[str]]:
+    """Per kind, the names documents that failed validation still declare.
+
+    A reference to one of them is not reported again as unknown: the schema
+    finding already says what is wrong there. The pools of a broken Cluster are
+    read from its raw data as far as it goes (key ``Pool``, as ``cluster/pool``
+    and as the bare pool name; ``*`` when its pool list is unreadable), so that a reference to a pool it does not
+    declare - a typo - is still an unknown pool.
+    """
+    out: dict[str, set[str]] = {}
+    for doc in documents:
+        if not doc.kind or not doc.name:
+            continue
+        out.setdefault(doc.kind, set()).add(doc.name)
+        if doc.kind != "Cluster":
+            continue
+        spec = doc.data.get("spec")
+        pools = spec.get("pools") if isinstance(spec, dict) else None
+        if not isinstance(pools, list):
+            # nothing readable: any pool name may have been meant, so none is called unknown
+            out.setdefault("Pool", set()).update({"*", f"{doc.name}/*"})
+            continue
+        for pool in pools:
+            name = pool.get("name") if isinstance(pool, dict) else None
+            if isinstance(name, str):
+                out.setdefault("Pool", set()).update({name, f"{doc.name}/{name}"})
+    return out
+
+
 def resolve(
     documents: list[Document],
     root: Path,
-    broken_names: dict[str, set[str]] | None = None,
+    broken_documents: list[Document] | None = None,
     scheduler_documents: list[Document] | None = None,
     gpu_resources: tuple[str, ...] = (),
 ) -> tuple[Model, list[Finding]]:
     """Build the model from valid documents; return it with reference findings.
 
-    ``broken_names`` lists, per kind, names of documents that failed validation:
-    references to them are not reported again as unknown.
+    ``broken_documents`` failed validation: references to the names they
+    declare are not reported again as unknown (see :func:`broken_names`).
     """
-    broken = broken_names or {}
+    broken = broken_names(broken_documents or [])
     model = Model(root=root)
     findings: list[Finding] = []
     seen: dict[tuple[str, str], Document] = {}
@@ -256,7 +285,19 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
         cluster = model.clusters.get(cluster_name)
         if cluster is None:
             if cluster_name in broken.get("Cluster", set()):
-                return []
+                declared = broken.get("Pool", set())
+                if {f"{cluster_name}/{pool_name}", f"{cluster_name}/*"} & declared:
+                    return []
+                known = sorted(n.split("/", 1)[1] for n in declared if n.startswith(f"{cluster_name}/"))
+                return [
+                    doc.finding(
+                        "PL020",
+                        "unresolved-reference",
+                        f"cluster '{cluster_name}' has no pool '{pool_name}'"
+                        + (f" (known: {', '.join(known)})" if known else ""),
+                        ("spec", "pool"),
+                    )
+                ]
             return [
                 doc.finding(
                     "PL020",
@@ -278,7 +319,7 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
     else:
         candidates = _pool_candidates(model, pool_name)
         if not candidates:
-            if broken.get("Cluster"):
+            if {pool_name, "*"} & broken.get("Pool", set()):
                 return []
             known = sorted({p.name for p in model.pools})
             return [

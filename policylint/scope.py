@@ -10,6 +10,8 @@ depends on them:
 * a changed workload -> itself, its pool and the pool's other workloads (pooled
   demand), its cluster, proposals citing it;
 * a changed cluster -> its pools, their workloads, proposals for it;
+* a changed scheduler queue (Kueue ClusterQueue, Volcano Queue) -> the pools it
+  backs, their cluster and workloads, proposals for that cluster;
 * a changed proposal -> itself;
 * a changed configuration file, rule file (in a ``rule-dirs`` folder or given
   with ``--rule-dir``) or baseline file -> everything: each of them can change
@@ -66,6 +68,12 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
                 subjects.add(_pool(pool))
                 for w in pool.workloads:
                     subjects.add(f"workload {w.name}")
+        # A pool is backed by its own document, whatever its kind: a Kueue ClusterQueue or a
+        # Volcano Queue is not the document of the synthetic cluster (cohort, parent queue).
+        for pool in c.pools.values():
+            if _abs(pool.doc.source.path) in files:
+                subjects |= {f"cluster {c.name}", _pool(pool)}
+                subjects |= {f"workload {w.name}" for w in pool.workloads}
     for p in model.proposals.values():
         touched = _abs(p.doc.source.path) in files
         touched |= p.cluster is not None and f"cluster {p.cluster.name}" in subjects

@@ -99,17 +99,21 @@ class Session:
         )
 
     def lint(self) -> LintResult:
-        """Run the linter; narrowed to a change with --changed-files or --diff."""
+        """Run the one pipeline (:func:`policylint.linter.lint`) and narrow what it reports.
+
+        The repository root is always loaded and resolved; PATH arguments narrow
+        the report to what they hold. With ``--changed-files`` the PATHs are the
+        changed files; with ``--diff`` the files changed since the base, within
+        the PATHs when some were given. A change is reported on together with
+        everything that depends on it (see :mod:`policylint.scope`).
+        """
+        from policylint.errors import PolicylintError
         from policylint.scope import narrow
 
         if self.changed_files:
             if not self.explicit_paths:
-                from policylint.errors import PolicylintError
-
                 raise PolicylintError("--changed-files needs the changed files as PATH arguments")
             import os
-
-            from policylint.errors import PolicylintError
 
             changed: list[Path] = []
             root = os.path.realpath(self.config.root)
@@ -121,65 +125,15 @@ class Session:
                     # it cannot be a change of this repository; linting would judge the wrong tree
                     raise PolicylintError(f"--changed-files: {p} is outside the repository root {self.config.root}")
                 changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
-            result = lint([self.config.root], self.options)
-            return narrow(result, changed, self.config)
+            return narrow(lint([self.config.root], self.options), changed, self.config)
         if self.diff_base is not None:
             from policylint.history import changed_since
 
             change = changed_since(self.config.root, self.diff_base)
             self.options.change = change
-            # The whole repository is linted: a pool is judged with all its workloads.
-            result = lint([self.config.root], self.options)
-            return narrow(result, change.files, self.config)
-        if self._files_in_root():
-            return self._lint_files_in_context()
+            paths = self.paths if self.explicit_paths else [self.config.root]
+            return narrow(lint(paths, self.options), change.files, self.config)
         return lint(self.paths, self.options)
-
-    def _files_in_root(self) -> bool:
-        """True when every PATH is a file inside the repository root (not the root's only content)."""
-        import os
-
-        root = os.path.realpath(self.config.root)
-        for p in self.paths:
-            if not p.is_file():
-                return False
-            if not os.path.realpath(p).startswith(root + os.sep):
-                return False
-        return True
-
-    def _lint_files_in_context(self) -> LintResult:
-        """Check single files with the whole repository as context.
-
-        A proposal names a cluster and workloads, a workload names a pool: judged
-        alone, a file would only produce unresolved references. The repository
-        root is loaded for context and the report is narrowed to the named files.
-        """
-        import os
-
-        from policylint.errors import PolicylintError
-        from policylint.load import is_scheduler_doc
-
-        result = lint([*self.paths, self.config.root], self.options)
-        named = {os.path.realpath(p) for p in self.paths}
-        for p in self.paths:
-            source = next((s for s in result.sources.values() if os.path.realpath(s.path) == os.path.realpath(p)), None)
-            readable = source is not None and (
-                bool(source.findings) or any(d.is_policylint or is_scheduler_doc(d) for d in source.documents)
-            )
-            if not readable:
-                raise PolicylintError(
-                    f"no policylint documents found in {p} (looked for YAML files with apiVersion: policylint/v1)"
-                )
-
-        def keep(file: str) -> bool:
-            return os.path.realpath(file) in named
-
-        result.findings = [f for f in result.findings if keep(f.file)]
-        result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file)]
-        result.baselined = [f for f in result.baselined if keep(f.file)]
-        result.files = len(named)
-        result.documents = sum(len(s.documents) for s in result.sources.values() if os.path.realpath(s.path) in named)
-        return result
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}

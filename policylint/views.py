@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from policylint.load import Document, DocPath
+from policylint.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FACTS
+from policylint.schedulers import POOL_FACTS as SCHEDULER_POOL_FACTS
 
 if TYPE_CHECKING:
     from policylint.measure import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
 
-FACTS: dict[str, dict[str, str]] = {
+_OWN_FACTS: dict[str, dict[str, str]] = {
     "workload": {
         "name": "metadata.name",
         "team": "metadata.team",
@@ -170,20 +172,61 @@ FACTS: dict[str, dict[str, str]] = {
     },
 }
 
-
-def _extend_facts() -> None:
-    from policylint.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FACTS
-    from policylint.schedulers import POOL_FACTS
-
-    for name, description in POOL_FACTS.items():
-        FACTS["pool"].setdefault(name, description)
-    for name, description in POOLED_POOL_FACTS.items():
-        FACTS["pool"].setdefault(name, description)
-    for name, description in POOLED_WORKLOAD_FACTS.items():
-        FACTS["workload"].setdefault(name, description)
+#: Every fact per subject: policylint's own, the scheduler facts of a pool and the pooled
+#: demand facts, declared here in one place (rule files are checked against it when they load).
+FACTS: dict[str, dict[str, str]] = {
+    "workload": {**_OWN_FACTS["workload"], **POOLED_WORKLOAD_FACTS},
+    "pool": {**_OWN_FACTS["pool"], **SCHEDULER_POOL_FACTS, **POOLED_POOL_FACTS},
+    "cluster": dict(_OWN_FACTS["cluster"]),
+    "proposal": dict(_OWN_FACTS["proposal"]),
+}
 
 
-_extend_facts()
+#: Where a finding on a pool fact points: the place (:data:`policylint.model.POOL_PLACES`) it is
+#: written at, for a Cluster pool and a scheduler queue alike. Facts not named here point at the
+#: pool's name.
+POOL_FACT_PLACES: dict[str, str] = {
+    "name": "name",
+    "reserved_gpus": "reserved",
+    "committed_gpus": "reserved",
+    "reserved_gpus_before": "reserved",  # before and now compared where the reserved GPUs are written
+    "elastic_gpus": "elastic",
+    "capacity_gpus": "capacity",
+    "sustained_max_gpus": "capacity",
+    "measured_workload_count": "demand",
+    "pooled_window_days": "name",
+    "overflow": "overflow",
+    "queue_max_depth": "queue",
+    "queue_max_wait_seconds": "queue",
+    "queue_needs": "queue_needs",
+    # where PL206 and PL207 point: the limit that is too small
+    "queue_depth_limit": "queue_depth",
+    "queue_wait_limit": "queue_wait",
+    "gang": "gang",
+    "preemption": "preemption",
+    "multi_gpu_jobs": "scheduling",
+    "serves": "serves",
+    "classes": "serves",
+    "tolerance_spread": "name",
+    "resident_gib_total": "gpu",
+    "memory_gib_total": "gpu",
+    "resident_gib_per_gpu": "gpu",
+    "reclaims_in_time": "reclaim",
+}
+
+
+def _check_fact_places() -> None:
+    """Every mapped pool fact is a known fact at a known place; fails at start-up, not with a lost finding."""
+    from policylint.model import POOL_PLACES
+
+    facts = set(FACTS["pool"]) | {"queue_depth_limit", "queue_wait_limit"}  # limits: finding places only
+    bad = sorted(f for f in POOL_FACT_PLACES if f not in facts)
+    bad += sorted(f"{f} -> {p}" for f, p in POOL_FACT_PLACES.items() if p not in POOL_PLACES)
+    if bad:
+        raise RuntimeError(f"pool facts mapped to unknown facts or places: {', '.join(bad)}")
+
+
+_check_fact_places()
 
 
 @dataclass
@@ -547,39 +590,8 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
 
     v.update({name: None for name in POOL_FACTS})
     v.update(pool_facts(pool))
-    base = pool.doc_path
-    paths = {
-        "name": (*base, "name"),
-        "reserved_gpus": (*base, "reservedGpus"),
-        "committed_gpus": (*base, "reservedGpus"),
-        "elastic_gpus": (*base, "elastic", "maxGpus"),
-        "capacity_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
-        "sustained_max_gpus": (*base, "elastic") if "elastic" in spec else (*base, "reservedGpus"),
-        "measured_workload_count": (*base, "elastic") if "elastic" in spec and not spec.get("reservedGpus")
-        else (*base, "reservedGpus"),
-        "pooled_window_days": (*base, "name"),
-        "overflow": (*base, "overflow"),
-        "queue_max_depth": (*base, "queue"),
-        "queue_max_wait_seconds": (*base, "queue"),
-        "gang": (*base, "scheduling"),
-        "preemption": (*base, "scheduling"),
-        "serves": (*base, "serves"),
-        "classes": (*base, "serves"),
-        "tolerance_spread": (*base, "name"),
-        "multi_gpu_jobs": (*base, "scheduling") if "scheduling" in spec else (*base, "name"),
-        "queue_needs": (*base, "queue") if "queue" in spec else (*base, "name"),
-        # where PL206 and PL207 point: the limit that is too small
-        "queue_depth_limit": (*base, "queue", "maxDepth"),
-        "queue_wait_limit": (*base, "queue", "maxWaitSeconds"),
-        "resident_gib_total": (*base, "gpu"),
-        "memory_gib_total": (*base, "gpu"),
-        "resident_gib_per_gpu": (*base, "gpu"),
-    }
-    paths.update(pool.paths)  # scheduler pools: facts live on the manifest's own lines
-    for fact, source in (("measured_workload_count", "reserved_gpus"), ("pooled_window_days", "name")):
-        if source in pool.paths and fact not in pool.paths:
-            paths[fact] = pool.paths[source]
-    return View("pool", f"pool {pool.qualified}", pool.doc, pool.paths.get("name", (*base, "name")), v, paths)
+    paths = {fact: pool.place(place) for fact, place in POOL_FACT_PLACES.items()}
+    return View("pool", f"pool {pool.qualified}", pool.doc, pool.place("name"), v, paths)
 
 
 @dataclass(frozen=True)
@@ -647,7 +659,6 @@ def build_views(
     for pool in model.pools:
         pool_workload_facts(pool, pviews[pool.qualified], wviews)
         pviews[pool.qualified].facts.update(_history_facts(pool, history))
-        pviews[pool.qualified].paths.setdefault("reserved_gpus_before", (*pool.doc_path, "reservedGpus"))
     views: list[View] = list(wviews.values())
     views += [pviews[k] for k in sorted(pviews)]
     for name in sorted(model.clusters):

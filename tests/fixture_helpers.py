@@ -43,8 +43,13 @@ def expected_marks(folder: Path, code: str) -> set[tuple[str, int]]:
     return {(file, line) for file, line, c in all_marks(folder) if c == code}
 
 
+def run_fixture(folder: Path) -> LintResult:
+    """Lint one rule fixture folder: its own repository, with the traces shared under the fixtures root."""
+    return lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=RULESET, repository=folder))
+
+
 def reported_marks(folder: Path, code: str) -> set[tuple[str, int]]:
-    result = run([folder], FIXTURES)
+    result = run_fixture(folder)
     return {
         ((Path.cwd() / f.file).resolve().relative_to(folder.resolve()).as_posix(), f.line)
         for f in result.findings

@@ -74,3 +74,24 @@ def test_decrease_is_fine(repo: Path) -> None:
     raise_batch_reserved(repo, 19)
     code, found = findings(repo)
     assert (code, found) == (0, [])
+
+
+def test_raising_a_kueue_nominal_quota_is_flagged_like_reserved_gpus(tmp_path: Path) -> None:
+    """History used to re-read only `kind: Cluster`: a ClusterQueue's pool never had a base figure."""
+    root = tmp_path / "kueue"
+    shutil.copytree(EXAMPLES / "kueue", root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    queues = root / "kueue" / "cluster-queues.yaml"
+    text = queues.read_text()
+    assert text.count("nominalQuota: 22") == 1
+    queues.write_text(text.replace("nominalQuota: 22", "nominalQuota: 23"))
+    line = 1 + text.splitlines().index("        nominalQuota: 22")
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", "kueue/cluster-queues.yaml", line)]
+    assert "reserves 23 GPUs, up from 22" in str(found[0]["message"])
+    # the same figure again is no increase; lowering it is fine
+    queues.write_text(text.replace("nominalQuota: 22", "nominalQuota: 21"))
+    assert findings(root) == (0, [])

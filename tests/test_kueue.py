@@ -53,7 +53,7 @@ def test_real_manifests_have_no_findings(tmp_path: Path) -> None:
 
 
 def test_real_manifests_map_to_pools(tmp_path: Path) -> None:
-    result = run([DATA / "kueue"], DATA, rules=True)
+    result = run([DATA / "kueue"], DATA / "kueue", rules=True)  # the folder is the repository (kueue-hami is another)
     assert result.findings == []
     index = result.model.schedulers["kueue"]
     assert sorted(index.local_queues) == ["default/tas-user-queue", "default/user-queue"]
@@ -188,7 +188,7 @@ def test_cohort_mapping_v1beta1_and_v1beta2(tmp_path: Path) -> None:
     assert pools["serving.a100"].spec["elastic"]["maxGpus"] == 0
     train = pools["training"]
     assert train.spec["reservedGpus"] == 48 and train.spec["elastic"]["maxGpus"] == 4 + 10
-    assert h100.paths["reserved_gpus"] == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
+    assert h100.place("reserved") == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
 
 
 def test_bad_quantity_is_a_finding(tmp_path: Path) -> None:

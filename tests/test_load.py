@@ -302,3 +302,103 @@ def test_finding_from_a_document_carries_its_place(tmp_path: Path) -> None:
     doc = load(tmp_path, INDEXED).documents[0]
     f = doc.finding("PL999", "example", "message", ("spec", "pools", 0, "reservedGpus"), hint="do this")
     assert (f.file, f.line, f.column, f.doc_path, f.hint) == ("doc.yaml", 8, 7, "spec/pools/0/reservedGpus", "do this")
+
+
+# -- spans: start and end offsets, scalar style, alias provenance --------------------------
+
+SPANNED = """\
+defaults: &d
+  gpu: {model: "H100", memoryGiB: 80}
+pools:
+  - name: 'serving'
+    reservedGpus: 48
+    note: |
+      kept
+    gpu: *d
+  - <<: *d
+    name: batch
+"""
+
+
+def test_every_value_has_its_exact_span(tmp_path: Path) -> None:
+    source = load(tmp_path, SPANNED)
+    doc = source.documents[0]
+    text = source.text
+
+    def written(*path: str | int) -> str:
+        span = doc.positions.span(path)
+        assert span is not None
+        return text[span.start : span.end]
+
+    assert written("pools", 0, "reservedGpus") == "48"
+    assert written("pools", 0, "name") == "'serving'"
+    assert written("defaults", "gpu", "model") == '"H100"'
+    assert written("defaults", "gpu") == '{model: "H100", memoryGiB: 80}'
+    assert written("pools", 0, "note") == "|\n      kept\n"
+    span = doc.positions.span(("pools", 0, "reservedGpus"))
+    assert span is not None
+    assert (span.line, span.column, span.end_line, span.end_column) == (5, 19, 5, 21)
+    assert doc.positions.span(("pools", 0, "missing")) is None
+
+
+def test_spans_keep_the_scalar_style(tmp_path: Path) -> None:
+    doc = load(tmp_path, SPANNED).documents[0]
+    styles = {
+        path: span.style
+        for path, span in doc.positions.spans().items()
+        if path in {("pools", 0, "name"), ("pools", 0, "reservedGpus"), ("pools", 0, "note"), ("defaults", "gpu", "model"), ("pools",)}
+    }
+    assert styles == {
+        ("pools", 0, "name"): "single",
+        ("pools", 0, "reservedGpus"): "plain",
+        ("pools", 0, "note"): "literal",
+        ("defaults", "gpu", "model"): "double",
+        ("pools",): None,
+    }
+    assert load(tmp_path, "a: >\n  folded\n").documents[0].positions.span(("a",)).style == "folded"  # type: ignore[union-attr]
+
+
+def test_spans_say_what_was_reached_through_an_alias_or_a_merge_key(tmp_path: Path) -> None:
+    source = load(tmp_path, SPANNED)
+    positions = source.documents[0].positions
+    own, aliased = positions.span(("defaults", "gpu", "model")), positions.span(("pools", 0, "gpu", "gpu", "model"))
+    merged = positions.span(("pools", 1, "gpu", "memoryGiB"))
+    assert own is not None and aliased is not None and merged is not None
+    assert (own.via, aliased.via, merged.via) == (None, "alias", "merge")
+    # an alias or merged value is written once, at its anchor: the same characters
+    # an alias or merged value is written once, at its anchor: its span is those characters
+    assert (aliased.start, aliased.end) == (own.start, own.end)
+    anchor = positions.span(("defaults", "gpu", "memoryGiB"))
+    assert anchor is not None and (merged.start, merged.end) == (anchor.start, anchor.end)
+    assert positions.span(("pools", 1, "name")).via is None  # type: ignore[union-attr]
+
+
+def test_spans_are_offsets_in_characters_past_non_ascii_text(tmp_path: Path) -> None:
+    source = load(tmp_path, "note: \"é€😀\"\nreservedGpus: 8\n")
+    span = source.documents[0].positions.span(("reservedGpus",))
+    assert span is not None and source.text[span.start : span.end] == "8" and (span.start, span.end) == (26, 27)
+
+
+def test_document_paths_are_escaped_like_json_pointers(tmp_path: Path) -> None:
+    from policylint.load import parse_pointer, pointer
+
+    assert pointer(("spec", "capability", "nvidia.com/gpu")) == "spec/capability/nvidia.com~1gpu"
+    assert pointer(("a~b", 0)) == "a~0b/0"
+    assert pointer(("spec", "pools", 0, "reservedGpus")) == "spec/pools/0/reservedGpus"  # unchanged: old baselines match
+    assert parse_pointer("spec/capability/nvidia.com~1gpu") == ("spec", "capability", "nvidia.com/gpu")
+    assert parse_pointer("a~0b/~01") == ("a~b", "~1")
+    assert parse_pointer("") == ()
+    doc = load(tmp_path, "spec:\n  capability:\n    nvidia.com/gpu: 8\n").documents[0]
+    f = doc.finding("PL999", "example", "m", ("spec", "capability", "nvidia.com/gpu"))
+    assert (f.line, f.column, f.doc_path) == (3, 5, "spec/capability/nvidia.com~1gpu")
+
+
+def test_both_parsers_build_the_same_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not loader.LIBYAML and not loader._CParser:
+        pytest.skip("libyaml is not installed")
+    text = SPANNED + "---\nkind: x\nquoted: \"a\\\"b\"\nflow: [1, {b: 2}, ]\n"
+    indexes = []
+    for libyaml in (True, False):
+        monkeypatch.setattr(loader, "LIBYAML", libyaml)
+        indexes.append([d.positions.spans() for d in load(tmp_path, text).documents])
+    assert indexes[0] == indexes[1] and len(indexes[0]) == 2

@@ -202,9 +202,22 @@ spec:
 
 
 def test_references_to_invalid_documents_are_not_reported_twice(repo: Path) -> None:
-    write(repo, {"w.yaml": workload(cluster="prod")})
+    write(repo, {"w.yaml": workload(cluster="prod"), "c.yaml": CLUSTERS})
     doc = load_file(repo / "w.yaml", "w.yaml").documents[0]
-    _, findings = resolve([doc], repo, broken_names={"Cluster": {"prod"}})
+    cluster = load_file(repo / "c.yaml", "c.yaml").documents[0]  # handed over as one that failed validation
+    _, findings = resolve([doc], repo, [cluster])
+    assert findings == []
+
+
+def test_a_broken_cluster_silences_only_references_to_its_own_pools(repo: Path) -> None:
+    """A typo in a pool name is still unknown while some cluster fails validation."""
+    write(repo, {"w.yaml": workload(pool="servng"), "c.yaml": CLUSTERS})
+    doc = load_file(repo / "w.yaml", "w.yaml").documents[0]
+    cluster = load_file(repo / "c.yaml", "c.yaml").documents[0]
+    _, findings = resolve([doc], repo, [cluster])
+    assert [(f.code, f.message) for f in findings] == [("PL020", "unknown pool 'servng'")]
+    write(repo, {"w.yaml": workload()})
+    _, findings = resolve([load_file(repo / "w.yaml", "w.yaml").documents[0]], repo, [cluster])
     assert findings == []
 
 

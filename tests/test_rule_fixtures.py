@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_helpers import FIXTURES, RULESET, run
+from fixture_helpers import FIXTURES, RULESET, run_fixture
 from fixture_helpers import expected_marks as expected
 from fixture_helpers import reported_marks as reported
 
@@ -44,7 +44,7 @@ def applied_subjects(code: str, kind: str) -> set[str]:
     """The subjects rule ``code`` applied to (needs known, when met) in a fixture folder."""
     from policylint.evaluate import Applied, evaluate
 
-    result = run([FIXTURES / code / kind], FIXTURES)
+    result = run_fixture(FIXTURES / code / kind)
     applied: Applied = {}
     evaluate([RULESET.rules[code]], result.views, RULESET.params, applied)
     return applied.get(code, set())

@@ -135,3 +135,34 @@ def test_pl903_fixture() -> None:
     assert expected_marks(fail, "PL903")
     assert reported_marks(fail, "PL903") == expected_marks(fail, "PL903")
     assert reported_marks(FIXTURES / "PL903" / "pass", "PL903") == set()
+
+
+def test_a_key_with_a_slash_is_one_step_of_the_reported_path(tmp_path: Path) -> None:
+    """Volcano resource names hold '/': the document path escapes it (JSON Pointer ~1)."""
+    import json
+
+    (tmp_path / "q.yaml").write_text(QUEUES.split("---")[0] + "---" + QUEUES.split("---")[1].replace('"4"', '"four"'))
+    code, out, err = run_cli(["check", "--isolated", "--format", "json", str(tmp_path / "q.yaml")], cwd=tmp_path)
+    found = [(f["code"], f["line"], f["path"]) for f in json.loads(out)["findings"]]
+    assert (code, err) == (1, "")
+    assert found == [("PL010", 16, "spec/guarantee/resource/nvidia.com~1gpu")]
+
+
+def test_a_queue_that_makes_no_valid_pool_is_reported_on_its_manifest(tmp_path: Path) -> None:
+    """Synthetic pool specs are validated like a Cluster pool: a name no pool may have is PL010."""
+    import json
+
+    text = QUEUES.split("---")[0] + "---" + QUEUES.split("---")[1].replace("name: chat", "name: Chat_Queue")
+    (tmp_path / "q.yaml").write_text(text)
+    code, out, err = run_cli(["check", "--isolated", "--format", "json", str(tmp_path / "q.yaml")], cwd=tmp_path)
+    found = [(f["code"], f["line"], f["path"], f["message"]) for f in json.loads(out)["findings"]]
+    assert (code, err) == (1, "")
+    assert found == [
+        (
+            "PL010",
+            11,
+            "metadata/name",
+            "Queue 'Chat_Queue' does not make a valid pool 'Chat_Queue': name: "
+            "'Chat_Queue' does not match '^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$'",
+        )
+    ]

@@ -69,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
         trace_limits=config.trace_limits(),
     )
     result = lint([args.path], options)
-    if _refuse(result.findings, Severity.ERROR, "the capacity model"):
+    # A workload that failed validation drops out of its pool: its quota would be written too small.
+    # The pipeline's model errors cover the whole repository, whatever PATH narrows the report to.
+    if _refuse(result.model_errors, Severity.ERROR, "the capacity model"):
         return 1
     model = result.model
     assert model is not None

@@ -151,7 +151,7 @@ def _pool_fix(code: str, pool: Pool, view: View, reserved_after: dict[str, int])
         reserved_after[pool.qualified] = target
         if origin == "policylint":
             return _fix(code, view, (*pool.doc_path, "reservedGpus"), target)
-        path = pool.paths.get("reserved_gpus", ())
+        path = pool.place("reserved")
         if origin == "kueue" and path[-1:] == ("nominalQuota",):
             # reserved = nominalQuota - lendingLimit inside a cohort: keep what it lends, move the nominal quota
             lending = (pool.scheduler.get("lending_limit") or 0) if pool.scheduler.get("cohort") else 0
@@ -164,7 +164,7 @@ def _pool_fix(code: str, pool: Pool, view: View, reserved_after: dict[str, int])
     # PL102: reserved + elastic above the daily band: lower the elastic part.
     reserved = reserved_after.get(pool.qualified, f["reserved_gpus"])
     elastic = max(0, f["daily_gpus"] - reserved)
-    path = pool.paths.get("capacity_gpus", ())
+    path = pool.place("capacity")
     if origin == "policylint":
         if "maxGpus" not in (pool.spec.get("elastic") or {}):
             return None, "no elastic.maxGpus to lower; lower the reservation"

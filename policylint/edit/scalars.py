@@ -1,8 +1,9 @@
 """Surgical edits of scalar spans in YAML text.
 
-The file is composed again with PyYAML; each node carries the character index
-where it starts and ends in the text, so replacing exactly that span changes
-the value and nothing else. A round-trip YAML library would re-emit the whole
+The file is read again by the linter's loader; its position index records the
+character offsets where each value starts and ends, its scalar style and
+whether it was reached through an alias, so replacing exactly that span
+changes the value and nothing else. A round-trip YAML library would re-emit the whole
 document and could reflow quoting, indentation or comments; slicing the text
 cannot.
 
@@ -20,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import yaml
+
+from policylint.load import Span
 
 DocPath = tuple[str | int, ...]
 Scalar = int | float | str | bool
@@ -49,18 +52,9 @@ class EditResult:
 
 
 def _show(path: DocPath) -> str:
-    return "/".join(str(p) for p in path)
+    from policylint.load import pointer
 
-
-def _child(node: yaml.Node, key: str | int) -> yaml.Node | None:
-    """The node under ``key``; only explicit keys (a merged ``<<`` value is not the document's own)."""
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-        return node.value[key] if 0 <= key < len(node.value) else None
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge" and k.value == str(key):
-                return v
-    return None
+    return pointer(path)
 
 
 def _plain_text(value: Scalar) -> str:
@@ -77,65 +71,74 @@ def _resolve(text: str) -> str:
     return str(yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False)))
 
 
-def _replacement(text: str, node: yaml.ScalarNode, value: Scalar) -> tuple[str | None, str]:
+_QUOTES = {"single": "'", "double": '"'}
+
+
+def _replacement(old: str, span: Span, value: Scalar) -> tuple[str | None, str]:
     """(new span text, '') or (None, reason the value cannot be rewritten here)."""
-    old = text[node.start_mark.index : node.end_mark.index]
-    if node.style in ("|", ">"):
+    if span.style in ("literal", "folded"):
         return None, "block scalar"
     if old.startswith(("&", "!")):
         return None, "anchored or tagged value (other places may share it)"
     new = _plain_text(value)
-    if node.style in ('"', "'"):
+    quote = _QUOTES.get(span.style or "")
+    if quote is not None:
         if any(c in new for c in "\"'\\\n"):
             return None, "quoted value needs escaping"
-        return node.style + new + node.style, ""
-    if _resolve(new) != node.tag:
-        return None, f"new value {new!r} would change the YAML type ({node.tag.rsplit(':', 1)[-1]})"
+        return quote + new + quote, ""
+    tag = _resolve(old)
+    if _resolve(new) != tag:
+        return None, f"new value {new!r} would change the YAML type ({tag.rsplit(':', 1)[-1]})"
     return new, ""
 
 
 def apply_edits(text: str, edits: Sequence[ScalarEdit]) -> EditResult:
     """Apply ``edits`` to YAML ``text``, changing only the characters of each edited scalar.
 
-    A text that does not compose (YAML error) is returned untouched with
-    :attr:`EditResult.error` set: nothing is written into a file that the
-    linter could not read.
+    The text is read by the linter's own loader; the position index gives each
+    scalar's exact span (start and end offsets), its style and whether it was
+    reached through an alias or merge key, so the edit replaces exactly the
+    characters of that value. A text the loader cannot read (YAML error, a
+    refused document) is returned untouched with :attr:`EditResult.error` set:
+    nothing is written into a file that the linter could not read.
     """
+    from pathlib import Path
+
+    from policylint.load import SourceFile, parse_text
+
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom) :]
-    try:
-        docs = list(yaml.compose_all(body, Loader=yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        return EditResult(text=text, error=f"YAML error: {exc}")
+    source = SourceFile(path=Path("<edit>"), display="<edit>", text=body)
+    parse_text(source)
+    # duplicate keys, empty documents and apiVersion near misses do not stop the text being read
+    problems = [f for f in source.findings if f.code not in ("PL002", "PL004", "PL007")]
+    if problems:
+        first = problems[0]
+        problem = first.message.removeprefix("YAML syntax error: ")
+        return EditResult(text=text, error=f"YAML error at line {first.line}, column {first.column}: {problem}")
+    docs = {d.index: d for d in source.documents}
     result = EditResult(text=text)
     spans: list[tuple[int, int, str, ScalarEdit]] = []
     for edit in edits:
-        node: yaml.Node | None = docs[edit.doc_index] if 0 <= edit.doc_index < len(docs) else None
-        parent_end = -1
-        for key in edit.path:
-            if node is None:
-                break
-            if isinstance(node, yaml.MappingNode):
-                for k, v in node.value:
-                    if isinstance(k, yaml.ScalarNode) and k.value == str(key) and k.tag != "tag:yaml.org,2002:merge":
-                        parent_end = k.end_mark.index
-                        break
-            node = _child(node, key)
-        if node is None:
+        doc = docs.get(edit.doc_index)
+        span = doc.positions.span(edit.path) if doc is not None else None
+        if span is None:
             result.refused.append((edit, f"{_show(edit.path)} is not written in this document (default or merge key)"))
             continue
-        if not isinstance(node, yaml.ScalarNode):
-            result.refused.append((edit, f"{_show(edit.path)} is not a scalar"))
+        if span.via == "merge":
+            result.refused.append((edit, f"{_show(edit.path)} is not written in this document (default or merge key)"))
             continue
-        if node.start_mark.index < parent_end:
-            # The value node was composed before its key: an alias of an earlier anchor.
+        if span.via == "alias":
             result.refused.append((edit, f"{_show(edit.path)} is an alias"))
             continue
-        new, reason = _replacement(body, node, edit.value)
+        if span.style is None:
+            result.refused.append((edit, f"{_show(edit.path)} is not a scalar"))
+            continue
+        new, reason = _replacement(body[span.start : span.end], span, edit.value)
         if new is None:
             result.refused.append((edit, f"{_show(edit.path)}: {reason}"))
             continue
-        start, end = node.start_mark.index, node.end_mark.index
+        start, end = span.start, span.end
         if body[start:end] == new:
             result.unchanged.append(edit)
             continue

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from policylint.load import Document
     from policylint.model import Model, Pool, Workload
 
-__all__ = ["GPU_RESOURCES", "POOL_FACTS", "attach", "place", "pool_facts"]
+__all__ = ["GPU_RESOURCES", "POOL_FACTS", "all_pools", "attach", "place", "pool_facts"]
 
 #: Facts every pool view carries in addition to the policylint ones (None when not a scheduler pool).
 POOL_FACTS: dict[str, str] = {
@@ -69,6 +69,18 @@ def place(workload: Workload, model: Model) -> list[Finding] | None:
     return None
 
 
+def all_pools(model: Model) -> list[Pool]:
+    """Every GPU pool the scheduler manifests define, used by a workload or not, in a stable order."""
+    found: list[Pool] = []
+    kueue_index = model.schedulers.get("kueue")
+    if kueue_index is not None:
+        found += [p for queue in sorted(kueue_index.pools) for p in kueue_index.pools[queue]]
+    volcano_index = model.schedulers.get("volcano")
+    if volcano_index is not None:
+        found += [volcano_index.pools[q] for q in sorted(volcano_index.pools)]
+    return found
+
+
 def adopt_unused(model: Model) -> None:
     """Put the unused GPU pools of every scheduler cluster that workloads use into the model.
 
@@ -80,14 +92,7 @@ def adopt_unused(model: Model) -> None:
     """
     from policylint.schedulers.common import adopt
 
-    found: list[Pool] = []
-    kueue_index = model.schedulers.get("kueue")
-    if kueue_index is not None:
-        found += [p for queue in sorted(kueue_index.pools) for p in kueue_index.pools[queue]]
-    volcano_index = model.schedulers.get("volcano")
-    if volcano_index is not None:
-        found += [volcano_index.pools[q] for q in sorted(volcano_index.pools)]
-    for pool in found:
+    for pool in all_pools(model):
         spec = pool.spec
         gpus = int(spec.get("reservedGpus", 0) or 0) + int((spec.get("elastic") or {}).get("maxGpus", 0) or 0)
         if gpus > 0 and model.clusters.get(pool.cluster.name) is pool.cluster:

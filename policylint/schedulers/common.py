@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -91,6 +92,69 @@ def adopt(pool: Pool, model: Model) -> None:
     cluster = pool.cluster
     model.clusters.setdefault(cluster.name, cluster)
     cluster.pools.setdefault(pool.name, pool)
+
+
+@functools.cache
+def _pool_validator() -> Any:
+    """The Cluster pool schema, for pools built from scheduler manifests.
+
+    A manifest cannot say two things a Cluster pool must: which classes the
+    queue serves (they come from the workloads placed in it, so ``serves`` may
+    still be empty) and the GPU's model and memory (node labels that may be
+    absent). Everything else - names, whole GPU counts, the elastic kind, the
+    overflow policy, queue limits - must read as a Cluster pool's would.
+    """
+    import copy
+
+    import jsonschema
+
+    from policylint.resources import load_schema
+
+    schema = copy.deepcopy(load_schema("Cluster")["$defs"]["pool"])
+    schema["required"] = ["name", "reservedGpus", "elastic", "serves", "overflow", "queue", "scheduling"]
+    schema["properties"]["serves"].pop("minItems", None)
+    schema["properties"]["gpu"]["required"] = []
+    return jsonschema.Draft202012Validator(schema)
+
+
+def scheduler_pool(
+    name: str,
+    cluster: Cluster,
+    spec: dict[str, Any],
+    doc: Document,
+    doc_path: DocPath,
+    origin: str,
+    places: dict[str, DocPath],
+    findings: list[Finding],
+) -> Pool | None:
+    """A pool built from a scheduler manifest, or None with findings when its spec is not a valid pool.
+
+    The spec is validated like a Cluster pool (see :func:`_pool_validator`), so a
+    queue the readers cannot turn into a pool (a name no pool may have, a
+    negative quota) is reported on the manifest instead of reaching the rules.
+    """
+    from policylint.model import cluster_pool_places
+
+    errors = sorted(_pool_validator().iter_errors(spec), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return Pool(name, cluster, spec, doc, doc_path, origin=origin, places=places)
+    where = {**cluster_pool_places(doc_path, spec), **places}
+    for error in errors:
+        field_path = [str(p) for p in error.absolute_path]
+        place = {"reservedGpus": "reserved", "elastic": "elastic", "name": "name", "gpu": "gpu"}.get(
+            field_path[0] if field_path else "name", "name"
+        )
+        findings.append(
+            doc.finding(
+                "PL010",
+                "schema-violation",
+                f"{doc.kind} '{doc.name}' does not make a valid pool '{name}': "
+                f"{'.'.join(field_path) or 'pool'}: {error.message}",
+                where[place],
+                hint="policylint reads this queue as a pool; see docs/schedulers.md for how its fields map",
+            )
+        )
+    return None
 
 
 def new_cluster(name: str, doc: Document) -> Cluster:

@@ -32,6 +32,7 @@ from policylint.schedulers.common import (
     mapping,
     new_cluster,
     queue_limits,
+    scheduler_pool,
     sequence,
     unique_cluster_name,
 )
@@ -110,7 +111,9 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
         pools = []
         for e in group:
             name = queue if len(group) == 1 else f"{queue}.{e.flavor}"
-            pools.append(_pool(name, e, clusters[key], cohort, entries, cohort_gpus, index))
+            pool = _pool(name, e, clusters[key], cohort, entries, cohort_gpus, index, findings)
+            if pool is not None:
+                pools.append(pool)
         index.pools[queue] = pools
     return index, findings
 
@@ -217,7 +220,8 @@ def _pool(
     entries: list[_Entry],
     cohort_gpus: dict[tuple[str, str], int],
     index: KueueIndex,
-) -> Pool:
+    findings: list[Finding],
+) -> Pool | None:
     doc = e.doc
     spec = mapping(doc.data.get("spec"))
     preemption = mapping(spec.get("preemption"))
@@ -269,31 +273,27 @@ def _pool(
     cohort_path: DocPath = ("spec", own) if cohort else ("metadata", "name")
     top: DocPath = ("metadata", "name")
     borrow_path = e.borrowing_path or cohort_path
-    pool = Pool(name, cluster, pool_spec, doc, e.flavor_path, origin="kueue")
-    pool.paths = {
+    places: dict[str, DocPath] = {
         "name": top,
-        "reserved_gpus": e.nominal_path,
-        "committed_gpus": e.nominal_path,
-        "elastic_gpus": borrow_path,
-        "capacity_gpus": e.borrowing_path or e.nominal_path,
-        "sustained_max_gpus": e.borrowing_path or e.nominal_path,
+        "reserved": e.nominal_path,
+        "demand": e.nominal_path,
+        "elastic": borrow_path,
+        "capacity": e.borrowing_path or e.nominal_path,
         "overflow": ("spec", "queueingStrategy") if "queueingStrategy" in spec else top,
-        "queue_max_depth": ("metadata", "annotations") if annotations_of(doc) else top,
-        "queue_max_wait_seconds": ("metadata", "annotations") if annotations_of(doc) else top,
+        "queue": ("metadata", "annotations") if annotations_of(doc) else top,
         "gang": (*e.flavor_path, "name"),
         "preemption": ("spec", "preemption") if preemption else top,
         "serves": top,
-        "classes": top,
-        "tolerance_spread": top,
-        "resident_gib_total": (*e.flavor_path, "name"),
-        "memory_gib_total": (*e.flavor_path, "name"),
-        "resident_gib_per_gpu": (*e.flavor_path, "name"),
-        "reclaims_in_time": (
+        "gpu": (*e.flavor_path, "name"),
+        "reclaim": (
             ("spec", "preemption", "reclaimWithinCohort")
             if "reclaimWithinCohort" in preemption
             else ("spec", "preemption") if preemption else cohort_path
         ),
     }
+    pool = scheduler_pool(name, cluster, pool_spec, doc, e.flavor_path, "kueue", places, findings)
+    if pool is None:
+        return None
     pool.scheduler = {
         "scheduler": "kueue",
         "queue": str(doc.name),

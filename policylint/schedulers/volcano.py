@@ -18,7 +18,17 @@ from typing import Any
 from policylint.finding import Finding
 from policylint.load import Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
-from policylint.schedulers.common import adopt, declared_overflow, gpus, mapping, new_cluster, queue_limits, sequence, unique_cluster_name
+from policylint.schedulers.common import (
+    adopt,
+    declared_overflow,
+    gpus,
+    mapping,
+    new_cluster,
+    queue_limits,
+    scheduler_pool,
+    sequence,
+    unique_cluster_name,
+)
 from policylint.schedulers.quantity import whole_count
 
 SCHEDULING = "scheduling.volcano.sh/"
@@ -181,27 +191,24 @@ def _pool(
     }
     meta: DocPath = ("metadata", "name")
     reserved_path: DocPath = ("spec", "guarantee", "resource", gua_key) if gua_key else ("spec", "guarantee") if "guarantee" in spec else meta
-    pool = Pool(name, clusters[parent], pool_spec, doc, ("spec",), origin="volcano")
-    pool.paths = {
+    annotated = "annotations" in mapping(doc.data.get("metadata"))
+    places: dict[str, DocPath] = {
         "name": meta,
-        "reserved_gpus": reserved_path,
-        "committed_gpus": reserved_path,
-        "elastic_gpus": top_path,
-        "capacity_gpus": top_path,
-        "sustained_max_gpus": top_path,
+        "reserved": reserved_path,
+        "demand": reserved_path,
+        "elastic": top_path,
+        "capacity": top_path,
         "overflow": meta,
-        "queue_max_depth": ("metadata", "annotations") if "annotations" in mapping(doc.data.get("metadata")) else meta,
-        "queue_max_wait_seconds": ("metadata", "annotations") if "annotations" in mapping(doc.data.get("metadata")) else meta,
+        "queue": ("metadata", "annotations") if annotated else meta,
         "gang": meta,
         "preemption": ("spec", "reclaimable") if "reclaimable" in spec else meta,
         "serves": meta,
-        "classes": meta,
-        "tolerance_spread": meta,
-        "resident_gib_total": meta,
-        "memory_gib_total": meta,
-        "resident_gib_per_gpu": meta,
-        "reclaims_in_time": ("spec", "parent") if "parent" in spec else meta,
+        "gpu": meta,
+        "reclaim": ("spec", "parent") if "parent" in spec else meta,
     }
+    pool = scheduler_pool(name, clusters[parent], pool_spec, doc, ("spec",), "volcano", places, findings)
+    if pool is None:
+        return None
     pool.scheduler = {
         "scheduler": "volcano",
         "queue": name,
