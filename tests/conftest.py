@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from policylint.ruleset import RuleSet
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -18,6 +22,46 @@ def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("POLICYLINT_CACHE_DIR", str(tmp_path_factory.mktemp("policylint-cache")))
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _rule_files_parsed_once() -> Iterator[None]:
+    """Parse and schema-check each rule file once per session, not once per CLI call.
+
+    Every ``run_cli`` loads the bundled rules again, and parsing plus validating
+    them is most of a small check's time. The cache is keyed by the file's path
+    and exact bytes, so a test that writes or edits a rule file still gets its
+    own parse; errors are never cached (a broken file raises every time), and
+    each caller gets a deep copy, so no test can change another's rules.
+    """
+    import copy
+
+    from policylint import ruleset
+
+    real = getattr(ruleset, "_load_file", None)
+    if real is None:  # the loader was reorganised: run uncached rather than fail
+        yield
+        return
+    parsed: dict[tuple[str, bytes], Any] = {}
+
+    def cached(path: Path) -> Any:
+        key = (str(Path(path).resolve()), Path(path).read_bytes())
+        if key not in parsed:
+            parsed[key] = real(path)
+        return copy.deepcopy(parsed[key])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ruleset, "_load_file", cached)
+        yield
+
+
+@pytest.fixture(scope="session")
+def ruleset() -> RuleSet:
+    """The bundled rules, loaded once for the session; tests must not configure it in place."""
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    return load_rules([rules_dir()])
 
 
 @pytest.fixture(autouse=True)

@@ -235,6 +235,7 @@ def test_an_unwritable_cache_folder_costs_speed_not_correctness(tmp_path: Path, 
 # --- concurrency and --jobs -------------------------------------------------------------------
 
 
+@pytest.mark.realtool
 def test_two_concurrent_runs_share_one_cache_folder(tmp_path: Path) -> None:
     env = {**os.environ, "POLICYLINT_CACHE_DIR": str(tmp_path / "c"), "NO_COLOR": "1"}
     command = [sys.executable, "-m", "policylint", "check", str(EXAMPLES / "bad"), "--format", "json", *WHEN]
