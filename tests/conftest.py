@@ -64,6 +64,32 @@ def ruleset() -> RuleSet:
     return load_rules([rules_dir()])
 
 
+@pytest.fixture(scope="session")
+def minirepo_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small shared repository, built once per session. Read it; never edit it.
+
+    Tests that are not about the bundled examples lint this instead of a copy of
+    ``examples/good``: one cluster, two workloads with short generated traces and a
+    proposal, clean under every rule (see tests/data/minirepo/README.md).
+    """
+    from fixture_helpers import build_minirepo
+
+    return build_minirepo(tmp_path_factory.mktemp("minirepo") / "repo")
+
+
+def copy_minirepo(master: Path, dest: Path) -> Path:
+    """A private, editable copy of the small repository at ``dest`` (a few small files)."""
+    import shutil
+
+    return Path(shutil.copytree(master, dest))
+
+
+@pytest.fixture
+def minirepo(minirepo_master: Path, tmp_path: Path) -> Path:
+    """A private copy of the small shared repository in ``tmp_path / "repo"``, free to edit."""
+    return copy_minirepo(minirepo_master, tmp_path / "repo")
+
+
 @pytest.fixture(autouse=True)
 def _no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     """Deterministic plain output in every test."""
