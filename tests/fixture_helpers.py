@@ -79,6 +79,13 @@ def build_minirepo(dest: Path) -> Path:
     return dest
 
 
+def document_counts(repo: Path) -> tuple[int, int]:
+    """(documents, files) of the capacity YAML in ``repo``, as a check's summary counts them."""
+    files = [p for p in sorted(repo.rglob("*.y*ml")) if not p.name.startswith(".")]
+    documents = sum(sum(1 for doc in yaml.safe_load_all(p.read_text(encoding="utf-8")) if doc is not None) for p in files)
+    return documents, len(files)
+
+
 def all_marks(folder: Path, relative_to: Path | None = None) -> set[tuple[str, int, str]]:
     """Every ``# expect: CODE[, CODE]`` mark under ``folder`` as (file, line, code)."""
     base = relative_to or folder
