@@ -64,30 +64,46 @@ def ruleset() -> RuleSet:
     return load_rules([rules_dir()])
 
 
-@pytest.fixture(scope="session")
-def minirepo_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The small shared repository, built once per session. Read it; never edit it.
+_MINIREPO: list[Path] = []
+
+
+def minirepo_path() -> Path:
+    """The small shared repository, built on first use, once per process. Read it; never edit it.
 
     Tests that are not about the bundled examples lint this instead of a copy of
-    ``examples/good``: one cluster, two workloads with short generated traces and a
-    proposal, clean under every rule (see tests/data/minirepo/README.md).
+    ``examples/good``: one cluster with two pools, three workloads with short
+    generated traces and a proposal, clean under every rule (tests/data/minirepo).
     """
-    from fixture_helpers import build_minirepo
+    if not _MINIREPO:
+        import atexit
+        import shutil
+        import tempfile
 
-    return build_minirepo(tmp_path_factory.mktemp("minirepo") / "repo")
+        from fixture_helpers import build_minirepo
+
+        folder = Path(tempfile.mkdtemp(prefix="policylint-minirepo-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _MINIREPO.append(build_minirepo(folder / "repo"))
+    return _MINIREPO[0]
 
 
-def copy_minirepo(master: Path, dest: Path) -> Path:
+@pytest.fixture(scope="session")
+def minirepo_master() -> Path:
+    """The small shared repository (see ``minirepo_path``); read-only."""
+    return minirepo_path()
+
+
+def copy_minirepo(dest: Path, master: Path | None = None) -> Path:
     """A private, editable copy of the small repository at ``dest`` (a few small files)."""
     import shutil
 
-    return Path(shutil.copytree(master, dest))
+    return Path(shutil.copytree(master or minirepo_path(), dest))
 
 
 @pytest.fixture
 def minirepo(minirepo_master: Path, tmp_path: Path) -> Path:
     """A private copy of the small shared repository in ``tmp_path / "repo"``, free to edit."""
-    return copy_minirepo(minirepo_master, tmp_path / "repo")
+    return copy_minirepo(tmp_path / "repo", minirepo_master)
 
 
 @pytest.fixture(autouse=True)

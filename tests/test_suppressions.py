@@ -25,7 +25,7 @@ LINE = 19  # the serving pool's reservedGpus line in the small repository
 
 @pytest.fixture
 def repo(minirepo_master: Path, tmp_path: Path) -> Path:
-    repo = copy_minirepo(minirepo_master, tmp_path / "repo")
+    repo = copy_minirepo(tmp_path / "repo", minirepo_master)
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     return repo
 
