@@ -86,6 +86,12 @@ def document_counts(repo: Path) -> tuple[int, int]:
     return documents, len(files)
 
 
+def line_of(path: Path, text: str) -> int:
+    """The 1-based number of the first line of ``path`` that contains ``text``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, start=1) if text in line)
+
+
 def all_marks(folder: Path, relative_to: Path | None = None) -> set[tuple[str, int, str]]:
     """Every ``# expect: CODE[, CODE]`` mark under ``folder`` as (file, line, code)."""
     base = relative_to or folder
