@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, REPO, replace_once, run_cli
+from conftest import EXAMPLES, REPO, copy_minirepo, replace_once, run_cli
 
 from policylint import cache
 from policylint.linter import LintOptions, lint
@@ -38,6 +38,11 @@ def copy_good(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLES / "good", repo)
     return repo
+
+
+def copy_mini(tmp_path: Path) -> Path:
+    """A copy of the small shared repository: three traced workloads, reranker and chat-assistant among them."""
+    return copy_minirepo(tmp_path / "repo")
 
 
 def model_of(repo: Path) -> Model:
@@ -104,7 +109,7 @@ def test_a_warm_run_reads_no_trace(cache_dir: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_cached_facts_equal_measured_facts(tmp_path: Path) -> None:
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     fresh, fresh_findings = measure(model, NOW)
     measure(model, NOW, cache_dir=tmp_path / "c")
     cached, cached_findings = measure(model, NOW, cache_dir=tmp_path / "c")
@@ -118,7 +123,7 @@ def test_cached_facts_equal_measured_facts(tmp_path: Path) -> None:
 
 
 def test_a_changed_trace_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = copy_good(tmp_path)
+    repo = copy_mini(tmp_path)
     folder = tmp_path / "c"
     before = measure(model_of(repo), NOW, cache_dir=folder)[0]
     trace = repo / "measurements" / "traces" / "reranker.csv"
@@ -138,22 +143,22 @@ def test_a_changed_trace_is_measured_again(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_changed_setting_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = copy_good(tmp_path)
+    repo = copy_mini(tmp_path)
     folder = tmp_path / "c"
     before = measure(model_of(repo), NOW, cache_dir=folder)[0]
-    replace_once(repo / "workloads" / "search.yaml", "coldStartSeconds: 480", "coldStartSeconds: 1800")
+    replace_once(repo / "workloads" / "search.yaml", "coldStartSeconds: 1200", "coldStartSeconds: 1800")
     model = model_of(repo)
     calls = count_reads(monkeypatch)
     after = measure(model, NOW, cache_dir=folder)[0]
     assert calls == ["reranker.csv"]
-    assert before["reranker"].cold_start_seconds == 480 and after["reranker"].cold_start_seconds == 1800
+    assert before["reranker"].cold_start_seconds == 1200 and after["reranker"].cold_start_seconds == 1800
     monkeypatch.undo()
     assert_same_facts(after["reranker"], measure(model, NOW)[0]["reranker"])
 
 
 def test_the_date_of_the_run_does_not_shape_the_facts(tmp_path: Path) -> None:
     """``now`` is left out of the key: measuring must not depend on it (staleness is a rule's job)."""
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     early, late = measure(model, NOW)[0], measure(model, NOW + dt.timedelta(days=400))[0]
     for name in early:
         assert_same_facts(early[name], late[name])
@@ -162,7 +167,7 @@ def test_the_date_of_the_run_does_not_shape_the_facts(tmp_path: Path) -> None:
 def test_trace_limits_are_part_of_the_key(tmp_path: Path) -> None:
     from policylint.readers.limits import TraceLimits
 
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     workload = model.workloads["reranker"]
     assert cache.workload_key(workload, None) != cache.workload_key(workload, TraceLimits(max_rows=10))
     assert cache.workload_key(workload, None) == cache.workload_key(workload, None)
@@ -194,7 +199,7 @@ def test_damaged_entries_are_ignored_and_rewritten(cache_dir: Path) -> None:
 
 
 def test_an_entry_under_the_wrong_name_is_not_trusted(tmp_path: Path) -> None:
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     folder = tmp_path / "c"
     measure(model, NOW, cache_dir=folder)
     a, b = (cache.workload_key(model.workloads[n], None) for n in ("reranker", "chat-assistant"))
