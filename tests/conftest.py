@@ -1,4 +1,11 @@
-"""Shared test helpers."""
+"""Shared test helpers.
+
+Tests that drive real programs (pre-commit, shells, mypy, a wheel build, CI steps in
+bash) carry the ``realtool`` marker: they run by default and in CI, and
+``python -m pytest -m "not realtool"`` leaves them out for a fast local run. Tests that
+need *a* capacity repository rather than the bundled examples use the small shared one
+(``minirepo_path``, ``copy_minirepo``, the ``minirepo`` fixture).
+"""
 
 from __future__ import annotations
 
