@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, REPO, copy_minirepo, replace_once, run_cli
+from conftest import EXAMPLES, REPO, copy_minirepo, minirepo_path, replace_once, run_cli
+from fixture_helpers import MINI_POOLS
 
 from policylint import cache
 from policylint.linter import LintOptions, lint
@@ -88,22 +89,31 @@ def assert_same_facts(a: WorkloadFacts, b: WorkloadFacts) -> None:
 # --- byte-identical output --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("example", ["good", "bad"])
+def target_of(example: str) -> str:
+    """A clean repository (the small shared one) or one with findings (examples/bad)."""
+    return str(minirepo_path() if example == "clean" else EXAMPLES / example)
+
+
+#: Cleanly measured traced workloads of each target (each gets a cache entry).
+STORED = {"clean": sum(len(pool) for pool in MINI_POOLS.values()), "bad": 4}
+
+
+@pytest.mark.parametrize("example", ["clean", "bad"])
 def test_cached_runs_print_exactly_what_uncached_runs_print(example: str, cache_dir: Path) -> None:
-    target = str(EXAMPLES / example)
+    target = target_of(example)
     fresh = run_cli(["check", target, "--format", "json", "--no-cache", *WHEN])
     assert not cache_dir.exists()  # --no-cache writes nothing either
     cold = run_cli(["check", target, "--format", "json", *WHEN])
-    assert len(entries(cache_dir)) >= 4  # every cleanly measured traced workload was stored
+    assert len(entries(cache_dir)) >= STORED[example]  # every cleanly measured traced workload was stored
     warm = run_cli(["check", target, "--format", "json", *WHEN])
     assert fresh == cold == warm
     assert fresh[0] in (0, 1) and fresh[2] == ""
 
 
 def test_a_warm_run_reads_no_trace(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_cli(["check", str(EXAMPLES / "good"), *WHEN])
+    run_cli(["check", target_of("clean"), *WHEN])
     calls = count_reads(monkeypatch)
-    code, out, _ = run_cli(["check", str(EXAMPLES / "good"), *WHEN])
+    code, out, _ = run_cli(["check", target_of("clean"), *WHEN])
     assert code == 0, out
     assert calls == []
 
@@ -233,8 +243,8 @@ def test_an_unwritable_cache_folder_costs_speed_not_correctness(tmp_path: Path, 
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(blocker))
-    expected = run_cli(["check", str(EXAMPLES / "good"), "--format", "json", "--no-cache", *WHEN])
-    assert run_cli(["check", str(EXAMPLES / "good"), "--format", "json", *WHEN]) == expected
+    expected = run_cli(["check", target_of("clean"), "--format", "json", "--no-cache", *WHEN])
+    assert run_cli(["check", target_of("clean"), "--format", "json", *WHEN]) == expected
 
 
 # --- concurrency and --jobs -------------------------------------------------------------------
@@ -254,7 +264,7 @@ def test_two_concurrent_runs_share_one_cache_folder(tmp_path: Path) -> None:
     assert not [p for p in (tmp_path / "c").rglob("*") if p.name.startswith(".tmp-")]
 
 
-@pytest.mark.parametrize("example", ["good", "bad"])
+@pytest.mark.parametrize("example", ["clean", "bad"])
 def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from policylint import measure as measure_module
 
@@ -267,9 +277,9 @@ def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pyt
         return out
 
     monkeypatch.setattr(measure_module, "_measure_parallel", spy)
-    # the examples hold fewer workloads than make processes pay; force them here
+    # these repositories hold fewer workloads than make processes pay; force them here
     monkeypatch.setattr(measure_module, "PARALLEL_MIN_WORKLOADS", 2)
-    target = str(EXAMPLES / example)
+    target = target_of(example)
     one = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
     assert parallel == []
     two = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "2", *WHEN])
@@ -278,6 +288,6 @@ def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pyt
 
 
 def test_jobs_must_be_positive() -> None:
-    code, _, err = run_cli(["check", str(EXAMPLES / "good"), "--jobs", "0"])
+    code, _, err = run_cli(["check", target_of("clean"), "--jobs", "0"])
     assert code == 2
     assert "--jobs" in err and "at least 1" in err
