@@ -1,12 +1,23 @@
-"""Shared test helpers."""
+"""Shared test helpers.
+
+Tests that drive real programs (pre-commit, shells, mypy, a wheel build, CI steps in
+bash) carry the ``realtool`` marker: they run by default and in CI, and
+``python -m pytest -m "not realtool"`` leaves them out for a fast local run. Tests that
+need *a* capacity repository rather than the bundled examples use the small shared one
+(``minirepo_path``, ``copy_minirepo``, the ``minirepo`` fixture).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from policylint.ruleset import RuleSet
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -18,6 +29,88 @@ def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("POLICYLINT_CACHE_DIR", str(tmp_path_factory.mktemp("policylint-cache")))
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _rule_files_parsed_once() -> Iterator[None]:
+    """Parse and schema-check each rule file once per session, not once per CLI call.
+
+    Every ``run_cli`` loads the bundled rules again, and parsing plus validating
+    them is most of a small check's time. The cache is keyed by the file's path
+    and exact bytes, so a test that writes or edits a rule file still gets its
+    own parse; errors are never cached (a broken file raises every time), and
+    each caller gets a deep copy, so no test can change another's rules.
+    """
+    import copy
+
+    from policylint import ruleset
+
+    real = getattr(ruleset, "_load_file", None)
+    if real is None:  # the loader was reorganised: run uncached rather than fail
+        yield
+        return
+    parsed: dict[tuple[str, bytes], Any] = {}
+
+    def cached(path: Path) -> Any:
+        key = (str(Path(path).resolve()), Path(path).read_bytes())
+        if key not in parsed:
+            parsed[key] = real(path)
+        return copy.deepcopy(parsed[key])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ruleset, "_load_file", cached)
+        yield
+
+
+@pytest.fixture(scope="session")
+def ruleset() -> RuleSet:
+    """The bundled rules, loaded once for the session; tests must not configure it in place."""
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    return load_rules([rules_dir()])
+
+
+_MINIREPO: list[Path] = []
+
+
+def minirepo_path() -> Path:
+    """The small shared repository, built on first use, once per process. Read it; never edit it.
+
+    Tests that are not about the bundled examples lint this instead of a copy of
+    ``examples/good``: one cluster with two pools, three workloads with short
+    generated traces and a proposal, clean under every rule (tests/data/minirepo).
+    """
+    if not _MINIREPO:
+        import atexit
+        import shutil
+        import tempfile
+
+        from fixture_helpers import build_minirepo
+
+        folder = Path(tempfile.mkdtemp(prefix="policylint-minirepo-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _MINIREPO.append(build_minirepo(folder / "repo"))
+    return _MINIREPO[0]
+
+
+@pytest.fixture(scope="session")
+def minirepo_master() -> Path:
+    """The small shared repository (see ``minirepo_path``); read-only."""
+    return minirepo_path()
+
+
+def copy_minirepo(dest: Path, master: Path | None = None) -> Path:
+    """A private, editable copy of the small repository at ``dest`` (a few small files)."""
+    import shutil
+
+    return Path(shutil.copytree(master or minirepo_path(), dest))
+
+
+@pytest.fixture
+def minirepo(minirepo_master: Path, tmp_path: Path) -> Path:
+    """A private copy of the small shared repository in ``tmp_path / "repo"``, free to edit."""
+    return copy_minirepo(tmp_path / "repo", minirepo_master)
 
 
 @pytest.fixture(autouse=True)

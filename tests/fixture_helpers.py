@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,76 @@ DATA = TESTS / "data"
 FIXTURES = TESTS / "rules"
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 RULESET = load_rules([rules_dir()])
+#: The small shared repository (YAML only; ``build_minirepo`` adds its traces).
+MINIREPO = DATA / "minirepo"
+#: Its traces, per pool of prod-east: workload -> (level most of the day, level from
+#: 14:00 to 15:00 UTC, requests or jobs per GPU). One GPU per replica throughout.
+MINI_POOLS = {
+    "serving": {"chat-assistant": (330, 360, 10), "reranker": (200, 220, 10)},
+    "batch": {"offline-scoring": (20, 26, 1)},
+}
+#: 91 days (just over the 90-day minimum window) at a 10-minute step, ending at ``NOW``.
+MINI_DAYS, MINI_STEP = 91, 600
+MINI_BUSY_HOURS = (14, 15)
+
+
+def mini_bands(pool: str) -> tuple[int, int]:
+    """(baseline, daily) band in GPUs of a pool of the small repository, from ``MINI_POOLS``.
+
+    The busy hour covers under 5% of each sustained series, so the baseline (p95) is
+    the quiet level; it covers over 1%, so the daily band (p99) and the peak are the
+    busy level. The workloads peak together, so pooling saves nothing.
+    """
+    members = MINI_POOLS[pool].values()
+    return (
+        sum(math.ceil(quiet / per_gpu) for quiet, _, per_gpu in members),
+        sum(math.ceil(busy / per_gpu) for _, busy, per_gpu in members),
+    )
+
+
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
 
 
 def run(paths: list[Path], root: Path, rules: bool = True) -> LintResult:
     return lint(paths, LintOptions(root=root, now=NOW, ruleset=RULESET if rules else None))
+
+
+def build_minirepo(dest: Path) -> Path:
+    """Write the small shared repository to ``dest``: the YAML of ``MINIREPO`` plus its traces.
+
+    The traces repeat one day: a quiet level, and a busy hour from 14:00 UTC, so every
+    band follows from ``MINI_POOLS`` by arithmetic (see the repository's README).
+    """
+    import numpy as np
+
+    shutil.copytree(MINIREPO, dest)
+    start = int((NOW - dt.timedelta(days=MINI_DAYS)).timestamp())
+    times = np.arange(start, int(NOW.timestamp()), MINI_STEP, dtype=np.int64)
+    hour = (times % 86400) // 3600
+    busy = (hour >= MINI_BUSY_HOURS[0]) & (hour < MINI_BUSY_HOURS[1])
+    folder = dest / "measurements" / "traces"
+    folder.mkdir(parents=True)
+    for pool in MINI_POOLS.values():
+        for name, (quiet, high, _) in pool.items():
+            values = np.where(busy, high, quiet)
+            rows = np.char.add(np.char.add(times.astype(str), ","), values.astype(str))
+            column = "running_jobs" if high < 100 else "in_flight"
+            text = f"timestamp,{column}\n" + "\n".join(rows.tolist()) + "\n"
+            (folder / f"{name}.csv").write_text(text, encoding="utf-8")
+    return dest
+
+
+def document_counts(repo: Path) -> tuple[int, int]:
+    """(documents, files) of the capacity YAML in ``repo``, as a check's summary counts them."""
+    files = [p for p in sorted(repo.rglob("*.y*ml")) if not p.name.startswith(".")]
+    documents = sum(sum(1 for doc in yaml.safe_load_all(p.read_text(encoding="utf-8")) if doc is not None) for p in files)
+    return documents, len(files)
+
+
+def line_of(path: Path, text: str) -> int:
+    """The 1-based number of the first line of ``path`` that contains ``text``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, start=1) if text in line)
 
 
 def all_marks(folder: Path, relative_to: Path | None = None) -> set[tuple[str, int, str]]:

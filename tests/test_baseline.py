@@ -1,8 +1,9 @@
 """Baselines through the real CLI: record the findings of today, fail only on new ones.
 
-The repository is a copy of ``examples/good`` (``now`` pinned, only PL0 and
-PL101 selected) whose ``serving`` pool reserves 80 GPUs against a baseline
-band of 53: one PL101 finding, which each test records in a baseline first.
+The repository is a copy of the small shared one (tests/data/minirepo; ``now``
+pinned, only PL0 and PL101 selected) whose ``serving`` pool reserves 80 GPUs
+against its baseline band: one PL101 finding, which each test records in a
+baseline first.
 """
 
 from __future__ import annotations
@@ -13,22 +14,24 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, replace_once, run_cli
+from conftest import copy_minirepo, replace_once, run_cli
+from fixture_helpers import document_counts, mini_bands
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 CLUSTER = Path("clusters/prod-east.yaml")
 
+BASELINE = mini_bands("serving")[0]
 SERVING_MESSAGE = (
-    "pool prod-east/serving reserves 80 GPUs, but its pooled baseline is 53 GPUs (sum of workload baselines 53:"
+    f"pool prod-east/serving reserves 80 GPUs, but its pooled baseline is {BASELINE} GPUs (sum of workload baselines {BASELINE}:"
     " pooling saves nothing; allowed headroom 15%): sized by peak, not baseline"
 )
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """examples/good with one PL101 finding, recorded in ``baseline.json`` (built once)."""
+    """The small repository with one PL101 finding, recorded in ``baseline.json`` (built once)."""
     repo = tmp_path_factory.mktemp("recorded") / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    copy_minirepo(repo)
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     replace_once(repo / CLUSTER, "reservedGpus: 48", "reservedGpus: 80")
     code, out, err = run_cli(["baseline", "-o", "baseline.json"], cwd=repo)
@@ -190,7 +193,8 @@ def test_fixed_finding_makes_the_entry_stale_in_sarif(repo: Path) -> None:
 def test_fixed_finding_makes_the_entry_stale_in_the_github_summary(repo: Path) -> None:
     replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 48")
     code, out, err = run_cli(["check", "--format", "github", "--baseline", "baseline.json"], cwd=repo)
-    assert (code, out, err) == (0, "policylint: no findings in 6 files; 1 stale baseline entry\n", "")
+    files = document_counts(repo)[1]
+    assert (code, out, err) == (0, f"policylint: no findings in {files} files; 1 stale baseline entry\n", "")
 
 
 def test_missing_baseline_file_is_a_usage_error(repo: Path) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, REPO, replace_once, run_cli
+from conftest import EXAMPLES, REPO, copy_minirepo, minirepo_path, replace_once, run_cli
+from fixture_helpers import MINI_POOLS
 
 from policylint import cache
 from policylint.linter import LintOptions, lint
@@ -38,6 +39,11 @@ def copy_good(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLES / "good", repo)
     return repo
+
+
+def copy_mini(tmp_path: Path) -> Path:
+    """A copy of the small shared repository: three traced workloads, reranker and chat-assistant among them."""
+    return copy_minirepo(tmp_path / "repo")
 
 
 def model_of(repo: Path) -> Model:
@@ -83,28 +89,37 @@ def assert_same_facts(a: WorkloadFacts, b: WorkloadFacts) -> None:
 # --- byte-identical output --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("example", ["good", "bad"])
+def target_of(example: str) -> str:
+    """A clean repository (the small shared one) or one with findings (examples/bad)."""
+    return str(minirepo_path() if example == "clean" else EXAMPLES / example)
+
+
+#: Cleanly measured traced workloads of each target (each gets a cache entry).
+STORED = {"clean": sum(len(pool) for pool in MINI_POOLS.values()), "bad": 4}
+
+
+@pytest.mark.parametrize("example", ["clean", "bad"])
 def test_cached_runs_print_exactly_what_uncached_runs_print(example: str, cache_dir: Path) -> None:
-    target = str(EXAMPLES / example)
+    target = target_of(example)
     fresh = run_cli(["check", target, "--format", "json", "--no-cache", *WHEN])
     assert not cache_dir.exists()  # --no-cache writes nothing either
     cold = run_cli(["check", target, "--format", "json", *WHEN])
-    assert len(entries(cache_dir)) >= 4  # every cleanly measured traced workload was stored
+    assert len(entries(cache_dir)) >= STORED[example]  # every cleanly measured traced workload was stored
     warm = run_cli(["check", target, "--format", "json", *WHEN])
     assert fresh == cold == warm
     assert fresh[0] in (0, 1) and fresh[2] == ""
 
 
 def test_a_warm_run_reads_no_trace(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run_cli(["check", str(EXAMPLES / "good"), *WHEN])
+    run_cli(["check", target_of("clean"), *WHEN])
     calls = count_reads(monkeypatch)
-    code, out, _ = run_cli(["check", str(EXAMPLES / "good"), *WHEN])
+    code, out, _ = run_cli(["check", target_of("clean"), *WHEN])
     assert code == 0, out
     assert calls == []
 
 
 def test_cached_facts_equal_measured_facts(tmp_path: Path) -> None:
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     fresh, fresh_findings = measure(model, NOW)
     measure(model, NOW, cache_dir=tmp_path / "c")
     cached, cached_findings = measure(model, NOW, cache_dir=tmp_path / "c")
@@ -118,7 +133,7 @@ def test_cached_facts_equal_measured_facts(tmp_path: Path) -> None:
 
 
 def test_a_changed_trace_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = copy_good(tmp_path)
+    repo = copy_mini(tmp_path)
     folder = tmp_path / "c"
     before = measure(model_of(repo), NOW, cache_dir=folder)[0]
     trace = repo / "measurements" / "traces" / "reranker.csv"
@@ -138,22 +153,22 @@ def test_a_changed_trace_is_measured_again(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_changed_setting_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo = copy_good(tmp_path)
+    repo = copy_mini(tmp_path)
     folder = tmp_path / "c"
     before = measure(model_of(repo), NOW, cache_dir=folder)[0]
-    replace_once(repo / "workloads" / "search.yaml", "coldStartSeconds: 480", "coldStartSeconds: 1800")
+    replace_once(repo / "workloads" / "search.yaml", "coldStartSeconds: 1200", "coldStartSeconds: 1800")
     model = model_of(repo)
     calls = count_reads(monkeypatch)
     after = measure(model, NOW, cache_dir=folder)[0]
     assert calls == ["reranker.csv"]
-    assert before["reranker"].cold_start_seconds == 480 and after["reranker"].cold_start_seconds == 1800
+    assert before["reranker"].cold_start_seconds == 1200 and after["reranker"].cold_start_seconds == 1800
     monkeypatch.undo()
     assert_same_facts(after["reranker"], measure(model, NOW)[0]["reranker"])
 
 
 def test_the_date_of_the_run_does_not_shape_the_facts(tmp_path: Path) -> None:
     """``now`` is left out of the key: measuring must not depend on it (staleness is a rule's job)."""
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     early, late = measure(model, NOW)[0], measure(model, NOW + dt.timedelta(days=400))[0]
     for name in early:
         assert_same_facts(early[name], late[name])
@@ -162,7 +177,7 @@ def test_the_date_of_the_run_does_not_shape_the_facts(tmp_path: Path) -> None:
 def test_trace_limits_are_part_of_the_key(tmp_path: Path) -> None:
     from policylint.readers.limits import TraceLimits
 
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     workload = model.workloads["reranker"]
     assert cache.workload_key(workload, None) != cache.workload_key(workload, TraceLimits(max_rows=10))
     assert cache.workload_key(workload, None) == cache.workload_key(workload, None)
@@ -194,7 +209,7 @@ def test_damaged_entries_are_ignored_and_rewritten(cache_dir: Path) -> None:
 
 
 def test_an_entry_under_the_wrong_name_is_not_trusted(tmp_path: Path) -> None:
-    model = model_of(copy_good(tmp_path))
+    model = model_of(copy_mini(tmp_path))
     folder = tmp_path / "c"
     measure(model, NOW, cache_dir=folder)
     a, b = (cache.workload_key(model.workloads[n], None) for n in ("reranker", "chat-assistant"))
@@ -226,13 +241,14 @@ def test_an_unwritable_cache_folder_costs_speed_not_correctness(tmp_path: Path, 
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder should be")
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(blocker))
-    expected = run_cli(["check", str(EXAMPLES / "good"), "--format", "json", "--no-cache", *WHEN])
-    assert run_cli(["check", str(EXAMPLES / "good"), "--format", "json", *WHEN]) == expected
+    expected = run_cli(["check", target_of("clean"), "--format", "json", "--no-cache", *WHEN])
+    assert run_cli(["check", target_of("clean"), "--format", "json", *WHEN]) == expected
 
 
 # --- concurrency and --jobs -------------------------------------------------------------------
 
 
+@pytest.mark.realtool
 def test_two_concurrent_runs_share_one_cache_folder(tmp_path: Path) -> None:
     env = {**os.environ, "POLICYLINT_CACHE_DIR": str(tmp_path / "c"), "NO_COLOR": "1"}
     command = [sys.executable, "-m", "policylint", "check", str(EXAMPLES / "bad"), "--format", "json", *WHEN]
@@ -246,7 +262,7 @@ def test_two_concurrent_runs_share_one_cache_folder(tmp_path: Path) -> None:
     assert not [p for p in (tmp_path / "c").rglob("*") if p.name.startswith(".tmp-")]
 
 
-@pytest.mark.parametrize("example", ["good", "bad"])
+@pytest.mark.parametrize("example", ["clean", "bad"])
 def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from policylint import measure as measure_module
 
@@ -259,9 +275,9 @@ def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pyt
         return out
 
     monkeypatch.setattr(measure_module, "_measure_parallel", spy)
-    # the examples hold fewer workloads than make processes pay; force them here
+    # these repositories hold fewer workloads than make processes pay; force them here
     monkeypatch.setattr(measure_module, "PARALLEL_MIN_WORKLOADS", 2)
-    target = str(EXAMPLES / example)
+    target = target_of(example)
     one = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
     assert parallel == []
     two = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "2", *WHEN])
@@ -270,7 +286,7 @@ def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pyt
 
 
 def test_jobs_must_be_positive() -> None:
-    code, _, err = run_cli(["check", str(EXAMPLES / "good"), "--jobs", "0"])
+    code, _, err = run_cli(["check", target_of("clean"), "--jobs", "0"])
     assert code == 2
     assert "--jobs" in err and "at least 1" in err
 

@@ -315,10 +315,9 @@ def test_a_single_file_is_judged_with_the_whole_repository_as_context() -> None:
 
 
 def test_an_unrelated_file_named_inside_a_repository_is_a_usage_error(tmp_path: Path) -> None:
-    import shutil
+    from conftest import copy_minirepo
 
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path / "repo")
     (repo / "deploy.yaml").write_text(DEPLOYMENT)
     code, out, err = run_cli(["check", "deploy.yaml"], cwd=repo)
     assert (code, out) == (2, "")
@@ -341,14 +340,13 @@ def test_plural_spec_in_messages(value: object, expected: str) -> None:
 
 def test_one_gpu_is_singular_in_a_real_finding(tmp_path: Path) -> None:
     """A proposal for one GPU where no shortfall is left: "asks 1 GPU", not "1 GPUs"."""
-    import shutil
+    from conftest import copy_minirepo, replace_once
+    from fixture_helpers import mini_bands
 
-    from conftest import replace_once
-
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path / "repo")
     (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL801]\n', encoding="utf-8")
-    replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 48", "reservedGpus: 53")
+    # reserve exactly the serving pool's baseline band: no shortfall left for the proposal
+    replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 48", f"reservedGpus: {mini_bands('serving')[0]}")
     replace_once(repo / "proposals" / "2027-q1-serving.yaml", "gpus: 5", "gpus: 1")
     code, out, _ = run_cli(["check", "--format", "concise"], cwd=repo)
     assert code == 1

@@ -1,6 +1,7 @@
 """The check command's output options, colour, and the rules / rule commands.
 
-Output tests lint a copy of ``examples/good`` (``now`` pinned, PL0 and PL101
+Output tests lint a copy of the small shared repository (tests/data/minirepo;
+``now`` pinned, PL0 and PL101
 selected) with one PL101 finding: the ``serving`` pool reserves 80 GPUs.
 """
 
@@ -9,26 +10,30 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import copy_minirepo, minirepo_path, run_cli
+from fixture_helpers import document_counts, mini_bands
 from policylint.commands.check import use_color
 from policylint.resources import rules_dir
 from policylint.ruleset import load_rules
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
-SUMMARY = "Found 1 finding (1 error) in 11 documents in 6 files.\n"
+DOCUMENTS, FILES = document_counts(minirepo_path())
+SUMMARY = f"Found 1 finding (1 error) in {DOCUMENTS} documents in {FILES} files.\n"
+BASELINE = mini_bands("serving")[0]
+CLUSTER_LINES = (minirepo_path() / "clusters" / "prod-east.yaml").read_text(encoding="utf-8").splitlines()
+#: The batch pool's reservedGpus line (1-based), where the tests add an unused suppression.
+BATCH_LINE = CLUSTER_LINES.index("      reservedGpus: 20") + 1
 GITHUB_LINE = re.compile(r"^::(error|warning|notice) file=[^,]+,line=\d+,col=\d+,title=[^:]+::.+$")
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path / "repo")
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     path = repo / "clusters" / "prod-east.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("reservedGpus: 48", "reservedGpus: 80"), encoding="utf-8")
@@ -127,7 +132,7 @@ def test_github_annotations(repo: Path) -> None:
     code, out, err = run_cli(["check", "--format", "github"], cwd=repo)
     assert (code, err) == (1, "")
     lines = out.splitlines()
-    assert lines[-1] == "policylint: 2 findings (1 error, 1 warning) in 6 files"
+    assert lines[-1] == f"policylint: 2 findings (1 error, 1 warning) in {FILES} files"
     annotations = lines[:-1]
     assert len(annotations) == 2
     for line in annotations:
@@ -136,7 +141,9 @@ def test_github_annotations(repo: Path) -> None:
         "::error file=clusters/prod-east.yaml,line=19,col=7,title=PL101 reserved-above-baseline::"
     )
     assert "; allowed headroom 15%25)" in annotations[0]  # '%' escaped for the runner
-    assert annotations[1].startswith("::warning file=clusters/prod-east.yaml,line=34,col=25,title=PL032 unused-suppression::")
+    assert annotations[1].startswith(
+        f"::warning file=clusters/prod-east.yaml,line={BATCH_LINE},col=25,title=PL032 unused-suppression::"
+    )
 
 
 def test_statistics_prints_only_the_table(repo: Path) -> None:
@@ -160,8 +167,7 @@ def test_statistics_sorts_by_count_then_code() -> None:
 
 
 def test_statistics_of_a_clean_run_is_empty(tmp_path: Path) -> None:
-    repo = tmp_path / "good"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path / "good")
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     assert run_cli(["check", "--statistics"], cwd=repo) == (0, "", "")
 
@@ -172,8 +178,8 @@ def test_no_show_source_drops_the_frames(repo: Path) -> None:
     assert out.splitlines()[:3] == [
         "clusters/prod-east.yaml",
         "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
-        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline",
-        "    = help: reserve about 53 GPUs and carry the daily band on elastic capacity",
+        f" but its pooled baseline is {BASELINE} GPUs (sum of workload baselines {BASELINE}: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline",
+        f"    = help: reserve about {BASELINE} GPUs and carry the daily band on elastic capacity",
     ]
     assert run_cli(["check", "--show-source"], cwd=repo) == run_cli(["check"], cwd=repo)
 
@@ -183,7 +189,7 @@ def test_concise_is_one_line_per_finding(repo: Path) -> None:
     assert (code, out) == (
         1,
         "clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
-        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline\n"
+        f" but its pooled baseline is {BASELINE} GPUs (sum of workload baselines {BASELINE}: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline\n"
         + SUMMARY,
     )
     assert run_cli(["check", "--format", "concise", "-q"], cwd=repo) == (1, SUMMARY, "")
@@ -200,12 +206,12 @@ def test_text_output_shows_the_finding_with_its_frame(repo: Path) -> None:
     assert out.splitlines()[:6] == [
         "clusters/prod-east.yaml",
         "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
-        " but its pooled baseline is 53 GPUs (sum of workload baselines 53: pooling saves nothing;"
+        f" but its pooled baseline is {BASELINE} GPUs (sum of workload baselines {BASELINE}: pooling saves nothing;"
         " allowed headroom 15%): sized by peak, not baseline",
-        "    18 |       # reserved today. The 5-GPU gap is what proposals/2027-q1-serving.yaml asks for.",
+        f"    18 | {CLUSTER_LINES[17]}",
         "    19 |       reservedGpus: 80",
         "       |       ^",
-        "    = help: reserve about 53 GPUs and carry the daily band on elastic capacity",
+        f"    = help: reserve about {BASELINE} GPUs and carry the daily band on elastic capacity",
     ]
 
 
@@ -215,11 +221,10 @@ def test_exit_zero_still_reports(repo: Path) -> None:
 
 
 def test_clean_repository_exits_zero(tmp_path: Path) -> None:
-    repo = tmp_path / "good"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path / "good")
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     code, out, err = run_cli(["check", "-q"], cwd=repo)
-    assert (code, out, err) == (0, "All checks passed: 11 documents in 6 files.\n", "")
+    assert (code, out, err) == (0, f"All checks passed: {DOCUMENTS} documents in {FILES} files.\n", "")
 
 
 # --- colour ------------------------------------------------------------------------------

@@ -108,6 +108,7 @@ def test_bash_completion_works() -> None:
     assert bash_complete(script, "policylint", "completion", "z")[0] == "zsh"
 
 
+@pytest.mark.realtool
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_other_shells_parse(shell: str) -> None:
     if shutil.which(shell) is None:

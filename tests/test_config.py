@@ -1,7 +1,8 @@
 """Configuration through the real CLI: discovery, precedence, selection, rule
 settings and the one-line errors a bad configuration stops the run with.
 
-Every test works on a copy of ``examples/good`` in ``tmp_path``. Its
+Every test works on a copy of the small shared repository (tests/data/minirepo)
+in ``tmp_path``. Its
 configuration pins ``now`` and selects only the document rules (PL0) and
 PL101, so a rule added later cannot change these exit codes. A finding is made
 by raising the reserved GPUs of the ``serving`` pool above its baseline band.
@@ -10,21 +11,20 @@ by raising the reserved GPUs of the ``serving`` pool above its baseline band.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import copy_minirepo, run_cli
+from fixture_helpers import mini_bands
 
 BASE_CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 CLUSTER = Path("clusters/prod-east.yaml")
 
 
 def make_repo(tmp_path: Path, config: str | None = BASE_CONFIG) -> Path:
-    """A clean copy of examples/good with ``config`` as its .policylint.yaml (None: no file)."""
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    """A clean copy of the small repository with ``config`` as its .policylint.yaml (None: no file)."""
+    repo = copy_minirepo(tmp_path / "repo")
     target = repo / ".policylint.yaml"
     if config is None:
         target.unlink(missing_ok=True)
@@ -34,7 +34,9 @@ def make_repo(tmp_path: Path, config: str | None = BASE_CONFIG) -> Path:
 
 
 def over_reserve(repo: Path, *, serving: int = 80) -> None:
-    """Reserve more GPUs in prod-east/serving than its baseline band (53) allows."""
+    """Reserve more GPUs in prod-east/serving than its baseline band allows."""
+    # 80 against the baseline: over its 15 % headroom, under 200 %
+    assert mini_bands("serving")[0] * 1.15 < serving < mini_bands("serving")[0] * 3
     path = repo / CLUSTER
     text = path.read_text(encoding="utf-8")
     assert "      reservedGpus: 48\n" in text
@@ -238,7 +240,7 @@ def test_severity_override_changes_the_exit_code(tmp_path: Path, severity: str, 
 
 def test_rule_option_flips_the_verdict(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    over_reserve(repo)  # 80 reserved against a baseline of 53: over 15 %, under 200 %
+    over_reserve(repo)  # 80 reserved against the baseline: over 15 %, under 200 %
     set_config(repo, "rules: {reserved-above-baseline: {headroom: 2.0}}\n")
     code, report, _ = check_json(repo)
     assert (code, codes(report)) == (0, [])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, git, replace_once, run_cli
+from conftest import EXAMPLES, copy_minirepo, git, replace_once, run_cli
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 @pytest.fixture(scope="module")
@@ -93,8 +93,7 @@ def test_missing_base_is_a_usage_error(history: Path) -> None:
 
 
 def test_diff_outside_a_git_repository(tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    shutil.copytree(EXAMPLES / "good", plain)
+    plain = copy_minirepo(tmp_path / "plain")
     (plain / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     code, out, err = run_cli(["check", "--diff", "HEAD~1"], cwd=plain)
     assert (code, out) == (2, "")

@@ -53,6 +53,7 @@ def test_check_target_passes_an_unmutated_repository() -> None:
     target.run((name, data))
 
 
+@pytest.mark.realtool
 def test_runner_reports_a_short_budget_cleanly() -> None:
     done = subprocess.run(
         [sys.executable, str(FUZZ / "run.py"), "--seconds", "2", "--target", "config"],

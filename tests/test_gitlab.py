@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import EXAMPLES, git, run_cli
+from conftest import EXAMPLES, copy_minirepo, git, run_cli
 from policylint.finding import Finding, Severity
 from policylint.linter import LintResult
 from policylint.report import ReportContext, get_renderer
@@ -84,8 +84,7 @@ def test_report_on_the_bad_examples_has_every_required_field(bad: Path) -> None:
 
 
 def test_clean_run_is_an_empty_list(tmp_path: Path) -> None:
-    repo = tmp_path / "good"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path / "good")
     code, report = gitlab(repo)
     assert (code, report) == (0, [])
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, git, replace_once, run_cli
+from conftest import EXAMPLES, copy_minirepo, git, minirepo_path, replace_once, run_cli
+from fixture_helpers import line_of
 import policylint.load as loader
 from policylint.load import LoadLimits, SourceFile, load_file, parse_text
 
@@ -35,8 +36,7 @@ def found(source: SourceFile) -> list[tuple[str, int, int, str]]:
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = tmp_path_factory.mktemp("good") / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path_factory.mktemp("good") / "repo")
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     return repo
 
@@ -164,7 +164,7 @@ def test_near_miss_api_version_is_a_finding(repo: Path, old: str, new: str, colu
     assert (code, err) == (1, "")
     (finding,) = json.loads(out)["findings"]
     assert (finding["code"], finding["file"], finding["line"], finding["column"], finding["message"]) == (
-        "PL007", WORKLOAD.as_posix(), 5, column, message
+        "PL007", WORKLOAD.as_posix(), line_of(minirepo_path() / WORKLOAD, old.strip() or "apiVersion"), column, message
     )
 
 
@@ -208,7 +208,7 @@ def test_measurement_path_component_too_long_is_a_finding(repo: Path) -> None:
     code, out, err = run_cli(["check", "--format", "json"], cwd=repo)
     assert (code, err) == (1, "")
     (finding,) = json.loads(out)["findings"]
-    assert (finding["code"], finding["line"]) == ("PL022", 19)
+    assert (finding["code"], finding["line"]) == ("PL022", line_of(minirepo_path() / WORKLOAD, "path: ../measurements/traces/chat-assistant.csv"))
     assert finding["message"].endswith("cannot be opened: File name too long")
 
 

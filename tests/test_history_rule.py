@@ -1,22 +1,25 @@
-"""PL950 capacity-without-new-evidence: judged on a real two-commit git repository."""
+"""PL950 capacity-without-new-evidence: judged on a real two-commit git repository.
+
+The repository is the small shared one (tests/data/minirepo): its batch pool
+reserves 20 GPUs for the offline-scoring workload alone.
+"""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, git, run_cli
+from conftest import copy_minirepo, git, run_cli
+from fixture_helpers import MINI_STEP
 
 CLUSTER = "clusters/prod-east.yaml"
 
 
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "capacity"
-    shutil.copytree(EXAMPLES / "good", root)
+    root = copy_minirepo(tmp_path / "capacity")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
@@ -54,10 +57,10 @@ def test_increase_without_new_measurement_is_flagged(repo: Path) -> None:
 
 def test_increase_with_changed_measurement_passes(repo: Path) -> None:
     raise_batch_reserved(repo, 22)
-    trace = repo / "measurements" / "traces" / "nightly-eval.csv"
+    trace = repo / "measurements" / "traces" / "offline-scoring.csv"
     last = trace.read_text().splitlines()[-1].split(",")
-    with trace.open("a") as fh:  # one more five-minute sample: the measurement changed
-        fh.write(f"{int(last[0]) + 300},{last[1]}\n")
+    with trace.open("a") as fh:  # one more sample at the trace's step: the measurement changed
+        fh.write(f"{int(last[0]) + MINI_STEP},{last[1]}\n")
     code, found = findings(repo)
     assert found == []
     assert code == 0

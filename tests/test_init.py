@@ -152,6 +152,7 @@ def test_trace_is_fresh_and_long_enough(tmp_path: Path) -> None:
     assert rows[-1].split(",")[0].endswith("T23:55:00Z")
 
 
+@pytest.mark.realtool
 def test_init_then_pre_commit_hook_passes(tmp_path: Path, pre_commit_home: Path) -> None:
     repo = tmp_path / "capacity"
     assert init(repo)[0] == 0

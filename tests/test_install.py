@@ -15,6 +15,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
 
 #: What the build needs from the checkout.
@@ -52,6 +54,7 @@ def _clean_env(site: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.realtool
 def test_installed_wheel_finds_its_data(tmp_path: Path) -> None:
     wheel = _build_wheel(tmp_path)
 

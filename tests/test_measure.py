@@ -6,7 +6,8 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, copy_minirepo
+from fixture_helpers import MINI_POOLS
 
 from policylint.linter import LintOptions, lint
 from policylint.measure import measure
@@ -16,9 +17,13 @@ from policylint.ruleset import load_rules
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 
 
-def lint_copy(tmp_path: Path, edit: tuple[str, str] | None = None):  # type: ignore[no-untyped-def]
+def lint_copy(tmp_path: Path, edit: tuple[str, str] | None = None, *, mini: bool = False):  # type: ignore[no-untyped-def]
+    """Lint a copy of examples/good (or of the small shared repository), edited first."""
     repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    if mini:
+        copy_minirepo(repo)
+    else:
+        shutil.copytree(EXAMPLES / "good", repo)
     if edit is not None:
         path = repo / "workloads" / "product-ai.yaml"
         text = path.read_text()
@@ -55,6 +60,7 @@ def test_facts_are_computed_once_per_workload(tmp_path: Path, monkeypatch) -> No
         return real(path, **kwargs)
 
     monkeypatch.setattr(traces, "read_series", counting)
-    result = lint_copy(tmp_path)
+    result = lint_copy(tmp_path, mini=True)
     assert result.findings == []
-    assert len(calls) == len(set(calls)) == 8  # eight workloads, one trace each
+    workloads = sum(len(pool) for pool in MINI_POOLS.values())
+    assert len(calls) == len(set(calls)) == workloads  # one trace each

@@ -62,6 +62,7 @@ def try_repo(repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.realtool
 def test_hook_passes_on_a_clean_repository(tmp_path: Path, pre_commit_home: Path) -> None:
     repo = make_git_repo(tmp_path)
     done = try_repo(repo, pre_commit_home)
@@ -69,6 +70,7 @@ def test_hook_passes_on_a_clean_repository(tmp_path: Path, pre_commit_home: Path
     assert "policylint" in done.stdout and "Passed" in done.stdout
 
 
+@pytest.mark.realtool
 def test_hook_fails_on_a_staged_over_reservation(tmp_path: Path, pre_commit_home: Path) -> None:
     repo = make_git_repo(tmp_path)
     over_reserve(repo)

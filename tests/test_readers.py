@@ -205,10 +205,9 @@ def test_path_ending_in_slash_is_refused(tmp_path: Path) -> None:
 
 
 def test_measurement_path_ending_in_slash_is_a_finding(tmp_path: Path) -> None:
-    from shutil import copytree
+    from conftest import copy_minirepo
 
-    repo = tmp_path / "repo"
-    copytree(ROOT / "examples" / "good", repo)
+    repo = copy_minirepo(tmp_path / "repo")
     workload = repo / "workloads" / "product-ai.yaml"
     text = workload.read_text(encoding="utf-8")
     workload.write_text(text.replace("traces/chat-assistant.csv\n", "traces/chat-assistant.csv/\n", 1), encoding="utf-8")

@@ -219,6 +219,7 @@ def test_github_workflow_is_complete() -> None:
     assert any("GITHUB_STEP_SUMMARY" in r for r in runs)
 
 
+@pytest.mark.realtool
 @pytest.mark.parametrize(("example", "expected"), [("good", 0), ("bad", 1)])
 def test_github_workflow_steps(tmp_path: Path, example: str, expected: int) -> None:
     repo = repository(tmp_path, example)
@@ -262,6 +263,7 @@ def test_readme_shows_the_tested_ci_file(path: str) -> None:
 GITLAB_JOB = yaml.safe_load((REPO / "docs" / "ci" / "gitlab-ci.yml").read_text(encoding="utf-8"))["policylint"]
 
 
+@pytest.mark.realtool
 @pytest.mark.parametrize(("example", "expected"), [("good", 0), ("bad", 1)])
 def test_gitlab_job_script(tmp_path: Path, example: str, expected: int) -> None:
     repo = repository(tmp_path, example)
@@ -348,6 +350,7 @@ def test_action_has_the_inputs_a_workflow_needs() -> None:
     assert ACTION["inputs"]["upload-sarif"]["default"] == "true"
 
 
+@pytest.mark.realtool
 @pytest.mark.parametrize(
     ("example", "inputs", "expected"),
     [

@@ -1,6 +1,6 @@
 """Inline suppressions written in the linted YAML, through the real CLI.
 
-The repository is a copy of ``examples/good`` whose configuration pins
+The repository is a copy of the small shared one (tests/data/minirepo) whose configuration pins
 ``now: 2026-12-01`` and selects the document rules (PL0, which holds the
 suppression rules PL030-PL033) and PL101. Each test rewrites the
 ``reservedGpus`` line of the ``serving`` pool (line 19 of the cluster file),
@@ -10,23 +10,22 @@ usually to 80 GPUs, which is over its baseline band and so a PL101 finding.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import copy_minirepo, run_cli
+from fixture_helpers import document_counts, mini_bands
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 CLUSTER = Path("clusters/prod-east.yaml")
 RESERVED = "      reservedGpus: 48\n"
-LINE = 19  # the serving pool's reservedGpus line in examples/good
+LINE = 19  # the serving pool's reservedGpus line in the small repository
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+def repo(minirepo_master: Path, tmp_path: Path) -> Path:
+    repo = copy_minirepo(tmp_path / "repo", minirepo_master)
     (repo / ".policylint.yaml").write_text(CONFIG, encoding="utf-8")
     return repo
 
@@ -50,9 +49,10 @@ def found(report: dict) -> list[tuple[str, int, str]]:
     return [(f["code"], f["line"], f["message"]) for f in report["findings"]]
 
 
+BASELINE = mini_bands("serving")[0]
 PL101_MESSAGE = (
-    "pool prod-east/serving reserves 80 GPUs, but its pooled baseline is 53 GPUs (sum of workload baselines 53:"
-    " pooling saves nothing; allowed headroom 15%): sized by peak, not baseline"
+    f"pool prod-east/serving reserves 80 GPUs, but its pooled baseline is {BASELINE} GPUs (sum of workload baselines"
+    f" {BASELINE}: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline"
 )
 
 
@@ -83,7 +83,8 @@ def test_suppression_hides_the_finding_and_is_counted(repo: Path, replacement: s
 def test_text_summary_counts_suppressed_findings(repo: Path) -> None:
     rewrite(repo, "      reservedGpus: 80  # policylint: disable=PL101 -- launch buffer\n")
     code, out, _ = run_cli(["check", "-q"], cwd=repo)
-    assert (code, out) == (0, "All checks passed: 11 documents in 6 files, 1 suppressed.\n")
+    documents, files = document_counts(repo)
+    assert (code, out) == (0, f"All checks passed: {documents} documents in {files} files, 1 suppressed.\n")
 
 
 @pytest.mark.parametrize("comment", ["# policylint: disable=PL101", "# policylint: disable=PL101 --", "# policylint: disable=PL101 --   "])

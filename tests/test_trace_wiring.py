@@ -3,7 +3,8 @@
 The configuration's ``limits.max-trace-*`` keys reach the readers in ``check``
 and ``bands``; a measurement block's ``format`` (Parquet, Arrow), ``timestampUnit``,
 ``durationUnit`` and ``timeOrigin`` reach them too. Every test works on a copy of
-``examples/good`` (its configuration pins ``now``).
+``examples/good`` when it needs its job lists or its Prometheus export, else on a
+copy of the small shared repository (tests/data/minirepo); both pin ``now``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, copy_minirepo, run_cli
+from fixture_helpers import MINI_POOLS
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 CHAT_TRACE = "../measurements/traces/chat-assistant.csv"
@@ -28,6 +30,11 @@ def make_repo(tmp_path: Path, name: str = "repo") -> Path:
     repo = tmp_path / name
     shutil.copytree(EXAMPLES / "good", repo)
     return repo
+
+
+def make_mini(tmp_path: Path, name: str = "repo") -> Path:
+    """A copy of the small shared repository (its chat-assistant trace is a CSV like the examples')."""
+    return copy_minirepo(tmp_path / name)
 
 
 def configure(repo: Path, extra: str) -> None:
@@ -92,7 +99,7 @@ def test_grid_and_byte_limits_reach_the_readers(tmp_path: Path) -> None:
 
 
 def test_bands_command_reads_within_the_configured_limits(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_mini(tmp_path)
     configure(repo, "limits: {max-trace-rows: 1000}\n")
     trace = repo / "measurements" / "traces" / "chat-assistant.csv"
     code, out, err = run_cli(["bands", str(trace), "--format", "json"], cwd=repo)
@@ -101,7 +108,7 @@ def test_bands_command_reads_within_the_configured_limits(tmp_path: Path) -> Non
     assert err.count("\n") == 1
     configure(repo, "")
     code, out, _ = run_cli(["bands", str(trace), "--format", "json"], cwd=repo)
-    assert code == 0 and json.loads(out)["bands"]["baseline"] == 319.0
+    assert code == 0 and json.loads(out)["bands"]["baseline"] == float(MINI_POOLS["serving"]["chat-assistant"][0])
 
 
 @pytest.mark.parametrize(
@@ -113,7 +120,7 @@ def test_bands_command_reads_within_the_configured_limits(tmp_path: Path) -> Non
     ],
 )
 def test_bad_trace_limit_stops_the_run_naming_the_key(tmp_path: Path, setting: str, message: str) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_mini(tmp_path)
     configure(repo, f"limits: {{{setting}}}\n")
     key = setting.split(":")[0]
     path = (repo / ".policylint.yaml").resolve()
@@ -149,8 +156,8 @@ def _write_table(csv_path: Path, target: Path, *, typed_time: bool) -> None:
 def test_parquet_and_arrow_traces_measure_the_same_bands_as_csv(
     tmp_path: Path, suffix: str, fmt: str, typed_time: bool
 ) -> None:
-    csv_repo = make_repo(tmp_path, "csv")
-    repo = make_repo(tmp_path, "table")
+    csv_repo = make_mini(tmp_path, "csv")
+    repo = make_mini(tmp_path, "table")
     traces = repo / "measurements" / "traces"
     _write_table(traces / "chat-assistant.csv", traces / f"chat-assistant{suffix}", typed_time=typed_time)
     (traces / "chat-assistant.csv").unlink()
@@ -220,7 +227,7 @@ def test_duration_unit_is_passed_to_the_job_reader(tmp_path: Path) -> None:
 
 
 def test_unknown_timestamp_unit_is_pl010_at_its_line(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)
+    repo = make_mini(tmp_path)
     configure(repo, "")
     block = f"      path: {CHAT_TRACE}\n      format: csv\n"
     edit(repo / PRODUCT, block, block + "      timestampUnit: hours\n")

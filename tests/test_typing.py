@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 
 
+@pytest.mark.realtool
 def test_package_is_strictly_typed() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "policylint"],
