@@ -7,6 +7,7 @@ reserves 20 GPUs for the offline-scoring workload alone.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
