@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_minirepo, git, run_cli
+from conftest import EXAMPLES, copy_minirepo, git, run_cli
 from fixture_helpers import MINI_STEP
 
 CLUSTER = "clusters/prod-east.yaml"
