@@ -10,6 +10,7 @@ The definitions are written out in ``docs/bands.md``.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,11 +123,14 @@ def _row_batches(rows: int, samples: int) -> list[slice]:
 
 
 class _Scratch:
-    """Work buffers reused from one row batch to the next.
+    """Work buffers reused from one row batch to the next, and from one call to the next.
 
-    Allocating (and the operating system zero-filling) a fresh megabyte for
-    every temporary of every batch costs as much as the arithmetic; reusing the
-    same few buffers keeps them hot in cache.
+    Allocating a fresh megabyte for a temporary costs more than the arithmetic
+    done in it: the allocator hands large blocks back to the operating system on
+    release, and the next block is page-faulted and zero-filled again (about
+    0.25 ms per megabyte here, as much as five numpy passes over it). Reusing the
+    same few buffers keeps them mapped and hot in cache. Buffers larger than
+    ``_KEEP_BYTES`` are not kept, so a one-off huge series does not pin memory.
     """
 
     def __init__(self) -> None:
@@ -137,8 +141,28 @@ class _Scratch:
         buf = self._buffers.get(name)
         if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
             buf = np.empty(size, dtype=dtype)
-            self._buffers[name] = buf
+            if buf.nbytes <= _KEEP_BYTES:
+                self._buffers[name] = buf
         return buf[:size].reshape(shape)
+
+
+# Largest work buffer kept between calls (a 92-day one-minute series is 1 MB).
+_KEEP_BYTES = 16 << 20
+
+_LOCAL = threading.local()
+
+
+def _shared_scratch() -> _Scratch:
+    """This thread's work buffers, kept between calls.
+
+    Callers must not return views of them: every result that leaves a public
+    function is a fresh array (the buffers are overwritten by the next call).
+    """
+    scratch: _Scratch | None = getattr(_LOCAL, "scratch", None)
+    if scratch is None:
+        scratch = _Scratch()
+        _LOCAL.scratch = scratch
+    return scratch
 
 
 def _block_scans(
@@ -239,20 +263,87 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     return ranks
 
 
+# Rows at least this long take the sampled-threshold selection of ``_select_rows``.
+_SELECT_MIN = 8192
+# The threshold sits this far (as a share of the valid samples) below the lowest
+# rank asked for: some 6 standard errors of a 4,096-value sample's quantile.
+_SELECT_MARGIN = 0.02
+
+
+def _select_rows(
+    flat: np.ndarray, ps: Sequence[float], out: np.ndarray, counts: np.ndarray | None, has_nan: bool | None
+) -> bool:
+    """Inverted-CDF percentiles of each long row by selecting above a sampled threshold.
+
+    A full selection (``np.partition``) over a whole row costs as much as a
+    dozen passes over it. The percentiles asked for here are high ones, so a
+    threshold a little below the lowest rank is estimated from an evenly spaced
+    sample of about 4,096 values; one comparison then keeps the values at or
+    above it (a few percent of the row), and the ranks are selected among those.
+    Every valid value below the threshold sorts before every kept one, so rank
+    ``r`` of the row is rank ``r - below`` of the kept values: the very same
+    value, not an estimate. The threshold is positive, so no zero of either
+    sign is ever among the kept values and the bits of the answer are those of
+    the full selection. Returns False (and the caller selects the usual way)
+    when the threshold turns out too high or is not positive.
+    """
+    rows, n = flat.shape
+    stride = max(1, n // 4096)
+    scratch = _shared_scratch()
+    keep = scratch.get("select", (n,), np.bool_)
+    for row in range(rows):
+        x = flat[row]
+        count = int(counts[row]) if counts is not None else (n if has_nan is False else
+                                                             n - int(np.count_nonzero(np.isnan(x))))
+        if not count:
+            continue
+        ranks = [int(_rank(p, count)) for p in ps]
+        sample = x[::stride]
+        if has_nan is not False:
+            sample = sample[~np.isnan(sample)]
+        else:
+            sample = sample.copy()
+        if sample.size < 64:
+            return False
+        k = min(sample.size - 1, max(0, int((min(ranks) / count - _SELECT_MARGIN) * sample.size)))
+        sample.partition(k)
+        threshold = float(sample[k])
+        if not threshold > 0:
+            return False
+        np.greater_equal(x, threshold, out=keep)  # NaN is never kept
+        below = count - int(np.count_nonzero(keep))
+        if below > min(ranks):
+            return False
+        kept = x[keep]
+        at = sorted({r - below for r in ranks})
+        kept.partition(at)
+        out[:, row] = kept[[r - below for r in ranks]]
+    return True
+
+
 def percentile(
-    values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool = False, _has_nan: bool | None = None
+    values: np.ndarray,
+    ps: Sequence[float],
+    *,
+    overwrite_input: bool = False,
+    _has_nan: bool | None = None,
+    _counts: np.ndarray | None = None,
 ) -> np.ndarray:
     """Inverted-CDF percentiles along the last axis, ignoring NaN.
 
     Returns shape ``(len(ps),) + values.shape[:-1]``; rows with no valid value
-    give NaN. Uses ``np.partition`` (linear time) rather than a full sort; with
-    ``overwrite_input`` it partitions ``values`` in place instead of a copy.
+    give NaN. Uses ``np.partition`` (linear time) rather than a full sort, on
+    long rows only over the values above a sampled threshold (see
+    ``_select_rows``); with ``overwrite_input`` a full selection partitions
+    ``values`` in place instead of a copy.
     """
     a = np.asarray(values, dtype=np.float64)
     lead = a.shape[:-1]
     flat = a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
     out = np.full((len(ps), flat.shape[0]), np.nan)
     if flat.shape[1] == 0:
+        return out.reshape((len(ps),) + lead)
+    if flat.shape[1] >= _SELECT_MIN and _select_rows(flat, ps, out, _counts, _has_nan):
         return out.reshape((len(ps),) + lead)
     if _has_nan is False:
         # the caller knows there is no NaN: skip the mask and the count (two passes)
@@ -404,20 +495,24 @@ def find_spikes(
     th = np.broadcast_to(np.asarray(threshold, dtype=np.float64).reshape(-1), (rows,))
     starts_parts: list[np.ndarray] = []
     ends_parts: list[np.ndarray] = []
-    work = _scratch or _Scratch()
+    work = _scratch or _shared_scratch()
     for batch in _row_batches(rows, n):
         size = batch.stop - batch.start
-        edges = work.get("edges", (size, n + 1), np.int8)
-        edges[:, 0] = 0
-        above = np.greater(a[batch], th[batch, None], out=work.get("above", (size, n), np.bool_))
-        # NaN compares False above.
-        edges[:, 1:] = above
-        edges[:, :-1] -= above  # -1 where a run starts, +1 one past where it ends
+        # The mask with a False column on each side: a run starts where a column differs
+        # from the one before it (False -> True) and ends one past where it differs again.
+        padded = work.get("above", (size, n + 2), np.bool_)
+        padded[:, 0] = False
+        padded[:, n + 1] = False
+        np.greater(a[batch], th[batch, None], out=padded[:, 1 : n + 1])  # NaN compares False
+        edges = np.not_equal(padded[:, 1:], padded[:, :-1], out=work.get("edges", (size, n + 1), np.bool_))
         # Within a row starts and ends alternate, and every run closes before the
-        # padding column, so the non-zero edges pair up in order.
+        # padding column, so the edges pair up in order.
         nz = np.flatnonzero(edges)
-        r, c = np.divmod(nz, n + 1)
-        flat_index = (r + batch.start) * n + c
+        if size == 1:
+            flat_index = nz + batch.start * n
+        else:
+            r, c = np.divmod(nz, n + 1)
+            flat_index = (r + batch.start) * n + c
         starts_parts.append(flat_index[0::2])
         ends_parts.append(flat_index[1::2])
     starts = np.concatenate(starts_parts)
@@ -471,19 +566,35 @@ def queue_backlog(
     n = a.shape[-1]
     flat = a.reshape(-1, n)
     cap = np.broadcast_to(np.asarray(capacity, dtype=np.float64).reshape(-1), (flat.shape[0],))
-    work = _scratch or _Scratch()
-    out = work.get("backlog", flat.shape) if _scratch is not None else np.empty(flat.shape)
+    work = _scratch or _shared_scratch()
+    # With every capacity positive no step adds -0.0 (c - C is -0.0 only for c = -0.0 and
+    # C = +0.0; the bounds below also rule out a tiny difference times the step rounding
+    # to -0.0), so min(0, running min of S) is the running minimum of S behind a leading
+    # 0: the backlog is computed in the columns after a zero column and one scan gives the
+    # clamped minimum, saving the clamping pass. Otherwise (zero, negative or NaN
+    # capacities) the clamp stays a separate pass, keeping the sign of a zero exactly.
+    lead_zero = step_seconds >= 1e-50 and bool(np.all(cap >= 1e-200))
+    shape = (flat.shape[0], n + 1)
+    full = work.get("backlog", shape) if _scratch is not None else np.empty(shape)
+    full[:, 0] = 0.0
+    out = full[:, 1:]
     for rows in _row_batches(flat.shape[0], n):
         buf = out[rows]  # a view: the batch is computed in place, cache-resident
         np.subtract(flat[rows], cap[rows, None], out=buf)
         # the caller may already know there is no NaN: one pass fewer
-        if _has_nan is not False and np.isnan(buf).any():
-            buf[np.isnan(buf)] = 0.0
+        if _has_nan is not False:
+            nan = np.isnan(buf, out=work.get("nan", buf.shape, np.bool_))
+            if nan.any():
+                buf[nan] = 0.0
         buf *= step_seconds
         np.cumsum(buf, axis=1, out=buf)
-        low = np.minimum.accumulate(buf, axis=1, out=work.get("low", buf.shape))
-        np.minimum(low, 0.0, out=low)
-        buf -= low
+        if lead_zero:
+            low = np.minimum.accumulate(full[rows], axis=1, out=work.get("low", (buf.shape[0], n + 1)))
+            buf -= low[:, 1:]
+        else:
+            low = np.minimum.accumulate(buf, axis=1, out=work.get("low", buf.shape))
+            np.minimum(low, 0.0, out=low)
+            buf -= low
     return out.reshape(lead + (n,))
 
 
@@ -517,7 +628,7 @@ def wait_percentile_of(valid: np.ndarray, p: float) -> float:
     """
     n = valid.size
     r = int(_rank(p, n))
-    positive = valid[valid > 0]
+    positive = valid[np.greater(valid, 0, out=_shared_scratch().get("positive", valid.shape, np.bool_))]
     zeros = n - positive.size
     if r < zeros:
         return 0.0
@@ -534,9 +645,20 @@ def queue_stats(
 def _stats_from_backlog(
     values: np.ndarray, backlog: np.ndarray, capacity: float, wait_percentile: float, *, has_nan: bool = True
 ) -> QueueStats:
+    values = np.asarray(values, dtype=np.float64)
     if not has_nan and capacity > 0:
         # no excluded sample: every wait is valid, no masking passes needed
-        valid = backlog / capacity
+        valid = np.divide(backlog, capacity, out=_shared_scratch().get("wait", backlog.shape))
+    elif capacity > 0:
+        # the waits of the valid samples only: the same quotients as dividing everything
+        # and dropping the excluded samples' (and any NaN wait, as below), in fewer passes
+        ok = np.isnan(values, out=_shared_scratch().get("valid", values.shape, np.bool_))
+        np.logical_not(ok, out=ok)
+        valid = backlog[ok]
+        valid /= capacity
+        bad = np.isnan(valid)
+        if bad.any():
+            valid = valid[~bad]
     else:
         wait = _waits_from_backlog(values, backlog, capacity)
         valid = wait[~np.isnan(wait)]
@@ -695,8 +817,9 @@ class _CoreRows:
     backlog_max: np.ndarray
     #: number of valid samples of the sustained series (NaN bands where 0)
     sustained_count: np.ndarray
-    #: the whole backlog, kept only when asked for (``analyse`` needs its percentile)
-    backlog: np.ndarray | None = None
+    #: max and percentile wait at ``capacity`` of the one row, when asked for (``analyse``)
+    #: and the capacity is positive
+    queue: QueueStats | None = None
     #: max of the sustained series, only when asked for
     sustained_max: np.ndarray | None = None
     #: whether any sample of the batch is NaN (excluded or missing)
@@ -718,10 +841,11 @@ def _core_rows(
     Both :func:`summarise` (per cache-sized batch) and :func:`analyse` (one row)
     run exactly this, so every figure they share is computed by the same calls in
     the same order. ``capacity`` is one value per row, default ceil(baseline).
-    ``detail`` also keeps the backlog and the sustained maximum (``analyse``).
+    ``detail`` also takes the waits of the one row from its backlog and the
+    sustained maximum (``analyse``). No array it returns is a view of ``scratch``.
     """
     rows, n = x.shape
-    has_nan = bool(np.isnan(x).any())
+    has_nan = bool(np.isnan(x, out=scratch.get("isnan", x.shape, np.bool_)).any())
     s = scratch.get("sustained", (rows, n - width + 1))
     _rolling_min_rows(x, width, s, scratch)
     if has_nan:
@@ -731,7 +855,8 @@ def _core_rows(
     # fmax skips NaN and gives NaN (without a warning) for a row with no valid window
     s_max = np.fmax.reduce(s, axis=1) if detail else None
     base, daily = percentile(
-        s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True, _has_nan=has_nan
+        s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True, _has_nan=has_nan,
+        _counts=s_count,
     )
     # fmax skips NaN like nanmax, and gives NaN without a warning for a row with no valid sample
     peak = np.fmax.reduce(x, axis=1) if has_nan else x.max(axis=1)
@@ -741,7 +866,10 @@ def _core_rows(
     cap = np.ceil(base - _CEIL_EPS) if capacity is None else capacity
     # a NaN capacity (a row without bands) behaves like NaN samples: the backlog zeroes them
     nan_in = has_nan or bool(np.isnan(cap).any())
-    backlog = queue_backlog(x, cap, step_seconds, _scratch=None if detail else scratch, _has_nan=nan_in)
+    backlog = queue_backlog(x, cap, step_seconds, _scratch=scratch, _has_nan=nan_in)
+    queue = None
+    if detail and cap[0] > 0:
+        queue = _stats_from_backlog(x[0], backlog[0], float(cap[0]), settings.queue_percentile, has_nan=has_nan)
     return _CoreRows(
         baseline=base,
         daily=daily,
@@ -750,7 +878,7 @@ def _core_rows(
         capacity=cap,
         backlog_max=backlog.max(axis=1),
         sustained_count=s_count,
-        backlog=backlog if detail else None,
+        queue=queue,
         sustained_max=s_max,
         has_nan=has_nan,
     )
@@ -780,7 +908,7 @@ def summarise(
     spikes = np.zeros(rows, dtype=np.int64)
     noise = np.zeros(rows, dtype=np.int64)
     caps = None if capacity is None else np.broadcast_to(np.asarray(capacity, dtype=np.float64), (rows,))
-    scratch = _Scratch()
+    scratch = _shared_scratch()
     for batch in _row_batches(rows, n):
         x = a[batch]
         core = _core_rows(x, w, step_seconds, settings, None if caps is None else caps[batch], scratch)
@@ -1124,7 +1252,7 @@ def analyse(
     w = window_samples(settings.cold_start_seconds, step)
     core = None
     if w <= c.size:
-        core = _core_rows(c.reshape(1, -1), w, step, settings, None, _Scratch(), detail=True)
+        core = _core_rows(c.reshape(1, -1), w, step, settings, None, _shared_scratch(), detail=True)
     if core is None or not core.sustained_count[0]:
         raise MeasurementError(
             f"no stretch of {w} consecutive valid samples (cold start {settings.cold_start_seconds:g} s"
@@ -1150,13 +1278,9 @@ def analyse(
 
     window_days = valid_count * step / 86_400.0
     base_cap = math.ceil(baseline - _CEIL_EPS)
-    baseline_queue = None
-    if base_cap > 0:
-        # the core's backlog is the one at ceil(baseline): only the waits are left to take
-        assert core.backlog is not None
-        baseline_queue = _stats_from_backlog(
-            c, core.backlog[0], float(base_cap), settings.queue_percentile, has_nan=core.has_nan
-        )
+    # the core's queue is the one at ceil(baseline), with its waits (None at zero capacity)
+    baseline_queue = core.queue
+    assert (baseline_queue is None) == (base_cap <= 0)
 
     cap_needed = None
     if tolerance_seconds is not None:
