@@ -18,7 +18,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from policylint.bands import BandReport, BandSettings, Spike, analyse, find_spikes, summarise
+from policylint import bands as bands_mod
+from policylint.bands import (
+    BandReport,
+    BandSettings,
+    Spike,
+    analyse,
+    find_spikes,
+    percentile,
+    queue_backlog,
+    summarise,
+)
 from policylint.traces import Exclusion, Series, read_series
 
 HELIOS = Path(__file__).parent / "data" / "helios_vc3sl_2020-05.csv"
@@ -108,3 +118,112 @@ def test_spike_columns_equal_one_object_per_run(values: np.ndarray) -> None:
          "noise": s.noise}
         for s, d in zip(expected, report.to_dict()["spikes"], strict=True)
     ]
+
+
+# --------------------------------------------------------------------------- restated stages
+# The fast forms of the flat-day test, the percentiles and the queue must give the very
+# bits of the plain forms below (the definitions, written the obvious way).
+
+
+def _flat_days_plain(times: np.ndarray, values: np.ndarray, zero_only: bool) -> np.ndarray:
+    """A day number per sample, then max == min over the valid samples of each whole day."""
+    step = float(np.min(np.diff(times))) if times.size > 1 else 86_400.0
+    day = np.floor(times / 86_400.0).astype(np.int64)
+    first = int(day[0])
+    rows = int(day[-1]) - first + 1
+    flat = np.zeros(rows, dtype=bool)
+    for k in range(rows):
+        x = values[(day == first + k) & ~np.isnan(values)]
+        flat[k] = x.size >= 2 and bool(np.all(x == x[0])) and (not zero_only or x[0] == 0)
+    flat[0] &= bool(times[0] - first * 86_400.0 < step)
+    flat[-1] &= bool((first + rows) * 86_400.0 - times[-1] <= step * (1 + 1e-9))
+    return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from([7.0, 60.0, 300.0, 3_600.0, 21_600.0]),
+    st.sampled_from([0.0, 1.0, -1e-7, -2.5e-7, 43_200.0, 86_399.0]),
+    st.integers(1, 2_000),
+    st.lists(st.tuples(st.integers(0, 1_999), st.integers(1, 900),
+                       st.sampled_from([0.0, -0.0, 3.0, math.nan])), max_size=6),
+    st.integers(0, 2**31),
+    st.booleans(),
+)
+def test_flat_days_equal_the_plain_definition(step: float, offset: float, n: int,
+                                              runs: list[tuple[int, int, float]], seed: int,
+                                              zero_only: bool) -> None:
+    rng = np.random.default_rng(seed)
+    times = 1_767_225_600.0 + offset + step * np.arange(n, dtype=np.float64)
+    values = rng.integers(0, 3, n).astype(np.float64)
+    values[rng.random(n) < 0.05] = math.nan
+    for start, width, level in runs:
+        values[start : start + width] = level
+    assert np.array_equal(bands_mod.flat_days(times, values, zero_only=zero_only),
+                          _flat_days_plain(times, values, zero_only))
+
+
+def _percentile_plain(x: np.ndarray, p: float) -> float:
+    valid = np.sort(x[~np.isnan(x)])
+    if not valid.size:
+        return math.nan
+    k = min(max(math.ceil(valid.size * p / 100.0 - 1e-9) - 1, 0), valid.size - 1)
+    return float(valid[k])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(8_192, 40_000),
+    st.sampled_from(["levels", "normal", "zeros", "negative", "constant", "nan"]),
+    st.sampled_from([(95.0, 99.0), (50.0, 90.0), (99.9, 100.0), (1.0, 5.0)]),
+    st.integers(0, 2**31),
+)
+def test_long_row_percentiles_equal_a_full_sort(n: int, kind: str, ps: tuple[float, float], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = {"levels": lambda: rng.integers(0, 40, n).astype(np.float64),
+         "normal": lambda: rng.normal(100.0, 15.0, n),
+         "zeros": lambda: np.where(rng.random(n) < 0.97, 0.0, rng.integers(1, 5, n).astype(np.float64)),
+         "negative": lambda: rng.normal(-5.0, 3.0, n),
+         "constant": lambda: np.full(n, 7.0),
+         "nan": lambda: np.where(rng.random(n) < 0.3, math.nan, rng.integers(0, 9, n).astype(np.float64))}[kind]()
+    rows = np.vstack([x, x[::-1], np.full(n, math.nan)])
+    got = percentile(rows, list(ps))
+    for i, p in enumerate(ps):
+        for r in range(2):
+            want = _percentile_plain(rows[r], p)
+            assert got[i, r] == want and math.copysign(1, got[i, r]) == math.copysign(1, want)
+        assert math.isnan(got[i, 2])
+
+
+def _backlog_plain(values: np.ndarray, capacity: float, step: float) -> np.ndarray:
+    x = (values - capacity)
+    x[np.isnan(x)] = 0.0
+    s = np.cumsum(x * step)
+    return s - np.minimum(np.minimum.accumulate(s), 0.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    hnp.arrays(np.float64, st.integers(1, 300), elements=st.sampled_from([0.0, -0.0, 1.0, 2.5, 7.0, math.nan])),
+    st.sampled_from([0.0, -0.0, 1.0, 2.0, 3.0, 0.5, math.nan]),
+    st.sampled_from([1.0, 60.0, 0.25]),
+)
+def test_backlog_bits_equal_the_plain_closed_form(values: np.ndarray, capacity: float, step: float) -> None:
+    got = queue_backlog(values, capacity, step)
+    want = _backlog_plain(values, capacity, step)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_reports_do_not_share_work_buffers() -> None:
+    """Work buffers are reused between calls: nothing a report holds may be one of them."""
+    rng = np.random.default_rng(3)
+    first = rng.integers(0, 30, 20_000).astype(np.float64)
+    report = analyse(_series(first), BandSettings(flat_days="off"))
+    kept = report.to_dict()
+    columns = [np.array(getattr(report.spikes, k), copy=True) for k in ("start", "height", "volume")]
+    analyse(_series(rng.integers(0, 90, 20_000).astype(np.float64)), BandSettings(flat_days="off"))
+    summarise(rng.integers(0, 90, (3, 20_000)).astype(np.float64), 60.0)
+    assert report.to_dict() == kept
+    for k, before in zip(("start", "height", "volume"), columns, strict=True):
+        assert np.array_equal(getattr(report.spikes, k), before)
