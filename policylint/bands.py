@@ -217,7 +217,7 @@ def rolling_min(values: np.ndarray, width: int) -> np.ndarray:
         return a.copy()
     flat = np.ascontiguousarray(a.reshape(-1, n))
     out = np.empty((flat.shape[0], n - width + 1))
-    scratch = _Scratch()
+    scratch = _shared_scratch()
     for rows in _row_batches(flat.shape[0], n):
         _rolling_min_rows(flat[rows], width, out[rows], scratch)
     return out.reshape(lead + (n - width + 1,))
@@ -230,6 +230,9 @@ def _rolling_min_rows(x: np.ndarray, width: int, out: np.ndarray, scratch: _Scra
     if width == 1:
         out[...] = x
         return
+    if width <= _DOUBLING_MAX and not np.signbit(x, out=scratch.get("sign", x.shape, np.bool_)).any():
+        _rolling_min_doubling(x, width, out, scratch)
+        return
     blocks = n // width
     full = blocks * width
     inside = full - width + 1  # windows ending inside the full blocks
@@ -240,6 +243,38 @@ def _rolling_min_rows(x: np.ndarray, width: int, out: np.ndarray, scratch: _Scra
         tail = np.minimum.accumulate(x[:, full:], axis=1)
         starts = np.arange(inside, out_len)
         np.minimum(bwd[:, starts], tail[:, starts + width - 1 - full], out=out[:, inside:])
+
+
+# Up to this window the rolling minimum is built by doubling (log2(W) + 1 contiguous
+# passes); the block scheme's strided scans cost more below it.
+_DOUBLING_MAX = 64
+
+
+def _rolling_min_doubling(x: np.ndarray, width: int, out: np.ndarray, scratch: _Scratch) -> None:
+    """Rolling minimum by doubling: minima over 1, 2, 4 ... p <= W samples, then two of them.
+
+    The minimum over W samples is the minimum of the two (overlapping) minima over
+    p samples starting at i and at i + W - p. Each step is one contiguous pass.
+    A minimum is one of its inputs whatever the grouping, except that -0.0 and
+    +0.0 compare equal and either may come out; the caller takes this path only
+    when no sample has its sign bit set, so the bits equal the block scheme's.
+    """
+    rows, n = x.shape
+    p = 1 << (width.bit_length() - 1)  # largest power of two <= width
+    cur = x
+    span = 1
+    turn = 0
+    while span < p:
+        length = n - 2 * span + 1  # windows of 2 * span samples
+        last = 2 * span == p and p == width
+        dest = out if last else scratch.get(f"double{turn}", (rows, n))[:, :length]
+        np.minimum(cur[:, :length], cur[:, span : span + length], out=dest)
+        cur = dest
+        span *= 2
+        turn ^= 1
+    if p < width:
+        length = n - width + 1
+        np.minimum(cur[:, :length], cur[:, width - p : width - p + length], out=out)
 
 
 def sustained(values: np.ndarray, cold_start_seconds: float, step_seconds: float) -> np.ndarray:

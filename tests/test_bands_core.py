@@ -27,6 +27,7 @@ from policylint.bands import (
     find_spikes,
     percentile,
     queue_backlog,
+    rolling_min,
     summarise,
 )
 from policylint.traces import Exclusion, Series, read_series
@@ -227,3 +228,28 @@ def test_reports_do_not_share_work_buffers() -> None:
     assert report.to_dict() == kept
     for k, before in zip(("start", "height", "volume"), columns, strict=True):
         assert np.array_equal(getattr(report.spikes, k), before)
+
+
+def _rolling_min_blocks(x: np.ndarray, width: int) -> np.ndarray:
+    """The block scheme alone (the doubling path switched off): the bits the calculator always gave."""
+    saved = bands_mod._DOUBLING_MAX
+    bands_mod._DOUBLING_MAX = 0
+    try:
+        return rolling_min(x, width)
+    finally:
+        bands_mod._DOUBLING_MAX = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hnp.arrays(np.float64, st.integers(1, 200),
+               elements=st.sampled_from([0.0, -0.0, 1.0, 2.5, 9.0, -3.0, math.inf, math.nan])),
+    st.integers(1, 90),
+)
+def test_rolling_min_bits_equal_the_block_scheme(values: np.ndarray, width: int) -> None:
+    # with a sign bit anywhere the batch keeps the block scheme; without, it is doubled
+    for rows in (np.vstack([values, values[::-1]]), np.abs(values).reshape(1, -1)):
+        got = rolling_min(rows, width)
+        want = _rolling_min_blocks(rows, width)
+        assert got.shape == want.shape
+        assert np.array_equal(got.view(np.int64), want.view(np.int64))  # every bit, NaN and zeros included
