@@ -137,7 +137,7 @@ class _Scratch:
         self._buffers: dict[str, np.ndarray] = {}
 
     def get(self, name: str, shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         buf = self._buffers.get(name)
         if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
             buf = np.empty(size, dtype=dtype)
@@ -323,9 +323,6 @@ def _select_rows(
     when the threshold turns out too high or is not positive.
     """
     rows, n = flat.shape
-    stride = max(1, n // 4096)
-    scratch = _shared_scratch()
-    keep = scratch.get("select", (n,), np.bool_)
     for row in range(rows):
         x = flat[row]
         count = int(counts[row]) if counts is not None else (n if has_nan is False else
@@ -333,27 +330,41 @@ def _select_rows(
         if not count:
             continue
         ranks = [int(_rank(p, count)) for p in ps]
-        sample = x[::stride]
-        if has_nan is not False:
-            sample = sample[~np.isnan(sample)]
-        else:
-            sample = sample.copy()
-        if sample.size < 64:
+        got = _select_high(x, count, ranks, has_nan)
+        if got is None:
             return False
-        k = min(sample.size - 1, max(0, int((min(ranks) / count - _SELECT_MARGIN) * sample.size)))
-        sample.partition(k)
-        threshold = float(sample[k])
-        if not threshold > 0:
-            return False
-        np.greater_equal(x, threshold, out=keep)  # NaN is never kept
-        below = count - int(np.count_nonzero(keep))
-        if below > min(ranks):
-            return False
-        kept = x[keep]
-        at = sorted({r - below for r in ranks})
-        kept.partition(at)
-        out[:, row] = kept[[r - below for r in ranks]]
+        out[:, row] = got
     return True
+
+
+def _select_high(x: np.ndarray, count: int, ranks: list[int], has_nan: bool | None) -> np.ndarray | None:
+    """The values at 0-based ``ranks`` among the ``count`` valid values of the 1-D ``x``.
+
+    See ``_select_rows``: exact, or None when the sampled threshold is too high
+    or not positive.
+    """
+    stride = max(1, x.size // 4096)
+    sample = x[::stride]
+    if has_nan is not False:
+        sample = sample[~np.isnan(sample)]
+    else:
+        sample = sample.copy()  # partitioned in place below; x itself stays untouched
+    if sample.size < 64:
+        return None
+    k = min(sample.size - 1, max(0, int((min(ranks) / count - _SELECT_MARGIN) * sample.size)))
+    sample.partition(k)
+    threshold = float(sample[k])
+    if not threshold > 0:
+        return None
+    keep = np.greater_equal(x, threshold, out=_shared_scratch().get("select", x.shape, np.bool_))
+    below = count - int(np.count_nonzero(keep))  # NaN is never kept, nor counted in ``count``
+    if below > min(ranks):
+        return None
+    kept = x[keep]
+    at = [r - below for r in ranks]
+    kept.partition(sorted(set(at)))
+    picked: np.ndarray = kept[at]
+    return picked
 
 
 def percentile(
@@ -663,6 +674,11 @@ def wait_percentile_of(valid: np.ndarray, p: float) -> float:
     """
     n = valid.size
     r = int(_rank(p, n))
+    if n >= _SELECT_MIN:
+        # the same value, selected above a sampled positive threshold (see _select_rows)
+        got = _select_high(valid, n, [r], False)
+        if got is not None:
+            return float(got[0])
     positive = valid[np.greater(valid, 0, out=_shared_scratch().get("positive", valid.shape, np.bool_))]
     zeros = n - positive.size
     if r < zeros:

@@ -253,3 +253,19 @@ def test_rolling_min_bits_equal_the_block_scheme(values: np.ndarray, width: int)
         want = _rolling_min_blocks(rows, width)
         assert got.shape == want.shape
         assert np.array_equal(got.view(np.int64), want.view(np.int64))  # every bit, NaN and zeros included
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(8_192, 40_000),
+    st.sampled_from([0.0, 0.5, 0.9, 0.995, 1.0]),  # share of zero waits (the queue is mostly empty)
+    st.sampled_from([50.0, 95.0, 99.0, 99.99, 100.0]),
+    st.booleans(),
+    st.integers(0, 2**31),
+)
+def test_long_wait_percentile_equals_a_full_sort(n: int, zeros: float, p: float, infinite: bool, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    waits = np.where(rng.random(n) < zeros, 0.0, rng.exponential(300.0, n))
+    if infinite:
+        waits[rng.random(n) < 0.02] = math.inf
+    assert bands_mod.wait_percentile_of(waits, p) == _percentile_plain(waits, p)
