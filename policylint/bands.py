@@ -9,6 +9,7 @@ The definitions are written out in ``docs/bands.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections.abc import Iterator, Sequence
@@ -703,9 +704,10 @@ def _stats_from_backlog(
     elif capacity > 0:
         # the waits of the valid samples only: the same quotients as dividing everything
         # and dropping the excluded samples' (and any NaN wait, as below), in fewer passes
-        ok = np.isnan(values, out=_shared_scratch().get("valid", values.shape, np.bool_))
+        scratch = _shared_scratch()
+        ok = np.isnan(values, out=scratch.get("valid", values.shape, np.bool_))
         np.logical_not(ok, out=ok)
-        valid = backlog[ok]
+        valid = np.compress(ok, backlog, out=scratch.get("wait", (int(np.count_nonzero(ok)),)))
         valid /= capacity
         bad = np.isnan(valid)
         if bad.any():
@@ -1127,7 +1129,7 @@ def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False)
     nan = np.isnan(v, out=scratch.get("flat_nan", v.shape, np.bool_))
     if nan.any():
         ok = np.logical_not(nan, out=nan)
-        x = v[ok]
+        x = np.compress(ok, v, out=scratch.get("flat_x", (int(np.count_nonzero(ok)),)))
         # valid samples before each day boundary: the boundaries among the valid samples
         per_day = np.zeros(rows, dtype=np.int64)
         some = bounds[1:] > bounds[:-1]
@@ -1294,6 +1296,32 @@ class BandReport:
         return out
 
 
+def _exclude_days(series: Series, days: np.ndarray, label: str) -> Series:
+    """``apply_exclusions`` for whole UTC days (distinct day starts): the same series, fewer passes.
+
+    Each day is one stretch of samples, masked by slicing; the general form
+    builds a per-sample coverage count for ranges that may overlap, several
+    full-size temporaries that cost more than the masking itself here.
+    """
+    starts = np.asarray(days, dtype=np.float64)
+    lo = np.searchsorted(series.times, starts, side="left")
+    hi = np.searchsorted(series.times, starts + 86_400.0, side="left")
+    values = series.values.copy()
+    valid = series.valid.copy()
+    newly = 0
+    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):  # one step per day, not per sample
+        newly += int(np.count_nonzero(valid[a:b]))
+        values[a:b] = np.nan
+        valid[a:b] = False
+    return dataclasses.replace(
+        series,
+        values=values,
+        valid=valid,
+        excluded=series.excluded + newly,
+        exclusions=series.exclusions + tuple(Exclusion(float(d), float(d) + 86_400.0, label) for d in starts),
+    )
+
+
 def analyse(
     series: Series,
     settings: BandSettings | None = None,
@@ -1320,7 +1348,7 @@ def analyse(
         found_flat = flat_days(cleaned.times, cleaned.values, zero_only=settings.flat_days == "empty")
         if found_flat.size:
             flat = tuple(float(d) for d in found_flat)
-            cleaned = apply_exclusions(cleaned, [Exclusion(d, d + 86_400.0, "flat day") for d in flat])
+            cleaned = _exclude_days(cleaned, found_flat, "flat day")
             if not cleaned.valid.any():
                 raise MeasurementError(
                     f"the trace is constant on every one of its {len(flat)} days (flat days: padding or a"
@@ -1332,9 +1360,7 @@ def analyse(
         days = outlier_days(cleaned.times, cleaned.values, settings.outlier_mad_k)
         if days.size:
             flagged = tuple(float(d) for d in days)
-            cleaned = apply_exclusions(
-                cleaned, [Exclusion(d, d + 86_400.0, "outlier day") for d in flagged]
-            )
+            cleaned = _exclude_days(cleaned, days, "outlier day")
     c = cleaned.values
     step = cleaned.step_seconds
     valid_count = int(np.count_nonzero(cleaned.valid))

@@ -30,7 +30,7 @@ from policylint.bands import (
     rolling_min,
     summarise,
 )
-from policylint.traces import Exclusion, Series, read_series
+from policylint.traces import Exclusion, Series, apply_exclusions, read_series
 
 HELIOS = Path(__file__).parent / "data" / "helios_vc3sl_2020-05.csv"
 
@@ -269,3 +269,25 @@ def test_long_wait_percentile_equals_a_full_sort(n: int, zeros: float, p: float,
     if infinite:
         waits[rng.random(n) < 0.02] = math.inf
     assert bands_mod.wait_percentile_of(waits, p) == _percentile_plain(waits, p)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 6_000), st.sampled_from([60.0, 300.0, 3_600.0]), st.integers(0, 2**31))
+def test_whole_day_exclusion_equals_apply_exclusions(n: int, step: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 5, n).astype(np.float64)
+    values[rng.random(n) < 0.1] = math.nan
+    times = 1_767_225_600.0 + 1_234.0 + step * np.arange(n, dtype=np.float64)
+    series = Series(times=times, values=values, valid=~np.isnan(values), step_seconds=step, source="t",
+                    gaps=(), first=float(times[0]), last=float(times[-1]), excluded=3,
+                    exclusions=(Exclusion(0.0, 1.0, "earlier"),))
+    day0 = math.floor(times[0] / 86_400.0)
+    span = int(times[-1] // 86_400.0) - day0 + 2
+    days = np.sort(rng.choice(np.arange(day0 - 1, day0 + span), size=min(span, 4), replace=False)) * 86_400.0
+    mine = bands_mod._exclude_days(series, days.astype(np.float64), "flat day")
+    theirs = apply_exclusions(series, [Exclusion(float(d), float(d) + 86_400.0, "flat day") for d in days])
+    assert np.array_equal(mine.values.view(np.int64), theirs.values.view(np.int64))
+    assert np.array_equal(mine.valid, theirs.valid)
+    assert mine.times is theirs.times
+    for name in ("step_seconds", "source", "gaps", "first", "last", "excluded", "exclusions"):
+        assert getattr(mine, name) == getattr(theirs, name)
