@@ -338,21 +338,30 @@ def _select_rows(
     return True
 
 
-def _select_high(x: np.ndarray, count: int, ranks: list[int], has_nan: bool | None) -> np.ndarray | None:
+def _select_high(
+    x: np.ndarray, count: int, ranks: list[int], has_nan: bool | None, *, positives: int | None = None
+) -> np.ndarray | None:
     """The values at 0-based ``ranks`` among the ``count`` valid values of the 1-D ``x``.
 
     See ``_select_rows``: exact, or None when the sampled threshold is too high
-    or not positive.
+    or not positive. With ``positives`` (how many values are > 0) the threshold
+    is sampled among the positive values only: waits are mostly zero, and a
+    selection among many equal values is slow.
     """
     stride = max(1, x.size // 4096)
     sample = x[::stride]
-    if has_nan is not False:
+    if positives is not None:
+        sample = sample[sample > 0]
+        share = (min(ranks) - (count - positives)) / positives
+    elif has_nan is not False:
         sample = sample[~np.isnan(sample)]
+        share = min(ranks) / count
     else:
         sample = sample.copy()  # partitioned in place below; x itself stays untouched
+        share = min(ranks) / count
     if sample.size < 64:
         return None
-    k = min(sample.size - 1, max(0, int((min(ranks) / count - _SELECT_MARGIN) * sample.size)))
+    k = min(sample.size - 1, max(0, int((share - _SELECT_MARGIN) * sample.size)))
     sample.partition(k)
     threshold = float(sample[k])
     if not threshold > 0:
@@ -671,20 +680,25 @@ def wait_percentile_of(valid: np.ndarray, p: float) -> float:
 
     Waits are mostly zero (the queue is empty most of the time), and selecting on
     an array of many equal values is slow; the zeros come first in sorted order,
-    so only the positive waits are partitioned.
+    so only the positive waits are selected from.
     """
-    n = valid.size
-    r = int(_rank(p, n))
-    if n >= _SELECT_MIN:
-        # the same value, selected above a sampled positive threshold (see _select_rows)
-        got = _select_high(valid, n, [r], False)
-        if got is not None:
-            return float(got[0])
-    positive = valid[np.greater(valid, 0, out=_shared_scratch().get("positive", valid.shape, np.bool_))]
-    zeros = n - positive.size
+    return _wait_percentile(valid, valid.size, p, has_nan=False)
+
+
+def _wait_percentile(wait: np.ndarray, count: int, p: float, *, has_nan: bool) -> float:
+    """:func:`wait_percentile_of` over the ``count`` non-NaN waits of ``wait`` (NaN: excluded samples)."""
+    r = int(_rank(p, count))
+    positive = np.greater(wait, 0, out=_shared_scratch().get("positive", wait.shape, np.bool_))  # NaN: no
+    npos = int(np.count_nonzero(positive))
+    zeros = count - npos
     if r < zeros:
         return 0.0
-    return float(np.partition(positive, r - zeros)[r - zeros])
+    if npos >= _SELECT_MIN:
+        # the same value, selected above a threshold sampled among the positive waits
+        got = _select_high(wait, count, [r], has_nan, positives=npos)
+        if got is not None:
+            return float(got[0])
+    return float(np.partition(wait[positive], r - zeros)[r - zeros])
 
 
 def queue_stats(
@@ -698,23 +712,26 @@ def _stats_from_backlog(
     values: np.ndarray, backlog: np.ndarray, capacity: float, wait_percentile: float, *, has_nan: bool = True
 ) -> QueueStats:
     values = np.asarray(values, dtype=np.float64)
-    if not has_nan and capacity > 0:
-        # no excluded sample: every wait is valid, no masking passes needed
-        valid = np.divide(backlog, capacity, out=_shared_scratch().get("wait", backlog.shape))
-    elif capacity > 0:
-        # the waits of the valid samples only: the same quotients as dividing everything
-        # and dropping the excluded samples' (and any NaN wait, as below), in fewer passes
+    if capacity > 0:
+        # every wait divided in a work buffer; an excluded sample's wait becomes NaN, which
+        # the percentile and the maximum skip: the figures of the valid waits alone,
+        # without compressing them into a new array
         scratch = _shared_scratch()
-        ok = np.isnan(values, out=scratch.get("valid", values.shape, np.bool_))
-        np.logical_not(ok, out=ok)
-        valid = np.compress(ok, backlog, out=scratch.get("wait", (int(np.count_nonzero(ok)),)))
-        valid /= capacity
-        bad = np.isnan(valid)
-        if bad.any():
-            valid = valid[~bad]
-    else:
-        wait = _waits_from_backlog(values, backlog, capacity)
-        valid = wait[~np.isnan(wait)]
+        wait = np.divide(backlog, capacity, out=scratch.get("wait", backlog.shape))
+        if has_nan:
+            np.copyto(wait, np.nan, where=np.isnan(values, out=scratch.get("valid", values.shape, np.bool_)))
+            count = wait.size - int(np.count_nonzero(np.isnan(wait, out=scratch.get("valid", wait.shape, np.bool_))))
+            top = np.fmax.reduce(wait) if count else math.nan
+        else:
+            # no excluded sample: every wait counts (as before, a NaN one too)
+            count = wait.size
+            top = wait.max() if count else math.nan
+        if count == 0:
+            return QueueStats(float(capacity), math.nan, math.nan)
+        high = _wait_percentile(wait, count, wait_percentile, has_nan=has_nan)
+        return QueueStats(float(capacity), float(top), high)
+    wait = _waits_from_backlog(values, backlog, capacity)
+    valid = wait[~np.isnan(wait)]
     if valid.size == 0:
         return QueueStats(float(capacity), math.nan, math.nan)
     high = wait_percentile_of(valid, wait_percentile)

@@ -291,3 +291,22 @@ def test_whole_day_exclusion_equals_apply_exclusions(n: int, step: float, seed: 
     assert mine.times is theirs.times
     for name in ("step_seconds", "source", "gaps", "first", "last", "excluded", "exclusions"):
         assert getattr(mine, name) == getattr(theirs, name)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(8_192, 30_000),
+    st.sampled_from([0.0, 0.05, 0.4]),  # share of excluded (NaN) samples
+    st.sampled_from([3.0, 5.0, 8.0]),
+    st.sampled_from([50.0, 99.0, 100.0]),
+    st.integers(0, 2**31),
+)
+def test_queue_waits_equal_the_plain_definition(n: int, excluded: float, capacity: float, p: float,
+                                                seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.poisson(4.0, n).astype(np.float64)
+    values[rng.random(n) < excluded] = math.nan
+    stats = bands_mod.queue_stats(values, capacity, 60.0, p)
+    waits = _backlog_plain(values, capacity, 60.0)[~np.isnan(values)] / capacity
+    assert stats.max_wait == (waits.max() if waits.size else math.nan) or math.isnan(stats.max_wait)
+    assert stats.p99_wait == _percentile_plain(waits, p) or (math.isnan(stats.p99_wait) and not waits.size)
