@@ -286,6 +286,11 @@ def sustained(values: np.ndarray, cold_start_seconds: float, step_seconds: float
 # --------------------------------------------------------------------------- percentiles
 
 
+def _rank1(p: float, n: int) -> int:
+    """:func:`_rank` for one count: the same float arithmetic in Python, without numpy's per-call cost."""
+    return min(max(math.ceil(n * p / 100.0 - _CEIL_EPS) - 1, 0), max(n - 1, 0))
+
+
 def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     """0-based index of the inverted-CDF p-th percentile among n sorted values.
 
@@ -330,7 +335,7 @@ def _select_rows(
                                                              n - int(np.count_nonzero(np.isnan(x))))
         if not count:
             continue
-        ranks = [int(_rank(p, count)) for p in ps]
+        ranks = [_rank1(p, count) for p in ps]
         got = _select_high(x, count, ranks, has_nan)
         if got is None:
             return False
@@ -412,7 +417,7 @@ def percentile(
         # Same number of valid samples in every row: one partition for all rows.
         n = int(counts[0])
         if n:
-            ranks = [int(_rank(p, n)) for p in ps]
+            ranks = [_rank1(p, n) for p in ps]
             if nan.any():
                 part = np.partition(np.where(nan, np.inf, flat), sorted(set(ranks)), axis=1)
             elif overwrite_input and flat.flags.writeable:
@@ -429,7 +434,7 @@ def percentile(
             if not n:
                 continue
             valid = flat[row][~nan[row]]
-            ranks = [int(_rank(p, n)) for p in ps]
+            ranks = [_rank1(p, n) for p in ps]
             part = np.partition(valid, sorted(set(ranks)))
             out[:, row] = part[ranks]
     return out.reshape((len(ps),) + lead)
@@ -542,15 +547,17 @@ def find_spikes(
     """Maximal runs where value > threshold, for 1-D or 2-D ``values``.
 
     ``threshold`` is a scalar or one per row. NaN samples are never above it, so
-    an exclusion splits a run. Run edges come from ``np.diff`` of the mask with a
-    False column on each side, so runs never cross rows; heights and volumes are
-    per-run ``reduceat`` over the flattened samples.
+    an exclusion splits a run. Run edges are where the mask, with a False column
+    on each side, changes, so runs never cross rows; heights and volumes are
+    per-run ``reduceat`` over the samples above the threshold, runs back to back.
     """
     a = np.atleast_2d(np.asarray(values, dtype=np.float64))
     rows, n = a.shape
     th = np.broadcast_to(np.asarray(threshold, dtype=np.float64).reshape(-1), (rows,))
     starts_parts: list[np.ndarray] = []
     ends_parts: list[np.ndarray] = []
+    top_parts: list[np.ndarray] = []
+    sum_parts: list[np.ndarray] = []
     work = _scratch or _shared_scratch()
     for batch in _row_batches(rows, n):
         size = batch.stop - batch.start
@@ -559,7 +566,8 @@ def find_spikes(
         padded = work.get("above", (size, n + 2), np.bool_)
         padded[:, 0] = False
         padded[:, n + 1] = False
-        np.greater(a[batch], th[batch, None], out=padded[:, 1 : n + 1])  # NaN compares False
+        above = padded[:, 1 : n + 1]
+        np.greater(a[batch], th[batch, None], out=above)  # NaN compares False
         edges = np.not_equal(padded[:, 1:], padded[:, :-1], out=work.get("edges", (size, n + 1), np.bool_))
         # Within a row starts and ends alternate, and every run closes before the
         # padding column, so the edges pair up in order.
@@ -569,24 +577,26 @@ def find_spikes(
         else:
             r, c = np.divmod(nz, n + 1)
             flat_index = (r + batch.start) * n + c
-        starts_parts.append(flat_index[0::2])
+        run_starts = flat_index[0::2]
+        starts_parts.append(run_starts)
         ends_parts.append(flat_index[1::2])
+        if run_starts.size:
+            # The samples above the threshold, runs back to back: each run is the same
+            # contiguous stretch of values as in the row, so reduceat over the run starts
+            # gives the very sums and maxima of the runs without passing over the gaps.
+            inside = a[batch][above]
+            at = np.zeros(run_starts.size, dtype=np.int64)
+            np.cumsum((flat_index[1::2] - run_starts)[:-1], out=at[1:])
+            top_parts.append(np.maximum.reduceat(inside, at))
+            sum_parts.append(np.add.reduceat(inside, at))
     starts = np.concatenate(starts_parts)
     ends = np.concatenate(ends_parts)
     row = starts // n if n else starts
     length = ends - starts
     if starts.size:
-        flat = a.reshape(-1)
-        # reduceat over [s0, e0, s1, e1, ...]: even slots are exactly the runs.
-        # A run ending at the very end has no closing index; its slot runs to the end.
-        idx = np.empty(2 * starts.size, dtype=np.int64)
-        idx[0::2] = starts
-        idx[1::2] = ends
-        if idx[-1] >= flat.size:
-            idx = idx[:-1]
         th_run = th[row]
-        height = np.maximum.reduceat(flat, idx)[0::2] - th_run
-        volume = (np.add.reduceat(flat, idx)[0::2] - length * th_run) * step_seconds
+        height = np.concatenate(top_parts) - th_run
+        volume = (np.concatenate(sum_parts) - length * th_run) * step_seconds
     else:
         height = np.empty(0)
         volume = np.empty(0)
@@ -687,7 +697,7 @@ def wait_percentile_of(valid: np.ndarray, p: float) -> float:
 
 def _wait_percentile(wait: np.ndarray, count: int, p: float, *, has_nan: bool) -> float:
     """:func:`wait_percentile_of` over the ``count`` non-NaN waits of ``wait`` (NaN: excluded samples)."""
-    r = int(_rank(p, count))
+    r = _rank1(p, count)
     positive = np.greater(wait, 0, out=_shared_scratch().get("positive", wait.shape, np.bool_))  # NaN: no
     npos = int(np.count_nonzero(positive))
     zeros = count - npos
