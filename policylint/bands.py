@@ -591,10 +591,11 @@ def find_spikes(
             sum_parts.append(np.add.reduceat(inside, at))
     starts = np.concatenate(starts_parts)
     ends = np.concatenate(ends_parts)
-    row = starts // n if n else starts
+    # one row (analyse): every run is in row 0, no division or gather needed
+    row = np.zeros(starts.size, dtype=starts.dtype) if rows == 1 else (starts // n if n else starts)
     length = ends - starts
     if starts.size:
-        th_run = th[row]
+        th_run = th[0] if rows == 1 else th[row]
         height = np.concatenate(top_parts) - th_run
         volume = (np.concatenate(sum_parts) - length * th_run) * step_seconds
     else:
@@ -602,7 +603,7 @@ def find_spikes(
         volume = np.empty(0)
     return Spikes(
         row=row,
-        start_index=starts - row * n,
+        start_index=starts if rows == 1 else starts - row * n,
         length=length,
         height=height,
         volume=volume,
