@@ -317,8 +317,8 @@ def _select_rows(
     """Inverted-CDF percentiles of each long row by selecting above a sampled threshold.
 
     A full selection (``np.partition``) over a whole row costs as much as a
-    dozen passes over it. The percentiles asked for here are high ones, so a
-    threshold a little below the lowest rank is estimated from an evenly spaced
+    dozen passes over it. The percentiles asked for are mostly high ones (p95,
+    p99), so a threshold a little below the lowest rank is estimated from an evenly spaced
     sample of about 4,096 values; one comparison then keeps the values at or
     above it (a few percent of the row), and the ranks are selected among those.
     Every valid value below the threshold sorts before every kept one, so rank
