@@ -9,7 +9,9 @@ The definitions are written out in ``docs/bands.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,23 +124,46 @@ def _row_batches(rows: int, samples: int) -> list[slice]:
 
 
 class _Scratch:
-    """Work buffers reused from one row batch to the next.
+    """Work buffers reused from one row batch to the next, and from one call to the next.
 
-    Allocating (and the operating system zero-filling) a fresh megabyte for
-    every temporary of every batch costs as much as the arithmetic; reusing the
-    same few buffers keeps them hot in cache.
+    Allocating a fresh megabyte for a temporary costs more than the arithmetic
+    done in it: the allocator hands large blocks back to the operating system on
+    release, and the next block is page-faulted and zero-filled again (about
+    0.25 ms per megabyte here, as much as five numpy passes over it). Reusing the
+    same few buffers keeps them mapped and hot in cache. Buffers larger than
+    ``_KEEP_BYTES`` are not kept, so a one-off huge series does not pin memory.
     """
 
     def __init__(self) -> None:
         self._buffers: dict[str, np.ndarray] = {}
 
     def get(self, name: str, shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         buf = self._buffers.get(name)
         if buf is None or buf.size < size or buf.dtype != np.dtype(dtype):
             buf = np.empty(size, dtype=dtype)
-            self._buffers[name] = buf
+            if buf.nbytes <= _KEEP_BYTES:
+                self._buffers[name] = buf
         return buf[:size].reshape(shape)
+
+
+# Largest work buffer kept between calls (a 92-day one-minute series is 1 MB).
+_KEEP_BYTES = 16 << 20
+
+_LOCAL = threading.local()
+
+
+def _shared_scratch() -> _Scratch:
+    """This thread's work buffers, kept between calls.
+
+    Callers must not return views of them: every result that leaves a public
+    function is a fresh array (the buffers are overwritten by the next call).
+    """
+    scratch: _Scratch | None = getattr(_LOCAL, "scratch", None)
+    if scratch is None:
+        scratch = _Scratch()
+        _LOCAL.scratch = scratch
+    return scratch
 
 
 def _block_scans(
@@ -193,7 +218,7 @@ def rolling_min(values: np.ndarray, width: int) -> np.ndarray:
         return a.copy()
     flat = np.ascontiguousarray(a.reshape(-1, n))
     out = np.empty((flat.shape[0], n - width + 1))
-    scratch = _Scratch()
+    scratch = _shared_scratch()
     for rows in _row_batches(flat.shape[0], n):
         _rolling_min_rows(flat[rows], width, out[rows], scratch)
     return out.reshape(lead + (n - width + 1,))
@@ -205,6 +230,9 @@ def _rolling_min_rows(x: np.ndarray, width: int, out: np.ndarray, scratch: _Scra
     out_len = n - width + 1
     if width == 1:
         out[...] = x
+        return
+    if width <= _DOUBLING_MAX and not np.signbit(x, out=scratch.get("sign", x.shape, np.bool_)).any():
+        _rolling_min_doubling(x, width, out, scratch)
         return
     blocks = n // width
     full = blocks * width
@@ -218,12 +246,49 @@ def _rolling_min_rows(x: np.ndarray, width: int, out: np.ndarray, scratch: _Scra
         np.minimum(bwd[:, starts], tail[:, starts + width - 1 - full], out=out[:, inside:])
 
 
+# Up to this window the rolling minimum is built by doubling (log2(W) + 1 contiguous
+# passes); the block scheme's strided scans cost more below it.
+_DOUBLING_MAX = 64
+
+
+def _rolling_min_doubling(x: np.ndarray, width: int, out: np.ndarray, scratch: _Scratch) -> None:
+    """Rolling minimum by doubling: minima over 1, 2, 4 ... p <= W samples, then two of them.
+
+    The minimum over W samples is the minimum of the two (overlapping) minima over
+    p samples starting at i and at i + W - p. Each step is one contiguous pass.
+    A minimum is one of its inputs whatever the grouping, except that -0.0 and
+    +0.0 compare equal and either may come out; the caller takes this path only
+    when no sample has its sign bit set, so the bits equal the block scheme's.
+    """
+    rows, n = x.shape
+    p = 1 << (width.bit_length() - 1)  # largest power of two <= width
+    cur = x
+    span = 1
+    turn = 0
+    while span < p:
+        length = n - 2 * span + 1  # windows of 2 * span samples
+        last = 2 * span == p and p == width
+        dest = out if last else scratch.get(f"double{turn}", (rows, n))[:, :length]
+        np.minimum(cur[:, :length], cur[:, span : span + length], out=dest)
+        cur = dest
+        span *= 2
+        turn ^= 1
+    if p < width:
+        length = n - width + 1
+        np.minimum(cur[:, :length], cur[:, width - p : width - p + length], out=out)
+
+
 def sustained(values: np.ndarray, cold_start_seconds: float, step_seconds: float) -> np.ndarray:
     """The sustained series s: trailing minimum over the cold-start window."""
     return rolling_min(values, window_samples(cold_start_seconds, step_seconds))
 
 
 # --------------------------------------------------------------------------- percentiles
+
+
+def _rank1(p: float, n: int) -> int:
+    """:func:`_rank` for one count: the same float arithmetic in Python, without numpy's per-call cost."""
+    return min(max(math.ceil(n * p / 100.0 - _CEIL_EPS) - 1, 0), max(n - 1, 0))
 
 
 def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
@@ -239,20 +304,107 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     return ranks
 
 
+# Rows at least this long take the sampled-threshold selection of ``_select_rows``.
+_SELECT_MIN = 8192
+# The threshold sits this far (as a share of the valid samples) below the lowest
+# rank asked for: some 6 standard errors of a 4,096-value sample's quantile.
+_SELECT_MARGIN = 0.02
+
+
+def _select_rows(
+    flat: np.ndarray, ps: Sequence[float], out: np.ndarray, counts: np.ndarray | None, has_nan: bool | None
+) -> bool:
+    """Inverted-CDF percentiles of each long row by selecting above a sampled threshold.
+
+    A full selection (``np.partition``) over a whole row costs as much as a
+    dozen passes over it. The percentiles asked for are mostly high ones (p95,
+    p99), so a threshold a little below the lowest rank is estimated from an evenly spaced
+    sample of about 4,096 values; one comparison then keeps the values at or
+    above it (a few percent of the row), and the ranks are selected among those.
+    Every valid value below the threshold sorts before every kept one, so rank
+    ``r`` of the row is rank ``r - below`` of the kept values: the very same
+    value, not an estimate. The threshold is positive, so no zero of either
+    sign is ever among the kept values and the bits of the answer are those of
+    the full selection. Returns False (and the caller selects the usual way)
+    when the threshold turns out too high or is not positive.
+    """
+    rows, n = flat.shape
+    for row in range(rows):
+        x = flat[row]
+        count = int(counts[row]) if counts is not None else (n if has_nan is False else
+                                                             n - int(np.count_nonzero(np.isnan(x))))
+        if not count:
+            continue
+        ranks = [_rank1(p, count) for p in ps]
+        got = _select_high(x, count, ranks, has_nan)
+        if got is None:
+            return False
+        out[:, row] = got
+    return True
+
+
+def _select_high(
+    x: np.ndarray, count: int, ranks: list[int], has_nan: bool | None, *, positives: int | None = None
+) -> np.ndarray | None:
+    """The values at 0-based ``ranks`` among the ``count`` valid values of the 1-D ``x``.
+
+    See ``_select_rows``: exact, or None when the sampled threshold is too high
+    or not positive. With ``positives`` (how many values are > 0) the threshold
+    is sampled among the positive values only: waits are mostly zero, and a
+    selection among many equal values is slow.
+    """
+    stride = max(1, x.size // 4096)
+    sample = x[::stride]
+    if positives is not None:
+        sample = sample[sample > 0]
+        share = (min(ranks) - (count - positives)) / positives
+    elif has_nan is not False:
+        sample = sample[~np.isnan(sample)]
+        share = min(ranks) / count
+    else:
+        sample = sample.copy()  # partitioned in place below; x itself stays untouched
+        share = min(ranks) / count
+    if sample.size < 64:
+        return None
+    k = min(sample.size - 1, max(0, int((share - _SELECT_MARGIN) * sample.size)))
+    sample.partition(k)
+    threshold = float(sample[k])
+    if not threshold > 0:
+        return None
+    keep = np.greater_equal(x, threshold, out=_shared_scratch().get("select", x.shape, np.bool_))
+    below = count - int(np.count_nonzero(keep))  # NaN is never kept, nor counted in ``count``
+    if below > min(ranks):
+        return None
+    kept = x[keep]
+    at = [r - below for r in ranks]
+    kept.partition(sorted(set(at)))
+    picked: np.ndarray = kept[at]
+    return picked
+
+
 def percentile(
-    values: np.ndarray, ps: Sequence[float], *, overwrite_input: bool = False, _has_nan: bool | None = None
+    values: np.ndarray,
+    ps: Sequence[float],
+    *,
+    overwrite_input: bool = False,
+    _has_nan: bool | None = None,
+    _counts: np.ndarray | None = None,
 ) -> np.ndarray:
     """Inverted-CDF percentiles along the last axis, ignoring NaN.
 
     Returns shape ``(len(ps),) + values.shape[:-1]``; rows with no valid value
-    give NaN. Uses ``np.partition`` (linear time) rather than a full sort; with
-    ``overwrite_input`` it partitions ``values`` in place instead of a copy.
+    give NaN. Uses ``np.partition`` (linear time) rather than a full sort, on
+    long rows only over the values above a sampled threshold (see
+    ``_select_rows``); with ``overwrite_input`` a full selection partitions
+    ``values`` in place instead of a copy.
     """
     a = np.asarray(values, dtype=np.float64)
     lead = a.shape[:-1]
     flat = a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
     out = np.full((len(ps), flat.shape[0]), np.nan)
     if flat.shape[1] == 0:
+        return out.reshape((len(ps),) + lead)
+    if flat.shape[1] >= _SELECT_MIN and _select_rows(flat, ps, out, _counts, _has_nan):
         return out.reshape((len(ps),) + lead)
     if _has_nan is False:
         # the caller knows there is no NaN: skip the mask and the count (two passes)
@@ -265,7 +417,7 @@ def percentile(
         # Same number of valid samples in every row: one partition for all rows.
         n = int(counts[0])
         if n:
-            ranks = [int(_rank(p, n)) for p in ps]
+            ranks = [_rank1(p, n) for p in ps]
             if nan.any():
                 part = np.partition(np.where(nan, np.inf, flat), sorted(set(ranks)), axis=1)
             elif overwrite_input and flat.flags.writeable:
@@ -282,7 +434,7 @@ def percentile(
             if not n:
                 continue
             valid = flat[row][~nan[row]]
-            ranks = [int(_rank(p, n)) for p in ps]
+            ranks = [_rank1(p, n) for p in ps]
             part = np.partition(valid, sorted(set(ranks)))
             out[:, row] = part[ranks]
     return out.reshape((len(ps),) + lead)
@@ -395,53 +547,63 @@ def find_spikes(
     """Maximal runs where value > threshold, for 1-D or 2-D ``values``.
 
     ``threshold`` is a scalar or one per row. NaN samples are never above it, so
-    an exclusion splits a run. Run edges come from ``np.diff`` of the mask with a
-    False column on each side, so runs never cross rows; heights and volumes are
-    per-run ``reduceat`` over the flattened samples.
+    an exclusion splits a run. Run edges are where the mask, with a False column
+    on each side, changes, so runs never cross rows; heights and volumes are
+    per-run ``reduceat`` over the samples above the threshold, runs back to back.
     """
     a = np.atleast_2d(np.asarray(values, dtype=np.float64))
     rows, n = a.shape
     th = np.broadcast_to(np.asarray(threshold, dtype=np.float64).reshape(-1), (rows,))
     starts_parts: list[np.ndarray] = []
     ends_parts: list[np.ndarray] = []
-    work = _scratch or _Scratch()
+    top_parts: list[np.ndarray] = []
+    sum_parts: list[np.ndarray] = []
+    work = _scratch or _shared_scratch()
     for batch in _row_batches(rows, n):
         size = batch.stop - batch.start
-        edges = work.get("edges", (size, n + 1), np.int8)
-        edges[:, 0] = 0
-        above = np.greater(a[batch], th[batch, None], out=work.get("above", (size, n), np.bool_))
-        # NaN compares False above.
-        edges[:, 1:] = above
-        edges[:, :-1] -= above  # -1 where a run starts, +1 one past where it ends
+        # The mask with a False column on each side: a run starts where a column differs
+        # from the one before it (False -> True) and ends one past where it differs again.
+        padded = work.get("above", (size, n + 2), np.bool_)
+        padded[:, 0] = False
+        padded[:, n + 1] = False
+        above = padded[:, 1 : n + 1]
+        np.greater(a[batch], th[batch, None], out=above)  # NaN compares False
+        edges = np.not_equal(padded[:, 1:], padded[:, :-1], out=work.get("edges", (size, n + 1), np.bool_))
         # Within a row starts and ends alternate, and every run closes before the
-        # padding column, so the non-zero edges pair up in order.
+        # padding column, so the edges pair up in order.
         nz = np.flatnonzero(edges)
-        r, c = np.divmod(nz, n + 1)
-        flat_index = (r + batch.start) * n + c
-        starts_parts.append(flat_index[0::2])
+        if size == 1:
+            flat_index = nz + batch.start * n
+        else:
+            r, c = np.divmod(nz, n + 1)
+            flat_index = (r + batch.start) * n + c
+        run_starts = flat_index[0::2]
+        starts_parts.append(run_starts)
         ends_parts.append(flat_index[1::2])
+        if run_starts.size:
+            # The samples above the threshold, runs back to back: each run is the same
+            # contiguous stretch of values as in the row, so reduceat over the run starts
+            # gives the very sums and maxima of the runs without passing over the gaps.
+            inside = a[batch][above]
+            at = np.zeros(run_starts.size, dtype=np.int64)
+            np.cumsum((flat_index[1::2] - run_starts)[:-1], out=at[1:])
+            top_parts.append(np.maximum.reduceat(inside, at))
+            sum_parts.append(np.add.reduceat(inside, at))
     starts = np.concatenate(starts_parts)
     ends = np.concatenate(ends_parts)
-    row = starts // n if n else starts
+    # one row (analyse): every run is in row 0, no division or gather needed
+    row = np.zeros(starts.size, dtype=starts.dtype) if rows == 1 else (starts // n if n else starts)
     length = ends - starts
     if starts.size:
-        flat = a.reshape(-1)
-        # reduceat over [s0, e0, s1, e1, ...]: even slots are exactly the runs.
-        # A run ending at the very end has no closing index; its slot runs to the end.
-        idx = np.empty(2 * starts.size, dtype=np.int64)
-        idx[0::2] = starts
-        idx[1::2] = ends
-        if idx[-1] >= flat.size:
-            idx = idx[:-1]
-        th_run = th[row]
-        height = np.maximum.reduceat(flat, idx)[0::2] - th_run
-        volume = (np.add.reduceat(flat, idx)[0::2] - length * th_run) * step_seconds
+        th_run = th[0] if rows == 1 else th[row]
+        height = np.concatenate(top_parts) - th_run
+        volume = (np.concatenate(sum_parts) - length * th_run) * step_seconds
     else:
         height = np.empty(0)
         volume = np.empty(0)
     return Spikes(
         row=row,
-        start_index=starts - row * n,
+        start_index=starts if rows == 1 else starts - row * n,
         length=length,
         height=height,
         volume=volume,
@@ -471,19 +633,35 @@ def queue_backlog(
     n = a.shape[-1]
     flat = a.reshape(-1, n)
     cap = np.broadcast_to(np.asarray(capacity, dtype=np.float64).reshape(-1), (flat.shape[0],))
-    work = _scratch or _Scratch()
-    out = work.get("backlog", flat.shape) if _scratch is not None else np.empty(flat.shape)
+    work = _scratch or _shared_scratch()
+    # With every capacity positive no step adds -0.0 (c - C is -0.0 only for c = -0.0 and
+    # C = +0.0; the bounds below also rule out a tiny difference times the step rounding
+    # to -0.0), so min(0, running min of S) is the running minimum of S behind a leading
+    # 0: the backlog is computed in the columns after a zero column and one scan gives the
+    # clamped minimum, saving the clamping pass. Otherwise (zero, negative or NaN
+    # capacities) the clamp stays a separate pass, keeping the sign of a zero exactly.
+    lead_zero = step_seconds >= 1e-50 and bool(np.all(cap >= 1e-200))
+    shape = (flat.shape[0], n + 1)
+    full = work.get("backlog", shape) if _scratch is not None else np.empty(shape)
+    full[:, 0] = 0.0
+    out = full[:, 1:]
     for rows in _row_batches(flat.shape[0], n):
         buf = out[rows]  # a view: the batch is computed in place, cache-resident
         np.subtract(flat[rows], cap[rows, None], out=buf)
         # the caller may already know there is no NaN: one pass fewer
-        if _has_nan is not False and np.isnan(buf).any():
-            buf[np.isnan(buf)] = 0.0
+        if _has_nan is not False:
+            nan = np.isnan(buf, out=work.get("nan", buf.shape, np.bool_))
+            if nan.any():
+                buf[nan] = 0.0
         buf *= step_seconds
         np.cumsum(buf, axis=1, out=buf)
-        low = np.minimum.accumulate(buf, axis=1, out=work.get("low", buf.shape))
-        np.minimum(low, 0.0, out=low)
-        buf -= low
+        if lead_zero:
+            low = np.minimum.accumulate(full[rows], axis=1, out=work.get("low", (buf.shape[0], n + 1)))
+            buf -= low[:, 1:]
+        else:
+            low = np.minimum.accumulate(buf, axis=1, out=work.get("low", buf.shape))
+            np.minimum(low, 0.0, out=low)
+            buf -= low
     return out.reshape(lead + (n,))
 
 
@@ -513,15 +691,25 @@ def wait_percentile_of(valid: np.ndarray, p: float) -> float:
 
     Waits are mostly zero (the queue is empty most of the time), and selecting on
     an array of many equal values is slow; the zeros come first in sorted order,
-    so only the positive waits are partitioned.
+    so only the positive waits are selected from.
     """
-    n = valid.size
-    r = int(_rank(p, n))
-    positive = valid[valid > 0]
-    zeros = n - positive.size
+    return _wait_percentile(valid, valid.size, p, has_nan=False)
+
+
+def _wait_percentile(wait: np.ndarray, count: int, p: float, *, has_nan: bool) -> float:
+    """:func:`wait_percentile_of` over the ``count`` non-NaN waits of ``wait`` (NaN: excluded samples)."""
+    r = _rank1(p, count)
+    positive = np.greater(wait, 0, out=_shared_scratch().get("positive", wait.shape, np.bool_))  # NaN: no
+    npos = int(np.count_nonzero(positive))
+    zeros = count - npos
     if r < zeros:
         return 0.0
-    return float(np.partition(positive, r - zeros)[r - zeros])
+    if npos >= _SELECT_MIN:
+        # the same value, selected above a threshold sampled among the positive waits
+        got = _select_high(wait, count, [r], has_nan, positives=npos)
+        if got is not None:
+            return float(got[0])
+    return float(np.partition(wait[positive], r - zeros)[r - zeros])
 
 
 def queue_stats(
@@ -534,12 +722,27 @@ def queue_stats(
 def _stats_from_backlog(
     values: np.ndarray, backlog: np.ndarray, capacity: float, wait_percentile: float, *, has_nan: bool = True
 ) -> QueueStats:
-    if not has_nan and capacity > 0:
-        # no excluded sample: every wait is valid, no masking passes needed
-        valid = backlog / capacity
-    else:
-        wait = _waits_from_backlog(values, backlog, capacity)
-        valid = wait[~np.isnan(wait)]
+    values = np.asarray(values, dtype=np.float64)
+    if capacity > 0:
+        # every wait divided in a work buffer; an excluded sample's wait becomes NaN, which
+        # the percentile and the maximum skip: the figures of the valid waits alone,
+        # without compressing them into a new array
+        scratch = _shared_scratch()
+        wait = np.divide(backlog, capacity, out=scratch.get("wait", backlog.shape))
+        if has_nan:
+            np.copyto(wait, np.nan, where=np.isnan(values, out=scratch.get("valid", values.shape, np.bool_)))
+            count = wait.size - int(np.count_nonzero(np.isnan(wait, out=scratch.get("valid", wait.shape, np.bool_))))
+            top = np.fmax.reduce(wait) if count else math.nan
+        else:
+            # no excluded sample: every wait counts (as before, a NaN one too)
+            count = wait.size
+            top = wait.max() if count else math.nan
+        if count == 0:
+            return QueueStats(float(capacity), math.nan, math.nan)
+        high = _wait_percentile(wait, count, wait_percentile, has_nan=has_nan)
+        return QueueStats(float(capacity), float(top), high)
+    wait = _waits_from_backlog(values, backlog, capacity)
+    valid = wait[~np.isnan(wait)]
     if valid.size == 0:
         return QueueStats(float(capacity), math.nan, math.nan)
     high = wait_percentile_of(valid, wait_percentile)
@@ -695,8 +898,9 @@ class _CoreRows:
     backlog_max: np.ndarray
     #: number of valid samples of the sustained series (NaN bands where 0)
     sustained_count: np.ndarray
-    #: the whole backlog, kept only when asked for (``analyse`` needs its percentile)
-    backlog: np.ndarray | None = None
+    #: max and percentile wait at ``capacity`` of the one row, when asked for (``analyse``)
+    #: and the capacity is positive
+    queue: QueueStats | None = None
     #: max of the sustained series, only when asked for
     sustained_max: np.ndarray | None = None
     #: whether any sample of the batch is NaN (excluded or missing)
@@ -718,10 +922,11 @@ def _core_rows(
     Both :func:`summarise` (per cache-sized batch) and :func:`analyse` (one row)
     run exactly this, so every figure they share is computed by the same calls in
     the same order. ``capacity`` is one value per row, default ceil(baseline).
-    ``detail`` also keeps the backlog and the sustained maximum (``analyse``).
+    ``detail`` also takes the waits of the one row from its backlog and the
+    sustained maximum (``analyse``). No array it returns is a view of ``scratch``.
     """
     rows, n = x.shape
-    has_nan = bool(np.isnan(x).any())
+    has_nan = bool(np.isnan(x, out=scratch.get("isnan", x.shape, np.bool_)).any())
     s = scratch.get("sustained", (rows, n - width + 1))
     _rolling_min_rows(x, width, s, scratch)
     if has_nan:
@@ -731,7 +936,8 @@ def _core_rows(
     # fmax skips NaN and gives NaN (without a warning) for a row with no valid window
     s_max = np.fmax.reduce(s, axis=1) if detail else None
     base, daily = percentile(
-        s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True, _has_nan=has_nan
+        s, [settings.baseline_percentile, settings.daily_percentile], overwrite_input=True, _has_nan=has_nan,
+        _counts=s_count,
     )
     # fmax skips NaN like nanmax, and gives NaN without a warning for a row with no valid sample
     peak = np.fmax.reduce(x, axis=1) if has_nan else x.max(axis=1)
@@ -741,7 +947,10 @@ def _core_rows(
     cap = np.ceil(base - _CEIL_EPS) if capacity is None else capacity
     # a NaN capacity (a row without bands) behaves like NaN samples: the backlog zeroes them
     nan_in = has_nan or bool(np.isnan(cap).any())
-    backlog = queue_backlog(x, cap, step_seconds, _scratch=None if detail else scratch, _has_nan=nan_in)
+    backlog = queue_backlog(x, cap, step_seconds, _scratch=scratch, _has_nan=nan_in)
+    queue = None
+    if detail and cap[0] > 0:
+        queue = _stats_from_backlog(x[0], backlog[0], float(cap[0]), settings.queue_percentile, has_nan=has_nan)
     return _CoreRows(
         baseline=base,
         daily=daily,
@@ -750,7 +959,7 @@ def _core_rows(
         capacity=cap,
         backlog_max=backlog.max(axis=1),
         sustained_count=s_count,
-        backlog=backlog if detail else None,
+        queue=queue,
         sustained_max=s_max,
         has_nan=has_nan,
     )
@@ -780,7 +989,7 @@ def summarise(
     spikes = np.zeros(rows, dtype=np.int64)
     noise = np.zeros(rows, dtype=np.int64)
     caps = None if capacity is None else np.broadcast_to(np.asarray(capacity, dtype=np.float64), (rows,))
-    scratch = _Scratch()
+    scratch = _shared_scratch()
     for batch in _row_batches(rows, n):
         x = a[batch]
         core = _core_rows(x, w, step_seconds, settings, None if caps is None else caps[batch], scratch)
@@ -934,33 +1143,73 @@ def flat_days(times: np.ndarray, values: np.ndarray, *, zero_only: bool = False)
     v = np.asarray(values, dtype=np.float64)
     if t.size == 0:
         return np.empty(0)
-    step = float(np.min(np.diff(t))) if t.size > 1 else 86_400.0
-    day = np.floor(t / 86_400.0).astype(np.int64)
-    first = int(day[0])
-    rows = int(day[-1]) - first + 1
+    scratch = _shared_scratch()
+    if t.size > 1:
+        step = float(np.subtract(t[1:], t[:-1], out=scratch.get("tdiff", (t.size - 1,))).min())
+    else:
+        step = 86_400.0
+    first = int(np.floor(t[0] / 86_400.0))
+    rows = int(np.floor(t[-1] / 86_400.0)) - first + 1
+    bounds = _day_bounds(t, first, rows)
     # Times are sorted, so each day's valid samples are one contiguous stretch of the
     # valid samples: a day is constant exactly when no valid sample differs from the
     # one before it inside the same day (max == min without a days x slots grid).
-    ok = ~np.isnan(v)
-    d = day[ok] - first
-    x = v[ok]
-    count = np.bincount(d, minlength=rows)
+    nan = np.isnan(v, out=scratch.get("flat_nan", v.shape, np.bool_))
+    if nan.any():
+        ok = np.logical_not(nan, out=nan)
+        x = np.compress(ok, v, out=scratch.get("flat_x", (int(np.count_nonzero(ok)),)))
+        # valid samples before each day boundary: the boundaries among the valid samples
+        per_day = np.zeros(rows, dtype=np.int64)
+        some = bounds[1:] > bounds[:-1]
+        per_day[some] = np.add.reduceat(ok, bounds[:-1][some], dtype=np.int64)
+        vb = np.concatenate(([0], np.cumsum(per_day)))
+    else:
+        x = v
+        vb = bounds
+    count = np.diff(vb)
     changed = np.zeros(rows, dtype=np.bool_)
-    if x.size > 1:
-        same_day = d[1:] == d[:-1]
-        changed[d[1:][same_day & (x[1:] != x[:-1])]] = True
+    judged = np.flatnonzero(count >= 2)
+    if judged.size:
+        # differs[i]: valid sample i + 1 differs from valid sample i; each judged day's
+        # pairs are differs[first valid : last valid], taken by one reduceat whose even
+        # slots are exactly those stretches (the odd slots span the pairs across days)
+        differs = np.not_equal(x[1:], x[:-1], out=scratch.get("flat_ne", (x.size - 1,), np.bool_))
+        idx = np.empty(2 * judged.size, dtype=np.int64)
+        idx[0::2] = vb[judged]
+        idx[1::2] = vb[judged + 1] - 1
+        if idx[-1] >= differs.size:
+            idx = idx[:-1]
+        changed[judged] = np.logical_or.reduceat(differs, idx)[0::2]
     flat = (count >= 2) & ~changed
     # Only whole days are judged: the partial first and last day of a trace hold a few
     # samples that may well be equal without anything being wrong.
     flat[0] &= bool(t[0] - first * 86_400.0 < step)
     flat[-1] &= bool((first + rows) * 86_400.0 - t[-1] <= step * (1 + _CEIL_EPS))
-    if zero_only and x.size:
+    if zero_only:
         # a flat day's value is its first valid sample
-        starts = np.flatnonzero(np.concatenate(([True], d[1:] != d[:-1])))
-        level = np.full(rows, np.nan)
-        level[d[starts]] = x[starts]
-        flat &= level == 0
+        days = np.flatnonzero(flat)
+        flat[days] = x[vb[days]] == 0
     return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
+
+
+def _day_bounds(t: np.ndarray, first: int, rows: int) -> np.ndarray:
+    """Index of the first sample of each UTC day ``first .. first + rows - 1``, then ``t.size``.
+
+    Sample i belongs to day floor(t[i] / 86,400); that day number never decreases
+    along sorted times, so each day is one stretch of samples, found by a binary
+    search per day instead of a day number per sample. A time just short of
+    midnight can divide to the next whole day; the search starts from the exact
+    midnight and steps back over such samples, so the stretches are exactly the
+    samples with that day number.
+    """
+    days = np.arange(first + 1, first + rows, dtype=np.int64)
+    b = np.searchsorted(t, days * 86_400.0, side="left")
+    while b.size:
+        back = (b > 0) & (np.floor(t[np.maximum(b - 1, 0)] / 86_400.0) >= days)
+        if not back.any():
+            break
+        b = b - back
+    return np.concatenate(([0], b, [t.size])).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- report
@@ -1075,6 +1324,32 @@ class BandReport:
         return out
 
 
+def _exclude_days(series: Series, days: np.ndarray, label: str) -> Series:
+    """``apply_exclusions`` for whole UTC days (distinct day starts): the same series, fewer passes.
+
+    Each day is one stretch of samples, masked by slicing; the general form
+    builds a per-sample coverage count for ranges that may overlap, several
+    full-size temporaries that cost more than the masking itself here.
+    """
+    starts = np.asarray(days, dtype=np.float64)
+    lo = np.searchsorted(series.times, starts, side="left")
+    hi = np.searchsorted(series.times, starts + 86_400.0, side="left")
+    values = series.values.copy()
+    valid = series.valid.copy()
+    newly = 0
+    for a, b in zip(lo.tolist(), hi.tolist(), strict=True):  # one step per day, not per sample
+        newly += int(np.count_nonzero(valid[a:b]))
+        values[a:b] = np.nan
+        valid[a:b] = False
+    return dataclasses.replace(
+        series,
+        values=values,
+        valid=valid,
+        excluded=series.excluded + newly,
+        exclusions=series.exclusions + tuple(Exclusion(float(d), float(d) + 86_400.0, label) for d in starts),
+    )
+
+
 def analyse(
     series: Series,
     settings: BandSettings | None = None,
@@ -1101,7 +1376,7 @@ def analyse(
         found_flat = flat_days(cleaned.times, cleaned.values, zero_only=settings.flat_days == "empty")
         if found_flat.size:
             flat = tuple(float(d) for d in found_flat)
-            cleaned = apply_exclusions(cleaned, [Exclusion(d, d + 86_400.0, "flat day") for d in flat])
+            cleaned = _exclude_days(cleaned, found_flat, "flat day")
             if not cleaned.valid.any():
                 raise MeasurementError(
                     f"the trace is constant on every one of its {len(flat)} days (flat days: padding or a"
@@ -1113,9 +1388,7 @@ def analyse(
         days = outlier_days(cleaned.times, cleaned.values, settings.outlier_mad_k)
         if days.size:
             flagged = tuple(float(d) for d in days)
-            cleaned = apply_exclusions(
-                cleaned, [Exclusion(d, d + 86_400.0, "outlier day") for d in flagged]
-            )
+            cleaned = _exclude_days(cleaned, days, "outlier day")
     c = cleaned.values
     step = cleaned.step_seconds
     valid_count = int(np.count_nonzero(cleaned.valid))
@@ -1124,7 +1397,7 @@ def analyse(
     w = window_samples(settings.cold_start_seconds, step)
     core = None
     if w <= c.size:
-        core = _core_rows(c.reshape(1, -1), w, step, settings, None, _Scratch(), detail=True)
+        core = _core_rows(c.reshape(1, -1), w, step, settings, None, _shared_scratch(), detail=True)
     if core is None or not core.sustained_count[0]:
         raise MeasurementError(
             f"no stretch of {w} consecutive valid samples (cold start {settings.cold_start_seconds:g} s"
@@ -1150,13 +1423,9 @@ def analyse(
 
     window_days = valid_count * step / 86_400.0
     base_cap = math.ceil(baseline - _CEIL_EPS)
-    baseline_queue = None
-    if base_cap > 0:
-        # the core's backlog is the one at ceil(baseline): only the waits are left to take
-        assert core.backlog is not None
-        baseline_queue = _stats_from_backlog(
-            c, core.backlog[0], float(base_cap), settings.queue_percentile, has_nan=core.has_nan
-        )
+    # the core's queue is the one at ceil(baseline), with its waits (None at zero capacity)
+    baseline_queue = core.queue
+    assert (baseline_queue is None) == (base_cap <= 0)
 
     cap_needed = None
     if tolerance_seconds is not None:

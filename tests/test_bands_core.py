@@ -18,8 +18,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from policylint.bands import BandReport, BandSettings, Spike, analyse, find_spikes, summarise
-from policylint.traces import Exclusion, Series, read_series
+from policylint import bands as bands_mod
+from policylint.bands import (
+    BandReport,
+    BandSettings,
+    Spike,
+    analyse,
+    find_spikes,
+    percentile,
+    queue_backlog,
+    rolling_min,
+    summarise,
+)
+from policylint.traces import Exclusion, Series, apply_exclusions, read_series
 
 HELIOS = Path(__file__).parent / "data" / "helios_vc3sl_2020-05.csv"
 
@@ -108,3 +119,229 @@ def test_spike_columns_equal_one_object_per_run(values: np.ndarray) -> None:
          "noise": s.noise}
         for s, d in zip(expected, report.to_dict()["spikes"], strict=True)
     ]
+
+
+# --------------------------------------------------------------------------- restated stages
+# The fast forms of the flat-day test, the percentiles and the queue must give the very
+# bits of the plain forms below (the definitions, written the obvious way).
+
+
+def _flat_days_plain(times: np.ndarray, values: np.ndarray, zero_only: bool) -> np.ndarray:
+    """A day number per sample, then max == min over the valid samples of each whole day."""
+    step = float(np.min(np.diff(times))) if times.size > 1 else 86_400.0
+    day = np.floor(times / 86_400.0).astype(np.int64)
+    first = int(day[0])
+    rows = int(day[-1]) - first + 1
+    flat = np.zeros(rows, dtype=bool)
+    for k in range(rows):
+        x = values[(day == first + k) & ~np.isnan(values)]
+        flat[k] = x.size >= 2 and bool(np.all(x == x[0])) and (not zero_only or x[0] == 0)
+    flat[0] &= bool(times[0] - first * 86_400.0 < step)
+    flat[-1] &= bool((first + rows) * 86_400.0 - times[-1] <= step * (1 + 1e-9))
+    return (np.flatnonzero(flat) + first).astype(np.float64) * 86_400.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from([7.0, 60.0, 300.0, 3_600.0, 21_600.0]),
+    st.sampled_from([0.0, 1.0, -1e-7, -2.5e-7, 43_200.0, 86_399.0]),
+    st.integers(1, 2_000),
+    st.lists(st.tuples(st.integers(0, 1_999), st.integers(1, 900),
+                       st.sampled_from([0.0, -0.0, 3.0, math.nan])), max_size=6),
+    st.integers(0, 2**31),
+    st.booleans(),
+)
+def test_flat_days_equal_the_plain_definition(step: float, offset: float, n: int,
+                                              runs: list[tuple[int, int, float]], seed: int,
+                                              zero_only: bool) -> None:
+    rng = np.random.default_rng(seed)
+    times = 1_767_225_600.0 + offset + step * np.arange(n, dtype=np.float64)
+    values = rng.integers(0, 3, n).astype(np.float64)
+    values[rng.random(n) < 0.05] = math.nan
+    for start, width, level in runs:
+        values[start : start + width] = level
+    assert np.array_equal(bands_mod.flat_days(times, values, zero_only=zero_only),
+                          _flat_days_plain(times, values, zero_only))
+
+
+def _percentile_plain(x: np.ndarray, p: float) -> float:
+    valid = np.sort(x[~np.isnan(x)])
+    if not valid.size:
+        return math.nan
+    k = min(max(math.ceil(valid.size * p / 100.0 - 1e-9) - 1, 0), valid.size - 1)
+    return float(valid[k])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(8_192, 40_000),
+    st.sampled_from(["levels", "normal", "zeros", "negative", "constant", "nan"]),
+    st.sampled_from([(95.0, 99.0), (50.0, 90.0), (99.9, 100.0), (1.0, 5.0)]),
+    st.integers(0, 2**31),
+)
+def test_long_row_percentiles_equal_a_full_sort(n: int, kind: str, ps: tuple[float, float], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = {"levels": lambda: rng.integers(0, 40, n).astype(np.float64),
+         "normal": lambda: rng.normal(100.0, 15.0, n),
+         "zeros": lambda: np.where(rng.random(n) < 0.97, 0.0, rng.integers(1, 5, n).astype(np.float64)),
+         "negative": lambda: rng.normal(-5.0, 3.0, n),
+         "constant": lambda: np.full(n, 7.0),
+         "nan": lambda: np.where(rng.random(n) < 0.3, math.nan, rng.integers(0, 9, n).astype(np.float64))}[kind]()
+    rows = np.vstack([x, x[::-1], np.full(n, math.nan)])
+    got = percentile(rows, list(ps))
+    for i, p in enumerate(ps):
+        for r in range(2):
+            want = _percentile_plain(rows[r], p)
+            assert got[i, r] == want and math.copysign(1, got[i, r]) == math.copysign(1, want)
+        assert math.isnan(got[i, 2])
+
+
+def _backlog_plain(values: np.ndarray, capacity: float, step: float) -> np.ndarray:
+    x = (values - capacity)
+    x[np.isnan(x)] = 0.0
+    s = np.cumsum(x * step)
+    return s - np.minimum(np.minimum.accumulate(s), 0.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    hnp.arrays(np.float64, st.integers(1, 300), elements=st.sampled_from([0.0, -0.0, 1.0, 2.5, 7.0, math.nan])),
+    st.sampled_from([0.0, -0.0, 1.0, 2.0, 3.0, 0.5, math.nan]),
+    st.sampled_from([1.0, 60.0, 0.25]),
+)
+def test_backlog_bits_equal_the_plain_closed_form(values: np.ndarray, capacity: float, step: float) -> None:
+    got = queue_backlog(values, capacity, step)
+    want = _backlog_plain(values, capacity, step)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_reports_do_not_share_work_buffers() -> None:
+    """Work buffers are reused between calls: nothing a report holds may be one of them."""
+    rng = np.random.default_rng(3)
+    first = rng.integers(0, 30, 20_000).astype(np.float64)
+    report = analyse(_series(first), BandSettings(flat_days="off"))
+    kept = report.to_dict()
+    columns = [np.array(getattr(report.spikes, k), copy=True) for k in ("start", "height", "volume")]
+    analyse(_series(rng.integers(0, 90, 20_000).astype(np.float64)), BandSettings(flat_days="off"))
+    summarise(rng.integers(0, 90, (3, 20_000)).astype(np.float64), 60.0)
+    assert report.to_dict() == kept
+    for k, before in zip(("start", "height", "volume"), columns, strict=True):
+        assert np.array_equal(getattr(report.spikes, k), before)
+
+
+def _rolling_min_blocks(x: np.ndarray, width: int) -> np.ndarray:
+    """The block scheme alone (the doubling path switched off): the bits the calculator always gave."""
+    saved = bands_mod._DOUBLING_MAX
+    bands_mod._DOUBLING_MAX = 0
+    try:
+        return rolling_min(x, width)
+    finally:
+        bands_mod._DOUBLING_MAX = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hnp.arrays(np.float64, st.integers(1, 200),
+               elements=st.sampled_from([0.0, -0.0, 1.0, 2.5, 9.0, -3.0, math.inf, math.nan])),
+    st.integers(1, 90),
+)
+def test_rolling_min_bits_equal_the_block_scheme(values: np.ndarray, width: int) -> None:
+    # with a sign bit anywhere the batch keeps the block scheme; without, it is doubled
+    for rows in (np.vstack([values, values[::-1]]), np.abs(values).reshape(1, -1)):
+        got = rolling_min(rows, width)
+        want = _rolling_min_blocks(rows, width)
+        assert got.shape == want.shape
+        assert np.array_equal(got.view(np.int64), want.view(np.int64))  # every bit, NaN and zeros included
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(8_192, 40_000),
+    st.sampled_from([0.0, 0.5, 0.9, 0.995, 1.0]),  # share of zero waits (the queue is mostly empty)
+    st.sampled_from([50.0, 95.0, 99.0, 99.99, 100.0]),
+    st.booleans(),
+    st.integers(0, 2**31),
+)
+def test_long_wait_percentile_equals_a_full_sort(n: int, zeros: float, p: float, infinite: bool, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    waits = np.where(rng.random(n) < zeros, 0.0, rng.exponential(300.0, n))
+    if infinite:
+        waits[rng.random(n) < 0.02] = math.inf
+    assert bands_mod.wait_percentile_of(waits, p) == _percentile_plain(waits, p)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 6_000), st.sampled_from([60.0, 300.0, 3_600.0]), st.integers(0, 2**31))
+def test_whole_day_exclusion_equals_apply_exclusions(n: int, step: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 5, n).astype(np.float64)
+    values[rng.random(n) < 0.1] = math.nan
+    times = 1_767_225_600.0 + 1_234.0 + step * np.arange(n, dtype=np.float64)
+    series = Series(times=times, values=values, valid=~np.isnan(values), step_seconds=step, source="t",
+                    gaps=(), first=float(times[0]), last=float(times[-1]), excluded=3,
+                    exclusions=(Exclusion(0.0, 1.0, "earlier"),))
+    day0 = math.floor(times[0] / 86_400.0)
+    span = int(times[-1] // 86_400.0) - day0 + 2
+    days = np.sort(rng.choice(np.arange(day0 - 1, day0 + span), size=min(span, 4), replace=False)) * 86_400.0
+    mine = bands_mod._exclude_days(series, days.astype(np.float64), "flat day")
+    theirs = apply_exclusions(series, [Exclusion(float(d), float(d) + 86_400.0, "flat day") for d in days])
+    assert np.array_equal(mine.values.view(np.int64), theirs.values.view(np.int64))
+    assert np.array_equal(mine.valid, theirs.valid)
+    assert mine.times is theirs.times
+    for name in ("step_seconds", "source", "gaps", "first", "last", "excluded", "exclusions"):
+        assert getattr(mine, name) == getattr(theirs, name)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(8_192, 30_000),
+    st.sampled_from([0.0, 0.05, 0.4]),  # share of excluded (NaN) samples
+    st.sampled_from([3.0, 5.0, 8.0]),
+    st.sampled_from([50.0, 99.0, 100.0]),
+    st.integers(0, 2**31),
+)
+def test_queue_waits_equal_the_plain_definition(n: int, excluded: float, capacity: float, p: float,
+                                                seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.poisson(4.0, n).astype(np.float64)
+    values[rng.random(n) < excluded] = math.nan
+    stats = bands_mod.queue_stats(values, capacity, 60.0, p)
+    waits = _backlog_plain(values, capacity, 60.0)[~np.isnan(values)] / capacity
+    assert waits.size  # a few thousand samples always leave valid ones
+    assert stats.max_wait == waits.max()
+    assert stats.p99_wait == _percentile_plain(waits, p)
+
+
+def test_rank_of_one_count_equals_the_array_form() -> None:
+    for p in (0.1, 1.0, 5.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0, 33.3, 66.7):
+        for n in [*range(0, 2_000), 132_476, 123_812, 10**7 + 3]:
+            assert bands_mod._rank1(p, n) == int(bands_mod._rank(p, np.int64(n)))
+
+
+def _runs_plain(values: np.ndarray, threshold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Heights and volumes (step 1) by one reduceat over each row's [start, end) pairs, row by row."""
+    heights, sums = [], []
+    for x, th in zip(values, threshold, strict=True):
+        above = np.concatenate(([False], x > th, [False]))
+        edges = np.flatnonzero(above[1:] != above[:-1])
+        for s, e in zip(edges[0::2], edges[1::2], strict=True):
+            heights.append(np.maximum.reduceat(x, [s, e] if e < x.size else [s])[0] - th)
+            sums.append(np.add.reduceat(x, [s, e] if e < x.size else [s])[0] - (e - s) * th)
+    return np.array(heights), np.array(sums)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 5), st.integers(1, 400),
+    st.sampled_from([0.0, 0.1, 0.5]), st.integers(0, 2**31),
+)
+def test_spike_sizes_equal_a_reduceat_over_each_run(rows: int, n: int, nan: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.normal(5.0, 2.0, (rows, n)) + rng.random((rows, n)) * 1e-3  # sums that round
+    values[rng.random((rows, n)) < nan] = math.nan
+    threshold = rng.normal(5.0, 1.0, rows)
+    found = find_spikes(values, threshold, 1.0, 3.0)
+    heights, sums = _runs_plain(values, threshold)
+    assert np.array_equal(found.height, heights)
+    assert np.array_equal(found.volume, sums)
