@@ -115,8 +115,10 @@ def run_fixture(folder: Path) -> LintResult:
     return lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=RULESET, repository=folder))
 
 
-def reported_marks(folder: Path, code: str) -> set[tuple[str, int]]:
-    result = run_fixture(folder)
+def reported_marks(folder: Path, code: str, result: LintResult | None = None) -> set[tuple[str, int]]:
+    """(file, line) of every ``code`` finding in a fixture folder; ``result``: its lint, if already run."""
+    if result is None:
+        result = run_fixture(folder)
     return {
         ((Path.cwd() / f.file).resolve().relative_to(folder.resolve()).as_posix(), f.line)
         for f in result.findings
