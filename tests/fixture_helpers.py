@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 import shutil
@@ -115,13 +116,25 @@ def run_fixture(folder: Path) -> LintResult:
     return lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=RULESET, repository=folder))
 
 
-def reported_marks(folder: Path, code: str) -> set[tuple[str, int]]:
-    result = run_fixture(folder)
+def reported_marks(folder: Path, code: str, result: LintResult | None = None) -> set[tuple[str, int]]:
+    """(file, line) of every ``code`` finding in a fixture folder; ``result``: its lint, if already run."""
+    if result is None:
+        result = run_fixture(folder)
     return {
         ((Path.cwd() / f.file).resolve().relative_to(folder.resolve()).as_posix(), f.line)
         for f in result.findings
         if f.code == code
     }
+
+
+@functools.cache
+def _crd_document(path: str, data: bytes) -> Any:
+    """A CRD file parsed once per content (each is a few hundred kilobytes of YAML).
+
+    Keyed by path and exact bytes, so an edited file is parsed again; callers only
+    read the result (``crd_schema`` builds new containers from it).
+    """
+    return yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def crd_schema(crd_file: Path, version: str) -> dict[str, Any]:
@@ -131,7 +144,7 @@ def crd_schema(crd_file: Path, version: str) -> dict[str, Any]:
     catches a field written under the wrong name (``cohort`` in v1beta2). ``x-kubernetes-*``
     keys are unknown to jsonschema and ignored; ``nullable`` becomes a null type.
     """
-    crd = yaml.safe_load(crd_file.read_text(encoding="utf-8"))
+    crd = _crd_document(str(crd_file.resolve()), crd_file.read_bytes())
     schema = next(v["schema"]["openAPIV3Schema"] for v in crd["spec"]["versions"] if v["name"] == version)
 
     def convert(node: Any) -> Any:

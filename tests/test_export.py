@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -75,13 +77,21 @@ def _export(tmp_path: Path, scheduler: str, repo: Path = EXAMPLES / "good") -> P
     return out
 
 
+@functools.cache
+def crd_validator(crd_file: str, version: str) -> Any:
+    """A validator for one CRD version, its schema checked once (as ``jsonschema.validate`` does each call)."""
+    schema = crd_schema(DATA / "crds" / crd_file, version)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
 def validate_manifests(text: str) -> list[dict[str, object]]:
     """Every document of ``text`` validated against its CRD; the documents."""
     docs = list(yaml.safe_load_all(text))
     for doc in docs:
         assert isinstance(doc, dict), "an empty document (comments only) in the output"
-        crd_file, version = CRDS[(doc["apiVersion"], doc["kind"])]
-        jsonschema.validate(doc, crd_schema(DATA / "crds" / crd_file, version))
+        crd_validator(*CRDS[(doc["apiVersion"], doc["kind"])]).validate(doc)
     return docs
 
 

@@ -56,7 +56,20 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def bands_cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``policylint bands`` in a child process, as a user runs it."""
+    """``policylint bands`` through the real entry point, in this process (no interpreter start-up)."""
+    import os
+    from unittest import mock
+
+    from conftest import run_cli
+
+    args = ["bands", *argv]
+    with mock.patch.dict(os.environ, env or {}):
+        code, out, err = run_cli(args, cwd=ROOT)
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
+def bands_process(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``policylint bands`` in a child process, as a user runs it: for what only a process shows."""
     import os
 
     return subprocess.run(
@@ -521,6 +534,6 @@ def test_bands_shows_the_bar_on_a_forced_terminal(monkeypatch: pytest.MonkeyPatc
 
 
 def test_bands_prints_no_progress_when_not_on_a_terminal(tmp_path: Path) -> None:
-    out = bands_cli(str(HELIOS), "--column", "running_gpu_num", "--format", "json")
+    out = bands_process(str(HELIOS), "--column", "running_gpu_num", "--format", "json")
     assert out.returncode == 0
     assert out.stderr == ""

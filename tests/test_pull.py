@@ -473,7 +473,8 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
 def flaky() -> Iterator[str]:
     _Flaky.seen = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the next poll: the default half second is most of these tests' time
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

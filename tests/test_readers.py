@@ -51,8 +51,12 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def bands_cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    """``policylint bands`` in a child process, as a user runs it (with a time limit)."""
+def bands_process(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``policylint bands`` in a child process, as a user runs it (with a time limit).
+
+    For the inputs that could block a reader (a named pipe, a device): if a guard
+    broke, the time limit fails the test instead of hanging the suite.
+    """
     return subprocess.run(
         [sys.executable, "-m", "policylint", "bands", *argv],
         capture_output=True,
@@ -60,6 +64,15 @@ def bands_cli(*argv: str) -> subprocess.CompletedProcess[str]:
         timeout=60,
         cwd=ROOT,
     )
+
+
+def bands_cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``policylint bands`` through the real entry point, in this process (no interpreter start-up)."""
+    from conftest import run_cli
+
+    args = ["bands", *argv]
+    code, out, err = run_cli(args, cwd=ROOT)
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], message: str) -> None:
@@ -181,13 +194,13 @@ def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(MeasurementError, match="not a regular file but a named pipe"):
         read_series(fifo)
-    one_line_error(bands_cli(str(fifo)), r"trace\.csv: not a regular file but a named pipe; refused")
+    one_line_error(bands_process(str(fifo)), r"trace\.csv: not a regular file but a named pipe; refused")
 
 
 def test_devices_and_folders_are_refused(tmp_path: Path) -> None:
     with pytest.raises(MeasurementError, match="not a regular file but a character device"):
         read_series("/dev/zero")
-    one_line_error(bands_cli("/dev/zero"), "/dev/zero: not a regular file but a character device")
+    one_line_error(bands_process("/dev/zero"), "/dev/zero: not a regular file but a character device")
     with pytest.raises(MeasurementError, match="not a regular file but a folder"):
         read_series(tmp_path)
     with pytest.raises(MeasurementError, match="not a regular file but a character device"):
@@ -205,16 +218,15 @@ def test_path_ending_in_slash_is_refused(tmp_path: Path) -> None:
 
 
 def test_measurement_path_ending_in_slash_is_a_finding(tmp_path: Path) -> None:
-    from conftest import copy_minirepo
+    from conftest import copy_minirepo, run_cli
 
     repo = copy_minirepo(tmp_path / "repo")
     workload = repo / "workloads" / "product-ai.yaml"
     text = workload.read_text(encoding="utf-8")
     workload.write_text(text.replace("traces/chat-assistant.csv\n", "traces/chat-assistant.csv/\n", 1), encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "policylint", "check", str(repo), "--format", "json"],
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert out.returncode == 1, out.stderr
-    messages = [f["message"] for f in json.loads(out.stdout)["findings"] if f["code"] == "PL024"]
+    code, stdout, stderr = run_cli(["check", str(repo), "--format", "json"], cwd=ROOT)
+    assert code == 1, stderr
+    messages = [f["message"] for f in json.loads(stdout)["findings"] if f["code"] == "PL024"]
     assert any("chat-assistant.csv/: the path ends in '/'" in m for m in messages), messages
 
 
