@@ -169,7 +169,9 @@ def _fixture_copy(rule: Rule, tmp_path: Path) -> tuple[Path, Path]:
     """(root, folder): a private copy of the rule's pass fixture beside the shared traces."""
     root = tmp_path / "rules"
     (root / rule.code).mkdir(parents=True)
-    (root / "_traces").symlink_to(FIXTURES / "_traces", target_is_directory=True)
+    # A copy, not a symlink: the engine refuses measurement paths that leave the repository
+    # through a link (PL023), and then no trace-based rule could fire at all.
+    shutil.copytree(FIXTURES / "_traces", root / "_traces")
     folder = root / rule.code / "pass"
     source = FIXTURES / rule.code / "pass"
     # Rules without a pass fixture (the document rules) meet the small shared repository.
