@@ -83,7 +83,7 @@ def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile
     """Discover and parse files; keep those that hold policylint input."""
     sources: list[SourceFile] = []
     for path, explicit in discover(paths, options.exclude, options.root):
-        source = load_file(path, display_path(path), options.limits)
+        source = load_file(path, display_path(path), options.limits, options.cache_dir)
         if explicit or looks_relevant(source):
             sources.append(source)
     return sources
@@ -113,17 +113,25 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     broken: list[Document] = []
     for source in sources:
         findings.extend(source.findings)
+        clean = not source.findings
         for doc in source.documents:
             if not doc.is_policylint:
                 if is_scheduler_doc(doc):
                     scheduler_docs.append(doc)
                 continue
-            problems = validate_document(doc)
+            # a document-cache hit passed validation against the same schemas before
+            problems = [] if source.validated else validate_document(doc)
             if problems:
                 findings.extend(problems)
                 broken.append(doc)
+                clean = False
             else:
                 valid.append(doc)
+        if clean and source.cache_key is not None and options.cache_dir is not None:
+            from policylint import cache
+
+            # stored before resolving, so the entry holds the documents exactly as parsed
+            cache.store_source(options.cache_dir, source.cache_key, source)
     scoped = [s for s in sources if scope.holds(s.path)]
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)
