@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,74 @@ def test_no_cache_writes_no_document_entry(tmp_path: Path, cache_dir: Path) -> N
     repo = copy_minirepo(tmp_path / "repo")
     run_cli(["check", str(repo), "--no-cache", *WHEN])
     assert not cache_dir.exists()
+
+
+# -- narrowed runs judge only what they report, and report the same --------------------------
+
+
+def _files(example: str) -> list[str]:
+    """Every YAML file of an example, and one measurement file (a changed trace narrows by its workloads)."""
+    root = EXAMPLES / example
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.yaml") if p.name != ".policylint.yaml")
+    traces = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.csv"))
+    return files + traces[:1]
+
+
+CASES = [(example, file) for example in ("bad", "kueue", "kueue-bad", "good") for file in _files(example)]
+
+
+def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn both narrowings of the evaluation off: the run judges every view, then drops findings."""
+    from policylint import linter, session
+
+    monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
+    monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
+
+
+@pytest.mark.parametrize(("example", "file"), CASES, ids=[f"{e}:{f}" for e, f in CASES])
+def test_a_narrowed_run_reports_what_the_full_run_keeps(
+    example: str, file: str, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = EXAMPLES / example
+    runs: dict[str, list[tuple[int, str, str]]] = {}
+    for mode in ("narrowed", "full"):
+        with monkeypatch.context() as patch:
+            if mode == "full":
+                _judge_everything(patch)
+            runs[mode] = [run_cli(["check", "--changed-files", file, "--format", "json", *WHEN], cwd=root)]
+            if file.endswith(".yaml"):  # a PATH scope needs documents; a trace is only a change
+                runs[mode].append(run_cli(["check", file, "--format", "json", *WHEN], cwd=root))
+    assert runs["narrowed"] == runs["full"]
+    for code, _, err in runs["narrowed"]:
+        assert code in (0, 1) and err == ""
+
+
+def test_narrowing_skips_the_rules_of_unreported_views(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint import evaluate
+
+    judged: list[str] = []
+    original = evaluate.evaluate_rule_on
+
+    def counting(rule, view, params):  # type: ignore[no-untyped-def]
+        judged.append(view.doc.file)
+        return original(rule, view, params)
+
+    monkeypatch.setattr(evaluate, "evaluate_rule_on", counting)
+    run_cli(["check", "proposals", *WHEN], cwd=EXAMPLES / "bad")
+    assert judged and all(f.startswith("proposals/") for f in judged)
+
+
+def test_with_a_baseline_a_narrowed_run_reports_the_same(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry whose finding was never computed would look stale: a baseline turns the narrowing off."""
+    import shutil
+
+    repo = Path(shutil.copytree(EXAMPLES / "bad", tmp_path / "repo"))
+    assert run_cli(["baseline", *WHEN], cwd=repo)[0] == 0
+    command = ["check", "--changed-files", "workloads", "--baseline", ".policylint-baseline.json", "--format", "json", *WHEN]
+    narrowed = run_cli(command, cwd=repo)
+    _judge_everything(monkeypatch)
+    assert run_cli(command, cwd=repo) == narrowed
+    report = json.loads(narrowed[1])
+    assert narrowed[2] == "" and report["baselined"] and not report["stale_baseline"]
