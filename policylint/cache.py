@@ -685,6 +685,122 @@ def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
     _atomic_write(_rules_path(folder, key), json.dumps(document, sort_keys=True, allow_nan=False).encode("utf-8"))
 
 
+# --------------------------------------------------------------------------- documents
+#
+# A YAML file's parsed documents - plain data, the position index of every key
+# and value - kept between runs, so a warm run neither composes nor schema-checks
+# a file whose bytes it has seen before. The key is a SHA-256 over the file's
+# bytes (read anyway: the loader's size and type checks come first), the load
+# limits, the bundled JSON Schemas and the code fingerprint. Hashing the bytes of
+# a YAML file costs less than the stat record the trace digests use, so no stat
+# short-cut is taken: an entry is never used without its bytes' digest matching.
+# Only files that loaded without a finding and whose policylint documents all
+# passed schema validation are stored, so every finding of a YAML file is always
+# computed afresh and a hit skips validation without hiding anything.
+
+#: entry layout of the document cache; part of every key
+DOCUMENT_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _schemas_fingerprint() -> str:
+    """A hash of every bundled JSON Schema: a changed schema never reuses a validated document."""
+    from policylint.resources import schemas_dir
+
+    digest = hashlib.sha256()
+    folder = schemas_dir()
+    for path in sorted(folder.rglob("*.json")):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def document_key(raw: bytes, limits: Any) -> str:
+    """The cache key of a YAML file's parsed documents: its bytes, the load limits, schemas and code."""
+    digest = hashlib.sha256(f"documents/{DOCUMENT_FORMAT}/{_code_fingerprint()}/{_schemas_fingerprint()}".encode())
+    digest.update(json.dumps(dataclasses.asdict(limits), sort_keys=True).encode())
+    digest.update(b"\0")
+    digest.update(raw)
+    return digest.hexdigest()
+
+
+def _document_path(folder: Path, key: str) -> Path:
+    return folder / f"documents-v{DOCUMENT_FORMAT}" / key[:2] / f"{key}.json"
+
+
+def _plain(value: Any) -> None:
+    """Raise :class:`Uncacheable` unless ``value`` survives a JSON round trip unchanged."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return
+    if isinstance(value, list):
+        for item in value:
+            _plain(item)
+        return
+    if isinstance(value, dict):
+        for k, item in value.items():
+            if not isinstance(k, str):  # JSON would turn 1: or true: into strings
+                raise Uncacheable(f"mapping key {k!r}")
+            _plain(item)
+        return
+    raise Uncacheable(type(value).__name__)
+
+
+def _path_list(path: tuple[Any, ...]) -> list[Any]:
+    for part in path:
+        # a path part is a key (str) or an index (int); anything else cannot be told apart after JSON
+        if not isinstance(part, (str, int)) or isinstance(part, bool):
+            raise Uncacheable(f"path part {part!r}")
+    return list(path)
+
+
+def store_source(folder: Path, key: str, source: Any) -> None:
+    """Keep a loaded, schema-valid file's documents under ``key``; anything unusual is not stored."""
+    try:
+        documents = []
+        for doc in source.documents:
+            _plain(doc.data)
+            positions = doc.positions
+            documents.append(
+                {
+                    "index": doc.index,
+                    "data": doc.data,
+                    "keys": [[_path_list(p), list(v)] for p, v in positions._keys.items()],
+                    "values": [[_path_list(p), list(v)] for p, v in positions._values.items()],
+                    "spans": [[_path_list(p), list(s)] for p, s in positions._spans.items()],
+                }
+            )
+        payload = {"key": key, "text": source.text, "documents": documents}
+        data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode("utf-8")
+    except (Uncacheable, ValueError, TypeError, RecursionError):
+        return
+    _atomic_write(_document_path(folder, key), data)
+
+
+def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
+    """The cached :class:`~policylint.load.SourceFile` of ``key`` (documents known schema-valid), or None."""
+    from policylint.load import Document, PositionIndex, Span, SourceFile
+
+    try:
+        payload = json.loads(_document_path(folder, key).read_bytes().decode("utf-8"))
+        if payload["key"] != key or not isinstance(payload["text"], str):
+            return None
+        source = SourceFile(path=path, display=display, text=payload["text"])
+        for stored in payload["documents"]:
+            positions = PositionIndex()
+            # paths were lists of str/int; the index looks them up as tuples
+            positions._keys = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["keys"]}
+            positions._values = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["values"]}
+            positions._spans = {tuple(p): Span(*s) for p, s in stored["spans"]}
+            index = stored["index"]
+            if not isinstance(index, int):
+                return None
+            source.documents.append(Document(source=source, index=index, data=stored["data"], positions=positions))
+    except Exception:  # noqa: BLE001 - a missing, damaged or foreign entry is a miss, never a failure
+        return None
+    source.validated = True
+    return source
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file; a disk that refuses is skipped."""
     tmp: str | None = None

@@ -8,7 +8,7 @@ order and what flows between them.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from pathlib import Path
@@ -55,6 +55,10 @@ class LintOptions:
     #: the folder loaded and resolved as the repository (None: ``root``). Only test harnesses whose
     #: small repositories share files above them (the rule fixtures' traces) set it.
     repository: Path | None = None
+    #: given the resolved model, which findings (by file and ``Finding.key().subject``) the caller will
+    #: keep (None: all); rules then run only on views whose findings can be kept. Set by ``--changed-files``
+    #: and ``--diff``, whose narrowing (:func:`policylint.scope.narrow`) uses the same test afterwards.
+    reported: Callable[[Model], Callable[[str, str], bool] | None] | None = None
 
 
 @dataclass
@@ -83,7 +87,7 @@ def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile
     """Discover and parse files; keep those that hold policylint input."""
     sources: list[SourceFile] = []
     for path, explicit in discover(paths, options.exclude, options.root):
-        source = load_file(path, display_path(path), options.limits)
+        source = load_file(path, display_path(path), options.limits, options.cache_dir)
         if explicit or looks_relevant(source):
             sources.append(source)
     return sources
@@ -113,17 +117,25 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     broken: list[Document] = []
     for source in sources:
         findings.extend(source.findings)
+        clean = not source.findings
         for doc in source.documents:
             if not doc.is_policylint:
                 if is_scheduler_doc(doc):
                     scheduler_docs.append(doc)
                 continue
-            problems = validate_document(doc)
+            # a document-cache hit passed validation against the same schemas before
+            problems = [] if source.validated else validate_document(doc)
             if problems:
                 findings.extend(problems)
                 broken.append(doc)
+                clean = False
             else:
                 valid.append(doc)
+        if clean and source.cache_key is not None and options.cache_dir is not None:
+            from policylint import cache
+
+            # stored before resolving, so the entry holds the documents exactly as parsed
+            cache.store_source(options.cache_dir, source.cache_key, source)
     scoped = [s for s in sources if scope.holds(s.path)]
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)
@@ -141,7 +153,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     if options.ruleset is None:
         result.findings = sort_findings(findings)
         return scope.narrow(result)
-    judged, result.views, result.pools = judge(model, options)
+    judged, result.views, result.pools = judge(model, options, scope)
     findings.extend(judged)
     from policylint.filter import FilterSettings, apply_filters
 
@@ -189,6 +201,20 @@ class Scope:
         real = os.path.realpath(file)
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.real)
 
+    def select(self, views: Sequence[View]) -> list[View]:
+        """The views whose document lies in the scope (all of them when it is the whole root)."""
+        if not self.real:
+            return list(views)
+        held: dict[str, bool] = {}  # one path check per file, not per view
+        kept = []
+        for view in views:
+            file = view.doc.file
+            if file not in held:
+                held[file] = self.holds(file)
+            if held[file]:
+                kept.append(view)
+        return kept
+
     def require_readable(self, sources: Sequence[SourceFile]) -> None:
         """Refuse a scope with nothing policylint reads: a named file, or all the named folders together."""
 
@@ -223,8 +249,22 @@ class Scope:
         return result
 
 
-def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View], dict[str, PoolFacts]]:
-    """Measure (once per run), build views and evaluate every rule (the filter selects); the views and pooled demand come back too."""
+def judge(
+    model: Model, options: LintOptions, scope: Scope | None = None
+) -> tuple[list[Finding], list[View], dict[str, PoolFacts]]:
+    """Measure (once per run), build views and evaluate every rule (the filter selects); the views and pooled demand come back too.
+
+    With a narrowing ``scope``, rules run only on the views whose document lies in
+    it. That changes nothing that is reported: a rule's findings on a view are all
+    located in the view's own document (``view.doc.finding``), and every later step
+    matches findings per file - a suppression comment only sees findings of its
+    own file, a baseline entry names its file - so findings in files the scope
+    drops can neither hide nor reveal one it keeps. The facts of every view are
+    still built from the whole repository (a pool's sum has all its members), and
+    every view comes back for ``--fix`` and the HTML report. ``options.reported``
+    narrows the same way by file and subject: every finding of a view carries the
+    view's file and subject (:func:`policylint.evaluate.subject_of`).
+    """
     from policylint.evaluate import evaluate
     from policylint.measure import measure, measure_pools
     from policylint.views import build_views
@@ -249,5 +289,11 @@ def judge(model: Model, options: LintOptions) -> tuple[list[Finding], list[View]
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
     views = build_views(model, facts, now, history, pools)
-    findings.extend(evaluate(rules, views, options.ruleset.params))
+    judged = views if scope is None else scope.select(views)
+    keep = options.reported(model) if options.reported is not None else None
+    if keep is not None:
+        from policylint.evaluate import subject_of
+
+        judged = [v for v in judged if keep(v.doc.file, str(subject_of(v)))]
+    findings.extend(evaluate(rules, judged, options.ruleset.params))
     return findings, views, pools

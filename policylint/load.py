@@ -247,6 +247,10 @@ class SourceFile:
     #: refused unread (not a regular file, or over the size limit): nobody can tell
     #: whether it holds policylint documents, so it is reported even when walked
     refused: bool = False
+    #: every policylint document already passed schema validation (a document-cache hit)
+    validated: bool = False
+    #: the document-cache key of this file's bytes, when a cache is in use and it missed
+    cache_key: str | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -788,8 +792,13 @@ def api_version_near_miss(doc: Document) -> Finding | None:
     return None
 
 
-def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits()) -> SourceFile:
-    """Read and parse one file. Never raises for bad content."""
+def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache_dir: Path | None = None) -> SourceFile:
+    """Read and parse one file. Never raises for bad content.
+
+    With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
+    comes from the document cache (see :mod:`policylint.cache`); on a miss the key
+    is left on the source so that the caller can store it once validated.
+    """
     from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
 
     source = SourceFile(path=path, display=display)
@@ -802,6 +811,14 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits()) -> So
     except UnreadableFile as exc:
         source.findings.append(source.file_finding("PL003", "undecodable-file", exc.message))
         return source
+    if cache_dir is not None:
+        from policylint import cache
+
+        key = cache.document_key(raw, limits)
+        hit: SourceFile | None = cache.load_source(cache_dir, key, path, display)
+        if hit is not None:
+            return hit
+        source.cache_key = key
     text = _decode(raw, source)
     if text is None:
         return source

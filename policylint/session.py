@@ -7,13 +7,17 @@ flags and configuration are merged in exactly one place.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint.config import Config, load_config, parse_when
 from policylint.linter import LintOptions, LintResult, lint
 from policylint.load import LoadLimits
+
+if TYPE_CHECKING:
+    from policylint.model import Model
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -125,15 +129,47 @@ class Session:
                     # it cannot be a change of this repository; linting would judge the wrong tree
                     raise PolicylintError(f"--changed-files: {p} is outside the repository root {self.config.root}")
                 changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
+            self.options.reported = self._reported(changed)
             return narrow(lint([self.config.root], self.options), changed, self.config)
         if self.diff_base is not None:
             from policylint.history import changed_since
 
             change = changed_since(self.config.root, self.diff_base)
             self.options.change = change
+            self.options.reported = self._reported(change.files)
             paths = self.paths if self.explicit_paths else [self.config.root]
             return narrow(lint(paths, self.options), change.files, self.config)
         return lint(self.paths, self.options)
+
+    def _reported(self, changed: Sequence[Path]) -> Callable[[Model], Callable[[str, str], bool] | None] | None:
+        """What :func:`policylint.scope.narrow` will keep, for the linter to judge only that.
+
+        None (judge everything) with a baseline: an entry whose finding was not
+        computed would look stale, and stale entries are reported whatever the scope.
+        """
+        if self.options.baseline is not None:
+            return None
+        config = self.config
+
+        def reported(model: Model) -> Callable[[str, str], bool] | None:
+            import os
+
+            from policylint.scope import affected, changes_everything
+
+            if changes_everything(changed, config) is not None:
+                return None
+            files, subjects = affected(model, changed)
+            real = {str(f) for f in files}
+            seen: dict[str, bool] = {}  # one path check per file
+
+            def keep(file: str, subject: str) -> bool:
+                if file not in seen:
+                    seen[file] = os.path.realpath(file) in real
+                return seen[file] or (bool(subject) and subject in subjects)
+
+            return keep
+
+        return reported
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}

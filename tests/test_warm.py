@@ -1,0 +1,215 @@
+"""The document cache: a warm run reuses parsed, schema-valid YAML files and reports exactly what a cold run does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, copy_minirepo, run_cli
+
+from policylint import cache, load
+
+WHEN = ["--now", "2026-12-01"]
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
+    return folder
+
+
+def document_entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob(f"documents-v{cache.DOCUMENT_FORMAT}/*/*.json"))
+
+
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every repository file the YAML parser and the schema check see (the configuration file is read apart)."""
+    seen: list[str] = []
+    parse = load.parse_text
+
+    def counting_parse(source: load.SourceFile, limits: load.LoadLimits = load.LoadLimits()) -> None:
+        if source.path.name != ".policylint.yaml":
+            seen.append(source.display)
+        parse(source, limits)
+
+    monkeypatch.setattr(load, "parse_text", counting_parse)
+    # the linter imports the validator when it runs: count through the validator's module
+    from policylint import validate as validate_module
+
+    original = validate_module.validate_document
+
+    def counting_validate(doc: load.Document) -> list[object]:
+        seen.append(f"validate:{doc.file}")
+        return original(doc)  # type: ignore[return-value]
+
+    monkeypatch.setattr(validate_module, "validate_document", counting_validate)
+    return seen
+
+
+@pytest.mark.parametrize("example", ["good", "bad", "kueue", "kueue-bad"])
+def test_warm_output_equals_no_cache_output(example: str, cache_dir: Path) -> None:
+    target = str(EXAMPLES / example)
+    fresh = run_cli(["check", target, "--format", "json", "--no-cache", *WHEN])
+    cold = run_cli(["check", target, "--format", "json", *WHEN])
+    warm = run_cli(["check", target, "--format", "json", *WHEN])
+    assert fresh == cold == warm
+    assert fresh[2] == ""
+
+
+def test_a_warm_run_neither_parses_nor_validates_unchanged_files(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = copy_minirepo(tmp_path / "repo")
+    first = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    assert first[0] == 0, first
+    assert document_entries(cache_dir)
+    seen = count_parses(monkeypatch)
+    assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
+    assert seen == []
+
+
+def test_a_changed_file_is_parsed_again_and_its_new_finding_reported(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = copy_minirepo(tmp_path / "repo")
+    assert run_cli(["check", str(repo), *WHEN])[0] == 0
+    workload = sorted((repo / "workloads").glob("*.yaml"))[0]
+    text = workload.read_text()
+    workload.write_text(text.replace("spec:\n", "spec:\n  unknownField: 1\n", 1))
+    seen = count_parses(monkeypatch)
+    code, out, _ = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    assert code == 1 and "PL010" in out
+    assert [s for s in seen if not s.startswith("validate:")] == [load.display_path(workload)]
+    # the broken file is not stored: the next run parses and reports it again
+    seen.clear()
+    assert run_cli(["check", str(repo), "--format", "json", *WHEN])[1] == out
+    assert load.display_path(workload) in seen
+
+
+@pytest.mark.parametrize("fingerprint", ["_schemas_fingerprint", "_code_fingerprint"])
+def test_a_schema_or_package_change_misses(
+    fingerprint: str, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = copy_minirepo(tmp_path / "repo")
+    first = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    monkeypatch.setattr(cache, fingerprint, lambda: "another version")
+    seen = count_parses(monkeypatch)
+    assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
+    assert any(s.startswith("validate:") for s in seen) and any(not s.startswith("validate:") for s in seen)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong key", "bad span"])
+def test_a_damaged_entry_is_ignored_and_rewritten(
+    damage: str, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = copy_minirepo(tmp_path / "repo")
+    first = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    for entry in document_entries(cache_dir):
+        data = entry.read_bytes()
+        if damage == "garbage":
+            entry.write_bytes(b"\x00\xff not json")
+        elif damage == "truncated":
+            entry.write_bytes(data[: len(data) // 2])
+        elif damage == "wrong key":
+            entry.write_bytes(data.replace(entry.stem.encode(), b"0" * 64, 1))
+        else:
+            entry.write_bytes(data.replace(b'"spans":[[', b'"spans":[[[],[1]],[', 1))
+    seen = count_parses(monkeypatch)
+    assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
+    assert any(not s.startswith("validate:") for s in seen)
+    seen.clear()
+    assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
+    assert seen == []  # rewritten by the run that ignored them
+
+
+def test_load_limits_are_part_of_the_key() -> None:
+    raw = b"apiVersion: policylint/v1\n"
+    assert cache.document_key(raw, load.LoadLimits()) != cache.document_key(raw, load.LoadLimits(max_depth=3))
+    assert cache.document_key(raw, load.LoadLimits()) != cache.document_key(raw + b"\n", load.LoadLimits())
+
+
+def test_data_json_cannot_keep_is_not_stored(tmp_path: Path) -> None:
+    source = load.SourceFile(path=tmp_path / "x.yaml", display="x.yaml", text="1: a\n")
+    load.parse_text(source)
+    assert source.documents
+    cache.store_source(tmp_path, "k" * 64, source)
+    assert not list(tmp_path.rglob("*.json"))  # an integer key would come back as a string
+
+
+def test_no_cache_writes_no_document_entry(tmp_path: Path, cache_dir: Path) -> None:
+    repo = copy_minirepo(tmp_path / "repo")
+    run_cli(["check", str(repo), "--no-cache", *WHEN])
+    assert not cache_dir.exists()
+
+
+# -- narrowed runs judge only what they report, and report the same --------------------------
+
+
+def _files(example: str) -> list[str]:
+    """Every YAML file of an example, and one measurement file (a changed trace narrows by its workloads)."""
+    root = EXAMPLES / example
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.yaml") if p.name != ".policylint.yaml")
+    traces = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.csv"))
+    return files + traces[:1]
+
+
+CASES = [(example, file) for example in ("bad", "kueue", "kueue-bad", "good") for file in _files(example)]
+
+
+def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn both narrowings of the evaluation off: the run judges every view, then drops findings."""
+    from policylint import linter, session
+
+    monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
+    monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
+
+
+@pytest.mark.parametrize(("example", "file"), CASES, ids=[f"{e}:{f}" for e, f in CASES])
+def test_a_narrowed_run_reports_what_the_full_run_keeps(
+    example: str, file: str, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = EXAMPLES / example
+    runs: dict[str, list[tuple[int, str, str]]] = {}
+    for mode in ("narrowed", "full"):
+        with monkeypatch.context() as patch:
+            if mode == "full":
+                _judge_everything(patch)
+            runs[mode] = [run_cli(["check", "--changed-files", file, "--format", "json", *WHEN], cwd=root)]
+            if file.endswith(".yaml"):  # a PATH scope needs documents; a trace is only a change
+                runs[mode].append(run_cli(["check", file, "--format", "json", *WHEN], cwd=root))
+    assert runs["narrowed"] == runs["full"]
+    for code, _, err in runs["narrowed"]:
+        assert code in (0, 1) and err == ""
+
+
+def test_narrowing_skips_the_rules_of_unreported_views(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint import evaluate
+
+    judged: list[str] = []
+    original = evaluate.evaluate_rule_on
+
+    def counting(rule, view, params):  # type: ignore[no-untyped-def]
+        judged.append(view.doc.file)
+        return original(rule, view, params)
+
+    monkeypatch.setattr(evaluate, "evaluate_rule_on", counting)
+    run_cli(["check", "proposals", *WHEN], cwd=EXAMPLES / "bad")
+    assert judged and all(f.startswith("proposals/") for f in judged)
+
+
+def test_with_a_baseline_a_narrowed_run_reports_the_same(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry whose finding was never computed would look stale: a baseline turns the narrowing off."""
+    import shutil
+
+    repo = Path(shutil.copytree(EXAMPLES / "bad", tmp_path / "repo"))
+    assert run_cli(["baseline", *WHEN], cwd=repo)[0] == 0
+    command = ["check", "--changed-files", "workloads", "--baseline", ".policylint-baseline.json", "--format", "json", *WHEN]
+    narrowed = run_cli(command, cwd=repo)
+    _judge_everything(monkeypatch)
+    assert run_cli(command, cwd=repo) == narrowed
+    report = json.loads(narrowed[1])
+    assert narrowed[2] == "" and report["baselined"] and not report["stale_baseline"]
