@@ -169,7 +169,10 @@ def workload_key(workload: Workload, limits: TraceLimits | None, folder: Path | 
             content = _known_digest(ref.path, folder)
         except OSError:
             return None
-        files.append([role, ref.display, str(ref.path), ref.spec, content])
+        # The file by its bytes, its name as written and its real suffix (which picks the
+        # reader) - not by where the repository lies: a moved or freshly cloned repository,
+        # or a CI workspace with a new folder on every run, still finds its entries.
+        files.append([role, ref.display, ref.path.suffix.lower(), ref.spec, content])
     if not files:
         return None
     pool = workload.pool.spec if workload.pool is not None else {}

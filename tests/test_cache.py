@@ -152,6 +152,36 @@ def test_a_changed_trace_is_measured_again(tmp_path: Path, monkeypatch: pytest.M
     assert_same_facts(after["reranker"], measure(model, NOW)[0]["reranker"])
 
 
+def test_a_moved_repository_finds_its_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries are keyed by a trace's bytes and name, not by where the repository lies (a CI clone)."""
+    folder = tmp_path / "c"
+    first = copy_minirepo(tmp_path / "first")
+    before = measure(model_of(first), NOW, cache_dir=folder)[0]
+    moved = copy_minirepo(tmp_path / "elsewhere" / "second")
+    model = model_of(moved)
+    calls = count_reads(monkeypatch)
+    after = measure(model, NOW, cache_dir=folder)[0]
+    assert calls == []
+    assert sorted(before) == sorted(after)
+    for name in before:
+        assert_same_facts(before[name], after[name])
+
+
+def test_a_moved_repository_with_other_bytes_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "c"
+    measure(model_of(copy_minirepo(tmp_path / "first")), NOW, cache_dir=folder)
+    moved = copy_minirepo(tmp_path / "second")
+    trace = moved / "measurements" / "traces" / "reranker.csv"
+    lines = trace.read_text().splitlines()
+    trace.write_text("\n".join([lines[0], *(f"{t},{int(v) + 1}" for t, v in (x.split(",") for x in lines[1:]))]) + "\n")
+    model = model_of(moved)
+    calls = count_reads(monkeypatch)
+    measured = measure(model, NOW, cache_dir=folder)[0]
+    assert calls == ["reranker.csv"]
+    monkeypatch.undo()
+    assert_same_facts(measured["reranker"], measure(model, NOW)[0]["reranker"])
+
+
 def test_a_changed_setting_is_measured_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = copy_mini(tmp_path)
     folder = tmp_path / "c"
