@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import datetime as dt
 import functools
 import math
@@ -111,9 +113,19 @@ def expected_marks(folder: Path, code: str) -> set[tuple[str, int]]:
     return {(file, line) for file, line, c in all_marks(folder) if c == code}
 
 
+def session_cache() -> Path | None:
+    """The test session's measurement cache folder (set by conftest), for runs that are not about measuring.
+
+    Entries are keyed by a trace's bytes and the settings that shape its facts, so every
+    fixture citing the shared traces measures them once per session, not once per lint.
+    """
+    folder = os.environ.get("POLICYLINT_CACHE_DIR")
+    return Path(folder) if folder else None
+
+
 def run_fixture(folder: Path) -> LintResult:
     """Lint one rule fixture folder: its own repository, with the traces shared under the fixtures root."""
-    return lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=RULESET, repository=folder))
+    return lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=RULESET, repository=folder, cache_dir=session_cache()))
 
 
 def reported_marks(folder: Path, code: str, result: LintResult | None = None) -> set[tuple[str, int]]:

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from conftest import git, minirepo_path
+from fixture_helpers import session_cache
 from policylint.history import changed_since
 from policylint.linter import LintOptions, lint
 from policylint.resources import rules_dir, schemas_dir
@@ -110,7 +111,7 @@ def test_codes_and_names_are_unique_across_files() -> None:
 
 
 def _codes(folder: Path, ruleset: RuleSet) -> list[str]:
-    result = lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=ruleset))
+    result = lint([folder], LintOptions(root=FIXTURES, now=NOW, ruleset=ruleset, cache_dir=session_cache()))
     return [f.code for f in result.findings]
 
 
@@ -191,7 +192,7 @@ _JUDGES_A_CHANGE = frozenset({"PL950"})
 
 def _fires(rule: Rule, root: Path, folder: Path) -> bool:
     change = changed_since(root, "HEAD") if rule.code in _JUDGES_A_CHANGE else None
-    result = lint([folder], LintOptions(root=root, now=NOW, ruleset=RULESET, change=change))
+    result = lint([folder], LintOptions(root=root, now=NOW, ruleset=RULESET, change=change, cache_dir=session_cache()))
     return rule.code in {f.code for f in result.findings}
 
 

@@ -166,10 +166,17 @@ def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
 
 
+@pytest.fixture(scope="module")
+def narrowing_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for every narrowing case: what is compared is narrowed against full, not cold against warm."""
+    return tmp_path_factory.mktemp("narrowing-cache")
+
+
 @pytest.mark.parametrize(("example", "file"), CASES, ids=[f"{e}:{f}" for e, f in CASES])
 def test_a_narrowed_run_reports_what_the_full_run_keeps(
-    example: str, file: str, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+    example: str, file: str, narrowing_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(narrowing_cache))
     root = EXAMPLES / example
     runs: dict[str, list[tuple[int, str, str]]] = {}
     for mode in ("narrowed", "full"):
