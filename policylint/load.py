@@ -739,6 +739,30 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
     miss = api_version_near_miss(doc)
     if miss is not None:
         source.findings.append(miss)
+    listed = _listed_documents(doc)
+    if listed is not None:
+        source.findings.append(listed)
+
+
+def _listed_documents(doc: Document) -> Finding | None:
+    """PL006 for a document that is a list of policylint documents instead of one.
+
+    Such a file holds nothing policylint can read, so without this it would be
+    skipped like unrelated YAML (or refused as holding no documents when named),
+    and every rule that should judge its items would stay silent.
+    """
+    if not isinstance(doc.data, list):
+        return None
+    for i, item in enumerate(doc.data):
+        if isinstance(item, dict) and isinstance(item.get("apiVersion"), str) and item["apiVersion"] == API_VERSION:
+            return doc.finding(
+                "PL006",
+                "document-not-a-mapping",
+                "a policylint document must be a mapping, got a list of documents",
+                (i,),
+                hint="write each item as a document of its own, separated by '---'",
+            )
+    return None
 
 
 #: The kinds policylint reads, and spec fields no other kind of document uses.
@@ -821,6 +845,9 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
         source.cache_key = key
     text = _decode(raw, source)
     if text is None:
+        # Kept for display and for telling a walked file of ours from unrelated YAML
+        # (looks_relevant): the undecodable bytes show as U+FFFD; nothing is parsed.
+        source.text = raw.decode("utf-8", errors="replace")
         return source
     source.text = text
     if not text.strip():
@@ -887,13 +914,14 @@ def looks_relevant(source: SourceFile) -> bool:
     """True when a walked file holds (or tries to hold) a policylint document.
 
     A file found by walking a folder is only reported on when one of its
-    documents declares a known apiVersion or nearly ours (PL007), when it was
+    documents declares a known apiVersion or nearly ours (PL007) or is a list of
+    policylint documents (PL006), when it was
     refused unread (too large, not a regular file: it may well be ours), or - for
     files that did not parse - when its text mentions ``policylint/`` at all, so
     that a syntax error in a policylint file is never hidden while unrelated
     YAML stays silent.
     """
-    if source.refused or any(f.code == "PL007" for f in source.findings):
+    if source.refused or any(f.code in ("PL006", "PL007") for f in source.findings):
         return True
     if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
         return True

@@ -92,6 +92,23 @@ def test_broken_policylint_file_in_a_folder_is_reported(tmp_path: Path) -> None:
     assert "sub/broken.yaml:4:1: error PL001" in out
 
 
+def test_a_list_of_policylint_documents_in_a_folder_is_reported(tmp_path: Path) -> None:
+    listed = "- apiVersion: policylint/v1\n  kind: Workload\n  metadata: {name: chat}\n"
+    code, out, _ = check(tmp_path, {"ok.yaml": CLUSTER, "sub/listed.yaml": listed}, ".")
+    assert code == 1
+    assert "sub/listed.yaml:1:3: error PL006" in out
+
+
+def test_a_policylint_file_that_is_not_utf8_in_a_folder_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "latin.yaml").write_bytes(
+        "apiVersion: policylint/v1\nkind: Workload\nmetadata:\n  name: caf\u00e9\n".encode("latin-1")
+    )
+    code, out, _ = check(tmp_path, {"ok.yaml": CLUSTER}, ".")
+    assert code == 1
+    assert "sub/latin.yaml:4:12: error PL003" in out
+
+
 def test_other_files_are_still_checked_after_a_syntax_error(tmp_path: Path) -> None:
     broken = "apiVersion: policylint/v1\nkind: Cluster\nmetadata: {name: [x\n"
     good_but_wrong = CLUSTER.replace("reservedGpus: 8", "reservedGpus: -1")

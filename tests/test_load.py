@@ -115,11 +115,18 @@ def test_empty_document_between_others(tmp_path: Path) -> None:
 
 def test_non_mapping_document_is_loaded_but_not_policylint(tmp_path: Path) -> None:
     source = load(tmp_path, "- apiVersion: policylint/v1\n- kind: Workload\n")
-    assert source.findings == []
+    # a list of our documents is read by nobody: it is reported at its first policylint item
+    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL006", 1, 3)]
+    assert "list of documents" in source.findings[0].message
     (doc,) = source.documents
     assert isinstance(doc.data, list)
     assert doc.kind is None and doc.name is None and doc.api_version is None
     assert not doc.is_policylint
+
+
+def test_a_list_without_policylint_items_is_unrelated_yaml(tmp_path: Path) -> None:
+    source = load(tmp_path, "- apiVersion: v1\n  kind: ConfigMap\n- name: x\n")
+    assert source.findings == []
 
 
 # -- safety limits ----------------------------------------------------------------------

@@ -159,7 +159,7 @@ def test_kind_that_is_not_a_string_is_named_as_written(tmp_path: Path) -> None:
 
 
 def test_non_mapping_document(tmp_path: Path) -> None:
-    (doc,) = documents(tmp_path, "- apiVersion: policylint/v1\n")
+    (doc,) = documents(tmp_path, "- kind: Workload\n")
     assert where(validate_document(doc)) == [
         ("PL006", 1, 1, "a policylint document must be a mapping, got list")
     ]
