@@ -138,6 +138,12 @@ def test_tightening_a_threshold_fails_a_passing_fixture() -> None:
 # fixture's, lists of named items are matched by name), so that the fragment meets the
 # workloads, traces and pools it speaks of. The example must make its rule fire in one of
 # them; the suggested fix must not make it fire where it applies.
+#
+# The document rules (section ``document``) judge a file as a whole - its bytes, its
+# comments, its separators - so their examples are complete files. Each is written as it
+# stands into the small shared repository's ``workloads/`` folder (where its relative
+# paths point) and the repository is linted; it is never parsed and re-dumped, which
+# would drop the comments the suppression rules read (and expand PL005's aliases).
 
 _ROOT_KEYS = {"apiVersion", "kind", "metadata", "spec"}
 
@@ -203,6 +209,38 @@ def _fires_as_a_file(rule: Rule, text: str, tmp_path: Path) -> bool:
     return _fires(rule, root, folder)
 
 
+#: How a whole-file example is saved when UTF-8 would not show its rule (its fix is saved as UTF-8).
+_ENCODINGS = {"PL003": "latin-1"}
+
+
+def _pod_exports(folder: Path) -> None:
+    """PL025's measurements: a pod export with pending pods (no start), and the same without them."""
+    jobs = folder / "measurements" / "jobs"
+    jobs.mkdir(parents=True)
+    start = int((NOW - dt.timedelta(days=80)).timestamp())
+    rows = ["job_id,status,start,end"]
+    for i in range(400):
+        begin = start + i * 15_000
+        pending = i % 10 == 0
+        rows.append(f"job-{i},{'Pending' if pending else 'Succeeded'},{'' if pending else begin},{begin + 40_000}")
+    (jobs / "pods.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    ran = [row for row in rows if ",Pending," not in row]
+    (jobs / "pods-ran.csv").write_text("\n".join(ran) + "\n", encoding="utf-8")
+
+
+#: Measurements a whole-file example cites that the shared repository does not hold.
+_SETUP = {"PL025": _pod_exports}
+
+
+def _fires_as_a_whole_file(rule: Rule, text: str, tmp_path: Path, encoding: str = "utf-8") -> bool:
+    """Whether ``rule`` fires when ``text`` is a file of the shared repository, byte for byte."""
+    root, folder = _fixture_copy(rule, tmp_path)
+    if rule.code in _SETUP:
+        _SETUP[rule.code](folder)
+    (folder / "workloads" / "example.yaml").write_bytes(text.encode(encoding))
+    return _fires(rule, root, folder)
+
+
 def _fires_in_fixture(rule: Rule, text: str, tmp_path: Path) -> bool | None:
     """Whether ``rule`` fires with ``text`` laid over its pass fixture (None: it fits nowhere)."""
     try:
@@ -232,8 +270,7 @@ def _fires_in_fixture(rule: Rule, text: str, tmp_path: Path) -> bool | None:
 #: The check is strict: when a rule's example is rewritten to run, its test passes
 #: unexpectedly and its code must leave this list; a new rule cannot join it silently.
 FRAGMENT_EXAMPLES = frozenset(
-    "PL001 PL002 PL003 PL004 PL005 PL006 PL010 PL021 PL022 PL023 PL024 PL030 PL031 PL032 PL033"
-    " PL101 PL102 PL103 PL105 PL106 PL107 PL108 PL111 PL112 PL120 PL121 PL025 PL130 PL131".split()
+    "PL101 PL102 PL103 PL105 PL106 PL107 PL108 PL111 PL112 PL120 PL121 PL130 PL131".split()
 )
 
 
@@ -251,6 +288,11 @@ def test_fragment_list_names_only_known_rules() -> None:
 @pytest.mark.parametrize("rule", [_doc_example_param(r) for r in ALL])
 def test_doc_example_fires_and_its_fix_does_not(rule: Rule, tmp_path: Path) -> None:
     example, fix = str(rule.docs["example"]), str(rule.docs["use_instead"])
+    if rule.section == "document":
+        saved_as = _ENCODINGS.get(rule.code, "utf-8")  # the fix is the same text saved as UTF-8
+        assert _fires_as_a_whole_file(rule, example, tmp_path / "example", saved_as), f"{rule.code}: its example does not fire"
+        assert not _fires_as_a_whole_file(rule, fix, tmp_path / "fix"), f"{rule.code}: its use_instead still fires"
+        return
     fired = _fires_in_fixture(rule, example, tmp_path / "example")
     assert fired or _fires_as_a_file(rule, example, tmp_path / "alone"), f"{rule.code}: its example does not fire"
     fixed = _fires_in_fixture(rule, fix, tmp_path / "fix")
