@@ -22,6 +22,7 @@ from conftest import git, minirepo_path
 from fixture_helpers import session_cache
 from policylint.history import changed_since
 from policylint.linter import LintOptions, lint
+from policylint.load import API_VERSION
 from policylint.resources import rules_dir, schemas_dir
 from policylint.rule import DOC_SECTIONS, Rule
 from policylint.ruleset import RuleSet, configure_rules, load_rules
@@ -136,7 +137,8 @@ def test_tightening_a_threshold_fails_a_passing_fixture() -> None:
 # Each fragment is run two ways: as a file of its own (how the document rules see a
 # broken file), and laid over the rule's passing fixture (the fragment's keys replace the
 # fixture's, lists of named items are matched by name), so that the fragment meets the
-# workloads, traces and pools it speaks of. The example must make its rule fire in one of
+# workloads, traces and pools it speaks of (an example that is a whole document, with its
+# apiVersion, is only placed beside the fixture). The example must make its rule fire in one of
 # them; the suggested fix must not make it fire where it applies.
 #
 # The document rules (section ``document``) judge a file as a whole - its bytes, its
@@ -247,8 +249,8 @@ def _fires_in_fixture(rule: Rule, text: str, tmp_path: Path) -> bool | None:
         over = yaml.safe_load(text)
     except yaml.YAMLError:
         return None
-    if not isinstance(over, dict):
-        return None
+    if not isinstance(over, dict) or over.get("apiVersion") == API_VERSION:
+        return None  # a whole policylint document is placed beside the fixture, not laid over every one
     root, folder = _fixture_copy(rule, tmp_path)
     at_root = bool(set(over) & _ROOT_KEYS)
     changed = False
@@ -264,28 +266,7 @@ def _fires_in_fixture(rule: Rule, text: str, tmp_path: Path) -> bool | None:
     return _fires(rule, root, folder) if changed else None
 
 
-#: Rules whose doc examples are still fragments the engine cannot run as written: the
-#: document rules' examples lack the apiVersion that makes a file a policylint file, and
-#: most framework rules' examples name pools, workloads and figures that no fixture holds.
-#: The check is strict: when a rule's example is rewritten to run, its test passes
-#: unexpectedly and its code must leave this list; a new rule cannot join it silently.
-FRAGMENT_EXAMPLES = frozenset(
-    "PL101 PL102 PL103 PL105 PL106 PL107 PL108 PL111 PL112 PL120 PL121 PL130 PL131".split()
-)
-
-
-def _doc_example_param(rule: Rule) -> object:
-    if rule.code in FRAGMENT_EXAMPLES:
-        mark = pytest.mark.xfail(strict=True, reason="doc example is a fragment the engine cannot run yet")
-        return pytest.param(rule, id=rule.code, marks=mark)
-    return pytest.param(rule, id=rule.code)
-
-
-def test_fragment_list_names_only_known_rules() -> None:
-    assert sorted(FRAGMENT_EXAMPLES - {r.code for r in ALL}) == []
-
-
-@pytest.mark.parametrize("rule", [_doc_example_param(r) for r in ALL])
+@pytest.mark.parametrize("rule", ALL, ids=lambda r: r.code)
 def test_doc_example_fires_and_its_fix_does_not(rule: Rule, tmp_path: Path) -> None:
     example, fix = str(rule.docs["example"]), str(rule.docs["use_instead"])
     if rule.section == "document":
