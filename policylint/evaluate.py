@@ -285,6 +285,8 @@ def subject_of(view: View) -> Subject:
     if view.subject == "pool":
         scheduler = facts.get("scheduler")
         return pool_subject(str(facts.get("cluster")), str(facts.get("name")), str(scheduler) if scheduler else None)
+    if view.identity:
+        return Subject(view.subject, view.identity)
     return Subject(view.subject, str(facts.get("name", view.label)))
 
 

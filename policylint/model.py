@@ -151,6 +151,9 @@ class Cluster:
     doc: Document
     spec: dict[str, Any]
     pools: dict[str, Pool] = field(default_factory=dict)
+    #: what a cluster made for scheduler queues stands for, independent of its display
+    #: name (``kueue:cohort/research``, ``volcano:queue/root``); None for a policylint Cluster
+    identity: str | None = None
 
 
 @dataclass

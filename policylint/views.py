@@ -239,6 +239,8 @@ class View:
     base: DocPath
     facts: dict[str, Any]
     paths: dict[str, DocPath] = field(default_factory=dict)
+    #: the subject's qualified name when it is not the ``name`` fact (a scheduler-made cluster)
+    identity: str = ""
 
     def path_of(self, fact: str | None) -> DocPath:
         if fact and fact in self.paths:
@@ -677,6 +679,7 @@ def build_views(
                     "tolerance_declared_count": len(tolerances),
                     "tolerances": tolerances,
                 },
+                identity=cluster.identity or "",
             )
         )
     for name in sorted(model.proposals):

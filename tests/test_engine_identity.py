@@ -247,3 +247,79 @@ def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: 
     code, findings = check_json(root, "PL904/fail")
     assert [(f["code"], f["subject"]) for f in findings] == [("PL904", "pool kueue-shared/chat")]
     assert check_json(root, "PL904/fail", "--baseline", "baseline.json") == (0, [])
+
+
+_URGENT_KUEUE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: assistants}
+spec:
+  cohortName: shared
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - {name: "nvidia.com/gpu", nominalQuota: 48}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: assistants, name: assistants}
+spec: {clusterQueue: assistants}
+"""
+
+_URGENT_WORKLOAD = """\
+---
+apiVersion: policylint/v1
+kind: Workload
+metadata: {{name: {name}, team: assistants}}
+spec:
+  class: inference
+  queue: {{scheduler: kueue, name: assistants/assistants}}
+  gpusPerReplica: 1
+  concurrency:
+    trace:
+      path: ../_traces/diurnal-100.csv
+  perGpuConcurrency: {{value: 10, measuredIn: production, source: "grafana: latency board, 2026-11"}}
+  coldStartSeconds: 600
+  tolerance:
+    maxQueueSeconds: 0.5
+    evidence: "p99 time-to-first-token SLO, product SLO document 2026-Q3"
+"""
+
+
+def test_a_scheduler_cluster_keeps_its_key_when_its_display_name_changes(tmp_path: Path) -> None:
+    # A cluster-level finding (PL302) on the cluster a Kueue cohort is shown as: its key
+    # is the cohort, so a policylint Cluster taking the name "shared" moves the label only.
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "tests" / "rules" / "_traces", root / "_traces")
+    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
+    queues = root / "queues"
+    queues.mkdir()
+    text = _URGENT_KUEUE + "".join(_URGENT_WORKLOAD.format(name=n) for n in ("chat", "search", "voice"))
+    (queues / "kueue.yaml").write_text(text, encoding="utf-8")
+    assert run_cli(["baseline", "-o", "baseline.json", "queues"], cwd=root)[0] == 0
+    entries = json.loads((root / "baseline.json").read_text(encoding="utf-8"))["findings"]
+    assert [(e["code"], e["subject"]) for e in entries] == [("PL302", "cluster kueue:cohort/shared")]
+    code, findings = check_json(root, "queues")
+    assert code == 1 and [(f["code"], f["subject"]) for f in findings] == [("PL302", "cluster shared")]
+    (root / "shared.yaml").write_text(textwrap.dedent("""\
+        apiVersion: policylint/v1
+        kind: Cluster
+        metadata: {name: shared}
+        spec:
+          pools:
+            - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
+        """), encoding="utf-8")
+    code, findings = check_json(root, "queues")
+    assert code == 1 and [(f["code"], f["subject"]) for f in findings] == [("PL302", "cluster kueue-shared")]
+    assert check_json(root, "queues", "--baseline", "baseline.json") == (0, [])
+    # the same finding in SARIF keeps its fingerprint across the rename
+    renamed = json.loads(run_cli(["check", "queues", "--format", "sarif"], cwd=root)[1])
+    (root / "shared.yaml").unlink()
+    named = json.loads(run_cli(["check", "queues", "--format", "sarif"], cwd=root)[1])
+    fingerprints = [r["runs"][0]["results"][0]["partialFingerprints"] for r in (renamed, named)]
+    assert fingerprints[0] == fingerprints[1]
+    # a scoped run on the manifest keeps the cluster-level finding a full run reports
+    code, findings = check_json(root, "--changed-files", "queues/kueue.yaml")
+    assert [(f["code"], f["subject"]) for f in findings] == [("PL302", "cluster shared")]

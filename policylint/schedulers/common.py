@@ -157,5 +157,12 @@ def scheduler_pool(
     return None
 
 
-def new_cluster(name: str, doc: Document) -> Cluster:
-    return Cluster(name=name, doc=doc, spec={})
+def new_cluster(name: str, doc: Document, identity: str) -> Cluster:
+    """The cluster scheduler queues are shown under: ``name`` for display, ``identity`` for keys.
+
+    The display name can move (``kueue-shared`` once a policylint Cluster takes
+    ``shared``); ``identity`` names what the cluster stands for in the manifests -
+    a Kueue cohort or lone ClusterQueue, a Volcano parent queue - so that
+    baselines, fingerprints and scopes built from it do not move with the label.
+    """
+    return Cluster(name=name, doc=doc, spec={}, identity=identity)
