@@ -151,4 +151,12 @@ def _one_line(text: str, limit: int = 1000) -> str:
 
 def console_main() -> None:
     """Console-script entry point."""
+    import gc
+
+    # A run builds many small objects that live until it ends (documents, position
+    # indexes, views, findings) and frees few. With the default thresholds the
+    # collector re-scans all of them every few hundred allocations, which made a
+    # 10,000-declaration repository a third slower than without it. Collecting less
+    # often keeps the same peak memory; reference cycles are still collected.
+    gc.set_threshold(100_000, 50, 1000)
     sys.exit(main())
