@@ -74,12 +74,14 @@ def assert_same_facts(a: WorkloadFacts, b: WorkloadFacts) -> None:
     if a.report is not None and b.report is not None:
         assert a.report.to_dict() == b.report.to_dict()
         assert a.report.spikes == b.report.spikes
-        assert a.report.cleaned is not None and b.report.cleaned is not None
-        for name in ("times", "values", "valid"):
-            assert np.array_equal(getattr(a.report.cleaned, name), getattr(b.report.cleaned, name), equal_nan=name == "values")
-    if a.values is not None or b.values is not None:
-        assert a.values is not None and b.values is not None
-        assert np.array_equal(a.values, b.values, equal_nan=True)
+    # The facts keep the cleaned series' GPU demand and highest sample, not the series itself.
+    assert (a.demand is None) == (b.demand is None)
+    if a.demand is not None and b.demand is not None:
+        assert a.demand.gpus.dtype == b.demand.gpus.dtype
+        assert np.array_equal(a.demand.gpus, b.demand.gpus, equal_nan=True)
+        assert np.array_equal(a.demand.axis().view(np.int64), b.demand.axis().view(np.int64))
+        assert a.demand.step_seconds == b.demand.step_seconds
+    assert a.usable_max == b.usable_max
     for name in ("step_seconds", "last_sample", "p50", "p90", "p99", "tail_ratio", "tail_job_gpus",
                  "vram_ratio", "vram_resident_gib", "cold_start_seconds", "flat_days", "errors"):
         assert getattr(a, name) == getattr(b, name), name
