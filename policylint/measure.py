@@ -526,12 +526,18 @@ def measure(
     limits: TraceLimits | None = None,
     cache_dir: Path | None = None,
     jobs: int = 1,
+    pooled: dict[str, CachedPool] | None = None,
 ) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
     """Facts for every workload of the model, computed once per run (traces read within ``limits``).
 
     ``cache_dir`` (None: no cache) keeps each traced workload's facts between runs
     (:mod:`policylint.cache`). ``jobs`` above 1 measures the workloads the cache
     does not hold in that many processes; the result is the same as with one.
+
+    With the cache, ``pooled`` (when given) receives every pool's cache key and its
+    cached pooled demand, for :func:`measure_pools`; the workloads of a pool whose
+    pooled demand is cached come back without their GPU demand series (``demand``
+    None), which only that sum would read.
     """
     from policylint import cache
 
@@ -539,9 +545,22 @@ def measure(
     done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
     keys: dict[str, str | None] = {}
     for name in names:
-        key = cache.workload_key(model.workloads[name], limits, cache_dir) if cache_dir is not None else None
-        keys[name] = key
-        hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+        keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir) if cache_dir is not None else None
+    summed: set[str] = set()  # workloads whose pools all have their pooled demand cached
+    if cache_dir is not None and pooled is not None:
+        pooled.update(_cached_pools(model, keys, cache_dir))
+        hits = {q for q, c in pooled.items() if c.facts is not None}
+        for name in names:
+            pool = model.workloads[name].pool
+            if pool is not None and pool.qualified in hits:
+                summed.add(name)
+    for name in names:
+        key = keys[name]
+        hit = (
+            cache.load(cache_dir, key, demand=name not in summed)
+            if cache_dir is not None and key is not None
+            else None
+        )
         if hit is not None:
             # only finding-free measurements are stored, so a hit has no findings
             done[name] = (hit, [])
@@ -631,6 +650,29 @@ def _measure_parallel(
     return out
 
 
+@dataclass(frozen=True)
+class CachedPool:
+    """A pool's pooled-demand cache key (None: not cacheable) and what the cache held under it."""
+
+    key: str | None
+    facts: PoolFacts | None = None
+
+
+def _cached_pools(model: Model, keys: dict[str, str | None], cache_dir: Path) -> dict[str, CachedPool]:
+    """Each pool's cache key and cached pooled demand; a pool with an unkeyed member has no key."""
+    from policylint import cache
+
+    out: dict[str, CachedPool] = {}
+    for pool in model.pools:
+        members = [(w.name, keys.get(w.name)) for w in pool.workloads]
+        if not members or any(k is None for _, k in members):
+            out[pool.qualified] = CachedPool(None)
+            continue
+        key = cache.pool_key(pool, [(n, str(k)) for n, k in members])
+        out[pool.qualified] = CachedPool(key, cache.load_pool(cache_dir, key))
+    return out
+
+
 @dataclass
 class PoolFacts:
     """The pooled demand of one pool (see :mod:`policylint.pooled`).
@@ -702,6 +744,27 @@ def measure_pool(pool: Pool, facts: dict[str, WorkloadFacts]) -> PoolFacts:
     return out
 
 
-def measure_pools(model: Model, facts: dict[str, WorkloadFacts]) -> dict[str, PoolFacts]:
-    """Pooled demand of every pool of the model (by ``cluster/pool``), computed once per run."""
-    return {pool.qualified: measure_pool(pool, facts) for pool in model.pools}
+def measure_pools(
+    model: Model,
+    facts: dict[str, WorkloadFacts],
+    *,
+    cache_dir: Path | None = None,
+    cached: dict[str, CachedPool] | None = None,
+) -> dict[str, PoolFacts]:
+    """Pooled demand of every pool of the model (by ``cluster/pool``), computed once per run.
+
+    ``cached`` is what :func:`measure` found in the cache folder ``cache_dir``: a pool
+    found there is taken as stored; another with a key is computed and stored.
+    """
+    from policylint import cache
+
+    out: dict[str, PoolFacts] = {}
+    for pool in model.pools:
+        entry = (cached or {}).get(pool.qualified)
+        if entry is not None and entry.facts is not None:
+            out[pool.qualified] = entry.facts
+            continue
+        out[pool.qualified] = measure_pool(pool, facts)
+        if cache_dir is not None and entry is not None and entry.key is not None:
+            cache.store_pool(cache_dir, entry.key, out[pool.qualified])
+    return out
