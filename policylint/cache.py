@@ -25,6 +25,11 @@ place with :func:`os.replace`, so concurrent runs and crashes never leave half a
 entry; an entry that cannot be read, or whose recorded key does not match, is
 ignored and rewritten. The cache never makes a run fail.
 
+A workload's GPU demand series, which only its pool's sum reads, is a second entry
+next to its facts, and each pool's sum and bands have their own entry keyed by the
+pool's spec and its members' keys (:func:`pool_key`): a warm run whose pools are
+cached reads no series at all.
+
 Only measurements that succeeded without findings are stored, so findings at
 file positions (which depend on the YAML, not on the trace) are always computed
 afresh and come out identical with and without the cache.
