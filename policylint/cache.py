@@ -25,6 +25,11 @@ place with :func:`os.replace`, so concurrent runs and crashes never leave half a
 entry; an entry that cannot be read, or whose recorded key does not match, is
 ignored and rewritten. The cache never makes a run fail.
 
+A workload's GPU demand series, which only its pool's sum reads, is a second entry
+next to its facts, and each pool's sum and bands have their own entry keyed by the
+pool's spec and its members' keys (:func:`pool_key`): a warm run whose pools are
+cached reads no series at all.
+
 Only measurements that succeeded without findings are stored, so findings at
 file positions (which depend on the YAML, not on the trace) are always computed
 afresh and come out identical with and without the cache.
@@ -60,7 +65,7 @@ if TYPE_CHECKING:
     from policylint.readers.limits import TraceLimits
 
 #: bumped whenever the entry layout changes; part of every key
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: environment variable naming the cache folder (overrides the user cache folder)
 ENV_VAR = "POLICYLINT_CACHE_DIR"
 #: a tuple of at least this many same-class dataclasses is stored column by column
@@ -457,30 +462,115 @@ def _read_entry(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return document, arrays
 
 
-def load(folder: Path, key: str) -> WorkloadFacts | None:
-    """The facts stored under ``key``, or None when absent, unreadable or not matching."""
-    from policylint.measure import WorkloadFacts
+def _series_path(folder: Path, key: str) -> Path:
+    return folder / f"series-v{FORMAT_VERSION}" / key[:2] / f"{key}.series"
+
+
+def _load_value(path: Path, key: str, field: str) -> Any:
+    """The decoded ``field`` of the entry at ``path`` recorded under ``key``; ValueError/OSError when not."""
+    meta, arrays = _read_entry(path)
+    if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
+        raise ValueError("not this entry")
+    return _decode(meta[field], arrays)
+
+
+def load(folder: Path, key: str, *, demand: bool = True) -> WorkloadFacts | None:
+    """The facts stored under ``key``, or None when absent, unreadable or not matching.
+
+    The facts are one small entry; the workload's GPU demand series, which only its
+    pool's sum reads, is a second one (``series-v*``), read only with ``demand``. Without
+    it the facts come back with ``demand`` None - for a caller that has the pool's sum
+    from :func:`load_pool` already. A damaged or missing series entry makes the whole
+    measurement a miss, so it is measured and both entries are written again.
+    """
+    from policylint.measure import GpuDemand, WorkloadFacts
 
     try:
         meta, arrays = _read_entry(_entry_path(folder, key))
         if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
             return None
         facts = _decode(meta["facts"], arrays)
+        if not isinstance(facts, WorkloadFacts) or not isinstance(meta.get("series"), bool):
+            return None
+        if demand and meta["series"]:
+            series = _load_value(_series_path(folder, key), key, "demand")
+            if not isinstance(series, GpuDemand):
+                return None
+            facts.demand = series
     except FileNotFoundError:
         return None
     except Exception:  # noqa: BLE001 - any damage to an entry means "not cached", never an error
         return None
-    return facts if isinstance(facts, WorkloadFacts) else None
+    return facts
 
 
 def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
-    """Write ``facts`` under ``key`` atomically; a value or folder that cannot be stored is skipped."""
+    """Write ``facts`` under ``key`` atomically (the GPU demand series as its own entry, written first).
+
+    A value or folder that cannot be stored is skipped.
+    """
     encoder = _Encoder()
     try:
-        document = {"format": FORMAT_VERSION, "key": key, "facts": encoder.encode(facts)}
+        small = dataclasses.replace(facts, demand=None)
+        document = {"format": FORMAT_VERSION, "key": key, "facts": encoder.encode(small)}
+        document["series"] = facts.demand is not None
+        if facts.demand is not None:
+            series = _Encoder()
+            series_document = {"format": FORMAT_VERSION, "key": key, "demand": series.encode(facts.demand)}
     except Uncacheable:
         return
+    if facts.demand is not None:
+        # The series first: a run that finds the facts finds their series too (or a miss).
+        _write_entry(_series_path(folder, key), series_document, series.blobs())
     _write_entry(_entry_path(folder, key), document, encoder.blobs())
+
+
+# --------------------------------------------------------------------------- pooled demand
+#
+# A pool's summed series, bands and queue figures, keyed by everything they are
+# computed from: the code, the pool's own spec (reserved and elastic GPUs, cold start,
+# queue), and each member's name and measurement key in name order - a member's key
+# already covers its trace bytes, its spec and the pool sections its facts depend on.
+# Any change to a member changes its key and so the pool's. A warm run whose pools
+# all hit reads one small entry per workload and one entry per pool, instead of every
+# member's series followed by the sum.
+
+
+def pool_key(pool: Any, member_keys: Sequence[tuple[str, str]]) -> str:
+    """The cache key of one pool's pooled demand: the code, the pool's spec and its members' keys."""
+    settings = {
+        "code": _code_fingerprint(),
+        "pool": pool.qualified,
+        "spec": pool.spec,
+        "members": [list(m) for m in sorted(member_keys)],
+    }
+    text = json.dumps(settings, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(f"pooled/{FORMAT_VERSION}/{text}".encode()).hexdigest()
+
+
+def _pool_path(folder: Path, key: str) -> Path:
+    return folder / f"pooled-v{FORMAT_VERSION}" / key[:2] / f"{key}.pool"
+
+
+def load_pool(folder: Path, key: str) -> Any:
+    """The :class:`~policylint.measure.PoolFacts` stored under ``key``, or None (absent or damaged)."""
+    from policylint.measure import PoolFacts
+
+    try:
+        pooled = _load_value(_pool_path(folder, key), key, "pool")
+    except Exception:  # noqa: BLE001 - a missing or damaged entry is a miss, never an error
+        return None
+    return pooled if isinstance(pooled, PoolFacts) else None
+
+
+def store_pool(folder: Path, key: str, pooled: Any) -> None:
+    """Keep one pool's pooled demand under ``key``; a value that cannot be stored is skipped."""
+    encoder = _Encoder()
+    try:
+        document = {"format": FORMAT_VERSION, "key": key, "pool": encoder.encode(pooled)}
+    except Uncacheable:
+        return
+    _write_entry(_pool_path(folder, key), document, encoder.blobs())
 
 
 # --------------------------------------------------------------------------- rules

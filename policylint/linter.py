@@ -266,17 +266,18 @@ def judge(
     view's file and subject (:func:`policylint.evaluate.subject_of`).
     """
     from policylint.evaluate import evaluate
-    from policylint.measure import measure, measure_pools
+    from policylint.measure import CachedPool, measure, measure_pools
     from policylint.views import build_views
 
     assert options.ruleset is not None
     now = options.now or dt.datetime.now(dt.timezone.utc)
     # Every rule runs; selection happens in the filter step, after suppressions are matched.
     rules = [r for r in options.ruleset.sorted() if not r.builtin]
+    cached: dict[str, CachedPool] = {}
     facts, findings = measure(
-        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs
+        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached
     )
-    pools = measure_pools(model, facts)
+    pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached)
     history = None
     if options.change is not None:
         import os

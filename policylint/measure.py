@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from policylint.errors import MeasurementError, PolicylintError
@@ -33,12 +33,86 @@ if TYPE_CHECKING:
     from policylint.traces import Series, TraceLimits
 
 
+@dataclass(frozen=True, eq=False)
+class GpuDemand:
+    """One workload's GPU demand at each sample of its cleaned series: what its pool sums.
+
+    The facts keep this instead of the cleaned series (time axis, values and validity
+    mask, about 450 KB for 92 days of 5-minute samples): a repository of a thousand
+    traced workloads would otherwise hold half a gigabyte of series until the pools
+    are summed, and a warm run would read all of it back from the cache.
+
+    ``gpus`` holds whole GPU counts, NaN where the sample is not usable, in the
+    narrowest float type that gives back every value bit for bit (float16 holds up
+    to 2,048 GPUs per sample). ``times`` is None when the time axis is exactly
+    ``axis_start + i x axis_step`` (a regular grid, as readers produce); otherwise
+    it is the axis itself. :meth:`axis` rebuilds it when a pool needs it.
+    """
+
+    gpus: np.ndarray
+    step_seconds: float
+    axis_start: float
+    axis_step: float
+    times: np.ndarray | None = None
+
+    def axis(self) -> np.ndarray:
+        """The time axis (unix seconds, float64), bit for bit the cleaned series' own."""
+        import numpy as np
+
+        if self.times is not None:
+            return self.times
+        return self.axis_start + np.arange(self.gpus.size, dtype=np.float64) * self.axis_step
+
+
+def _narrow(gpus: np.ndarray) -> np.ndarray:
+    """``gpus`` in float16 or float32 when every value survives the round trip exactly, else as is."""
+    import numpy as np
+
+    missing = np.isnan(gpus)
+    for dtype in (np.float16, np.float32):
+        with np.errstate(over="ignore", invalid="ignore"):
+            small = gpus.astype(dtype)
+        back = small.astype(np.float64)
+        # bit for bit (a -0.0 stays -0.0); NaN only where it was NaN
+        if np.array_equal(np.isnan(back), missing) and np.array_equal(
+            back[~missing].view(np.int64), gpus[~missing].view(np.int64)
+        ):
+            return small
+    return gpus
+
+
+def gpu_series(series: Series, per_gpu: float, gpus_per_replica: int) -> GpuDemand:
+    """The GPU demand of a cleaned series (:func:`policylint.pooled.gpu_demand`), stored compactly."""
+    import numpy as np
+
+    from policylint.pooled import gpu_demand
+
+    gpus = gpu_demand(series.values.reshape(1, -1), np.array([per_gpu]), np.array([gpus_per_replica]))[0]
+    times = series.times
+    start = float(times[0]) if times.size else 0.0
+    step = float(times[1] - times[0]) if times.size > 1 else float(series.step_seconds)
+    rebuilt = start + np.arange(times.size, dtype=np.float64) * step
+    regular = math.isfinite(start) and math.isfinite(step) and np.array_equal(
+        rebuilt.view(np.int64), np.asarray(times, dtype=np.float64).view(np.int64)
+    )
+    return GpuDemand(
+        gpus=_narrow(gpus),
+        step_seconds=float(series.step_seconds),
+        axis_start=start,
+        axis_step=step,
+        times=None if regular else times,
+    )
+
+
 @dataclass
 class WorkloadFacts:
     """Everything measured about one workload (None where unknown)."""
 
     report: BandReport | None = None
-    values: np.ndarray | None = None  # cleaned concurrency on the grid (NaN = excluded)
+    #: highest usable sample of the cleaned concurrency (None when none is usable)
+    usable_max: float | None = None
+    #: GPU demand per cleaned sample, for the pool's sum (None without a trace or a per-GPU figure)
+    demand: GpuDemand | None = None
     step_seconds: float | None = None
     sustained_max: float | None = None
     last_sample: dt.datetime | None = None
@@ -221,8 +295,13 @@ def measure_workload(
             # The report carries the cleaned series (declared exclusions and outlier
             # days removed), so the queue simulation uses exactly what the bands used.
             cleaned = report.cleaned if report.cleaned is not None else series
-            facts.report = report
-            facts.values = cleaned.values
+            # The facts keep what later steps read from the cleaned series - its highest
+            # usable sample and its GPU demand - but not the series itself (see GpuDemand).
+            facts.report = replace(report, cleaned=None)
+            usable = cleaned.values[~np.isnan(cleaned.values)]
+            facts.usable_max = float(np.max(usable)) if usable.size else None
+            if report.cleaned is not None and per_gpu is not None and per_gpu > 0 and per_replica >= 1:
+                facts.demand = gpu_series(report.cleaned, per_gpu, per_replica)
             facts.step_seconds = cleaned.step_seconds
             facts.sustained_max = report.sustained_max
             facts.cold_start_seconds = settings.cold_start_seconds
@@ -447,12 +526,18 @@ def measure(
     limits: TraceLimits | None = None,
     cache_dir: Path | None = None,
     jobs: int = 1,
+    pooled: dict[str, CachedPool] | None = None,
 ) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
     """Facts for every workload of the model, computed once per run (traces read within ``limits``).
 
     ``cache_dir`` (None: no cache) keeps each traced workload's facts between runs
     (:mod:`policylint.cache`). ``jobs`` above 1 measures the workloads the cache
     does not hold in that many processes; the result is the same as with one.
+
+    With the cache, ``pooled`` (when given) receives every pool's cache key and its
+    cached pooled demand, for :func:`measure_pools`; the workloads of a pool whose
+    pooled demand is cached come back without their GPU demand series (``demand``
+    None), which only that sum would read.
     """
     from policylint import cache
 
@@ -460,9 +545,22 @@ def measure(
     done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
     keys: dict[str, str | None] = {}
     for name in names:
-        key = cache.workload_key(model.workloads[name], limits, cache_dir) if cache_dir is not None else None
-        keys[name] = key
-        hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+        keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir) if cache_dir is not None else None
+    summed: set[str] = set()  # workloads whose pools all have their pooled demand cached
+    if cache_dir is not None and pooled is not None:
+        pooled.update(_cached_pools(model, keys, cache_dir))
+        hits = {q for q, c in pooled.items() if c.facts is not None}
+        for name in names:
+            pool = model.workloads[name].pool
+            if pool is not None and pool.qualified in hits:
+                summed.add(name)
+    for name in names:
+        key = keys[name]
+        hit = (
+            cache.load(cache_dir, key, demand=name not in summed)
+            if cache_dir is not None and key is not None
+            else None
+        )
         if hit is not None:
             # only finding-free measurements are stored, so a hit has no findings
             done[name] = (hit, [])
@@ -552,6 +650,29 @@ def _measure_parallel(
     return out
 
 
+@dataclass(frozen=True)
+class CachedPool:
+    """A pool's pooled-demand cache key (None: not cacheable) and what the cache held under it."""
+
+    key: str | None
+    facts: PoolFacts | None = None
+
+
+def _cached_pools(model: Model, keys: dict[str, str | None], cache_dir: Path) -> dict[str, CachedPool]:
+    """Each pool's cache key and cached pooled demand; a pool with an unkeyed member has no key."""
+    from policylint import cache
+
+    out: dict[str, CachedPool] = {}
+    for pool in model.pools:
+        members = [(w.name, keys.get(w.name)) for w in pool.workloads]
+        if not members or any(k is None for _, k in members):
+            out[pool.qualified] = CachedPool(None)
+            continue
+        key = cache.pool_key(pool, [(n, str(k)) for n, k in members])
+        out[pool.qualified] = CachedPool(key, cache.load_pool(cache_dir, key))
+    return out
+
+
 @dataclass
 class PoolFacts:
     """The pooled demand of one pool (see :mod:`policylint.pooled`).
@@ -578,19 +699,20 @@ def pool_cold_start(pool: Pool) -> float:
 
 
 def _member(workload: Workload, facts: WorkloadFacts) -> PoolMember | None:
-    from policylint.pooled import PoolMember
+    from policylint.pooled import GpuMember
 
     per_gpu, per_replica = _conversion(workload, facts)
-    report = facts.report
-    if report is None or report.cleaned is None or not isinstance(per_gpu, (int, float)) or per_gpu <= 0:
+    demand = facts.demand
+    if facts.report is None or demand is None or not isinstance(per_gpu, (int, float)) or per_gpu <= 0:
         return None
-    return PoolMember(
+    return GpuMember(
         name=workload.name,
-        times=report.cleaned.times,
-        values=report.cleaned.values,
-        step_seconds=report.cleaned.step_seconds,
+        times=demand.axis(),
+        values=demand.gpus,  # not read: the GPU demand was computed when the workload was measured
+        step_seconds=demand.step_seconds,
         per_gpu=float(per_gpu),
         gpus_per_replica=per_replica,
+        gpus=demand.gpus,
     )
 
 
@@ -622,6 +744,27 @@ def measure_pool(pool: Pool, facts: dict[str, WorkloadFacts]) -> PoolFacts:
     return out
 
 
-def measure_pools(model: Model, facts: dict[str, WorkloadFacts]) -> dict[str, PoolFacts]:
-    """Pooled demand of every pool of the model (by ``cluster/pool``), computed once per run."""
-    return {pool.qualified: measure_pool(pool, facts) for pool in model.pools}
+def measure_pools(
+    model: Model,
+    facts: dict[str, WorkloadFacts],
+    *,
+    cache_dir: Path | None = None,
+    cached: dict[str, CachedPool] | None = None,
+) -> dict[str, PoolFacts]:
+    """Pooled demand of every pool of the model (by ``cluster/pool``), computed once per run.
+
+    ``cached`` is what :func:`measure` found in the cache folder ``cache_dir``: a pool
+    found there is taken as stored; another with a key is computed and stored.
+    """
+    from policylint import cache
+
+    out: dict[str, PoolFacts] = {}
+    for pool in model.pools:
+        entry = (cached or {}).get(pool.qualified)
+        if entry is not None and entry.facts is not None:
+            out[pool.qualified] = entry.facts
+            continue
+        out[pool.qualified] = measure_pool(pool, facts)
+        if cache_dir is not None and entry is not None and entry.key is not None:
+            cache.store_pool(cache_dir, entry.key, out[pool.qualified])
+    return out

@@ -59,7 +59,7 @@ from policylint.bands import (
 )
 from policylint.errors import PolicylintError
 
-__all__ = ["PoolMember", "PooledGrid", "PooledReport", "align", "analyse_pool", "gpu_demand", "pool_series"]
+__all__ = ["GpuMember", "PoolMember", "PooledGrid", "PooledReport", "align", "analyse_pool", "gpu_demand", "pool_series"]
 
 # Float noise guard for ceilings, as in the band calculator.
 _CEIL_EPS = 1e-9
@@ -80,24 +80,42 @@ class PoolMember:
     per_gpu: float
     gpus_per_replica: int = 1
 
+    def demand(self) -> np.ndarray:
+        """GPUs per sample of the member's own series (NaN kept), see :func:`gpu_demand`."""
+        row: np.ndarray = gpu_demand(
+            self.values.reshape(1, -1), np.array([self.per_gpu]), np.array([self.gpus_per_replica])
+        )[0]
+        return row
+
+
+@dataclass(frozen=True, eq=False)
+class GpuMember(PoolMember):
+    """A member whose GPU demand per sample was computed when it was measured.
+
+    ``gpus`` is that demand (whole GPU counts, NaN = not usable), possibly in a
+    narrower float type that holds every value exactly; ``values`` is unused.
+    """
+
+    gpus: np.ndarray | None = None
+
+    def demand(self) -> np.ndarray:
+        assert self.gpus is not None
+        return np.asarray(self.gpus, dtype=np.float64)
+
 
 @dataclass(frozen=True, eq=False)
 class PooledGrid:
-    """All members on one grid: ``gpus[i]`` is member ``names[i]``'s GPU demand (NaN = not usable)."""
+    """The pool's common grid and ``pooled``, g(t): the members' summed GPU demand.
+
+    ``pooled`` is NaN where any member (``names``) has no usable sample. Only the sum
+    is kept, not each member's row: a pool of a hundred 92-day members would otherwise
+    hold tens of megabytes for as long as the run lasts.
+    """
 
     times: np.ndarray
     step_seconds: float
     names: tuple[str, ...]
-    gpus: np.ndarray
-
-    @property
-    def pooled(self) -> np.ndarray:
-        """g(t): the pool's GPU demand; NaN where any member has no usable sample."""
-        if self.gpus.shape[0] == 0:
-            return np.full(self.times.size, np.nan)
-        # A plain sum propagates NaN: an instant with a missing member is not measured.
-        total: np.ndarray = self.gpus.sum(axis=0)
-        return total
+    pooled: np.ndarray
 
 
 def gpu_demand(values: np.ndarray, per_gpu: np.ndarray, gpus_per_replica: np.ndarray) -> np.ndarray:
@@ -137,26 +155,28 @@ def align(members: Sequence[PoolMember]) -> PooledGrid:
     k0 = math.ceil((start - origin) / step - _CEIL_EPS)
     k1 = math.ceil((end - origin) / step - _CEIL_EPS)
     times = origin + step * np.arange(k0, max(k0, k1), dtype=np.float64)
-    rows = np.full((len(members), times.size), np.nan)
-    for row, m in enumerate(members):  # one vectorised lookup per member
+    # g(t) is summed one member at a time, in member order: the same additions, in the
+    # same order, as summing a (members x samples) array over its first axis, without
+    # ever holding that array. A plain sum propagates NaN: an instant with a missing
+    # member is not measured.
+    total = np.zeros(times.size) if members else np.full(times.size, np.nan)
+    for m in members:  # one vectorised lookup per member
+        # The GPU conversion works sample by sample, so converting the member's own
+        # series and then reading it on the grid gives the same numbers as the reverse.
+        gpus = m.demand()
         if times.size and m.times.size >= times.size:
             # Most members were sampled on this very grid: when the grid is an exact run of
             # the member's own times, the lookup below would pick exactly that run.
             first = int(np.searchsorted(m.times, times[0]))
             run = m.times[first : first + times.size]
             if run.size == times.size and m.step_seconds > _CEIL_EPS and np.array_equal(run, times):
-                rows[row] = m.values[first : first + times.size]
+                total += gpus[first : first + times.size]
                 continue
         idx = np.searchsorted(m.times, times + _CEIL_EPS, side="right") - 1
         inside = (idx >= 0) & (times - m.times[np.clip(idx, 0, None)] < m.step_seconds - _CEIL_EPS)
-        taken = np.clip(idx, 0, m.values.size - 1)
-        rows[row] = np.where(inside, m.values[taken], np.nan)
-    gpus = gpu_demand(
-        rows,
-        np.array([m.per_gpu for m in members], dtype=np.float64),
-        np.array([m.gpus_per_replica for m in members], dtype=np.float64),
-    )
-    return PooledGrid(times=times, step_seconds=step, names=tuple(m.name for m in members), gpus=gpus)
+        taken = np.clip(idx, 0, gpus.size - 1)
+        total += np.where(inside, gpus[taken], np.nan)
+    return PooledGrid(times=times, step_seconds=step, names=tuple(m.name for m in members), pooled=total)
 
 
 @dataclass(frozen=True)

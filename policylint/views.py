@@ -482,14 +482,18 @@ def _depth_facts(v: dict[str, Any], facts: WorkloadFacts, capacity: float) -> No
     """
     import numpy as np
 
-    assert facts.values is not None
     r = facts.report
     v["capacity_share"] = capacity
-    within = np.minimum(facts.values, r.daily) if r is not None else facts.values
-    absorbed = facts.values if v["pool_overflow"] == "queue" else within
-    ok = ~np.isnan(absorbed)
-    if ok.any():
-        v["queue_depth_needed"] = int(max(0.0, math.ceil(float(np.max(absorbed[ok] - capacity)) - 1e-9)))
+    top = facts.usable_max
+    if top is None:
+        return
+    # The highest sample above the capacity, from the highest sample: subtracting the
+    # capacity and cutting at the daily band are monotone (also once rounded), so
+    # max(min(c, daily) - capacity) over the samples is min(max c, daily) - capacity, exactly.
+    if v["pool_overflow"] != "queue" and r is not None:
+        top = float(np.minimum(top, r.daily))  # NaN when the daily band is: no sample is usable
+    if not math.isnan(top):
+        v["queue_depth_needed"] = int(max(0.0, math.ceil(float(top - capacity) - 1e-9)))
 
 
 def _tail_protected(pool: Pool, tail_job_gpus: int = 1) -> bool:
@@ -641,7 +645,7 @@ def build_views(
         for member in pool.workloads:
             share, wf, f = shares.get(member.name), facts[member.name], wviews[member.name].facts
             per_gpu, per_replica = _to_gpus(f)
-            if share is not None and wf.values is not None and per_gpu:
+            if share is not None and wf.report is not None and per_gpu:
                 _depth_facts(f, wf, share / per_replica * per_gpu)
     for w in wviews.values():
         for name in POOLED_WORKLOAD_FACTS:

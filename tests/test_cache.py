@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from fixture_helpers import MINI_POOLS
 
 from policylint import cache
 from policylint.linter import LintOptions, lint
-from policylint.measure import WorkloadFacts, measure
+from policylint.measure import CachedPool, PoolFacts, WorkloadFacts, measure, measure_pool, measure_pools
 from policylint.model import Model
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
@@ -74,12 +75,14 @@ def assert_same_facts(a: WorkloadFacts, b: WorkloadFacts) -> None:
     if a.report is not None and b.report is not None:
         assert a.report.to_dict() == b.report.to_dict()
         assert a.report.spikes == b.report.spikes
-        assert a.report.cleaned is not None and b.report.cleaned is not None
-        for name in ("times", "values", "valid"):
-            assert np.array_equal(getattr(a.report.cleaned, name), getattr(b.report.cleaned, name), equal_nan=name == "values")
-    if a.values is not None or b.values is not None:
-        assert a.values is not None and b.values is not None
-        assert np.array_equal(a.values, b.values, equal_nan=True)
+    # The facts keep the cleaned series' GPU demand and highest sample, not the series itself.
+    assert (a.demand is None) == (b.demand is None)
+    if a.demand is not None and b.demand is not None:
+        assert a.demand.gpus.dtype == b.demand.gpus.dtype
+        assert np.array_equal(a.demand.gpus, b.demand.gpus, equal_nan=True)
+        assert np.array_equal(a.demand.axis().view(np.int64), b.demand.axis().view(np.int64))
+        assert a.demand.step_seconds == b.demand.step_seconds
+    assert a.usable_max == b.usable_max
     for name in ("step_seconds", "last_sample", "p50", "p90", "p99", "tail_ratio", "tail_job_gpus",
                  "vram_ratio", "vram_resident_gib", "cold_start_seconds", "flat_days", "errors"):
         assert getattr(a, name) == getattr(b, name), name
@@ -545,3 +548,124 @@ def test_entry_arrays_come_back_bit_for_bit(tmp_path: Path, array: np.ndarray) -
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError):
         cache._read_entry(path)
+
+
+# --- pooled demand ----------------------------------------------------------------------------
+
+
+def pooled_run(model: Model, folder: Path | None) -> tuple[dict[str, Any], dict[str, WorkloadFacts], dict[str, PoolFacts]]:
+    """Measure as ``check`` does: the workloads, then every pool (through the cache when ``folder``)."""
+    cached: dict[str, CachedPool] = {}
+    facts, findings = measure(model, NOW, cache_dir=folder, pooled=cached)
+    assert findings == []
+    return cached, facts, measure_pools(model, facts, cache_dir=folder, cached=cached)
+
+
+def assert_same_pools(a: dict[str, PoolFacts], b: dict[str, PoolFacts]) -> None:
+    """Two runs' pooled demand agree exactly: members, figures and the summed series bit for bit."""
+    assert sorted(a) == sorted(b)
+    for name in a:
+        x, y = a[name], b[name]
+        assert (x.measured, x.unknown, x.cold_start_seconds) == (y.measured, y.unknown, y.cold_start_seconds)
+        assert (x.report is None) == (y.report is None)
+        if x.report is not None and y.report is not None:
+            assert json.dumps(x.report.to_dict()) == json.dumps(y.report.to_dict())
+        assert (x.grid is None) == (y.grid is None)
+        if x.grid is not None and y.grid is not None:
+            assert x.grid.names == y.grid.names and x.grid.step_seconds == y.grid.step_seconds
+            assert np.array_equal(x.grid.times.view(np.int64), y.grid.times.view(np.int64))
+            missing = np.isnan(x.grid.pooled)
+            assert np.array_equal(missing, np.isnan(y.grid.pooled))
+            assert np.array_equal(x.grid.pooled[~missing].view(np.int64), y.grid.pooled[~missing].view(np.int64))
+
+
+def pool_entries(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.pool"))
+
+
+def test_a_warm_run_takes_each_pools_sum_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = model_of(copy_mini(tmp_path))
+    folder = tmp_path / "c"
+    _, _, fresh = pooled_run(model, None)
+    pooled_run(model, folder)
+    assert len(pool_entries(folder)) == len(MINI_POOLS)
+    calls = count_reads(monkeypatch)
+    monkeypatch.setattr("policylint.measure.measure_pool", lambda *a: pytest.fail("a cached pool was summed again"))
+    cached, facts, warm = pooled_run(model, folder)
+    assert calls == []
+    assert all(c.facts is not None for c in cached.values())
+    # the members' series were not read back: only the pools' sums were
+    assert all(f.demand is None for f in facts.values())
+    assert_same_pools(fresh, warm)
+
+
+def test_a_changed_member_misses_its_pools_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = copy_mini(tmp_path)
+    folder = tmp_path / "c"
+    _, _, before = pooled_run(model_of(repo), folder)
+    trace = repo / "measurements" / "traces" / "reranker.csv"
+    lines = trace.read_text().splitlines()
+    trace.write_text("\n".join([lines[0], *(f"{t},{int(v) * 2}" for t, v in (x.split(",") for x in lines[1:]))]) + "\n")
+    model = model_of(repo)
+    summed: list[str] = []
+    real = measure_pool
+
+    def counting(pool: Any, facts: Any) -> PoolFacts:
+        summed.append(pool.name)
+        return real(pool, facts)
+
+    monkeypatch.setattr("policylint.measure.measure_pool", counting)
+    cached, _, after = pooled_run(model, folder)
+    assert summed == ["serving"]  # the pool of the changed workload, and no other
+    serving = next(q for q in after if q.endswith("/serving"))
+    assert cached[serving].facts is None
+    old, new = before[serving].report, after[serving].report
+    assert old is not None and new is not None and old.peak is not None and new.peak is not None
+    assert new.peak > old.peak
+    monkeypatch.undo()
+    assert_same_pools(after, pooled_run(model, None)[2])
+    # and the new sum was stored: the next run finds it
+    assert all(c.facts is not None for c in pooled_run(model, folder)[0].values())
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "wrong name"])
+def test_a_damaged_pool_entry_is_summed_again_and_rewritten(tmp_path: Path, damage: str) -> None:
+    model = model_of(copy_mini(tmp_path))
+    folder = tmp_path / "c"
+    _, _, fresh = pooled_run(model, None)
+    pooled_run(model, folder)
+    first, second = pool_entries(folder)[:2]
+    data = first.read_bytes()
+    if damage == "truncated":
+        first.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        first.write_bytes(b"not a cache entry at all")
+    elif damage == "empty":
+        first.write_bytes(b"")
+    else:
+        first.write_bytes(second.read_bytes())  # another pool's sum filed under this pool's key
+    assert cache.load_pool(folder, first.stem) is None
+    cached, _, warm = pooled_run(model, folder)
+    assert sum(c.facts is None for c in cached.values()) == 1
+    assert_same_pools(fresh, warm)
+    assert cache.load_pool(folder, first.stem) is not None  # written back whole
+
+
+def test_a_damaged_series_entry_measures_the_workload_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = model_of(copy_mini(tmp_path))
+    folder = tmp_path / "c"
+    _, _, fresh = pooled_run(model, None)
+    pooled_run(model, folder)
+    for path in pool_entries(folder):
+        path.unlink()  # the sums must be computed again, from the members' series
+    key = cache.workload_key(model.workloads["reranker"], None)
+    assert key is not None
+    series = cache._series_path(folder, key)
+    series.write_bytes(series.read_bytes()[:200])
+    calls = count_reads(monkeypatch)
+    _, facts, warm = pooled_run(model, folder)
+    assert calls == ["reranker.csv"]
+    monkeypatch.undo()
+    assert_same_pools(fresh, warm)
+    assert_same_facts(facts["reranker"], measure(model, NOW)[0]["reranker"])
+    assert cache.load(folder, key) is not None
