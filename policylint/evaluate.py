@@ -281,6 +281,8 @@ def _problem_figures(problem: Mapping[str, Any]) -> tuple[float, float] | None:
 
 def subject_of(view: View) -> Subject:
     """The typed identity of a view's subject: its kind and qualified name (never its label)."""
+    if view.target is not None:
+        return view.target
     facts = view.facts
     if view.subject == "pool":
         scheduler = facts.get("scheduler")

@@ -247,3 +247,125 @@ def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: 
     code, findings = check_json(root, "PL904/fail")
     assert [(f["code"], f["subject"]) for f in findings] == [("PL904", "pool kueue-shared/chat")]
     assert check_json(root, "PL904/fail", "--baseline", "baseline.json") == (0, [])
+
+
+# -- scheduler-made clusters ------------------------------------------------------------------
+
+KUEUE_QUEUES = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: chat
+spec:
+  cohortName: shared
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: 8
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  namespace: assistants
+  name: chat
+spec:
+  clusterQueue: chat
+"""
+
+TIGHT_WORKLOAD = """\
+apiVersion: policylint/v1
+kind: Workload
+metadata:
+  name: {name}
+  team: assistants
+spec:
+  class: inference
+  queue: {{scheduler: kueue, name: assistants/chat}}
+  gpusPerReplica: 1
+  concurrency: {{declared: 10}}
+  tolerance:
+    maxQueueSeconds: 0.5
+    evidence: "product SLO document 2026-Q3"
+"""
+
+POLICYLINT_SHARED = """\
+apiVersion: policylint/v1
+kind: Cluster
+metadata: {name: shared}
+spec:
+  pools:
+    - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
+"""
+
+
+@pytest.fixture
+def cohort_repo(tmp_path: Path) -> Path:
+    """Three workloads with sub-second tolerances in one Kueue cohort: PL302 on the cohort's cluster.
+
+    The cohort has a document of its own (``cohort.yaml``), which the cluster-level
+    finding is placed on; the queues and workloads sit in other files.
+    """
+    (tmp_path / "cohort.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: shared\nspec: {}\n", encoding="utf-8"
+    )
+    (tmp_path / "queues.yaml").write_text(KUEUE_QUEUES, encoding="utf-8")
+    (tmp_path / "workloads.yaml").write_text(
+        "---\n".join(TIGHT_WORKLOAD.format(name=n) for n in ("chat", "search", "voice")), encoding="utf-8"
+    )
+    (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
+    return tmp_path
+
+
+def _sarif_fingerprints(repo: Path, *args: str) -> list[dict[str, str]]:
+    code, out, err = run_cli(["check", "--format", "sarif", *args], cwd=repo)
+    assert err == ""
+    return [r["partialFingerprints"] for r in json.loads(out)["runs"][0]["results"]]
+
+
+def test_a_scheduler_cluster_keeps_its_key_when_its_display_name_changes(cohort_repo: Path) -> None:
+    code, findings = check_json(cohort_repo)
+    assert [(f["code"], f["file"], f["subject"]) for f in findings] == [("PL302", "cohort.yaml", "cluster shared")]
+    fingerprints = _sarif_fingerprints(cohort_repo)
+    assert run_cli(["baseline", "-o", "baseline.json"], cwd=cohort_repo)[0] == 0
+    entries = json.loads((cohort_repo / "baseline.json").read_text(encoding="utf-8"))["findings"]
+    # The key names the cohort, not the name the cluster is shown under.
+    assert [(e["code"], e["subject"]) for e in entries] == [("PL302", "cluster kueue:Cohort/shared")]
+    # A policylint Cluster called "shared" renames the cohort's cluster to "kueue-shared".
+    (cohort_repo / "shared.yaml").write_text(POLICYLINT_SHARED, encoding="utf-8")
+    code, findings = check_json(cohort_repo)
+    assert [(f["code"], f["file"], f["subject"]) for f in findings] == [("PL302", "cohort.yaml", "cluster kueue-shared")]
+    assert "cluster kueue-shared" in findings[0]["message"]
+    assert _sarif_fingerprints(cohort_repo) == fingerprints
+    code, out, err = run_cli(["check", "--format", "json", "--baseline", "baseline.json"], cwd=cohort_repo)
+    report = json.loads(out)
+    assert (code, report["findings"], report["stale_baseline"], report["summary"]["baselined"]) == (0, [], [], 1)
+
+
+def test_a_baseline_keyed_by_the_cluster_label_still_matches(cohort_repo: Path) -> None:
+    # Baselines written before clusters had a typed subject recorded the display label.
+    _, findings = check_json(cohort_repo)
+    [f] = findings
+    entry = {"code": "PL302", "file": "cohort.yaml", "subject": "cluster shared", "path": "metadata/name",
+             "message": f["message"], "measured": 1.0, "allowed": 0.5}
+    (cohort_repo / "old-baseline.json").write_text(json.dumps({"version": 1, "findings": [entry]}), encoding="utf-8")
+    code, out, err = run_cli(["check", "--format", "json", "--baseline", "old-baseline.json"], cwd=cohort_repo)
+    report = json.loads(out)
+    assert (code, report["findings"], report["stale_baseline"], report["summary"]["baselined"]) == (0, [], [], 1)
+
+
+@pytest.mark.parametrize("renamed", [False, True])
+@pytest.mark.parametrize("changed", ["queues.yaml", "workloads.yaml"])
+def test_changed_files_keep_the_scheduler_cluster_finding(cohort_repo: Path, changed: str, renamed: bool) -> None:
+    # The finding sits on cohort.yaml; a change to the ClusterQueue manifest or to a workload
+    # placed in the cohort still reports it, whatever name the cluster is shown under.
+    if renamed:
+        (cohort_repo / "shared.yaml").write_text(POLICYLINT_SHARED, encoding="utf-8")
+    code, findings = check_json(cohort_repo, "--changed-files", changed)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in findings] == [("PL302", "cohort.yaml")]
+    # A file that has nothing to do with the cohort narrows it away.
+    (cohort_repo / "unrelated.yaml").write_text(POLICYLINT_SHARED.replace("shared", "elsewhere"), encoding="utf-8")
+    assert check_json(cohort_repo, "--changed-files", "unrelated.yaml") == (0, [])

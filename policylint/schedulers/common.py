@@ -157,5 +157,6 @@ def scheduler_pool(
     return None
 
 
-def new_cluster(name: str, doc: Document) -> Cluster:
-    return Cluster(name=name, doc=doc, spec={})
+def new_cluster(name: str, doc: Document, backing: tuple[str, str, str]) -> Cluster:
+    """A synthetic cluster shown as ``name``, identified by ``backing`` (scheduler, kind, name)."""
+    return Cluster(name=name, doc=doc, spec={}, backing=backing)

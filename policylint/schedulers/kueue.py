@@ -107,7 +107,8 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
         key = cohort or f"\0{queue}"
         if key not in clusters:
             home = index.cohorts.get(cohort) if cohort else None
-            clusters[key] = new_cluster(unique_cluster_name(cohort or queue, "kueue", model, taken), home or doc)
+            backing = ("kueue", "Cohort", cohort) if cohort else ("kueue", "ClusterQueue", queue)
+            clusters[key] = new_cluster(unique_cluster_name(cohort or queue, "kueue", model, taken), home or doc, backing)
         pools = []
         for e in group:
             name = queue if len(group) == 1 else f"{queue}.{e.flavor}"

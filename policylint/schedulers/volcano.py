@@ -176,7 +176,7 @@ def _pool(
     parent = str(spec.get("parent") or "root")
     if parent not in clusters:
         home = index.queues.get(parent, doc)
-        clusters[parent] = new_cluster(unique_cluster_name(parent, "volcano", model, taken), home)
+        clusters[parent] = new_cluster(unique_cluster_name(parent, "volcano", model, taken), home, ("volcano", "Queue", parent))
     reclaimable = spec.get("reclaimable") is not False
     pool_spec: dict[str, Any] = {
         "name": name,
