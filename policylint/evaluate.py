@@ -319,10 +319,9 @@ def evaluate_rule_on(rule: Rule, view: View, params: Mapping[str, Any]) -> tuple
         findings.append(
             view.doc.finding(
                 rule.code,
-                rule.name,
                 render(rule.message, variables),
                 path,
-                severity=rule.severity,
+                rule=(rule.name, rule.severity),
                 hint=render(rule.hint, variables) if rule.hint else "",
                 subject=view.label,
                 target=target,

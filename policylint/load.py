@@ -197,11 +197,10 @@ class Document:
     def finding(
         self,
         code: str,
-        name: str,
         message: str,
         path: Iterable[str | int] = (),
         *,
-        severity: Severity | None = None,
+        rule: tuple[str, Severity] | None = None,
         hint: str = "",
         subject: str = "",
         target: Subject | None = None,
@@ -209,15 +208,16 @@ class Document:
     ) -> Finding:
         """A finding located at ``path`` inside this document.
 
-        Without ``severity`` (the steps' built-in checks), the rule's name and
-        severity come from the rule catalogue by ``code``; ``name`` only keeps the
-        call sites readable. The evaluator passes both from the loaded rule.
+        The steps' built-in checks give the code only: the rule's name and
+        severity come from the rule catalogue (the rule files). The evaluator
+        gives ``rule`` - the (name, severity) of the rule it loaded, which may
+        be a team's own rule the catalogue does not hold.
         """
         from policylint.ruleset import builtin
 
         p = tuple(path)
         line, col = self.positions.locate(p)
-        rule_name, default = builtin(code, name) if severity is None else (name, severity)
+        rule_name, default = builtin(code) if rule is None else rule
         return Finding(
             file=self.file,
             line=line,
@@ -257,11 +257,12 @@ class SourceFile:
         return self.text.splitlines()
 
     def file_finding(
-        self, code: str, name: str, message: str, line: int = 1, column: int = 1, hint: str = "", doc_index: int = 0
+        self, code: str, message: str, line: int = 1, column: int = 1, hint: str = "", doc_index: int = 0
     ) -> Finding:
+        """A built-in finding at a line of this file; its name and severity come from the rule catalogue."""
         from policylint.ruleset import builtin
 
-        rule_name, severity = builtin(code, name)  # name and severity from the rule catalogue
+        rule_name, severity = builtin(code)
         return Finding(
             file=self.display,
             line=line,
@@ -278,12 +279,11 @@ class SourceFile:
 class _Rejected(Exception):
     """Raised while composing or building when a limit is hit or a value cannot be read."""
 
-    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005", name: str = "unsafe-document") -> None:
+    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005") -> None:
         super().__init__(message)
         self.message = message
         self.mark = mark
         self.code = code
-        self.name = name
 
 
 @dataclass
@@ -365,7 +365,7 @@ class _Builder:
             shown = shown if shown.isprintable() else repr(shown)[1:-1]
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             raise _Rejected(
-                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001", "yaml-syntax-error"
+                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001"
             ) from None
 
     def _key(self, node: yaml.Node) -> Any:
@@ -392,7 +392,6 @@ class _Builder:
                 self.findings.append(
                     self.source.file_finding(
                         "PL002",
-                        "duplicate-key",
                         f"duplicate key '{key}' (first defined on line {first.line + 1}); YAML loaders silently keep"
                         " the last value",
                         line=km.line + 1,
@@ -426,7 +425,6 @@ def _decode(raw: bytes, source: SourceFile) -> str | None:
         source.findings.append(
             source.file_finding(
                 "PL003",
-                "undecodable-file",
                 f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
                 line=line,
                 column=column,
@@ -624,7 +622,6 @@ def _non_printable(source: SourceFile) -> bool:
     source.findings.append(
         source.file_finding(
             "PL001",
-            "yaml-syntax-error",
             f"YAML syntax error: non-printable character U+{ord(char):04X} is not allowed in YAML",
             line,
             column,
@@ -693,24 +690,24 @@ def _parse(source: SourceFile, loader: Any, limits: LoadLimits) -> bool:
             index += 1
     except _Rejected as exc:
         line, col = (exc.mark.line + 1, exc.mark.column + 1) if exc.mark else (1, 1)
-        source.findings.append(source.file_finding(exc.code, exc.name, exc.message, line, col, doc_index=index))
+        source.findings.append(source.file_finding(exc.code, exc.message, line, col, doc_index=index))
     except yaml.MarkedYAMLError as exc:
         valid = False
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
         source.findings.append(
-            source.file_finding("PL001", "yaml-syntax-error", f"YAML syntax error: {problem}", line, col, doc_index=index)
+            source.file_finding("PL001", f"YAML syntax error: {problem}", line, col, doc_index=index)
         )
     except yaml.YAMLError as exc:
         valid = False
         message = " ".join(str(exc).split())
-        source.findings.append(source.file_finding("PL001", "yaml-syntax-error", f"YAML error: {message}", doc_index=index))
+        source.findings.append(source.file_finding("PL001", f"YAML error: {message}", doc_index=index))
     finally:
         loader.dispose()
     if not source.documents and not source.findings:
         source.findings.append(
-            source.file_finding("PL004", "empty-document", "file contains no YAML document", hint="delete the file")
+            source.file_finding("PL004", "file contains no YAML document", hint="delete the file")
         )
     return valid
 
@@ -723,7 +720,7 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
     except _Rejected as exc:
         m = exc.mark or mark
         source.findings.append(
-            source.file_finding(exc.code, exc.name, exc.message, m.line + 1, m.column + 1, doc_index=index)
+            source.file_finding(exc.code, exc.message, m.line + 1, m.column + 1, doc_index=index)
         )
         return
     source.findings.extend(builder.findings)
@@ -731,7 +728,7 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
     if data is None:
         source.findings.append(
             source.file_finding(
-                "PL004", "empty-document", "document is empty", mark.line + 1, mark.column + 1, doc_index=index
+                "PL004", "document is empty", mark.line + 1, mark.column + 1, doc_index=index
             )
         )
         return
@@ -757,7 +754,6 @@ def _listed_documents(doc: Document) -> Finding | None:
         if isinstance(item, dict) and isinstance(item.get("apiVersion"), str) and item["apiVersion"] == API_VERSION:
             return doc.finding(
                 "PL006",
-                "document-not-a-mapping",
                 "a policylint document must be a mapping, got a list of documents",
                 (i,),
                 hint="write each item as a document of its own, separated by '---'",
@@ -796,7 +792,7 @@ def api_version_near_miss(doc: Document) -> Finding | None:
     hint = f"start the document with apiVersion: {API_VERSION}"
 
     def finding(message: str, path: DocPath) -> Finding:
-        return doc.finding("PL007", "wrong-api-version", message, path, hint=hint)
+        return doc.finding("PL007", message, path, hint=hint)
 
     for key in data:
         if isinstance(key, str) and key != "apiVersion" and _API_KEY_SPELLING.sub("", key).lower() == "apiversion":
@@ -830,10 +826,10 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
         raw = read_bytes(path, limit=limits.max_file_bytes)
     except RefusedFile as exc:
         source.refused = True
-        source.findings.append(source.file_finding("PL005", "unsafe-document", exc.message))
+        source.findings.append(source.file_finding("PL005", exc.message))
         return source
     except UnreadableFile as exc:
-        source.findings.append(source.file_finding("PL003", "undecodable-file", exc.message))
+        source.findings.append(source.file_finding("PL003", exc.message))
         return source
     if cache_dir is not None:
         from policylint import cache
@@ -852,7 +848,7 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
     source.text = text
     if not text.strip():
         source.findings.append(
-            source.file_finding("PL004", "empty-document", "file is empty", hint="delete the file or add a document")
+            source.file_finding("PL004", "file is empty", hint="delete the file or add a document")
         )
         return source
     parse_text(source, limits)

@@ -117,17 +117,43 @@ def test_select_and_ignore_treat_builtin_rules_like_the_others(small: Path) -> N
     assert sorted({f["code"] for f in findings}) == ["PL020"]
 
 
-def test_builtin_names_at_call_sites_match_the_rule_files() -> None:
-    # The steps still write a code's name beside it for the reader; the rule files decide.
+def test_call_sites_write_the_code_only_and_the_name_comes_from_the_rule_files(small: Path) -> None:
+    # A name written beside a code could drift from the rule files; the steps give the code alone.
+    pair = re.compile(r'"(PL\d{3})",\s*"([a-z0-9]+(?:-[a-z0-9]+)+)"')
+    written = [(path.name, m.group(0)) for path in sorted((REPO / "policylint").rglob("*.py"))
+               for m in pair.finditer(path.read_text(encoding="utf-8"))]
+    assert written == []
     from policylint.ruleset import catalogue
 
-    pair = re.compile(r'"(PL\d{3})",\s*"([a-z0-9]+(?:-[a-z0-9]+)+)"')
-    wrong = []
-    for path in sorted((REPO / "policylint").rglob("*.py")):
-        for code, name in pair.findall(path.read_text(encoding="utf-8")):
-            if catalogue().get(code, ("?",))[0] != name:
-                wrong.append((path.name, code, name))
-    assert wrong == []
+    _, findings = check_json(small, "--select", "PL0")
+    assert {f["code"] for f in findings} == {"PL010", "PL020"}
+    assert [(f["code"], f["name"], f["severity"]) for f in findings] == [
+        (f["code"], catalogue()[f["code"]][0], catalogue()[f["code"]][1].label) for f in findings
+    ]
+
+
+def test_rule_file_templates_are_used_or_absent(cohort_repo: Path) -> None:
+    # Built-in rules carry no message or hint template (the step that finds the problem
+    # writes the text); every evaluated rule's templates are what its findings say.
+    import yaml
+
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    raw = {str(r["code"]): r for path in sorted(rules_dir().glob("*.y*ml"))
+           for r in yaml.safe_load(path.read_text(encoding="utf-8"))["rules"]}
+    loaded = load_rules([rules_dir()]).rules
+    assert sorted(raw) == sorted(loaded)
+    dead = [(code, key) for code, r in raw.items() if r.get("builtin") for key in ("message", "hint") if key in r]
+    assert dead == []
+    assert [code for code, r in raw.items() if not r.get("builtin") and loaded[code].message != r["message"]] == []
+    assert [code for code, r in raw.items() if not r.get("builtin") and loaded[code].hint != r.get("hint", "")] == []
+    # ... and a finding's text is its rule's templates filled in.
+    _, [finding] = check_json(cohort_repo)
+    template = re.escape(raw["PL302"]["message"])
+    pattern = re.sub(r"\\\{[^}]*\\\}", ".+?", template)
+    assert re.fullmatch(pattern, finding["message"]), (pattern, finding["message"])
+    assert finding["hint"] == raw["PL302"]["hint"]
 
 
 def test_every_builtin_code_the_package_emits_is_in_the_rule_files() -> None:

@@ -41,7 +41,6 @@ def gpus(doc: Document, path: DocPath, value: Any, findings: list[Finding]) -> i
         findings.append(
             doc.finding(
                 "PL010",
-                "schema-violation",
                 f"{exc}",
                 path,
                 hint="write a Kubernetes quantity: a whole number of GPUs such as 8",
@@ -147,7 +146,6 @@ def scheduler_pool(
         findings.append(
             doc.finding(
                 "PL010",
-                "schema-violation",
                 f"{doc.kind} '{doc.name}' does not make a valid pool '{name}': "
                 f"{'.'.join(field_path) or 'pool'}: {error.message}",
                 where[place],
