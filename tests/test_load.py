@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-import policylint.load as loader
+import policylint.load.compose as compose
 from policylint.load import LoadLimits, SourceFile, load_file
 
 @pytest.fixture(autouse=True, params=["libyaml", "pure"])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "libyaml" and not loader.LIBYAML:
+    if request.param == "libyaml" and not compose.LIBYAML:
         pytest.skip("libyaml is not installed")
-    monkeypatch.setattr(loader, "LIBYAML", request.param == "libyaml")
+    monkeypatch.setattr(compose, "LIBYAML", request.param == "libyaml")
     return str(request.param)
 
 
@@ -401,11 +401,11 @@ def test_document_paths_are_escaped_like_json_pointers(tmp_path: Path) -> None:
 
 
 def test_both_parsers_build_the_same_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not loader.LIBYAML and not loader._CParser:
+    if not compose.LIBYAML and not compose._CParser:
         pytest.skip("libyaml is not installed")
     text = SPANNED + "---\nkind: x\nquoted: \"a\\\"b\"\nflow: [1, {b: 2}, ]\n"
     indexes = []
     for libyaml in (True, False):
-        monkeypatch.setattr(loader, "LIBYAML", libyaml)
+        monkeypatch.setattr(compose, "LIBYAML", libyaml)
         indexes.append([d.positions.spans() for d in load(tmp_path, text).documents])
     assert indexes[0] == indexes[1] and len(indexes[0]) == 2
