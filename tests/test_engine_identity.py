@@ -5,7 +5,9 @@ stays fixed: findings that differ only in their message are all reported; a
 severity override on a built-in rule reaches the text and SARIF reports alike;
 the README's rule table is the rule files' table; a baselined finding that got
 worse is reported again; a typo inside a rule condition stops the run; and
-``--ignore`` does not turn a used suppression into an unused one.
+``--ignore`` does not turn a used suppression into an unused one; a cluster
+made from Kueue or Volcano manifests keeps its key (baseline, SARIF,
+``--changed-files``) when the name it is shown under changes.
 """
 
 from __future__ import annotations
@@ -345,25 +347,69 @@ def cohort_repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
+VOLCANO_QUEUE = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: chat
+spec:
+  parent: shared
+  guarantee:
+    resource:
+      nvidia.com/gpu: "8"
+  capability:
+    nvidia.com/gpu: "8"
+"""
+
+
+@pytest.fixture
+def parent_queue_repo(tmp_path: Path) -> Path:
+    """The same three workloads in a Volcano leaf queue: PL302 on the parent queue's cluster (``cohort.yaml``)."""
+    (tmp_path / "cohort.yaml").write_text(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: shared\nspec:\n  weight: 1\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "queues.yaml").write_text(VOLCANO_QUEUE, encoding="utf-8")
+    (tmp_path / "workloads.yaml").write_text(
+        "---\n".join(TIGHT_WORKLOAD.format(name=n).replace("{scheduler: kueue, name: assistants/chat}",
+                                                         "{scheduler: volcano, name: chat}")
+                     for n in ("chat", "search", "voice")),
+        encoding="utf-8",
+    )
+    (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
+    return tmp_path
+
+
+#: (fixture, key of the cluster, name it is shown under once a policylint Cluster takes "shared")
+SCHEDULER_CLUSTERS = [
+    ("cohort_repo", "cluster kueue:Cohort/shared", "cluster kueue-shared"),
+    ("parent_queue_repo", "cluster volcano:Queue/shared", "cluster volcano-shared"),
+]
+
+
 def _sarif_fingerprints(repo: Path, *args: str) -> list[dict[str, str]]:
     code, out, err = run_cli(["check", "--format", "sarif", *args], cwd=repo)
     assert err == ""
     return [r["partialFingerprints"] for r in json.loads(out)["runs"][0]["results"]]
 
 
-def test_a_scheduler_cluster_keeps_its_key_when_its_display_name_changes(cohort_repo: Path) -> None:
+@pytest.mark.parametrize(("repo_fixture", "key", "renamed"), SCHEDULER_CLUSTERS)
+def test_a_scheduler_cluster_keeps_its_key_when_its_display_name_changes(
+    repo_fixture: str, key: str, renamed: str, request: pytest.FixtureRequest
+) -> None:
+    cohort_repo: Path = request.getfixturevalue(repo_fixture)
     code, findings = check_json(cohort_repo)
     assert [(f["code"], f["file"], f["subject"]) for f in findings] == [("PL302", "cohort.yaml", "cluster shared")]
     fingerprints = _sarif_fingerprints(cohort_repo)
     assert run_cli(["baseline", "-o", "baseline.json"], cwd=cohort_repo)[0] == 0
     entries = json.loads((cohort_repo / "baseline.json").read_text(encoding="utf-8"))["findings"]
-    # The key names the cohort, not the name the cluster is shown under.
-    assert [(e["code"], e["subject"]) for e in entries] == [("PL302", "cluster kueue:Cohort/shared")]
-    # A policylint Cluster called "shared" renames the cohort's cluster to "kueue-shared".
+    # The key names the cohort (parent queue), not the name the cluster is shown under.
+    assert [(e["code"], e["subject"]) for e in entries] == [("PL302", key)]
+    # A policylint Cluster called "shared" renames the scheduler's cluster ("kueue-shared").
     (cohort_repo / "shared.yaml").write_text(POLICYLINT_SHARED, encoding="utf-8")
     code, findings = check_json(cohort_repo)
-    assert [(f["code"], f["file"], f["subject"]) for f in findings] == [("PL302", "cohort.yaml", "cluster kueue-shared")]
-    assert "cluster kueue-shared" in findings[0]["message"]
+    assert [(f["code"], f["file"], f["subject"]) for f in findings] == [("PL302", "cohort.yaml", renamed)]
+    assert renamed in findings[0]["message"]
     assert _sarif_fingerprints(cohort_repo) == fingerprints
     code, out, err = run_cli(["check", "--format", "json", "--baseline", "baseline.json"], cwd=cohort_repo)
     report = json.loads(out)
@@ -384,9 +430,13 @@ def test_a_baseline_keyed_by_the_cluster_label_still_matches(cohort_repo: Path) 
 
 @pytest.mark.parametrize("renamed", [False, True])
 @pytest.mark.parametrize("changed", ["queues.yaml", "workloads.yaml"])
-def test_changed_files_keep_the_scheduler_cluster_finding(cohort_repo: Path, changed: str, renamed: bool) -> None:
-    # The finding sits on cohort.yaml; a change to the ClusterQueue manifest or to a workload
-    # placed in the cohort still reports it, whatever name the cluster is shown under.
+@pytest.mark.parametrize("repo_fixture", ["cohort_repo", "parent_queue_repo"])
+def test_changed_files_keep_the_scheduler_cluster_finding(
+    repo_fixture: str, changed: str, renamed: bool, request: pytest.FixtureRequest
+) -> None:
+    # The finding sits on cohort.yaml; a change to the queue manifest or to a workload
+    # placed in the cohort (parent queue) still reports it, whatever name the cluster is shown under.
+    cohort_repo: Path = request.getfixturevalue(repo_fixture)
     if renamed:
         (cohort_repo / "shared.yaml").write_text(POLICYLINT_SHARED, encoding="utf-8")
     code, findings = check_json(cohort_repo, "--changed-files", changed)
