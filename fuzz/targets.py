@@ -123,6 +123,7 @@ def _snapshot(source: Any) -> tuple[Any, ...]:
 
 def run_load(data: bytes) -> None:
     import policylint.load as load
+    import policylint.load.compose as compose
     from policylint.filter import scan_suppressions
     from policylint.resources import rules_dir
     from policylint.ruleset import load_rules
@@ -134,14 +135,14 @@ def run_load(data: bytes) -> None:
     path = _workdir() / "doc.yaml"
     path.write_bytes(data)
     snapshots = []
-    saved = load.LIBYAML
+    saved = compose.LIBYAML
     try:
         for libyaml in ([True, False] if saved else [False]):
-            load.LIBYAML = libyaml
+            compose.LIBYAML = libyaml
             source = load.load_file(path, "doc.yaml")
             snapshots.append(_snapshot(source))
     finally:
-        load.LIBYAML = saved
+        compose.LIBYAML = saved
     if len(snapshots) == 2 and snapshots[0] != snapshots[1]:
         raise ContractViolation(f"libyaml and pure-Python results differ:\n{snapshots[0]!r}\n{snapshots[1]!r}"[:3000])
     for f in source.findings:

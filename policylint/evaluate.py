@@ -281,12 +281,12 @@ def _problem_figures(problem: Mapping[str, Any]) -> tuple[float, float] | None:
 
 def subject_of(view: View) -> Subject:
     """The typed identity of a view's subject: its kind and qualified name (never its label)."""
+    if view.target is not None:
+        return view.target
     facts = view.facts
     if view.subject == "pool":
         scheduler = facts.get("scheduler")
         return pool_subject(str(facts.get("cluster")), str(facts.get("name")), str(scheduler) if scheduler else None)
-    if view.identity:
-        return Subject(view.subject, view.identity)
     return Subject(view.subject, str(facts.get("name", view.label)))
 
 
@@ -319,10 +319,9 @@ def evaluate_rule_on(rule: Rule, view: View, params: Mapping[str, Any]) -> tuple
         findings.append(
             view.doc.finding(
                 rule.code,
-                rule.name,
                 render(rule.message, variables),
                 path,
-                severity=rule.severity,
+                rule=(rule.name, rule.severity),
                 hint=render(rule.hint, variables) if rule.hint else "",
                 subject=view.label,
                 target=target,

@@ -109,11 +109,11 @@ class SuppressionScan:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _meta(file: str, line: int, column: int, code: str, name: str, message: str, hint: str = "") -> Finding:
+def _meta(file: str, line: int, column: int, code: str, message: str, hint: str = "") -> Finding:
     """A finding about a suppression comment; name and severity come from the rule catalogue."""
     from policylint.ruleset import builtin
 
-    rule_name, severity = builtin(code, name)
+    rule_name, severity = builtin(code)
     return Finding(file=file, line=line, column=column, code=code, name=rule_name, severity=severity, message=message, hint=hint)
 
 
@@ -131,7 +131,7 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
         d = parse_directive(body)
         if d is None:
             scan.findings.append(
-                _meta(source.display, n, column, "PL033", "invalid-suppression",
+                _meta(source.display, n, column, "PL033",
                       f"cannot read suppression '{body}'",
                       "write '# policylint: disable=CODE[,CODE] [until=YYYY-MM-DD] -- reason'")
             )
@@ -142,7 +142,7 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
             rule = ruleset.find(name)
             if rule is None:
                 scan.findings.append(
-                    _meta(source.display, n, column, "PL033", "invalid-suppression", f"suppression names unknown rule '{name}'")
+                    _meta(source.display, n, column, "PL033", f"suppression names unknown rule '{name}'")
                 )
                 continue
             codes.append(rule.code)
@@ -152,14 +152,14 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
                 until = dt.date.fromisoformat(d.until)
             except ValueError:
                 scan.findings.append(
-                    _meta(source.display, n, column, "PL033", "invalid-suppression",
+                    _meta(source.display, n, column, "PL033",
                           f"suppression expiry '{d.until}' is not a date (YYYY-MM-DD)")
                 )
                 continue
         reason = d.reason or ""
         if not reason:
             scan.findings.append(
-                _meta(source.display, n, column, "PL030", "suppression-without-reason",
+                _meta(source.display, n, column, "PL030",
                       f"suppression of {', '.join(names)} gives no reason, so it is not applied",
                       "add ' -- <why this is acceptable>' after the rule list")
             )
@@ -370,13 +370,13 @@ def apply_filters(
         for s in scan.suppressions:
             if s.until is not None and s.until < settings.today:
                 meta.append(
-                    _meta(s.file, s.line, s.column, "PL031", "suppression-expired",
+                    _meta(s.file, s.line, s.column, "PL031",
                           f"suppression of {', '.join(s.rules)} expired on {s.until.isoformat()} and no longer applies",
                           "fix the finding, or renew the suppression with a new reason and date")
                 )
             elif not s.used:
                 meta.append(
-                    _meta(s.file, s.line, s.column, "PL032", "unused-suppression",
+                    _meta(s.file, s.line, s.column, "PL032",
                           f"suppression of {', '.join(s.rules)} matches no finding",
                           "remove the comment")
                 )

@@ -58,6 +58,22 @@ def pool_subject(cluster: str, pool: str, scheduler: str | None = None) -> Subje
     return Subject("pool", f"{cluster}/{pool}")
 
 
+def cluster_subject(name: str, backing: tuple[str, str, str] | None = None) -> Subject:
+    """The identity of a cluster: a policylint Cluster by its name, a scheduler-made one by what backs it.
+
+    ``backing`` is ``(scheduler, kind, name)`` of what the synthetic cluster
+    stands for - a Kueue cohort (``kueue:Cohort/<cohort>``), a Kueue
+    ClusterQueue without a cohort (``kueue:ClusterQueue/<queue>``) or a Volcano
+    parent queue (``volcano:Queue/<parent>``). The displayed name of such a
+    cluster can change (``kueue-shared``) when a policylint Cluster takes the
+    plain name; this identity does not.
+    """
+    if backing is not None:
+        scheduler, kind, backing_name = backing
+        return Subject("cluster", f"{scheduler}:{kind}/{backing_name}")
+    return Subject("cluster", name)
+
+
 class FindingKey(NamedTuple):
     """The line-independent identity of a finding (see :meth:`Finding.key`)."""
 

@@ -163,7 +163,6 @@ def _exclusions(workload: Workload, ref: MeasurementRef) -> tuple[list[Any], lis
             problems.append(
                 workload.doc.finding(
                     "PL024",
-                    "unreadable-measurement",
                     f"exclusion range: {exc}",
                     ("spec", "concurrency", "exclude", i),
                 )
@@ -176,7 +175,6 @@ def _exclusions(workload: Workload, ref: MeasurementRef) -> tuple[list[Any], lis
 def _problem(ref: MeasurementRef, exc: PolicylintError) -> Finding:
     return ref.doc.finding(
         "PL024",
-        "unreadable-measurement",
         f"cannot use measurement: {exc}",
         (*ref.doc_path, "path"),
         hint="fix the file or its column/format settings in this block",
@@ -220,17 +218,13 @@ def _notes(ref: MeasurementRef, notes: tuple[str, ...]) -> list[Finding]:
 
     One finding per measurement: findings at one place with one code are one finding.
     """
-    from policylint.finding import Severity
-
     if not notes:
         return []
     return [
         ref.doc.finding(
             "PL025",
-            "measurement-rows-dropped",
             f"{ref.display}: {'; '.join(notes)}",
             (*ref.doc_path, "path"),
-            severity=Severity.INFO,
         )
     ]
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from policylint.finding import Subject, cluster_subject
 from policylint.load import Document, DocPath
 
 
@@ -147,13 +148,20 @@ class Pool:
 
 @dataclass
 class Cluster:
-    name: str
+    """A policylint Cluster, or the synthetic cluster a scheduler's queues are shown under."""
+
+    name: str  # what reports show; a scheduler-made cluster may be renamed to avoid a clash
     doc: Document
     spec: dict[str, Any]
     pools: dict[str, Pool] = field(default_factory=dict)
-    #: what a cluster made for scheduler queues stands for, independent of its display
-    #: name (``kueue:cohort/research``, ``volcano:queue/root``); None for a policylint Cluster
-    identity: str | None = None
+    #: (scheduler, kind, name) of what a scheduler-made cluster stands for (a Kueue cohort, say);
+    #: None for a policylint Cluster, which is identified by its own name
+    backing: tuple[str, str, str] | None = None
+
+    @property
+    def subject(self) -> Subject:
+        """The typed identity findings on this cluster are keyed by (never its display name)."""
+        return cluster_subject(self.name, self.backing)
 
 
 @dataclass

@@ -56,7 +56,6 @@ def check_reference(
     if os.path.isabs(relative) or relative.startswith(("~", "\\")) or (len(relative) > 1 and relative[1] == ":"):
         return None, doc.finding(
             "PL023",
-            "path-outside-repository",
             f"{what} path '{relative}' is absolute; paths must be relative to the declaring file",
             where,
             hint=f"commit the {what} inside the repository and reference it relatively",
@@ -67,7 +66,6 @@ def check_reference(
     if not _inside(lexical, root_abs):
         return None, doc.finding(
             "PL023",
-            "path-outside-repository",
             f"{what} path '{relative}' leaves the repository root",
             where,
             hint=f"commit the {what} inside the repository and reference it relatively",
@@ -79,7 +77,6 @@ def check_reference(
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return None, doc.finding(
             "PL022",
-            "missing-file",
             f"{what} path '{_shorten(relative)}' cannot be opened: {reason}",
             where,
             hint="check the path; it is relative to the folder of this file",
@@ -98,13 +95,11 @@ def _check_on_disk(
         if lexical.is_symlink():
             return None, doc.finding(
                 "PL023",
-                "path-outside-repository",
                 f"{what} path '{relative}' is a broken symlink",
                 where,
             )
         return None, doc.finding(
             "PL022",
-            "missing-file",
             f"{what} file '{relative}' does not exist",
             where,
             hint="check the path; it is relative to the folder of this file",
@@ -113,13 +108,12 @@ def _check_on_disk(
     if not _inside(real, Path(os.path.realpath(root_abs))):
         return None, doc.finding(
             "PL023",
-            "path-outside-repository",
             f"{what} path '{relative}' is a symlink pointing outside the repository",
             where,
             hint="copy the file into the repository instead of linking to it",
         )
     if not real.is_file():
-        return None, doc.finding("PL022", "missing-file", f"{what} path '{relative}' is not a file", where)
+        return None, doc.finding("PL022", f"{what} path '{relative}' is not a file", where)
     return lexical, None
 
 
@@ -184,7 +178,6 @@ def resolve(
             findings.append(
                 doc.finding(
                     "PL021",
-                    "duplicate-name",
                     f"{kind} '{name}' is already defined at {first.file}:{line}",
                     ("metadata", "name"),
                     hint=f"give each {kind} a unique metadata.name",
@@ -204,7 +197,6 @@ def resolve(
                 findings.append(
                     doc.finding(
                         "PL021",
-                        "duplicate-name",
                         f"pool '{pname}' is defined twice in cluster '{cluster.name}'",
                         ("spec", "pools", i, "name"),
                     )
@@ -275,7 +267,6 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
         return [
             doc.finding(
                 "PL020",
-                "unresolved-reference",
                 f"workload '{w.name}' names no pool (spec.pool) and no scheduler queue (spec.queue)",
                 ("spec",),
                 hint="add spec.pool (and spec.cluster when several clusters define that pool)",
@@ -292,7 +283,6 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
                 return [
                     doc.finding(
                         "PL020",
-                        "unresolved-reference",
                         f"cluster '{cluster_name}' has no pool '{pool_name}'"
                         + (f" (known: {', '.join(known)})" if known else ""),
                         ("spec", "pool"),
@@ -301,7 +291,6 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
             return [
                 doc.finding(
                     "PL020",
-                    "unresolved-reference",
                     f"unknown cluster '{cluster_name}'" + _known(model.clusters),
                     ("spec", "cluster"),
                 )
@@ -311,7 +300,6 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
             return [
                 doc.finding(
                     "PL020",
-                    "unresolved-reference",
                     f"cluster '{cluster_name}' has no pool '{pool_name}'" + _known(cluster.pools),
                     ("spec", "pool"),
                 )
@@ -325,7 +313,6 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
             return [
                 doc.finding(
                     "PL020",
-                    "unresolved-reference",
                     f"unknown pool '{pool_name}'" + (f" (known: {', '.join(known)})" if known else ""),
                     ("spec", "pool"),
                 )
@@ -335,7 +322,6 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
             return [
                 doc.finding(
                     "PL020",
-                    "unresolved-reference",
                     f"pool '{pool_name}' exists in several clusters ({names}); say which with spec.cluster",
                     ("spec", "pool"),
                 )
@@ -361,7 +347,6 @@ def _link_proposal(p: Proposal, model: Model, broken: dict[str, set[str]]) -> li
                 findings.append(
                     doc.finding(
                         "PL020",
-                        "unresolved-reference",
                         f"unknown workload '{name}'",
                         ("spec", "workloads", i),
                     )
@@ -374,7 +359,6 @@ def _link_proposal(p: Proposal, model: Model, broken: dict[str, set[str]]) -> li
             findings.append(
                 doc.finding(
                     "PL020",
-                    "unresolved-reference",
                     f"unknown cluster '{p.spec['cluster']}'" + _known(model.clusters),
                     ("spec", "cluster"),
                 )
@@ -387,7 +371,6 @@ def _link_proposal(p: Proposal, model: Model, broken: dict[str, set[str]]) -> li
             findings.append(
                 doc.finding(
                     "PL020",
-                    "unresolved-reference",
                     f"cluster '{cluster.name}' has no pool '{req['pool']}'" + _known(cluster.pools),
                     ("spec", "requests", i, "pool"),
                 )

@@ -45,7 +45,7 @@ def _pool(pool: Pool) -> str:
 def _workload_subjects(w: Workload) -> set[str]:
     subjects = {f"workload {w.name}"}
     if w.pool is not None:
-        subjects |= {_pool(w.pool), f"cluster {w.pool.cluster.name}"}
+        subjects |= {_pool(w.pool), str(w.pool.cluster.subject)}
         # Pooled demand: a workload's change moves the pool's queue (PL203) and may
         # double-count another's measurement (PL111), verdicts reported on its neighbours.
         subjects |= {f"workload {other.name}" for other in w.pool.workloads}
@@ -63,7 +63,7 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
             subjects |= _workload_subjects(w)
     for c in model.clusters.values():
         if _abs(c.doc.source.path) in files:
-            subjects.add(f"cluster {c.name}")
+            subjects.add(str(c.subject))
             for pool in c.pools.values():
                 subjects.add(_pool(pool))
                 for w in pool.workloads:
@@ -72,11 +72,11 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
         # Volcano Queue is not the document of the synthetic cluster (cohort, parent queue).
         for pool in c.pools.values():
             if _abs(pool.doc.source.path) in files:
-                subjects |= {f"cluster {c.name}", _pool(pool)}
+                subjects |= {str(c.subject), _pool(pool)}
                 subjects |= {f"workload {w.name}" for w in pool.workloads}
     for p in model.proposals.values():
         touched = _abs(p.doc.source.path) in files
-        touched |= p.cluster is not None and f"cluster {p.cluster.name}" in subjects
+        touched |= p.cluster is not None and str(p.cluster.subject) in subjects
         touched |= any(f"workload {w.name}" in subjects for w in p.workloads)
         if touched:
             subjects.add(f"proposal {p.name}")

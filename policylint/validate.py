@@ -68,7 +68,6 @@ def validate_document(doc: Document) -> list[Finding]:
         return [
             doc.finding(
                 "PL006",
-                "document-not-a-mapping",
                 f"a policylint document must be a mapping, got {type(doc.data).__name__}",
             )
         ]
@@ -76,7 +75,6 @@ def validate_document(doc: Document) -> list[Finding]:
         return [
             doc.finding(
                 "PL011",
-                "unknown-kind",
                 f"unknown kind {doc.data.get('kind')!r} for apiVersion {doc.api_version} (expected one of: {', '.join(DOCUMENT_KINDS)})",
                 ("kind",),
             )
@@ -88,7 +86,6 @@ def validate_document(doc: Document) -> list[Finding]:
         findings.append(
             doc.finding(
                 "PL010",
-                "schema-violation",
                 f"{kind}: {_describe(error)}",
                 path,
                 hint=f"see `policylint schema {kind.lower()}` for the allowed fields",

@@ -24,6 +24,7 @@ from policylint.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FACTS
 from policylint.schedulers import POOL_FACTS as SCHEDULER_POOL_FACTS
 
 if TYPE_CHECKING:
+    from policylint.finding import Subject
     from policylint.measure import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
 
@@ -239,8 +240,9 @@ class View:
     base: DocPath
     facts: dict[str, Any]
     paths: dict[str, DocPath] = field(default_factory=dict)
-    #: the subject's qualified name when it is not the ``name`` fact (a scheduler-made cluster)
-    identity: str = ""
+    #: the typed identity findings are keyed by, when the facts' ``name`` does not give it
+    #: (a scheduler-made cluster is identified by what backs it, not by its shown name)
+    target: Subject | None = None
 
     def path_of(self, fact: str | None) -> DocPath:
         if fact and fact in self.paths:
@@ -683,7 +685,7 @@ def build_views(
                     "tolerance_declared_count": len(tolerances),
                     "tolerances": tolerances,
                 },
-                identity=cluster.identity or "",
+                target=cluster.subject,
             )
         )
     for name in sorted(model.proposals):

@@ -5,7 +5,9 @@ stays fixed: findings that differ only in their message are all reported; a
 severity override on a built-in rule reaches the text and SARIF reports alike;
 the README's rule table is the rule files' table; a baselined finding that got
 worse is reported again; a typo inside a rule condition stops the run; and
-``--ignore`` does not turn a used suppression into an unused one.
+``--ignore`` does not turn a used suppression into an unused one; a cluster
+made from Kueue or Volcano manifests keeps its key (baseline, SARIF,
+``--changed-files``) when the name it is shown under changes.
 """
 
 from __future__ import annotations
@@ -117,17 +119,43 @@ def test_select_and_ignore_treat_builtin_rules_like_the_others(small: Path) -> N
     assert sorted({f["code"] for f in findings}) == ["PL020"]
 
 
-def test_builtin_names_at_call_sites_match_the_rule_files() -> None:
-    # The steps still write a code's name beside it for the reader; the rule files decide.
+def test_call_sites_write_the_code_only_and_the_name_comes_from_the_rule_files(small: Path) -> None:
+    # A name written beside a code could drift from the rule files; the steps give the code alone.
+    pair = re.compile(r'"(PL\d{3})",\s*"([a-z0-9]+(?:-[a-z0-9]+)+)"')
+    written = [(path.name, m.group(0)) for path in sorted((REPO / "policylint").rglob("*.py"))
+               for m in pair.finditer(path.read_text(encoding="utf-8"))]
+    assert written == []
     from policylint.ruleset import catalogue
 
-    pair = re.compile(r'"(PL\d{3})",\s*"([a-z0-9]+(?:-[a-z0-9]+)+)"')
-    wrong = []
-    for path in sorted((REPO / "policylint").rglob("*.py")):
-        for code, name in pair.findall(path.read_text(encoding="utf-8")):
-            if catalogue().get(code, ("?",))[0] != name:
-                wrong.append((path.name, code, name))
-    assert wrong == []
+    _, findings = check_json(small, "--select", "PL0")
+    assert {f["code"] for f in findings} == {"PL010", "PL020"}
+    assert [(f["code"], f["name"], f["severity"]) for f in findings] == [
+        (f["code"], catalogue()[f["code"]][0], catalogue()[f["code"]][1].label) for f in findings
+    ]
+
+
+def test_rule_file_templates_are_used_or_absent(cohort_repo: Path) -> None:
+    # Built-in rules carry no message or hint template (the step that finds the problem
+    # writes the text); every evaluated rule's templates are what its findings say.
+    import yaml
+
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    raw = {str(r["code"]): r for path in sorted(rules_dir().glob("*.y*ml"))
+           for r in yaml.safe_load(path.read_text(encoding="utf-8"))["rules"]}
+    loaded = load_rules([rules_dir()]).rules
+    assert sorted(raw) == sorted(loaded)
+    dead = [(code, key) for code, r in raw.items() if r.get("builtin") for key in ("message", "hint") if key in r]
+    assert dead == []
+    assert [code for code, r in raw.items() if not r.get("builtin") and loaded[code].message != r["message"]] == []
+    assert [code for code, r in raw.items() if not r.get("builtin") and loaded[code].hint != r.get("hint", "")] == []
+    # ... and a finding's text is its rule's templates filled in.
+    _, [finding] = check_json(cohort_repo)
+    template = re.escape(raw["PL302"]["message"])
+    pattern = re.sub(r"\\\{[^}]*\\\}", ".+?", template)
+    assert re.fullmatch(pattern, finding["message"]), (pattern, finding["message"])
+    assert finding["hint"] == raw["PL302"]["hint"]
 
 
 def test_every_builtin_code_the_package_emits_is_in_the_rule_files() -> None:
@@ -249,10 +277,13 @@ def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: 
     assert check_json(root, "PL904/fail", "--baseline", "baseline.json") == (0, [])
 
 
-_URGENT_KUEUE = """\
+# -- scheduler-made clusters ------------------------------------------------------------------
+
+KUEUE_QUEUES = """\
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
-metadata: {name: assistants}
+metadata:
+  name: chat
 spec:
   cohortName: shared
   resourceGroups:
@@ -260,66 +291,157 @@ spec:
     flavors:
     - name: h100
       resources:
-      - {name: "nvidia.com/gpu", nominalQuota: 48}
+      - name: "nvidia.com/gpu"
+        nominalQuota: 8
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
-metadata: {namespace: assistants, name: assistants}
-spec: {clusterQueue: assistants}
+metadata:
+  namespace: assistants
+  name: chat
+spec:
+  clusterQueue: chat
 """
 
-_URGENT_WORKLOAD = """\
----
+TIGHT_WORKLOAD = """\
 apiVersion: policylint/v1
 kind: Workload
-metadata: {{name: {name}, team: assistants}}
+metadata:
+  name: {name}
+  team: assistants
 spec:
   class: inference
-  queue: {{scheduler: kueue, name: assistants/assistants}}
+  queue: {{scheduler: kueue, name: assistants/chat}}
   gpusPerReplica: 1
-  concurrency:
-    trace:
-      path: ../_traces/diurnal-100.csv
-  perGpuConcurrency: {{value: 10, measuredIn: production, source: "grafana: latency board, 2026-11"}}
-  coldStartSeconds: 600
+  concurrency: {{declared: 10}}
   tolerance:
     maxQueueSeconds: 0.5
-    evidence: "p99 time-to-first-token SLO, product SLO document 2026-Q3"
+    evidence: "product SLO document 2026-Q3"
+"""
+
+POLICYLINT_SHARED = """\
+apiVersion: policylint/v1
+kind: Cluster
+metadata: {name: shared}
+spec:
+  pools:
+    - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
 """
 
 
-def test_a_scheduler_cluster_keeps_its_key_when_its_display_name_changes(tmp_path: Path) -> None:
-    # A cluster-level finding (PL302) on the cluster a Kueue cohort is shown as: its key
-    # is the cohort, so a policylint Cluster taking the name "shared" moves the label only.
-    root = tmp_path / "repo"
-    shutil.copytree(REPO / "tests" / "rules" / "_traces", root / "_traces")
-    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
-    queues = root / "queues"
-    queues.mkdir()
-    text = _URGENT_KUEUE + "".join(_URGENT_WORKLOAD.format(name=n) for n in ("chat", "search", "voice"))
-    (queues / "kueue.yaml").write_text(text, encoding="utf-8")
-    assert run_cli(["baseline", "-o", "baseline.json", "queues"], cwd=root)[0] == 0
-    entries = json.loads((root / "baseline.json").read_text(encoding="utf-8"))["findings"]
-    assert [(e["code"], e["subject"]) for e in entries] == [("PL302", "cluster kueue:cohort/shared")]
-    code, findings = check_json(root, "queues")
-    assert code == 1 and [(f["code"], f["subject"]) for f in findings] == [("PL302", "cluster shared")]
-    (root / "shared.yaml").write_text(textwrap.dedent("""\
-        apiVersion: policylint/v1
-        kind: Cluster
-        metadata: {name: shared}
-        spec:
-          pools:
-            - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
-        """), encoding="utf-8")
-    code, findings = check_json(root, "queues")
-    assert code == 1 and [(f["code"], f["subject"]) for f in findings] == [("PL302", "cluster kueue-shared")]
-    assert check_json(root, "queues", "--baseline", "baseline.json") == (0, [])
-    # the same finding in SARIF keeps its fingerprint across the rename
-    renamed = json.loads(run_cli(["check", "queues", "--format", "sarif"], cwd=root)[1])
-    (root / "shared.yaml").unlink()
-    named = json.loads(run_cli(["check", "queues", "--format", "sarif"], cwd=root)[1])
-    fingerprints = [r["runs"][0]["results"][0]["partialFingerprints"] for r in (renamed, named)]
-    assert fingerprints[0] == fingerprints[1]
-    # a scoped run on the manifest keeps the cluster-level finding a full run reports
-    code, findings = check_json(root, "--changed-files", "queues/kueue.yaml")
-    assert [(f["code"], f["subject"]) for f in findings] == [("PL302", "cluster shared")]
+@pytest.fixture
+def cohort_repo(tmp_path: Path) -> Path:
+    """Three workloads with sub-second tolerances in one Kueue cohort: PL302 on the cohort's cluster.
+
+    The cohort has a document of its own (``cohort.yaml``), which the cluster-level
+    finding is placed on; the queues and workloads sit in other files.
+    """
+    (tmp_path / "cohort.yaml").write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: shared\nspec: {}\n", encoding="utf-8"
+    )
+    (tmp_path / "queues.yaml").write_text(KUEUE_QUEUES, encoding="utf-8")
+    (tmp_path / "workloads.yaml").write_text(
+        "---\n".join(TIGHT_WORKLOAD.format(name=n) for n in ("chat", "search", "voice")), encoding="utf-8"
+    )
+    (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
+    return tmp_path
+
+
+VOLCANO_QUEUE = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: chat
+spec:
+  parent: shared
+  guarantee:
+    resource:
+      nvidia.com/gpu: "8"
+  capability:
+    nvidia.com/gpu: "8"
+"""
+
+
+@pytest.fixture
+def parent_queue_repo(tmp_path: Path) -> Path:
+    """The same three workloads in a Volcano leaf queue: PL302 on the parent queue's cluster (``cohort.yaml``)."""
+    (tmp_path / "cohort.yaml").write_text(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: shared\nspec:\n  weight: 1\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "queues.yaml").write_text(VOLCANO_QUEUE, encoding="utf-8")
+    (tmp_path / "workloads.yaml").write_text(
+        "---\n".join(TIGHT_WORKLOAD.format(name=n).replace("{scheduler: kueue, name: assistants/chat}",
+                                                         "{scheduler: volcano, name: chat}")
+                     for n in ("chat", "search", "voice")),
+        encoding="utf-8",
+    )
+    (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
+    return tmp_path
+
+
+#: (fixture, key of the cluster, name it is shown under once a policylint Cluster takes "shared")
+SCHEDULER_CLUSTERS = [
+    ("cohort_repo", "cluster kueue:Cohort/shared", "cluster kueue-shared"),
+    ("parent_queue_repo", "cluster volcano:Queue/shared", "cluster volcano-shared"),
+]
+
+
+def _sarif_fingerprints(repo: Path, *args: str) -> list[dict[str, str]]:
+    code, out, err = run_cli(["check", "--format", "sarif", *args], cwd=repo)
+    assert err == ""
+    return [r["partialFingerprints"] for r in json.loads(out)["runs"][0]["results"]]
+
+
+@pytest.mark.parametrize(("repo_fixture", "key", "renamed"), SCHEDULER_CLUSTERS)
+def test_a_scheduler_cluster_keeps_its_key_when_its_display_name_changes(
+    repo_fixture: str, key: str, renamed: str, request: pytest.FixtureRequest
+) -> None:
+    cohort_repo: Path = request.getfixturevalue(repo_fixture)
+    code, findings = check_json(cohort_repo)
+    assert [(f["code"], f["file"], f["subject"]) for f in findings] == [("PL302", "cohort.yaml", "cluster shared")]
+    fingerprints = _sarif_fingerprints(cohort_repo)
+    assert run_cli(["baseline", "-o", "baseline.json"], cwd=cohort_repo)[0] == 0
+    entries = json.loads((cohort_repo / "baseline.json").read_text(encoding="utf-8"))["findings"]
+    # The key names the cohort (parent queue), not the name the cluster is shown under.
+    assert [(e["code"], e["subject"]) for e in entries] == [("PL302", key)]
+    # A policylint Cluster called "shared" renames the scheduler's cluster ("kueue-shared").
+    (cohort_repo / "shared.yaml").write_text(POLICYLINT_SHARED, encoding="utf-8")
+    code, findings = check_json(cohort_repo)
+    assert [(f["code"], f["file"], f["subject"]) for f in findings] == [("PL302", "cohort.yaml", renamed)]
+    assert renamed in findings[0]["message"]
+    assert _sarif_fingerprints(cohort_repo) == fingerprints
+    code, out, err = run_cli(["check", "--format", "json", "--baseline", "baseline.json"], cwd=cohort_repo)
+    report = json.loads(out)
+    assert (code, report["findings"], report["stale_baseline"], report["summary"]["baselined"]) == (0, [], [], 1)
+
+
+def test_a_baseline_keyed_by_the_cluster_label_still_matches(cohort_repo: Path) -> None:
+    # Baselines written before clusters had a typed subject recorded the display label.
+    _, findings = check_json(cohort_repo)
+    [f] = findings
+    entry = {"code": "PL302", "file": "cohort.yaml", "subject": "cluster shared", "path": "metadata/name",
+             "message": f["message"], "measured": 1.0, "allowed": 0.5}
+    (cohort_repo / "old-baseline.json").write_text(json.dumps({"version": 1, "findings": [entry]}), encoding="utf-8")
+    code, out, err = run_cli(["check", "--format", "json", "--baseline", "old-baseline.json"], cwd=cohort_repo)
+    report = json.loads(out)
+    assert (code, report["findings"], report["stale_baseline"], report["summary"]["baselined"]) == (0, [], [], 1)
+
+
+@pytest.mark.parametrize("renamed", [False, True])
+@pytest.mark.parametrize("changed", ["queues.yaml", "workloads.yaml"])
+@pytest.mark.parametrize("repo_fixture", ["cohort_repo", "parent_queue_repo"])
+def test_changed_files_keep_the_scheduler_cluster_finding(
+    repo_fixture: str, changed: str, renamed: bool, request: pytest.FixtureRequest
+) -> None:
+    # The finding sits on cohort.yaml; a change to the queue manifest or to a workload
+    # placed in the cohort (parent queue) still reports it, whatever name the cluster is shown under.
+    cohort_repo: Path = request.getfixturevalue(repo_fixture)
+    if renamed:
+        (cohort_repo / "shared.yaml").write_text(POLICYLINT_SHARED, encoding="utf-8")
+    code, findings = check_json(cohort_repo, "--changed-files", changed)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in findings] == [("PL302", "cohort.yaml")]
+    # A file that has nothing to do with the cohort narrows it away.
+    (cohort_repo / "unrelated.yaml").write_text(POLICYLINT_SHARED.replace("shared", "elsewhere"), encoding="utf-8")
+    assert check_json(cohort_repo, "--changed-files", "unrelated.yaml") == (0, [])

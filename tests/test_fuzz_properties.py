@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import policylint.load as load
+import policylint.load.compose as compose
 from policylint.config import check_plain, validate_settings
 from policylint.errors import PolicylintError
 from policylint.filter import find_comment, parse_directive, read_baseline
@@ -69,14 +69,14 @@ def test_loading_never_raises_and_every_finding_has_a_position(text: str) -> Non
 @FAST
 @given(text=YAML_TEXT)
 def test_libyaml_and_pure_python_give_the_same_result(text: str, monkeypatch_module: pytest.MonkeyPatch) -> None:
-    if not load.LIBYAML:
+    if not compose.LIBYAML:
         pytest.skip("libyaml is not installed")
     with_c = _snapshot(_parse(text))
-    monkeypatch_module.setattr(load, "LIBYAML", False)
+    monkeypatch_module.setattr(compose, "LIBYAML", False)
     try:
         pure = _snapshot(_parse(text))
     finally:
-        monkeypatch_module.setattr(load, "LIBYAML", True)
+        monkeypatch_module.setattr(compose, "LIBYAML", True)
     assert with_c == pure
 
 

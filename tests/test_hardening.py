@@ -18,7 +18,7 @@ import pytest
 
 from conftest import EXAMPLES, copy_minirepo, git, minirepo_path, replace_once, run_cli
 from fixture_helpers import line_of
-import policylint.load as loader
+import policylint.load.compose as compose
 from policylint.load import LoadLimits, SourceFile, load_file, parse_text
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0]\n'
@@ -130,10 +130,10 @@ CORPUS = sorted(REPO.glob("examples/**/*.yaml")) + sorted(REPO.glob("tests/**/*.
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_both_parsers_agree_on_every_yaml_file_of_the_repository(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not loader.LIBYAML:
+    if not compose.LIBYAML:
         pytest.skip("libyaml is not installed")
     with_c = _snapshot(load_file(path, "x"))
-    monkeypatch.setattr(loader, "LIBYAML", False)
+    monkeypatch.setattr(compose, "LIBYAML", False)
     assert _snapshot(load_file(path, "x")) == with_c
 
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-import policylint.load as loader
+import policylint.load.compose as compose
 from policylint.load import LoadLimits, SourceFile, load_file
 
 @pytest.fixture(autouse=True, params=["libyaml", "pure"])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "libyaml" and not loader.LIBYAML:
+    if request.param == "libyaml" and not compose.LIBYAML:
         pytest.skip("libyaml is not installed")
-    monkeypatch.setattr(loader, "LIBYAML", request.param == "libyaml")
+    monkeypatch.setattr(compose, "LIBYAML", request.param == "libyaml")
     return str(request.param)
 
 
@@ -307,7 +307,7 @@ def test_positions_of_a_later_document_are_absolute_in_the_file(tmp_path: Path) 
 
 def test_finding_from_a_document_carries_its_place(tmp_path: Path) -> None:
     doc = load(tmp_path, INDEXED).documents[0]
-    f = doc.finding("PL999", "example", "message", ("spec", "pools", 0, "reservedGpus"), hint="do this")
+    f = doc.finding("PL999", "message", ("spec", "pools", 0, "reservedGpus"), hint="do this")
     assert (f.file, f.line, f.column, f.doc_path, f.hint) == ("doc.yaml", 8, 7, "spec/pools/0/reservedGpus", "do this")
 
 
@@ -396,16 +396,16 @@ def test_document_paths_are_escaped_like_json_pointers(tmp_path: Path) -> None:
     assert parse_pointer("a~0b/~01") == ("a~b", "~1")
     assert parse_pointer("") == ()
     doc = load(tmp_path, "spec:\n  capability:\n    nvidia.com/gpu: 8\n").documents[0]
-    f = doc.finding("PL999", "example", "m", ("spec", "capability", "nvidia.com/gpu"))
+    f = doc.finding("PL999", "m", ("spec", "capability", "nvidia.com/gpu"))
     assert (f.line, f.column, f.doc_path) == (3, 5, "spec/capability/nvidia.com~1gpu")
 
 
 def test_both_parsers_build_the_same_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not loader.LIBYAML and not loader._CParser:
+    if not compose.LIBYAML and not compose._CParser:
         pytest.skip("libyaml is not installed")
     text = SPANNED + "---\nkind: x\nquoted: \"a\\\"b\"\nflow: [1, {b: 2}, ]\n"
     indexes = []
     for libyaml in (True, False):
-        monkeypatch.setattr(loader, "LIBYAML", libyaml)
+        monkeypatch.setattr(compose, "LIBYAML", libyaml)
         indexes.append([d.positions.spans() for d in load(tmp_path, text).documents])
     assert indexes[0] == indexes[1] and len(indexes[0]) == 2

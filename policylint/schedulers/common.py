@@ -41,7 +41,6 @@ def gpus(doc: Document, path: DocPath, value: Any, findings: list[Finding]) -> i
         findings.append(
             doc.finding(
                 "PL010",
-                "schema-violation",
                 f"{exc}",
                 path,
                 hint="write a Kubernetes quantity: a whole number of GPUs such as 8",
@@ -147,7 +146,6 @@ def scheduler_pool(
         findings.append(
             doc.finding(
                 "PL010",
-                "schema-violation",
                 f"{doc.kind} '{doc.name}' does not make a valid pool '{name}': "
                 f"{'.'.join(field_path) or 'pool'}: {error.message}",
                 where[place],
@@ -157,12 +155,6 @@ def scheduler_pool(
     return None
 
 
-def new_cluster(name: str, doc: Document, identity: str) -> Cluster:
-    """The cluster scheduler queues are shown under: ``name`` for display, ``identity`` for keys.
-
-    The display name can move (``kueue-shared`` once a policylint Cluster takes
-    ``shared``); ``identity`` names what the cluster stands for in the manifests -
-    a Kueue cohort or lone ClusterQueue, a Volcano parent queue - so that
-    baselines, fingerprints and scopes built from it do not move with the label.
-    """
-    return Cluster(name=name, doc=doc, spec={}, identity=identity)
+def new_cluster(name: str, doc: Document, backing: tuple[str, str, str]) -> Cluster:
+    """A synthetic cluster shown as ``name``, identified by ``backing`` (scheduler, kind, name)."""
+    return Cluster(name=name, doc=doc, spec={}, backing=backing)

@@ -107,8 +107,8 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
         key = cohort or f"\0{queue}"
         if key not in clusters:
             home = index.cohorts.get(cohort) if cohort else None
-            identity = f"kueue:cohort/{cohort}" if cohort else f"kueue:clusterqueue/{queue}"
-            clusters[key] = new_cluster(unique_cluster_name(cohort or queue, "kueue", model, taken), home or doc, identity)
+            backing = ("kueue", "Cohort", cohort) if cohort else ("kueue", "ClusterQueue", queue)
+            clusters[key] = new_cluster(unique_cluster_name(cohort or queue, "kueue", model, taken), home or doc, backing)
         pools = []
         for e in group:
             name = queue if len(group) == 1 else f"{queue}.{e.flavor}"
@@ -138,7 +138,6 @@ def _invariants(doc: Document) -> list[Finding]:
                 out.append(
                     doc.finding(
                         "PL902",
-                        "flavor-resources-out-of-order",
                         f"flavor '{flavor.get('name')}' lists resources [{', '.join(names)}] but coveredResources is "
                         f"[{', '.join(covered)}]: Kueue requires the same resources in the same order",
                         (*fpath, "resources"),
@@ -153,7 +152,6 @@ def _invariants(doc: Document) -> list[Finding]:
                         out.append(
                             doc.finding(
                                 "PL901",
-                                "limit-without-cohort",
                                 f"ClusterQueue '{doc.name}' sets {limit} for '{mapping(res).get('name')}' "
                                 f"but belongs to no cohort{wrong}: Kueue rejects it, and there is no one to borrow from or lend to",
                                 (*fpath, "resources", ri, limit),
@@ -320,21 +318,21 @@ def place(w: Workload, queue_name: str, index: KueueIndex | None, model: Model) 
         if len(matches) == 1:
             key = matches[0]
         elif len(matches) > 1:
-            return [w.doc.finding("PL020", "unresolved-reference",
+            return [w.doc.finding("PL020",
                                   f"LocalQueue '{queue_name}' exists in several namespaces ({', '.join(sorted(matches))}); write namespace/name",
                                   where)]
     lq = lqs.get(key or "")
     if lq is None or index is None:
         known = ", ".join(sorted(lqs)) or "none in the checked files"
-        return [w.doc.finding("PL020", "unresolved-reference", f"unknown Kueue LocalQueue '{queue_name}' (known: {known})", where,
+        return [w.doc.finding("PL020", f"unknown Kueue LocalQueue '{queue_name}' (known: {known})", where,
                               hint="name a LocalQueue as namespace/name and check its manifest in with the workloads")]
     cq = str(mapping(lq.data.get("spec")).get("clusterQueue", ""))
     if cq not in index.cluster_queues:
-        return [w.doc.finding("PL020", "unresolved-reference",
+        return [w.doc.finding("PL020",
                               f"LocalQueue '{key}' points to ClusterQueue '{cq}', which is not in the checked files", where)]
     pools = index.pools.get(cq)
     if not pools:
-        return [w.doc.finding("PL020", "unresolved-reference",
+        return [w.doc.finding("PL020",
                               f"ClusterQueue '{cq}' (through LocalQueue '{key}') has no GPU quota", where,
                               hint="give the ClusterQueue a flavor with nominalQuota for the GPU resource")]
     pool = pools[0]  # Kueue tries flavors in order; the first GPU flavor is where the demand lands

@@ -101,7 +101,7 @@ def _count(doc: Document, path: DocPath, value: Any, what: str, findings: list[F
     try:
         return whole_count(value, what)
     except ValueError as exc:
-        findings.append(doc.finding("PL010", "schema-violation", str(exc), path, hint=f"write {what} as a whole number such as 4"))
+        findings.append(doc.finding("PL010", str(exc), path, hint=f"write {what} as a whole number such as 4"))
         return None
 
 
@@ -132,7 +132,6 @@ def _job_size(job: Document, gpu_resources: tuple[str, ...], findings: list[Find
 def _gang_finding(doc: Document, path: DocPath, field_name: str, value: int, replicas: int, gpu_total: int) -> Finding:
     return doc.finding(
         "PL903",
-        "gang-smaller-than-job",
         f"{doc.kind} '{doc.name}' sets {field_name}: {value} for a job of {replicas} pods ({gpu_total} GPUs): "
         "the scheduler may start part of the job, which then holds its GPUs while waiting for the rest",
         path,
@@ -176,9 +175,7 @@ def _pool(
     parent = str(spec.get("parent") or "root")
     if parent not in clusters:
         home = index.queues.get(parent, doc)
-        clusters[parent] = new_cluster(
-            unique_cluster_name(parent, "volcano", model, taken), home, f"volcano:queue/{parent}"
-        )
+        clusters[parent] = new_cluster(unique_cluster_name(parent, "volcano", model, taken), home, ("volcano", "Queue", parent))
     reclaimable = spec.get("reclaimable") is not False
     pool_spec: dict[str, Any] = {
         "name": name,
@@ -227,11 +224,11 @@ def place(w: Workload, queue_name: str, index: VolcanoIndex | None, model: Model
     queues = index.queues if index else {}
     if queue_name not in queues or index is None:
         known = ", ".join(sorted(queues)) or "none in the checked files"
-        return [w.doc.finding("PL020", "unresolved-reference", f"unknown Volcano Queue '{queue_name}' (known: {known})", where,
+        return [w.doc.finding("PL020", f"unknown Volcano Queue '{queue_name}' (known: {known})", where,
                               hint="check the Queue manifest in with the workloads")]
     pool = index.pools.get(queue_name)
     if pool is None:
-        return [w.doc.finding("PL020", "unresolved-reference",
+        return [w.doc.finding("PL020",
                               f"Volcano Queue '{queue_name}' has no GPU capability, deserved or guarantee (or is a parent queue)",
                               where, hint="admit GPU work through a leaf queue that sets GPU quantities")]
     adopt(pool, model)

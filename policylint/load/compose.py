@@ -1,10 +1,9 @@
-"""Step 1: find files, read them safely and parse YAML with a position index.
+"""YAML parsing within limits: compose a node graph, then build plain data and its positions.
 
 The YAML is *composed* (not constructed) by PyYAML's safe composer, and plain
-Python data is then built from the node graph by :func:`_Builder.build`. While
-building, every value's start mark is recorded in a :class:`PositionIndex` keyed
-by its document path, so positions live beside the data and nothing is ever
-written into it.
+Python data is then built from the node graph by :meth:`_Builder.build`. While
+building, every value's start mark is recorded in a
+:class:`~policylint.load.positions.PositionIndex` keyed by its document path.
 
 Building ourselves (instead of ``yaml.safe_load``) buys three things:
 
@@ -14,26 +13,21 @@ Building ourselves (instead of ``yaml.safe_load``) buys three things:
 * YAML timestamps stay strings, so dates validate the same way in JSON Schema
   and in editors.
 
-Bad input never raises: every problem becomes a :class:`Finding`.
+libyaml parses when it is installed (:data:`LIBYAML`); the pure-Python parser
+gives the same documents, findings and positions.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
-from policylint import API_VERSION
-from policylint.errors import PolicylintError
-from policylint.finding import Finding, Severity, Subject
-
-DocPath = tuple[str | int, ...]
+from policylint.finding import Finding
+from policylint.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss
+from policylint.load.positions import DocPath, PositionIndex, Span
 
 #: Defaults for the safety limits; all can be changed through :class:`LoadLimits`.
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -44,7 +38,6 @@ MAX_DOCUMENTS = 1_000
 #: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
 MAX_NUMBER_CHARS = 4_300
 
-YAML_SUFFIXES = (".yaml", ".yml")
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
@@ -60,230 +53,17 @@ class LoadLimits:
     max_documents: int = MAX_DOCUMENTS  # per file
 
 
-def pointer(path: Iterable[str | int]) -> str:
-    """A document path as text: keys escaped as in a JSON Pointer (RFC 6901), joined by ``/``.
-
-    ``~`` is written ``~0`` and ``/`` is written ``~1``, so a Volcano key such as
-    ``nvidia.com/gpu`` stays one step of the path. The leading ``/`` of a JSON
-    Pointer is left out (``spec/pools/0/reservedGpus``): a path without ``/`` or
-    ``~`` in its keys reads as it always did, so recorded baselines still match.
-    """
-    return "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def parse_pointer(text: str) -> tuple[str, ...]:
-    """The keys of a path written by :func:`pointer` (list indexes stay text)."""
-    if not text:
-        return ()
-    return tuple(p.replace("~1", "/").replace("~0", "~") for p in text.split("/"))
-
-
-class Span(NamedTuple):
-    """Where one node of a document is written in its file.
-
-    ``line``/``column`` and ``end_line``/``end_column`` are 1-based (the end is
-    just past the node); ``start``/``end`` are character offsets into the
-    source's text, so ``text[start:end]`` is exactly the node as written.
-    ``style`` is a scalar's style - ``plain``, ``single``, ``double``,
-    ``literal`` or ``folded`` - and None for a mapping or sequence.
-    ``via`` is ``alias`` when the value reached this path through an alias
-    (``*name``), ``merge`` when through a merge key (``<<``), None when it is
-    written right there: a shared text must not be edited in place.
-    """
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    start: int
-    end: int
-    style: str | None
-    via: str | None = None  # a tuple, not a dataclass: an alias bomb builds up to max_nodes of them
-
-
 _STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
-
-
-class PositionIndex:
-    """Maps a document path to where it is written: key and value positions, value spans.
-
-    Two marks are kept per mapping entry: where its key starts and where its
-    value starts. :meth:`locate` prefers the key, because ``reservedGpus: 64``
-    should point at ``reservedGpus`` and a nested block should point at its
-    heading rather than at its first child. Every value also has a
-    :class:`Span` (start and end, scalar style, alias provenance), which the
-    byte-preserving editor of ``--fix`` and ``export --update`` builds on.
-    """
-
-    def __init__(self) -> None:
-        self._values: dict[DocPath, tuple[int, int]] = {}
-        self._keys: dict[DocPath, tuple[int, int]] = {}
-        self._spans: dict[DocPath, Span] = {}
-
-    def add_value(self, path: DocPath, line: int, column: int) -> None:
-        self._values.setdefault(path, (line, column))
-
-    def add_key(self, path: DocPath, line: int, column: int) -> None:
-        self._keys.setdefault(path, (line, column))
-
-    def add_span(self, path: DocPath, span: Span) -> None:
-        self._spans.setdefault(path, span)
-        self._values.setdefault(path, (span.line, span.column))
-
-    def value(self, path: DocPath) -> tuple[int, int] | None:
-        """Exact position of the value at ``path``, or None."""
-        return self._values.get(tuple(path))
-
-    def span(self, path: Iterable[str | int]) -> Span | None:
-        """The exact :class:`Span` of the value at ``path``, or None when it is not written."""
-        return self._spans.get(tuple(path))
-
-    def spans(self) -> dict[DocPath, Span]:
-        """Every value's span, by path (a copy: the index stays as built)."""
-        return dict(self._spans)
-
-    def locate(self, path: Iterable[str | int]) -> tuple[int, int]:
-        """Position of ``path`` or of its nearest ancestor that has one."""
-        p = tuple(path)
-        while True:
-            if p in self._keys:
-                return self._keys[p]
-            if p in self._values:
-                return self._values[p]
-            if not p:
-                return (1, 1)
-            p = p[:-1]
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._values or path in self._keys
-
-
-@dataclass
-class Document:
-    """One YAML document of a source file, parsed to plain data."""
-
-    source: SourceFile
-    index: int
-    data: Any
-    positions: PositionIndex
-
-    @property
-    def file(self) -> str:
-        return self.source.display
-
-    @property
-    def kind(self) -> str | None:
-        k = self.data.get("kind") if isinstance(self.data, dict) else None
-        return k if isinstance(k, str) else None
-
-    @property
-    def api_version(self) -> str | None:
-        v = self.data.get("apiVersion") if isinstance(self.data, dict) else None
-        return v if isinstance(v, str) else None
-
-    @property
-    def name(self) -> str | None:
-        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
-        n = meta.get("name") if isinstance(meta, dict) else None
-        return n if isinstance(n, str) else None
-
-    @property
-    def is_policylint(self) -> bool:
-        return self.api_version == API_VERSION
-
-    def locate(self, path: Iterable[str | int]) -> tuple[int, int]:
-        return self.positions.locate(path)
-
-    def finding(
-        self,
-        code: str,
-        name: str,
-        message: str,
-        path: Iterable[str | int] = (),
-        *,
-        severity: Severity | None = None,
-        hint: str = "",
-        subject: str = "",
-        target: Subject | None = None,
-        figures: tuple[float, float] | None = None,
-    ) -> Finding:
-        """A finding located at ``path`` inside this document.
-
-        Without ``severity`` (the steps' built-in checks), the rule's name and
-        severity come from the rule catalogue by ``code``; ``name`` only keeps the
-        call sites readable. The evaluator passes both from the loaded rule.
-        """
-        from policylint.ruleset import builtin
-
-        p = tuple(path)
-        line, col = self.positions.locate(p)
-        rule_name, default = builtin(code, name) if severity is None else (name, severity)
-        return Finding(
-            file=self.file,
-            line=line,
-            column=col,
-            code=code,
-            name=rule_name,
-            severity=default,
-            message=message,
-            hint=hint,
-            doc_index=self.index,
-            doc_path=pointer(p),
-            subject=subject,
-            target=target,
-            figures=figures,
-        )
-
-
-@dataclass
-class SourceFile:
-    """A file read from disk: its text, its documents and its load findings."""
-
-    path: Path
-    display: str
-    text: str = ""
-    documents: list[Document] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    #: refused unread (not a regular file, or over the size limit): nobody can tell
-    #: whether it holds policylint documents, so it is reported even when walked
-    refused: bool = False
-    #: every policylint document already passed schema validation (a document-cache hit)
-    validated: bool = False
-    #: the document-cache key of this file's bytes, when a cache is in use and it missed
-    cache_key: str | None = None
-
-    @property
-    def lines(self) -> list[str]:
-        return self.text.splitlines()
-
-    def file_finding(
-        self, code: str, name: str, message: str, line: int = 1, column: int = 1, hint: str = "", doc_index: int = 0
-    ) -> Finding:
-        from policylint.ruleset import builtin
-
-        rule_name, severity = builtin(code, name)  # name and severity from the rule catalogue
-        return Finding(
-            file=self.display,
-            line=line,
-            column=column,
-            code=code,
-            name=rule_name,
-            severity=severity,
-            message=message,
-            hint=hint,
-            doc_index=doc_index,
-        )
 
 
 class _Rejected(Exception):
     """Raised while composing or building when a limit is hit or a value cannot be read."""
 
-    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005", name: str = "unsafe-document") -> None:
+    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005") -> None:
         super().__init__(message)
         self.message = message
         self.mark = mark
         self.code = code
-        self.name = name
 
 
 @dataclass
@@ -365,7 +145,7 @@ class _Builder:
             shown = shown if shown.isprintable() else repr(shown)[1:-1]
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             raise _Rejected(
-                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001", "yaml-syntax-error"
+                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001"
             ) from None
 
     def _key(self, node: yaml.Node) -> Any:
@@ -392,7 +172,6 @@ class _Builder:
                 self.findings.append(
                     self.source.file_finding(
                         "PL002",
-                        "duplicate-key",
                         f"duplicate key '{key}' (first defined on line {first.line + 1}); YAML loaders silently keep"
                         " the last value",
                         line=km.line + 1,
@@ -414,26 +193,6 @@ class _Builder:
             for k, v in value.items():
                 result.setdefault(k, v)
         return result
-
-
-def _decode(raw: bytes, source: SourceFile) -> str | None:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        column = exc.start - (before.rfind(b"\n") + 1) + 1
-        source.findings.append(
-            source.file_finding(
-                "PL003",
-                "undecodable-file",
-                f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
-                line=line,
-                column=column,
-                hint="save the file as UTF-8",
-            )
-        )
-        return None
 
 
 #: The characters YAML allows in a stream (YAML 1.1, section 5.1), as PyYAML checks them.
@@ -624,7 +383,6 @@ def _non_printable(source: SourceFile) -> bool:
     source.findings.append(
         source.file_finding(
             "PL001",
-            "yaml-syntax-error",
             f"YAML syntax error: non-printable character U+{ord(char):04X} is not allowed in YAML",
             line,
             column,
@@ -693,24 +451,24 @@ def _parse(source: SourceFile, loader: Any, limits: LoadLimits) -> bool:
             index += 1
     except _Rejected as exc:
         line, col = (exc.mark.line + 1, exc.mark.column + 1) if exc.mark else (1, 1)
-        source.findings.append(source.file_finding(exc.code, exc.name, exc.message, line, col, doc_index=index))
+        source.findings.append(source.file_finding(exc.code, exc.message, line, col, doc_index=index))
     except yaml.MarkedYAMLError as exc:
         valid = False
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
         source.findings.append(
-            source.file_finding("PL001", "yaml-syntax-error", f"YAML syntax error: {problem}", line, col, doc_index=index)
+            source.file_finding("PL001", f"YAML syntax error: {problem}", line, col, doc_index=index)
         )
     except yaml.YAMLError as exc:
         valid = False
         message = " ".join(str(exc).split())
-        source.findings.append(source.file_finding("PL001", "yaml-syntax-error", f"YAML error: {message}", doc_index=index))
+        source.findings.append(source.file_finding("PL001", f"YAML error: {message}", doc_index=index))
     finally:
         loader.dispose()
     if not source.documents and not source.findings:
         source.findings.append(
-            source.file_finding("PL004", "empty-document", "file contains no YAML document", hint="delete the file")
+            source.file_finding("PL004", "file contains no YAML document", hint="delete the file")
         )
     return valid
 
@@ -723,7 +481,7 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
     except _Rejected as exc:
         m = exc.mark or mark
         source.findings.append(
-            source.file_finding(exc.code, exc.name, exc.message, m.line + 1, m.column + 1, doc_index=index)
+            source.file_finding(exc.code, exc.message, m.line + 1, m.column + 1, doc_index=index)
         )
         return
     source.findings.extend(builder.findings)
@@ -731,7 +489,7 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
     if data is None:
         source.findings.append(
             source.file_finding(
-                "PL004", "empty-document", "document is empty", mark.line + 1, mark.column + 1, doc_index=index
+                "PL004", "document is empty", mark.line + 1, mark.column + 1, doc_index=index
             )
         )
         return
@@ -742,217 +500,3 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
     listed = _listed_documents(doc)
     if listed is not None:
         source.findings.append(listed)
-
-
-def _listed_documents(doc: Document) -> Finding | None:
-    """PL006 for a document that is a list of policylint documents instead of one.
-
-    Such a file holds nothing policylint can read, so without this it would be
-    skipped like unrelated YAML (or refused as holding no documents when named),
-    and every rule that should judge its items would stay silent.
-    """
-    if not isinstance(doc.data, list):
-        return None
-    for i, item in enumerate(doc.data):
-        if isinstance(item, dict) and isinstance(item.get("apiVersion"), str) and item["apiVersion"] == API_VERSION:
-            return doc.finding(
-                "PL006",
-                "document-not-a-mapping",
-                "a policylint document must be a mapping, got a list of documents",
-                (i,),
-                hint="write each item as a document of its own, separated by '---'",
-            )
-    return None
-
-
-#: The kinds policylint reads, and spec fields no other kind of document uses.
-_OUR_KINDS = {"workload", "cluster", "proposal"}
-_OUR_SPEC_FIELDS = {"gpusPerReplica", "perGpuConcurrency", "coldStartSeconds"}
-_API_KEY_SPELLING = re.compile(r"[-_\s]")
-
-
-def _looks_like_our_spec(spec: Any) -> bool:
-    if not isinstance(spec, dict):
-        return False
-    if _OUR_SPEC_FIELDS & {k for k in spec if isinstance(k, str)}:
-        return True
-    pools = spec.get("pools")
-    if isinstance(pools, list) and any(isinstance(p, dict) and "reservedGpus" in p for p in pools):
-        return True
-    return "requests" in spec and "justification" in spec
-
-
-def api_version_near_miss(doc: Document) -> Finding | None:
-    """A finding when ``doc`` looks like a policylint document but will not be read as one.
-
-    ``policylint/v2``, ``policylint.dev/v1``, an ``apiversion`` key, or no
-    apiVersion at all on a document with our kinds or fields: without this the
-    document would be skipped like any unrelated YAML, and every rule that
-    should judge it would stay silent.
-    """
-    data = doc.data
-    if not isinstance(data, dict) or doc.is_policylint or is_scheduler_doc(doc):
-        return None
-    hint = f"start the document with apiVersion: {API_VERSION}"
-
-    def finding(message: str, path: DocPath) -> Finding:
-        return doc.finding("PL007", "wrong-api-version", message, path, hint=hint)
-
-    for key in data:
-        if isinstance(key, str) and key != "apiVersion" and _API_KEY_SPELLING.sub("", key).lower() == "apiversion":
-            return finding(f"key '{key}' is not 'apiVersion' (keys are case-sensitive), so the document is not read", (key,))
-    api = data.get("apiVersion")
-    if isinstance(api, str):
-        if "policylint" in _API_KEY_SPELLING.sub("", api).lower():
-            return finding(f"apiVersion '{api}' is not {API_VERSION}, so the document is not read", ("apiVersion",))
-        return None
-    kind = data.get("kind")
-    ours = isinstance(kind, str) and kind.lower() in _OUR_KINDS
-    if ours or (kind is None and _looks_like_our_spec(data.get("spec"))):
-        what = f"a {kind}" if ours else "a document with policylint fields"
-        if "apiVersion" in data:
-            return finding(f"{what} with apiVersion {api!r} is not read; policylint reads {API_VERSION}", ("apiVersion",))
-        return finding(f"{what} without apiVersion is not read; policylint reads {API_VERSION}", ())
-    return None
-
-
-def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache_dir: Path | None = None) -> SourceFile:
-    """Read and parse one file. Never raises for bad content.
-
-    With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
-    comes from the document cache (see :mod:`policylint.cache`); on a miss the key
-    is left on the source so that the caller can store it once validated.
-    """
-    from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
-
-    source = SourceFile(path=path, display=display)
-    try:
-        raw = read_bytes(path, limit=limits.max_file_bytes)
-    except RefusedFile as exc:
-        source.refused = True
-        source.findings.append(source.file_finding("PL005", "unsafe-document", exc.message))
-        return source
-    except UnreadableFile as exc:
-        source.findings.append(source.file_finding("PL003", "undecodable-file", exc.message))
-        return source
-    if cache_dir is not None:
-        from policylint import cache
-
-        key = cache.document_key(raw, limits)
-        hit: SourceFile | None = cache.load_source(cache_dir, key, path, display)
-        if hit is not None:
-            return hit
-        source.cache_key = key
-    text = _decode(raw, source)
-    if text is None:
-        # Kept for display and for telling a walked file of ours from unrelated YAML
-        # (looks_relevant): the undecodable bytes show as U+FFFD; nothing is parsed.
-        source.text = raw.decode("utf-8", errors="replace")
-        return source
-    source.text = text
-    if not text.strip():
-        source.findings.append(
-            source.file_finding("PL004", "empty-document", "file is empty", hint="delete the file or add a document")
-        )
-        return source
-    parse_text(source, limits)
-    return source
-
-
-def display_path(path: Path, cwd: Path | None = None) -> str:
-    """Path as shown to the user: relative to the working directory when below it."""
-    cwd = cwd or Path.cwd()
-    try:
-        return path.resolve().relative_to(cwd.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None) -> Iterator[tuple[Path, bool]]:
-    """Yield ``(file, explicit)`` for YAML files under ``paths``, sorted.
-
-    ``explicit`` is True for files named on the command line: those are always
-    reported on, while files found by walking a folder are skipped silently when
-    they hold nothing policylint reads. Hidden folders (``.git``) are skipped.
-    A missing path is a usage error.
-    """
-    patterns = list(exclude)
-    seen: set[Path] = set()
-    for given in paths:
-        if not given.exists() and not given.is_symlink():
-            raise PolicylintError(f"path does not exist: {given}")
-        if not given.is_dir():  # a file, or something that is not a folder (refused when read)
-            if given.resolve() not in seen:
-                seen.add(given.resolve())
-                yield given, True
-            continue
-        found: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(given):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
-            for name in filenames:
-                if name.endswith(YAML_SUFFIXES):
-                    found.append(Path(dirpath) / name)
-        for f in sorted(found):
-            rel = _relative_for_glob(f, root)
-            if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
-                continue
-            if f.resolve() not in seen:
-                seen.add(f.resolve())
-                yield f, False
-
-
-def _relative_for_glob(path: Path, root: Path | None) -> str:
-    if root is not None:
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return path.as_posix()
-
-
-def looks_relevant(source: SourceFile) -> bool:
-    """True when a walked file holds (or tries to hold) a policylint document.
-
-    A file found by walking a folder is only reported on when one of its
-    documents declares a known apiVersion or nearly ours (PL007) or is a list of
-    policylint documents (PL006), when it was
-    refused unread (too large, not a regular file: it may well be ours), or - for
-    files that did not parse - when its text mentions ``policylint/`` at all, so
-    that a syntax error in a policylint file is never hidden while unrelated
-    YAML stays silent.
-    """
-    if source.refused or any(f.code in ("PL006", "PL007") for f in source.findings):
-        return True
-    if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
-        return True
-    if not source.documents and source.findings:
-        return "policylint/" in source.text
-    return False
-
-
-def is_scheduler_doc(doc: Document) -> bool:
-    """True for Kueue and Volcano documents, which the scheduler adapters read."""
-    api = doc.api_version or ""
-    return api.startswith(("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh/"))
-
-
-def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
-    """Parse a configuration or rule file with the same safety limits as documents.
-
-    Returns the data of its single document (None for an empty file). Any problem
-    - syntax, duplicate key, alias bomb, several documents - is a
-    :class:`PolicylintError` naming the file and the position.
-    """
-    source = load_file(path, str(path), limits)
-    problems = [f for f in source.findings if f.code != "PL004"]
-    if problems and not source.text:  # refused or unreadable before any YAML was seen
-        raise PolicylintError(problems[0].message, source=str(path))
-    if problems:
-        first = min(problems, key=lambda f: (f.line, f.column))
-        message = first.message.removeprefix("YAML syntax error: ")
-        raise PolicylintError(f"invalid YAML at line {first.line}, column {first.column}: {message}", source=str(path))
-    if len(source.documents) > 1:
-        second = source.documents[1]
-        line, _ = second.positions.locate(())
-        raise PolicylintError(f"expected one YAML document, found another at line {line}", source=str(path))
-    return source.documents[0].data if source.documents else None

@@ -1,0 +1,170 @@
+"""Finding YAML files, reading them safely, and telling which ones hold something policylint reads."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from policylint.errors import PolicylintError
+from policylint.load.compose import LoadLimits, parse_text
+from policylint.load.documents import SourceFile, is_scheduler_doc
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _decode(raw: bytes, source: SourceFile) -> str | None:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        source.findings.append(
+            source.file_finding(
+                "PL003",
+                f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                line=line,
+                column=column,
+                hint="save the file as UTF-8",
+            )
+        )
+        return None
+
+
+def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache_dir: Path | None = None) -> SourceFile:
+    """Read and parse one file. Never raises for bad content.
+
+    With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
+    comes from the document cache (see :mod:`policylint.cache`); on a miss the key
+    is left on the source so that the caller can store it once validated.
+    """
+    from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
+
+    source = SourceFile(path=path, display=display)
+    try:
+        raw = read_bytes(path, limit=limits.max_file_bytes)
+    except RefusedFile as exc:
+        source.refused = True
+        source.findings.append(source.file_finding("PL005", exc.message))
+        return source
+    except UnreadableFile as exc:
+        source.findings.append(source.file_finding("PL003", exc.message))
+        return source
+    if cache_dir is not None:
+        from policylint import cache
+
+        key = cache.document_key(raw, limits)
+        hit: SourceFile | None = cache.load_source(cache_dir, key, path, display)
+        if hit is not None:
+            return hit
+        source.cache_key = key
+    text = _decode(raw, source)
+    if text is None:
+        # Kept for display and for telling a walked file of ours from unrelated YAML
+        # (looks_relevant): the undecodable bytes show as U+FFFD; nothing is parsed.
+        source.text = raw.decode("utf-8", errors="replace")
+        return source
+    source.text = text
+    if not text.strip():
+        source.findings.append(
+            source.file_finding("PL004", "file is empty", hint="delete the file or add a document")
+        )
+        return source
+    parse_text(source, limits)
+    return source
+
+
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """Path as shown to the user: relative to the working directory when below it."""
+    cwd = cwd or Path.cwd()
+    try:
+        return path.resolve().relative_to(cwd.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None) -> Iterator[tuple[Path, bool]]:
+    """Yield ``(file, explicit)`` for YAML files under ``paths``, sorted.
+
+    ``explicit`` is True for files named on the command line: those are always
+    reported on, while files found by walking a folder are skipped silently when
+    they hold nothing policylint reads. Hidden folders (``.git``) are skipped.
+    A missing path is a usage error.
+    """
+    patterns = list(exclude)
+    seen: set[Path] = set()
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            raise PolicylintError(f"path does not exist: {given}")
+        if not given.is_dir():  # a file, or something that is not a folder (refused when read)
+            if given.resolve() not in seen:
+                seen.add(given.resolve())
+                yield given, True
+            continue
+        found: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(given):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+            for name in filenames:
+                if name.endswith(YAML_SUFFIXES):
+                    found.append(Path(dirpath) / name)
+        for f in sorted(found):
+            rel = _relative_for_glob(f, root)
+            if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
+                continue
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                yield f, False
+
+
+def _relative_for_glob(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def looks_relevant(source: SourceFile) -> bool:
+    """True when a walked file holds (or tries to hold) a policylint document.
+
+    A file found by walking a folder is only reported on when one of its
+    documents declares a known apiVersion or nearly ours (PL007) or is a list of
+    policylint documents (PL006), when it was
+    refused unread (too large, not a regular file: it may well be ours), or - for
+    files that did not parse - when its text mentions ``policylint/`` at all, so
+    that a syntax error in a policylint file is never hidden while unrelated
+    YAML stays silent.
+    """
+    if source.refused or any(f.code in ("PL006", "PL007") for f in source.findings):
+        return True
+    if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
+        return True
+    if not source.documents and source.findings:
+        return "policylint/" in source.text
+    return False
+
+
+def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
+    """Parse a configuration or rule file with the same safety limits as documents.
+
+    Returns the data of its single document (None for an empty file). Any problem
+    - syntax, duplicate key, alias bomb, several documents - is a
+    :class:`PolicylintError` naming the file and the position.
+    """
+    source = load_file(path, str(path), limits)
+    problems = [f for f in source.findings if f.code != "PL004"]
+    if problems and not source.text:  # refused or unreadable before any YAML was seen
+        raise PolicylintError(problems[0].message, source=str(path))
+    if problems:
+        first = min(problems, key=lambda f: (f.line, f.column))
+        message = first.message.removeprefix("YAML syntax error: ")
+        raise PolicylintError(f"invalid YAML at line {first.line}, column {first.column}: {message}", source=str(path))
+    if len(source.documents) > 1:
+        second = source.documents[1]
+        line, _ = second.positions.locate(())
+        raise PolicylintError(f"expected one YAML document, found another at line {line}", source=str(path))
+    return source.documents[0].data if source.documents else None

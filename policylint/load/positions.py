@@ -1,0 +1,109 @@
+"""Where each value of a document is written: document paths and the position index.
+
+A document path is the tuple of keys and list indexes that leads to a value
+(``("spec", "pools", 0, "reservedGpus")``); :func:`pointer` writes it as text.
+The :class:`PositionIndex` maps each path to the line and column of its key and
+value and to the :class:`Span` of the value, so positions live beside the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+DocPath = tuple[str | int, ...]
+
+
+def pointer(path: Iterable[str | int]) -> str:
+    """A document path as text: keys escaped as in a JSON Pointer (RFC 6901), joined by ``/``.
+
+    ``~`` is written ``~0`` and ``/`` is written ``~1``, so a Volcano key such as
+    ``nvidia.com/gpu`` stays one step of the path. The leading ``/`` of a JSON
+    Pointer is left out (``spec/pools/0/reservedGpus``): a path without ``/`` or
+    ``~`` in its keys reads as it always did, so recorded baselines still match.
+    """
+    return "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def parse_pointer(text: str) -> tuple[str, ...]:
+    """The keys of a path written by :func:`pointer` (list indexes stay text)."""
+    if not text:
+        return ()
+    return tuple(p.replace("~1", "/").replace("~0", "~") for p in text.split("/"))
+
+
+class Span(NamedTuple):
+    """Where one node of a document is written in its file.
+
+    ``line``/``column`` and ``end_line``/``end_column`` are 1-based (the end is
+    just past the node); ``start``/``end`` are character offsets into the
+    source's text, so ``text[start:end]`` is exactly the node as written.
+    ``style`` is a scalar's style - ``plain``, ``single``, ``double``,
+    ``literal`` or ``folded`` - and None for a mapping or sequence.
+    ``via`` is ``alias`` when the value reached this path through an alias
+    (``*name``), ``merge`` when through a merge key (``<<``), None when it is
+    written right there: a shared text must not be edited in place.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    start: int
+    end: int
+    style: str | None
+    via: str | None = None  # a tuple, not a dataclass: an alias bomb builds up to max_nodes of them
+
+
+class PositionIndex:
+    """Maps a document path to where it is written: key and value positions, value spans.
+
+    Two marks are kept per mapping entry: where its key starts and where its
+    value starts. :meth:`locate` prefers the key, because ``reservedGpus: 64``
+    should point at ``reservedGpus`` and a nested block should point at its
+    heading rather than at its first child. Every value also has a
+    :class:`Span` (start and end, scalar style, alias provenance), which the
+    byte-preserving editor of ``--fix`` and ``export --update`` builds on.
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[DocPath, tuple[int, int]] = {}
+        self._keys: dict[DocPath, tuple[int, int]] = {}
+        self._spans: dict[DocPath, Span] = {}
+
+    def add_value(self, path: DocPath, line: int, column: int) -> None:
+        self._values.setdefault(path, (line, column))
+
+    def add_key(self, path: DocPath, line: int, column: int) -> None:
+        self._keys.setdefault(path, (line, column))
+
+    def add_span(self, path: DocPath, span: Span) -> None:
+        self._spans.setdefault(path, span)
+        self._values.setdefault(path, (span.line, span.column))
+
+    def value(self, path: DocPath) -> tuple[int, int] | None:
+        """Exact position of the value at ``path``, or None."""
+        return self._values.get(tuple(path))
+
+    def span(self, path: Iterable[str | int]) -> Span | None:
+        """The exact :class:`Span` of the value at ``path``, or None when it is not written."""
+        return self._spans.get(tuple(path))
+
+    def spans(self) -> dict[DocPath, Span]:
+        """Every value's span, by path (a copy: the index stays as built)."""
+        return dict(self._spans)
+
+    def locate(self, path: Iterable[str | int]) -> tuple[int, int]:
+        """Position of ``path`` or of its nearest ancestor that has one."""
+        p = tuple(path)
+        while True:
+            if p in self._keys:
+                return self._keys[p]
+            if p in self._values:
+                return self._values[p]
+            if not p:
+                return (1, 1)
+            p = p[:-1]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._values or path in self._keys
