@@ -368,3 +368,16 @@ def test_one_gpu_is_singular_in_a_real_finding(tmp_path: Path) -> None:
     code, out, _ = run_cli(["check", "--format", "concise"], cwd=repo)
     assert code == 1
     assert "proposal 2027-q1-serving asks 1 GPU for prod-east/serving;" in out
+
+
+def test_a_stray_scalar_among_policylint_documents_is_reported(tmp_path: Path) -> None:
+    stray = CLUSTER + "---\nreservedGpus 16\n"
+    code, out, _ = check(tmp_path, {"prod.yaml": stray}, ".")
+    line = stray.count("\n")
+    assert code == 1
+    assert f"prod.yaml:{line}:1: error PL006" in out and "got str" in out
+
+
+def test_scalars_and_lists_of_unrelated_yaml_stay_silent(tmp_path: Path) -> None:
+    files = {"prod.yaml": CLUSTER, "values.yaml": "---\nplain text\n---\n- a\n- b\n"}
+    assert check(tmp_path, files, ".") == (0, "All checks passed: 1 document in 1 file.\n", "")

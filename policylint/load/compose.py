@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from policylint.finding import Finding
-from policylint.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss
+from policylint.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss, stray_documents
 from policylint.load.positions import DocPath, PositionIndex, Span
 
 #: Defaults for the safety limits; all can be changed through :class:`LoadLimits`.
@@ -429,12 +429,14 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
         documents, findings = len(source.documents), len(source.findings)
         try:
             if _parse(source, _CLoader(text, limits), limits):
+                source.findings.extend(stray_documents(source))
                 return
         except _Diverged:
             pass
         del source.documents[documents:]
         del source.findings[findings:]
     _parse(source, _PureLoader(text, limits), limits)
+    source.findings.extend(stray_documents(source))
 
 
 def _parse(source: SourceFile, loader: Any, limits: LoadLimits) -> bool:

@@ -155,6 +155,28 @@ def _listed_documents(doc: Document) -> Finding | None:
     return None
 
 
+def stray_documents(source: SourceFile) -> list[Finding]:
+    """PL006 for each document that is not a mapping in a file holding policylint documents.
+
+    A scalar or a list between ``---`` separators of a policylint file (a line that
+    lost its indentation, a stray value) is part of that file, not unrelated YAML:
+    it is reported rather than skipped. Files with no policylint document keep
+    their other documents to themselves.
+    """
+    if not any(d.is_policylint for d in source.documents):
+        return []
+    flagged = {f.doc_index for f in source.findings if f.code == "PL006"}
+    return [
+        doc.finding(
+            "PL006",
+            f"a policylint document must be a mapping, got {type(doc.data).__name__}",
+            hint="indent it under the document it belongs to, or remove it",
+        )
+        for doc in source.documents
+        if not isinstance(doc.data, dict) and doc.index not in flagged
+    ]
+
+
 #: The kinds policylint reads, and spec fields no other kind of document uses.
 _OUR_KINDS = {"workload", "cluster", "proposal"}
 _OUR_SPEC_FIELDS = {"gpusPerReplica", "perGpuConcurrency", "coldStartSeconds"}
