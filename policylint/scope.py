@@ -35,6 +35,13 @@ def _abs(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
 def _pool(pool: Pool) -> str:
     """A pool's subject as :meth:`Finding.key` writes it (scheduler queues by queue name)."""
     from policylint.finding import pool_subject
@@ -55,14 +62,26 @@ def _workload_subjects(w: Workload) -> set[str]:
 def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]]:
     """(changed files as real paths, subject labels that depend on them)."""
     files = {_abs(p) for p in changed}
+    # Same file = same device and inode: one stat per path instead of a real-path walk
+    # (an lstat per component), which dominated a one-file run on a large repository.
+    # A changed file that no longer exists is matched by its real path.
+    idents = {(st.st_dev, st.st_ino) for st in map(_stat, files) if st is not None}
+    seen: dict[Path, bool] = {}
+
+    def _in_files(path: Path) -> bool:
+        if path not in seen:
+            st = _stat(path)
+            seen[path] = (st.st_dev, st.st_ino) in idents if st is not None else _abs(path) in files
+        return seen[path]
+
     subjects: set[str] = set()
     for w in model.workloads.values():
-        if _abs(w.doc.source.path) in files or any(
-            m.path is not None and _abs(m.path) in files for m in w.measurements.values()
+        if _in_files(w.doc.source.path) or any(
+            m.path is not None and _in_files(m.path) for m in w.measurements.values()
         ):
             subjects |= _workload_subjects(w)
     for c in model.clusters.values():
-        if _abs(c.doc.source.path) in files:
+        if _in_files(c.doc.source.path):
             subjects.add(str(c.subject))
             for pool in c.pools.values():
                 subjects.add(_pool(pool))
@@ -71,11 +90,11 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
         # A pool is backed by its own document, whatever its kind: a Kueue ClusterQueue or a
         # Volcano Queue is not the document of the synthetic cluster (cohort, parent queue).
         for pool in c.pools.values():
-            if _abs(pool.doc.source.path) in files:
+            if _in_files(pool.doc.source.path):
                 subjects |= {str(c.subject), _pool(pool)}
                 subjects |= {f"workload {w.name}" for w in pool.workloads}
     for p in model.proposals.values():
-        touched = _abs(p.doc.source.path) in files
+        touched = _in_files(p.doc.source.path)
         touched |= p.cluster is not None and str(p.cluster.subject) in subjects
         touched |= any(f"workload {w.name}" in subjects for w in p.workloads)
         if touched:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -79,11 +80,16 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
 
 def display_path(path: Path, cwd: Path | None = None) -> str:
     """Path as shown to the user: relative to the working directory when below it."""
-    cwd = cwd or Path.cwd()
     try:
-        return path.resolve().relative_to(cwd.resolve()).as_posix()
+        return path.resolve().relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(folder: str) -> Path:
+    """A folder's real path, resolved once per run and folder (a run displays thousands of paths)."""
+    return Path(folder).resolve()
 
 
 def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None) -> Iterator[tuple[Path, bool]]:
@@ -96,6 +102,7 @@ def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | No
     """
     patterns = list(exclude)
     seen: set[Path] = set()
+    real_root = root.resolve() if root is not None and patterns else None
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PolicylintError(f"path does not exist: {given}")
@@ -111,18 +118,20 @@ def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | No
                 if name.endswith(YAML_SUFFIXES):
                     found.append(Path(dirpath) / name)
         for f in sorted(found):
-            rel = _relative_for_glob(f, root)
-            if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
-                continue
-            if f.resolve() not in seen:
-                seen.add(f.resolve())
+            real = f.resolve()
+            if patterns:
+                rel = _relative_for_glob(f, real, real_root)
+                if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
+                    continue
+            if real not in seen:
+                seen.add(real)
                 yield f, False
 
 
-def _relative_for_glob(path: Path, root: Path | None) -> str:
-    if root is not None:
+def _relative_for_glob(path: Path, real: Path, real_root: Path | None) -> str:
+    if real_root is not None:
         try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
+            return real.relative_to(real_root).as_posix()
         except ValueError:
             pass
     return path.as_posix()
