@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections import Counter
 from collections.abc import Iterator
 from html.parser import HTMLParser
