@@ -303,7 +303,8 @@ def evaluate_rule_on(rule: Rule, view: View, params: Mapping[str, Any]) -> tuple
     if rule.require:
         validator = compile_schema(rule.require, params)
         if not validator.validate(view.facts):
-            failing = sorted(validator.errors)[0] if validator.errors else None
+            errors = validator.errors  # cerberus formats its error tree on every access
+            failing = sorted(errors)[0] if errors else None
             problems.append(({}, rule.at or failing, require_figures(rule, failing, view.facts, params)))
     if rule.check:
         from policylint.checks import CHECKS

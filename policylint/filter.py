@@ -334,9 +334,14 @@ def apply_filters(
     a rule switched off by ``--ignore`` is used, not unused.
     """
     selected = settings.selected
+    relative: dict[str, str] = {}  # one path resolution per file, not per finding
 
     def ignored_by_file(f: Finding) -> bool:
-        rel = root_relative(f.file, settings.root)
+        if not settings.per_file_ignores:
+            return False
+        rel = relative.get(f.file)
+        if rel is None:
+            rel = relative[f.file] = root_relative(f.file, settings.root)
         for pattern, selectors in settings.per_file_ignores.items():
             if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(f.file, pattern):
                 for s in selectors:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, copy_minirepo, run_cli
 from policylint.errors import MeasurementError
 from policylint.traces import read_jobs, read_parts, read_series
 
@@ -287,7 +287,7 @@ def test_check_reads_a_long_table_by_key(tmp_path: Path) -> None:
     from policylint.linter import LintOptions, lint
     from policylint.measure import measure
 
-    repo = _repo(tmp_path)
+    repo = _repo(tmp_path, mini=True)
     trace = repo / "measurements/traces/chat-assistant.csv"
     lines = trace.read_text(encoding="utf-8").splitlines()
     header, rows = lines[0].split(","), [line.split(",") for line in lines[1:]]
@@ -387,9 +387,13 @@ def test_read_parts_groups_a_long_table_by_pod(tmp_path: Path) -> None:
 # --- declarations: check wires every option, PL025 reports what was dropped ---------------------
 
 
-def _repo(tmp_path: Path) -> Path:
+def _repo(tmp_path: Path, *, mini: bool = False) -> Path:
+    """A copy of examples/good, or of the small shared repository when the test needs only a traced workload."""
     repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    if mini:
+        copy_minirepo(repo)
+    else:
+        shutil.copytree(EXAMPLES / "good", repo)
     (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL5]\n', encoding="utf-8")
     return repo
 
@@ -452,7 +456,7 @@ def test_a_gpu_weighted_trace_is_not_multiplied_by_gpus_per_replica(tmp_path: Pa
 
 
 def test_schema_refuses_a_bad_where_and_a_key_without_a_choice(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+    repo = _repo(tmp_path, mini=True)
     product = repo / "workloads/product-ai.yaml"
     _edit(product, "      path: ../measurements/traces/chat-assistant.csv\n",
           "      path: ../measurements/traces/chat-assistant.csv\n      where: {status: {like: x}}\n"

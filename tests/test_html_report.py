@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections import Counter
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, copy_minirepo, run_cli
 from tests.realtools import require
 
 
@@ -106,8 +105,7 @@ def test_the_page_loads_nothing_from_outside(tmp_path: Path) -> None:
 
 
 def test_user_text_is_escaped(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(EXAMPLES / "good", repo)
+    repo = copy_minirepo(tmp_path / "repo")
     proposal = repo / "proposals" / "2027-q1-serving.yaml"
     text = proposal.read_text(encoding="utf-8")
     text = text.replace("justification: >-", 'justification: >-\n    <script>alert("x")</script> & <b>bold</b>', 1)
@@ -115,7 +113,8 @@ def test_user_text_is_escaped(tmp_path: Path) -> None:
     # a name that breaks the schema: its finding's message repeats it
     workload = repo / "workloads" / "search.yaml"
     text = workload.read_text(encoding="utf-8")
-    workload.write_text(text.replace("name: embeddings-search", "name: <script>evil()</script>", 1), encoding="utf-8")
+    assert text.count("name: reranker") == 1
+    workload.write_text(text.replace("name: reranker", "name: <script>evil()</script>", 1), encoding="utf-8")
     code, target, _ = _report(tmp_path, repo)
     page = target.read_text(encoding="utf-8")
     assert code == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, git, replace_once, run_cli
+from conftest import EXAMPLES, copy_minirepo, git, replace_once, run_cli
 
 
 def _copy(tmp_path_factory: pytest.TempPathFactory, example: str) -> Path:
@@ -35,8 +35,9 @@ def files_reported(cwd: Path, *args: str) -> tuple[int, list[tuple[str, str]]]:
 # -- PATHs narrow the report, never the model -------------------------------------------
 
 
-def test_a_folder_is_judged_with_the_rest_of_the_repository(good: Path) -> None:
+def test_a_folder_is_judged_with_the_rest_of_the_repository(tmp_path: Path) -> None:
     """`check workloads/` used to read only that folder: every pool reference was unknown (PL020)."""
+    good = copy_minirepo(tmp_path / "capacity")  # clean, with workloads whose pools live in clusters/
     assert run_cli(["check", "workloads/", "--no-cache"], cwd=good)[0] == 0
     files = sorted(str(p.relative_to(good)) for p in (good / "workloads").glob("*.yaml"))
     assert run_cli(["check", *files, "--no-cache"], cwd=good)[0] == 0
