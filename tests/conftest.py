@@ -9,6 +9,7 @@ need *a* capacity repository rather than the bundled examples use the small shar
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,22 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Collect garbage as the console entry point does (``policylint.cli.console_main``).
+
+    Each worker runs hundreds of pipelines in one process, and with the default
+    thresholds the collector re-scans every object the session keeps alive (imported
+    modules, collected tests, session fixtures) every few hundred allocations.
+    """
+    gc.set_threshold(100_000, 50, 1000)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What exists once the tests are collected lives until the end: stop re-scanning it."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True, scope="session")
