@@ -253,6 +253,17 @@ def test_ignoring_a_rule_does_not_make_its_used_suppression_unused(small: Path) 
     assert [f["code"] for f in findings if f["code"].startswith("PL03")] == []
 
 
+#: A policylint Cluster that takes the name a scheduler-made cluster had ("shared").
+POLICYLINT_SHARED = """\
+apiVersion: policylint/v1
+kind: Cluster
+metadata: {name: shared}
+spec:
+  pools:
+    - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
+"""
+
+
 def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: Path) -> None:
     # A Kueue cohort is shown as a cluster named after it, or "kueue-<cohort>" once a
     # policylint Cluster takes that name: the label moves, the baseline key must not.
@@ -264,14 +275,7 @@ def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: 
     assert run_cli(["baseline", "-o", "baseline.json", "PL904/fail"], cwd=root)[0] == 0
     entries = json.loads((root / "baseline.json").read_text(encoding="utf-8"))["findings"]
     assert [(e["code"], e["subject"]) for e in entries] == [("PL904", "pool kueue:chat")]
-    (repo / "shared.yaml").write_text(textwrap.dedent("""\
-        apiVersion: policylint/v1
-        kind: Cluster
-        metadata: {name: shared}
-        spec:
-          pools:
-            - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
-        """), encoding="utf-8")
+    (repo / "shared.yaml").write_text(POLICYLINT_SHARED, encoding="utf-8")
     code, findings = check_json(root, "PL904/fail")
     assert [(f["code"], f["subject"]) for f in findings] == [("PL904", "pool kueue-shared/chat")]
     assert check_json(root, "PL904/fail", "--baseline", "baseline.json") == (0, [])
@@ -303,6 +307,9 @@ spec:
   clusterQueue: chat
 """
 
+KUEUE_QUEUE = "{scheduler: kueue, name: assistants/chat}"
+VOLCANO_QUEUE_REF = "{scheduler: volcano, name: chat}"
+
 TIGHT_WORKLOAD = """\
 apiVersion: policylint/v1
 kind: Workload
@@ -311,23 +318,13 @@ metadata:
   team: assistants
 spec:
   class: inference
-  queue: {{scheduler: kueue, name: assistants/chat}}
+  queue: {queue}
   gpusPerReplica: 1
   concurrency: {{declared: 10}}
   tolerance:
     maxQueueSeconds: 0.5
     evidence: "product SLO document 2026-Q3"
 """
-
-POLICYLINT_SHARED = """\
-apiVersion: policylint/v1
-kind: Cluster
-metadata: {name: shared}
-spec:
-  pools:
-    - {name: other, gpu: {model: H100-80GB, memoryGiB: 80}, reservedGpus: 0, serves: [batch], overflow: queue}
-"""
-
 
 @pytest.fixture
 def cohort_repo(tmp_path: Path) -> Path:
@@ -341,7 +338,8 @@ def cohort_repo(tmp_path: Path) -> Path:
     )
     (tmp_path / "queues.yaml").write_text(KUEUE_QUEUES, encoding="utf-8")
     (tmp_path / "workloads.yaml").write_text(
-        "---\n".join(TIGHT_WORKLOAD.format(name=n) for n in ("chat", "search", "voice")), encoding="utf-8"
+        "---\n".join(TIGHT_WORKLOAD.format(name=n, queue=KUEUE_QUEUE) for n in ("chat", "search", "voice")),
+        encoding="utf-8",
     )
     (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
     return tmp_path
@@ -371,9 +369,7 @@ def parent_queue_repo(tmp_path: Path) -> Path:
     )
     (tmp_path / "queues.yaml").write_text(VOLCANO_QUEUE, encoding="utf-8")
     (tmp_path / "workloads.yaml").write_text(
-        "---\n".join(TIGHT_WORKLOAD.format(name=n).replace("{scheduler: kueue, name: assistants/chat}",
-                                                         "{scheduler: volcano, name: chat}")
-                     for n in ("chat", "search", "voice")),
+        "---\n".join(TIGHT_WORKLOAD.format(name=n, queue=VOLCANO_QUEUE_REF) for n in ("chat", "search", "voice")),
         encoding="utf-8",
     )
     (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
