@@ -549,3 +549,17 @@ def test_one_very_long_timestamp_cell_is_an_error_not_gigabytes(tmp_path: Path) 
     with pytest.raises(MeasurementError) as caught:
         read_series(path)
     assert caught.value.row == 52
+
+
+def test_a_cell_over_the_csv_module_field_limit_is_located_not_an_internal_error(tmp_path: Path) -> None:
+    """Found by the fuzz target: locating the bad row went through ``csv``, which refuses cells over 128 KiB."""
+    from policylint.errors import MeasurementError
+    from policylint.traces import read_series
+
+    rows = [f"{1_764_547_200 + 300 * i},{i % 7}" for i in range(40)]
+    rows[4] = f"{1_764_547_200 + 1200}," + "9" * 200_000 + "x"
+    path = tmp_path / "trace.csv"
+    path.write_text("timestamp,in_flight\n\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(MeasurementError) as caught:
+        read_series(path)
+    assert caught.value.row == 7  # header, a blank line, then the fifth data row

@@ -91,14 +91,30 @@ class _ScannedLines(Rows):
     def row(self, index: int) -> int:
         with self.source.path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
             reader = csv.reader(handle)
-            next(reader, None)
+            try:
+                next(reader, None)
+                seen = -1
+                for record in reader:
+                    if _blank(record):
+                        continue
+                    seen += 1
+                    if seen == index:
+                        return reader.line_num
+            except csv.Error:
+                pass  # a cell the csv module refuses (over its field size limit): count lines instead
+        return self._by_lines(index)
+
+    def _by_lines(self, index: int) -> int:
+        """The line of data row ``index`` counted on physical lines (Arrow reads no newline inside a value)."""
+        with self.source.path.open(encoding="utf-8-sig", errors="replace") as handle:
+            next(handle, None)
             seen = -1
-            for record in reader:
-                if _blank(record):
+            for number, line in enumerate(handle, start=2):
+                if not line.strip() or line.strip() == '""':
                     continue
                 seen += 1
                 if seen == index:
-                    return reader.line_num
+                    return number
         return index + 2  # pragma: no cover - the index always comes from this file
 
 
