@@ -54,6 +54,7 @@ import json
 import math
 import os
 import tempfile
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -792,7 +793,7 @@ def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
 # computed afresh and a hit skips validation without hiding anything.
 
 #: entry layout of the document cache; part of every key
-DOCUMENT_FORMAT = 1
+DOCUMENT_FORMAT = 2
 
 
 @functools.lru_cache(maxsize=1)
@@ -852,14 +853,24 @@ def store_source(folder: Path, key: str, source: Any) -> None:
         documents = []
         for doc in source.documents:
             _plain(doc.data)
-            positions = doc.positions
+            keys, values, spans = doc.positions.entries()
+            # The index is stored as one JSON text inside the entry, with its CRC: a warm run
+            # decodes it only for the documents it reports on (see PositionIndex.deferred).
+            positions = json.dumps(
+                {
+                    "keys": [[_path_list(p), list(v)] for p, v in keys.items()],
+                    "values": [[_path_list(p), list(v)] for p, v in values.items()],
+                    "spans": [[_path_list(p), list(s)] for p, s in spans.items()],
+                },
+                separators=(",", ":"),
+                ensure_ascii=False,
+            )
             documents.append(
                 {
                     "index": doc.index,
                     "data": doc.data,
-                    "keys": [[_path_list(p), list(v)] for p, v in positions._keys.items()],
-                    "values": [[_path_list(p), list(v)] for p, v in positions._values.items()],
-                    "spans": [[_path_list(p), list(s)] for p, s in positions._spans.items()],
+                    "positions": positions,
+                    "crc": zlib.crc32(positions.encode("utf-8")),
                 }
             )
         payload = {"key": key, "text": source.text, "documents": documents}
@@ -871,7 +882,7 @@ def store_source(folder: Path, key: str, source: Any) -> None:
 
 def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
     """The cached :class:`~policylint.load.SourceFile` of ``key`` (documents known schema-valid), or None."""
-    from policylint.load import Document, PositionIndex, Span, SourceFile
+    from policylint.load import Document, PositionIndex, SourceFile
 
     try:
         payload = json.loads(_document_path(folder, key).read_bytes().decode("utf-8"))
@@ -879,11 +890,11 @@ def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
             return None
         source = SourceFile(path=path, display=display, text=payload["text"])
         for stored in payload["documents"]:
-            positions = PositionIndex()
-            # paths were lists of str/int; the index looks them up as tuples
-            positions._keys = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["keys"]}
-            positions._values = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["values"]}
-            positions._spans = {tuple(p): Span(*s) for p, s in stored["spans"]}
+            text = stored["positions"]
+            # a damaged index is a miss now, not a wrong position later
+            if not isinstance(text, str) or zlib.crc32(text.encode("utf-8")) != stored["crc"]:
+                return None
+            positions = PositionIndex.deferred(functools.partial(_fill_positions, text))
             index = stored["index"]
             if not isinstance(index, int):
                 return None
@@ -892,6 +903,21 @@ def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
         return None
     source.validated = True
     return source
+
+
+def _fill_positions(text: str, index: Any) -> None:
+    """Decode a stored position index (see :func:`store_source`) into ``index``."""
+    from policylint.load import Span
+
+    try:
+        stored = json.loads(text)
+        # paths were lists of str/int; the index looks them up as tuples
+        keys = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["keys"]}
+        values = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["values"]}
+        spans = {tuple(p): Span(*s) for p, s in stored["spans"]}
+    except Exception:  # noqa: BLE001 - unreachable with a matching CRC; positions fall back to the top
+        return
+    index._keys, index._values, index._spans = keys, values, spans
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -18,6 +18,7 @@ from policylint.finding import Finding, Severity, sort_findings
 from policylint.load import (
     Document,
     LoadLimits,
+    RealPaths,
     SourceFile,
     discover,
     display_path,
@@ -59,6 +60,9 @@ class LintOptions:
     #: keep (None: all); rules then run only on views whose findings can be kept. Set by ``--changed-files``
     #: and ``--diff``, whose narrowing (:func:`policylint.scope.narrow`) uses the same test afterwards.
     reported: Callable[[Model], Callable[[str, str], bool] | None] | None = None
+    #: build the view of every subject even when the report is narrowed (the HTML report draws them
+    #: all); otherwise a narrowed run measures and views only what its judged views read
+    all_views: bool = False
 
 
 @dataclass
@@ -86,8 +90,9 @@ class LintResult:
 def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
     """Discover and parse files; keep those that hold policylint input."""
     sources: list[SourceFile] = []
-    for path, explicit in discover(paths, options.exclude, options.root):
-        source = load_file(path, display_path(path), options.limits, options.cache_dir)
+    real = RealPaths()
+    for path, explicit in discover(paths, options.exclude, options.root, real):
+        source = load_file(path, display_path(path, real=real), options.limits, options.cache_dir)
         if explicit or looks_relevant(source):
             sources.append(source)
     return sources
@@ -259,11 +264,17 @@ def judge(
     located in the view's own document (``view.doc.finding``), and every later step
     matches findings per file - a suppression comment only sees findings of its
     own file, a baseline entry names its file - so findings in files the scope
-    drops can neither hide nor reveal one it keeps. The facts of every view are
-    still built from the whole repository (a pool's sum has all its members), and
-    every view comes back for ``--fix`` and the HTML report. ``options.reported``
-    narrows the same way by file and subject: every finding of a view carries the
-    view's file and subject (:func:`policylint.evaluate.subject_of`).
+    drops can neither hide nor reveal one it keeps. ``options.reported`` narrows
+    the same way by file and subject: every finding of a view carries the view's
+    file and subject (:func:`policylint.evaluate.subject_of`).
+
+    A narrowed run also measures and views only what the judged views read
+    (:func:`policylint.scope.needed`: whole pools, whole clusters), so a one-file
+    pre-commit run does not decode the measurements of the rest of the
+    repository; a judged view's facts are still those of a whole-repository run
+    (a pool's sum has all its members). The views that come back serve ``--fix``,
+    which only fixes reported findings; with ``options.all_views`` every view is
+    built, for the HTML report.
     """
     from policylint.evaluate import evaluate
     from policylint.measure import CachedPool, measure, measure_pools
@@ -273,11 +284,28 @@ def judge(
     now = options.now or dt.datetime.now(dt.timezone.utc)
     # Every rule runs; selection happens in the filter step, after suppressions are matched.
     rules = [r for r in options.ruleset.sorted() if not r.builtin]
+    keep = options.reported(model) if options.reported is not None else None
+    only = None
+    if not options.all_views and (keep is not None or (scope is not None and scope.real)):
+        from policylint.scope import needed
+
+        held: dict[str, bool] = {}  # one path check per file, as Scope.select
+
+        def judged_view(file: str, subject: str) -> bool:
+            if scope is not None and scope.real:
+                if file not in held:
+                    held[file] = scope.holds(file)
+                if not held[file]:
+                    return False
+            return keep is None or keep(file, subject)
+
+        only = needed(model, judged_view)
     cached: dict[str, CachedPool] = {}
     facts, findings = measure(
-        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached
+        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
+        only=only,
     )
-    pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached)
+    pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only)
     history = None
     if options.change is not None:
         import os
@@ -289,9 +317,8 @@ def judge(
             reserved_before=previous_reserved(options.change, model, options.limits, options.gpu_resources),
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
-    views = build_views(model, facts, now, history, pools)
+    views = build_views(model, facts, now, history, pools, only)
     judged = views if scope is None else scope.select(views)
-    keep = options.reported(model) if options.reported is not None else None
     if keep is not None:
         from policylint.evaluate import subject_of
 

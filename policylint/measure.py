@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from policylint.bands import BandReport
     from policylint.model import MeasurementRef, Model, Pool, Workload
     from policylint.pooled import PooledGrid, PooledReport, PoolMember
+    from policylint.scope import Needed
     from policylint.traces import Series, TraceLimits
 
 
@@ -521,6 +522,7 @@ def measure(
     cache_dir: Path | None = None,
     jobs: int = 1,
     pooled: dict[str, CachedPool] | None = None,
+    only: Needed | None = None,
 ) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
     """Facts for every workload of the model, computed once per run (traces read within ``limits``).
 
@@ -532,17 +534,20 @@ def measure(
     cached pooled demand, for :func:`measure_pools`; the workloads of a pool whose
     pooled demand is cached come back without their GPU demand series (``demand``
     None), which only that sum would read.
+
+    ``only`` (None: every workload) measures just those workloads and looks up
+    just those pools (see :func:`policylint.scope.needed`).
     """
     from policylint import cache
 
-    names = sorted(model.workloads)
+    names = sorted(model.workloads) if only is None else sorted(n for n in model.workloads if n in only.workloads)
     done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
     keys: dict[str, str | None] = {}
     for name in names:
         keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir) if cache_dir is not None else None
     summed: set[str] = set()  # workloads whose pools all have their pooled demand cached
     if cache_dir is not None and pooled is not None:
-        pooled.update(_cached_pools(model, keys, cache_dir))
+        pooled.update(_cached_pools(model, keys, cache_dir, only))
         hits = {q for q, c in pooled.items() if c.facts is not None}
         for name in names:
             pool = model.workloads[name].pool
@@ -652,12 +657,16 @@ class CachedPool:
     facts: PoolFacts | None = None
 
 
-def _cached_pools(model: Model, keys: dict[str, str | None], cache_dir: Path) -> dict[str, CachedPool]:
+def _cached_pools(
+    model: Model, keys: dict[str, str | None], cache_dir: Path, only: Needed | None = None
+) -> dict[str, CachedPool]:
     """Each pool's cache key and cached pooled demand; a pool with an unkeyed member has no key."""
     from policylint import cache
 
     out: dict[str, CachedPool] = {}
     for pool in model.pools:
+        if only is not None and pool.qualified not in only.pools:
+            continue
         members = [(w.name, keys.get(w.name)) for w in pool.workloads]
         if not members or any(k is None for _, k in members):
             out[pool.qualified] = CachedPool(None)
@@ -744,16 +753,20 @@ def measure_pools(
     *,
     cache_dir: Path | None = None,
     cached: dict[str, CachedPool] | None = None,
+    only: Needed | None = None,
 ) -> dict[str, PoolFacts]:
     """Pooled demand of every pool of the model (by ``cluster/pool``), computed once per run.
 
     ``cached`` is what :func:`measure` found in the cache folder ``cache_dir``: a pool
     found there is taken as stored; another with a key is computed and stored.
+    ``only`` (None: every pool) computes just those pools.
     """
     from policylint import cache
 
     out: dict[str, PoolFacts] = {}
     for pool in model.pools:
+        if only is not None and pool.qualified not in only.pools:
+            continue
         entry = (cached or {}).get(pool.qualified)
         if entry is not None and entry.facts is not None:
             out[pool.qualified] = entry.facts

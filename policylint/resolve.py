@@ -9,11 +9,12 @@ files and - before anything is opened - paths that leave the repository root.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from policylint.finding import Finding
-from policylint.load import Document, DocPath
+from policylint.load import Document, DocPath, RealPaths
 from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload
 
 #: Document paths of the measurement references a Workload can make.
@@ -40,7 +41,13 @@ def _get(data: Any, path: DocPath) -> Any:
 
 
 def check_reference(
-    doc: Document, ref_path: DocPath, relative: str, root: Path, key: str = "path", what: str = "measurement"
+    doc: Document,
+    ref_path: DocPath,
+    relative: str,
+    root: Path,
+    key: str = "path",
+    what: str = "measurement",
+    real: RealPaths | None = None,
 ) -> tuple[Path | None, Finding | None]:
     """Resolve a file reference made by ``doc``; refuse anything outside ``root``.
 
@@ -50,7 +57,8 @@ def check_reference(
     The check is lexical first (``..`` and absolute paths are refused without
     touching the file system beyond the document's folder), then physical
     (symlinks are followed and the target must still be inside ``root``). The
-    file is never opened here.
+    file is never opened here. ``real`` resolves symlinks (one per run keeps
+    each folder's real path).
     """
     where = (*ref_path, key)
     if os.path.isabs(relative) or relative.startswith(("~", "\\")) or (len(relative) > 1 and relative[1] == ":"):
@@ -60,10 +68,11 @@ def check_reference(
             where,
             hint=f"commit the {what} inside the repository and reference it relatively",
         )
-    root_abs = Path(os.path.abspath(root))
-    base = Path(os.path.abspath(doc.source.path)).parent
-    lexical = Path(os.path.normpath(base / relative))
-    if not _inside(lexical, root_abs):
+    # plain strings: a repository with a thousand traces resolves a thousand of these
+    root_abs = os.path.abspath(root)
+    base = os.path.dirname(os.path.abspath(doc.source.path))
+    lexical = os.path.normpath(os.path.join(base, relative))
+    if not _within(lexical, root_abs):
         return None, doc.finding(
             "PL023",
             f"{what} path '{relative}' leaves the repository root",
@@ -71,7 +80,7 @@ def check_reference(
             hint=f"commit the {what} inside the repository and reference it relatively",
         )
     try:
-        return _check_on_disk(doc, where, relative, lexical, root_abs, what)
+        return _check_on_disk(doc, where, relative, lexical, root_abs, what, real or RealPaths())
     except (OSError, ValueError) as exc:
         # a path component longer than the file system allows (ENAMETOOLONG), a NUL character
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -88,9 +97,18 @@ def _shorten(text: str, limit: int = 120) -> str:
 
 
 def _check_on_disk(
-    doc: Document, where: DocPath, relative: str, lexical: Path, root_abs: Path, what: str
+    doc: Document, where: DocPath, relative: str, lexical_text: str, root_text: str, what: str, real_path: RealPaths
 ) -> tuple[Path | None, Finding | None]:
     """The physical half of :func:`check_reference` (may raise OSError)."""
+    try:
+        st = os.stat(lexical_text)
+    except (OSError, ValueError):
+        pass  # missing, a broken link, or worse: the checks below tell which
+    else:
+        # the usual case, a regular file: one stat, and the real path checked against the root's
+        if stat.S_ISREG(st.st_mode) and _within(real_path(lexical_text), real_path(root_text)):
+            return Path(lexical_text), None
+    lexical, root_abs = Path(lexical_text), Path(root_text)
     if not lexical.exists():
         if lexical.is_symlink():
             return None, doc.finding(
@@ -104,8 +122,8 @@ def _check_on_disk(
             where,
             hint="check the path; it is relative to the folder of this file",
         )
-    real = Path(os.path.realpath(lexical))
-    if not _inside(real, Path(os.path.realpath(root_abs))):
+    real = Path(real_path(lexical))
+    if not _inside(real, Path(real_path(root_abs))):
         return None, doc.finding(
             "PL023",
             f"{what} path '{relative}' is a symlink pointing outside the repository",
@@ -115,6 +133,11 @@ def _check_on_disk(
     if not real.is_file():
         return None, doc.finding("PL022", f"{what} path '{relative}' is not a file", where)
     return lexical, None
+
+
+def _within(path: str, root: str) -> bool:
+    """:func:`_inside` for absolute, normalised path strings."""
+    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -167,6 +190,7 @@ def resolve(
     declare are not reported again as unknown (see :func:`broken_names`).
     """
     broken = broken_names(broken_documents or [])
+    real = RealPaths()
     model = Model(root=root)
     findings: list[Finding] = []
     seen: dict[tuple[str, str], Document] = {}
@@ -221,7 +245,7 @@ def resolve(
             spec = _get(doc.data, path)
             if not isinstance(spec, dict):
                 continue
-            resolved, problem = check_reference(doc, path, str(spec["path"]), root)
+            resolved, problem = check_reference(doc, path, str(spec["path"]), root, real=real)
             if problem:
                 findings.append(problem)
             display = spec["path"]
@@ -230,7 +254,7 @@ def resolve(
         evidence = _get(doc.data, EVIDENCE_PATH)
         if isinstance(evidence, dict) and isinstance(evidence.get("document"), str):
             resolved, problem = check_reference(
-                doc, EVIDENCE_PATH, evidence["document"], root, key="document", what="evidence document"
+                doc, EVIDENCE_PATH, evidence["document"], root, key="document", what="evidence document", real=real
             )
             if problem:
                 findings.append(problem)

@@ -21,7 +21,8 @@ depends on them:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,6 +101,69 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
         if touched:
             subjects.add(f"proposal {p.name}")
     return files, subjects
+
+
+@dataclass(frozen=True)
+class Needed:
+    """The part of a model whose facts a narrowed run reads: its views are built, the rest are not.
+
+    Names as the model keys them: workloads by name, pools by ``cluster/pool``,
+    clusters and proposals by name.
+    """
+
+    workloads: frozenset[str]
+    pools: frozenset[str]
+    clusters: frozenset[str]
+    proposals: frozenset[str]
+
+
+def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
+    """What must be measured and viewed so that every view ``judged(file, subject)`` keeps has its facts.
+
+    ``judged`` is asked once per subject of the model, with the file of its
+    document and its subject as :func:`policylint.evaluate.subject_of` gives it.
+    The facts of a view come from more than its own subject, and everything they
+    come from is taken whole:
+
+    * a workload's view -> its whole pool (capacity shares and pooled demand are
+      per pool), or the workload alone when it has no pool;
+    * a pool's view -> its workloads;
+    * a cluster's view -> all its pools (tolerances of every member);
+    * a proposal's view -> all pools of its cluster (the measured count), the
+      pools it requests and the pools of the workloads it cites.
+    """
+    pools: dict[str, Pool] = {}
+    loose: set[str] = set()  # workloads without a pool
+    clusters: set[str] = set()
+    proposals: set[str] = set()
+
+    def take_workload(w: Workload) -> None:
+        if w.pool is not None:
+            pools[w.pool.qualified] = w.pool
+        else:
+            loose.add(w.name)
+
+    for w in model.workloads.values():
+        if judged(w.doc.file, f"workload {w.name}"):
+            take_workload(w)
+    for pool in model.pools:
+        if judged(pool.doc.file, _pool(pool)):
+            pools[pool.qualified] = pool
+    for name, c in model.clusters.items():
+        if judged(c.doc.file, str(c.subject)):
+            clusters.add(name)
+            pools.update((p.qualified, p) for p in c.pools.values())
+    for name, p in model.proposals.items():
+        if not judged(p.doc.file, f"proposal {name}"):
+            continue
+        proposals.add(name)
+        if p.cluster is not None:
+            pools.update((q.qualified, q) for q in p.cluster.pools.values())
+        pools.update((q.qualified, q) for q in p.pools.values())
+        for w in p.workloads:
+            take_workload(w)
+    workloads = loose | {w.name for pool in pools.values() for w in pool.workloads}
+    return Needed(frozenset(workloads), frozenset(pools), frozenset(clusters), frozenset(proposals))
 
 
 def _inside(path: Path, folder: Path) -> bool:

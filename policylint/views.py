@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from policylint.finding import Subject
     from policylint.measure import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
+    from policylint.scope import Needed
 
 _OWN_FACTS: dict[str, dict[str, str]] = {
     "workload": {
@@ -629,11 +630,14 @@ def build_views(
     now: dt.datetime,
     history: History | None = None,
     pools: dict[str, PoolFacts] | None = None,
+    only: Needed | None = None,
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
     ``pools`` is the pooled demand from :func:`policylint.measure.measure_pools`;
-    computed here when the caller did not.
+    computed here when the caller did not. ``only`` (None: everything) limits the
+    views to those subjects; ``facts`` and ``pools`` then need to hold just what
+    :func:`policylint.scope.needed` says they read.
     """
     from policylint.pooled_facts import POOLED_WORKLOAD_FACTS, pool_workload_facts
 
@@ -641,8 +645,13 @@ def build_views(
         from policylint.measure import measure_pools
 
         pools = measure_pools(model, facts)
-    wviews = {n: workload_view(w, facts[n], now) for n, w in sorted(model.workloads.items())}
-    for pool in model.pools:
+    wanted_pools = model.pools if only is None else [p for p in model.pools if p.qualified in only.pools]
+    wviews = {
+        n: workload_view(w, facts[n], now)
+        for n, w in sorted(model.workloads.items())
+        if only is None or n in only.workloads
+    }
+    for pool in wanted_pools:
         shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
         for member in pool.workloads:
             share, wf, f = shares.get(member.name), facts[member.name], wviews[member.name].facts
@@ -662,14 +671,16 @@ def build_views(
                 proposed[key] = proposed.get(key, 0) + int(req["gpus"])
     pviews = {
         pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0), pools.get(pool.qualified))
-        for pool in model.pools
+        for pool in wanted_pools
     }
-    for pool in model.pools:
+    for pool in wanted_pools:
         pool_workload_facts(pool, pviews[pool.qualified], wviews)
         pviews[pool.qualified].facts.update(_history_facts(pool, history))
     views: list[View] = list(wviews.values())
     views += [pviews[k] for k in sorted(pviews)]
     for name in sorted(model.clusters):
+        if only is not None and name not in only.clusters:
+            continue
         cluster = model.clusters[name]
         members = [wviews[w.name].facts for pool in cluster.pools.values() for w in pool.workloads]
         tolerances = sorted(f["tolerance_seconds"] for f in members if f["tolerance_seconds"] is not None)
@@ -689,6 +700,8 @@ def build_views(
             )
         )
     for name in sorted(model.proposals):
+        if only is not None and name not in only.proposals:
+            continue
         p = model.proposals[name]
         requests = []
         for i, req in enumerate(p.spec.get("requests", [])):

@@ -433,3 +433,12 @@ def test_a_control_character_in_a_key_stays_on_one_line() -> None:
         check_plain(raw, "cfg.yaml")
         validate_settings(raw, "cfg.yaml")
     assert str(info.value) == "cfg.yaml at key 'per-file-ignores.\\n': must be a list of rule codes, prefixes or names, got None"
+
+
+def test_no_settings_at_all_are_valid_settings() -> None:
+    """Empty settings skip the schema check (no jsonschema import on a run without a config file)."""
+    import jsonschema
+
+    from policylint.resources import load_schema
+
+    jsonschema.Draft202012Validator(load_schema("Config")).validate({})

@@ -117,8 +117,10 @@ def test_a_damaged_entry_is_ignored_and_rewritten(
             entry.write_bytes(data[: len(data) // 2])
         elif damage == "wrong key":
             entry.write_bytes(data.replace(entry.stem.encode(), b"0" * 64, 1))
-        else:
-            entry.write_bytes(data.replace(b'"spans":[[', b'"spans":[[[],[1]],[', 1))
+        else:  # a span the position index cannot hold, inside the index's stored text
+            damaged = data.replace(b'\\"spans\\":[[', b'\\"spans\\":[[[],[1]],[', 1)
+            assert damaged != data
+            entry.write_bytes(damaged)
     seen = count_parses(monkeypatch)
     assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
     assert any(not s.startswith("validate:") for s in seen)
@@ -165,8 +167,11 @@ def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn both narrowings of the evaluation off: the run judges every view, then drops findings."""
     from policylint import linter, session
 
+    from policylint import scope
+
     monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
     monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
+    monkeypatch.setattr(scope, "needed", lambda model, judged: None)  # measure and view everything
 
 
 @pytest.fixture(scope="module")
@@ -209,6 +214,60 @@ def test_narrowing_skips_the_rules_of_unreported_views(cache_dir: Path, monkeypa
     assert judged and all(f.startswith("proposals/") for f in judged)
 
 
+def _measured_workloads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from policylint import measure
+
+    seen: list[str] = []
+    original = measure.measure_workload
+
+    def counting(workload, now, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(workload.name)
+        return original(workload, now, **kwargs)
+
+    monkeypatch.setattr(measure, "measure_workload", counting)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # a changed trace: its workload's pool (pooled demand), nothing of the other cluster
+        (["--changed-files", "measurements/jobs/pre-training.csv"], {"pre-training", "fine-tuning"}),
+        # a PATH scope: the pools of that file's workloads (training, and batch for nightly-eval)
+        (["workloads/research.yaml"], {"pre-training", "fine-tuning", "nightly-eval", "offline-scoring"}),
+        # a changed cluster: all its pools
+        (
+            ["--changed-files", "clusters/prod-east.yaml"],
+            {"chat-assistant", "code-completion", "embeddings-search", "reranker", "nightly-eval", "offline-scoring"},
+        ),
+    ],
+)
+def test_a_narrowed_run_measures_only_what_its_judged_views_read(
+    command: list[str], expected: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _measured_workloads(monkeypatch)
+    code, out, err = run_cli(["check", *command, "--no-cache", "--jobs", "1", "--format", "json", *WHEN], cwd=EXAMPLES / "good")
+    assert (code, err) == (0, "")
+    assert set(seen) == expected
+    seen.clear()
+    _judge_everything(monkeypatch)
+    assert run_cli(["check", *command, "--no-cache", "--jobs", "1", "--format", "json", *WHEN], cwd=EXAMPLES / "good") == (
+        code,
+        out,
+        err,
+    )
+    assert len(seen) == 8  # the whole repository when nothing narrows
+
+
+def test_the_html_report_views_every_pool_whatever_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _measured_workloads(monkeypatch)
+    page = tmp_path / "review.html"
+    code, _, _ = run_cli(["report", "--html", str(page), "--no-cache", "--jobs", "1", "workloads/research.yaml", *WHEN], cwd=EXAMPLES / "good")
+    assert code == 0
+    assert len(seen) == 8
+    assert "prod-east/serving" in page.read_text(encoding="utf-8")
+
+
 def test_with_a_baseline_a_narrowed_run_reports_the_same(
     tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -223,3 +282,23 @@ def test_with_a_baseline_a_narrowed_run_reports_the_same(
     assert run_cli(command, cwd=repo) == narrowed
     report = json.loads(narrowed[1])
     assert narrowed[2] == "" and report["baselined"] and not report["stale_baseline"]
+
+
+def test_a_warm_run_decodes_the_positions_of_only_the_documents_it_reports_on(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = EXAMPLES / "bad"
+    command = ["check", "--changed-files", "proposals/2027-q1-everything.yaml", "--format", "json", *WHEN]
+    cold = run_cli(command, cwd=root)
+    decoded: list[str] = []
+    original = cache._fill_positions
+
+    def counting(text: str, index: object) -> None:
+        decoded.append(text)
+        original(text, index)
+
+    monkeypatch.setattr(cache, "_fill_positions", counting)
+    assert run_cli(command, cwd=root) == cold
+    entries = [json.loads(p.read_bytes()) for p in document_entries(cache_dir)]
+    stored = sum(len(e["documents"]) for e in entries)
+    assert 0 < len(decoded) < stored

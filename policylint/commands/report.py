@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.html.strip():
         raise PolicylintError("--html needs a file name (or '-' for stdout)")
     session = Session.from_args(args)
+    session.options.all_views = True  # the page draws every pool, whatever PATH narrows the findings to
     result = session.lint()
     # File paths as in the JSON report: relative to the repository root, wherever the run started.
     result = rebase(result, repository_root(session.config.root), session.config.root)

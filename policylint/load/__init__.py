@@ -29,6 +29,7 @@ from policylint.load.compose import (
 from policylint.load.documents import Document, SourceFile, api_version_near_miss, is_scheduler_doc
 from policylint.load.files import (
     YAML_SUFFIXES,
+    RealPaths,
     discover,
     display_path,
     load_file,
@@ -49,6 +50,7 @@ __all__ = [
     "Document",
     "LoadLimits",
     "PositionIndex",
+    "RealPaths",
     "SourceFile",
     "Span",
     "api_version_near_miss",

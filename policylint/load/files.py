@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -78,10 +79,44 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
     return source
 
 
-def display_path(path: Path, cwd: Path | None = None) -> str:
+class RealPaths:
+    """``os.path.realpath`` with each folder resolved once.
+
+    ``realpath`` makes one ``lstat`` per path component, and a run asks for the
+    real path of thousands of files in a few folders. The real path of a file
+    that is not itself a symlink is its folder's real path joined with its name,
+    so a folder is resolved once, and each file costs one ``lstat`` (to see
+    whether it is a link, which is resolved in full). Results equal
+    ``os.path.realpath``'s, errors included. Folders are remembered for the life
+    of the object: make one per pass over the file system, not one per process.
+    """
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, path: str | os.PathLike[str]) -> str:
+        text = os.fspath(path)
+        head, tail = os.path.split(text)
+        if not tail or tail in (os.curdir, os.pardir):
+            return os.path.realpath(text)
+        try:
+            if stat.S_ISLNK(os.lstat(text).st_mode):
+                return os.path.realpath(text)
+        except OSError:
+            pass  # missing, or below a non-folder: realpath keeps the name as written
+        except ValueError:
+            return os.path.realpath(text)  # a NUL character: raises as realpath does
+        folder = self._folders.get(head)
+        if folder is None:
+            folder = self._folders[head] = os.path.realpath(head or os.curdir)
+        return os.path.join(folder, tail)
+
+
+def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = None) -> str:
     """Path as shown to the user: relative to the working directory when below it."""
     try:
-        return path.resolve().relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
+        resolved = Path(real(path)) if real is not None else path.resolve()
+        return resolved.relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -92,7 +127,9 @@ def _resolved(folder: str) -> Path:
     return Path(folder).resolve()
 
 
-def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None) -> Iterator[tuple[Path, bool]]:
+def discover(
+    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, real: RealPaths | None = None
+) -> Iterator[tuple[Path, bool]]:
     """Yield ``(file, explicit)`` for YAML files under ``paths``, sorted.
 
     ``explicit`` is True for files named on the command line: those are always
@@ -101,6 +138,7 @@ def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | No
     A missing path is a usage error.
     """
     patterns = list(exclude)
+    resolve = real or RealPaths()
     seen: set[Path] = set()
     real_root = root.resolve() if root is not None and patterns else None
     for given in paths:
@@ -117,14 +155,14 @@ def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | No
             for name in filenames:
                 if name.endswith(YAML_SUFFIXES):
                     found.append(Path(dirpath) / name)
-        for f in sorted(found):
-            real = f.resolve()
+        for f in sorted(found, key=lambda f: f.parts):  # Path order, without a Path comparison per step
+            real_path = Path(resolve(f))
             if patterns:
-                rel = _relative_for_glob(f, real, real_root)
+                rel = _relative_for_glob(f, real_path, real_root)
                 if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
                     continue
-            if real not in seen:
-                seen.add(real)
+            if real_path not in seen:
+                seen.add(real_path)
                 yield f, False
 
 

@@ -8,7 +8,7 @@ value and to the :class:`Span` of the value, so positions live beside the data.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 DocPath = tuple[str | int, ...]
@@ -70,31 +70,64 @@ class PositionIndex:
         self._values: dict[DocPath, tuple[int, int]] = {}
         self._keys: dict[DocPath, tuple[int, int]] = {}
         self._spans: dict[DocPath, Span] = {}
+        self._fill: Callable[[PositionIndex], None] | None = None
+
+    @classmethod
+    def deferred(cls, fill: Callable[[PositionIndex], None]) -> PositionIndex:
+        """An index that ``fill`` fills (with the ``add_*`` methods) the first time it is read.
+
+        The document cache hands back a thousand files' indexes on a warm run,
+        and a narrowed run reads the positions of a few: each is decoded on
+        first use instead of all of them up front.
+        """
+        index = cls()
+        index._fill = fill
+        return index
+
+    def _ready(self) -> None:
+        fill = self._fill
+        if fill is not None:
+            self._fill = None
+            fill(self)
 
     def add_value(self, path: DocPath, line: int, column: int) -> None:
+        self._ready()
         self._values.setdefault(path, (line, column))
 
     def add_key(self, path: DocPath, line: int, column: int) -> None:
+        self._ready()
         self._keys.setdefault(path, (line, column))
 
     def add_span(self, path: DocPath, span: Span) -> None:
+        self._ready()
         self._spans.setdefault(path, span)
         self._values.setdefault(path, (span.line, span.column))
 
+    def entries(
+        self,
+    ) -> tuple[dict[DocPath, tuple[int, int]], dict[DocPath, tuple[int, int]], dict[DocPath, Span]]:
+        """Copies of the key marks, value marks and spans, by path (what the document cache stores)."""
+        self._ready()
+        return dict(self._keys), dict(self._values), dict(self._spans)
+
     def value(self, path: DocPath) -> tuple[int, int] | None:
         """Exact position of the value at ``path``, or None."""
+        self._ready()
         return self._values.get(tuple(path))
 
     def span(self, path: Iterable[str | int]) -> Span | None:
         """The exact :class:`Span` of the value at ``path``, or None when it is not written."""
+        self._ready()
         return self._spans.get(tuple(path))
 
     def spans(self) -> dict[DocPath, Span]:
         """Every value's span, by path (a copy: the index stays as built)."""
+        self._ready()
         return dict(self._spans)
 
     def locate(self, path: Iterable[str | int]) -> tuple[int, int]:
         """Position of ``path`` or of its nearest ancestor that has one."""
+        self._ready()
         p = tuple(path)
         while True:
             if p in self._keys:
@@ -106,4 +139,5 @@ class PositionIndex:
             p = p[:-1]
 
     def __contains__(self, path: object) -> bool:
+        self._ready()
         return path in self._values or path in self._keys

@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from policylint.load import RealPaths
+
 if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.linter import LintResult
@@ -50,11 +52,12 @@ class _Rebaser:
         self.root = os.path.realpath(root)
         self.cwd = cwd
         self.cache: dict[str, str] = {}
+        self.real = RealPaths()
 
     def __call__(self, display: str, base: Path | None = None) -> str:
         key = f"{base}\x00{display}"
         if key not in self.cache:
-            absolute = os.path.realpath((base or self.cwd) / display)
+            absolute = self.real((base or self.cwd) / display)
             self.cache[key] = _relative(absolute, self.root) or display
         return self.cache[key]
 
