@@ -812,10 +812,16 @@ def _schemas_fingerprint() -> str:
 def document_key(raw: bytes, limits: Any) -> str:
     """The cache key of a YAML file's parsed documents: its bytes, the load limits, schemas and code."""
     digest = hashlib.sha256(f"documents/{DOCUMENT_FORMAT}/{_code_fingerprint()}/{_schemas_fingerprint()}".encode())
-    digest.update(json.dumps(dataclasses.asdict(limits), sort_keys=True).encode())
+    digest.update(_limits_text(limits))
     digest.update(b"\0")
     digest.update(raw)
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def _limits_text(limits: Any) -> bytes:
+    """The load limits as the document key holds them (once per run, not once per file)."""
+    return json.dumps(dataclasses.asdict(limits), sort_keys=True).encode()
 
 
 def _document_path(folder: Path, key: str) -> Path:
@@ -885,7 +891,10 @@ def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
     from policylint.load import Document, PositionIndex, SourceFile
 
     try:
-        payload = json.loads(_document_path(folder, key).read_bytes().decode("utf-8"))
+        # joined as text: a warm run opens a thousand of these, and a Path costs more than the read
+        entry = os.path.join(folder, f"documents-v{DOCUMENT_FORMAT}", key[:2], f"{key}.json")
+        with open(entry, "rb") as fh:
+            payload = json.loads(fh.read().decode("utf-8"))
         if payload["key"] != key or not isinstance(payload["text"], str):
             return None
         source = SourceFile(path=path, display=display, text=payload["text"])

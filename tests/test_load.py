@@ -409,3 +409,39 @@ def test_both_parsers_build_the_same_index(tmp_path: Path, monkeypatch: pytest.M
         monkeypatch.setattr(compose, "LIBYAML", libyaml)
         indexes.append([d.positions.spans() for d in load(tmp_path, text).documents])
     assert indexes[0] == indexes[1] and len(indexes[0]) == 2
+
+
+def test_real_paths_equal_os_realpath(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RealPaths resolves folders once and files by one lstat: the answers are os.path.realpath's."""
+    import os
+
+    from policylint.load import RealPaths
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.yaml").write_text("x: 1\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "link.yaml").symlink_to(tmp_path / "real" / "a.yaml")
+    (tmp_path / "real" / "loop").symlink_to(tmp_path / "real" / "loop")
+    (tmp_path / "real" / "plain.txt").write_text("")
+    monkeypatch.chdir(tmp_path)
+    cases = [
+        "real/a.yaml", "linked/a.yaml", "real/link.yaml", "linked/link.yaml", "real/missing.yaml",
+        "real/../linked/a.yaml", "linked/..", "linked/.", "real/", "", "a.yaml", "real/plain.txt/below",
+        "real/loop", str(tmp_path / "linked" / "a.yaml"), "/",
+    ]
+    real = RealPaths()
+    for case in cases * 2:  # the second round answers from what the first remembered
+        assert real(case) == os.path.realpath(case), case
+    with pytest.raises(ValueError):
+        RealPaths()("real/a\x00.yaml")
+
+
+def test_display_paths_are_the_same_through_real_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.load import RealPaths, display_path
+
+    (tmp_path / "repo" / "w").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "repo")
+    monkeypatch.chdir(tmp_path / "repo")
+    real = RealPaths()
+    for case in [Path("w/a.yaml"), Path("."), tmp_path / "link" / "w" / "a.yaml", tmp_path / "elsewhere.yaml", Path("../x.yaml")]:
+        assert display_path(case, real=real) == display_path(case), case

@@ -87,15 +87,22 @@ class RealPaths:
     that is not itself a symlink is its folder's real path joined with its name,
     so a folder is resolved once, and each file costs one ``lstat`` (to see
     whether it is a link, which is resolved in full). Results equal
-    ``os.path.realpath``'s, errors included. Folders are remembered for the life
-    of the object: make one per pass over the file system, not one per process.
+    ``os.path.realpath``'s, errors included. Folders and files are remembered for
+    the life of the object: make one per run, not one per process.
     """
 
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}
+        self._files: dict[str, str] = {}
 
     def __call__(self, path: str | os.PathLike[str]) -> str:
         text = os.fspath(path)
+        known = self._files.get(text)
+        if known is None:
+            known = self._files[text] = self._resolve(text)
+        return known
+
+    def _resolve(self, text: str) -> str:
         head, tail = os.path.split(text)
         if not tail or tail in (os.curdir, os.pardir):
             return os.path.realpath(text)
@@ -115,10 +122,18 @@ class RealPaths:
 def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = None) -> str:
     """Path as shown to the user: relative to the working directory when below it."""
     try:
-        resolved = Path(real(path)) if real is not None else path.resolve()
-        return resolved.relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
+        if real is None:
+            return path.resolve().relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
+        # the same answer from strings: real paths are absolute and normalised
+        resolved, folder = real(path), str(_resolved(str(cwd or Path.cwd())))
     except ValueError:
         return path.as_posix()
+    if resolved == folder:
+        return "."
+    prefix = folder if folder.endswith(os.sep) else folder + os.sep
+    if resolved.startswith(prefix):
+        return resolved[len(prefix) :].replace(os.sep, "/")
+    return path.as_posix()
 
 
 @functools.lru_cache(maxsize=16)
@@ -154,7 +169,7 @@ def discover(
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
             for name in filenames:
                 if name.endswith(YAML_SUFFIXES):
-                    found.append(Path(dirpath) / name)
+                    found.append(Path(dirpath, name))
         for f in sorted(found, key=lambda f: f.parts):  # Path order, without a Path comparison per step
             real_path = Path(resolve(f))
             if patterns:
