@@ -119,7 +119,11 @@ def _stat_id(st: os.stat_result) -> list[int]:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def _known_digest(path: Path, folder: Path | None) -> str:
+class _Unhashed(Exception):
+    """A file's digest is not recorded, and the caller asked not to hash it here."""
+
+
+def _known_digest(path: Path, folder: Path | None, *, hash_files: bool = True) -> str:
     """The SHA-256 of a file's bytes, reusing the one recorded for an unchanged file.
 
     A record maps a file (by real path) to its identity - device, inode, size,
@@ -132,8 +136,13 @@ def _known_digest(path: Path, folder: Path | None) -> str:
     when the file's identity is the same before and after hashing. Everything
     else is hashed again. A damaged record is ignored. The digest still goes into
     the entry's key, so an entry is only ever used for the bytes it was built from.
+
+    Without ``hash_files`` a file with no usable record raises :class:`_Unhashed`
+    instead of being read (the caller hashes it elsewhere, in a worker).
     """
     if folder is None:
+        if not hash_files:
+            raise _Unhashed(str(path))
         return _file_digest(path)
     import time
 
@@ -148,6 +157,8 @@ def _known_digest(path: Path, folder: Path | None) -> str:
             return str(known["sha256"])
     except Exception:  # noqa: BLE001 - no record, or a damaged one: hash the file
         pass
+    if not hash_files:
+        raise _Unhashed(real)
     hashed_at = time.time_ns()
     digest = _file_digest(Path(real))
     after = _stat_id(os.stat(real))
@@ -158,13 +169,22 @@ def _known_digest(path: Path, folder: Path | None) -> str:
     return digest
 
 
-def workload_key(workload: Workload, limits: TraceLimits | None, folder: Path | None = None) -> str | None:
+#: what :func:`workload_key` gives, without ``hash_files``, for a workload with a file to hash
+UNHASHED = "unhashed"
+
+
+def workload_key(
+    workload: Workload, limits: TraceLimits | None, folder: Path | None = None, *, hash_files: bool = True
+) -> str | None:
     """The cache key of one workload's facts; None when it reads no file (or one is unreadable).
 
     Untraced workloads cost nothing to measure, and a file that cannot be read
     is reported by the measuring step, so neither is worth an entry. With the
     cache ``folder``, the digests of files unchanged since an earlier run are
     reused (see :func:`_known_digest`) instead of reading every trace again.
+    Without ``hash_files`` a workload with a file whose digest is not recorded
+    gets :data:`UNHASHED` instead of a key: a parallel run hashes those files in
+    its workers, beside the measuring.
     """
     files = []
     for role in sorted(workload.measurements):
@@ -172,7 +192,9 @@ def workload_key(workload: Workload, limits: TraceLimits | None, folder: Path | 
         if ref.path is None:
             continue
         try:
-            content = _known_digest(ref.path, folder)
+            content = _known_digest(ref.path, folder, hash_files=hash_files)
+        except _Unhashed:
+            return UNHASHED
         except OSError:
             return None
         # The file by its bytes, its name as written and its real suffix (which picks the
@@ -929,12 +951,23 @@ def _fill_positions(text: str, index: Any) -> None:
     index._keys, index._values, index._spans = keys, values, spans
 
 
+#: folders this process has made (or found) for cache entries
+_MADE: set[str] = set()
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file; a disk that refuses is skipped."""
     tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        folder = str(path.parent)
+        if folder not in _MADE:  # one mkdir per folder and process, not one per entry written
+            os.makedirs(folder, exist_ok=True)
+            _MADE.add(folder)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        except FileNotFoundError:  # removed since (a cache cleared while a long-lived process runs)
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)

@@ -543,10 +543,25 @@ def measure(
     names = sorted(model.workloads) if only is None else sorted(n for n in model.workloads if n in only.workloads)
     done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
     keys: dict[str, str | None] = {}
+    parallel = jobs > 1 and _can_fork()
+    unhashed: list[str] = []  # workloads with a trace whose digest is not recorded yet
     for name in names:
-        keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir) if cache_dir is not None else None
+        if cache_dir is None:
+            keys[name] = None
+            continue
+        # A parallel run leaves new traces to its workers, which hash them beside the measuring
+        # instead of one after another here (a cold run reads every trace twice: hash, then parse).
+        key = cache.workload_key(model.workloads[name], limits, cache_dir, hash_files=not parallel)
+        if key == cache.UNHASHED:
+            unhashed.append(name)
+        else:
+            keys[name] = key
+    if len(unhashed) < PARALLEL_MIN_WORKLOADS:
+        for name in unhashed:  # too few to start workers for: hashed here
+            keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir)
+        unhashed = []
     summed: set[str] = set()  # workloads whose pools all have their pooled demand cached
-    if cache_dir is not None and pooled is not None:
+    if cache_dir is not None and pooled is not None and not unhashed:
         pooled.update(_cached_pools(model, keys, cache_dir, only))
         hits = {q for q, c in pooled.items() if c.facts is not None}
         for name in names:
@@ -554,7 +569,7 @@ def measure(
             if pool is not None and pool.qualified in hits:
                 summed.add(name)
     for name in names:
-        key = keys[name]
+        key = keys.get(name)
         hit = (
             cache.load(cache_dir, key, demand=name not in summed)
             if cache_dir is not None and key is not None
@@ -565,15 +580,30 @@ def measure(
             done[name] = (hit, [])
     todo = [n for n in names if n not in done]
     traced = [n for n in todo if any(r.path is not None for r in model.workloads[n].measurements.values())]
-    if jobs > 1 and len(traced) >= PARALLEL_MIN_WORKLOADS and _can_fork():
+    if parallel and len(traced) >= PARALLEL_MIN_WORKLOADS:
         # The first one here: it imports the readers and calculator once, before the
         # fork, instead of once in every worker.
         first = traced[0]
-        done[first] = _measure_one(model.workloads[first], keys[first], now, limits, cache_dir)
-        done.update(_measure_parallel(model, traced[1:], keys, now, limits, cache_dir, jobs))
+        if first in unhashed:
+            keys[first] = cache.workload_key(model.workloads[first], limits, cache_dir)
+            key = keys[first]
+            hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+            if hit is not None:
+                done[first] = (hit, [])
+        if first not in done:
+            done[first] = _measure_one(model.workloads[first], keys[first], now, limits, cache_dir)
+        rekey = frozenset(unhashed) - {first}
+        for name, key, result in _measure_parallel(model, traced[1:], keys, rekey, now, limits, cache_dir, jobs):
+            keys[name] = key
+            done[name] = result
     for name in todo:
         if name not in done:
+            if name not in keys:  # its worker failed before hashing: hashed here
+                keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir)
             done[name] = _measure_one(model.workloads[name], keys[name], now, limits, cache_dir)
+    if cache_dir is not None and pooled is not None and unhashed:
+        # every key is known now: the pools' entries, for measure_pools to use or store
+        pooled.update(_cached_pools(model, keys, cache_dir, only))
     out: dict[str, WorkloadFacts] = {}
     findings: list[Finding] = []
     for name in names:  # the order of the sequential run, whoever measured what
@@ -611,39 +641,54 @@ def _can_fork() -> bool:
 
 
 #: what forked workers measure from (set just before the pool starts, read in the children)
-_WORK: tuple[Model, dict[str, str | None], dt.datetime, TraceLimits | None, Path | None] | None = None
+_WORK: tuple[Model, dict[str, str | None], frozenset[str], dt.datetime, TraceLimits | None, Path | None] | None = None
 
 
-def _work(name: str) -> tuple[str, tuple[WorkloadFacts, list[Finding]]]:
+def _work(name: str) -> tuple[str, str | None, tuple[WorkloadFacts, list[Finding]]]:
+    """In a worker: the workload's key (hashing its traces when asked), then its cached or measured facts."""
+    from policylint import cache
+
     assert _WORK is not None
-    model, keys, now, limits, cache_dir = _WORK
-    return name, _measure_one(model.workloads[name], keys[name], now, limits, cache_dir)
+    model, keys, rekey, now, limits, cache_dir = _WORK
+    workload = model.workloads[name]
+    if name in rekey:
+        key = cache.workload_key(workload, limits, cache_dir)
+        hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+        if hit is not None:
+            return name, key, (hit, [])
+    else:
+        key = keys[name]
+    return name, key, _measure_one(workload, key, now, limits, cache_dir)
 
 
 def _measure_parallel(
     model: Model,
     names: list[str],
     keys: dict[str, str | None],
+    rekey: frozenset[str],
     now: dt.datetime,
     limits: TraceLimits | None,
     cache_dir: Path | None,
     jobs: int,
-) -> dict[str, tuple[WorkloadFacts, list[Finding]]]:
-    """Measure ``names`` in up to ``jobs`` forked processes; what fails there is left to the caller."""
+) -> list[tuple[str, str | None, tuple[WorkloadFacts, list[Finding]]]]:
+    """Measure ``names`` in up to ``jobs`` forked processes, hashing the traces of ``rekey`` there first.
+
+    What fails there is left to the caller: the results of a broken pool are dropped.
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     global _WORK
-    _WORK = (model, keys, now, limits, cache_dir)
-    out: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
+    _WORK = (model, keys, rekey, now, limits, cache_dir)
+    out: list[tuple[str, str | None, tuple[WorkloadFacts, list[Finding]]]] = []
     try:
         workers = min(jobs, len(names))
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            chunk = max(1, len(names) // (workers * 4))
-            for name, result in pool.map(_work, names, chunksize=chunk):
-                out[name] = result
+        if workers:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                chunk = max(1, len(names) // (workers * 4))
+                out.extend(pool.map(_work, names, chunksize=chunk))
     except Exception:  # noqa: BLE001 - a broken worker pool: the rest is measured in-process
-        pass
+        out.clear()
     finally:
         _WORK = None
     return out

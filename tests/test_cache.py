@@ -318,6 +318,40 @@ def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pyt
     assert len(parallel) == 1 and parallel[0] >= measure_module.PARALLEL_MIN_WORKLOADS
 
 
+def test_a_parallel_cold_run_hashes_new_traces_in_its_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Traces without a digest record are hashed by the worker that measures them: same report, same entries."""
+    from policylint import measure as measure_module
+
+    rekeyed: list[frozenset[str]] = []
+    real = measure_module._measure_parallel
+
+    def spy(model, names, keys, rekey, *rest):  # type: ignore[no-untyped-def]
+        rekeyed.append(rekey)
+        return real(model, names, keys, rekey, *rest)
+
+    monkeypatch.setattr(measure_module, "_measure_parallel", spy)
+    monkeypatch.setattr(measure_module, "PARALLEL_MIN_WORKLOADS", 2)
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "c"))
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    traces = list(repo.joinpath("measurements").rglob("*.*"))
+    monkeypatch.setattr(cache, "_RACY_SECONDS", -60.0)  # the files were just written: record their digests at once
+    command = ["check", str(repo), "--format", "json", "--jobs", "2", *WHEN]
+    expected = run_cli(["check", str(repo), "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
+    assert run_cli(command) == expected
+    assert len(rekeyed) == 1 and len(rekeyed[0]) >= 2  # the first workload is hashed before the fork
+    entries = {p: p.stat().st_mtime_ns for p in (tmp_path / "c").glob("measure-v*/*/*.entry")}
+    records = list((tmp_path / "c").glob("stat-v*/*/*.json"))
+    assert entries and len(records) >= len(entries)  # every trace hashed, its digest recorded
+
+    # New file times, same bytes (a fresh clone): the workers hash again and find every entry.
+    rekeyed.clear()
+    for trace in traces:
+        os.utime(trace, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    assert run_cli(command) == expected
+    assert len(rekeyed) == 1 and rekeyed[0]
+    assert {p: p.stat().st_mtime_ns for p in entries} == entries  # hits: nothing measured or stored again
+
+
 def test_jobs_must_be_positive() -> None:
     code, _, err = run_cli(["check", target_of("clean"), "--jobs", "0"])
     assert code == 2
