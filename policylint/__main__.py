@@ -1,9 +1,7 @@
-"""Allow ``python -m policylint``."""
+"""Allow ``python -m policylint``: the same entry point as the ``policylint`` command."""
 
 from __future__ import annotations
 
-import sys
+from policylint.cli import console_main
 
-from policylint.cli import main
-
-sys.exit(main())
+console_main()
