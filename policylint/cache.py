@@ -45,6 +45,7 @@ The folder is ``POLICYLINT_CACHE_DIR`` when set, else the user cache folder
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import datetime as dt
 import functools
@@ -815,7 +816,7 @@ def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
 # computed afresh and a hit skips validation without hiding anything.
 
 #: entry layout of the document cache; part of every key
-DOCUMENT_FORMAT = 2
+DOCUMENT_FORMAT = 3
 
 
 @functools.lru_cache(maxsize=1)
@@ -882,24 +883,20 @@ def store_source(folder: Path, key: str, source: Any) -> None:
         for doc in source.documents:
             _plain(doc.data)
             keys, values, spans = doc.positions.entries()
-            # The index is stored as one JSON text inside the entry, with its CRC: a warm run
-            # decodes it only for the documents it reports on (see PositionIndex.deferred).
-            positions = json.dumps(
-                {
-                    "keys": [[_path_list(p), list(v)] for p, v in keys.items()],
-                    "values": [[_path_list(p), list(v)] for p, v in values.items()],
-                    "spans": [[_path_list(p), list(s)] for p, s in spans.items()],
-                },
+            for path in (*keys, *values, *spans):
+                _path_list(path)
+            # The index is stored as compressed JSON (base64 text, with its CRC) inside the
+            # entry: most of an entry, read as one opaque string and decoded only for the
+            # documents a warm run reports on (see PositionIndex.deferred). Tuples (paths,
+            # marks, spans) are written as JSON arrays by the encoder itself.
+            index = json.dumps(
+                {"keys": list(keys.items()), "values": list(values.items()), "spans": list(spans.items())},
                 separators=(",", ":"),
                 ensure_ascii=False,
             )
+            positions = base64.b64encode(zlib.compress(index.encode("utf-8"), 1)).decode("ascii")
             documents.append(
-                {
-                    "index": doc.index,
-                    "data": doc.data,
-                    "positions": positions,
-                    "crc": zlib.crc32(positions.encode("utf-8")),
-                }
+                {"index": doc.index, "data": doc.data, "positions": positions, "crc": zlib.crc32(positions.encode("ascii"))}
             )
         payload = {"key": key, "text": source.text, "documents": documents}
         data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode("utf-8")
@@ -923,7 +920,7 @@ def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
         for stored in payload["documents"]:
             text = stored["positions"]
             # a damaged index is a miss now, not a wrong position later
-            if not isinstance(text, str) or zlib.crc32(text.encode("utf-8")) != stored["crc"]:
+            if not isinstance(text, str) or zlib.crc32(text.encode("ascii")) != stored["crc"]:
                 return None
             positions = PositionIndex.deferred(functools.partial(_fill_positions, text))
             index = stored["index"]
@@ -941,7 +938,7 @@ def _fill_positions(text: str, index: Any) -> None:
     from policylint.load import Span
 
     try:
-        stored = json.loads(text)
+        stored = json.loads(zlib.decompress(base64.b64decode(text, validate=True)).decode("utf-8"))
         # paths were lists of str/int; the index looks them up as tuples
         keys = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["keys"]}
         values = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["values"]}

@@ -103,7 +103,7 @@ def test_a_schema_or_package_change_misses(
     assert any(s.startswith("validate:") for s in seen) and any(not s.startswith("validate:") for s in seen)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong key", "bad span"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong key", "damaged index"])
 def test_a_damaged_entry_is_ignored_and_rewritten(
     damage: str, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,10 +117,11 @@ def test_a_damaged_entry_is_ignored_and_rewritten(
             entry.write_bytes(data[: len(data) // 2])
         elif damage == "wrong key":
             entry.write_bytes(data.replace(entry.stem.encode(), b"0" * 64, 1))
-        else:  # a span the position index cannot hold, inside the index's stored text
-            damaged = data.replace(b'\\"spans\\":[[', b'\\"spans\\":[[[],[1]],[', 1)
-            assert damaged != data
-            entry.write_bytes(damaged)
+        else:  # the stored position index altered (its CRC no longer matches)
+            payload = json.loads(data)
+            text = payload["documents"][0]["positions"]
+            payload["documents"][0]["positions"] = ("B" if text[0] != "B" else "C") + text[1:]
+            entry.write_bytes(json.dumps(payload).encode())
     seen = count_parses(monkeypatch)
     assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
     assert any(not s.startswith("validate:") for s in seen)
