@@ -302,6 +302,8 @@ def check_times_range(values: np.ndarray, what: str, rows: Rows, limits: TraceLi
 
 def check_values(values: np.ndarray, rows: Rows, what: str, name: str) -> None:
     """Values must be finite (NaN means missing) and not negative."""
+    if values.size and values.min() >= 0 and values.max() < np.inf:
+        return  # two reductions, no temporaries: the usual column (a NaN makes both comparisons false)
     bad = np.isinf(values) | (values < 0)
     if bad.any():
         i = int(np.argmax(bad))
@@ -309,13 +311,14 @@ def check_values(values: np.ndarray, rows: Rows, what: str, name: str) -> None:
         raise MeasurementError(f"{what} {kind} ({values[i]:g})", source=name, row=rows.row(i))
 
 
-def check_order(times_: np.ndarray, rows: Rows, name: str) -> float | None:
+def check_order(times_: np.ndarray, rows: Rows, name: str, *, finite: bool = False) -> float | None:
     """Timestamps must strictly increase; a repeat or step back is an error at its row.
 
     Returns the step between samples when it is always the same (the grid's
-    median step then needs no second pass), else None.
+    median step then needs no second pass), else None. ``finite``: the caller
+    has checked that every time is finite (:func:`check_range` does).
     """
-    if not np.isfinite(times_).all():
+    if not finite and not np.isfinite(times_).all():
         i = int(np.argmax(~np.isfinite(times_)))
         raise MeasurementError("timestamp is not finite", source=name, row=rows.row(i))
     steps = np.diff(times_)

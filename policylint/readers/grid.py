@@ -121,13 +121,17 @@ def finish(
         raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
     if max_gap_steps < 1:
         raise MeasurementError("max_gap_steps must be at least 1", source=name)
-    grid, out, _inside, gaps = to_grid(
+    grid, out, inside, gaps = to_grid(
         times, values, step, max_gap_steps, times[0], times[-1], limits=limits, name=name, missing=missing
     )
-    valid = ~np.isnan(out)
+    complete = not missing.any()
+    if complete and not gaps and inside.all() and out.size == values.size:
+        valid = inside  # a complete regular series: every grid point is a sample, none is NaN
+    else:
+        valid = ~np.isnan(out)
     if not valid.any():
         raise MeasurementError("no usable sample after gridding", source=name)
-    if missing.any():
+    if not complete:
         first = int(np.argmax(~missing))
         last = times.size - 1 - int(np.argmax(~missing[::-1]))
     else:

@@ -174,7 +174,7 @@ def read_table_samples(
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)
     try:
-        uniform = check_order(stamp.values, rows, name)
+        uniform = check_order(stamp.values, rows, name, finite=True)  # check_range bounded every time
     except MeasurementError as exc:
         key = find_column(header, KEY_CANDIDATES)
         if key is None:
