@@ -368,6 +368,22 @@ def test_timestamps_outside_the_accepted_range(tmp_path: Path, cells: list[str],
         read_series(path)
 
 
+@pytest.mark.parametrize(
+    ("cells", "row"),
+    [
+        (["2020-05-01", "1500-01-01", "2020-05-03"], 3),  # out of order and out of range: the range is reported
+        (["2020-05-01", "2020-05-02", "2300-01-01"], 4),  # in order: the last time is out of range
+        (["1500-01-01", "2020-05-02", "2020-05-03"], 2),  # in order: the first time is out of range
+        (["2020-05-03", "2020-05-02", "2300-01-01"], 4),  # out of order, out of range last
+    ],
+)
+def test_a_range_error_is_found_wherever_the_time_lies(tmp_path: Path, cells: list[str], row: int) -> None:
+    path = write(tmp_path, "t.csv", "ts,v\n" + "".join(f"{c},1\n" for c in cells))
+    with pytest.raises(MeasurementError, match="is outside the years 1970-2200") as err:
+        read_series(path)
+    assert err.value.row == row
+
+
 def test_relative_times_with_a_declared_origin(tmp_path: Path) -> None:
     path = write(tmp_path, "rel.csv", "ts,v\n0,1\n60,2\n120,3\n")
     series = read_series(path, time_origin="2020-05-01T00:00:00Z")
@@ -743,3 +759,18 @@ def test_arbitrary_bytes_never_escape(tmp_path: Path, data: bytes) -> None:
         read_series(path)
     except MeasurementError:
         pass
+
+
+def test_microseconds_become_seconds_by_one_correctly_rounded_division() -> None:
+    """The one-pass conversion gives the bits of float64(micros) / 1e6, whatever the integer."""
+    from policylint.readers.timestamps import _micros_to_seconds
+
+    rng = np.random.default_rng(7)
+    for ints in (
+        rng.integers(-(2**62), 2**62, 10_000),
+        rng.integers(0, 10**16, 10_000),
+        np.array([2**53 + 1, 2**63 - 1, -(2**63), 1, 0, -1, 1_788_134_400_000_000], dtype=np.int64),
+    ):
+        expected = ints.astype(np.float64)
+        expected /= 1e6
+        assert _micros_to_seconds(ints.astype(np.int64)).tobytes() == expected.tobytes()

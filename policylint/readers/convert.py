@@ -316,7 +316,7 @@ def check_order(times_: np.ndarray, rows: Rows, name: str, *, finite: bool = Fal
 
     Returns the step between samples when it is always the same (the grid's
     median step then needs no second pass), else None. ``finite``: the caller
-    has checked that every time is finite (:func:`check_range` does).
+    knows that every time is finite.
     """
     if not finite and not np.isfinite(times_).all():
         i = int(np.argmax(~np.isfinite(times_)))

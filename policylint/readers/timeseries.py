@@ -172,18 +172,27 @@ def read_table_samples(
         raise MeasurementError("empty file: no data rows", source=name, row=2)
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
-    check_range(stamp, unit, limits, name)
+    t = stamp.values
+    # Every time is finite here (times() refuses the others; the units only divide). Order
+    # first: when the times strictly increase the first and last bound them all, so the range
+    # needs no pass of its own; otherwise the full range check runs, and its error (reported
+    # before an order error, as always) wins.
+    order_error: MeasurementError | None = None
     try:
-        uniform = check_order(stamp.values, rows, name, finite=True)  # check_range bounded every time
+        uniform = check_order(t, rows, name, finite=True)
     except MeasurementError as exc:
+        uniform, order_error = None, exc
+    if order_error is not None or (t.size and not (t[0] >= limits.min_time and t[-1] < limits.max_time)):
+        check_range(stamp, unit, limits, name)
+    if order_error is not None:
         key = find_column(header, KEY_CANDIDATES)
         if key is None:
-            raise
+            raise order_error
         raise MeasurementError(
-            f"{exc.message}; column '{key}' looks like a series key: declare key: {{column: {key}, "
+            f"{order_error.message}; column '{key}' looks like a series key: declare key: {{column: {key}, "
             "select: VALUE} or {aggregate: sum} (--key-column with --select or --aggregate)",
             source=name,
-            row=exc.row,
+            row=order_error.row,
         ) from None
     return stamp.values, _sum_values(columns[1:], names, rows, name), uniform
 

@@ -123,8 +123,8 @@ def _cut_fraction(s: np.ndarray) -> np.ndarray:
 def _micros_to_seconds(micros: np.ndarray) -> np.ndarray:
     # One correctly rounded division of an exact integer: a millisecond time
     # gives exactly what ms / 1000 gives, so results do not depend on the path.
-    seconds = micros.astype(np.float64)
-    seconds /= 1e6
+    # (The division converts each integer to float64 first, as astype does: one pass.)
+    seconds: np.ndarray = np.divide(micros, 1e6, dtype=np.float64)
     return seconds
 
 
@@ -178,7 +178,10 @@ def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
     if pa.types.is_date(column.type):
         column = pc.cast(column, pa.timestamp("ms"), safe=False)
-    ints = np.asarray(pc.cast(column, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    cast = pc.cast(column, pa.int64())
+    # chunk by chunk: a chunk without nulls (the caller refused nulls) is read in place, not copied
+    parts = [np.asarray(c.to_numpy(zero_copy_only=False), dtype=np.int64) for c in getattr(cast, "chunks", [cast])]
+    ints = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
     scale = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}[column.type.unit]
     micros = ints // -scale if scale < 0 else (ints if scale == 1 else ints * scale)
     return _micros_to_seconds(micros)
