@@ -384,6 +384,21 @@ def test_a_range_error_is_found_wherever_the_time_lies(tmp_path: Path, cells: li
     assert err.value.row == row
 
 
+def test_a_time_too_far_out_to_print_is_reported_as_out_of_range(tmp_path: Path) -> None:
+    """An epoch number in an ISO column reads as a year no calendar prints: a finding, never a crash.
+
+    Found by fuzzing: the order check ran first and formatted that time for its message.
+    """
+    text = (
+        "start,end\n2026-11-01T00:00:00Z,2026-11-01T00:00:05Z\n"
+        "2026-11-01T00:00:01.5Z,2026-11-01T00:01:00Z\n1764547200,1764547260\n"
+    )
+    path = write(tmp_path, "t.csv", text)
+    with pytest.raises(MeasurementError, match="'1764547200' is outside the years 1970-2200") as err:
+        read_series(path, format="csv")
+    assert err.value.row == 4
+
+
 def test_relative_times_with_a_declared_origin(tmp_path: Path) -> None:
     path = write(tmp_path, "rel.csv", "ts,v\n0,1\n60,2\n120,3\n")
     series = read_series(path, time_origin="2020-05-01T00:00:00Z")

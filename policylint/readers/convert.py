@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TimeColumn",
     "check_order",
+    "order_steps",
     "check_range",
     "check_times_range",
     "check_values",
@@ -311,6 +312,17 @@ def check_values(values: np.ndarray, rows: Rows, what: str, name: str) -> None:
         raise MeasurementError(f"{what} {kind} ({values[i]:g})", source=name, row=rows.row(i))
 
 
+def order_steps(times_: np.ndarray) -> tuple[bool, float | None]:
+    """(whether the finite ``times_`` strictly increase, the step between them when it never changes)."""
+    if times_.size < 2:
+        return True, None
+    steps = np.diff(times_)
+    low = steps.min()
+    if not low > 0:
+        return False, None
+    return True, (float(low) if low == steps.max() else None)
+
+
 def check_order(times_: np.ndarray, rows: Rows, name: str, *, finite: bool = False) -> float | None:
     """Timestamps must strictly increase; a repeat or step back is an error at its row.
 
@@ -321,12 +333,10 @@ def check_order(times_: np.ndarray, rows: Rows, name: str, *, finite: bool = Fal
     if not finite and not np.isfinite(times_).all():
         i = int(np.argmax(~np.isfinite(times_)))
         raise MeasurementError("timestamp is not finite", source=name, row=rows.row(i))
+    increasing, uniform = order_steps(times_)
+    if increasing:
+        return uniform
     steps = np.diff(times_)
-    if steps.size == 0:
-        return None
-    low = steps.min()
-    if low > 0:
-        return float(low) if low == steps.max() else None
     bad = steps <= 0
     if bad.any():
         i = int(np.argmax(bad)) + 1

@@ -25,7 +25,15 @@ import numpy as np
 
 from policylint.errors import MeasurementError
 from policylint.readers.columns import KEY_CANDIDATES, TIMESTAMP_CANDIDATES, column_index, find_column
-from policylint.readers.convert import check_order, check_range, check_values, epoch_seconds, numbers, times
+from policylint.readers.convert import (
+    check_order,
+    check_range,
+    check_values,
+    epoch_seconds,
+    numbers,
+    order_steps,
+    times,
+)
 from policylint.readers.grid import combine, finish
 from policylint.readers.limits import TraceLimits
 from policylint.readers.series import Series
@@ -173,27 +181,25 @@ def read_table_samples(
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     t = stamp.values
-    # Every time is finite here (times() refuses the others; the units only divide). Order
-    # first: when the times strictly increase the first and last bound them all, so the range
-    # needs no pass of its own; otherwise the full range check runs, and its error (reported
-    # before an order error, as always) wins.
-    order_error: MeasurementError | None = None
-    try:
-        uniform = check_order(t, rows, name, finite=True)
-    except MeasurementError as exc:
-        uniform, order_error = None, exc
-    if order_error is not None or (t.size and not (t[0] >= limits.min_time and t[-1] < limits.max_time)):
+    # Every time is finite here (times() refuses the others; the units only divide). Times
+    # that strictly increase are bounded by the first and the last, so the usual file needs no
+    # range pass of its own; any other file gets the full range check first, as always (an
+    # out-of-range time is reported before an order error, whose message shows the times).
+    increasing, uniform = order_steps(t)
+    if not (increasing and (t.size == 0 or (t[0] >= limits.min_time and t[-1] < limits.max_time))):
         check_range(stamp, unit, limits, name)
-    if order_error is not None:
-        key = find_column(header, KEY_CANDIDATES)
-        if key is None:
-            raise order_error
-        raise MeasurementError(
-            f"{order_error.message}; column '{key}' looks like a series key: declare key: {{column: {key}, "
-            "select: VALUE} or {aggregate: sum} (--key-column with --select or --aggregate)",
-            source=name,
-            row=order_error.row,
-        ) from None
+        try:
+            uniform = check_order(t, rows, name, finite=True)
+        except MeasurementError as exc:
+            key = find_column(header, KEY_CANDIDATES)
+            if key is None:
+                raise
+            raise MeasurementError(
+                f"{exc.message}; column '{key}' looks like a series key: declare key: {{column: {key}, "
+                "select: VALUE} or {aggregate: sum} (--key-column with --select or --aggregate)",
+                source=name,
+                row=exc.row,
+            ) from None
     return stamp.values, _sum_values(columns[1:], names, rows, name), uniform
 
 
