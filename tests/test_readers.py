@@ -399,6 +399,23 @@ def test_a_time_too_far_out_to_print_is_reported_as_out_of_range(tmp_path: Path)
     assert err.value.row == 4
 
 
+def test_a_prometheus_time_no_calendar_shows_is_a_finding(tmp_path: Path) -> None:
+    """Found by fuzzing: a repeated time in year 57798 was formatted for the order error and crashed."""
+    answer = {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": {"model_name": "chat"},
+                        "values": [[1764547200, "3"], [1761764547200, "3"], [1761764547200, "3"]]}],
+        },
+    }
+    path = write(tmp_path, "p.json", json.dumps(answer))
+    with pytest.raises(MeasurementError, match=r"duplicate timestamp: 1\.76176e\+12 s since 1970-01-01T00:00:00Z"):
+        read_series(path, format="prometheus")
+    assert format_time(float("inf")) == "inf s since 1970-01-01T00:00:00Z"
+    assert format_time(-1e15).endswith("s since 1970-01-01T00:00:00Z")
+
+
 def test_relative_times_with_a_declared_origin(tmp_path: Path) -> None:
     path = write(tmp_path, "rel.csv", "ts,v\n0,1\n60,2\n120,3\n")
     series = read_series(path, time_origin="2020-05-01T00:00:00Z")

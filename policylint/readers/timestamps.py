@@ -58,9 +58,14 @@ def format_time(seconds: float) -> str:
     """Format unix seconds as an ISO-8601 UTC string ending in ``Z``.
 
     Milliseconds are shown when there are any, microseconds only when the time
-    has a part finer than a millisecond.
+    has a part finer than a millisecond. A time no calendar date can show (before
+    year 1 or after 9999, or not finite) is written as its number of seconds: an
+    error message that shows a bad time must not fail on it.
     """
-    stamp = datetime.fromtimestamp(float(seconds), tz=UTC)
+    try:
+        stamp = datetime.fromtimestamp(float(seconds), tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return f"{float(seconds):g} s since 1970-01-01T00:00:00Z"
     if stamp.microsecond % 1000:
         spec = "microseconds"
     elif stamp.microsecond:
