@@ -74,7 +74,7 @@ class PositionIndex:
 
     @classmethod
     def deferred(cls, fill: Callable[[PositionIndex], None]) -> PositionIndex:
-        """An index that ``fill`` fills (with the ``add_*`` methods) the first time it is read.
+        """An index that ``fill`` fills the first time it is read (or added to).
 
         The document cache hands back a thousand files' indexes on a warm run,
         and a narrowed run reads the positions of a few: each is decoded on
