@@ -2,9 +2,10 @@
 
 Used by the pre-commit hook (``--changed-files``: the staged files) and by
 ``--diff BASE`` (files changed since a git revision). The whole repository is
-always linted, because a pool is judged by all its workloads; only the
-reporting is narrowed, to findings on changed files and on every subject that
-depends on them:
+always loaded and resolved, and a pool is always judged with all its
+workloads; what is reported is narrowed to findings on changed files and on
+every subject that depends on them (and :func:`needed` then limits measuring
+and judging to what those subjects read):
 
 * a changed measurement file -> the workloads that reference it;
 * a changed workload -> itself, its pool and the pool's other workloads (pooled
