@@ -933,12 +933,23 @@ def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
     return source
 
 
+#: how many times its compressed size a stored position index may expand to
+_MAX_EXPANSION = 200
+
+
 def _fill_positions(text: str, index: Any) -> None:
     """Decode a stored position index (see :func:`store_source`) into ``index``."""
     from policylint.load import Span
 
     try:
-        stored = json.loads(zlib.decompress(base64.b64decode(text, validate=True)).decode("utf-8"))
+        packed = base64.b64decode(text, validate=True)
+        # A stored index expands a few times over; a stream that would expand far more is not
+        # one policylint wrote (a crafted entry with a matching CRC), and is not expanded.
+        unpack = zlib.decompressobj()
+        raw = unpack.decompress(packed, _MAX_EXPANSION * len(packed) + 65_536)
+        if unpack.unconsumed_tail or not unpack.eof:
+            return
+        stored = json.loads(raw.decode("utf-8"))
         # paths were lists of str/int; the index looks them up as tuples
         keys = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["keys"]}
         values = {tuple(p): (int(v[0]), int(v[1])) for p, v in stored["values"]}

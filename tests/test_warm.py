@@ -303,3 +303,16 @@ def test_a_warm_run_decodes_the_positions_of_only_the_documents_it_reports_on(
     entries = [json.loads(p.read_bytes()) for p in document_entries(cache_dir)]
     stored = sum(len(e["documents"]) for e in entries)
     assert 0 < len(decoded) < stored
+
+
+def test_a_crafted_position_index_is_not_expanded_past_its_bound() -> None:
+    """An index that would expand thousands of times over (not one policylint wrote) is left undecoded."""
+    import base64
+    import zlib
+
+    bomb = base64.b64encode(zlib.compress(b" " * 50_000_000, 9)).decode("ascii")  # 50 MB from ~50 KB
+    index = load.PositionIndex.deferred(lambda target: cache._fill_positions(bomb, target))
+    assert index.locate(("spec", "pools", 0)) == (1, 1)  # nothing decoded: positions fall back to the top
+    honest = base64.b64encode(zlib.compress(b'{"keys":[[["spec"],[3,1]]],"values":[],"spans":[]}', 1)).decode("ascii")
+    index = load.PositionIndex.deferred(lambda target: cache._fill_positions(honest, target))
+    assert index.locate(("spec", "pools", 0)) == (3, 1)
