@@ -806,3 +806,30 @@ def test_microseconds_become_seconds_by_one_correctly_rounded_division() -> None
         expected = ints.astype(np.float64)
         expected /= 1e6
         assert _micros_to_seconds(ints.astype(np.int64)).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("unit", ["s", "ms"])
+def test_a_time_too_far_out_for_microseconds_is_out_of_range_not_wrapped(tmp_path: Path, unit: str) -> None:
+    """A Parquet time in seconds that overflows int64 as microseconds used to wrap into 2023 silently."""
+    scale = 1 if unit == "s" else 1_000
+    far = (2**64 // 10**6 + 1_700_000_000) * scale  # x 10^6 / scale wraps to about 1.7e9 s
+    ints = np.array([far, far + 60 * scale, far + 120 * scale], dtype=np.int64)
+    path = tmp_path / "far.parquet"
+    pq.write_table(pa.table({"timestamp": pa.array(ints, type=pa.timestamp(unit)), "v": [1.0, 2.0, 3.0]}), path)
+    with pytest.raises(MeasurementError, match="outside the years 1970-2200") as err:
+        read_series(path)
+    assert err.value.row == 1
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_arrow_times_in_every_unit_read_to_the_same_seconds(tmp_path: Path, unit: str) -> None:
+    from policylint.readers.timestamps import _micros_to_seconds, timestamps_to_seconds
+
+    rng = np.random.default_rng(3)
+    seconds = np.sort(rng.integers(0, 7_000_000_000, 1000))
+    scale = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[unit]
+    fraction = rng.integers(0, scale, 1000) if scale > 1 else np.zeros(1000, dtype=np.int64)
+    ints = seconds * scale + fraction
+    micros = ints * (1_000_000 // scale) if scale <= 1_000_000 else ints // 1_000
+    got = timestamps_to_seconds(pa.chunked_array([pa.array(ints, type=pa.timestamp(unit))]))
+    assert got.tobytes() == _micros_to_seconds(micros).tobytes()

@@ -187,9 +187,15 @@ def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     # chunk by chunk: a chunk without nulls (the caller refused nulls) is read in place, not copied
     parts = [np.asarray(c.to_numpy(zero_copy_only=False), dtype=np.int64) for c in getattr(cast, "chunks", [cast])]
     ints = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
-    scale = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}[column.type.unit]
-    micros = ints // -scale if scale < 0 else (ints if scale == 1 else ints * scale)
-    return _micros_to_seconds(micros)
+    unit = column.type.unit
+    if unit in ("s", "ms"):
+        # Divided as floats, never multiplied up to microseconds: a time a few hundred thousand
+        # years out would overflow int64 there and wrap silently into the accepted years. For
+        # every time in range both ways give the same bits (exact integers, one correctly
+        # rounded division of the same number); a time out of range stays out of range.
+        seconds: np.ndarray = np.divide(ints, 1.0 if unit == "s" else 1e3, dtype=np.float64)
+        return seconds
+    return _micros_to_seconds(ints // 1_000 if unit == "ns" else ints)
 
 
 def iso_to_seconds(column: pa.Array) -> np.ndarray:
