@@ -326,23 +326,27 @@ spec:
     evidence: "product SLO document 2026-Q3"
 """
 
-@pytest.fixture
-def cohort_repo(tmp_path: Path) -> Path:
-    """Three workloads with sub-second tolerances in one Kueue cohort: PL302 on the cohort's cluster.
+def _scheduler_repo(root: Path, cohort: str, queues: str, queue: str) -> Path:
+    """Three workloads with sub-second tolerances behind one scheduler queue: PL302 on its cluster.
 
-    The cohort has a document of its own (``cohort.yaml``), which the cluster-level
+    The cluster has a document of its own (``cohort.yaml``), which the cluster-level
     finding is placed on; the queues and workloads sit in other files.
     """
-    (tmp_path / "cohort.yaml").write_text(
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: shared\nspec: {}\n", encoding="utf-8"
-    )
-    (tmp_path / "queues.yaml").write_text(KUEUE_QUEUES, encoding="utf-8")
-    (tmp_path / "workloads.yaml").write_text(
-        "---\n".join(TIGHT_WORKLOAD.format(name=n, queue=KUEUE_QUEUE) for n in ("chat", "search", "voice")),
+    (root / "cohort.yaml").write_text(cohort, encoding="utf-8")
+    (root / "queues.yaml").write_text(queues, encoding="utf-8")
+    (root / "workloads.yaml").write_text(
+        "---\n".join(TIGHT_WORKLOAD.format(name=n, queue=queue) for n in ("chat", "search", "voice")),
         encoding="utf-8",
     )
-    (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
-    return tmp_path
+    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def cohort_repo(tmp_path: Path) -> Path:
+    """The three workloads in one Kueue cohort (``cohort.yaml``)."""
+    cohort = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: shared\nspec: {}\n"
+    return _scheduler_repo(tmp_path, cohort, KUEUE_QUEUES, KUEUE_QUEUE)
 
 
 VOLCANO_QUEUE = """\
@@ -363,17 +367,8 @@ spec:
 @pytest.fixture
 def parent_queue_repo(tmp_path: Path) -> Path:
     """The same three workloads in a Volcano leaf queue: PL302 on the parent queue's cluster (``cohort.yaml``)."""
-    (tmp_path / "cohort.yaml").write_text(
-        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: shared\nspec:\n  weight: 1\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "queues.yaml").write_text(VOLCANO_QUEUE, encoding="utf-8")
-    (tmp_path / "workloads.yaml").write_text(
-        "---\n".join(TIGHT_WORKLOAD.format(name=n, queue=VOLCANO_QUEUE_REF) for n in ("chat", "search", "voice")),
-        encoding="utf-8",
-    )
-    (tmp_path / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\n', encoding="utf-8")
-    return tmp_path
+    parent = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: shared\nspec:\n  weight: 1\n"
+    return _scheduler_repo(tmp_path, parent, VOLCANO_QUEUE, VOLCANO_QUEUE_REF)
 
 
 #: (fixture, key of the cluster, name it is shown under once a policylint Cluster takes "shared")
