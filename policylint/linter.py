@@ -25,6 +25,7 @@ from policylint.load import (
     is_scheduler_doc,
     load_file,
     looks_relevant,
+    within,
 )
 from policylint.model import Model
 
@@ -185,6 +186,8 @@ class Scope:
     given: tuple[Path, ...]
     real: tuple[str, ...]
     root: Path
+    #: the answer of :meth:`holds` per file asked about: one real-path lookup per file and run
+    held: dict[Path | str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, paths: Sequence[Path], root: Path) -> Scope:
@@ -193,7 +196,7 @@ class Scope:
         real_root = os.path.realpath(root)
         real = tuple(os.path.realpath(p) for p in paths)
         # a path at or above the root reports on everything the root holds
-        if not real or any(real_root == r or real_root.startswith(r.rstrip(os.sep) + os.sep) for r in real):
+        if not real or any(within(real_root, r) for r in real):
             return cls(tuple(paths), (), root)
         return cls(tuple(paths), real, root)
 
@@ -203,22 +206,14 @@ class Scope:
 
         if not self.real:
             return True
-        real = os.path.realpath(file)
-        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.real)
+        if file not in self.held:
+            real = os.path.realpath(file)
+            self.held[file] = any(within(real, r) for r in self.real)
+        return self.held[file]
 
     def select(self, views: Sequence[View]) -> list[View]:
         """The views whose document lies in the scope (all of them when it is the whole root)."""
-        if not self.real:
-            return list(views)
-        held: dict[str, bool] = {}  # one path check per file, not per view
-        kept = []
-        for view in views:
-            file = view.doc.file
-            if file not in held:
-                held[file] = self.holds(file)
-            if held[file]:
-                kept.append(view)
-        return kept
+        return [view for view in views if self.holds(view.doc.file)]
 
     def require_readable(self, sources: Sequence[SourceFile]) -> None:
         """Refuse a scope with nothing policylint reads: a named file, or all the named folders together."""
@@ -289,15 +284,9 @@ def judge(
     if not options.all_views and (keep is not None or (scope is not None and scope.real)):
         from policylint.scope import needed
 
-        held: dict[str, bool] = {}  # one path check per file, as Scope.select
-
         def judged_view(file: str, subject: str) -> bool:
-            if scope is not None and scope.real:
-                if file not in held:
-                    held[file] = scope.holds(file)
-                if not held[file]:
-                    return False
-            return keep is None or keep(file, subject)
+            in_scope = scope is None or scope.holds(file)
+            return in_scope and (keep is None or keep(file, subject))
 
         only = needed(model, judged_view)
     cached: dict[str, CachedPool] = {}

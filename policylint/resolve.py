@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from policylint.finding import Finding
-from policylint.load import Document, DocPath, RealPaths
+from policylint.load import Document, DocPath, RealPaths, within
 from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload
 
 #: Document paths of the measurement references a Workload can make.
@@ -72,7 +72,7 @@ def check_reference(
     root_abs = os.path.abspath(root)
     base = os.path.dirname(os.path.abspath(doc.source.path))
     lexical = os.path.normpath(os.path.join(base, relative))
-    if not _within(lexical, root_abs):
+    if not within(lexical, root_abs):
         return None, doc.finding(
             "PL023",
             f"{what} path '{relative}' leaves the repository root",
@@ -106,7 +106,7 @@ def _check_on_disk(
         pass  # missing, a broken link, or worse: the checks below tell which
     else:
         # the usual case, a regular file: one stat, and the real path checked against the root's
-        if stat.S_ISREG(st.st_mode) and _within(real_path(lexical_text), real_path(root_text)):
+        if stat.S_ISREG(st.st_mode) and within(real_path(lexical_text), real_path(root_text)):
             return Path(lexical_text), None
     lexical, root_abs = Path(lexical_text), Path(root_text)
     if not lexical.exists():
@@ -133,11 +133,6 @@ def _check_on_disk(
     if not real.is_file():
         return None, doc.finding("PL022", f"{what} path '{relative}' is not a file", where)
     return lexical, None
-
-
-def _within(path: str, root: str) -> bool:
-    """:func:`_inside` for absolute, normalised path strings."""
-    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -119,13 +119,15 @@ class Session:
                 raise PolicylintError("--changed-files needs the changed files as PATH arguments")
             import os
 
+            from policylint.load import within
+
             changed: list[Path] = []
             root = os.path.realpath(self.config.root)
             for p in self.paths:
                 if not p.exists():
                     raise PolicylintError(f"path does not exist: {p}")
                 real = os.path.realpath(p)
-                if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+                if not within(real, root):
                     # it cannot be a change of this repository; linting would judge the wrong tree
                     raise PolicylintError(f"--changed-files: {p} is outside the repository root {self.config.root}")
                 changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])

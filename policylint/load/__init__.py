@@ -35,6 +35,7 @@ from policylint.load.files import (
     load_file,
     looks_relevant,
     read_settings_yaml,
+    within,
 )
 from policylint.load.positions import DocPath, PositionIndex, Span, parse_pointer, pointer
 
@@ -63,4 +64,5 @@ __all__ = [
     "parse_text",
     "pointer",
     "read_settings_yaml",
+    "within",
 ]

@@ -119,6 +119,11 @@ class RealPaths:
         return os.path.join(folder, tail)
 
 
+def within(path: str, folder: str) -> bool:
+    """Whether the absolute, normalised ``path`` is ``folder`` or lies below it (compared as text)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = None) -> str:
     """Path as shown to the user: relative to the working directory when below it."""
     try:
@@ -130,9 +135,8 @@ def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = N
         return path.as_posix()
     if resolved == folder:
         return "."
-    prefix = folder if folder.endswith(os.sep) else folder + os.sep
-    if resolved.startswith(prefix):
-        return resolved[len(prefix) :].replace(os.sep, "/")
+    if within(resolved, folder):
+        return resolved[len(folder.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
     return path.as_posix()
 
 

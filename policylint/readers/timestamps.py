@@ -193,7 +193,7 @@ def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
         # years out would overflow int64 there and wrap silently into the accepted years. For
         # every time in range both ways give the same bits (exact integers, one correctly
         # rounded division of the same number); a time out of range stays out of range.
-        seconds: np.ndarray = np.divide(ints, 1.0 if unit == "s" else 1e3, dtype=np.float64)
+        seconds: np.ndarray = ints.astype(np.float64) if unit == "s" else np.divide(ints, 1e3, dtype=np.float64)
         return seconds
     return _micros_to_seconds(ints // 1_000 if unit == "ns" else ints)
 
