@@ -31,6 +31,27 @@ CRASHES = HERE / "crashes"
 NAMES = ("load", "traces", "config", "check")
 
 
+def _surface_names() -> tuple[str, ...]:
+    """The names of the targets in ``fuzz/targets_<surface>.py``, read without importing them.
+
+    Each such module assigns ``TARGETS = {"name": Target(...), ...}`` with literal keys.
+    """
+    import ast
+
+    names: list[str] = []
+    for path in sorted(HERE.glob("targets_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if isinstance(value, ast.Dict) and any(getattr(t, "id", None) == "TARGETS" for t in targets):
+                names += [k.value for k in value.keys if isinstance(k, ast.Constant)]
+    return tuple(names)
+
+
+NAMES = NAMES + _surface_names()
+
+
 class Hang(BaseException):
     """One input ran longer than the per-input limit (a BaseException: nothing may swallow it)."""
 
@@ -67,7 +88,9 @@ def worker(name: str, seconds: float, example_seconds: float, memory_mb: int, se
     os.environ["POLICYLINT_DEBUG"] = "1"  # an internal error raises, with its traceback
     from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 
-    from targets import TARGETS
+    from targets import all_targets
+
+    TARGETS = all_targets()
 
     target = TARGETS[name]
     seeds = target.seeds()

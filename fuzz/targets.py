@@ -280,3 +280,21 @@ TARGETS: dict[str, Target] = {
     "config": Target("config", _config_seeds, _config_strategy, run_config),
     "check": Target("check", _check_seeds, _check_strategy, run_check),
 }
+
+
+def all_targets() -> dict[str, Target]:
+    """Every target: the ones above, then each ``fuzz/targets_<surface>.py`` module's ``TARGETS``.
+
+    A surface (the writers, the caches, ``pull``, Parquet/Arrow, the command line)
+    keeps its targets in a module of its own; the modules are read in name order.
+    """
+    import importlib
+
+    found = dict(TARGETS)
+    for module_path in sorted(Path(__file__).resolve().parent.glob("targets_*.py")):
+        module = importlib.import_module(module_path.stem)
+        for name, target in module.TARGETS.items():
+            if name in found:
+                raise ValueError(f"fuzz target {name!r} is defined twice ({module_path.name})")
+            found[name] = target
+    return found
