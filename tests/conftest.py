@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,13 +24,30 @@ EXAMPLES = REPO / "examples"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Collect garbage as the console entry point does (``policylint.cli.console_main``).
+    """Keep the checkout off child processes' import path; collect garbage as the CLI does.
+
+    The suite tests the installed copy of policylint (``.ci/test`` installs the
+    built wheel; pytest runs with ``--import-mode=importlib``, which puts no test
+    folder's parent on ``sys.path``). ``PYTHONSAFEPATH`` does the same for every
+    ``python -c`` / ``python -m`` the tests start, whatever their working folder:
+    without it a child started in the checkout would import ``./policylint``.
+
+    The garbage collector is tuned as the console entry point does it
+    (``policylint.cli.console_main``).
 
     Each worker runs hundreds of pipelines in one process, and with the default
     thresholds the collector re-scans every object the session keeps alive (imported
     modules, collected tests, session fixtures) every few hundred allocations.
     """
+    os.environ["PYTHONSAFEPATH"] = "1"
     gc.set_threshold(100_000, 50, 1000)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which copy of policylint the suite is testing."""
+    import policylint
+
+    return f"policylint {policylint.__version__} from {Path(policylint.__file__).parent}"
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -40,107 +56,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The measurement cache of every run goes to a session folder, never the user's home."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("POLICYLINT_CACHE_DIR", str(tmp_path_factory.mktemp("policylint-cache")))
-        yield
+@pytest.fixture(autouse=True)
+def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets a cache folder of its own, never the user's home nor another test's.
 
-
-@pytest.fixture(autouse=True, scope="session")
-def _rule_files_parsed_once() -> Iterator[None]:
-    """Parse and schema-check each rule file once per session, not once per CLI call.
-
-    Every ``run_cli`` loads the bundled rules again, and parsing plus validating
-    them is most of a small check's time. The cache is keyed by the file's path
-    and exact bytes, so a test that writes or edits a rule file still gets its
-    own parse; errors are never cached (a broken file raises every time), and
-    each caller gets a fresh copy, so no test can change another's rules. The
-    copy is unpickled from a snapshot taken at the first parse: the same
-    independence as a deep copy at about a quarter of its cost.
+    Whether a test runs warm or cold therefore never depends on which tests ran
+    before it in the same worker: a test that wants a warm run makes one first.
     """
-    import pickle
-
-    from policylint import ruleset
-
-    real = getattr(ruleset, "_load_file", None)
-    if real is None:  # the loader was reorganised: run uncached rather than fail
-        yield
-        return
-    parsed: dict[tuple[str, bytes], bytes] = {}
-
-    def cached(path: Path) -> Any:
-        key = (str(Path(path).resolve()), Path(path).read_bytes())
-        if key not in parsed:
-            parsed[key] = pickle.dumps(real(path), pickle.HIGHEST_PROTOCOL)
-        return pickle.loads(parsed[key])
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ruleset, "_load_file", cached)
-        yield
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _rule_entries_decoded_once() -> Iterator[None]:
-    """Decode each stored rule-set entry once per session, not once per CLI call.
-
-    A warm ``run_cli`` reads the rule set back from the measurement cache folder
-    (JSON, then one object per rule). The result depends only on the entry's key
-    and its exact bytes, so the decoded rule set is kept under both: an entry a
-    test damages or rewrites has other bytes and is read by the real code, and a
-    missing or rejected entry is never remembered. Each caller gets its own copy.
-    """
-    import pickle
-
-    from policylint import cache
-
-    real = getattr(cache, "_read_rules", None)
-    path_of = getattr(cache, "_rules_path", None)
-    if real is None or path_of is None:  # the cache was reorganised: run without this
-        yield
-        return
-    decoded: dict[tuple[str, bytes], bytes] = {}
-
-    def cached(folder: Path, key: str) -> Any:
-        try:
-            raw = path_of(folder, key).read_bytes()
-        except OSError:
-            return real(folder, key)
-        if (key, raw) not in decoded:
-            ruleset = real(folder, key)
-            if ruleset is None:
-                return None
-            decoded[(key, raw)] = pickle.dumps(ruleset, pickle.HIGHEST_PROTOCOL)
-        return pickle.loads(decoded[(key, raw)])
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cache, "_read_rules", cached)
-        yield
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _parsers_built_once() -> Iterator[None]:
-    """Build the argument parser of each subcommand once per session, not once per CLI call.
-
-    argparse looks every help text up in the message catalogues as the parser is
-    built, a cost paid on every ``run_cli``. Parsing never changes a parser, and
-    the options' defaults are fixed values, so one parser per (command, every)
-    serves every call; tests that build a parser themselves still get a new one.
-    """
-    from policylint import cli
-
-    real = cli.build_parser
-    built: dict[tuple[str | None, bool], Any] = {}
-
-    def cached(only: str | None = None, *, every: bool = False) -> Any:
-        if (only, every) not in built:
-            built[(only, every)] = real(only, every=every)
-        return built[(only, every)]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli, "build_parser", cached)
-        yield
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path_factory.mktemp("policylint-cache")))
 
 
 @pytest.fixture(scope="session")

@@ -1,52 +1,46 @@
-"""Real programs the suite drives (Prometheus, promtool, Chromium): found or installed.
+"""Real programs the suite drives (Prometheus, promtool, Chromium, zsh, fish): found, never installed.
 
-Tests that talk to a server or a browser use the real program, never a stand-in. When
-the program is missing, it is installed from the distribution's packages (the suite runs
-as root in CI); only when that is impossible does the test skip, and the skip says why.
+Tests that talk to a server, a browser or a shell use the real program, never a
+stand-in. The suite never changes the machine: ``.ci/tools`` installs the programs
+from the distribution's packages before pytest starts (``.ci/test`` runs it, as
+the README's test command does). Inside the suite a missing program is:
+
+* a **failure** when ``CI`` is set - a gate that skips what it cannot run is no gate;
+* a **skip with its reason** on a developer's machine without it, naming the
+  package that brings it and the script that installs it.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import threading
 
 import pytest
 
-_LOCK = threading.Lock()
-_TRIED: dict[str, str] = {}
+#: The Debian packages that bring each program (what ``.ci/tools`` installs).
+PACKAGES = {
+    "chromium": "chromium",
+    "chromedriver": "chromium-driver",
+    "prometheus": "prometheus",
+    "promtool": "prometheus",
+    "zsh": "zsh",
+    "fish": "fish",
+}
 
 
-def _install(packages: tuple[str, ...]) -> str:
-    """Install ``packages`` with apt-get; return '' on success, else the reason it failed."""
-    if shutil.which("apt-get") is None:
-        return "apt-get is not available to install it"
-    if os.geteuid() != 0:
-        return "installing it needs root (apt-get)"
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *packages]):
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, check=False)
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            return f"`{' '.join(cmd)}` failed: {tail[0]}"
-    return ""
+def in_ci() -> bool:
+    """True when the suite runs as a CI gate (``CI`` set to anything but empty/false/0)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def require(command: str, *packages: str) -> str:
-    """Return the path of ``command``, installing ``packages`` first when it is missing.
-
-    Skips the calling test with the reason when the program cannot be had.
-    """
+def require(command: str) -> str:
+    """Return the path of the program ``command``; fail in CI, skip elsewhere, when it is missing."""
     found = shutil.which(command)
     if found:
         return found
-    key = " ".join(packages)
-    with _LOCK:
-        if key not in _TRIED:
-            _TRIED[key] = _install(packages)
-    found = shutil.which(command)
-    if found:
-        return found
-    pytest.skip(f"{command} is not installed and could not be installed: {_TRIED[key] or 'not on PATH after install'}")
+    package = PACKAGES.get(command, command)
+    reason = f"{command} is not installed (Debian package {package}; `bash .ci/tools` installs it)"
+    if in_ci():
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
     raise AssertionError("unreachable")

@@ -8,13 +8,13 @@ never a duration).
 from __future__ import annotations
 
 import importlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from conftest import run_cli
+from realtools import require
 from policylint.cli import COMMANDS
 
 
@@ -97,7 +97,6 @@ def bash_complete(script: str, *words: str) -> list[str]:
     return done.stdout.split()
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
 def test_bash_completion_works() -> None:
     script = run_cli(["completion", "bash"])[1]
     subprocess.run(["bash", "-n"], input=script, check=True, text=True)
@@ -111,11 +110,10 @@ def test_bash_completion_works() -> None:
 @pytest.mark.realtool
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_other_shells_parse(shell: str) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} not installed")
+    program = require(shell)
     script = run_cli(["completion", shell])[1]
     flag = "-n" if shell == "zsh" else "--no-execute"
-    subprocess.run([shell, flag], input=script, check=True, text=True)
+    subprocess.run([program, flag], input=script, check=True, text=True)
 
 
 def test_unknown_shell_is_a_usage_error() -> None:

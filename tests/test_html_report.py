@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import EXAMPLES, copy_minirepo, run_cli
-from tests.realtools import require
+from realtools import require
 
 
 def _report(tmp_path: Path, repo: Path, name: str = "report.html", *extra: str) -> tuple[int, Path, str]:
@@ -213,8 +213,8 @@ def test_downsampling_keeps_a_one_sample_spike() -> None:
 @pytest.fixture(scope="module")
 def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Headless Chromium driven by chromedriver, with browser and network logs on."""
-    browser = require("chromium", "chromium", "chromium-driver")
-    driver_path = require("chromedriver", "chromium", "chromium-driver")
+    browser = require("chromium")
+    driver_path = require("chromedriver")
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
 
