@@ -56,6 +56,18 @@ class _Parser(argparse.ArgumentParser):
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_ERROR)
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
+        # Before Python 3.13, argparse drops a "--" given as an option's value
+        # (``--config=--``) and hands the option an empty list, which no command
+        # expects. An option that takes one value (or one or more) must get one.
+        takes_values = action.nargs is None or action.nargs == argparse.ONE_OR_MORE or isinstance(action.nargs, int)
+        if action.option_strings and takes_values and arg_strings and all(s == "--" for s in arg_strings):
+            wanted = "one argument" if action.nargs in (None, 1) else "at least one argument"
+            if isinstance(action.nargs, int) and action.nargs > 1:
+                wanted = f"{action.nargs} arguments"
+            self.error(f"argument {'/'.join(action.option_strings)}: expected {wanted}")
+        return super()._get_values(action, arg_strings)
+
 
 def _command_module(name: str) -> ModuleType | None:
     """The module of subcommand ``name``, or None when this build does not ship it."""
