@@ -44,7 +44,9 @@ How a file is written:
    :class:`~policylint.errors.PolicylintError` naming the file.
 
 ``overwrite=False`` refuses any existing entry at the target (a file, a link,
-even a dangling one). ``parents=True`` creates missing folders, after checking
+even a dangling one). ``if_unchanged=BYTES`` refuses to replace a file whose
+content is no longer ``BYTES`` (an edit saved meanwhile is never lost): the
+file is compared once more just before the rename. ``parents=True`` creates missing folders, after checking
 that they would lie inside ``root`` (or the path is explicit).
 """
 
@@ -176,6 +178,28 @@ def _sync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def _current(path: str, size: int) -> bytes | None:
+    """Up to ``size + 1`` bytes of the regular file ``path`` (None when it is gone or not a regular file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC | _BINARY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        remaining = size + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _temporary(folder: str, name: str) -> tuple[int, str]:
     """A new file beside the target, opened for writing; never an existing file nor a link."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
@@ -200,6 +224,7 @@ def write_file(
     parents: bool = False,
     mode: int | None = None,
     what: str = "file",
+    if_unchanged: bytes | None = None,
 ) -> Path:
     """Write ``data`` to ``path`` atomically and safely; the path actually replaced.
 
@@ -239,6 +264,8 @@ def write_file(
         os.close(done)
         if not overwrite and os.path.lexists(target):
             raise WriteRefused(f"exists: {what} not written", source=shown)
+        if if_unchanged is not None and _current(target, len(if_unchanged)) != if_unchanged:
+            raise WriteRefused(f"changed on disk while policylint was editing it: {what} not written", source=shown)
         os.replace(tmp, target)
         tmp = None
         _sync_folder(folder)

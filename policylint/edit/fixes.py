@@ -12,6 +12,14 @@ baselined finding is left alone), from the facts its rule judged:
 
 As in ruff, a fix that lowers a number is *safe*; one that raises capacity
 spends money and is *unsafe*: it is applied only with ``--unsafe-fixes``.
+
+A fix remembers what it was computed from: the file's text as linted, and the
+span and text of the number. Before writing, the file is read again and a fix
+is refused (a note naming the file and key; the file untouched) when the file
+changed since the lint, when the span no longer holds the old number, or when
+a key on its path is written twice (the dead first occurrence would be edited).
+The file is written through :func:`policylint.writer.write_file`, which also
+refuses it when it changed between that read and the write.
 A Kueue ClusterQueue is fixed through its GPU ``nominalQuota`` (reserved =
 nominal - lendingLimit inside a cohort, so the lending limit is kept) and its
 ``borrowingLimit``; a Volcano Queue through ``guarantee`` and ``capability``.
@@ -20,7 +28,6 @@ nominal - lendingLimit inside a cohort, so the lending limit is kept) and its
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +60,11 @@ class Fix:
     doc_path: DocPath
     old: int
     new: int
+    #: character span of the number in the linted text, and the text written there
+    at: tuple[int, int] | None = None
+    written: str | None = None
+    #: the whole file as it was linted (without a byte-order mark)
+    linted: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def safe(self) -> bool:
@@ -139,7 +151,10 @@ def _fix(code: str, view: View, path: DocPath, new: int) -> tuple[Fix | None, st
         where = "/".join(str(p) for p in path)
         return None, f"{where} is not written as a whole number in the document; edit it by hand"
     doc = view.doc
-    return Fix(code, doc.file, doc.source.path, doc.index, path, old, new), ""
+    span = doc.positions.span(path)
+    at = (span.start, span.end) if span is not None else None
+    written = doc.source.text[span.start : span.end] if span is not None else None
+    return Fix(code, doc.file, doc.source.path, doc.index, path, old, new, at, written, doc.source.text), ""
 
 
 def _pool_fix(code: str, pool: Pool, view: View, reserved_after: dict[str, int]) -> tuple[Fix | None, str]:
@@ -215,9 +230,17 @@ def doc_value(view: View, path: DocPath) -> Any:
 def run_fixes(result: LintResult, options: LintOptions, *, unsafe: bool, write: bool) -> FixOutcome:
     """Plan the fixes, edit each file's text, and write it when ``write``.
 
-    A file is read again from disk and edited only if it still composes; one
-    that has a YAML error is left untouched.
+    Each file is read again and edited only when its text is still the one
+    linted, every number is still written where and as it was, and it still
+    composes; otherwise its fixes are refused with a note and it is left
+    untouched. A file the safe writer refuses (a link leaving the repository,
+    a read-only or hard-linked file, a full disk) is noted and left as it was.
     """
+    from policylint.errors import PolicylintError
+    from policylint.load import pointer
+    from policylint.safeio import read_bytes
+    from policylint.writer import write_file
+
     fixes, notes = plan(result, options)
     outcome = FixOutcome(notes=notes)
     by_file: dict[Path, list[Fix]] = {}
@@ -230,32 +253,38 @@ def run_fixes(result: LintResult, options: LintOptions, *, unsafe: bool, write: 
     for path in sorted(by_file, key=str):
         chosen = by_file[path]
         display = chosen[0].file
+        keys = ", ".join(pointer(f.doc_path) for f in chosen)
         try:
-            raw = path.read_bytes()
+            raw = read_bytes(path, limit=options.limits.max_file_bytes, what="document")
             text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+        except PolicylintError as exc:
+            outcome.notes.append(f"{display}: not fixed ({exc.message})")
+            continue
+        except UnicodeDecodeError as exc:
             outcome.notes.append(f"{display}: not fixed ({exc})")
             continue
-        edits = [ScalarEdit(f.doc_index, f.doc_path, f.new) for f in chosen]
-        edited = apply_edits(text, edits)
+        if any(f.linted is not None and text.removeprefix("\ufeff") != f.linted for f in chosen):
+            outcome.notes.append(f"{display}: not fixed (the file changed since it was linted; {keys} left as written: run check --fix again)")
+            continue
+        edits = {ScalarEdit(f.doc_index, f.doc_path, f.new, f.at, f.written): f for f in chosen}
+        edited = apply_edits(text, list(edits))
         if edited.error is not None:
             outcome.notes.append(f"{display}: not fixed ({edited.error.splitlines()[0]})")
             continue
         for edit, reason in edited.refused:
             outcome.notes.append(f"{display}: not fixed ({reason})")
-        done = set(edited.applied)
-        applied = [f for f in chosen if ScalarEdit(f.doc_index, f.doc_path, f.new) in done]
+        applied = [edits[e] for e in edited.applied]
         if not applied:
             continue
+        if write:
+            try:
+                write_file(path, edited.text, root=options.root, what="the fixed document", if_unchanged=raw)
+            except PolicylintError as exc:
+                outcome.notes.append(f"{display}: not fixed ({exc.message}; {keys} left as written)")
+                continue
         diffs.append(unified_diff(text, edited.text, display))
         outcome.files.append(display)
         outcome.applied.extend(applied)
-        if write:
-            # newline="" and the exact text: line endings and a BOM stay as they were
-            tmp = path.with_name(f".{path.name}.policylint-fix")
-            with open(tmp, "w", encoding="utf-8", newline="") as out:
-                out.write(edited.text)
-            os.replace(tmp, path)
     outcome.diff = "".join(diffs)
     return outcome
 

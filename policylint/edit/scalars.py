@@ -11,18 +11,23 @@ An edit is refused (and reported as a note) when the value is not a plain or
 quoted scalar written right there: an alias or an anchored value (changing it
 would change every place that shares it), a value from a merge key, a block
 scalar, a tagged value, or a new value whose text would read back as another
-YAML type.
+YAML type. It is also refused when a key on its path is written twice in its
+mapping (the span recorded is the first occurrence, which YAML loaders ignore:
+editing it would report a fix and change nothing that counts), and, for an
+edit that carries what it was computed from (``at``, ``expect``), when the
+value is no longer written at that span with that text.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import yaml
 
-from policylint.load import Span
+from policylint.load import Document, SourceFile, Span
 
 DocPath = tuple[str | int, ...]
 Scalar = int | float | str | bool
@@ -30,11 +35,18 @@ Scalar = int | float | str | bool
 
 @dataclass(frozen=True)
 class ScalarEdit:
-    """Set the scalar at ``path`` of document ``doc_index`` to ``value``."""
+    """Set the scalar at ``path`` of document ``doc_index`` to ``value``.
+
+    ``at`` (character span) and ``expect`` (the text written there) record
+    what the edit was computed from; when given, the edit is refused unless
+    the text being edited still holds exactly that value at exactly that place.
+    """
 
     doc_index: int
     path: DocPath
     value: Scalar
+    at: tuple[int, int] | None = None
+    expect: str | None = None
 
 
 @dataclass
@@ -73,6 +85,29 @@ def _resolve(text: str) -> str:
 
 _QUOTES = {"single": "'", "double": '"'}
 
+_DUPLICATE = re.compile(r"duplicate key '(.*)' \(first defined on line (\d+)\)", re.DOTALL)
+
+
+def _duplicated(source: SourceFile, doc: Document, path: DocPath) -> str | None:
+    """The first key on ``path`` that is written twice in its mapping, or None.
+
+    The loader reports each repeated key (PL002) with the line of its first
+    occurrence; the position index keeps that first occurrence, so a key on the
+    path whose recorded line is the one reported is the repeated one.
+    """
+    repeated: set[tuple[str, int]] = set()
+    for finding in source.findings:
+        if finding.code == "PL002" and finding.doc_index == doc.index:
+            match = _DUPLICATE.match(finding.message)
+            if match:
+                repeated.add((match.group(1), int(match.group(2))))
+    if not repeated:
+        return None
+    for depth, key in enumerate(path):
+        if (str(key), doc.positions.locate(path[: depth + 1])[0]) in repeated:
+            return str(key)
+    return None
+
 
 def _replacement(old: str, span: Span, value: Scalar) -> tuple[str | None, str]:
     """(new span text, '') or (None, reason the value cannot be rewritten here)."""
@@ -104,7 +139,7 @@ def apply_edits(text: str, edits: Sequence[ScalarEdit]) -> EditResult:
     """
     from pathlib import Path
 
-    from policylint.load import SourceFile, parse_text
+    from policylint.load import parse_text
 
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom) :]
@@ -133,6 +168,19 @@ def apply_edits(text: str, edits: Sequence[ScalarEdit]) -> EditResult:
             continue
         if span.style is None:
             result.refused.append((edit, f"{_show(edit.path)} is not a scalar"))
+            continue
+        repeated = _duplicated(source, doc, edit.path) if doc is not None else None
+        if repeated is not None:
+            result.refused.append((
+                edit,
+                f"{_show(edit.path)}: key '{repeated}' is written twice in its mapping; "
+                "remove one of the two entries, then fix again",
+            ))
+            continue
+        if edit.at is not None and (span.start, span.end) != edit.at or (
+            edit.expect is not None and body[span.start : span.end] != edit.expect
+        ):
+            result.refused.append((edit, f"{_show(edit.path)} no longer holds the value the fix was computed from"))
             continue
         new, reason = _replacement(body[span.start : span.end], span, edit.value)
         if new is None:
