@@ -2,7 +2,7 @@
 
 Tests that drive real programs (pre-commit, shells, mypy, a wheel build, CI steps in
 bash) carry the ``realtool`` marker: they run by default and in CI, and
-``python -m pytest -m "not realtool"`` leaves them out for a fast local run. Tests that
+``bash .ci/test -m "not realtool"`` leaves them out for a fast local run. Tests that
 need *a* capacity repository rather than the bundled examples use the small shared one
 (``minirepo_path``, ``copy_minirepo``, the ``minirepo`` fixture).
 """

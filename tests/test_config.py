@@ -436,9 +436,25 @@ def test_a_control_character_in_a_key_stays_on_one_line() -> None:
 
 
 def test_no_settings_at_all_are_valid_settings() -> None:
-    """Empty settings skip the schema check (no jsonschema import on a run without a config file)."""
+    """Empty settings skip the schema check (no jsonschema import on a run without a config file).
+
+    Skipping is only sound because the schema itself accepts no settings at all.
+    """
+    import subprocess
+    import sys
+
     import jsonschema
 
     from policylint.resources import load_schema
 
     jsonschema.Draft202012Validator(load_schema("Config")).validate({})
+    probe = (
+        "import sys\n"
+        "from policylint.config import validate_settings\n"
+        "validate_settings({}, 'cfg.yaml')\n"
+        "print('jsonschema' in sys.modules)\n"
+        "validate_settings({'now': '2026-12-01'}, 'cfg.yaml')\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.split() == ["False", "True"]
