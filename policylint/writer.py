@@ -129,7 +129,9 @@ def _target(path: Path, shown: str, *, real_root: str | None, explicit: bool, li
     if not explicit and real_root is not None and not _within(real_folder, real_root):
         raise WriteRefused(f"lies outside the repository root {real_root}: {what} not written", source=shown)
     if not os.path.isdir(real_folder):
-        if os.path.lexists(real_folder) or not parents:
+        if os.path.lexists(real_folder):
+            raise WriteRefused(f"cannot write {what}: {folder} is not a folder", source=shown)
+        if not parents:
             raise WriteFailed(f"cannot write {what}: folder {folder} does not exist", source=shown)
         try:
             os.makedirs(real_folder, exist_ok=True)

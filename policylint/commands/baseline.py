@@ -13,10 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from policylint.errors import PolicylintError
-
 NAME = "baseline"
 HELP = "write a baseline file of the current findings (keyed on rule, file and document path, not lines)"
+DEFAULT_OUTPUT = Path(".policylint-baseline.json")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     add_common_options(parser)
     parser.add_argument(
-        "--output", "-o", type=Path, default=Path(".policylint-baseline.json"), metavar="FILE",
+        "--output", "-o", type=Path, default=DEFAULT_OUTPUT, metavar="FILE",
         help="baseline file to write (default .policylint-baseline.json; '-' for stdout)",
     )
 
@@ -32,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from policylint.filter import write_baseline
     from policylint.session import Session
+    from policylint.writer import write_file
 
     args.baseline = None
     session = Session.from_args(args)
@@ -41,10 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if str(args.output) == "-":
         sys.stdout.write(text)
     else:
-        try:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise PolicylintError(f"cannot write the baseline file: {exc.strerror or exc}", source=str(args.output)) from None
+        # The default name is the repository's own file: it must stay inside the repository. A name
+        # given with --output may lie anywhere; a link at either is followed only within the repository.
+        explicit = args.output != DEFAULT_OUTPUT
+        write_file(args.output, text, root=session.config.root, explicit=explicit, parents=True, what="the baseline file")
         sys.stderr.write(f"policylint: wrote {len(result.findings)} finding(s) to {args.output}\n")
     return 0

@@ -183,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     from policylint.report import ReportContext, render
     from policylint.report.paths import repository_root
     from policylint.session import Session
+    from policylint.writer import write_file
 
     plan = report_plan(args.reports, args.output)
     if args.diff is not None and not args.diff.strip():
@@ -223,11 +224,8 @@ def run(args: argparse.Namespace) -> int:
         if target is None:
             sys.stdout.write(text)
             continue
-        try:
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
-            Path(target).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise PolicylintError(f"cannot write the {fmt} report: {exc.strerror or exc}", source=target) from None
+        # named on the command line, so it may lie outside the repository; a link there is not followed out of it
+        write_file(target, text, root=session.config.root, explicit=True, parents=True, what=f"the {fmt} report")
     failing = [f for f in result.findings if f.severity >= fail_on]
     if failing and not args.exit_zero:
         return 1

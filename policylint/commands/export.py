@@ -27,6 +27,13 @@ DESCRIPTION = (
 )
 
 
+#: Rules whose errors say the bands themselves are wrong: an unreadable measurement, a window too
+#: short, demand counted twice, a step too coarse to tell bursts from noise, a per-GPU figure that
+#: is missing or not measured in production. A pool left unmeasured (PL105, PL110) is exported
+#: with its declared numbers, marked UNMEASURED, as documented.
+EVIDENCE_RULES = frozenset({"PL024", "PL106", "PL111", "PL112", "PL121", "PL701", "PL702"})
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scheduler", choices=("kueue", "volcano"), help="which scheduler's manifests to write")
     parser.add_argument("path", nargs="?", type=Path, default=Path("."), metavar="PATH", help="capacity repository (default: .)")
@@ -49,29 +56,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from policylint.config import load_config, parse_when
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
-    from policylint.linter import LintOptions, lint
     from policylint.measure import measure
     from policylint.schedulers import export
+    from policylint.session import Session
     from policylint.views import build_views
 
     if args.dry_run and not args.update:
         raise PolicylintError("--dry-run needs --update MANIFESTS")
-    config = load_config([args.path], config_file=args.config, root=args.root, isolated=args.isolated)
-    now = parse_when(args.now, source="--now") if args.now else config.now or dt.datetime.now(dt.timezone.utc)
-    options = LintOptions(
-        root=config.root,
-        exclude=config.exclude,
-        now=now,
-        gpu_resources=tuple(config.gpu_resources),
-        trace_limits=config.trace_limits(),
+    # The same run as `policylint check PATH` (configuration, rule selection, suppressions, baseline):
+    # an export is only as sound as the model `check` accepts.
+    session = Session.from_args(
+        argparse.Namespace(paths=[args.path], config=args.config, isolated=args.isolated, root=args.root, now=args.now)
     )
-    result = lint([args.path], options)
+    config, options = session.config, session.options
+    now = options.now or dt.datetime.now(dt.timezone.utc)
+    options.now = now
+    result = session.lint()
     # A workload that failed validation drops out of its pool: its quota would be written too small.
     # The pipeline's model errors cover the whole repository, whatever PATH narrows the report to.
     if _refuse(result.model_errors, Severity.ERROR, "the capacity model"):
+        return 1
+    # Errors about the measured demand the quotas are sized from make them untrustworthy as well;
+    # errors about the capacity declared today (PL101, PL102, ...) are what the export replaces.
+    evidence = [f for f in result.findings if f.code in EVIDENCE_RULES]
+    if _refuse(evidence, Severity.ERROR, "the measured demand"):
         return 1
     model = result.model
     assert model is not None
@@ -85,57 +95,59 @@ def run(args: argparse.Namespace) -> int:
     if args.update:
         return _update(args, plans, options)
     files = export.kueue(plans) if args.scheduler == "kueue" else export.volcano(plans)
-    return _write_new(args, files)
+    return _write_new(args, files, config.root)
 
 
 def _refuse(findings: list[Finding], severity: Severity, what: str) -> bool:
     """Print the errors that make an export untrustworthy; True when there are any (nothing is written then)."""
+    from policylint.errors import escape_controls
+
     errors = [f for f in findings if f.severity >= severity]
     if not errors:
         return False
     for f in errors:
-        sys.stderr.write(f"{f.file}:{f.line}:{f.column}: {f.code} {f.message}\n")
+        sys.stderr.write(escape_controls(f"{f.file}:{f.line}:{f.column}: {f.code} {f.message}") + "\n")
     n = len(errors)
     sys.stderr.write(f"policylint: {what} has {n} error{'s' if n != 1 else ''}; nothing exported (fix them, `policylint check` shows them)\n")
     return True
 
 
-def _write_new(args: argparse.Namespace, files: dict[str, str]) -> int:
-    from policylint.errors import PolicylintError
+def _write_new(args: argparse.Namespace, files: dict[str, str], root: Path) -> int:
     from policylint.schedulers import export
+    from policylint.writer import write_file
 
     if not files:
         return 0
     if args.output is None:
         sys.stdout.write(export.render(files))
         return 0
-    try:
-        args.output.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            (args.output / name).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise PolicylintError(f"cannot write to {args.output}: {exc.strerror or exc}") from None
+    # --output names the folder, so it may lie anywhere; a link in it is followed only within the repository
+    for name, text in files.items():
+        write_file(args.output / name, text, root=root, explicit=True, parents=True, what="the manifest")
     sys.stderr.write(f"wrote {len(files)} files to {args.output}\n")
     return 0
 
 
 def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOptions) -> int:
     """Edit the quotas of existing objects in place; new pools get new objects."""
-    import os
-
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
     from policylint.load import discover, display_path, is_scheduler_doc, load_file
     from policylint.schedulers import export
     from policylint.schedulers.quantity import GPU_RESOURCES
     from policylint.schedulers.update import update
+    from policylint.writer import write_file
 
     for path in args.update:
         if not path.exists():
             raise PolicylintError(f"--update {path}: no such file or folder")
     # Every file, not only those that look like policylint input: a manifest with a YAML
     # error may hold a ClusterQueue the update would otherwise silently miss.
-    sources = [load_file(path, display_path(path), options.limits) for path, _ in discover(args.update, options.exclude, options.root)]
+    scopes: dict[Path, Path] = {}
+    for named in args.update:
+        for path, _ in discover([named], options.exclude, options.root):
+            scopes.setdefault(path, named if named.is_dir() else named.parent)
+    sources = [load_file(path, display_path(path), options.limits) for path in scopes]
     if _refuse([f for s in sources for f in s.findings], Severity.ERROR, "--update MANIFESTS"):
         return 1
     sources = [s for s in sources if any(is_scheduler_doc(d) for d in s.documents)]
@@ -151,15 +163,14 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     if args.dry_run:
         sys.stdout.write(outcome.diff)
     else:
-        for path, (display, _, text) in sorted(outcome.texts.items(), key=lambda kv: str(kv[0])):
-            # newline="" and the exact text: line endings and a BOM stay as they were
-            tmp = path.with_name(f".{path.name}.policylint-update")
-            try:
-                with open(tmp, "w", encoding="utf-8", newline="") as out:
-                    out.write(text)
-                os.replace(tmp, path)
-            except OSError as exc:
-                raise PolicylintError(f"cannot write {display}: {exc.strerror or exc}") from None
+        linted = {s.path: s.text for s in sources}
+        changed = [display for path, (display, before, _) in outcome.texts.items() if before.removeprefix("\ufeff") != linted.get(path)]
+        if changed:
+            raise PolicylintError("changed while policylint was reading it; nothing written (run the update again)", source=changed[0])
+        for path, (display, before, text) in sorted(outcome.texts.items(), key=lambda kv: str(kv[0])):
+            # A manifest is written only within the --update folder it was found in (links included);
+            # the exact text keeps line endings and a BOM, and an edit saved meanwhile is never lost.
+            write_file(path, text, root=scopes[path], what="the manifest", if_unchanged=before.encode("utf-8"))
     if not outcome.missing:
         return 0
     if args.scheduler == "kueue":
@@ -172,4 +183,4 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
         # stdout holds the diff alone, so that it can be applied as it is
         sys.stderr.write(f"  (dry run: {len(files)} new manifest file{'s' if len(files) != 1 else ''} not written; run without --dry-run to get them)\n")
         return 0
-    return _write_new(args, files)
+    return _write_new(args, files, options.root)

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from policylint.report.html_report import HtmlSettings, render
     from policylint.report.paths import rebase, repository_root
     from policylint.session import Session
+    from policylint.writer import write_file
 
     if not args.html.strip():
         raise PolicylintError("--html needs a file name (or '-' for stdout)")
@@ -75,13 +76,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(page)
     else:
         target = Path(args.html)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # newline="" keeps the bytes the same on every platform
-            with target.open("w", encoding="utf-8", newline="") as out:
-                out.write(page)
-        except OSError as exc:
-            raise PolicylintError(f"cannot write the HTML report: {exc.strerror or exc}", source=str(target)) from None
+        # the exact bytes on every platform; named by the user, so it may lie outside the repository
+        write_file(target, page, root=session.config.root, explicit=True, parents=True, what="the HTML report")
         failing = sum(1 for f in result.findings if f.severity >= fail_on)
         sys.stderr.write(
             f"policylint: report written to {target} ({len(result.findings)} findings, {failing} at {fail_on.label} or above)\n"

@@ -28,26 +28,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def write_schemas(folder: Path) -> list[tuple[Path, str]]:
-    """Copy every bundled schema into ``folder``; (path, "created" | "updated" | "unchanged") per file."""
+    """Copy every bundled schema into ``folder``; (path, "created" | "updated" | "unchanged") per file.
+
+    Each file goes through :func:`policylint.writer.write_file` with ``folder``
+    as its root: a link in it is followed only to a file inside ``folder``, and
+    a pipe, device or read-only file there is refused.
+    """
     from policylint.errors import PolicylintError
     from policylint.resources import SCHEMA_FILES, schemas_dir
+    from policylint.safeio import read_bytes
+    from policylint.writer import write_file
 
     source = schemas_dir()
     done: list[tuple[Path, str]] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for filename in SCHEMA_FILES.values():
-            data = (source / filename).read_bytes()
-            target = folder / filename
-            if target.is_file():
-                status = "unchanged" if target.read_bytes() == data else "updated"
-            else:
-                status = "created"
-            if status != "unchanged":
-                target.write_bytes(data)
-            done.append((target, status))
     except OSError as exc:
         raise PolicylintError(f"cannot write the schemas: {exc.strerror or exc}", source=str(folder)) from None
+    if not folder.is_dir():
+        raise PolicylintError("not a folder", source=str(folder))
+    for filename in SCHEMA_FILES.values():
+        data = (source / filename).read_bytes()
+        target = folder / filename
+        if not target.is_symlink() and not target.exists():
+            status = "created"
+        else:
+            try:
+                status = "unchanged" if read_bytes(target, limit=len(data), what="schema") == data else "updated"
+            except PolicylintError:
+                status = "updated"  # too large, or not a regular file: the writer decides
+        if status != "unchanged":
+            write_file(target, data, root=folder, what="the schema")
+        done.append((target, status))
     return done
 
 
