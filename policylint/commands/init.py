@@ -14,6 +14,13 @@ Writes, under DIR (default ``.``):
 
 Existing files are kept unless ``--force`` is given; the command says what it
 wrote, kept or left for the user to add.
+
+Nothing below DIR is ever followed: a symbolic link where a folder init writes
+into should be (``schemas -> /elsewhere``) stops the command before anything
+is written, and so does a named pipe, device or socket where a file goes. A
+link where a file goes, dangling or not, is kept like any existing file;
+``--force`` replaces the link itself by a regular file and never writes to
+what it points to. Every file is written by :func:`policylint.writer.write_file`.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import argparse
 import datetime as dt
 import json
 import math
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -238,12 +247,47 @@ def _planned(folder: Path, now: dt.datetime) -> dict[str, str | bytes]:
     return files
 
 
-def _write(path: Path, content: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
+#: The most of an existing .pre-commit-config.yaml or .vscode/settings.json init reads to see what it holds.
+_READ_LIMIT = 1024 * 1024
+
+
+def _examine(folder: Path, rel: str, shown: str) -> str:
+    """What is at ``folder/rel`` without following any link: "missing", "file" or "link".
+
+    Raises a usage error, before anything is written, for a link or a non-folder
+    where a folder on the way should be, and for a pipe, device, socket or folder
+    where the file goes.
+    """
+    from policylint.errors import PolicylintError
+
+    parts = rel.split("/")
+    here = folder
+    for depth, part in enumerate(parts):
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except FileNotFoundError:
+            return "missing"
+        except OSError as exc:
+            raise PolicylintError(f"cannot examine: {exc.strerror or exc}", source=shown + "/".join(parts[: depth + 1])) from None
+        where = shown + "/".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        if stat.S_ISLNK(mode):
+            if last:
+                return "link"
+            raise PolicylintError("a symbolic link where init writes a folder; init never follows links (remove it, or init another folder)", source=where)
+        if not last and not stat.S_ISDIR(mode):
+            raise PolicylintError("not a folder, but init writes files in it", source=where)
+        if last and not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "a named pipe, device or socket"
+            raise PolicylintError(f"{what} where init writes a file; refused (remove it, or init another folder)", source=where)
+    return "file"
+
+
+def _read_existing(path: Path) -> str:
+    from policylint.safeio import read_bytes
+
+    return read_bytes(path, limit=_READ_LIMIT, what="file").decode("utf-8", errors="replace")
 
 
 def _editor_settings() -> str:
@@ -256,54 +300,60 @@ def _has_policylint_hook(text: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from policylint.errors import PolicylintError
+    from policylint.writer import Links, write_file
 
     folder: Path = args.dir
+    if folder.is_symlink() and not folder.exists():
+        raise PolicylintError(f"a dangling symbolic link, not a folder: {folder}")
     if folder.exists() and not folder.is_dir():
         raise PolicylintError(f"not a folder: {folder}")
     out = sys.stdout
     shown = folder.as_posix().rstrip("/") or "."
     prefix = "" if shown == "." else f"{shown}/"
+    # DIR itself was named by the user: a link there is followed; nothing below it is.
+    root = Path(os.path.realpath(folder))
+    planned = _planned(folder, dt.datetime.now(dt.timezone.utc))
+    settings_rel, hooks_rel = ".vscode/settings.json", ".pre-commit-config.yaml"
+    # Look at every target before writing any, so a refusal leaves the folder as it was.
+    state = {rel: _examine(folder, rel, prefix) for rel in [*planned, settings_rel, hooks_rel]}
     written: list[str] = []
     kept: list[str] = []
-    try:
-        for rel, content in _planned(folder, dt.datetime.now(dt.timezone.utc)).items():
-            target = folder / rel
-            if target.exists() and not args.force:
-                kept.append(f"{rel} (exists; --force overwrites it)")
-                continue
-            _write(target, content)
-            written.append(rel)
-        settings = folder / ".vscode" / "settings.json"
-        settings_snippet = None
-        if settings.exists():
-            if "yaml.schemas" in settings.read_text(encoding="utf-8", errors="replace"):
-                kept.append(".vscode/settings.json (already has yaml.schemas)")
-            else:
-                settings_snippet = _editor_settings()
-        else:
-            _write(settings, _editor_settings())
-            written.append(".vscode/settings.json")
-        hooks = folder / ".pre-commit-config.yaml"
-        entry = PRE_COMMIT_ENTRY.format(repository=REPOSITORY, tag=RELEASE_TAG)
-        hook_snippet = None
-        if hooks.exists():
-            if _has_policylint_hook(hooks.read_text(encoding="utf-8", errors="replace")):
-                kept.append(".pre-commit-config.yaml (already runs policylint)")
-            else:
-                hook_snippet = entry
-        else:
-            _write(hooks, "repos:\n" + entry)
-            written.append(".pre-commit-config.yaml")
-    except OSError as exc:
-        raise PolicylintError(f"cannot write: {exc.strerror or exc}", source=str(exc.filename or folder)) from None
+
+    links: Links = "replace" if args.force else "refuse"
+
+    def write(rel: str, content: str | bytes) -> None:
+        write_file(folder / rel, content, root=root, links=links, overwrite=args.force, parents=True, what=rel)
+        written.append(rel)
+
+    for rel, content in planned.items():
+        if state[rel] != "missing" and not args.force:
+            link = " (a symbolic link; --force replaces the link, never what it points to)" if state[rel] == "link" else ""
+            kept.append(f"{rel} (exists; --force overwrites it){link}")
+            continue
+        write(rel, content)
+    settings_snippet = hook_snippet = None
+    entry = PRE_COMMIT_ENTRY.format(repository=REPOSITORY, tag=RELEASE_TAG)
+    # These two are never rewritten: the entry to add is printed. A link there is not read.
+    if state[settings_rel] == "missing":
+        write(settings_rel, _editor_settings())
+    elif state[settings_rel] == "file" and "yaml.schemas" in _read_existing(folder / settings_rel):
+        kept.append(f"{settings_rel} (already has yaml.schemas)")
+    else:
+        settings_snippet = _editor_settings()
+    if state[hooks_rel] == "missing":
+        write(hooks_rel, "repos:\n" + entry)
+    elif state[hooks_rel] == "file" and _has_policylint_hook(_read_existing(folder / hooks_rel)):
+        kept.append(f"{hooks_rel} (already runs policylint)")
+    else:
+        hook_snippet = entry
 
     for rel in written:
         out.write(f"wrote {prefix}{rel}\n")
     for rel in kept:
         out.write(f"kept {prefix}{rel}\n")
     if hook_snippet is not None:
-        out.write(f"\n{prefix}.pre-commit-config.yaml exists; add this entry under `repos:`:\n\n{hook_snippet}")
+        out.write(f"\n{prefix}{hooks_rel} exists; add this entry under `repos:`:\n\n{hook_snippet}")
     if settings_snippet is not None:
-        out.write(f"\n{prefix}.vscode/settings.json exists; add this setting to it:\n\n{settings_snippet}")
+        out.write(f"\n{prefix}{settings_rel} exists; add this setting to it:\n\n{settings_snippet}")
     out.write(f"\nNext: policylint check {shown}\n")
     return 0
