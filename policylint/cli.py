@@ -156,8 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(text: str, limit: int = 1000) -> str:
-    """An error message on one line (exception texts may span several), cut to a sane length."""
-    flat = " ".join(text.split())
+    """An error message on one line (exception texts may span several), cut to a sane length.
+
+    What is left of control characters once the whitespace is folded (an escape
+    sequence in a server's answer or a file name, say) is written as escapes.
+    """
+    from policylint.report.safe_text import escape_controls
+
+    flat = escape_controls(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 

@@ -26,6 +26,10 @@ FORMATS = ("text", "concise", "json", "sarif", "junit", "github", "gitlab", "mar
 #: directory are the ones a click or a copy-paste can open.
 REPOSITORY_PATHS = frozenset({"json", "sarif", "junit", "github", "gitlab"})
 
+#: Formats that print the findings' texts exactly: ``json.dumps`` writes every
+#: control and non-ASCII character as a ``\u`` escape, so nothing raw reaches the output.
+EXACT_FORMATS = frozenset({"json"})
+
 
 @dataclass
 class ReportContext:
@@ -52,9 +56,18 @@ def get_renderer(fmt: str) -> Callable[[LintResult, ReportContext], str]:
 
 
 def render(fmt: str, result: LintResult, context: ReportContext) -> str:
-    """The report of ``result`` in ``fmt``, with repository-relative paths where ``fmt`` wants them."""
+    """The report of ``result`` in ``fmt``, with repository-relative paths where ``fmt`` wants them.
+
+    Control characters in the findings' texts (paths, names, messages quoting a
+    trace) are escaped here, once for every format (see :mod:`.safe_text`); the
+    JSON report keeps the exact values, which its encoder already escapes.
+    """
     if fmt in REPOSITORY_PATHS and context.root is not None:
         from policylint.report.paths import rebase
 
         result = rebase(result, context.root, context.config_root or context.root)
+    if fmt not in EXACT_FORMATS:
+        from policylint.report.safe_text import safe_result
+
+        result = safe_result(result)
     return get_renderer(fmt)(result, context)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.finding import Finding, Severity
 from policylint.report import ReportContext
+from policylint.report.safe_text import json_ascii_controls
 from policylint.report.sarif_report import fingerprints
 
 if TYPE_CHECKING:
@@ -60,4 +61,4 @@ def issue(f: Finding, fingerprint: str) -> dict[str, Any]:
 def render(result: LintResult, context: ReportContext) -> str:
     findings = list(result.findings)
     issues = [issue(f, fp) for f, fp in zip(findings, fingerprints(findings), strict=True)]
-    return json.dumps(issues, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json_ascii_controls(json.dumps(issues, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"

@@ -34,6 +34,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from policylint import __version__
+from policylint.report.safe_text import escape_controls
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
@@ -98,8 +99,13 @@ footer{margin-top:40px;color:var(--muted);font-size:13px}
 
 
 def _e(value: object) -> str:
-    """HTML-escaped text of ``value`` (quotes too: the text may land in an attribute)."""
-    return escape(str(value), quote=True)
+    """HTML-escaped text of ``value`` (quotes too: the text may land in an attribute).
+
+    Control characters are written as visible escapes first: HTML cannot carry
+    most of them, and a name or message holding one is user input (see
+    :mod:`policylint.report.safe_text`).
+    """
+    return escape(escape_controls(str(value)), quote=True)
 
 
 def _num(value: float | int | None, unit: str = "") -> str:

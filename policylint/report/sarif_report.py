@@ -35,6 +35,7 @@ from urllib.parse import quote
 from policylint import __version__
 from policylint.finding import Finding, Severity
 from policylint.report import ReportContext
+from policylint.report.safe_text import json_ascii_controls
 from policylint.rule import Rule
 
 if TYPE_CHECKING:
@@ -282,4 +283,5 @@ def build_log(result: LintResult, context: ReportContext) -> dict[str, Any]:
 
 
 def render(result: LintResult, context: ReportContext) -> str:
-    return json.dumps(build_log(result, context), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    text = json.dumps(build_log(result, context), indent=2, sort_keys=True, ensure_ascii=False)
+    return json_ascii_controls(text) + "\n"

@@ -18,9 +18,16 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
+from html import escape as _html_escape
 
 import numpy as np
+
+from policylint.report.safe_text import escape_controls
+
+
+def escape(text: str) -> str:
+    """SVG text: control characters as visible escapes, then the XML specials."""
+    return _html_escape(escape_controls(text))
 
 __all__ = ["Line", "PlotSize", "Downsampled", "downsample", "pool_chart"]
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from policylint.finding import Finding, Severity
 from policylint.report import ReportContext
+from policylint.report.safe_text import escape_controls
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -36,7 +37,9 @@ def _frame(lines: list[str], finding: Finding) -> list[tuple[str, str]]:
     first = max(1, finding.line - 1)
     width = len(str(finding.line))
     for n in range(first, finding.line + 1):
-        rows.append((f"{n:>{width}} |", lines[n - 1].rstrip()))
+        # the file's own text: a control character in it (a YAML error is reported at
+        # exactly such a line) must not reach the terminal raw
+        rows.append((f"{n:>{width}} |", escape_controls(lines[n - 1].rstrip())))
     rows.append((f"{'':>{width}} |", " " * (max(finding.column, 1) - 1) + "^"))
     return rows
 
@@ -92,7 +95,8 @@ def render(result: LintResult, context: ReportContext) -> str:
     if result.stale_baseline and not context.quiet:
         console.print(Text("Baseline entries that no longer match a finding:", style="bold"))
         for e in result.stale_baseline:
-            console.print(f"  {e['file']}: {e['code']} {e['subject']} {e['path']}".rstrip())
+            # a Text, not a str: rich would read "[...]" in a file name as markup
+            console.print(Text(f"  {e.get('file', '')}: {e.get('code', '')} {e.get('subject', '')} {e.get('path', '')}".rstrip()))
         console.print()
     console.print(_summary(result))
     return buffer.getvalue()
