@@ -273,6 +273,11 @@ def run_fixes(result: LintResult, options: LintOptions, *, unsafe: bool, write: 
             continue
         for edit, reason in edited.refused:
             outcome.notes.append(f"{display}: not fixed ({reason})")
+        if edited.stale:
+            # the other numbers of the file were planned from the same reading (an elastic limit
+            # follows the reservation): none of them is written
+            outcome.notes.append(f"{display}: not fixed (no fix written to this file; {keys} left as written)")
+            continue
         applied = [edits[e] for e in edited.applied]
         if not applied:
             continue

@@ -61,6 +61,10 @@ class EditResult:
     unchanged: list[ScalarEdit] = field(default_factory=list)
     #: set when the file could not be composed; then ``text`` is the input, untouched
     error: str | None = None
+    #: an edit no longer matches what it was computed from (moved, changed, duplicated key):
+    #: the other edits of the file were computed from the same stale reading, so callers
+    #: should write none of them
+    stale: bool = False
 
 
 def _show(path: DocPath) -> str:
@@ -176,11 +180,13 @@ def apply_edits(text: str, edits: Sequence[ScalarEdit]) -> EditResult:
                 f"{_show(edit.path)}: key '{repeated}' is written twice in its mapping; "
                 "remove one of the two entries, then fix again",
             ))
+            result.stale = True
             continue
         if edit.at is not None and (span.start, span.end) != edit.at or (
             edit.expect is not None and body[span.start : span.end] != edit.expect
         ):
             result.refused.append((edit, f"{_show(edit.path)} no longer holds the value the fix was computed from"))
+            result.stale = True
             continue
         new, reason = _replacement(body[span.start : span.end], span, edit.value)
         if new is None:
