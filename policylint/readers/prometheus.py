@@ -26,7 +26,7 @@ from policylint.readers.source import Source
 from policylint.readers.table import Rows
 from policylint.readers.timestamps import format_time
 
-__all__ = ["prometheus_series", "read_prometheus"]
+__all__ = ["answer_series", "prometheus_series", "read_prometheus"]
 
 
 def _labels(metric: Mapping[str, Any]) -> str:
@@ -76,7 +76,15 @@ def prometheus_series(
         raise MeasurementError("not a Prometheus answer: a number too long to read", source=name) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MeasurementError(f"cannot read: {exc}", source=name) from None
+    return answer_series(doc, match, limits, name)
 
+
+def answer_series(
+    doc: Any, match: Mapping[str, str] | None, limits: TraceLimits, name: str
+) -> list[tuple[str, dict[str, Any], np.ndarray, np.ndarray]]:
+    """The series of a parsed ``query_range`` answer that ``match`` keeps, with every check the
+    file reader makes (shape, numbers, order, range, rows). ``policylint pull`` runs the same
+    checks on an answer before it may replace a committed trace."""
     if not isinstance(doc, dict):
         raise MeasurementError("not a Prometheus query_range answer (top level is not an object)", source=name)
     if doc.get("status") != "success":
