@@ -42,6 +42,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, metavar="FILE", help="configuration file (default: discovered)")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root; pull writes only inside it")
+    parser.add_argument(
+        "--deadline", type=_deadline, default=DEFAULT_DEADLINE, metavar="DURATION",
+        help="longest the whole pull may take, e.g. 90s, 30m, 2h (default 1h); each request is bounded "
+        "by prometheus.timeout-seconds",
+    )
+
+
+#: how long a whole pull may take unless --deadline says otherwise, seconds
+DEFAULT_DEADLINE = 3600
+
+
+def _deadline(text: str) -> int:
+    """``--deadline``: a duration such as ``90s`` or ``2h``, or whole seconds."""
+    from policylint.errors import PolicylintError
+    from policylint.sources.declared import parse_duration
+
+    try:
+        return parse_duration(int(text) if text.isdigit() else text)
+    except (PolicylintError, ValueError):
+        raise argparse.ArgumentTypeError(f"expected a duration such as 90s, 30m or 2h, got {text!r}") from None
 
 
 def _end_time(text: str | None) -> int:
@@ -159,6 +179,10 @@ def run(args: argparse.Namespace) -> int:
     from policylint.sources.declared import pull_targets
     from policylint.sources.prometheus import chunks
 
+    if args.url is not None:
+        from policylint.sources.prometheus import check_url
+
+        check_url(args.url, "--url")  # a bad URL is one clear error before anything else is done
     config = load_config([args.path], config_file=args.config, root=args.root, isolated=args.isolated)
     result = lint(
         [args.path],
@@ -202,64 +226,114 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pull(targets: list[PullTarget], config: Any, args: argparse.Namespace, end: int, root: Path) -> int:
-    import datetime as dt
     import os
 
-    from policylint.errors import PolicylintError
-    from policylint.sources import provenance
-    from policylint.sources.prometheus import Client, chunks, settings_from
+    from policylint.sources.prometheus import Client, DeadlineExceeded, settings_from
 
+    if args.url:
+        url, origin = args.url, "--url"
+    else:
+        url = os.environ.get("POLICYLINT_PROMETHEUS_URL") or config.prometheus_url
+        origin = "$POLICYLINT_PROMETHEUS_URL" if os.environ.get("POLICYLINT_PROMETHEUS_URL") else (
+            f"prometheus.url in {config.path}" if config.path else "prometheus.url"
+        )
     settings = settings_from(
         os.environ,
-        url=args.url or os.environ.get("POLICYLINT_PROMETHEUS_URL") or config.prometheus_url,
+        url=url,
         ca_file=str(config.prometheus_ca_file) if config.prometheus_ca_file else None,
         source=str(config.path) if config.path else "configuration",
+        origin=origin,
     )
+    limits = config.trace_limits()
     settings.timeout_seconds = config.prometheus_timeout_seconds
     settings.max_attempts = config.prometheus_max_attempts
+    settings.deadline_seconds = float(args.deadline)
+    # Nothing is fetched that check would refuse to read: the answers of one trace may be
+    # as large, and hold as many samples, as a Prometheus trace file may.
+    settings.max_answer_bytes = limits.max_json_bytes
+    settings.max_samples = limits.max_rows
     client = Client(settings)
     progress = _Progress(args.quiet)
     failed = 0
     try:
-        for t in targets:
-            start, stop = _window(t, end)
-            label = f"{t.workload} {t.role}"
-            progress.begin(label, len(chunks(start, stop, t.step_seconds)))
+        for number, t in enumerate(targets):
             try:
-                series = client.query_range(t.query, start, stop, t.step_seconds, progress=progress.advance)
-            except PolicylintError as exc:
-                progress.end(f"failed {label}: {exc}")
-                sys.stderr.write(f"policylint: error: {t.document} at key '{t.key}': {exc}\n")
-                failed += 1
-                continue
-            if not series:
-                progress.end(f"failed {label}: the query returned no series")
+                failed += not _pull_one(t, client, progress, limits, end, root)
+            except DeadlineExceeded as exc:
+                left = len(targets) - number
+                progress.end(f"failed {t.workload} {t.role}: {exc}")
                 sys.stderr.write(
-                    f"policylint: error: {t.document} at key '{t.key}': the query returned no series "
-                    f"between {provenance.iso(dt.datetime.fromtimestamp(start, dt.timezone.utc))} and "
-                    f"{provenance.iso(dt.datetime.fromtimestamp(stop, dt.timezone.utc))}; {t.display} left as it was\n"
+                    f"policylint: error: {t.document} at key '{t.key}': {exc}; "
+                    f"{left} trace{'s' if left != 1 else ''} not pulled, left as {'they were' if left != 1 else 'it was'}\n"
                 )
-                failed += 1
-                continue
-            samples = sum(len(s["values"]) for s in series)
-            record = {
-                "query": t.query,
-                "template": t.template,
-                "params": t.params or None,
-                "server": settings.name,
-                "start": provenance.iso(dt.datetime.fromtimestamp(start, dt.timezone.utc)),
-                "end": provenance.iso(dt.datetime.fromtimestamp(stop, dt.timezone.utc)),
-                "step_seconds": t.step_seconds,
-                "lookback_seconds": t.lookback_seconds,
-                "pulled_at": provenance.iso(dt.datetime.now(dt.timezone.utc)),
-                "series": len(series),
-                "samples": samples,
-            }
-            provenance.write_atomic(t.path, provenance.render_trace(series))
-            provenance.write_atomic(provenance.sidecar(t.path), provenance.render_record(record))
-            progress.end(
-                f"pulled {label}: {len(series)} series, {samples:,} samples -> {_shown(t.path, root)}"
-            )
+                failed += left
+                break
     finally:
         progress.close()
     return 2 if failed else 0
+
+
+def _pull_one(t: PullTarget, client: Any, progress: _Progress, limits: Any, end: int, root: Path) -> bool:
+    """Pull one trace; True when it was written. A failure is reported here (the committed
+    trace and its provenance are left as they were); the run's deadline is raised."""
+    import datetime as dt
+
+    from policylint.errors import PolicylintError
+    from policylint.readers.prometheus import answer_series
+    from policylint.sources import provenance
+    from policylint.sources.prometheus import DeadlineExceeded, chunks
+
+    settings = client.settings
+    start, stop = _window(t, end)
+    label = f"{t.workload} {t.role}"
+
+    def fail(why: str) -> bool:
+        why = settings.scrub(why)  # no secret, server text escaped, whatever produced the message
+        progress.end(f"failed {label}: {why}")
+        sys.stderr.write(f"policylint: error: {t.document} at key '{t.key}': {why}; {t.display} left as it was\n")
+        return False
+
+    progress.begin(label, len(chunks(start, stop, t.step_seconds)))
+    try:
+        series = client.query_range(t.query, start, stop, t.step_seconds, progress=progress.advance)
+    except DeadlineExceeded:
+        raise
+    except PolicylintError as exc:
+        return fail(str(exc))
+    if not series:
+        return fail(
+            f"the query returned no series between {provenance.iso(dt.datetime.fromtimestamp(start, dt.timezone.utc))} "
+            f"and {provenance.iso(dt.datetime.fromtimestamp(stop, dt.timezone.utc))}"
+        )
+    # The answer replaces the committed trace only when the trace readers take it as it is.
+    try:
+        answer_series({"status": "success", "data": {"resultType": "matrix", "result": series}}, None, limits, t.display)
+    except PolicylintError as exc:
+        return fail(f"{settings.name}: the answer is not a usable trace: {exc}")
+    text = provenance.render_trace(series)
+    if len(text.encode("utf-8")) > limits.max_json_bytes:
+        return fail(
+            f"{settings.name}: the trace would be larger than {limits.max_json_bytes:,} bytes, the most check reads "
+            "(limits.max-trace-bytes)"
+        )
+    samples = sum(len(s["values"]) for s in series)
+    record = {
+        "query": t.query,
+        "template": t.template,
+        "params": t.params or None,
+        "server": settings.name,
+        "start": provenance.iso(dt.datetime.fromtimestamp(start, dt.timezone.utc)),
+        "end": provenance.iso(dt.datetime.fromtimestamp(stop, dt.timezone.utc)),
+        "step_seconds": t.step_seconds,
+        "lookback_seconds": t.lookback_seconds,
+        "pulled_at": provenance.iso(dt.datetime.now(dt.timezone.utc)),
+        "series": len(series),
+        "samples": samples,
+    }
+    try:
+        provenance.write(t.path, text, root=root, what="the trace")
+        provenance.write(provenance.sidecar(t.path), provenance.render_record(record), root=root, what="the provenance record")
+    except PolicylintError as exc:
+        return fail(str(exc))
+    progress.end(f"pulled {label}: {len(series)} series, {samples:,} samples -> {_shown(t.path, root)}")
+    return True

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,18 +52,15 @@ def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` at once: a reader never sees half a file, and an
-    interrupted pull leaves the previous trace in place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write(path: Path, text: str, *, root: Path, what: str) -> None:
+    """Replace ``path`` with ``text`` at once, through the one safe writer
+    (:func:`policylint.writer.write_file`): a unique temporary file beside it, fsync,
+    atomic rename, inside ``root`` only, never through a link that leaves it. A
+    reader never sees half a file, and an interrupted or refused pull leaves the
+    previous file in place."""
+    from policylint.writer import write_file
+
+    write_file(path, text, root=root, parents=True, what=what)
 
 
 def render_record(record: Mapping[str, Any]) -> str:
