@@ -113,13 +113,62 @@ def _as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def numbers(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> np.ndarray:
-    """A value column -> float64; empty cells (and ``nan``) are NaN, text is an error at its row."""
+#: The largest magnitude up to which every integer has an exact float64.
+EXACT_INTEGER = 2**53
+
+
+def _first_inexact(column: pa.ChunkedArray) -> int | None:
+    """The index of the first integer cell beyond +-2**53, or None."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if _is_number(column):
+    if not pa.types.is_integer(column.type) or column.type.bit_width < 54 or len(column) == 0:
+        return None
+    extremes = pc.min_max(column)
+    low, high = extremes["min"].as_py(), extremes["max"].as_py()
+    if (high is None or high <= EXACT_INTEGER) and (low is None or low >= -EXACT_INTEGER):
+        return None
+    offset = 0
+    for chunk in column.chunks:
+        values = pc.fill_null(chunk, 0).to_numpy(zero_copy_only=False)
+        beyond = values > EXACT_INTEGER
+        if not pa.types.is_unsigned_integer(column.type):
+            beyond |= values < -EXACT_INTEGER
+        if beyond.any():
+            return offset + int(np.argmax(beyond))
+        offset += len(chunk)
+    return None  # pragma: no cover - min_max said there is one
+
+
+def _float_values(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> np.ndarray:
+    """A numeric column -> float64, refusing integers a float64 cannot hold exactly.
+
+    Arrow refuses such a cast with an error of its own; a GPU count or a
+    concurrency beyond 2**53 is a wrong column or a corrupt file, said as such.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    i = _first_inexact(column)
+    if i is not None:
+        raise MeasurementError(
+            f"column '{label}': {column[i].as_py()} is beyond {EXACT_INTEGER:,} (2^53), "
+            "the largest integer a measurement can hold exactly",
+            source=name,
+            row=rows.row(i),
+        )
+    try:
         return _as_numpy(pc.cast(column, pa.float64()))
+    except pa.ArrowInvalid as exc:  # a decimal out of range, say
+        raise MeasurementError(f"column '{label}': cannot read its numbers ({exc})", source=name) from None
+
+
+def numbers(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> np.ndarray:
+    """A value column -> float64; empty cells (and ``nan``) are NaN, text is an error at its row."""
+    import pyarrow as pa
+
+    if _is_number(column):
+        return _float_values(column, label, rows, name)
     if not _is_text(column):
         raise MeasurementError(f"column '{label}' holds {column.type}, not numbers", source=name, row=1)
     try:
@@ -179,7 +228,9 @@ def times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> TimeCol
             raise MeasurementError(f"column '{label}': cannot read its times ({exc})", source=name) from None
         return TimeColumn(seconds, False, column, label, rows)
     if _is_number(column):
-        values = _as_numpy(pc.cast(column, pa.float64()))
+        # Epoch numbers: nanoseconds since 1970 are beyond 2**53, and the float64 a
+        # CSV cell would become (a few hundred nanoseconds off) is what is wanted.
+        values = _as_numpy(pc.cast(column, pa.float64(), safe=False))
         epoch = True
     elif _is_text(column):
         values, epoch = _text_times(column, label, rows, name)

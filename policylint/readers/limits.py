@@ -17,6 +17,7 @@ from policylint.errors import MeasurementError
 __all__ = ["DEFAULT_LIMITS", "TraceLimits", "check_grid", "check_rows"]
 
 _SECONDS_PER_DAY = 86_400.0
+_DECODED_FLOOR = 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,17 @@ class TraceLimits:
     checked from the span and the step before the grid is allocated. Ten million
     is 115 days at one-second steps.
 
+    ``max_columns``: most columns in a Parquet or Arrow file, from its schema
+    before any column is read. A trace needs a handful; ten thousand leaves room
+    for wide exports of one series per column.
+
+    ``max_decoded_bytes``: most bytes the columns read from a Parquet or Arrow
+    file may take once decoded, computed from the file's metadata before
+    decoding (a small, highly compressed or dictionary-encoded file can stand
+    for gigabytes). None (the default) means the largest of 1 GiB, four times
+    ``max_file_bytes`` and 64 bytes per allowed row, so raising the other two
+    limits raises this one with them (see :attr:`decoded_bytes`).
+
     ``min_year``/``max_year``: timestamps outside these calendar years are an
     error (a wrong epoch unit shows up as year 50,000 or 1970).
     """
@@ -47,13 +59,24 @@ class TraceLimits:
     max_grid_samples: int = 10_000_000
     min_year: int = 1970
     max_year: int = 2200
+    max_columns: int = 10_000
+    max_decoded_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_file_bytes", "max_json_bytes", "max_rows", "max_grid_samples"):
+        for name in ("max_file_bytes", "max_json_bytes", "max_rows", "max_grid_samples", "max_columns"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.max_decoded_bytes is not None and self.max_decoded_bytes < 1:
+            raise ValueError("max_decoded_bytes must be at least 1")
         if not 1970 <= self.min_year <= self.max_year <= 9999:
             raise ValueError("years must satisfy 1970 <= min_year <= max_year <= 9999")
+
+    @property
+    def decoded_bytes(self) -> int:
+        """The limit on decoded bytes in effect: ``max_decoded_bytes``, or the default derived from the others."""
+        if self.max_decoded_bytes is not None:
+            return self.max_decoded_bytes
+        return max(_DECODED_FLOOR, 4 * self.max_file_bytes, 64 * self.max_rows)
 
     @property
     def min_time(self) -> float:

@@ -193,17 +193,31 @@ class Table:
     def _read_binary(self, indexes: Sequence[int]) -> tuple[list[pa.ChunkedArray], Rows]:
         import pyarrow as pa
 
+        from policylint.readers.binary import check_decoded, check_parquet, decode_dictionaries, variable_width
+
+        unique = list(dict.fromkeys(indexes))
+        labels = [self.header[i] for i in unique]
         try:
             if self.container == "parquet":
                 import pyarrow.parquet as pq
 
                 handle = self.parquet or pq.ParquetFile(str(self.source.path), memory_map=True)
-                check_rows(handle.metadata.num_rows, self.limits, self.name)
-                table = handle.read(columns=[self.header[i] for i in dict.fromkeys(indexes)])
-                columns = [table.column(self.header[i]) for i in indexes]
+                schema = handle.schema_arrow
+                # rows, columns and decoded size from the footer, before a value is decoded
+                check_parquet(handle.metadata, schema, labels, self.limits, self.name)
+                text = variable_width(schema, labels)
+                if text:
+                    # Text is read as a dictionary (indices and distinct values) and
+                    # expanded only once its full size is known to be within the limit.
+                    handle = pq.ParquetFile(str(self.source.path), memory_map=True, read_dictionary=text)
+                table = handle.read(columns=labels)
+                read = {i: table.column(self.header[i]) for i in unique}
             else:
                 table = _read_ipc(self.source, self.container, self.limits)
-                columns = [table.column(i) for i in indexes]
+                read = {i: table.column(i) for i in unique}
+            check_decoded(list(read.values()), labels, self.limits, self.name)
+            expanded = {i: decode_dictionaries(column) for i, column in read.items()}
+            columns = [expanded[i] for i in indexes]
         except KeyError:
             # Arrow refuses to pick a column by a name the file holds twice.
             dup = sorted({h for h in self.header if self.header.count(h) > 1})
@@ -324,15 +338,19 @@ def _arrow_message(exc: BaseException) -> str:
 def _read_ipc(source: Source, container: str, limits: TraceLimits) -> pa.Table:
     import pyarrow as pa
 
-    # Memory-mapped: record batches are read lazily, so the row count is known
-    # before any column is materialised.
+    from policylint.readers.binary import check_ipc
+
+    # Memory-mapped: the batches' metadata says how many rows they hold and how
+    # large their buffers are once decompressed, checked before any is decoded.
     with pa.memory_map(str(source.path)) as mapped:
+        data = memoryview(mapped.read_buffer())
+        mapped.seek(0)
         if container == "arrow":
             reader = pa.ipc.open_file(mapped)
-            rows = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
-            check_rows(rows, limits, source.name)
+            check_ipc(data, container, reader.schema, limits, source.name)
             return reader.read_all()
         stream = pa.ipc.open_stream(mapped)
+        check_ipc(data, container, stream.schema, limits, source.name)
         batches = []
         count = 0
         for batch in stream:
@@ -340,6 +358,16 @@ def _read_ipc(source: Source, container: str, limits: TraceLimits) -> pa.Table:
             check_rows(count, limits, source.name)
             batches.append(batch)
         return pa.Table.from_batches(batches, schema=stream.schema)
+
+
+def _read_tail(source: Source, size: int) -> bytes:
+    """The last ``size`` bytes of the file (all of it when it is shorter)."""
+    try:
+        with source.path.open("rb") as handle:
+            handle.seek(max(0, source.size - size))
+            return handle.read(size)
+    except OSError as exc:
+        raise MeasurementError(f"cannot read: {exc.strerror or exc}", source=source.name) from None
 
 
 def _sniff_time_type(cells: list[str]) -> pa.DataType:
@@ -466,16 +494,21 @@ def open_table(
         return table
     import pyarrow as pa
 
+    from policylint.readers.binary import check_columns, check_parquet_footer
+
     parquet = None
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
 
+            check_parquet_footer(_read_tail(source, 8), source.size, source.name)
             parquet = pq.ParquetFile(str(source.path), memory_map=True)
             schema = parquet.schema_arrow
+            check_rows(parquet.metadata.num_rows, limits, source.name)
         else:
             with pa.memory_map(str(source.path)) as mapped:
                 schema = (pa.ipc.open_file(mapped) if kind == "arrow" else pa.ipc.open_stream(mapped)).schema
+        check_columns(len(schema), limits, source.name)
         header = [str(n).strip() for n in schema.names]
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise MeasurementError(f"cannot read: {_arrow_message(exc)}", source=source.name) from None

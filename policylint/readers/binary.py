@@ -1,0 +1,422 @@
+"""What a Parquet or Arrow IPC file would take once decoded, read from its metadata.
+
+A few megabytes of Parquet or Arrow can stand for gigabytes of values: a column
+of one long string repeated ten million times compresses (or dictionary-encodes)
+to almost nothing. The byte limit on the file and the row limit do not bound
+that, so before any column is decoded the readers check, from the file's own
+metadata:
+
+* Parquet - the footer's length (read from the file's last bytes, before the
+  footer is parsed), the number of columns, the number of rows, and for the
+  columns to be read their decoded size: rows x width for fixed-width types,
+  the uncompressed size of the column chunks for text (which bounds plain and
+  compressed text; dictionary-encoded text is read as a dictionary and sized
+  exactly before it is expanded, see :func:`decode_dictionaries`);
+* Arrow IPC (file and stream) - the number of columns from the schema, and for
+  every record batch and dictionary batch its row count and the decoded size of
+  its buffers from the batch's metadata (for compressed buffers, the
+  uncompressed length each buffer starts with), without decompressing anything.
+
+Columns of nested types (lists, structs, maps, unions, run-end encoded) cannot
+be a trace column and are refused by name before anything is read.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from policylint.errors import MeasurementError
+from policylint.readers.limits import TraceLimits, check_rows
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "MAX_PARQUET_FOOTER_BYTES",
+    "check_columns",
+    "check_decoded",
+    "check_ipc",
+    "check_parquet",
+    "check_parquet_footer",
+    "decode_dictionaries",
+    "variable_width",
+]
+
+MAX_PARQUET_FOOTER_BYTES = 64 * 1024 * 1024
+"""Largest Parquet footer parsed: it lists every column of every row group, so a
+wide file of many row groups has a large one, but no trace has one this size."""
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):,.0f} MiB" if n >= 1024 * 1024 else f"{n:,} bytes"
+
+
+def _too_big(decoded: int, limits: TraceLimits, name: str, what: str) -> MeasurementError:
+    return MeasurementError(
+        f"{what} decode to {_mib(decoded)}, more than the {_mib(limits.decoded_bytes)} a trace may take "
+        "once decoded (a highly compressed or dictionary-encoded file); refused before decoding",
+        source=name,
+    )
+
+
+def check_columns(count: int, limits: TraceLimits, name: str) -> None:
+    """Refuse a file with more columns than ``limits.max_columns``."""
+    if count > limits.max_columns:
+        raise MeasurementError(
+            f"{count:,} columns, more than the {limits.max_columns:,} a trace file may have", source=name
+        )
+
+
+# -- types ---------------------------------------------------------------------------------------------
+
+
+def _kind(t: pa.DataType) -> str:
+    """``fixed``, ``variable`` (text or bytes), or ``nested`` (refused)."""
+    import pyarrow as pa
+
+    types = pa.types
+    if types.is_dictionary(t):
+        return "variable" if _kind(t.value_type) == "variable" else _kind(t.value_type)
+    if (
+        types.is_integer(t)
+        or types.is_floating(t)
+        or types.is_boolean(t)
+        or types.is_null(t)
+        or types.is_decimal(t)
+        or types.is_temporal(t)
+        or types.is_fixed_size_binary(t)
+    ):
+        return "fixed"
+    if types.is_string(t) or types.is_large_string(t) or types.is_binary(t) or types.is_large_binary(t):
+        return "variable"
+    if getattr(types, "is_string_view", None) and (types.is_string_view(t) or types.is_binary_view(t)):
+        return "variable"
+    return "nested"
+
+
+def _width(t: pa.DataType) -> int:
+    """Bytes one value of a fixed-width type takes decoded (a bit rounds up to a byte)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_null(t):
+        return 0
+    try:
+        return max(1, int(t.bit_width) // 8)
+    except ValueError:  # a type without a bit width: count it as a pointer
+        return 8
+
+
+def _refuse_nested(schema: pa.Schema, names: Sequence[str], name: str) -> None:
+    for column in names:
+        index = schema.get_field_index(column)
+        if index < 0:
+            continue  # missing or repeated: the read reports it by name
+        t = schema.field(index).type
+        if _kind(t) == "nested":
+            raise MeasurementError(
+                f"column '{column}' holds {t}: a trace column holds numbers, text or times", source=name, row=1
+            )
+
+
+def variable_width(schema: pa.Schema, names: Sequence[str]) -> list[str]:
+    """The columns of ``names`` holding text or bytes (read as dictionaries, sized before expanding)."""
+    found = []
+    for column in names:
+        index = schema.get_field_index(column)
+        if index >= 0 and _kind(schema.field(index).type) == "variable":
+            found.append(column)
+    return found
+
+
+# -- Parquet -------------------------------------------------------------------------------------------
+
+
+def check_parquet_footer(tail: bytes, size: int, name: str) -> None:
+    """Refuse a Parquet file whose footer (length in its last 8 bytes) is implausible, before parsing it."""
+    if len(tail) < 8 or tail[-4:] != b"PAR1":
+        raise MeasurementError("cannot read: not a complete Parquet file (no footer)", source=name)
+    (length,) = struct.unpack("<I", tail[-8:-4])
+    if length > size - 12:
+        raise MeasurementError(
+            f"cannot read: the Parquet footer claims {length:,} bytes in a {size:,}-byte file", source=name
+        )
+    if length > MAX_PARQUET_FOOTER_BYTES:
+        raise MeasurementError(
+            f"the Parquet footer is {_mib(length)}, more than the {_mib(MAX_PARQUET_FOOTER_BYTES)} "
+            "read for a trace; refused",
+            source=name,
+        )
+
+
+def check_parquet(meta: Any, schema: pa.Schema, names: Sequence[str], limits: TraceLimits, name: str) -> None:
+    """Rows, columns and the decoded size of ``names`` from a Parquet footer (``pyarrow.parquet.FileMetaData``)."""
+    check_columns(meta.num_columns, limits, name)
+    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+    rows = max(int(meta.num_rows), sum(int(g.num_rows) for g in groups))
+    check_rows(rows, limits, name)
+    _refuse_nested(schema, names, name)
+    leaves: dict[str, list[int]] = {}
+    for j in range(meta.num_columns):
+        leaves.setdefault(meta.schema.column(j).path, []).append(j)
+    decoded = 0
+    for column in dict.fromkeys(names):
+        index = schema.get_field_index(column)
+        if index < 0:
+            continue
+        t = schema.field(index).type
+        variable = _kind(t) == "variable"
+        for g in groups:
+            n = max(0, int(g.num_rows))
+            if variable:
+                # values and their offsets; a dictionary page counts once per row group
+                decoded += 8 * n + sum(max(0, int(g.column(j).total_uncompressed_size)) for j in leaves.get(column, []))
+            else:
+                decoded += n * _width(t) + (n + 7) // 8  # values and their validity bits
+    if decoded > limits.decoded_bytes:
+        raise _too_big(decoded, limits, name, f"the columns read ({', '.join(names)})")
+
+
+# -- decoded Arrow columns -------------------------------------------------------------------------------
+
+
+def _dictionary_bytes(chunk: pa.DictionaryArray) -> int:
+    """Bytes ``chunk`` takes once expanded to its value type, computed from the indices and the dictionary."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(chunk)
+    value_type = chunk.type.value_type
+    if _kind(value_type) != "variable":
+        return n * _width(value_type)
+    if n == 0 or len(chunk.dictionary) == 0:
+        return 8 * n
+    lengths = pc.fill_null(pc.binary_length(chunk.dictionary), 0).cast(pa.int64())
+    total = pc.sum(pc.take(lengths, pc.fill_null(chunk.indices, 0))).as_py() or 0
+    return int(total) + 8 * n
+
+
+def column_bytes(column: pa.ChunkedArray) -> int:
+    """Bytes ``column`` takes with every dictionary expanded (its own size otherwise)."""
+    import pyarrow as pa
+
+    if not pa.types.is_dictionary(column.type):
+        return int(column.nbytes)
+    return sum(_dictionary_bytes(chunk) for chunk in column.chunks)
+
+
+def check_decoded(columns: Sequence[pa.ChunkedArray], labels: Sequence[str], limits: TraceLimits, name: str) -> None:
+    """Refuse columns whose expanded size (dictionaries included) is over ``limits.decoded_bytes``."""
+    decoded = sum(column_bytes(c) for c in columns)
+    if decoded > limits.decoded_bytes:
+        raise _too_big(decoded, limits, name, f"the columns read ({', '.join(labels)})")
+
+
+def decode_dictionaries(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``column`` with dictionary encoding expanded (after :func:`check_decoded` allowed it)."""
+    import pyarrow as pa
+
+    if not pa.types.is_dictionary(column.type):
+        return column
+    return column.cast(column.type.value_type)
+
+
+# -- Arrow IPC -------------------------------------------------------------------------------------------
+#
+# The metadata of an IPC message is a flatbuffer (format/Message.fbs, format/File.fbs of
+# the Arrow project). pyarrow decodes a batch to read its length, which for a compressed
+# file means decompressing it, so the few fields needed are read here directly.
+
+_RECORD_BATCH = 3
+_DICTIONARY_BATCH = 2
+_CONTINUATION = 0xFFFFFFFF
+
+
+class _Malformed(Exception):
+    pass
+
+
+class _Table:
+    """One flatbuffer table: its position in ``buf`` and its vtable."""
+
+    def __init__(self, buf: memoryview, pos: int) -> None:
+        self.buf = buf
+        self.pos = pos
+        vtable = pos - _i32(buf, pos)
+        self.vsize = _u16(buf, vtable)
+        self.vtable = vtable
+
+    def _field(self, slot: int) -> int:
+        at = 4 + 2 * slot
+        if at + 2 > self.vsize:
+            return 0
+        return _u16(self.buf, self.vtable + at)
+
+    def scalar(self, slot: int, fmt: str, default: int = 0) -> int:
+        off = self._field(slot)
+        if not off:
+            return default
+        return int(_unpack(fmt, self.buf, self.pos + off))
+
+    def table(self, slot: int) -> _Table | None:
+        off = self._field(slot)
+        if not off:
+            return None
+        at = self.pos + off
+        return _Table(self.buf, at + _u32(self.buf, at))
+
+    def structs(self, slot: int, size: int) -> list[tuple[int, ...]]:
+        """A vector of structs of two int64 (``size`` 16) or of a Block (``size`` 24)."""
+        off = self._field(slot)
+        if not off:
+            return []
+        at = self.pos + off
+        start = at + _u32(self.buf, at)
+        count = _u32(self.buf, start)
+        if count * size > len(self.buf):
+            raise _Malformed
+        fmt = "<qq" if size == 16 else "<qi4xq"
+        return [struct.unpack_from(fmt, self.buf, start + 4 + k * size) for k in range(count)]
+
+
+def _unpack(fmt: str, buf: memoryview, at: int) -> Any:
+    if at < 0:
+        raise _Malformed
+    try:
+        return struct.unpack_from(fmt, buf, at)[0]
+    except struct.error:
+        raise _Malformed from None
+
+
+def _u16(buf: memoryview, at: int) -> int:
+    return int(_unpack("<H", buf, at))
+
+
+def _u32(buf: memoryview, at: int) -> int:
+    return int(_unpack("<I", buf, at))
+
+
+def _i32(buf: memoryview, at: int) -> int:
+    return int(_unpack("<i", buf, at))
+
+
+def _root(buf: memoryview) -> _Table:
+    return _Table(buf, _u32(buf, 0))
+
+
+def _batch_size(batch: _Table, body: memoryview) -> tuple[int, int]:
+    """(rows, decoded bytes) of a RecordBatch table whose body is ``body``."""
+    rows = batch.scalar(0, "<q")
+    buffers = batch.structs(2, 16)
+    compressed = batch.table(3) is not None
+    decoded = 0
+    for offset, length in buffers:
+        if offset < 0 or length < 0 or offset + length > len(body):
+            raise _Malformed
+        if compressed and length >= 8:
+            (raw,) = struct.unpack_from("<q", body, offset)
+            decoded += length - 8 if raw == -1 else raw
+        else:
+            decoded += length
+    if rows < 0 or decoded < 0:
+        raise _Malformed
+    return rows, decoded
+
+
+def _message(metadata: memoryview, body: memoryview) -> tuple[int, int, int]:
+    """(kind, rows, decoded bytes) of one message; rows only count for record batches."""
+    message = _root(metadata)
+    kind = message.scalar(1, "<B")
+    header = message.table(2)
+    if header is None or kind not in (_RECORD_BATCH, _DICTIONARY_BATCH):
+        return kind, 0, 0
+    if kind == _DICTIONARY_BATCH:
+        data = header.table(1)
+        if data is None:
+            return kind, 0, 0
+        return kind, 0, _batch_size(data, body)[1]
+    rows, decoded = _batch_size(header, body)
+    return kind, rows, decoded
+
+
+def _framed(data: memoryview, at: int) -> tuple[memoryview, int]:
+    """The flatbuffer of the message framed at ``at`` and where its body starts."""
+    length = _u32(data, at)
+    at += 4
+    if length == _CONTINUATION:
+        length = _u32(data, at)
+        at += 4
+    if length == 0 or at + length > len(data):
+        raise _Malformed
+    return data[at : at + length], at + length
+
+
+def _ipc_file_messages(data: memoryview) -> list[tuple[memoryview, memoryview]]:
+    """(metadata, body) of every dictionary and record batch the file's footer lists."""
+    if len(data) < 18:
+        raise _Malformed
+    footer_length = _i32(data, len(data) - 10)
+    start = len(data) - 10 - footer_length
+    if footer_length <= 0 or start < 8:
+        raise _Malformed
+    footer = _root(data[start : len(data) - 10])
+    found = []
+    for slot in (2, 3):  # dictionaries, then record batches
+        for offset, meta_length, body_length in footer.structs(slot, 24):
+            if offset < 8 or meta_length <= 0 or body_length < 0 or offset + meta_length + body_length > start:
+                raise _Malformed
+            metadata, _ = _framed(data, offset)
+            body_start = offset + meta_length
+            found.append((metadata, data[body_start : body_start + body_length]))
+    return found
+
+
+def _ipc_stream_messages(data: memoryview) -> list[tuple[memoryview, memoryview]]:
+    """(metadata, body) of every message of a stream, in order, up to its end marker."""
+    found = []
+    at = 0
+    while at + 4 <= len(data):
+        length = _u32(data, at)
+        if length == _CONTINUATION:
+            if at + 8 > len(data):
+                break
+            length = _u32(data, at + 4)
+            at += 8
+        else:
+            at += 4
+        if length == 0:
+            break  # end of stream
+        if at + length > len(data):
+            raise _Malformed
+        metadata = data[at : at + length]
+        at += length
+        body_length = _root(metadata).scalar(3, "<q")
+        if body_length < 0 or at + body_length > len(data):
+            raise _Malformed
+        found.append((metadata, data[at : at + body_length]))
+        at += body_length
+    return found
+
+
+def check_ipc(data: memoryview, container: str, schema: pa.Schema, limits: TraceLimits, name: str) -> None:
+    """Columns, rows and decoded bytes of an Arrow IPC file or stream, from its messages' metadata.
+
+    ``data`` is the whole file (memory-mapped); nothing in it is decompressed.
+    """
+    check_columns(len(schema), limits, name)
+    _refuse_nested(schema, schema.names, name)
+    try:
+        messages = _ipc_file_messages(data) if container == "arrow" else _ipc_stream_messages(data)
+        rows = decoded = 0
+        for metadata, body in messages:
+            _, n, size = _message(metadata, body)
+            rows += n
+            decoded += size
+            check_rows(rows, limits, name)
+            if decoded > limits.decoded_bytes:
+                raise _too_big(decoded, limits, name, "its record batches")
+    except (_Malformed, struct.error, IndexError, ValueError):
+        raise MeasurementError("cannot read: malformed Arrow IPC metadata", source=name) from None
