@@ -149,3 +149,17 @@ def test_a_linked_folder_named_by_the_user_is_followed(tmp_path: Path, outside: 
     code, _, err = init(tmp_path / "repo")
     assert code == 0, err
     assert (outside / ".policylint.yaml").is_file() and (outside / "schemas").is_dir()
+
+
+def test_a_refused_force_changes_nothing(tmp_path: Path) -> None:
+    """The read-only file is found before the writable one next to it is replaced."""
+    repo = tmp_path / "repo"
+    (repo / "clusters").mkdir(parents=True)
+    (repo / ".policylint.yaml").write_text(SECRET)
+    (repo / "clusters" / "example.yaml").write_text(SECRET)
+    (repo / "clusters" / "example.yaml").chmod(0o444)
+    code, out, err = init(repo, "--force")
+    assert (code, out) == (2, "")
+    assert "clusters/example.yaml: read-only file (mode 0444)" in err
+    assert (repo / ".policylint.yaml").read_text() == SECRET
+    assert sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")) == [".policylint.yaml", "clusters", "clusters/example.yaml"]

@@ -251,12 +251,13 @@ def _planned(folder: Path, now: dt.datetime) -> dict[str, str | bytes]:
 _READ_LIMIT = 1024 * 1024
 
 
-def _examine(folder: Path, rel: str, shown: str) -> str:
+def _examine(folder: Path, rel: str, shown: str, force: bool) -> str:
     """What is at ``folder/rel`` without following any link: "missing", "file" or "link".
 
     Raises a usage error, before anything is written, for a link or a non-folder
-    where a folder on the way should be, and for a pipe, device, socket or folder
-    where the file goes.
+    where a folder on the way should be, for a pipe, device, socket or folder
+    where the file goes, and (``force``: it would be replaced) for a read-only
+    or hard-linked file there.
     """
     from policylint.errors import PolicylintError
 
@@ -281,6 +282,13 @@ def _examine(folder: Path, rel: str, shown: str) -> str:
         if last and not stat.S_ISREG(mode):
             what = "a folder" if stat.S_ISDIR(mode) else "a named pipe, device or socket"
             raise PolicylintError(f"{what} where init writes a file; refused (remove it, or init another folder)", source=where)
+    if force:
+        # what the writer would refuse, refused before anything is written
+        info = os.lstat(here)
+        if not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise PolicylintError(f"read-only file (mode {stat.S_IMODE(info.st_mode):04o}): {rel} not written; make it writable first", source=where)
+        if info.st_nlink > 1:
+            raise PolicylintError(f"has {info.st_nlink} hard links: {rel} not written; copy it to a file of its own first", source=where)
     return "file"
 
 
@@ -315,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
     planned = _planned(folder, dt.datetime.now(dt.timezone.utc))
     settings_rel, hooks_rel = ".vscode/settings.json", ".pre-commit-config.yaml"
     # Look at every target before writing any, so a refusal leaves the folder as it was.
-    state = {rel: _examine(folder, rel, prefix) for rel in [*planned, settings_rel, hooks_rel]}
+    state = {rel: _examine(folder, rel, prefix, args.force and rel in planned) for rel in [*planned, settings_rel, hooks_rel]}
     written: list[str] = []
     kept: list[str] = []
 
