@@ -14,7 +14,11 @@ Suppression comments::
     # policylint: disable-file=PL105 -- generated fixture, no trace exists
 
 A comment at the end of a line covers that line; a comment alone on its line
-covers the next line; ``disable-file`` covers the whole file.
+covers the next line; ``disable-file`` covers the whole file. The directive may
+follow other words in the same comment (``# tuned in CAP-9  # policylint:
+disable=...``). Only real YAML comments count: the comments come from where
+the parser's scalars end (:mod:`policylint.load.comments`), so a ``#`` inside
+a quoted, plain or block value is never read as a suppression.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from policylint.errors import PolicylintError
 from policylint.finding import Finding
+from policylint.load.comments import source_comments
 
 if TYPE_CHECKING:
     from policylint.load import SourceFile
@@ -49,7 +54,10 @@ class Directive:
 
 
 def find_comment(text: str) -> tuple[int, str] | None:
-    """(index of the ``#``, body) of the first ``# policylint:`` comment on a line, else None.
+    """(index of the ``#``, body) of the first ``# policylint:`` directive in ``text``, else None.
+
+    ``text`` is one comment (from its ``#`` to the end of the line); the
+    directive may start the comment or follow other words in it.
 
     Written without regular expressions: each character is looked at a bounded
     number of times, so a line of any length is read in linear time.
@@ -120,14 +128,13 @@ def _meta(file: str, line: int, column: int, code: str, message: str, hint: str 
 def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
     """Find suppression comments in one file; malformed ones become findings."""
     scan = SuppressionScan()
-    for n, text in enumerate(source.lines, start=1):
-        if _MARKER not in text:
+    for comment in source_comments(source, _MARKER):
+        found = find_comment(comment.text)
+        if found is None:
             continue
-        comment = find_comment(text)
-        if comment is None:
-            continue
-        hash_at, body = comment
-        column = hash_at + 1
+        n = comment.line
+        hash_at, body = found
+        column = comment.column + hash_at
         d = parse_directive(body)
         if d is None:
             scan.findings.append(
@@ -166,12 +173,11 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
             continue
         if not codes:
             continue
-        before = text[:hash_at].strip()
         target: int | None
         if d.kind == "disable-file":
             target = None
         else:
-            target = n if before else n + 1
+            target = n + 1 if comment.alone else n
         scan.suppressions.append(Suppression(source.display, n, column, target, codes, reason, until))
     return scan
 

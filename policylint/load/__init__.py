@@ -9,7 +9,9 @@ The step is split along its seams:
   builder (libyaml or pure Python, with the same results);
 * :mod:`~policylint.load.documents` - :class:`SourceFile` and :class:`Document`,
   and the checks made on a document as soon as it is built;
-* :mod:`~policylint.load.positions` - document paths and the position index.
+* :mod:`~policylint.load.positions` - document paths and the position index;
+* :mod:`~policylint.load.comments` - where the YAML comments are (outside every
+  scalar), for suppression comments.
 
 Other modules import from ``policylint.load``; the names below are that surface.
 A test that switches the parser patches :data:`policylint.load.compose.LIBYAML`,
@@ -17,6 +19,7 @@ where the parser looks it up.
 """
 
 from policylint import API_VERSION
+from policylint.load.comments import Comment, source_comments
 from policylint.load.compose import (
     MAX_DEPTH,
     MAX_DOCUMENTS,
@@ -41,6 +44,7 @@ from policylint.load.positions import DocPath, PositionIndex, Span, parse_pointe
 
 __all__ = [
     "API_VERSION",
+    "Comment",
     "MAX_DEPTH",
     "MAX_DOCUMENTS",
     "MAX_FILE_BYTES",
@@ -64,5 +68,6 @@ __all__ = [
     "parse_text",
     "pointer",
     "read_settings_yaml",
+    "source_comments",
     "within",
 ]

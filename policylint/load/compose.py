@@ -20,7 +20,7 @@ gives the same documents, findings and positions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -51,6 +51,29 @@ class LoadLimits:
     max_nodes: int = MAX_NODES  # per file: composed nodes, and nodes built after alias expansion
     max_depth: int = MAX_DEPTH
     max_documents: int = MAX_DOCUMENTS  # per file
+
+
+#: The text for which a parse records where the scalars are (every suppression comment holds it).
+NEEDLE = "policylint:"
+
+
+@dataclass
+class ScalarScan:
+    """Where the scalars of a text are, as far as the parser read it (for finding its comments).
+
+    ``spans`` are the (start, end) character offsets of every scalar event in
+    text order, keys included. ``read_to`` is the offset up to which the text is
+    known: all of it when the parser reached the end of the stream, else the end
+    of the last scalar read before a YAML error or a limit stopped it (past that
+    point an unterminated quote may hide a ``#``).
+    """
+
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    read_to: int = 0
+
+    def finish(self, text_length: int, complete: bool) -> None:
+        """Close the scan: the whole text is known when the parser reached the end of the stream."""
+        self.read_to = text_length if complete else (self.spans[-1][1] if self.spans else 0)
 
 
 _STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
@@ -221,12 +244,18 @@ class _Composer:
     _nodes: int
     _documents: int
     _anchors: dict[str, yaml.Node]
+    #: where the scalars are, recorded for the comment search (None: not wanted for this text)
+    scan: ScalarScan | None
+    #: the end of the stream was reached
+    ended: bool
 
     def _start_budget(self, limits: LoadLimits) -> None:
         self._limits = limits
         self._nodes = 0
         self._documents = 0
         self._anchors = {}
+        self.scan = None
+        self.ended = False
 
     def next_document(self) -> yaml.Node | None:
         """The root node of the next document, or None at the end of the stream."""
@@ -234,6 +263,7 @@ class _Composer:
             self.get_event()  # type: ignore[attr-defined]
         if self.check_event(yaml.StreamEndEvent):  # type: ignore[attr-defined]
             self.get_event()  # type: ignore[attr-defined]
+            self.ended = True
             return None
         start = self.get_event()  # type: ignore[attr-defined]  # DocumentStartEvent
         self._documents += 1
@@ -283,6 +313,8 @@ class _Composer:
                 node = self._anchors[event.anchor]
             elif isinstance(event, yaml.ScalarEvent):
                 self._charge(event, len(stack), is_key)
+                if self.scan is not None:
+                    self.scan.spans.append((event.start_mark.index, event.end_mark.index))
                 if (
                     self._inexact_empty_in_flow
                     and event.value == ""
@@ -420,7 +452,10 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
     that the message and its position are the same with and without libyaml.
     Never raises for bad content.
     """
+    wanted = NEEDLE in source.text  # the comment search needs the scalars' spans
     if _non_printable(source):
+        if wanted:
+            source.scalars = ScalarScan()
         return
     # libyaml ends an unterminated last line with a virtual line break, PyYAML does
     # not: give both the same text, so that end-of-stream marks agree
@@ -428,20 +463,73 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
     if LIBYAML and _CParser is not None and not _diverges(text):
         documents, findings = len(source.documents), len(source.findings)
         try:
-            if _parse(source, _CLoader(text, limits), limits):
+            if _parse(source, _CLoader(text, limits), limits, wanted):
                 source.findings.extend(stray_documents(source))
                 return
         except _Diverged:
             pass
         del source.documents[documents:]
         del source.findings[findings:]
-    _parse(source, _PureLoader(text, limits), limits)
+    _parse(source, _PureLoader(text, limits), limits, wanted)
     source.findings.extend(stray_documents(source))
 
 
-def _parse(source: SourceFile, loader: Any, limits: LoadLimits) -> bool:
-    """Compose and build every document; False when the text is not valid YAML."""
+def scan_scalars(text: str) -> ScalarScan:
+    """The scalars of a text the loader did not parse in this run (a document-cache hit).
+
+    One event pass, without composing or building. The parser is chosen as
+    :func:`parse_text` chooses it (libyaml unless the text is one it reads
+    differently, the pure-Python parser after a libyaml error), so the spans
+    are the ones a parse would have recorded; the events read are bounded like
+    the composer's nodes.
+    """
+    length = len(text)
+    if not text.endswith("\n"):
+        text += "\n"
+    parsers: list[Any] = []
+    if LIBYAML and _CParser is not None and not _diverges(text):
+        parsers.append(_CParser)
+    parsers.append(_EventParser)
+    scan = ScalarScan()
+    for make in parsers:
+        scan = ScalarScan()
+        parser = make(text)
+        complete = False
+        try:
+            for _ in range(4 * MAX_NODES + 2 * MAX_DOCUMENTS + 2):
+                event = parser.get_event()
+                if isinstance(event, yaml.ScalarEvent):
+                    scan.spans.append((event.start_mark.index, event.end_mark.index))
+                elif isinstance(event, yaml.StreamEndEvent):
+                    complete = True
+                    break
+        except yaml.YAMLError:
+            pass
+        finally:
+            parser.dispose()
+        scan.finish(length, complete)
+        if complete:
+            break
+    return scan
+
+
+class _EventParser(*_PYYAML_PARTS[:3]):  # type: ignore[misc]
+    """PyYAML's pure-Python reader, scanner and parser: events only."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+def _parse(source: SourceFile, loader: Any, limits: LoadLimits, scan: bool = False) -> bool:
+    """Compose and build every document; False when the text is not valid YAML.
+
+    With ``scan``, the scalars' spans are kept in ``source.scalars`` for the comment search.
+    """
     budget = _BuildBudget()
+    if scan:
+        loader.scan = ScalarScan()
     index = 0
     valid = True
     try:
@@ -468,6 +556,9 @@ def _parse(source: SourceFile, loader: Any, limits: LoadLimits) -> bool:
         source.findings.append(source.file_finding("PL001", f"YAML error: {message}", doc_index=index))
     finally:
         loader.dispose()
+        if loader.scan is not None:
+            loader.scan.finish(len(source.text), loader.ended)
+            source.scalars = loader.scan
     if not source.documents and not source.findings:
         source.findings.append(
             source.file_finding("PL004", "file contains no YAML document", hint="delete the file")

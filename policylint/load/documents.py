@@ -11,11 +11,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint import API_VERSION
 from policylint.finding import Finding, Severity, Subject
 from policylint.load.positions import DocPath, PositionIndex, pointer
+
+if TYPE_CHECKING:
+    from policylint.load.compose import ScalarScan
 
 @dataclass
 class Document:
@@ -110,6 +113,9 @@ class SourceFile:
     validated: bool = False
     #: the document-cache key of this file's bytes, when a cache is in use and it missed
     cache_key: str | None = None
+    #: where the scalars are, for finding comments: recorded by the parse when the text holds
+    #: a suppression marker, else found when first asked for (see :mod:`policylint.load.comments`)
+    scalars: ScalarScan | None = None
 
     @property
     def lines(self) -> list[str]:
