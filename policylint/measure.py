@@ -140,16 +140,40 @@ class WorkloadFacts:
     errors: list[str] = field(default_factory=list)
 
 
-def default_cold_start(workload: Workload) -> float:
-    """Cold-start window used for the bands: declared, else the pool's elastic one, else 300 s."""
-    declared = workload.spec.get("coldStartSeconds")
-    if isinstance(declared, (int, float)):
-        return float(declared)
-    if workload.pool is not None:
-        elastic = workload.pool.spec.get("elastic") or {}
-        if isinstance(elastic.get("coldStartSeconds"), (int, float)):
-            return float(elastic["coldStartSeconds"])
-    return 300.0
+#: Cold start of a workload that declares none, in a pool without elastic capacity.
+DEFAULT_COLD_START_SECONDS = 300.0
+
+
+def _seconds(value: Any) -> float | None:
+    """A positive number of seconds, else None (absent, zero, a boolean, text)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
+def elastic_cold_start(pool: Pool | None) -> float | None:
+    """The pool's elastic ``coldStartSeconds``, when the pool has elastic capacity at all."""
+    if pool is None:
+        return None
+    elastic = pool.spec.get("elastic")
+    if not isinstance(elastic, dict) or _seconds(elastic.get("maxGpus")) is None:
+        return None
+    return _seconds(elastic.get("coldStartSeconds"))
+
+
+def effective_cold_start(workload: Workload) -> float:
+    """The workload's effective cold start, the window its bands are computed with.
+
+    New capacity for a workload is ready only when its GPUs are there and its
+    replica has started: the longer of its declared ``coldStartSeconds`` and its
+    pool's elastic ``coldStartSeconds``; the declared one alone when the pool has no
+    elastic capacity; the pool's when the workload declares none; else 300 s.
+    The one definition (FRAMEWORK, "effective cold start"): every command uses it.
+    """
+    declared = _seconds(workload.spec.get("coldStartSeconds"))
+    elastic = elastic_cold_start(workload.pool)
+    known = [x for x in (declared, elastic) if x is not None]
+    return max(known) if known else DEFAULT_COLD_START_SECONDS
 
 
 def _exclusions(workload: Workload, ref: MeasurementRef) -> tuple[list[Any], list[Finding]]:
@@ -273,7 +297,7 @@ def measure_workload(
             findings.extend(problems)
             mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")
             settings = bands.BandSettings(
-                cold_start_seconds=default_cold_start(workload),
+                cold_start_seconds=effective_cold_start(workload),
                 outlier_mad_k=float(mads) if mads is not None else None,
                 # Rebuilt from intervals, a constant non-zero day is long jobs running;
                 # only a day with nothing at all in the log is not a measurement.
@@ -735,15 +759,34 @@ class PoolFacts:
     cold_start_seconds: float | None = None
     report: PooledReport | None = None
     grid: PooledGrid | None = None
+    #: each band summed over the workloads, every one computed alone at the pool's cold
+    #: start (baseline, daily, peak, sustained_max): "pooling saves" compares like with like
+    member_sums: tuple[float | None, float | None, float | None, float | None] | None = None
 
 
 def pool_cold_start(pool: Pool) -> float:
-    """The pool's cold start: its elastic ``coldStartSeconds``, else the slowest workload's."""
-    elastic = pool.spec.get("elastic") or {}
-    declared = elastic.get("coldStartSeconds")
-    if isinstance(declared, (int, float)) and not isinstance(declared, bool) and declared > 0:
-        return float(declared)
-    return max((default_cold_start(w) for w in pool.workloads), default=300.0)
+    """The pool's cold start: the longest effective cold start of its workloads.
+
+    A pool holding one workload therefore has exactly that workload's window (and
+    bands). A pool without workloads takes its elastic cold start, else 300 s.
+    """
+    members = [effective_cold_start(w) for w in pool.workloads]
+    if members:
+        return max(members)
+    elastic = elastic_cold_start(pool)
+    return elastic if elastic is not None else DEFAULT_COLD_START_SECONDS
+
+
+def pool_cold_start_source(pool: Pool) -> str:
+    """Which declaration :func:`pool_cold_start` took its figure from, for explanations."""
+    chosen = pool_cold_start(pool)
+    slowest = [w for w in sorted(pool.workloads, key=lambda w: w.name) if effective_cold_start(w) == chosen]
+    elastic = elastic_cold_start(pool)
+    if elastic is not None and elastic == chosen:
+        return "the pool's elastic coldStartSeconds"
+    if slowest and _seconds(slowest[0].spec.get("coldStartSeconds")) == chosen:
+        return f"workload {slowest[0].name}'s coldStartSeconds, the slowest of the pool"
+    return "the default of 300 s: no workload or elastic capacity declares one"
 
 
 def _member(workload: Workload, facts: WorkloadFacts) -> PoolMember | None:
@@ -787,9 +830,30 @@ def measure_pool(pool: Pool, facts: dict[str, WorkloadFacts]) -> PoolFacts:
         out.grid, out.report = pool_series(
             members, out.cold_start_seconds, capacity=capacity, limit_seconds=limit_seconds
         )
+        out.member_sums = _member_sums(members, out.cold_start_seconds)
     except PolicylintError:  # pragma: no cover - members are validated above
         return out
     return out
+
+
+def _member_sums(
+    members: list[PoolMember], cold_start_seconds: float
+) -> tuple[float | None, float | None, float | None, float | None]:
+    """Each workload's GPU bands alone, at the pool's cold start, summed (None when any is unknown).
+
+    Each member is analysed as a pool of its own by the pooled calculator, so the
+    sum differs from the pooled figure only by what pooling changes: a pool of
+    one gives the same figures as its pooled series.
+    """
+    from policylint.pooled import pool_series
+
+    totals: list[float | None] = [0.0, 0.0, 0.0, 0.0]
+    for member in members:
+        _, alone = pool_series([member], cold_start_seconds)
+        for i, value in enumerate((alone.baseline, alone.daily, alone.peak, alone.sustained_max)):
+            current = totals[i]
+            totals[i] = None if current is None or value is None else current + value
+    return (totals[0], totals[1], totals[2], totals[3])
 
 
 def measure_pools(

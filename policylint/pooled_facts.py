@@ -29,7 +29,7 @@ POOLED_POOL_FACTS: dict[str, str] = {
     "sustained_pooling": "text: the summed sustained maxima and what pooling saves, for messages",
     "measured_workload_count": "workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)",
     "pooled_window_days": "days of pooled samples: time in which every workload of the pool has a usable sample",
-    "pooled_cold_start_seconds": "the pool's cold start: elastic coldStartSeconds, else the slowest workload's",
+    "pooled_cold_start_seconds": "the pool's cold start: the longest effective cold start of its workloads",
     "pooled_step_seconds": "step of the pool's common grid (the finest workload step)",
     "pooled_noise_spikes": "spikes of the pooled series above its baseline, narrower than the pool's cold start",
     "pooled_real_spikes": "spikes of the pooled series above its baseline, at least as wide as the pool's cold start",

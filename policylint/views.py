@@ -51,7 +51,10 @@ _OWN_FACTS: dict[str, dict[str, str]] = {
         "flat_days": "number of UTC days on which the trace holds one constant value (left out of the window)",
         "flat_day_list": "the first flat days, as dates",
         "step_seconds": "sampling step of the concurrency trace, seconds",
-        "cold_start_window_seconds": "cold-start window the bands were computed with (declared, else the pool's elastic one, else 300 s)",
+        "cold_start_window_seconds": (
+            "effective cold start the bands were computed with: the longer of the declared and the pool's elastic"
+            " coldStartSeconds (either alone when the other is missing), else 300 s"
+        ),
         "measurement_age_days": "days between the last sample and now, unrounded",
         "last_sample": "timestamp of the last sample",
         "noise_spikes": "spikes narrower than the cold-start window",
@@ -589,6 +592,10 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
         "peak": _sum([f["peak_gpus"] for f in wv]),
         "sustained_max": _sum([_gpus(f["sustained_max"], *_to_gpus(f)) for f in wv]),
     }
+    if pooled is not None and pooled.member_sums is not None:
+        # The workloads' bands at the pool's own cold start: the same window as the pooled figure.
+        for name, value in zip(("baseline", "daily", "peak", "sustained_max"), pooled.member_sums):
+            sums[name] = None if value is None else int(value)
     from policylint.pooled_facts import pooled_pool_facts
 
     v.update(pooled_pool_facts(pooled, sums))

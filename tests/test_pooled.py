@@ -209,6 +209,49 @@ def test_a_workload_alone_gets_its_own_gpu_bands() -> None:
     assert own.bands_gpus == {"baseline": report.baseline, "daily": report.daily, "peak": report.peak}
 
 
+@pytest.mark.parametrize(
+    ("declared", "elastic", "window"),
+    [
+        pytest.param(1200, 600, 1200, id="workload-slower-than-the-pool"),
+        pytest.param(300, 900, 900, id="pool-slower-than-the-workload"),
+        pytest.param(None, 900, 900, id="workload-declares-none"),
+        pytest.param(1800, None, 1800, id="pool-without-elastic-capacity"),
+    ],
+)
+def test_a_pool_of_one_is_its_workload_in_every_command(
+    tmp_path: Path, declared: int | None, elastic: int | None, window: int
+) -> None:
+    """The workload's cold start and the pool's are one definition: a pool of one has its workload's figures."""
+    import json
+
+    from conftest import replace_once, run_cli
+
+    repo = tmp_path / "repo"
+    assert run_cli(["init", str(repo)])[0] == 0
+    workload, cluster = repo / "workloads" / "example-service.yaml", repo / "clusters" / "example.yaml"
+    line = "  coldStartSeconds: 600         # node + image + model load: shorter spikes are noise\n"
+    replace_once(workload, line, "" if declared is None else f"  coldStartSeconds: {declared}\n")
+    if elastic is None:
+        text = cluster.read_text(encoding="utf-8")
+        start = text.index("      elastic:")
+        end = text.index("      serves:")
+        cluster.write_text(text[:start] + text[end:], encoding="utf-8")
+    else:
+        replace_once(cluster, "        coldStartSeconds: 600", f"        coldStartSeconds: {elastic}")
+
+    code, out, err = run_cli(["bands", "--pool", "example/serving", str(repo), "--format", "json"])
+    assert code == 0, err
+    pool = json.loads(out)
+    own = pool["workloads"]["example-service"]
+    assert own["cold_start_seconds"] == pool["pooled"]["cold_start_seconds"] == window
+    pooled = dict(pool["pooled"]["bands_gpus"], sustained_max=pool["pooled"]["sustained_max_gpus"])
+    assert own["bands_gpus"] == pool["sum_of_workload_bands_gpus"] == pooled
+
+    code, out, _ = run_cli(["check", str(repo), "--format", "json", "--select", "PL1"])
+    facts = json.loads(out)
+    assert not [f for f in facts["findings"] if "pooled demand is" in f["message"]], facts["findings"]
+
+
 def test_an_instant_counts_only_when_every_workload_has_a_sample() -> None:
     t = np.arange(0.0, 6000.0, 60.0)
     a = np.full(t.size, 5.0)

@@ -65,8 +65,9 @@ def _document(pool: Pool, pooled: PoolFacts, own: dict[str, dict[str, Any]]) -> 
     reserved = int(pool.spec.get("reservedGpus", 0))
     elastic = int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
     summed: dict[str, int] | None = None
-    if own and all(o["measured"] for o in own.values()):
-        summed = {b: sum(o["bands_gpus"][b] for o in own.values()) for b in BANDS}
+    if pooled.member_sums is not None and None not in pooled.member_sums:
+        # The figures `check` compares with: each workload alone at the pool's cold start.
+        summed = {b: int(v) for b, v in zip(BANDS, pooled.member_sums, strict=True) if v is not None}
     return {
         "pool": pool.qualified,
         "capacity": {"reserved_gpus": reserved, "elastic_gpus": elastic, "total_gpus": reserved + elastic},
@@ -138,8 +139,9 @@ def _print_text(pool: Pool, pooled: PoolFacts, doc: dict[str, Any], *, plot: str
     assert r is not None
     console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False, soft_wrap=True, file=sys.stdout)
     console.print(f"[bold]Pooled demand[/bold] of pool {pool.qualified} ({len(r.members)} workloads)")
-    elastic = (pool.spec.get("elastic") or {}).get("coldStartSeconds")
-    source = "the pool's elastic coldStartSeconds" if elastic else "the slowest workload's coldStartSeconds"
+    from policylint.measure import pool_cold_start_source
+
+    source = pool_cold_start_source(pool)
     console.print(
         f"  common grid: {_n(r.step_seconds)} s steps (the finest workload step);"
         f" cold start {_n(r.cold_start_seconds)} s ({source})"
