@@ -288,31 +288,56 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 class _Watch:
-    """The connections of one attempt, shut down when its time is up (from the waiting thread)."""
+    """The sockets of one attempt, shut down when its time is up (from the waiting thread).
+
+    A socket is tracked as soon as it is connected (urllib drops the connection's own
+    reference once the headers are in, while the body is still being read from it).
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._connections: list[http.client.HTTPConnection] = []
+        self._sockets: list[socket.socket] = []
         self.cut = False
 
-    def adopt(self, connection: http.client.HTTPConnection) -> http.client.HTTPConnection:
+    def track(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
         with self._lock:
-            self._connections.append(connection)
-        return connection
+            self._sockets.append(sock)
+            cut = self.cut
+        if cut:
+            _shut(sock)
 
     def stop(self) -> None:
         with self._lock:
             self.cut = True
-            connections = list(self._connections)
-        for connection in connections:
-            sock = connection.sock
-            if sock is None:
-                continue
-            try:
-                # the plain socket's shutdown, also for a TLS socket: ends a read blocked in another thread
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            except OSError:
-                pass
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        # the plain socket's shutdown, also for a TLS socket: ends a read blocked in another thread
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    watch: _Watch
+
+    def connect(self) -> None:
+        super().connect()
+        self.watch.track(self.sock)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    watch: _Watch
+
+    def connect(self) -> None:
+        super().connect()
+        self.watch.track(self.sock)
 
 
 class _WatchedHTTP(urllib.request.HTTPHandler):
@@ -322,7 +347,9 @@ class _WatchedHTTP(urllib.request.HTTPHandler):
 
     def http_open(self, req: Any) -> Any:
         def connect(host: str, **kwargs: Any) -> http.client.HTTPConnection:
-            return self._watch.adopt(http.client.HTTPConnection(host, **kwargs))
+            connection = _HTTPConnection(host, **kwargs)
+            connection.watch = self._watch
+            return connection
 
         return self.do_open(connect, req)
 
@@ -335,7 +362,9 @@ class _WatchedHTTPS(urllib.request.HTTPSHandler):
 
     def https_open(self, req: Any) -> Any:
         def connect(host: str, **kwargs: Any) -> http.client.HTTPConnection:
-            return self._watch.adopt(http.client.HTTPSConnection(host, context=self._tls, **kwargs))
+            connection = _HTTPSConnection(host, context=self._tls, **kwargs)
+            connection.watch = self._watch
+            return connection
 
         return self.do_open(connect, req)
 
@@ -626,6 +655,10 @@ def _label_text(metric: Mapping[str, Any]) -> str:
     return text if len(text) <= 200 else text[:197] + "...}"
 
 
+def _cut(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 #: a sample value as Prometheus writes it: a decimal number, or NaN for a missing sample
 _VALUE = re.compile(r"^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
 
@@ -661,17 +694,20 @@ def _matrix(doc: Any, window: tuple[int, int, int], secrets: list[str]) -> list[
             if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], str)):
                 raise PolicylintError(f'{where} is not a [time, "value"] pair')
             moment = pair[0]
-            if isinstance(moment, bool) or not isinstance(moment, (int, float)) or not math.isfinite(moment):
+            # (an integer too large for a float is not a time either; isfinite would overflow on it)
+            if isinstance(moment, bool) or not isinstance(moment, (int, float)) or (
+                isinstance(moment, float) and not math.isfinite(moment)
+            ):
                 raise PolicylintError(f"{where} has a time that is not a finite number")
             if not start <= moment <= end or (moment - start) % step != 0:
                 raise PolicylintError(
-                    f"{where} has the time {moment!r}, not one of the requested {start}..{end} at step {step}"
+                    f"{where} has the time {_cut(repr(moment))}, not one of the requested {start}..{end} at step {step}"
                 )
             if moment <= previous:
-                raise PolicylintError(f"{where} has the time {moment!r}, not after the sample before it")
+                raise PolicylintError(f"{where} has the time {_cut(repr(moment))}, not after the sample before it")
             previous = moment
             value = pair[1]
             if value != "NaN" and not (_VALUE.match(value) and math.isfinite(float(value))):
-                raise PolicylintError(f"{where} has the value {value[:40]!r}, not a finite number (or NaN)")
+                raise PolicylintError(f"{where} has the value {_cut(repr(value))}, not a finite number (or NaN)")
         out.append({"metric": metric, "values": series["values"]})
     return out
