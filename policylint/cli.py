@@ -52,8 +52,12 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors with exit code 2 and one message."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        from policylint.report.safe_text import escape_controls
+
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        # argparse quotes the words it refuses as given: a control character in one
+        # ("unrecognized arguments: \x1b[2J") is written as an escape, on one line
+        sys.stderr.write(f"{self.prog}: error: {escape_controls(message)}\n")
         raise SystemExit(EXIT_ERROR)
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
@@ -67,6 +71,14 @@ class _Parser(argparse.ArgumentParser):
                 wanted = f"{action.nargs} arguments"
             self.error(f"argument {'/'.join(action.option_strings)}: expected {wanted}")
         return super()._get_values(action, arg_strings)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> object:
+        # No operating system passes a NUL inside an argument, but main() can be
+        # called with one, and every path function refuses it with a ValueError.
+        # (The subcommand's words pass through here on their way to its parser, which checks them.)
+        if "\x00" in arg_string and not isinstance(action, argparse._SubParsersAction):
+            raise argparse.ArgumentError(action, "a value cannot contain a NUL character")
+        return super()._get_value(action, arg_string)
 
 
 def _command_module(name: str) -> ModuleType | None:

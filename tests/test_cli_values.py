@@ -78,3 +78,27 @@ def test_a_value_that_is_not_double_dash_still_reaches_the_command(tmp_path: Pat
     assert "internal error" not in err
     assert err.startswith("policylint: error: ")
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("command", "option"), OPTIONS[:: max(1, len(OPTIONS) // 8)])
+def test_a_nul_in_an_option_value_is_a_usage_error(command: str, option: str, tmp_path: Path) -> None:
+    # no shell can pass one, but main() can be called with it, and path functions raise on it
+    code, out, err = run_cli([command, f"{option}=a\x00b"], cwd=tmp_path)
+    assert code == 2
+    assert out == ""
+    assert err.endswith(f"policylint {command}: error: argument {_shown(command, option)}: a value cannot contain a NUL character\n")
+    assert "\x00" not in err
+
+
+def test_a_nul_in_a_path_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run_cli(["check", "a\x00b"], cwd=tmp_path)
+    assert code == 2
+    assert err.endswith("policylint check: error: argument PATH: a value cannot contain a NUL character\n")
+
+
+def test_argparse_messages_echo_control_characters_escaped(tmp_path: Path) -> None:
+    code, out, err = run_cli(["check", "--no-such-option=x\x1b[2Jy"], cwd=tmp_path)
+    assert code == 2
+    assert out == ""
+    assert "\x1b" not in err
+    assert err.endswith("policylint: error: unrecognized arguments: --no-such-option=x\\x1b[2Jy\n")
