@@ -5,8 +5,8 @@
   this process runs on a loopback port. The server answers the range query with
   a mutated answer (a good matrix for the requested window, Prometheus' error
   answers, the corpus' answers), under a chosen status (200, 4xx, 429, 5xx, a
-  redirect), delivered whole, without a length, or trickled slower than the
-  request's deadline; ``@AUTH@`` and ``@SECRET@`` in an answer become the
+  redirect), delivered whole, without a length, or trickled (headers or body)
+  slower than the request's deadline; ``@AUTH@`` and ``@SECRET@`` in an answer become the
   request's Authorization header and the raw credential, as a server echoing
   them would send. The contract: a clean exit (0, or 2 with one error line) in
   bounded time; no secret (token, password, the basic-auth pair or its base64
@@ -46,7 +46,7 @@ BOUND_SECONDS = 20.0
 
 STATUSES = (200, 200, 200, 200, 400, 401, 422, 429, 500, 503, 302)
 AUTHS = ("token", "basic")
-MODES = ("whole", "whole", "whole", "no-length", "trickle")
+MODES = ("whole", "whole", "whole", "no-length", "trickle", "slow-head")
 
 CLUSTER = """\
 apiVersion: policylint/v1
@@ -140,6 +140,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         secret = TOKEN if auth.startswith("Bearer ") else f"{USER}:{PASSWORD}"
         body = body.replace(b"@AUTH@", auth.encode()).replace(b"@SECRET@", json.dumps(secret)[1:-1].encode())
         try:
+            if mode == "slow-head":
+                # the status line in three pieces, longer in all than the request's deadline
+                for piece in (b"HTTP/1.1 ", b"200 ", b"OK\r\n"):
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    if _SERVER.stopping.wait(TIMEOUT_SECONDS * 0.4):
+                        return
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             if mode == "no-length":
                 self.protocol_version = "HTTP/1.0"
             self.send_response(status)

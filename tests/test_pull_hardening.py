@@ -289,6 +289,28 @@ def test_a_label_holding_the_token_is_refused_and_not_written(
     assert committed(pulled) == before
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "needle"),
+    [
+        ("POLICYLINT_PROMETHEUS_TOKEN", "tok-\r\nX-Injected: 1", "holds a space, a control character or a character outside ASCII"),
+        ("POLICYLINT_PROMETHEUS_TOKEN", "tok-\u00e9t\u00e9", "its value is not shown"),
+        ("POLICYLINT_PROMETHEUS_USER", "ad:min", "holds a ':' or a control character"),
+    ],
+)
+def test_a_credential_no_header_can_carry_is_one_error_that_does_not_show_it(
+    fake: Fake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, needle: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    if variable == "POLICYLINT_PROMETHEUS_USER":
+        monkeypatch.setenv("POLICYLINT_PROMETHEUS_PASSWORD", PASSWORD)
+    repo = make_repo(tmp_path, fake.url)
+    code, out, err = pull(repo)
+    assert (code, out) == (2, "")
+    assert err.startswith("policylint: error: ") and err.count("\n") == 1 and needle in err
+    assert value not in err and PASSWORD not in err
+    assert fake.seen == []  # refused before any request
+
+
 # -- deadlines -------------------------------------------------------------------------------------
 
 

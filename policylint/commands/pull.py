@@ -28,7 +28,9 @@ DESCRIPTION = (
     "$POLICYLINT_PROMETHEUS_URL or --url), in chunks of at most 11,000 points per series, and write the answer "
     "to the declared .json path with a <path>.provenance.json record beside it. Credentials come from "
     "$POLICYLINT_PROMETHEUS_TOKEN (bearer) or $POLICYLINT_PROMETHEUS_USER and _PASSWORD (basic auth) and are never "
-    "written or printed."
+    "written or printed. Each request must be answered in full within prometheus.timeout-seconds and the whole pull "
+    "within --deadline; an answer larger than a trace may be, or one check would refuse, leaves the committed trace "
+    "as it was (exit 2)."
 )
 
 

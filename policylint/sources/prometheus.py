@@ -261,6 +261,14 @@ def settings_from(
         raise PolicylintError(f"set either ${ENV_TOKEN} or ${ENV_USER}/${ENV_PASSWORD}, not both")
     if (user is None) != (password is None):
         raise PolicylintError(f"basic auth needs both ${ENV_USER} and ${ENV_PASSWORD}")
+    # Checked here, never shown: a header cannot carry these, and http.client would fail deep inside.
+    if token is not None and not all("!" <= ch <= "~" for ch in token):
+        raise PolicylintError(
+            f"${ENV_TOKEN} holds a space, a control character or a character outside ASCII, "
+            "which a bearer token cannot; its value is not shown"
+        )
+    if user is not None and (":" in user or not user.isprintable()):
+        raise PolicylintError(f"${ENV_USER} holds a ':' or a control character, which basic auth cannot carry")
     ca = env.get(ENV_CA) or ca_file
     if ca is not None and not os.path.isfile(ca):
         raise PolicylintError(f"CA file {printable(ca)} does not exist or is not a file", source=source)
@@ -450,21 +458,19 @@ class Client:
             declared = answer.headers.get("Content-Length")
             if declared is not None and declared.strip().isdigit() and int(declared) > cap:
                 raise _TooLarge
-            pieces: list[bytes] = []
-            total = 0
+            received = bytearray()
             while True:
                 if watch.cut:
                     raise _CutOff
-                piece = answer.read(min(_PIECE, cap + 1 - total))
+                piece = answer.read(min(_PIECE, cap + 1 - len(received)))
                 if not piece:
                     break
-                pieces.append(piece)
-                total += len(piece)
-                if total > cap:
+                received += piece
+                if len(received) > cap:
                     raise _TooLarge
             if watch.cut:
                 raise _CutOff
-            return _Answer(answer.status, b"".join(pieces))
+            return _Answer(answer.status, bytes(received))
 
     def _attempt(self, request: urllib.request.Request, seconds: float) -> _Answer:
         """:meth:`_exchange` in a worker thread, waited for ``seconds`` at most: raises
