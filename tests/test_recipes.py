@@ -305,10 +305,16 @@ def evaluate(expression: str, context: dict[str, str]) -> str:
     return "true" if all(results) else "false"
 
 
-def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str]) -> tuple[int, dict[str, str], Path]:
-    """Run the action's shell steps in order; return (verdict step's exit code, check outputs, summary)."""
+def run_action(
+    repo: Path, tmp_path: Path, inputs: dict[str, str], github: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], Path]:
+    """Run the action's shell steps in order; return (verdict step's exit code, check outputs, summary).
+
+    ``github`` holds context values such as ``github.base_ref`` (empty when not given).
+    """
     context = {f"inputs.{k}": str(v.get("default", "")) for k, v in ACTION["inputs"].items()}
     context.update({f"inputs.{k}": v for k, v in inputs.items()})
+    context.update(github or {})
     context["runner.temp"] = str(tmp_path / "runner-temp")
     summary = tmp_path / "summary.md"
     verdict = -1
@@ -346,7 +352,7 @@ def run_action(repo: Path, tmp_path: Path, inputs: dict[str, str]) -> tuple[int,
 
 def test_action_has_the_inputs_a_workflow_needs() -> None:
     assert ACTION["runs"]["using"] == "composite"
-    assert {"paths", "config", "fail-on", "upload-sarif"} <= set(ACTION["inputs"])
+    assert {"paths", "config", "fail-on", "upload-sarif", "base"} <= set(ACTION["inputs"])
     assert ACTION["inputs"]["upload-sarif"]["default"] == "true"
 
 
@@ -382,3 +388,81 @@ def test_readme_action_example_uses_real_inputs() -> None:
     steps = [s for b in blocks if isinstance(b, dict) and "jobs" in b for j in b["jobs"].values() for s in j["steps"]]
     (action,) = [s for s in steps if s.get("uses", "").startswith("policylint/policylint@")]
     assert set(action["with"]) <= set(ACTION["inputs"])
+
+
+# --- the CI recipes judge the change, not only the state -----------------------------------
+
+
+def changed_repository(tmp_path: Path, raise_capacity: bool) -> tuple[Path, str]:
+    """examples/good on `main` (also known as origin/main), then a branch that raises a pool or not.
+
+    Returns the repository and the base commit. Raising prod-east/batch from 20 to 22
+    reserved GPUs without touching a measurement is capacity creep (PL950); the same
+    branch editing only a comment is a sound change.
+    """
+    repo = tmp_path / "capacity"
+    shutil.copytree(REPO / "examples" / "good", repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "capacity plans")
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    cluster = repo / "clusters" / "prod-east.yaml"
+    text = cluster.read_text(encoding="utf-8")
+    old = "      reservedGpus: 20\n"
+    assert text.count(old) == 1
+    new = "      reservedGpus: 22\n" if raise_capacity else "      reservedGpus: 20  # reviewed\n"
+    cluster.write_text(text.replace(old, new), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "change the batch pool")
+    return repo, base
+
+
+def check_steps(script_lines: list[str], repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run the recipe lines that call `policylint check`; return the check's result."""
+    (line,) = [s for s in script_lines if "policylint check" in s]
+    return bash(line, repo, env)
+
+
+@pytest.mark.realtool
+@pytest.mark.parametrize(("raise_capacity", "expected"), [(True, 1), (False, 0)], ids=["creep", "sound"])
+def test_github_workflow_judges_the_pull_request(tmp_path: Path, raise_capacity: bool, expected: int) -> None:
+    repo, _ = changed_repository(tmp_path, raise_capacity)
+    (job,) = GITHUB_WORKFLOW["jobs"].values()
+    done = check_steps([s["run"] for s in job["steps"] if "run" in s], repo, {"GITHUB_BASE_REF": "main"})
+    assert done.returncode == expected, done.stdout + done.stderr
+    assert ("PL950" in done.stdout) == raise_capacity
+    assert (job["steps"][0].get("with") or {}).get("fetch-depth") == 0
+
+
+@pytest.mark.realtool
+def test_github_workflow_says_when_it_cannot_judge_the_change(tmp_path: Path) -> None:
+    repo, _ = changed_repository(tmp_path, True)
+    git(repo, "update-ref", "-d", "refs/remotes/origin/main")  # a shallow clone: no base in reach
+    (job,) = GITHUB_WORKFLOW["jobs"].values()
+    done = check_steps([s["run"] for s in job["steps"] if "run" in s], repo, {"GITHUB_BASE_REF": "main"})
+    assert "::warning::policylint: no merge base with origin/main" in done.stdout
+    assert done.returncode == 0  # the state alone is clean; the warning says the change was not judged
+
+
+@pytest.mark.realtool
+@pytest.mark.parametrize(("raise_capacity", "expected"), [(True, 1), (False, 0)], ids=["creep", "sound"])
+def test_gitlab_job_judges_the_merge_request(tmp_path: Path, raise_capacity: bool, expected: int) -> None:
+    repo, base = changed_repository(tmp_path, raise_capacity)
+    assert GITLAB_JOB["variables"]["GIT_DEPTH"] == "0"
+    env = {"GITLAB_CI": "true", "CI_MERGE_REQUEST_DIFF_BASE_SHA": base}
+    done = check_steps(GITLAB_JOB["script"], repo, env)
+    assert done.returncode == expected, done.stdout + done.stderr
+    assert ("PL950" in done.stdout) == raise_capacity
+
+
+@pytest.mark.realtool
+@pytest.mark.parametrize("how", ["base-input", "pull-request-base-ref"])
+@pytest.mark.parametrize(("raise_capacity", "expected"), [(True, 1), (False, 0)], ids=["creep", "sound"])
+def test_action_judges_the_change(tmp_path: Path, how: str, raise_capacity: bool, expected: int) -> None:
+    repo, base = changed_repository(tmp_path, raise_capacity)
+    inputs = {"base": base} if how == "base-input" else {}
+    context_ref = {"github.base_ref": "main"} if how != "base-input" else {}
+    verdict, outputs, _ = run_action(repo, tmp_path, inputs, context_ref)
+    assert verdict == expected
+    assert outputs["exit-code"] == str(expected)
