@@ -475,7 +475,8 @@ BAD_ANSWERS: dict[str, tuple[Behaviour, str]] = {
     "label not text": (lambda h, w: h.json(200, matrix(w, metric={"pod": 3})), "labels that are not text"),  # type: ignore[dict-item]
     "series twice": (lambda h, w: h.json(200, {"status": "success", "data": {"resultType": "matrix", "result": matrix(w)["data"]["result"] * 2}}), "appears twice in one answer"),
     "no values": (lambda h, w: h.json(200, {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}}]}}), "has no values list"),
-    "only empty series": (lambda h, w: h.json(200, {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": []}]}}), "not a usable trace"),
+    "only empty series": (lambda h, w: h.json(200, {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": []}]}}), "the query returned no samples between 2026-09-01T00:00:00Z and 2026-09-01T01:00:00Z"),
+    "lone surrogate in a label": (raw_answer('{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"\\ud800"},"values":[[START,"1"]]}]}}'), "has a label that is not valid Unicode"),
     "vector": (lambda h, w: h.json(200, {"status": "success", "data": {"resultType": "vector", "result": []}}), "expected a range (matrix) answer"),
     "not JSON": (raw_answer("<html>proxy error</html>"), "the answer is not JSON"),
     "deep nesting": (raw_answer("[" * 100_000), "the answer is not JSON"),

@@ -302,9 +302,10 @@ def _pull_one(t: PullTarget, client: Any, progress: _Progress, limits: Any, end:
         raise
     except PolicylintError as exc:
         return fail(str(exc))
-    if not series:
+    if not any(s["values"] for s in series):
         return fail(
-            f"the query returned no series between {provenance.iso(dt.datetime.fromtimestamp(start, dt.timezone.utc))} "
+            f"the query returned no {'samples' if series else 'series'} between "
+            f"{provenance.iso(dt.datetime.fromtimestamp(start, dt.timezone.utc))} "
             f"and {provenance.iso(dt.datetime.fromtimestamp(stop, dt.timezone.utc))}"
         )
     # The answer replaces the committed trace only when the trace readers take it as it is.

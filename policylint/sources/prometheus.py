@@ -691,6 +691,10 @@ def _matrix(doc: Any, window: tuple[int, int, int], secrets: list[str]) -> list[
         metric = series.get("metric", {})
         if not isinstance(metric, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in metric.items()):
             raise PolicylintError(f"series {number} of the answer has labels that are not text")
+        try:
+            "".join(k + v for k, v in metric.items()).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (JSON "\ud800"): no file can hold it as UTF-8
+            raise PolicylintError(f"series {number} of the answer has a label that is not valid Unicode") from None
         if any(secret in text for secret in secrets for item in metric.items() for text in item):
             raise PolicylintError(f"series {number} of the answer has a label holding the credential sent to the server; refused")
         label = _label_text(metric)
