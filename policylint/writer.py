@@ -180,6 +180,13 @@ def _sync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def _set_mode(fd: int, path: str, mode: int) -> None:
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    else:  # Windows: only the read-only bit exists, set by name
+        os.chmod(path, mode)
+
+
 def _current(path: str, size: int) -> bytes | None:
     """Up to ``size + 1`` bytes of the regular file ``path`` (None when it is gone or not a regular file)."""
     try:
@@ -252,15 +259,12 @@ def write_file(
     try:
         fd, tmp = _temporary(folder, name)
         _write_all(fd, payload)
-        if info is not None:
-            os.fchmod(fd, stat.S_IMODE(info.st_mode))
-            if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
-                try:
-                    os.fchown(fd, info.st_uid, info.st_gid)
-                except OSError:
-                    pass  # keeping the owner is best effort; the content and mode are what matter
-        else:
-            os.fchmod(fd, (0o666 if mode is None else mode) & ~_umask())
+        _set_mode(fd, tmp, stat.S_IMODE(info.st_mode) if info is not None else (0o666 if mode is None else mode) & ~_umask())
+        if info is not None and hasattr(os, "fchown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.fchown(fd, info.st_uid, info.st_gid)
+            except OSError:
+                pass  # keeping the owner is best effort; the content and mode are what matter
         os.fsync(fd)
         done, fd = fd, None
         os.close(done)

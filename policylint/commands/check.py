@@ -220,12 +220,14 @@ def run(args: argparse.Namespace) -> int:
     for fmt, target in plan:
         context.color = target is None and fmt == "text" and use_color(args.color, sys.stdout)
         rendered.append((fmt, target, render(fmt, result, context)))
+    # Files first: a refused file (a link out of the repository, say) then stops the run before stdout is written.
+    for fmt, target, text in rendered:
+        if target is not None:
+            # named on the command line, so it may lie outside the repository; a link there is not followed out of it
+            write_file(target, text, root=session.config.root, explicit=True, parents=True, what=f"the {fmt} report")
     for fmt, target, text in rendered:
         if target is None:
             sys.stdout.write(text)
-            continue
-        # named on the command line, so it may lie outside the repository; a link there is not followed out of it
-        write_file(target, text, root=session.config.root, explicit=True, parents=True, what=f"the {fmt} report")
     failing = [f for f in result.findings if f.severity >= fail_on]
     if failing and not args.exit_zero:
         return 1
