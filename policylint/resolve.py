@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from policylint.finding import Finding
-from policylint.load import Document, DocPath, RealPaths, within
+from policylint.load import Definitions, Document, DocPath, RealPaths, within
 from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload
 
 #: Document paths of the measurement references a Workload can make.
@@ -188,23 +188,8 @@ def resolve(
     real = RealPaths()
     model = Model(root=root)
     findings: list[Finding] = []
-    seen: dict[tuple[str, str], Document] = {}
-
-    def claim(kind: str, name: str, doc: Document) -> bool:
-        first = seen.get((kind, name))
-        if first is not None:
-            line, _ = first.locate(("metadata", "name"))
-            findings.append(
-                doc.finding(
-                    "PL021",
-                    f"{kind} '{name}' is already defined at {first.file}:{line}",
-                    ("metadata", "name"),
-                    hint=f"give each {kind} a unique metadata.name",
-                )
-            )
-            return False
-        seen[(kind, name)] = doc
-        return True
+    definitions = Definitions(findings)
+    claim = definitions.claim
 
     for doc in documents:
         if doc.kind != "Cluster" or not doc.name or not claim("Cluster", doc.name, doc):
@@ -227,7 +212,7 @@ def resolve(
     from policylint import schedulers
 
     findings.extend(
-        schedulers.attach(scheduler_documents or [], model, gpu_resources or schedulers.GPU_RESOURCES)
+        schedulers.attach(scheduler_documents or [], model, gpu_resources or schedulers.GPU_RESOURCES, definitions)
     )
 
     for doc in documents:
@@ -257,7 +242,7 @@ def resolve(
                 w.name, "evidence", doc, EVIDENCE_PATH, evidence, resolved, evidence["document"]
             )
 
-    # Scheduler queues with GPUs but no workload are capacity too (PL110 judges them).
+    # A scheduler queue is a pool like any other: in the model with or without workloads.
     schedulers.adopt_unused(model)
 
     for doc in documents:

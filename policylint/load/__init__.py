@@ -29,7 +29,7 @@ from policylint.load.compose import (
     LoadLimits,
     parse_text,
 )
-from policylint.load.documents import Document, SourceFile, api_version_near_miss, is_scheduler_doc
+from policylint.load.documents import Definitions, Document, SourceFile, api_version_near_miss, is_scheduler_doc
 from policylint.load.files import (
     YAML_SUFFIXES,
     RealPaths,
@@ -51,6 +51,7 @@ __all__ = [
     "MAX_NODES",
     "MAX_NUMBER_CHARS",
     "YAML_SUFFIXES",
+    "Definitions",
     "DocPath",
     "Document",
     "LoadLimits",

@@ -2,7 +2,8 @@
 
 Also the checks made on each document as soon as it is built: a near miss of
 policylint's ``apiVersion`` (PL007), a list of policylint documents (PL006), and
-whether a document belongs to a scheduler (Kueue, Volcano).
+whether a document belongs to a scheduler (Kueue, Volcano); and
+:class:`Definitions`, which gives each defined object one identity (PL021).
 """
 
 from __future__ import annotations
@@ -139,6 +140,39 @@ class SourceFile:
             hint=hint,
             doc_index=doc_index,
         )
+
+
+class Definitions:
+    """One identity per defined object, whatever file or scheduler it comes from.
+
+    The first document that defines a (kind, name) holds it; a later one is a
+    PL021 finding at its ``metadata.name`` that points at the first, and is not
+    read (so a reference binds to the first, and the finding says so). Kinds are
+    told apart by API group too: a policylint ``Cluster``, a Kueue
+    ``ClusterQueue`` and a Volcano ``Queue`` never collide with one another.
+    """
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self._first: dict[tuple[str, str, str], Document] = {}
+        self._findings = findings
+
+    def claim(self, kind: str, name: str, doc: Document) -> bool:
+        """True when ``doc`` is the first definition of ``kind`` ``name``; else a PL021 finding and False."""
+        key = ((doc.api_version or "").split("/", 1)[0], kind, name)
+        first = self._first.get(key)
+        if first is not None:
+            line, _ = first.locate(("metadata", "name"))
+            self._findings.append(
+                doc.finding(
+                    "PL021",
+                    f"{kind} '{name}' is already defined at {first.file}:{line}",
+                    ("metadata", "name"),
+                    hint=f"give each {kind} a unique metadata.name",
+                )
+            )
+            return False
+        self._first[key] = doc
+        return True
 
 
 def _listed_documents(doc: Document) -> Finding | None:

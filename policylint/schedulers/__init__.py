@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.load import Document
     from policylint.model import Model, Pool, Workload
+    from policylint.load import Definitions
 
 __all__ = ["GPU_RESOURCES", "POOL_FACTS", "all_pools", "attach", "place", "pool_facts"]
 
@@ -42,13 +43,24 @@ POOL_FACTS: dict[str, str] = {
 }
 
 
-def attach(documents: list[Document], model: Model, gpu_resources: tuple[str, ...] = GPU_RESOURCES) -> list[Finding]:
-    """Index scheduler documents, check their invariants and prepare their pools; return findings."""
+def attach(
+    documents: list[Document],
+    model: Model,
+    gpu_resources: tuple[str, ...] = GPU_RESOURCES,
+    definitions: Definitions | None = None,
+) -> list[Finding]:
+    """Index scheduler documents, check their invariants and prepare their pools; return findings.
+
+    ``definitions`` holds the names already defined: a second ClusterQueue (or
+    Volcano Queue, LocalQueue, ResourceFlavor, Cohort) of one name is PL021.
+    """
     from policylint.schedulers import kueue, volcano
 
+    findings: list[Finding] = []
     taken: set[str] = set()
-    k_index, findings = kueue.read(documents, model, gpu_resources, taken)
-    v_index, more = volcano.read(documents, model, gpu_resources, taken)
+    k_index, more = kueue.read(documents, model, gpu_resources, taken, definitions)
+    findings += more
+    v_index, more = volcano.read(documents, model, gpu_resources, taken, definitions)
     model.schedulers["kueue"] = k_index
     model.schedulers["volcano"] = v_index
     return findings + more

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policylint.finding import Finding
-from policylint.load import Document, DocPath
+from policylint.load import Definitions, Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
 from policylint.schedulers.common import (
     ANNOTATION_ALL_OR_NOTHING,
@@ -75,23 +75,35 @@ class KueueIndex:
     pools: dict[str, list[Pool]] = field(default_factory=dict)  # ClusterQueue -> GPU pools in flavor order
 
 
-def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...], taken: set[str]) -> tuple[KueueIndex, list[Finding]]:
-    """Index the Kueue documents, check Kueue's own invariants, build the GPU pools."""
+def read(
+    documents: list[Document],
+    model: Model,
+    gpu_resources: tuple[str, ...],
+    taken: set[str],
+    definitions: Definitions | None = None,
+) -> tuple[KueueIndex, list[Finding]]:
+    """Index the Kueue documents, check Kueue's own invariants, build the GPU pools.
+
+    Each object is read from its first definition; a second one of the same
+    name (``namespace/name`` for a LocalQueue) is PL021 through ``definitions``.
+    """
     index = KueueIndex()
     findings: list[Finding] = []
+    definitions = definitions or Definitions(findings)
+    kinds: dict[str, dict[str, Document]] = {
+        "ResourceFlavor": index.flavors,
+        "ClusterQueue": index.cluster_queues,
+        "LocalQueue": index.local_queues,
+        "Cohort": index.cohorts,
+    }
     for doc in documents:
-        if not (doc.api_version or "").startswith(API_GROUP) or not doc.name:
-            continue
-        if doc.kind == "ResourceFlavor":
-            index.flavors.setdefault(doc.name, doc)
-        elif doc.kind == "ClusterQueue":
-            index.cluster_queues.setdefault(doc.name, doc)
-        elif doc.kind == "LocalQueue":
-            namespace = mapping(doc.data.get("metadata")).get("namespace") or "default"
-            index.local_queues.setdefault(f"{namespace}/{doc.name}", doc)
-        elif doc.kind == "Cohort":
-            index.cohorts.setdefault(doc.name, doc)
-        # Topology, WorkloadPriorityClass, AdmissionCheck, ...: nothing capacity-related to judge.
+        if not (doc.api_version or "").startswith(API_GROUP) or not doc.name or doc.kind not in kinds:
+            continue  # Topology, WorkloadPriorityClass, AdmissionCheck, ...: nothing capacity-related to judge
+        name = doc.name
+        if doc.kind == "LocalQueue":
+            name = f"{mapping(doc.data.get('metadata')).get('namespace') or 'default'}/{name}"
+        if definitions.claim(doc.kind, name, doc):
+            kinds[doc.kind][name] = doc
     entries: list[_Entry] = []
     for doc in index.cluster_queues.values():
         findings.extend(_invariants(doc))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policylint.finding import Finding
-from policylint.load import Document, DocPath
+from policylint.load import Definitions, Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
 from policylint.schedulers.common import (
     adopt,
@@ -45,9 +45,21 @@ def _gpu_in(resources: dict[str, Any], gpu_resources: tuple[str, ...]) -> str | 
     return next((r for r in gpu_resources if r in resources), None)
 
 
-def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...], taken: set[str]) -> tuple[VolcanoIndex, list[Finding]]:
+def read(
+    documents: list[Document],
+    model: Model,
+    gpu_resources: tuple[str, ...],
+    taken: set[str],
+    definitions: Definitions | None = None,
+) -> tuple[VolcanoIndex, list[Finding]]:
+    """Index the Volcano documents, build one pool per leaf GPU queue, check gang sizes.
+
+    A Queue is read from its first definition; a second Queue of the same name
+    is PL021 through ``definitions``.
+    """
     index = VolcanoIndex()
     findings: list[Finding] = []
+    definitions = definitions or Definitions(findings)
     jobs: dict[str, Document] = {}
     groups: list[Document] = []
     for doc in documents:
@@ -55,7 +67,8 @@ def read(documents: list[Document], model: Model, gpu_resources: tuple[str, ...]
         if not doc.name:
             continue
         if api.startswith(SCHEDULING) and doc.kind == "Queue":
-            index.queues.setdefault(doc.name, doc)
+            if definitions.claim("Queue", doc.name, doc):
+                index.queues[doc.name] = doc
         elif api.startswith(SCHEDULING) and doc.kind == "PodGroup":
             groups.append(doc)
         elif api.startswith(BATCH) and doc.kind == "Job":
