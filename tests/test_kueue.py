@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -44,16 +45,23 @@ def test_gpu_count_whole_gpus() -> None:
         gpu_count("-1")
 
 
-def test_real_manifests_have_no_findings(tmp_path: Path) -> None:
+def test_real_manifests_are_judged_like_cluster_pools(tmp_path: Path) -> None:
     shutil.copytree(DATA / "kueue", tmp_path / "kueue")
-    code, out, err = run_cli(["check", "--isolated", "--now", "2026-12-01", str(tmp_path / "kueue")])
-    assert (code, err) == (0, "")
+    code, out, err = run_cli(["check", "--isolated", "--now", "2026-12-01", "--format", "json", str(tmp_path / "kueue")])
+    assert (code, err) == (1, "")
+    report = json.loads(out)
+    # The GPU ClusterQueue is a pool like a Cluster's: 16 GPUs no workload measured (PL110), and
+    # no queue limits (PL204); Kueue's own invariants hold. The CPU-only queue is no pool.
+    assert [(f["code"], Path(f["file"]).name, f["line"]) for f in report["findings"]] == [
+        ("PL204", "sample-gpu-queues.yaml", 27),
+        ("PL110", "sample-gpu-queues.yaml", 40),
+    ]
     # 4 + 3 documents read (the scheduler documents count: this is not an empty run)
-    assert "All checks passed: 7 documents in 2 files." in out
+    assert (report["summary"]["documents"], report["summary"]["files"]) == (7, 2)
 
 
 def test_real_manifests_map_to_pools(tmp_path: Path) -> None:
-    result = run([DATA / "kueue"], DATA / "kueue", rules=True)  # the folder is the repository (kueue-hami is another)
+    result = run([DATA / "kueue"], DATA / "kueue", rules=False)  # the folder is the repository (kueue-hami is another)
     assert result.findings == []
     index = result.model.schedulers["kueue"]
     assert sorted(index.local_queues) == ["default/tas-user-queue", "default/user-queue"]
@@ -63,8 +71,9 @@ def test_real_manifests_map_to_pools(tmp_path: Path) -> None:
     assert pool.spec["reservedGpus"] == 16 and pool.spec["elastic"]["maxGpus"] == 0
     assert pool.spec["scheduling"]["gang"] is True  # topology-aware flavor
     assert pool.cluster.name == "tas-cluster-queue"  # no cohort: its own cluster
-    # no workload goes through it: nothing enters the demand model
-    assert result.model.clusters == {}
+    # no workload goes through it, and it is in the model all the same, as a Cluster's pool would be
+    assert result.model.clusters["tas-cluster-queue"].pools == {"tas-cluster-queue": pool}
+    assert pool.workloads == []
 
 
 WORKLOAD = """\
@@ -175,7 +184,7 @@ spec:
 
 def test_cohort_mapping_v1beta1_and_v1beta2(tmp_path: Path) -> None:
     (tmp_path / "q.yaml").write_text(COHORT, encoding="utf-8")
-    result = run([tmp_path], tmp_path)
+    result = run([tmp_path], tmp_path, rules=False)  # the manifests' own findings (no workload: PL110 is due)
     assert result.findings == []
     pools = {p.name: p for ps in result.model.schedulers["kueue"].pools.values() for p in ps}
     assert sorted(pools) == ["serving.a100", "serving.h100", "training"]
@@ -193,7 +202,7 @@ def test_cohort_mapping_v1beta1_and_v1beta2(tmp_path: Path) -> None:
 
 def test_bad_quantity_is_a_finding(tmp_path: Path) -> None:
     (tmp_path / "q.yaml").write_text(COHORT.replace('nominalQuota: "24"', "nominalQuota: lots"), encoding="utf-8")
-    findings = run([tmp_path], tmp_path).findings
+    findings = run([tmp_path], tmp_path, rules=False).findings
     assert [(f.code, f.line) for f in findings] == [("PL010", 13)]
 
 

@@ -4,10 +4,9 @@ Hooks called by the pipeline:
 
 * :func:`attach` - read scheduler documents, report what the schedulers' own
   validation would reject (PL901-PL903), and prepare one pool per GPU queue;
-* :func:`place` - link a Workload that names a scheduler queue (``spec.queue``).
-  A queue's pool (and its synthetic cluster) enters the model with its first
-  workload: a queue no declared workload goes through has no demand to be judged
-  against, so only its manifest's structure is checked;
+* :func:`place` - link a Workload that names a scheduler queue (``spec.queue``);
+* :func:`adopt_unused` - put the pools no workload uses into the model too: a
+  queue is a pool like a ``Cluster`` pool, so GPU quota nobody measured is PL110;
 * :data:`POOL_FACTS` / :func:`pool_facts` - extra facts of scheduler-backed pools.
 
 Each pool carries a policylint-shaped ``spec`` (``reservedGpus``, ``elastic``,
@@ -94,21 +93,17 @@ def all_pools(model: Model) -> list[Pool]:
 
 
 def adopt_unused(model: Model) -> None:
-    """Put the unused GPU pools of every scheduler cluster that workloads use into the model.
+    """Put every pool the scheduler manifests define into the model, used by a workload or not.
 
-    A queue that guarantees or may borrow GPUs is capacity like any pool: left out of
-    the model, the peak capacity refused in a used queue could hide in a second
-    ClusterQueue of the same cohort (or leaf queue of the same parent) that no workload
-    names (PL110). Clusters no workload uses stay out, so scheduler manifests checked
-    without any demand declaration are not judged as capacity plans.
+    A queue is a pool whatever its source: like a ``Cluster`` pool, it is in the
+    model from its definition on, and the rules judge it from the same facts. A
+    queue with GPU quota and no measured workload is capacity nobody measured
+    (PL110), exactly as a ``Cluster`` pool with no workload is.
     """
     from policylint.schedulers.common import adopt
 
     for pool in all_pools(model):
-        spec = pool.spec
-        gpus = int(spec.get("reservedGpus", 0) or 0) + int((spec.get("elastic") or {}).get("maxGpus", 0) or 0)
-        if gpus > 0 and model.clusters.get(pool.cluster.name) is pool.cluster:
-            adopt(pool, model)
+        adopt(pool, model)
 
 
 def pool_facts(pool: Pool) -> dict[str, Any]:
