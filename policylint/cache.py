@@ -1,4 +1,4 @@
-"""The measurement cache: a workload's facts kept between runs, outside the repository.
+"""The caches: measured facts, parsed documents and rule sets kept between runs, outside the repository.
 
 Measuring (reading traces, computing bands) is most of what ``check`` costs, and
 a pre-commit run on one changed file would otherwise re-read every trace of the
@@ -15,15 +15,40 @@ repository. An entry is keyed by a SHA-256 over
 The date of the run is not part of the key: measuring does not use it (staleness
 is judged by the rules, from the last sample), and a test holds that.
 
-An entry is one file: a small header, a JSON document that describes the
-dataclasses, then the arrays as raw bytes (one blob per dtype; a regular time
-axis is stored as its start and step, a validity mask one bit per sample), with a
-CRC-32 over everything after the header. Nothing is pickled - a cache file is untrusted
-input - and only dataclasses of this package whose fields match the code that
-reads them are rebuilt. Entries are written to a temporary file and moved into
-place with :func:`os.replace`, so concurrent runs and crashes never leave half an
-entry; an entry that cannot be read, or whose recorded key does not match, is
-ignored and rewritten. The cache never makes a run fail.
+**A cache can make a run faster, never different.** The cache folder is input
+policylint did not write in this run, so every entry is treated as untrusted:
+
+- every entry carries an HMAC-SHA256 over its whole payload (parsed data,
+  arrays, the key it was stored under and its kind), keyed by a secret of the
+  cache folder (:func:`_secret`: 32 random bytes in a file of mode 0600 that
+  must belong to the user running policylint). An entry copied from elsewhere,
+  edited, truncated or planted by someone who cannot read that file is a miss;
+- entries are read through :func:`policylint.safeio.read_bytes`, like user
+  files: a pipe, a device or a file over the entry size limit is refused unread;
+- an entry holds plain data only (numbers, text, arrays of a fixed set of
+  dtypes), and the dataclasses it describes are rebuilt from a closed table of
+  tags (:func:`_types`), never from a class name found in the entry; the
+  expanded size of compact arrays (a regular time axis stored as start and step)
+  is bounded before anything is allocated;
+- a trace is checked (regular file, within the size limit) before it is hashed,
+  and rule files are read with the same checks as without the cache;
+- anything doubtful - a bad checksum, a foreign key, an unknown tag, a
+  mismatching field - is a miss: the value is computed afresh, exactly as with
+  ``--no-cache``. The cache never makes a run fail.
+
+The secret keeps out an attacker who can write into the cache folder but not
+read the user's files (a shared or group-writable folder, entries copied in from
+another machine). It cannot keep out one who runs code as the same user, nor a
+cache folder restored whole (secret included) from a less trusted source, such
+as a CI cache a pull request could write: see docs/performance.md, "Caches".
+
+An entry is one file: a small header (with the HMAC), a JSON document that
+describes the values, then the arrays as raw bytes (one blob per dtype; a
+regular time axis is stored as its start and step, a validity mask one bit per
+sample). Nothing is pickled. Entries are written through
+:func:`policylint.writer.write_file` (a unique temporary file, then an atomic
+rename), so concurrent runs and crashes never leave half an entry; an entry
+that cannot be used is ignored and rewritten.
 
 A workload's GPU demand series, which only its pool's sum reads, is a second entry
 next to its facts, and each pool's sum and bands have their own entry keyed by the
@@ -35,9 +60,10 @@ file positions (which depend on the YAML, not on the trace) are always computed
 afresh and come out identical with and without the cache.
 
 Rule sets are cached too (:func:`load_rules_cached`): the rules as loaded and
-configured, as a JSON document keyed by the rule files' bytes, the per-rule
-overrides of the configuration and the code fingerprint, plus the fact that every
-condition compiled, so a run neither re-parses nor re-checks the rule files.
+configured, as a JSON document keyed by the rule folders, the rule files' bytes,
+the configuration file and its per-rule overrides and the code fingerprint, plus
+the fact that every condition compiled, so a run neither re-parses nor re-checks
+the rule files.
 
 The folder is ``POLICYLINT_CACHE_DIR`` when set, else the user cache folder
 (``platformdirs``); ``check --no-cache`` turns the cache off.
@@ -50,13 +76,14 @@ import dataclasses
 import datetime as dt
 import functools
 import hashlib
-import importlib
+import hmac
 import json
 import math
 import os
-import tempfile
+import secrets
+import stat
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,7 +94,7 @@ if TYPE_CHECKING:
     from policylint.readers.limits import TraceLimits
 
 #: bumped whenever the entry layout changes; part of every key
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: environment variable naming the cache folder (overrides the user cache folder)
 ENV_VAR = "POLICYLINT_CACHE_DIR"
 #: a tuple of at least this many same-class dataclasses is stored column by column
@@ -88,6 +115,156 @@ def default_dir() -> Path:
     return Path(platformdirs.user_cache_dir("policylint", appauthor=False))
 
 
+# --------------------------------------------------------------------------- trust
+#
+# Every entry is sealed with an HMAC-SHA256 keyed by a secret of the cache folder, so
+# an entry is used only when this user's policylint wrote it, for this key and kind.
+# One secret per folder (not per user): a folder can be deleted or moved as a whole.
+
+#: the file in the cache folder that holds its secret
+SECRET_FILE = "secret-v1"
+_SECRET_BYTES = 32
+#: largest entry read back, by kind of entry; a larger entry is neither written nor read
+_MAX_ENTRY_BYTES = {"documents": 64 << 20, "rules": 16 << 20, "stat": 64 << 10}
+#: largest measurement, series or pooled entry (a series of 10 million float64 samples is 80 MB)
+_MAX_MEASURE_BYTES = 1 << 30
+
+#: folder -> (identity of its secret file, secret), re-read when the file changes
+_SECRETS: dict[str, tuple[tuple[int, ...], bytes]] = {}
+
+
+def _read_secret(path: str) -> tuple[tuple[int, ...], bytes] | None:
+    """The secret at ``path`` with its file identity, when it can be trusted; else None.
+
+    Trusted means: a regular file (a link is not followed), of exactly the secret's
+    size, owned by the user running policylint and readable by nobody else.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != _SECRET_BYTES:
+            return None
+        if os.name == "posix" and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
+            return None
+        value = os.read(fd, _SECRET_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(value) != _SECRET_BYTES:
+        return None
+    return _secret_id(info), value
+
+
+def _secret_id(info: os.stat_result) -> tuple[int, ...]:
+    # a chmod or chown moves the status-change time: the file is examined again
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode, info.st_uid)
+
+
+def _secret(folder: Path | str) -> bytes | None:
+    """The cache folder's secret, created on first use; None when the folder cannot hold one.
+
+    A secret file that cannot be trusted (a link, another owner, readable by others,
+    the wrong size) is replaced by a new one, which turns every entry into a miss.
+    None turns the cache off for the run: nothing is read, nothing is written.
+    """
+    root = os.fspath(folder)
+    path = os.path.join(root, SECRET_FILE)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except (OSError, ValueError):
+        return None
+    if info is not None:
+        known = _SECRETS.get(root)
+        if known is not None and known[0] == _secret_id(info):
+            return known[1]
+        found = _read_secret(path)
+        if found is not None:
+            _SECRETS[root] = found
+            return found[1]
+        try:
+            os.unlink(path)  # not one this user made, or damaged: start again
+        except OSError:
+            return None
+    return _create_secret(root, path)
+
+
+def _create_secret(root: str, path: str) -> bytes | None:
+    from policylint.errors import PolicylintError
+    from policylint.writer import WriteRefused, write_file
+
+    try:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        write_file(path, secrets.token_bytes(_SECRET_BYTES), root=root, overwrite=False, links="refuse", mode=0o600, what="cache secret")
+    except WriteRefused:
+        pass  # another run made one meanwhile: use that
+    except (PolicylintError, OSError, ValueError):
+        return None
+    found = _read_secret(path)
+    if found is None:
+        return None
+    _SECRETS[root] = found
+    return found[1]
+
+
+def _kind_key(folder: Path | str, kind: str) -> bytes | None:
+    """The HMAC key of one kind of entry (a secret per kind, derived from the folder's)."""
+    secret = _secret(folder)
+    if secret is None:
+        return None
+    return _derive(secret, kind)
+
+
+@functools.lru_cache(maxsize=64)
+def _derive(secret: bytes, kind: str) -> bytes:
+    # an entry of one kind never passes for another, even with the same bytes
+    return hmac.digest(secret, f"policylint-cache/{kind}".encode(), "sha256")
+
+
+#: how a sealed JSON entry ends: ``,"mac":"<64 hex digits>"}``
+_MAC_HEAD = b',"mac":"'
+_MAC_TAIL = len(_MAC_HEAD) + 64 + 2
+
+
+def _seal_json(folder: Path | str, kind: str, body: bytes) -> bytes | None:
+    """``body`` (a JSON object) with its HMAC as a last member; None without a secret."""
+    key = _kind_key(folder, kind)
+    if key is None or not body.endswith(b"}") or len(body) < 3:
+        return None
+    mac = hmac.digest(key, body, "sha256").hex().encode("ascii")
+    return body[:-1] + _MAC_HEAD + mac + b'"}'
+
+
+def _unseal_json(folder: Path | str, kind: str, data: bytes) -> bytes | None:
+    """The JSON object a sealed entry holds, when its HMAC matches; else None."""
+    if len(data) < _MAC_TAIL + 2 or not data.endswith(b'"}') or data[-_MAC_TAIL : -_MAC_TAIL + len(_MAC_HEAD)] != _MAC_HEAD:
+        return None
+    key = _kind_key(folder, kind)
+    if key is None:
+        return None
+    body = data[:-_MAC_TAIL] + b"}"
+    mac = hmac.digest(key, body, "sha256").hex().encode("ascii")
+    return body if hmac.compare_digest(mac, data[-66:-2]) else None
+
+
+def _read_limited(path: Path | str, limit: int) -> bytes | None:
+    """An entry's bytes, read as user files are (regular files only, at most ``limit``); None if not."""
+    from policylint.errors import PolicylintError
+    from policylint.safeio import read_bytes
+
+    try:
+        return read_bytes(Path(path), limit=limit, what="cache entry")
+    except (PolicylintError, OSError, ValueError):
+        return None
+
+
 # --------------------------------------------------------------------------- keys
 
 
@@ -105,11 +282,22 @@ def _code_fingerprint() -> str:
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
+    """The SHA-256 of a regular file's bytes (a pipe or device is refused on the open descriptor)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Refused(str(path))
+        digest = hashlib.sha256()
+        while block := os.read(fd, 1 << 20):
             digest.update(block)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
+
+
+class _Refused(OSError):
+    """A trace that is not hashed: not a regular file, or larger than any reader accepts."""
 
 
 #: a file changed less than this long before it was hashed is hashed again next time
@@ -124,8 +312,21 @@ class _Unhashed(Exception):
     """A file's digest is not recorded, and the caller asked not to hash it here."""
 
 
-def _known_digest(path: Path, folder: Path | None, *, hash_files: bool = True) -> str:
+def _hash_limit(limits: TraceLimits | None) -> int:
+    """The largest trace any reader accepts under ``limits``: larger files are never hashed."""
+    from policylint.readers.limits import TraceLimits
+
+    chosen = limits if limits is not None else TraceLimits()
+    return max(chosen.max_file_bytes, chosen.max_json_bytes)
+
+
+def _known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, limit: int | None = None) -> str:
     """The SHA-256 of a file's bytes, reusing the one recorded for an unchanged file.
+
+    The file is checked first, as the readers check it: anything but a regular
+    file, or a file over ``limit`` bytes (default: the default trace limits),
+    raises :class:`_Refused` (an ``OSError``) before a byte is read or hashed -
+    the readers then report it.
 
     A record maps a file (by real path) to its identity - device, inode, size,
     modification and status-change times in nanoseconds - and the digest of its
@@ -135,28 +336,36 @@ def _known_digest(path: Path, folder: Path | None, *, hash_files: bool = True) -
     as the hashing. To exclude that, a digest is only recorded for a file whose
     times are at least two seconds older than the moment it was hashed, and only
     when the file's identity is the same before and after hashing. Everything
-    else is hashed again. A damaged record is ignored. The digest still goes into
-    the entry's key, so an entry is only ever used for the bytes it was built from.
+    else is hashed again. A record is sealed like every entry (see :func:`_seal_json`);
+    a damaged or foreign one is ignored. The digest still goes into the entry's
+    key, so an entry is only ever used for the bytes it was built from.
 
     Without ``hash_files`` a file with no usable record raises :class:`_Unhashed`
     instead of being read (the caller hashes it elsewhere, in a worker).
     """
+    if limit is None:
+        limit = _hash_limit(None)
+    real = os.path.realpath(path)
+    before = os.stat(real)
+    if not stat.S_ISREG(before.st_mode) or before.st_size > limit:
+        raise _Refused(real)
     if folder is None:
         if not hash_files:
             raise _Unhashed(str(path))
         return _file_digest(path)
     import time
 
-    real = os.path.realpath(path)
     name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
     record = folder / f"stat-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
-    before = os.stat(real)
     ident = _stat_id(before)
     try:
-        known = json.loads(record.read_text(encoding="utf-8"))
-        if known["path"] == real and known["stat"] == ident and isinstance(known["sha256"], str):
-            return str(known["sha256"])
-    except Exception:  # noqa: BLE001 - no record, or a damaged one: hash the file
+        data = _read_limited(record, _MAX_ENTRY_BYTES["stat"])
+        body = _unseal_json(folder, "stat", data) if data is not None else None
+        if body is not None:
+            known = json.loads(body)
+            if known["path"] == real and known["stat"] == ident and isinstance(known["sha256"], str):
+                return str(known["sha256"])
+    except Exception:  # noqa: BLE001 - a damaged record: hash the file
         pass
     if not hash_files:
         raise _Unhashed(real)
@@ -166,7 +375,9 @@ def _known_digest(path: Path, folder: Path | None, *, hash_files: bool = True) -
     settled = max(before.st_mtime_ns, before.st_ctime_ns) < hashed_at - int(_RACY_SECONDS * 1e9)
     if after == ident and settled:
         document = {"path": real, "stat": ident, "sha256": digest}
-        _atomic_write(record, json.dumps(document, separators=(",", ":")).encode("utf-8"))
+        sealed = _seal_json(folder, "stat", json.dumps(document, separators=(",", ":")).encode("utf-8"))
+        if sealed is not None:
+            _atomic_write(record, sealed, folder)
     return digest
 
 
@@ -193,7 +404,8 @@ def workload_key(
         if ref.path is None:
             continue
         try:
-            content = _known_digest(ref.path, folder, hash_files=hash_files)
+            # checked (regular file, size) before hashing: a pipe or an 8 GiB file is the readers' to refuse
+            content = _known_digest(ref.path, folder, hash_files=hash_files, limit=_hash_limit(limits))
         except _Unhashed:
             return UNHASHED
         except OSError:
@@ -243,8 +455,8 @@ class _Encoder:
         if isinstance(value, np.ndarray) and id(value) in self._seen:
             return self._seen[id(value)]
         arr = np.asarray(value)
-        if arr.dtype.hasobject:
-            raise Uncacheable("object array")
+        if arr.dtype.str not in _DTYPES:
+            raise Uncacheable(f"array of {arr.dtype}")
         compact = _compact(arr)
         if compact is None and arr.dtype == np.bool_ and arr.ndim == 1 and arr.size >= 64:
             # a validity mask: one bit per sample instead of one byte
@@ -292,9 +504,9 @@ class _Encoder:
                 raise Uncacheable("dict with non-text keys")
             return {"$dict": {k: self.encode(v) for k, v in value.items()}}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            cls = type(value)
+            tag = _tag_of(type(value))
             fields = {f.name: self.encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
-            return {"$class": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
+            return {"$type": tag, "fields": fields}
         raise Uncacheable(type(value).__name__)
 
     def _columnar(self, items: tuple[Any, ...] | list[Any]) -> Any:
@@ -315,7 +527,7 @@ class _Encoder:
             if kind not in (int, float, bool) or any(type(v) is not kind for v in values):
                 return None
             columns[name] = self._array(np.array(values, dtype={int: np.int64, float: np.float64, bool: np.bool_}[kind]))
-        return {"$columns": f"{cls.__module__}:{cls.__qualname__}", "n": len(items), "fields": columns}
+        return {"$columns": _tag_of(cls), "n": len(items), "fields": columns}
 
 
 def _range_of(start: float, step: float, n: int) -> Any:
@@ -347,41 +559,170 @@ def _compact(arr: Any) -> list[Any] | None:
     return None
 
 
-def _resolve_class(name: str, stored: set[str]) -> Any:
-    """A dataclass of this package named by an entry, only if its fields are exactly ``stored``."""
-    return _resolve_class_cached(name, frozenset(stored))
+# The closed table of what an entry can rebuild. An entry names a type by one of these
+# tags, never by a module or class name; any other tag, or fields that differ from the
+# dataclass's own, make the entry a miss. The table holds exactly the dataclasses that
+# WorkloadFacts, GpuDemand and PoolFacts are made of (a test walks their annotations).
 
 
-@functools.lru_cache(maxsize=256)
-def _resolve_class_cached(name: str, stored: frozenset[str]) -> Any:
-    # an entry names the same dozen classes thousands of times: look each up once
-    module, _, qualname = name.partition(":")
-    if not module.startswith("policylint.") or "." in qualname or not qualname.isidentifier():
-        raise ValueError(f"unexpected class {name}")
-    cls = getattr(importlib.import_module(module), qualname)
-    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-        raise ValueError(f"not a dataclass: {name}")
-    if {f.name for f in dataclasses.fields(cls) if f.init} != stored:
-        raise ValueError(f"fields of {name} changed")
-    return cls
+@functools.lru_cache(maxsize=1)
+def _types() -> dict[str, tuple[type, dict[str, Callable[[Any], bool]]]]:
+    """Tag -> (dataclass, a type check per init field): everything an entry may rebuild."""
+    from policylint.bands import BandReport, QueueStats, SpikeTable
+    from policylint.measure import GpuDemand, PoolFacts, WorkloadFacts
+    from policylint.pooled import PooledGrid, PooledReport
+    from policylint.readers.series import Exclusion, Gap, Series
+
+    table: dict[str, type] = {
+        "WorkloadFacts": WorkloadFacts,
+        "GpuDemand": GpuDemand,
+        "PoolFacts": PoolFacts,
+        "BandReport": BandReport,
+        "QueueStats": QueueStats,
+        "SpikeTable": SpikeTable,
+        "Series": Series,
+        "Gap": Gap,
+        "Exclusion": Exclusion,
+        "PooledReport": PooledReport,
+        "PooledGrid": PooledGrid,
+    }
+    return {tag: (cls, _field_checks(cls)) for tag, cls in table.items()}
 
 
-def _slice(arrays: dict[str, Any], ref: list[Any]) -> Any:
-    """The array a reference [member, offset, shape] (or a compact form) points at."""
-    if ref and ref[0] == "=range":
-        n = int(ref[3])
-        if n < 0 or n > 1 << 40:
+def _field_checks(cls: type) -> dict[str, Callable[[Any], bool]]:
+    """A check per init field of ``cls``, from its annotations: a value of another type is a miss."""
+    import sys
+    import typing
+
+    import numpy as np
+
+    # the annotations are strings naming types their module imports only for mypy
+    names: dict[str, Any] = {"np": np, "dt": dt}
+    for module in ("policylint.readers.series", "policylint.bands", "policylint.pooled", "policylint.measure"):
+        names.update(vars(sys.modules[module]))
+    names.update(vars(sys.modules[cls.__module__]))
+    hints = typing.get_type_hints(cls, globalns=names)
+    return {f.name: _check_for(hints[f.name]) for f in dataclasses.fields(cls) if f.init}
+
+
+def _check_for(kind: Any) -> Callable[[Any], bool]:
+    """A predicate that holds for values of the annotation ``kind`` (numpy scalars count as numbers)."""
+    import types
+    import typing
+
+    import numpy as np
+
+    if kind is type(None):
+        return lambda v: v is None
+    if kind is bool:
+        return lambda v: isinstance(v, (bool, np.bool_))
+    if kind is int:
+        return lambda v: isinstance(v, (int, np.integer))
+    if kind is float:
+        return lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    if kind is str:
+        return lambda v: isinstance(v, str)
+    if kind is np.ndarray:
+        return lambda v: isinstance(v, np.ndarray)
+    if kind is dt.datetime:
+        return lambda v: isinstance(v, dt.datetime)
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return lambda v: isinstance(v, kind)
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [_check_for(a) for a in args]
+        return lambda v: any(ok(v) for ok in options)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _check_for(args[0])
+        return lambda v: isinstance(v, tuple) and all(item(x) for x in v)
+    if origin is tuple:
+        items = [_check_for(a) for a in args]
+        return lambda v: isinstance(v, tuple) and len(v) == len(items) and all(ok(x) for ok, x in zip(items, v))
+    if origin is list:
+        item = _check_for(args[0]) if args else (lambda v: True)
+        return lambda v: isinstance(v, list) and all(item(x) for x in v)
+    if origin is dict:
+        value = _check_for(args[1]) if len(args) == 2 else (lambda v: True)
+        return lambda v: isinstance(v, dict) and all(isinstance(k, str) and value(x) for k, x in v.items())
+    # an annotation this table does not know: the value is plain data (the decoder builds nothing else)
+    return lambda v: True
+
+
+@functools.lru_cache(maxsize=1)
+def _tags() -> dict[type, str]:
+    return {cls: tag for tag, (cls, _) in _types().items()}
+
+
+def _tag_of(cls: type) -> str:
+    """The tag an entry stores for ``cls``; :class:`Uncacheable` for a type outside the table."""
+    tag = _tags().get(cls)
+    if tag is None:
+        raise Uncacheable(f"{cls.__qualname__} is not in the entry type table")
+    return tag
+
+
+def _resolve_tag(tag: Any, stored: Any) -> tuple[Any, dict[str, Callable[[Any], bool]]]:
+    """The dataclass of ``tag`` and its field checks, only if its init fields are exactly ``stored``."""
+    found = _types().get(tag) if isinstance(tag, str) else None
+    if found is None:
+        raise ValueError("unknown type tag")
+    cls, checks = found
+    if not isinstance(stored, dict) or checks.keys() != stored.keys():
+        raise ValueError(f"fields of {tag} differ")
+    return cls, checks
+
+
+#: the array types an entry may hold (little-endian or byte-sized numbers and booleans)
+_DTYPES = frozenset({"|b1", "|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8", "<f2", "<f4", "<f8"})
+#: an entry may expand to at most this many elements beyond what it stores (or 16 per byte of it)
+_EXPAND_FLOOR = 1 << 20
+_EXPAND_PER_BYTE = 16
+
+
+class _Budget:
+    """How many elements the compact forms of one entry may still expand to."""
+
+    def __init__(self, size: int) -> None:
+        self.left = max(_EXPAND_FLOOR, _EXPAND_PER_BYTE * size)
+
+    def take(self, n: int) -> None:
+        if n < 0 or n > self.left:
+            raise ValueError("an entry expands past its bound")
+        self.left -= n
+
+
+def _slice(arrays: dict[str, Any], ref: list[Any], budget: _Budget | None = None) -> Any:
+    """The array a reference [member, offset, shape] (or a compact form) points at.
+
+    A compact form's declared size is charged to ``budget`` before anything is
+    allocated (a range of 3e8 samples would otherwise cost gigabytes).
+    """
+    if budget is None:
+        budget = _Budget(0)
+    if not isinstance(ref, list) or not ref:
+        raise ValueError("bad reference")
+    if ref[0] == "=range":
+        _, start, step, n = ref
+        if type(n) is not int or not isinstance(start, float) or not isinstance(step, float):
             raise ValueError("bad range")
-        return _range_of(float(ref[1]), float(ref[2]), n)
-    if ref and ref[0] == "=bits":
+        if not (math.isfinite(start) and math.isfinite(step)):
+            raise ValueError("bad range")
+        budget.take(n)
+        return _range_of(start, step, n)
+    if ref[0] == "=bits":
         import numpy as np
 
-        n = int(ref[2])
-        packed = _slice(arrays, ref[1])
+        _, inner, n = ref
+        if type(n) is not int or n < 0:
+            raise ValueError("bad bit mask")
+        packed = _slice(arrays, inner, budget)
         if packed.dtype != np.uint8 or packed.ndim != 1 or packed.size != (n + 7) // 8:
             raise ValueError("bad bit mask")
         return np.unpackbits(packed, count=n).astype(np.bool_)
-    blob, offset, shape = arrays[ref[0]], int(ref[1]), tuple(int(n) for n in ref[2])
+    name, offset, shape = ref
+    blob = arrays[name]
+    if type(offset) is not int or not isinstance(shape, list) or any(type(n) is not int or n < 0 for n in shape):
+        raise ValueError("bad reference")
     size = 1
     for n in shape:
         size *= n
@@ -390,34 +731,48 @@ def _slice(arrays: dict[str, Any], ref: list[Any]) -> Any:
     return blob[offset : offset + size].reshape(shape)
 
 
-def _decode(value: Any, arrays: dict[str, Any]) -> Any:
+def _decode(value: Any, arrays: dict[str, Any], budget: _Budget | None = None) -> Any:
+    """Rebuild a value the encoder wrote: plain data, arrays and dataclasses of the table only."""
+    if budget is None:
+        budget = _Budget(0)
     if not isinstance(value, dict):
         if isinstance(value, list):
             raise ValueError("bare list")
         return value
-    if "$scalar" in value:
-        return _slice(arrays, value["$scalar"])[()]
-    if "$array" in value:
-        return _slice(arrays, value["$array"])
-    if "$datetime" in value:
-        return dt.datetime.fromisoformat(value["$datetime"])
-    if "$tuple" in value:
-        return tuple(_decode(v, arrays) for v in value["$tuple"])
-    if "$list" in value:
-        return [_decode(v, arrays) for v in value["$list"]]
-    if "$dict" in value:
-        return {k: _decode(v, arrays) for k, v in value["$dict"].items()}
-    if "$class" in value:
+    if len(value) == 1:
+        ((tag, inner),) = value.items()
+        if tag == "$scalar":
+            return _slice(arrays, inner, budget)[()]
+        if tag == "$array":
+            return _slice(arrays, inner, budget)
+        if tag == "$datetime" and isinstance(inner, str):
+            return dt.datetime.fromisoformat(inner)
+        if tag == "$tuple" and isinstance(inner, list):
+            return tuple(_decode(v, arrays, budget) for v in inner)
+        if tag == "$list" and isinstance(inner, list):
+            return [_decode(v, arrays, budget) for v in inner]
+        if tag == "$dict" and isinstance(inner, dict):
+            return {k: _decode(v, arrays, budget) for k, v in inner.items()}
+        raise ValueError("unknown tag")
+    if "$type" in value and len(value) == 2:
         fields = value["fields"]
-        cls = _resolve_class(value["$class"], set(fields))
-        return cls(**{k: _decode(v, arrays) for k, v in fields.items()})
-    if "$columns" in value:
+        cls, checks = _resolve_tag(value["$type"], fields)
+        decoded = {k: _decode(v, arrays, budget) for k, v in fields.items()}
+        for name, item in decoded.items():
+            if not checks[name](item):
+                raise ValueError(f"{value['$type']}.{name} has the wrong type")
+        return cls(**decoded)
+    if "$columns" in value and len(value) == 3:
         fields = value["fields"]
-        cls = _resolve_class(value["$columns"], set(fields))
+        cls, checks = _resolve_tag(value["$columns"], fields)
         # positional, in the dataclass's own field order: thousands of spikes per trace
-        columns = [_slice(arrays, fields[f.name]).tolist() for f in dataclasses.fields(cls) if f.init]
+        names = [f.name for f in dataclasses.fields(cls) if f.init]
+        columns = [_slice(arrays, fields[name], budget).tolist() for name in names]
         if any(len(col) != value["n"] for col in columns):
             raise ValueError("column lengths differ")
+        # one array per column, so one Python type per column: its first value speaks for all
+        if any(col and not checks[name](col[0]) for name, col in zip(names, columns)):
+            raise ValueError("a column has the wrong type")
         return tuple(map(cls, *columns))
     raise ValueError("unknown tag")
 
@@ -426,21 +781,34 @@ def _decode(value: Any, arrays: dict[str, Any]) -> Any:
 
 
 #: first bytes of every entry file, with the layout version
-_MAGIC = b"PLCACHE2"
-#: magic, then three little-endian uint64: JSON length, blob-table offset, CRC-32 of the rest
-_HEADER = 32
+_MAGIC = b"PLCACHE3"
+#: magic, two little-endian uint64 (JSON length, blob-table offset), then the HMAC-SHA256 of the rest
+_HEADER = 56
 _ALIGN = 64
 
 
-def _write_entry(path: Path, document: dict[str, Any], blobs: dict[str, Any]) -> None:
+def _entry_folder(path: Path) -> Path:
+    """The cache folder of an entry at ``<folder>/<kind>-v<N>/<xx>/<key>.<ext>`` (else the entry's own folder)."""
+    if path.parent.parent.name.endswith(f"-v{FORMAT_VERSION}"):
+        return path.parents[2]
+    return path.parent
+
+
+def _write_entry(
+    path: Path, document: dict[str, Any], blobs: dict[str, Any], *, kind: str = "entry", folder: Path | None = None
+) -> None:
     """One file: header, JSON document, then the arrays raw and aligned (written atomically).
 
-    The document gains a ``blobs`` table (dtype, byte offset, length per blob). A
-    CRC-32 over everything after the header catches a damaged or truncated file:
-    reading it back is one ``read`` and no archive parsing.
+    The document gains a ``blobs`` table (dtype, byte offset, length per blob). An
+    HMAC-SHA256 over everything after the header, keyed by the cache folder's
+    secret for ``kind``, proves on reading that this user's policylint wrote it:
+    reading it back is one ``read``, one HMAC and no archive parsing. Without a
+    secret (a folder that cannot hold one) nothing is written.
     """
-    import zlib
-
+    folder = folder if folder is not None else _entry_folder(path)
+    key = _kind_key(folder, kind)
+    if key is None:
+        return
     table: dict[str, list[Any]] = {}
     chunks: list[bytes] = []
     offset = 0
@@ -453,36 +821,54 @@ def _write_entry(path: Path, document: dict[str, Any], blobs: dict[str, Any]) ->
     text = json.dumps({**document, "blobs": table}, separators=(",", ":")).encode("utf-8")
     text += b" " * (-(_HEADER + len(text)) % _ALIGN)  # blobs start aligned
     body = text + b"".join(chunks)
+    if _HEADER + len(body) > _MAX_MEASURE_BYTES:
+        return  # it would be refused on reading
     header = _MAGIC + len(text).to_bytes(8, "little") + (_HEADER + len(text)).to_bytes(8, "little")
-    header += zlib.crc32(body).to_bytes(8, "little")
-    _atomic_write(path, header + body)
+    header += hmac.digest(key, body, "sha256")
+    _atomic_write(path, header + body, folder)
 
 
-def _read_entry(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The document and the named arrays of one entry file; ValueError when damaged."""
-    import zlib
+def _load_entry(path: Path, *, kind: str = "entry", folder: Path | None = None) -> tuple[dict[str, Any], dict[str, Any], _Budget]:
+    """The document, the named arrays and the expansion budget of one entry; ValueError when not usable.
 
+    The file is read as user files are (regular file, size limit), and nothing of
+    it is parsed before its HMAC matches.
+    """
     import numpy as np
 
-    with path.open("rb") as fh:
-        data = bytearray(fh.read())  # writable, so the arrays are too (as np.load gave)
-    if len(data) < _HEADER or bytes(data[:8]) != _MAGIC:
+    folder = folder if folder is not None else _entry_folder(path)
+    raw = _read_limited(path, _MAX_MEASURE_BYTES)
+    if raw is None:
+        raise ValueError("no readable entry")
+    if len(raw) < _HEADER or raw[:8] != _MAGIC:
         raise ValueError("not an entry")
+    key = _kind_key(folder, kind)
+    if key is None:
+        raise ValueError("no cache secret")
+    if not hmac.compare_digest(hmac.digest(key, memoryview(raw)[_HEADER:], "sha256"), raw[24:_HEADER]):
+        raise ValueError("checksum mismatch")
+    data = bytearray(raw)  # writable, so the arrays are too (as np.load gave)
     size = int.from_bytes(data[8:16], "little")
     start = int.from_bytes(data[16:24], "little")
     if start != _HEADER + size or start > len(data):
         raise ValueError("bad header")
-    if zlib.crc32(memoryview(data)[_HEADER:]) != int.from_bytes(data[24:32], "little"):
-        raise ValueError("checksum mismatch")
     document = json.loads(bytes(data[_HEADER:start]).decode("utf-8"))
     if not isinstance(document, dict):
         raise ValueError("bad document")
     arrays: dict[str, Any] = {}
     for name, (dtype, offset, count) in document.get("blobs", {}).items():
-        kind = np.dtype(dtype)
-        if kind.hasobject or int(offset) < 0 or start + int(offset) + int(count) * kind.itemsize > len(data):
+        if dtype not in _DTYPES or type(offset) is not int or type(count) is not int or offset < 0 or count < 0:
+            raise ValueError("bad blob")
+        kind_ = np.dtype(dtype)
+        if start + offset + count * kind_.itemsize > len(data):
             raise ValueError("blob outside the entry")
-        arrays[name] = np.frombuffer(data, dtype=kind, count=int(count), offset=start + int(offset))
+        arrays[name] = np.frombuffer(data, dtype=kind_, count=count, offset=start + offset)
+    return document, arrays, _Budget(len(data))
+
+
+def _read_entry(path: Path, *, kind: str = "entry", folder: Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document and the named arrays of one entry file; ValueError when damaged."""
+    document, arrays, _ = _load_entry(path, kind=kind, folder=folder)
     return document, arrays
 
 
@@ -490,12 +876,12 @@ def _series_path(folder: Path, key: str) -> Path:
     return folder / f"series-v{FORMAT_VERSION}" / key[:2] / f"{key}.series"
 
 
-def _load_value(path: Path, key: str, field: str) -> Any:
-    """The decoded ``field`` of the entry at ``path`` recorded under ``key``; ValueError/OSError when not."""
-    meta, arrays = _read_entry(path)
-    if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
+def _load_value(folder: Path, path: Path, kind: str, key: str, field: str) -> Any:
+    """The decoded ``field`` of the ``kind`` entry at ``path`` recorded under ``key``; ValueError/OSError when not."""
+    meta, arrays, budget = _load_entry(path, kind=kind, folder=folder)
+    if meta.get("format") != FORMAT_VERSION or meta.get("key") != key or meta.get("kind") != kind:
         raise ValueError("not this entry")
-    return _decode(meta[field], arrays)
+    return _decode(meta[field], arrays, budget)
 
 
 def load(folder: Path, key: str, *, demand: bool = True) -> WorkloadFacts | None:
@@ -510,19 +896,17 @@ def load(folder: Path, key: str, *, demand: bool = True) -> WorkloadFacts | None
     from policylint.measure import GpuDemand, WorkloadFacts
 
     try:
-        meta, arrays = _read_entry(_entry_path(folder, key))
-        if meta.get("format") != FORMAT_VERSION or meta.get("key") != key:
+        meta, arrays, budget = _load_entry(_entry_path(folder, key), kind="measure", folder=folder)
+        if meta.get("format") != FORMAT_VERSION or meta.get("key") != key or meta.get("kind") != "measure":
             return None
-        facts = _decode(meta["facts"], arrays)
+        facts = _decode(meta["facts"], arrays, budget)
         if not isinstance(facts, WorkloadFacts) or not isinstance(meta.get("series"), bool):
             return None
         if demand and meta["series"]:
-            series = _load_value(_series_path(folder, key), key, "demand")
+            series = _load_value(folder, _series_path(folder, key), "series", key, "demand")
             if not isinstance(series, GpuDemand):
                 return None
             facts.demand = series
-    except FileNotFoundError:
-        return None
     except Exception:  # noqa: BLE001 - any damage to an entry means "not cached", never an error
         return None
     return facts
@@ -536,17 +920,20 @@ def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
     encoder = _Encoder()
     try:
         small = dataclasses.replace(facts, demand=None)
-        document = {"format": FORMAT_VERSION, "key": key, "facts": encoder.encode(small)}
+        document = {"format": FORMAT_VERSION, "kind": "measure", "key": key, "facts": encoder.encode(small)}
         document["series"] = facts.demand is not None
         if facts.demand is not None:
             series = _Encoder()
-            series_document = {"format": FORMAT_VERSION, "key": key, "demand": series.encode(facts.demand)}
+            series_document = {"format": FORMAT_VERSION, "kind": "series", "key": key, "demand": series.encode(facts.demand)}
     except Uncacheable:
         return
-    if facts.demand is not None:
-        # The series first: a run that finds the facts finds their series too (or a miss).
-        _write_entry(_series_path(folder, key), series_document, series.blobs())
-    _write_entry(_entry_path(folder, key), document, encoder.blobs())
+    try:
+        if facts.demand is not None:
+            # The series first: a run that finds the facts finds their series too (or a miss).
+            _write_entry(_series_path(folder, key), series_document, series.blobs(), kind="series", folder=folder)
+        _write_entry(_entry_path(folder, key), document, encoder.blobs(), kind="measure", folder=folder)
+    except ValueError:
+        return  # a value JSON cannot spell exactly (NaN in a figure): measured afresh next time
 
 
 # --------------------------------------------------------------------------- pooled demand
@@ -581,7 +968,7 @@ def load_pool(folder: Path, key: str) -> Any:
     from policylint.measure import PoolFacts
 
     try:
-        pooled = _load_value(_pool_path(folder, key), key, "pool")
+        pooled = _load_value(folder, _pool_path(folder, key), "pooled", key, "pool")
     except Exception:  # noqa: BLE001 - a missing or damaged entry is a miss, never an error
         return None
     return pooled if isinstance(pooled, PoolFacts) else None
@@ -591,28 +978,40 @@ def store_pool(folder: Path, key: str, pooled: Any) -> None:
     """Keep one pool's pooled demand under ``key``; a value that cannot be stored is skipped."""
     encoder = _Encoder()
     try:
-        document = {"format": FORMAT_VERSION, "key": key, "pool": encoder.encode(pooled)}
+        document = {"format": FORMAT_VERSION, "kind": "pooled", "key": key, "pool": encoder.encode(pooled)}
     except Uncacheable:
         return
-    _write_entry(_pool_path(folder, key), document, encoder.blobs())
+    try:
+        _write_entry(_pool_path(folder, key), document, encoder.blobs(), kind="pooled", folder=folder)
+    except ValueError:
+        return  # a value JSON cannot spell exactly: summed afresh next time
 
 
 # --------------------------------------------------------------------------- rules
 
 
 #: bumped whenever the layout of a cached rule set changes; part of every rule key
-RULES_FORMAT_VERSION = 1
+RULES_FORMAT_VERSION = 2
 
 
-def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any]) -> str | None:
+def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any], source: str = "") -> str | None:
     """The cache key of a configured rule set; None when a rule file cannot be read.
 
     A SHA-256 over the code fingerprint (policylint version and package source),
-    the cerberus version (it judges the conditions), every rule file's name and
-    bytes in loading order, and the configuration's per-rule overrides. Any edit
-    to a rule file, a new file in a rule folder, or a changed option or severity
-    gives another key.
+    the cerberus version (it judges the conditions), every rule folder (as named
+    and as its real path: the repository's own folders identify it), every rule
+    file's name and bytes in loading order, the configuration file (``source``)
+    and its per-rule overrides. Any edit to a rule file, a new file in a rule
+    folder, or a changed option or severity gives another key.
+
+    Rule files are read exactly as the loader reads them (a regular file within
+    the load size limit): a pipe, a device or an oversized file gives None, and
+    the loader then reports it as it does without the cache.
     """
+    from policylint.errors import PolicylintError
+    from policylint.load import LoadLimits
+    from policylint.safeio import read_bytes
+
     try:
         import cerberus
 
@@ -620,16 +1019,19 @@ def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any]) -> str | None:
     except ImportError:  # pragma: no cover - cerberus is a dependency
         checker = "none"
     digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{_code_fingerprint()}/{checker}".encode())
+    digest.update(b"\0source\0" + source.encode("utf-8", "surrogateescape"))
+    limit = LoadLimits().max_file_bytes
     for folder in dirs:
-        digest.update(b"\0dir\0" + str(folder).encode())
         if not folder.is_dir():
             return None  # the loader reports a missing folder; nothing to cache
+        real = os.path.realpath(folder)
+        digest.update(b"\0dir\0" + str(folder).encode("utf-8", "surrogateescape") + b"\0" + real.encode("utf-8", "surrogateescape"))
         for path in sorted(folder.glob("*.y*ml")):
             try:
-                data = path.read_bytes()
-            except OSError:
-                return None
-            digest.update(b"\0file\0" + path.name.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+                data = read_bytes(path, limit=limit, what="rule file")
+            except (PolicylintError, OSError):
+                return None  # refused or unreadable: the loader says so, nothing is cached
+            digest.update(b"\0file\0" + path.name.encode("utf-8", "surrogateescape") + b"\0" + str(len(data)).encode() + b"\0" + data)
     try:
         text = json.dumps(overrides, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError):
@@ -754,7 +1156,7 @@ def load_rules_cached(
     """
     from policylint.ruleset import configure_rules, load_rules
 
-    key = rules_key(dirs, overrides) if folder is not None else None
+    key = rules_key(dirs, overrides, source) if folder is not None else None
     if key is not None and folder is not None:
         cached = _read_rules(folder, key)
         if cached is not None:
@@ -768,7 +1170,11 @@ def load_rules_cached(
 
 def _read_rules(folder: Path, key: str) -> RuleSet | None:
     try:
-        document = json.loads(_rules_path(folder, key).read_text(encoding="utf-8"))
+        data = _read_limited(_rules_path(folder, key), _MAX_ENTRY_BYTES["rules"])
+        body = _unseal_json(folder, "rules", data) if data is not None else None
+        if body is None:
+            return None
+        document = json.loads(body.decode("utf-8"))
         if document.get("format") != RULES_FORMAT_VERSION or document.get("key") != key:
             return None
         ruleset = _decode_ruleset(document["ruleset"])
@@ -799,7 +1205,9 @@ def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
         except (ValueError, KeyError):
             compiled = False  # reported when evaluated; never marked as checked
     document = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
-    _atomic_write(_rules_path(folder, key), json.dumps(document, sort_keys=True, allow_nan=False).encode("utf-8"))
+    sealed = _seal_json(folder, "rules", json.dumps(document, sort_keys=True, allow_nan=False).encode("utf-8"))
+    if sealed is not None and len(sealed) <= _MAX_ENTRY_BYTES["rules"]:
+        _atomic_write(_rules_path(folder, key), sealed, folder)
 
 
 # --------------------------------------------------------------------------- documents
@@ -816,7 +1224,7 @@ def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
 # computed afresh and a hit skips validation without hiding anything.
 
 #: entry layout of the document cache; part of every key
-DOCUMENT_FORMAT = 3
+DOCUMENT_FORMAT = 4
 
 
 @functools.lru_cache(maxsize=1)
@@ -898,23 +1306,36 @@ def store_source(folder: Path, key: str, source: Any) -> None:
             documents.append(
                 {"index": doc.index, "data": doc.data, "positions": positions, "crc": zlib.crc32(positions.encode("ascii"))}
             )
-        payload = {"key": key, "text": source.text, "documents": documents}
+        # "validated": stored only for files whose documents all passed the schemas named by
+        # the key; the HMAC holds that result with the data, so a hit need not validate again
+        payload = {"key": key, "validated": True, "text": source.text, "documents": documents}
         data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode("utf-8")
     except (Uncacheable, ValueError, TypeError, RecursionError):
         return
-    _atomic_write(_document_path(folder, key), data)
+    sealed = _seal_json(folder, "documents", data)
+    if sealed is not None and len(sealed) <= _MAX_ENTRY_BYTES["documents"]:
+        _atomic_write(_document_path(folder, key), sealed, folder)
 
 
 def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
-    """The cached :class:`~policylint.load.SourceFile` of ``key`` (documents known schema-valid), or None."""
+    """The cached :class:`~policylint.load.SourceFile` of ``key`` (documents known schema-valid), or None.
+
+    The entry is read as a user file is (regular file, size limit) and used only
+    when its HMAC matches (see :func:`_unseal_json`): its parsed data and the
+    fact that it passed validation are then exactly what this user's policylint
+    stored for these bytes, these limits, these schemas and this code.
+    """
     from policylint.load import Document, PositionIndex, SourceFile
 
     try:
         # joined as text: a warm run opens a thousand of these, and a Path costs more than the read
         entry = os.path.join(folder, f"documents-v{DOCUMENT_FORMAT}", key[:2], f"{key}.json")
-        with open(entry, "rb") as fh:
-            payload = json.loads(fh.read().decode("utf-8"))
-        if payload["key"] != key or not isinstance(payload["text"], str):
+        raw = _read_limited(entry, _MAX_ENTRY_BYTES["documents"])
+        body = _unseal_json(folder, "documents", raw) if raw is not None else None
+        if body is None:
+            return None
+        payload = json.loads(body.decode("utf-8"))
+        if payload["key"] != key or payload["validated"] is not True or not isinstance(payload["text"], str):
             return None
         source = SourceFile(path=path, display=display, text=payload["text"])
         for stored in payload["documents"]:
@@ -924,7 +1345,7 @@ def load_source(folder: Path, key: str, path: Path, display: str) -> Any:
                 return None
             positions = PositionIndex.deferred(functools.partial(_fill_positions, text))
             index = stored["index"]
-            if not isinstance(index, int):
+            if type(index) is not int:
                 return None
             source.documents.append(Document(source=source, index=index, data=stored["data"], positions=positions))
     except Exception:  # noqa: BLE001 - a missing, damaged or foreign entry is a miss, never a failure
@@ -959,32 +1380,18 @@ def _fill_positions(text: str, index: Any) -> None:
     index._keys, index._values, index._spans = keys, values, spans
 
 
-#: folders this process has made (or found) for cache entries
-_MADE: set[str] = set()
+def _atomic_write(path: Path, data: bytes, folder: Path | None = None) -> None:
+    """Write an entry through :func:`policylint.writer.write_file`; a disk or folder that refuses is skipped.
 
+    The entry must lie in the cache folder ``folder`` (by default the folder of its
+    kind, two levels up); a link planted at its name is replaced, never followed,
+    and a pipe, device or folder there is left alone (the entry stays a miss).
+    """
+    from policylint.errors import PolicylintError
+    from policylint.writer import write_file
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file; a disk that refuses is skipped."""
-    tmp: str | None = None
+    root = folder if folder is not None else _entry_folder(path)
     try:
-        folder = str(path.parent)
-        if folder not in _MADE:  # one mkdir per folder and process, not one per entry written
-            os.makedirs(folder, exist_ok=True)
-            _MADE.add(folder)
-        try:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        except FileNotFoundError:  # removed since (a cache cleared while a long-lived process runs)
-            os.makedirs(folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
+        write_file(path, data, root=root, links="replace", parents=True, mode=0o600, what="cache entry")
+    except (PolicylintError, OSError, ValueError):
         pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
