@@ -60,7 +60,13 @@ def priority_inflation(facts: Mapping[str, Any], params: Mapping[str, Any]) -> l
 
 
 def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
-    """Per request: GPUs asked for beyond (baseline GPUs - reserved) x (1 + headroom)."""
+    """Per request: GPUs asked for the pool beyond (baseline GPUs - reserved) x (1 + headroom).
+
+    Requests are judged together per pool: what every proposal (and every request
+    of this one) asks for the pool is added up before it is compared with the
+    shortfall, so two proposals that each fit but together do not both fail,
+    each naming the whole group.
+    """
     problems = []
     headroom = float(params["headroom"])
     for req in facts.get("requests") or []:
@@ -68,7 +74,15 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
             continue
         shortfall = max(0, req["baseline_gpus"] - req["reserved"])
         allowed = math.ceil(shortfall * (1 + headroom) - 1e-9)
-        if req["gpus"] > allowed:
+        group = list(req.get("pool_proposals") or [])
+        total = max(int(req.get("pool_proposed_gpus") or 0), int(req["gpus"]))
+        own = sum(int(g["gpus"]) for g in group if g["name"] == facts.get("name"))
+        split = len(group) > 1 or own > req["gpus"]
+        if total > allowed:
+            note = ""
+            if split:
+                asks = ", ".join(f"{g['name']} {g['gpus']}" for g in group)
+                note = f"; split proposals are judged together: the pool's proposals ask {total} GPUs in all ({asks})"
             problems.append(
                 {
                     "pool": req["pool"],
@@ -78,8 +92,10 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "baseline_pooling": req.get("baseline_pooling") or "sum of workload baselines unknown",
                     "shortfall": shortfall,
                     "allowed": allowed,
+                    "pool_proposed_gpus": total,
+                    "split_note": note,
                     "_at": ("spec", "requests", req["index"], "gpus"),
-                    "_figures": (req["gpus"], allowed),
+                    "_figures": (total, allowed),
                 }
             )
     return problems
@@ -206,6 +222,74 @@ def realtime_mixed(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[
     ]
 
 
+def _clock(seconds: float) -> str:
+    """A duration for messages: seconds, minutes, hours or days."""
+    if seconds < 120:
+        return f"{seconds:g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"
+
+
+def exclusions_shape_series(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Declared exclusions that take too much of the window, recur daily, or remove the busiest samples."""
+    reasons = []
+    figures: tuple[float, float] | None = None
+    share = facts.get("excluded_share")
+    if share is not None and share > float(params["max_share"]):
+        reasons.append(f"they remove {share:.1%} of the samples (at most {float(params['max_share']):.0%} may go)")
+        figures = (float(share), float(params["max_share"]))
+    recurring = facts.get("exclusion_recurring") or 0
+    if recurring > int(params["max_recurring"]):
+        reasons.append(
+            f"{recurring} of the {facts.get('exclusion_count')} ranges start at {facts.get('exclusion_recurring_at')} UTC:"
+            " a daily pattern, not incidents"
+        )
+        figures = figures or (float(recurring), float(params["max_recurring"]))
+    top = facts.get("excluded_top_share")
+    if top is not None and top > float(params["max_top_share"]):
+        reasons.append(f"they remove {top:.0%} of the busiest 5% of samples")
+        figures = figures or (float(top), float(params["max_top_share"]))
+    if not reasons:
+        return []
+    ratio = facts.get("excluded_demand_ratio")
+    demand = "" if ratio is None else f"; the excluded samples average {ratio:.2f}x the demand of the kept ones"
+    return [{"reasons": "; ".join(reasons), "demand_note": demand, "_figures": figures}]
+
+
+def trace_coarser_than_step(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """The series only changes every k samples, and that real step is not finer than the cold start."""
+    real, step = facts.get("resolution_step_seconds"), facts.get("step_seconds")
+    cold = facts.get("cold_start_window_seconds")
+    if real is None or step is None or cold is None or not real > step:
+        return []
+    limit = float(cold) * float(params["max_cold_start_share"])
+    if real < limit:
+        return []
+    return [
+        {
+            "real_step": _clock(float(real)),
+            "declared_step": _clock(float(step)),
+            "cold_start": _clock(float(cold)),
+            "_figures": (float(real), limit),
+        }
+    ]
+
+
+def vram_exceeds_memory(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Resident GiB of one replica beyond the memory of the GPUs it occupies (plus ``headroom``)."""
+    resident, memory = facts.get("vram_resident_gib"), facts.get("pool_gpu_memory_gib")
+    if resident is None or memory is None:
+        return []
+    gpus = max(1, int(facts.get("gpus_per_replica") or 1))
+    physical = float(memory) * gpus
+    if resident > physical * (1 + float(params["headroom"])) + 1e-9:
+        return [{"physical_gib": physical, "gpus": gpus, "_figures": (float(resident), physical)}]
+    return []
+
+
 CHECKS: dict[str, CheckFunction] = {
     "declared_bands_drift": declared_bands_drift,
     "priority_inflation": priority_inflation,
@@ -218,6 +302,9 @@ CHECKS: dict[str, CheckFunction] = {
     "realtime_mixed": realtime_mixed,
     "pull_query_changed": pull_query_changed,
     "pull_stale": pull_stale,
+    "exclusions_shape_series": exclusions_shape_series,
+    "trace_coarser_than_step": trace_coarser_than_step,
+    "vram_exceeds_memory": vram_exceeds_memory,
 }
 
 
@@ -226,7 +313,8 @@ CHECK_VARIABLES: dict[str, set[str]] = {
     "declared_bands_drift": {"band", "declared", "computed", "drift"},
     "priority_inflation": {"tight", "total", "share"},
     "proposal_exceeds_shortfall": {
-        "pool", "gpus", "reserved", "baseline_gpus", "baseline_pooling", "shortfall", "allowed"
+        "pool", "gpus", "reserved", "baseline_gpus", "baseline_pooling", "shortfall", "allowed",
+        "pool_proposed_gpus", "split_note",
     },
     "proposal_for_unmeasured_pool": {"pool", "gpus", "pool_workloads"},
     "tolerance_spread": {"spread"},
@@ -236,4 +324,7 @@ CHECK_VARIABLES: dict[str, set[str]] = {
     "realtime_mixed": {"realtime_workloads", "queue_tolerant_workloads"},
     "pull_query_changed": {"trace", "reason"},
     "pull_stale": {"trace", "pulled_at", "pull_age_days"},
+    "exclusions_shape_series": {"reasons", "demand_note"},
+    "trace_coarser_than_step": {"real_step", "declared_step", "cold_start"},
+    "vram_exceeds_memory": {"physical_gib", "gpus"},
 }

@@ -137,6 +137,8 @@ class WorkloadFacts:
     vram_active_seconds: float | None = None
     #: the same per pod (key of a long VRAM table), sorted by pod
     vram_pods: tuple[tuple[str, float, float], ...] = ()
+    #: integrity facts of the concurrency trace as read (:func:`policylint.integrity.trace_facts`)
+    integrity: dict[str, float | int | str | bool | None] | None = None
     errors: list[str] = field(default_factory=list)
 
 
@@ -291,10 +293,12 @@ def measure_workload(
                 **_reading(spec, limits),
             )
             findings.extend(_notes(ref, series.notes))
+            read = series  # integrity is judged on the file's own series, before a share scales it
             series = _apply_share(workload, series)
             facts.trace_unit = series.unit
             exclusions, problems = _exclusions(workload, ref)
             findings.extend(problems)
+            facts.integrity = _integrity(read, exclusions)
             mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")
             settings = bands.BandSettings(
                 cold_start_seconds=effective_cold_start(workload),
@@ -374,6 +378,14 @@ def measure_workload(
         facts.vram_active_seconds = active
         facts.vram_ratio = float(vram["residencySeconds"]) / active if active > 0 else math.inf
     return facts, findings
+
+
+def _integrity(series: Series, exclusions: list[Any]) -> dict[str, float | int | str | bool | None]:
+    """The integrity stage between reading and judging (:mod:`policylint.integrity`)."""
+    from policylint.integrity import trace_facts
+
+    spans = [(float(e.start), float(e.end)) for e in exclusions]
+    return trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
 
 
 def _conversion(workload: Workload, facts: WorkloadFacts) -> tuple[float | None, int]:

@@ -49,6 +49,10 @@ POOLED_WORKLOAD_FACTS: dict[str, str] = {
         " columns) and neither declares a share"
     ),
     "double_counted_with": "the workload of the same pool whose measurement this one repeats",
+    "double_count_basis": (
+        "how the repeat was recognised: the same file, or a copy (another file holding the same series,"
+        " by the series fingerprint) - text for messages"
+    ),
     "measurement_share": "declared concurrency.share.fraction (None when not declared)",
     "queue_rejection_note": (
         "text for messages: what the pool's queue turns away when it honours queue.maxWaitSeconds (empty when unknown)"
@@ -122,24 +126,48 @@ def _measurement_key(w: Workload) -> tuple[str, str, str] | None:
     )
 
 
-def double_counted(pool: Pool) -> dict[str, str]:
+def double_counted(pool: Pool, fingerprints: dict[str, str | None] | None = None) -> dict[str, str]:
     """Workloads of ``pool`` that repeat another's measurement without a declared share.
 
     Maps each offending workload to the one it repeats. In a group citing one
     measurement, the first workload (by name) without a share keeps it; every
-    other one without a share counts the same demand again.
+    other one without a share counts the same demand again. See :func:`repeats`.
     """
-    groups: dict[tuple[str, str, str], list[Workload]] = {}
+    return {name: kept for name, (kept, _) in repeats(pool, fingerprints).items()}
+
+
+def repeats(pool: Pool, fingerprints: dict[str, str | None] | None = None) -> dict[str, tuple[str, str]]:
+    """Workload -> (workload it repeats, how that was recognised), for one pool.
+
+    Identity is content-based: two workloads whose concurrency series, as read,
+    have one fingerprint (:func:`policylint.integrity.fingerprint`, in
+    ``fingerprints`` by workload) cite the same demand, whatever the files are
+    called - a byte-identical copy under another name is the same evidence. A
+    workload whose series is unknown (unreadable) is grouped by its file,
+    columns and selector instead.
+    """
+    groups: dict[tuple[str, ...], list[Workload]] = {}
     for w in sorted(pool.workloads, key=lambda w: w.name):
-        key = _measurement_key(w)
+        printed = (fingerprints or {}).get(w.name)
+        key: tuple[str, ...] | None = ("series", printed) if printed else _measurement_key(w)
         if key is not None:
             groups.setdefault(key, []).append(w)
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
     for members in groups.values():
         unshared = [w for w in members if not (w.spec.get("concurrency") or {}).get("share")]
         for w in unshared[1:]:
-            out[w.name] = unshared[0].name
+            out[w.name] = (unshared[0].name, _basis(unshared[0], w))
     return out
+
+
+def _basis(kept: Workload, repeat: Workload) -> str:
+    """'the same file' or 'a copy: X and Y hold the same series', for messages."""
+    a, b = kept.measurements.get("concurrency"), repeat.measurements.get("concurrency")
+    if a is None or b is None or a.path is None or b.path is None:
+        return "the same file"
+    if os.path.realpath(a.path) == os.path.realpath(b.path):
+        return f"the same file {b.display}"
+    return f"a copy: {b.display} holds the same series as {a.display}"
 
 
 def _rejection_note(pv: View) -> str:
@@ -152,7 +180,8 @@ def _rejection_note(pv: View) -> str:
 
 def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
     """Give every workload of ``pool`` the pool's queue figures and its double-count verdict."""
-    repeats = double_counted(pool)
+    printed = {n: v.facts.get("series_fingerprint") for n, v in wviews.items()}
+    found = repeats(pool, printed)
     for w in pool.workloads:
         view = wviews.get(w.name)
         if view is None:
@@ -166,8 +195,9 @@ def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
                 "daily_max_wait_seconds": pv.facts["daily_max_wait_seconds"],
                 "daily_rejected_share": pv.facts["daily_rejected_share"],
                 "queue_rejection_note": _rejection_note(pv),
-                "measurement_double_counted": w.name in repeats,
-                "double_counted_with": repeats.get(w.name),
+                "measurement_double_counted": w.name in found,
+                "double_counted_with": found[w.name][0] if w.name in found else None,
+                "double_count_basis": found[w.name][1] if w.name in found else None,
                 "measurement_share": float(share) if isinstance(share, (int, float)) else None,
             }
         )

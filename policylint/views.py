@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from policylint.integrity import WORKLOAD_FACTS as INTEGRITY_WORKLOAD_FACTS
 from policylint.load import Document, DocPath
 from policylint.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FACTS
 from policylint.schedulers import POOL_FACTS as SCHEDULER_POOL_FACTS
@@ -112,6 +113,10 @@ _OWN_FACTS: dict[str, dict[str, str]] = {
         "pool_queue_max_wait_seconds": "the pool's queue wait limit, seconds",
         "pool_gpu_memory_gib": "memory of one GPU in the pool",
         "pulls": "per measurement with a Prometheus source: declared and pulled query and step, days since the pull",
+        "vram_exceeds_gpu_memory": (
+            "plausibility: true when the resident GiB of one replica exceed the memory of the GPUs it occupies"
+            " (pool gpu.memoryGiB x gpusPerReplica)"
+        ),
     },
     "pool": {
         "name": "pool name",
@@ -170,7 +175,8 @@ _OWN_FACTS: dict[str, dict[str, str]] = {
         "cited_measured": "number of cited workloads backed by a readable measurement",
         "requests": (
             "per request: pool, gpus, reserved, baseline_gpus (pooled), baseline_gpus_sum, baseline_pooling,"
-            " measured_workloads, pool_workloads (list of objects)"
+            " measured_workloads, pool_workloads, pool_proposed_gpus (GPUs every proposal of the repository asks"
+            " for that pool, this one included), pool_proposals (those proposals as name and gpus) (list of objects)"
         ),
         "cluster_measured": "workloads of the proposal's cluster whose GPU demand is measured",
         "justification": "justification text",
@@ -180,7 +186,7 @@ _OWN_FACTS: dict[str, dict[str, str]] = {
 #: Every fact per subject: policylint's own, the scheduler facts of a pool and the pooled
 #: demand facts, declared here in one place (rule files are checked against it when they load).
 FACTS: dict[str, dict[str, str]] = {
-    "workload": {**_OWN_FACTS["workload"], **POOLED_WORKLOAD_FACTS},
+    "workload": {**_OWN_FACTS["workload"], **POOLED_WORKLOAD_FACTS, **INTEGRITY_WORKLOAD_FACTS},
     "pool": {**_OWN_FACTS["pool"], **SCHEDULER_POOL_FACTS, **POOLED_POOL_FACTS},
     "cluster": dict(_OWN_FACTS["cluster"]),
     "proposal": dict(_OWN_FACTS["proposal"]),
@@ -324,6 +330,14 @@ def _to_gpus(f: dict[str, Any]) -> tuple[float | None, int]:
     return f["per_gpu"], f["gpus_per_replica"]
 
 
+def _vram_exceeds(resident_gib: float | None, pool_spec: dict[str, Any], per_replica: int) -> bool | None:
+    """Plausibility: a replica cannot keep more resident than its GPUs hold."""
+    memory = _num((pool_spec.get("gpu") or {}).get("memoryGiB"))
+    if resident_gib is None or memory is None:
+        return None
+    return resident_gib > memory * max(1, per_replica) + 1e-9
+
+
 def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     from policylint.sources.provenance import pull_facts
 
@@ -422,7 +436,11 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "pool_queue_max_wait_seconds": _num(queue.get("maxWaitSeconds")),
         "pool_gpu_memory_gib": _num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
         "pulls": pull_facts(w, now),
+        "vram_exceeds_gpu_memory": _vram_exceeds(resident_gib, pool_spec, per_replica) if pool else None,
     }
+    from policylint.integrity import workload_facts as integrity_facts
+
+    v.update(integrity_facts(facts.integrity, now.timestamp(), len(r.outlier_days) if r else None))
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
@@ -434,6 +452,11 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "flat_days": (*trace, "path"),
         "step_seconds": (*trace, "path"),
         "measurement_age_days": (*trace, "path"),
+        "seconds_after_now": (*trace, "path"),
+        "resolution_step_seconds": (*trace, "path"),
+        "roughness": (*trace, "path"),
+        "excluded_share": ("spec", "concurrency", "exclude") if "exclude" in conc else (*trace, "path"),
+        "vram_exceeds_gpu_memory": ("spec", "vram", "residentGiB") if "residentGiB" in vram else ("spec", "vram"),
         "per_gpu": ("spec", "perGpuConcurrency", "value"),
         "per_gpu_measured_in": ("spec", "perGpuConcurrency", "measuredIn"),
         "cold_start_seconds": ("spec", "coldStartSeconds"),
@@ -610,6 +633,14 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
     return View("pool", f"pool {pool.qualified}", pool.doc, pool.place("name"), v, paths)
 
 
+def _group(asks: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The proposals asking for one pool, each once with its GPUs summed, by name."""
+    total: dict[str, int] = {}
+    for name, gpus in asks:
+        total[name] = total.get(name, 0) + gpus
+    return [{"name": name, "gpus": total[name]} for name in sorted(total)]
+
+
 @dataclass(frozen=True)
 class History:
     """What a pool looked like at the ``--diff`` base revision."""
@@ -669,13 +700,16 @@ def build_views(
         for name in POOLED_WORKLOAD_FACTS:
             w.facts.setdefault(name, None)
     proposed: dict[str, int] = {}
-    for p in model.proposals.values():
+    #: every proposal's requests per pool: proposals are judged together, so splitting one ask in two gains nothing
+    proposed_by: dict[str, list[tuple[str, int]]] = {}
+    for pname, p in sorted(model.proposals.items()):
         if p.cluster is None:
             continue
         for req in p.spec.get("requests", []):
             if req["pool"] in p.cluster.pools:
                 key = f"{p.cluster.name}/{req['pool']}"
                 proposed[key] = proposed.get(key, 0) + int(req["gpus"])
+                proposed_by.setdefault(key, []).append((pname, int(req["gpus"])))
     pviews = {
         pool.qualified: pool_view(pool, wviews, proposed.get(pool.qualified, 0), pools.get(pool.qualified))
         for pool in wanted_pools
@@ -725,6 +759,8 @@ def build_views(
                     "baseline_pooling": pv.facts["baseline_pooling"] if pv else None,
                     "measured_workloads": pv.facts["measured_workload_count"] if pv else None,
                     "pool_workloads": pv.facts["workload_count"] if pv else None,
+                    "pool_proposed_gpus": proposed.get(target.qualified, 0) if target else None,
+                    "pool_proposals": _group(proposed_by.get(target.qualified, [])) if target else [],
                 }
             )
         cluster_measured = None

@@ -182,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
         outlier_mad_k=args.outlier_mad,
     )
     # The trace limits come from the configuration that governs the trace's folder.
-    limits = load_config([Path(args.trace)]).trace_limits()
+    config = load_config([Path(args.trace)])
+    limits = config.trace_limits()
     from policylint.readers.progress import listen
     from policylint.report.progress import terminal_progress
 
@@ -213,10 +214,26 @@ def run(args: argparse.Namespace) -> int:
         data = report.to_dict()
         if series.notes or series.unit != "concurrency" or series.unused_gpu_column:
             data["reading"] = {"notes": [*series.notes, *_unused(series)], "unit": series.unit}
+        data["integrity"] = _integrity(series, exclusions, report, config.now)
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
         _print_text(report, series, shown, plot=args.plot)
     return 0
+
+
+def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: Any) -> dict[str, Any]:
+    """The integrity facts of the trace (:mod:`policylint.integrity`), the same a workload view gets.
+
+    Judged at the configured ``now``, else the real present.
+    """
+    import datetime as dt
+
+    from policylint import integrity
+
+    spans = [(float(e.start), float(e.end)) for e in exclusions]
+    stored = integrity.trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
+    when = now if isinstance(now, dt.datetime) else dt.datetime.now(dt.timezone.utc)
+    return integrity.workload_facts(stored, when.timestamp(), len(report.outlier_days))
 
 
 def _unused(series: Series) -> list[str]:

@@ -1,0 +1,303 @@
+"""Integrity: is a measurement the evidence it claims to be?
+
+The measuring step reads a trace and computes its bands; this stage sits between
+the two and asks how the evidence could have been faked, as an auditor would.
+The checks are grouped by the trick they expose:
+
+* **identity** - the same evidence counted twice: a fingerprint of the series as
+  read (grid times and values), so a byte-identical copy under another name, or
+  the same samples re-encoded in another format, is recognised as the same demand.
+* **time** - evidence not from the period it claims: the first and last sample,
+  so a view can tell samples that lie after ``now``.
+* **resolution** - evidence coarser or smoother than it looks: the real step of a
+  series whose values only change every k samples (a coarse series forward-filled
+  onto a fine grid), and how rough the series is (a fabricated or smoothed curve
+  has almost no sample-to-sample noise).
+* **shaping** - evidence with the inconvenient parts removed: how much of the
+  window the declared exclusions take, how many of them recur at one time of day,
+  and whether they fall where demand is highest.
+* **plausibility** - values a counting trace cannot hold (negative, fractional).
+
+Every function here is pure: arrays and plain metadata in, a dict of plain
+facts (int, float, str, bool, None) out, computed with numpy over whole arrays.
+The dict is stored with the workload's facts (and cached with them), and the
+views turn it into the ``integrity_*`` facts rules read (:data:`WORKLOAD_FACTS`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Fact = float | int | str | bool | None
+
+#: Largest hidden block (in samples) looked for: a 1-minute grid holding hourly data is 60.
+MAX_BLOCK = 64
+#: Fewest value changes a series needs before its block structure is judged.
+MIN_CHANGES = 20
+#: Share of the value changes that must fall on one phase of a block for the block to count.
+BLOCK_PHASE_SHARE = 0.99
+#: Share of the block boundaries at which the value must change for the block to count. Hourly
+#: data of a GPU training cluster (Helios) repeated on its 1-minute grid changes at 25% of the
+#: hours; a step function that moves twice a day (on the hour) changes at 8% and says too little
+#: about its resolution to be judged.
+BLOCK_CHANGE_SHARE = 0.15
+#: Exclusions shorter than this are looked at for a daily pattern; whole days (holidays) are not.
+SUB_DAY_SECONDS = 86_400.0
+#: Bin, in seconds of the day, in which exclusion starts count as one recurring time.
+RECUR_BIN_SECONDS = 900.0
+#: Share of the highest samples looked at for "exclusions fall where demand is high".
+TOP_SHARE = 0.05
+
+#: Workload facts of this stage: name -> description (merged into the view's fact catalogue).
+WORKLOAD_FACTS: dict[str, str] = {
+    "series_fingerprint": (
+        "identity: SHA-256 of the concurrency series as read (grid times and values of its valid samples):"
+        " equal for a byte-identical copy under another name or the same samples in another format"
+    ),
+    "first_sample": "time: timestamp of the first valid sample (ISO 8601, UTC)",
+    "seconds_after_now": "time: seconds by which the last sample lies after now (0 when none does), unrounded",
+    "samples_after_now": "time: number of grid samples dated after now",
+    "resolution_step_seconds": (
+        "resolution: the step the values really change at - the declared or inferred step times the length"
+        " of the blocks of repeated values the series is made of (equal to step_seconds when there are none)"
+    ),
+    "resolution_block_samples": "resolution: samples per block of repeated values (1 when the series is not blocky)",
+    "value_changes": "resolution: number of sample-to-sample value changes between valid samples",
+    "roughness": (
+        "resolution: std of second differences / std of first differences of the series (about 1.4 to 1.7 for"
+        " measured noise, near 0 for a smooth curve); None when the series never changes"
+    ),
+    "exclusion_count": "shaping: number of declared exclusion ranges",
+    "excluded_share": "shaping: share of the valid samples the declared exclusions remove, unrounded",
+    "exclusion_recurring": (
+        "shaping: the most sub-day exclusion ranges that start at one time of day (15-minute bins)"
+    ),
+    "exclusion_recurring_at": "shaping: that time of day, HH:MM UTC (None without sub-day ranges)",
+    "excluded_top_share": (
+        "shaping: share of the highest 5% of samples (before exclusions) that the exclusions remove"
+    ),
+    "excluded_demand_ratio": (
+        "shaping: mean demand of the excluded samples / mean demand of the kept ones (None when either is empty)"
+    ),
+    "outlier_days_removed": "shaping: days removed automatically as outliers (excludeOutlierDays)",
+    "negative_samples": "plausibility: valid samples below zero (a count cannot be negative)",
+    "fractional_share": "plausibility: share of valid samples that are not whole numbers, unrounded",
+}
+
+
+def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str:
+    """Identity: the SHA-256 of the valid samples (times and values as float64) and the step."""
+    import numpy as np
+
+    digest = hashlib.sha256(b"policylint-series/1\0")
+    digest.update(np.float64(step_seconds).tobytes())
+    digest.update(np.ascontiguousarray(times[valid], dtype="<f8").tobytes())
+    digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+def change_positions(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Indices i (>= 1) where sample i differs from sample i - 1, both valid."""
+    import numpy as np
+
+    both = valid[1:] & valid[:-1]
+    changed = both & (values[1:] != values[:-1])
+    return np.flatnonzero(changed) + 1
+
+
+def block_length(
+    changes: np.ndarray,
+    boundaries: int,
+    *,
+    max_block: int = MAX_BLOCK,
+    min_changes: int = MIN_CHANGES,
+    phase_share: float = BLOCK_PHASE_SHARE,
+    change_share: float = BLOCK_CHANGE_SHARE,
+) -> int:
+    """Resolution: the longest block k such that the series is k-sample blocks of one value.
+
+    ``changes`` are the change positions (see :func:`change_positions`) and
+    ``boundaries`` the number of sample-to-sample pairs. k counts when at least
+    ``phase_share`` of the changes fall on one residue modulo k and the value
+    changes at ``change_share`` or more of those block boundaries. With 20
+    changes, all on one phase of k by chance has odds of k^-19: what remains
+    is a series that carries no information finer than k samples.
+    The loop runs over block lengths (at most ``max_block``), never over samples.
+    """
+    import numpy as np
+
+    n = int(changes.size)
+    if n < min_changes or boundaries <= 0:
+        return 1
+    best = 1
+    for k in range(2, max_block + 1):
+        counts = np.bincount(changes % k, minlength=k)
+        on_phase = int(counts.max())
+        if on_phase < phase_share * n:
+            continue
+        if on_phase >= change_share * (boundaries / k):
+            best = k
+    return best
+
+
+def roughness(values: np.ndarray, valid: np.ndarray) -> float | None:
+    """Resolution: std of the second differences over std of the first, on runs of valid samples.
+
+    White measurement noise gives about 1.7, a random walk about 1.4, a smooth
+    curve sampled finely close to 0. None when the series never changes.
+    """
+    import numpy as np
+
+    d1 = np.diff(values)
+    ok1 = valid[1:] & valid[:-1]
+    d2 = np.diff(d1)
+    ok2 = ok1[1:] & ok1[:-1]
+    if np.count_nonzero(ok1) < 3 or np.count_nonzero(ok2) < 2:
+        return None
+    s1 = float(np.std(d1[ok1]))
+    if not s1 > 0 or not math.isfinite(s1):
+        return None
+    return float(np.std(d2[ok2])) / s1
+
+
+def exclusion_mask(times: np.ndarray, spans: Sequence[tuple[float, float]]) -> np.ndarray:
+    """True at every sample inside a span [start, end) (the same test as the readers' exclusions)."""
+    import numpy as np
+
+    if not spans:
+        return np.zeros(times.size, dtype=bool)
+    starts = np.array([s for s, _ in spans], dtype=np.float64)
+    ends = np.array([e for _, e in spans], dtype=np.float64)
+    lo = np.searchsorted(times, starts, side="left")
+    hi = np.searchsorted(times, ends, side="left")
+    delta = np.zeros(times.size + 1, dtype=np.int64)
+    np.add.at(delta, lo, 1)
+    np.add.at(delta, hi, -1)
+    return np.asarray(np.cumsum(delta[:-1]) > 0)
+
+
+def recurring_exclusions(spans: Sequence[tuple[float, float]]) -> tuple[int, str | None]:
+    """Shaping: the most sub-day spans starting in one 15-minute bin of the day, and that time."""
+    import numpy as np
+
+    if not spans:
+        return 0, None
+    starts = np.array([s for s, _ in spans], dtype=np.float64)
+    ends = np.array([e for _, e in spans], dtype=np.float64)
+    short = (ends - starts) < SUB_DAY_SECONDS
+    if not np.any(short):
+        return 0, None
+    bins = np.floor(np.mod(starts[short], 86_400.0) / RECUR_BIN_SECONDS).astype(np.int64)
+    counts = np.bincount(bins)
+    top = int(np.argmax(counts))
+    minutes = int(top * RECUR_BIN_SECONDS // 60)
+    return int(counts[top]), f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def shaping(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, spans: Sequence[tuple[float, float]]
+) -> dict[str, Fact]:
+    """Shaping facts of declared exclusions over a series (before they are applied)."""
+    import numpy as np
+
+    mask = exclusion_mask(times, spans)
+    kept = valid & ~mask
+    gone = valid & mask
+    n_valid = int(np.count_nonzero(valid))
+    n_gone = int(np.count_nonzero(gone))
+    recurring, at = recurring_exclusions(spans)
+    out: dict[str, Fact] = {
+        "exclusion_count": len(spans),
+        "excluded_share": (n_gone / n_valid) if n_valid else None,
+        "exclusion_recurring": recurring,
+        "exclusion_recurring_at": at,
+        "excluded_top_share": None,
+        "excluded_demand_ratio": None,
+    }
+    if n_valid and spans:
+        ranked = values[valid]
+        top_n = max(1, int(math.ceil(TOP_SHARE * n_valid)))
+        # the top_n highest samples by a stable rank (ties broken by time), so the share is exact
+        order = np.argsort(-ranked, kind="stable")[:top_n]
+        out["excluded_top_share"] = float(np.count_nonzero(mask[valid][order])) / top_n
+        if n_gone and np.count_nonzero(kept):
+            kept_mean = float(np.mean(values[kept]))
+            if kept_mean > 0:
+                out["excluded_demand_ratio"] = float(np.mean(values[gone])) / kept_mean
+    return out
+
+
+def trace_facts(
+    times: np.ndarray,
+    values: np.ndarray,
+    valid: np.ndarray,
+    step_seconds: float,
+    spans: Sequence[tuple[float, float]] = (),
+) -> dict[str, Fact]:
+    """Every integrity fact of one concurrency series as read, with its declared exclusion spans.
+
+    ``times``/``values``/``valid`` are the reader's grid (before any share or
+    exclusion is applied); ``spans`` are the declared exclusions as
+    (start, end) unix seconds. Facts that depend on ``now`` are not computed
+    here (they are not cached with the series): see :func:`time_facts`.
+    """
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    times = np.asarray(times, dtype=np.float64)
+    valid = np.asarray(valid, dtype=bool) & np.isfinite(values)
+    good = values[valid]
+    changes = change_positions(values, valid)
+    pairs = int(np.count_nonzero(valid[1:] & valid[:-1]))
+    block = block_length(changes, pairs)
+    out: dict[str, Fact] = {
+        "series_fingerprint": fingerprint(times, values, valid, step_seconds),
+        "first_time": float(times[valid][0]) if good.size else None,
+        "last_time": float(times[valid][-1]) if good.size else None,
+        "step_seconds": float(step_seconds),
+        "resolution_step_seconds": float(step_seconds) * block,
+        "resolution_block_samples": block,
+        "value_changes": int(changes.size),
+        "roughness": roughness(values, valid),
+        "negative_samples": int(np.count_nonzero(good < 0)),
+        "fractional_share": float(np.count_nonzero(good != np.floor(good))) / good.size if good.size else None,
+    }
+    out.update(shaping(times, values, valid, spans))
+    return out
+
+
+def time_facts(stored: dict[str, Any] | None, now_seconds: float) -> dict[str, Fact]:
+    """Time facts against ``now``: how far (and by how many grid samples) the trace runs past it."""
+    import datetime as dt
+
+    stored = stored or {}
+    first, last, step = stored.get("first_time"), stored.get("last_time"), stored.get("step_seconds")
+    out: dict[str, Fact] = {"first_sample": None, "seconds_after_now": None, "samples_after_now": None}
+    if isinstance(first, (int, float)):
+        out["first_sample"] = dt.datetime.fromtimestamp(float(first), tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(last, (int, float)):
+        ahead = float(last) - now_seconds
+        out["seconds_after_now"] = max(0.0, ahead)
+        if ahead > 0 and isinstance(step, (int, float)) and step > 0:
+            out["samples_after_now"] = int(math.floor(ahead / float(step) + 1e-9)) + 1
+        else:
+            out["samples_after_now"] = 0
+    return out
+
+
+def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_days: int | None) -> dict[str, Fact]:
+    """The integrity facts of a workload view: the stored trace facts plus the time facts at ``now``."""
+    stored = stored or {}
+    out: dict[str, Fact] = {name: None for name in WORKLOAD_FACTS}
+    for name in WORKLOAD_FACTS:
+        if name in stored:
+            out[name] = stored[name]
+    out.update(time_facts(stored, now_seconds) if stored else {})
+    out["outlier_days_removed"] = outlier_days
+    return out

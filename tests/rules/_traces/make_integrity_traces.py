@@ -1,0 +1,89 @@
+"""Write the measurement files of the evidence-integrity fixtures (PL111, PL960-PL963).
+
+Run from anywhere:  python tests/rules/_traces/make_integrity_traces.py
+
+Deterministic like make_traces.py (no randomness: the "noise" is a fixed
+arithmetic sequence), so rerunning rewrites the same bytes. The fixtures' "now"
+is 2026-12-01T00:00Z.
+
+- future-92d.csv: the diurnal cycle of diurnal-100.csv over 92 days ending
+  2026-12-20T22:00Z - three weeks after "now" (a wrong clock or a made-up series).
+- night-busy-120d.csv (30-minute step, 120 days ending 2026-11-30T23:30Z): 40 in
+  flight most of the day, 120 from 22:00 to 02:00 UTC, with a small wobble.
+- hourly-on-5min.csv (5-minute rows, 14 days): a value that changes only on the hour -
+  hourly data repeated on a 5-minute grid.
+- minutely-5min.csv (5-minute rows, 14 days): the same level with a change at most steps.
+- smooth-sine.csv (5-minute rows, 14 days): 100 + 40 sin over the day, to three decimals.
+- bursty-sustained.csv (15-minute rows, 92 days): 30 in flight, and every day a burst to
+  90 that lasts three hours (wider than any cold start): real, sustained demand.
+The copy fixture of PL111 (PL111/fail/traces/chat-export.csv) is a byte-for-byte copy of
+diurnal-100.csv, written by this script too.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NOW = int(datetime(2026, 12, 1, tzinfo=timezone.utc).timestamp())
+
+
+def wobble(i: int, size: int) -> int:
+    """A fixed pseudo-noise in [-size, size]: deterministic, uneven, not periodic in a day."""
+    return (i * 7919 + (i * i) % 104_729) % (2 * size + 1) - size
+
+
+def write(name: str, start: int, end: int, step: int, level: Callable[[int, int], str]) -> None:
+    rows = ["timestamp,in_flight"]
+    rows += [f"{t},{level(i, t)}" for i, t in enumerate(range(start, end + 1, step))]
+    (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def diurnal(t: int) -> int:
+    hour = (t % 86_400) / 3600
+    return int(100 - 40 * math.cos(2 * math.pi * hour / 24))
+
+
+def night_busy(i: int, t: int) -> str:
+    hour = (t % 86_400) // 3600
+    busy = hour >= 22 or hour < 2
+    return str((120 if busy else 40) + wobble(i, 3))
+
+
+def hourly(i: int, t: int) -> str:
+    return str(60 + wobble(t // 3600, 20))
+
+
+def minutely(i: int, t: int) -> str:
+    return str(60 + wobble(i, 20))
+
+
+def sine(i: int, t: int) -> str:
+    return f"{100 + 40 * math.sin(2 * math.pi * (t % 86_400) / 86_400):.3f}"
+
+
+def bursty(i: int, t: int) -> str:
+    hour = (t % 86_400) // 3600
+    return str((90 if 13 <= hour < 16 else 30) + wobble(i, 2))
+
+
+def main() -> None:
+    end = int(datetime(2026, 12, 20, 22, 0, tzinfo=timezone.utc).timestamp())
+    write("future-92d.csv", end - 92 * 86_400 + 7200, end, 7200, lambda i, t: str(diurnal(t)))
+    write("night-busy-120d.csv", NOW - 120 * 86_400, NOW - 1800, 1800, night_busy)
+    fortnight = NOW - 14 * 86_400
+    write("hourly-on-5min.csv", fortnight, NOW - 300, 300, hourly)
+    write("minutely-5min.csv", fortnight, NOW - 300, 300, minutely)
+    write("smooth-sine.csv", fortnight, NOW - 300, 300, sine)
+    write("bursty-sustained.csv", NOW - 92 * 86_400, NOW - 900, 900, bursty)
+    copy = HERE.parent / "PL111" / "fail" / "traces" / "chat-export.csv"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(HERE / "diurnal-100.csv", copy)
+
+
+if __name__ == "__main__":
+    main()
