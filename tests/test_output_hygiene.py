@@ -210,3 +210,22 @@ def test_json_ascii_controls_keeps_the_value() -> None:
     assert json.loads(safe) == value
     assert "\x85" not in safe and "\u2028" not in safe and "\u202e" not in safe
     assert "µ" in safe and safe.count("\n") == text.count("\n")
+
+
+def test_the_progress_bar_shows_a_file_name_escaped_and_without_markup() -> None:
+    import io
+    import time
+
+    from rich.console import Console
+
+    from policylint.report.progress import TerminalProgress
+
+    buffer = io.StringIO()
+    bar = TerminalProgress(Console(file=buffer, force_terminal=True, width=160), delay=0.0)
+    bar.begin("trace\x1b]0;owned\x07[link=http://x]y[/link].csv", 100)
+    time.sleep(0.3)
+    bar.advance(50)
+    bar.end()
+    shown = buffer.getvalue()
+    assert "trace\\x1b]0;owned\\x07[link=http://x]y[/link].csv" in shown
+    assert "\x1b]0;owned" not in shown and "\x1b]8;" not in shown  # no title change, no hyperlink

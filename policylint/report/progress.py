@@ -36,8 +36,11 @@ class TerminalProgress:
 
     def begin(self, name: str, total: int) -> None:
         """Start the clock; the bar appears if the read is still going after the delay."""
+        from policylint.report.safe_text import escape_controls
+
         with self._lock:
-            self._name, self._total, self._done, self._open = name, total, 0, True
+            # the file's name as the user wrote it: no control character reaches the terminal
+            self._name, self._total, self._done, self._open = escape_controls(name), total, 0, True
         self._timer = threading.Timer(self.delay, self._show)
         self._timer.daemon = True
         self._timer.start()
@@ -49,7 +52,8 @@ class TerminalProgress:
             if not self._open:
                 return
             self._bar = Progress(
-                TextColumn("reading {task.description}"),
+                # markup=False: "[...]" in a file name is text, not a rich style or link
+                TextColumn("reading {task.description}", markup=False),
                 BarColumn(),
                 DownloadColumn(),
                 TimeElapsedColumn(),
