@@ -311,6 +311,42 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def _existing(path: Path) -> Path | None:
+    """``path``, or its nearest existing folder (a deleted file is found from where it was)."""
+    for candidate in (path, *path.absolute().parents):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _config_of_changes(paths: list[Path]) -> Path | None:
+    """The one configuration the changed files lead to, whatever their order.
+
+    In a monorepo the hook receives every staged file of the git repository; the
+    capacity repository is the folder of the configuration found from them. Files
+    that lead to no configuration are outside it. Files leading to two different
+    configurations are two capacity repositories, which one run cannot judge
+    together: that stops the run with a message saying how to split the hook.
+    Without any, the configuration is looked for from the working folder.
+    """
+    found: set[Path] = set()
+    for p in paths:
+        start = _existing(p)
+        if start is not None:
+            config = find_config(start)
+            if config is not None:
+                found.add(Path(os.path.abspath(config)))
+    if len(found) > 1:
+        names = ", ".join(sorted(str(os.path.relpath(f)) for f in found))
+        raise PolicylintError(
+            f"--changed-files: the changed files belong to {len(found)} capacity repositories ({names}); "
+            "run one hook per repository, each limited with `files: ^FOLDER/`"
+        )
+    if found:
+        return found.pop()
+    return find_config(Path.cwd())
+
+
 def _find_git_root(start: Path) -> Path | None:
     here = start.resolve()
     if here.is_file():
@@ -392,8 +428,14 @@ def load_config(
     config_file: Path | None = None,
     root: Path | None = None,
     isolated: bool = False,
+    changed_files: bool = False,
 ) -> Config:
-    """Discover, read and validate the configuration for a run over ``paths``."""
+    """Discover, read and validate the configuration for a run over ``paths``.
+
+    With ``changed_files`` (the pre-commit hook) the paths are the changed files of
+    a whole git repository, in no particular order: the configuration is the one
+    they lead to (see :func:`_config_of_changes`), never the first file's alone.
+    """
     path: Path | None = None
     raw: dict[str, Any] = {}
     if config_file is not None:
@@ -404,6 +446,10 @@ def load_config(
         if read is None:
             raise PolicylintError("no [tool.policylint] table", source=str(config_file))
         raw = read
+    elif not isolated and changed_files:
+        path = _config_of_changes(paths)
+        if path is not None:
+            raw = read_config_file(path) or {}
     elif not isolated:
         starts = [paths[0]] if paths else []
         starts.append(Path.cwd())

@@ -40,6 +40,31 @@ def _repo(root: Path) -> Any:
         raise PolicylintError(f"--diff needs a git repository, and {root} is not inside one") from None
 
 
+def staged_deletions(where: Path) -> list[Path]:
+    """Files the staged change deletes (``git diff --cached --diff-filter=D``), as absolute paths.
+
+    pre-commit passes a hook only the staged files that still exist, so a commit that
+    deletes a workload or a trace would otherwise reach no check at all. Outside a git
+    repository (or without git) there is no staged change: an empty list. Plain
+    ``git`` is run rather than GitPython: this is on every commit's path.
+    """
+    import subprocess
+
+    def git(*args: str) -> bytes | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=where, capture_output=True, timeout=60, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    names = git("diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=D")
+    if not top or names is None:
+        return []
+    folder = Path(os.fsdecode(top.strip()))
+    return sorted(folder / os.fsdecode(n) for n in names.split(b"\0") if n)
+
+
 def changed_since(root: Path, base: str) -> Change:
     """Files changed between ``base`` and the working tree (untracked files included).
 

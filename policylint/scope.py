@@ -15,8 +15,9 @@ and judging to what those subjects read):
   backs, their cluster and workloads, proposals for that cluster;
 * a changed proposal -> itself;
 * a changed configuration file, rule file (in a ``rule-dirs`` folder or given
-  with ``--rule-dir``) or baseline file -> everything: each of them can change
-  the verdict on any document, so nothing is narrowed away.
+  with ``--rule-dir``) or baseline file, or any deleted file -> everything:
+  each of them can change the verdict on any document (what a deleted document
+  held is no longer there to say who depended on it), so nothing is narrowed away.
 """
 
 from __future__ import annotations
@@ -175,12 +176,19 @@ def changes_everything(changed: Iterable[Path], config: Config) -> Path | None:
     """The first changed file that can change the verdict on any document, if any.
 
     That is the configuration file itself, a file under one of the rule
-    folders, or the baseline file.
+    folders, the baseline file, or a file of the repository that was deleted.
     """
     global_files = [_abs(p) for p in (config.path, config.baseline) if p is not None]
     rule_dirs = [_abs(d) for d in config.rule_dirs]
+    root = Path(os.path.abspath(config.root))
     for p in sorted(_abs(p) for p in changed):
         if p in global_files or any(_inside(p, d) for d in rule_dirs):
+            return p
+    for p in sorted(Path(os.path.abspath(p)) for p in changed):
+        if _inside(p, root) and _stat(p) is None:
+            # A deleted file: whatever referenced it (a pool's workloads, a proposal's
+            # citations, a trace's owner) may no longer be found from it - a workload whose
+            # trace is gone has no measurement path left, a deleted document no subject.
             return p
     return None
 

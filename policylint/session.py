@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +36,25 @@ class Session:
     diff_base: str | None = None
     changed_files: bool = False
     explicit_paths: bool = True
+    #: with ``changed_files``: files the change deletes (staged deletions, from git)
+    deleted: list[Path] = field(default_factory=list)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Session:
+        changed_files = bool(getattr(args, "changed_files", False))
         paths = list(args.paths) or [Path(".")]
-        config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated)
+        if changed_files:
+            from policylint.history import staged_deletions
+
+            # The hook's view of the change: staged files (PATHs) and staged deletions, which
+            # pre-commit never passes; both lead to the configuration, in any order.
+            deleted = staged_deletions(Path.cwd())
+            found = load_config([*args.paths, *deleted] or [Path(".")], config_file=args.config, root=args.root,
+                                isolated=args.isolated, changed_files=True)
+            config = found
+        else:
+            deleted = []
+            config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated)
         if args.now:
             config.now = parse_when(args.now, source="--now")
         cli = {
@@ -98,8 +112,9 @@ class Session:
             options,
             baseline,
             getattr(args, "diff", None),
-            bool(getattr(args, "changed_files", False)),
+            changed_files,
             explicit_paths=bool(args.paths),
+            deleted=deleted,
         )
 
     def lint(self) -> LintResult:
@@ -115,22 +130,27 @@ class Session:
         from policylint.scope import narrow
 
         if self.changed_files:
-            if not self.explicit_paths:
-                raise PolicylintError("--changed-files needs the changed files as PATH arguments")
             import os
 
             from policylint.load import within
 
             changed: list[Path] = []
             root = os.path.realpath(self.config.root)
-            for p in self.paths:
+            for p in self.paths if self.explicit_paths else []:
                 if not p.exists():
                     raise PolicylintError(f"path does not exist: {p}")
-                real = os.path.realpath(p)
-                if not within(real, root):
-                    # it cannot be a change of this repository; linting would judge the wrong tree
-                    raise PolicylintError(f"--changed-files: {p} is outside the repository root {self.config.root}")
+                if not within(os.path.realpath(p), root):
+                    # Another part of a monorepo: not a change of this capacity repository, in
+                    # whatever order the files come (the hook passes every staged file).
+                    continue
                 changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
+            # A deleted file's folder may be gone too: compare where it was, not its real path.
+            changed += [p for p in self.deleted if within(os.path.abspath(p), os.path.abspath(self.config.root))]
+            if not changed:
+                from policylint.linter import LintResult
+
+                # nothing of this capacity repository changed: nothing to load, measure or judge
+                return LintResult(findings=[], sources={}, model=None, documents=0, files=0)
             self.options.reported = self._reported(changed)
             return narrow(lint([self.config.root], self.options), changed, self.config)
         if self.diff_base is not None:

@@ -133,10 +133,11 @@ def test_changed_files_need_existing_paths(over_reserved: Path) -> None:
     assert err == "policylint: error: path does not exist: deleted.yaml\n"
 
 
-def test_changed_files_without_paths_is_a_usage_error(over_reserved: Path) -> None:
-    code, out, err = run_cli(["check", "--changed-files"], cwd=over_reserved)
-    assert (code, out) == (2, "")
-    assert err == "policylint: error: --changed-files needs the changed files as PATH arguments\n"
+def test_changed_files_without_paths_or_staged_deletions_is_no_change(over_reserved: Path) -> None:
+    """The hook runs on every commit (always_run); with no capacity file staged it judges nothing."""
+    code, out, err = run_cli(["check", "--changed-files", "--format", "json"], cwd=over_reserved)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["findings"] == []
 
 
 def test_changed_folder_reports_on_the_files_inside(over_reserved: Path) -> None:

@@ -1,0 +1,159 @@
+"""The gate judges the change: deletions re-judge what depended on them, monorepos in any order.
+
+pre-commit passes a hook only the staged files that still exist, so deleting a workload
+or a trace used to reach no check ("(no files to check) Skipped"), and ``--diff`` found
+nothing to report about a file that is gone. A change that deletes evidence is now
+judged like any other: the whole repository is re-judged, because whatever referenced
+the deleted file cannot be found from it any more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, git, run_cli
+
+DELETED_WORKLOAD = {
+    ("PL110", "pool example/serving"),
+    ("PL802", "proposal example-request"),
+    ("PL803", "proposal example-request"),
+    ("PL020", ""),  # an unresolved reference belongs to its document, not to a subject
+}
+
+
+def _capacity(where: Path, name: str = "capacity") -> Path:
+    """A repository from `init` at ``where/name`` (clean under every rule)."""
+    repo = where / name
+    code, _, err = run_cli(["init", str(repo)])
+    assert code == 0, err
+    return repo
+
+
+def _committed(repo: Path) -> Path:
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "capacity plans")
+    return repo
+
+
+def _findings(out: str) -> set[tuple[str, str]]:
+    return {(f["code"], f["subject"]) for f in json.loads(out)["findings"]}
+
+
+def test_the_hook_runs_when_only_deletions_are_staged() -> None:
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["always_run"] is True and hook["pass_filenames"] is True
+
+
+def test_a_staged_deleted_workload_is_judged(tmp_path: Path) -> None:
+    repo = _committed(_capacity(tmp_path))
+    git(repo, "rm", "-q", "workloads/example-service.yaml")
+    code, out, err = run_cli(["check", "--changed-files", "--format", "json"], cwd=repo)
+    assert (code, err) == (1, "")
+    assert _findings(out) == DELETED_WORKLOAD
+
+
+def test_a_staged_deleted_trace_is_judged(tmp_path: Path) -> None:
+    repo = _committed(_capacity(tmp_path))
+    git(repo, "rm", "-q", "measurements/example-service.csv")
+    code, out, _ = run_cli(["check", "--changed-files", "--format", "json"], cwd=repo)
+    full = run_cli(["check", "--format", "json"], cwd=repo)
+    assert code == 1 and full[0] == 1
+    assert _findings(out) == _findings(full[1]) != set()
+
+
+def test_a_committed_deletion_fails_diff(tmp_path: Path) -> None:
+    repo = _committed(_capacity(tmp_path))
+    git(repo, "rm", "-q", "workloads/example-service.yaml")
+    git(repo, "commit", "-q", "-m", "drop the service")
+    code, out, _ = run_cli(["check", "--diff", "HEAD~1", "--format", "json"], cwd=repo)
+    assert code == 1
+    assert _findings(out) == DELETED_WORKLOAD
+
+
+def test_nothing_changed_is_clean_without_loading_anything(tmp_path: Path) -> None:
+    repo = _committed(_capacity(tmp_path))
+    (repo / "clusters" / "example.yaml").write_text("not: [valid", encoding="utf-8")  # not staged, not judged
+    code, out, err = run_cli(["check", "--changed-files", "--format", "json"], cwd=repo)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["findings"] == []
+
+
+def _monorepo(tmp_path: Path) -> Path:
+    top = tmp_path / "mono"
+    top.mkdir()
+    _capacity(top)
+    (top / "other.yaml").write_text("kind: Deployment\n", encoding="utf-8")
+    _committed(top)
+    cluster = top / "capacity" / "clusters" / "example.yaml"
+    text = cluster.read_text(encoding="utf-8")
+    assert text.count("reservedGpus: 7") == 1
+    cluster.write_text(text.replace("reservedGpus: 7", "reservedGpus: 30"), encoding="utf-8")
+    return top
+
+
+@pytest.mark.parametrize(
+    "order",
+    [["capacity/clusters/example.yaml", "other.yaml"], ["other.yaml", "capacity/clusters/example.yaml"]],
+    ids=["capacity-first", "other-first"],
+)
+def test_monorepo_files_outside_the_capacity_root_never_decide(tmp_path: Path, order: list[str]) -> None:
+    top = _monorepo(tmp_path)
+    code, out, err = run_cli(["check", "--changed-files", "--format", "json", *order], cwd=top)
+    assert (code, err) == (1, "")
+    assert ("PL101", "pool example/serving") in _findings(out)
+    assert {f["file"] for f in json.loads(out)["findings"]} <= {
+        "capacity/clusters/example.yaml",
+        "capacity/proposals/example-request.yaml",
+        "capacity/workloads/example-service.yaml",
+    }
+
+
+def test_monorepo_change_outside_the_capacity_root_is_no_change(tmp_path: Path) -> None:
+    top = _monorepo(tmp_path)
+    code, out, _ = run_cli(["check", "--changed-files", "--format", "json", "other.yaml"], cwd=top)
+    assert code == 0 and json.loads(out)["findings"] == []
+
+
+def test_two_capacity_repositories_in_one_change_are_a_usage_error(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    top.mkdir()
+    _capacity(top, "team-a")
+    _capacity(top, "team-b")
+    _committed(top)
+    code, out, err = run_cli(
+        ["check", "--changed-files", "team-a/clusters/example.yaml", "team-b/clusters/example.yaml"], cwd=top
+    )
+    assert (code, out) == (2, "")
+    assert "belong to 2 capacity repositories" in err and "files: ^FOLDER/" in err
+
+
+@pytest.mark.realtool
+def test_pre_commit_blocks_a_commit_that_deletes_evidence(tmp_path: Path) -> None:
+    """The real hook, from this checkout: `git rm` of a workload is no longer '(no files to check) Skipped'."""
+    from test_installed_cli import _hook_repository
+
+    source = _hook_repository(tmp_path)
+    rev = git(source, "rev-parse", "HEAD").strip()
+    repo = _capacity(tmp_path)
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n      - id: policylint\n", encoding="utf-8"
+    )
+    _committed(repo)
+    git(repo, "rm", "-q", "workloads/example-service.yaml")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--color", "never"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "PL110" in done.stdout and "PL020" in done.stdout
+    assert "no files to check" not in done.stdout
