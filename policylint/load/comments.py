@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 #: YAML 1.1 line breaks, as PyYAML counts lines (``\r\n`` is one break).
 _BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 _BREAK_CHARS = "\r\n\x85\u2028\u2029"
+_BREAK_CHAR = re.compile("[\r\n\x85\u2028\u2029]")
 _SPACE = " \t" + _BREAK_CHARS
 _BLOCK_HEADER = frozenset("+-0123456789")
 #: Directives whose line may end in a comment; PyYAML reads any other directive's
@@ -53,9 +54,8 @@ class Comment(NamedTuple):
 
 def _line_end(text: str, pos: int, limit: int) -> int:
     """Offset of the first line break at or after ``pos`` (``limit`` when none comes before it)."""
-    while pos < limit and text[pos] not in _BREAK_CHARS:
-        pos += 1
-    return pos
+    found = _BREAK_CHAR.search(text, pos, limit)
+    return limit if found is None else found.start()
 
 
 def _opaque(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -106,41 +106,71 @@ def find_comments(text: str, scan: ScalarScan, needle: str = NEEDLE) -> list[Com
     """The comments of ``text`` on the lines that hold ``needle``, in line order.
 
     A line's comment starts at its first ``#`` that no scalar covers and runs to
-    the end of the line. Linear in the text: lines are found once, and each
-    needle line looks only at the scalars that overlap it.
+    the end of the line. Linear in the text: each needle line is found with
+    string searches and looks only at the scalars that overlap it.
     """
     if needle not in text:
         return []
-    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
-    span_starts = [s for s, _ in scan.spans]
+    lines = _Lines(text)
     comments: list[Comment] = []
     at = text.find(needle)
     while at >= 0:
-        n = bisect.bisect_right(starts, at) - 1
-        line_start = starts[n]
-        line_end = _line_end(text, at, len(text))
-        comment = _comment_on_line(text, scan, span_starts, line_start, line_end)
+        n, line_start, line_end = lines.around(at)
+        comment = _comment_on_line(text, scan, line_start, line_end)
         if comment is not None:
             hash_at, alone = comment
-            comments.append(Comment(n + 1, hash_at - line_start + 1, text[hash_at:line_end], alone))
+            comments.append(Comment(n, hash_at - line_start + 1, text[hash_at:line_end], alone))
         at = text.find(needle, line_end)
     return comments
 
 
-def _comment_on_line(
-    text: str, scan: ScalarScan, span_starts: list[int], line_start: int, line_end: int
-) -> tuple[int, bool] | None:
+class _Lines:
+    """Line numbers and bounds of offsets met in increasing order.
+
+    Most files break lines with ``\n`` alone: then string searches find a
+    line's bounds and count the lines before it. Any other YAML line break
+    (``\r``, NEL, LS, PS) makes the line starts be listed once instead.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts: list[int] | None = None
+        if any(c in text for c in _BREAK_CHARS if c != "\n"):
+            self.starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+        self.line = 1
+        self.counted_to = 0
+
+    def around(self, at: int) -> tuple[int, int, int]:
+        """(1-based line number, start offset, end offset before its break) of the line holding ``at``."""
+        text = self.text
+        if self.starts is None:
+            start = text.rfind("\n", 0, at) + 1
+            self.line += text.count("\n", self.counted_to, start)
+            self.counted_to = start
+            end = text.find("\n", at)
+            return self.line, start, len(text) if end < 0 else end
+        n = bisect.bisect_right(self.starts, at) - 1
+        start = self.starts[n]
+        if n + 1 < len(self.starts):
+            following = self.starts[n + 1]
+            end = following - (2 if text.startswith("\r\n", following - 2) else 1)
+        else:
+            end = len(text)
+        return n + 1, start, end
+
+
+def _comment_on_line(text: str, scan: ScalarScan, line_start: int, line_end: int) -> tuple[int, bool] | None:
     """(offset of the ``#``, alone on its line) of the comment on one line, else None."""
     if line_end > scan.read_to:
         return None
     # The scalars that may cover part of the line: the last one starting before it, and those inside it.
-    first = max(bisect.bisect_right(span_starts, line_start) - 1, 0)
     covered: list[tuple[int, int]] = []
-    for start, end in scan.spans[first:]:
-        if start >= line_end:
+    starts, ends = scan.starts, scan.ends
+    for i in range(max(bisect.bisect_right(starts, line_start) - 1, 0), len(starts)):
+        if starts[i] >= line_end:
             break
-        if end > line_start:
-            covered.extend((a, b) for a, b in _opaque(text, start, end) if a < line_end and b > line_start)
+        if ends[i] > line_start:
+            covered.extend((a, b) for a, b in _opaque(text, starts[i], ends[i]) if a < line_end and b > line_start)
     covered.sort()
     if text.startswith("%", line_start) and not any(a <= line_start < b for a, b in covered):
         if not text.startswith(_COMMENTED_DIRECTIVES, line_start):

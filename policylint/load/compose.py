@@ -61,19 +61,20 @@ NEEDLE = "policylint:"
 class ScalarScan:
     """Where the scalars of a text are, as far as the parser read it (for finding its comments).
 
-    ``spans`` are the (start, end) character offsets of every scalar event in
-    text order, keys included. ``read_to`` is the offset up to which the text is
+    ``starts`` and ``ends`` are the character offsets of every scalar event in
+    text order, keys included (two lists: the comment search bisects ``starts``). ``read_to`` is the offset up to which the text is
     known: all of it when the parser reached the end of the stream, else the end
     of the last scalar read before a YAML error or a limit stopped it (past that
     point an unterminated quote may hide a ``#``).
     """
 
-    spans: list[tuple[int, int]] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
     read_to: int = 0
 
     def finish(self, text_length: int, complete: bool) -> None:
         """Close the scan: the whole text is known when the parser reached the end of the stream."""
-        self.read_to = text_length if complete else (self.spans[-1][1] if self.spans else 0)
+        self.read_to = text_length if complete else (self.ends[-1] if self.ends else 0)
 
 
 _STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
@@ -314,7 +315,8 @@ class _Composer:
             elif isinstance(event, yaml.ScalarEvent):
                 self._charge(event, len(stack), is_key)
                 if self.scan is not None:
-                    self.scan.spans.append((event.start_mark.index, event.end_mark.index))
+                    self.scan.starts.append(event.start_mark.index)
+                    self.scan.ends.append(event.end_mark.index)
                 if (
                     self._inexact_empty_in_flow
                     and event.value == ""
@@ -499,7 +501,8 @@ def scan_scalars(text: str) -> ScalarScan:
             for _ in range(4 * MAX_NODES + 2 * MAX_DOCUMENTS + 2):
                 event = parser.get_event()
                 if isinstance(event, yaml.ScalarEvent):
-                    scan.spans.append((event.start_mark.index, event.end_mark.index))
+                    scan.starts.append(event.start_mark.index)
+                    scan.ends.append(event.end_mark.index)
                 elif isinstance(event, yaml.StreamEndEvent):
                     complete = True
                     break
