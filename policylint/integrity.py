@@ -47,6 +47,11 @@ BLOCK_PHASE_SHARE = 0.99
 #: hours; a step function that moves twice a day (on the hour) changes at 8% and says too little
 #: about its resolution to be judged.
 BLOCK_CHANGE_SHARE = 0.15
+#: Fewest value changes per day (on average over the valid samples) before the block structure
+#: is judged. A shift pattern that changes twice a day on the hour (08:00 and 20:00) lines up with
+#: a 12-hour block by construction; real demand put on a coarse grid changes at most boundaries
+#: (hourly Helios data: 6 changes a day).
+MIN_CHANGES_PER_DAY = 4.0
 #: Exclusions shorter than this are looked at for a daily pattern; whole days (holidays) are not.
 SUB_DAY_SECONDS = 86_400.0
 #: Bin, in seconds of the day, in which exclusion starts count as one recurring time.
@@ -255,7 +260,9 @@ def trace_facts(
     good = values[valid]
     changes = change_positions(values, valid)
     pairs = int(np.count_nonzero(valid[1:] & valid[:-1]))
-    block = block_length(changes, pairs)
+    days = pairs * float(step_seconds) / 86_400.0
+    often = days > 0 and changes.size / days >= MIN_CHANGES_PER_DAY
+    block = block_length(changes, pairs) if often else 1
     out: dict[str, Fact] = {
         "series_fingerprint": fingerprint(times, values, valid, step_seconds),
         "first_time": float(times[valid][0]) if good.size else None,

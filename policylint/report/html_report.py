@@ -401,7 +401,9 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: _Subjects, he
     base, reserved = int(req["baseline_gpus"]), int(req["reserved"])
     shortfall = max(0, base - reserved)
     allowed = math.ceil(shortfall * (1 + headroom) - 1e-9)
-    within = req["gpus"] <= allowed
+    # proposals for one pool are judged together (PL801): the pool's total decides
+    total = max(int(req.get("pool_proposed_gpus") or 0), int(req["gpus"]))
+    within = total <= allowed
     rows = []
     for name in pv.facts["workload_names"]:
         wv = subjects.workloads.get(name)
@@ -433,16 +435,23 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: _Subjects, he
     verdict = (
         '<span class="badge ok">justified</span> the request is within the shortfall plus headroom'
         if within
-        else f'<span class="badge error">exceeds</span> {_num(req["gpus"] - allowed)} GPUs beyond what the baseline justifies'
+        else f'<span class="badge error">exceeds</span> {_num(total - allowed)} GPUs beyond what the baseline justifies'
     )
+    others = [g for g in req.get("pool_proposals") or [] if total > req["gpus"]]
     arithmetic = (
         '<table class="arith"><tbody>'
         f'<tr><td>pooled baseline</td><td class="num">{_num(base)}</td><td>GPUs the pool must carry on reserved capacity</td></tr>'
         f'<tr><td>− reserved today</td><td class="num">{_num(reserved)}</td><td></td></tr>'
         f'<tr><td>= shortfall</td><td class="num">{_num(shortfall)}</td><td>max(0, baseline − reserved)</td></tr>'
         f'<tr><td>allowed</td><td class="num">{_num(allowed)}</td><td>⌈{_num(shortfall)} × (1 + {headroom:.0%} headroom)⌉</td></tr>'
-        f'<tr><td>requested</td><td class="num"><b>{_num(req["gpus"])}</b></td><td>{verdict}</td></tr>'
-        "</tbody></table>"
+        f'<tr><td>requested</td><td class="num"><b>{_num(req["gpus"])}</b></td><td>{"" if others else verdict}</td></tr>'
+        + (
+            f'<tr><td>all proposals for the pool</td><td class="num"><b>{_num(total)}</b></td><td>{verdict}'
+            f' ({", ".join(_e(g["name"]) + " " + _num(g["gpus"]) for g in others)})</td></tr>'
+            if others
+            else ""
+        )
+        + "</tbody></table>"
     )
     return (
         f'<div class="request" data-pool="{_e(pool)}" data-requested-gpus="{req["gpus"]}" data-reserved-gpus="{reserved}"'
@@ -515,6 +524,9 @@ def render(result: LintResult, settings: HtmlSettings | None = None) -> str:
         body.append(f'<h2 id="cluster-{_e(cluster)}">Cluster {_e(cluster)}</h2>')
         for name in sorted(clusters[cluster]):
             body.append(_pool_section(subjects.pools[name], result.pools.get(name), subjects))
+    from policylint.report.integrity_section import integrity_section
+
+    body.append(integrity_section(subjects.workloads.values(), _e))
     # Everything not shown with its pool or proposal: clusters, documents, workloads outside any pool.
     shown = {f"proposal {name}" for name in subjects.proposals} | {v.label for v in subjects.pools.values()}
     shown |= {f"workload {w}" for v in subjects.pools.values() for w in v.facts["workload_names"]}

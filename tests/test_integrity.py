@@ -1,0 +1,225 @@
+"""The integrity stage: its pure functions, its facts in every output, and the four gamed plans of issue 24.
+
+The four plans (split proposals, a copied trace, exclusions that shape the series,
+samples after now) are run through the real entry point in a repository of their
+own, and each must fail with the finding that names its trick.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, run_cli
+from fixture_helpers import FIXTURES
+
+from policylint import integrity
+
+HELIOS = REPO.parent / "shared" / "data" / "traces" / "helios_vc3sl_2020-05.csv"
+
+
+# --- pure functions --------------------------------------------------------------------------------
+
+
+def _grid(n: int, step: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+    times = 1_790_000_000.0 + np.arange(n) * step
+    return times, np.ones(n, dtype=bool)
+
+
+def _noise(n: int, size: int = 20) -> np.ndarray:
+    i = np.arange(n, dtype=np.int64)
+    return 60.0 + ((i * 7919 + (i * i) % 104_729) % (2 * size + 1) - size)
+
+
+def test_a_copy_has_the_fingerprint_of_its_original_and_another_series_does_not() -> None:
+    times, valid = _grid(1000)
+    values = _noise(1000)
+    first = integrity.fingerprint(times, values, valid, 60.0)
+    assert integrity.fingerprint(times.copy(), values.copy(), valid.copy(), 60.0) == first
+    changed = values.copy()
+    changed[500] += 1
+    assert integrity.fingerprint(times, changed, valid, 60.0) != first
+    assert integrity.fingerprint(times + 60.0, values, valid, 60.0) != first
+
+
+def test_blocks_of_repeated_values_reveal_the_real_step() -> None:
+    times, valid = _grid(12 * 400, 300.0)
+    hourly = np.repeat(_noise(400), 12)
+    facts = integrity.trace_facts(times, hourly, valid, 300.0)
+    assert facts["resolution_block_samples"] == 12
+    assert facts["resolution_step_seconds"] == 3600.0
+    fine = integrity.trace_facts(times, _noise(12 * 400), valid, 300.0)
+    assert fine["resolution_block_samples"] == 1
+
+
+def test_a_step_function_that_moves_twice_a_day_is_not_called_coarse() -> None:
+    times, valid = _grid(144 * 30, 600.0)
+    hour = (times % 86_400) // 3600
+    values = np.where((hour >= 14) & (hour < 15), 360.0, 330.0)
+    assert integrity.trace_facts(times, values, valid, 600.0)["resolution_block_samples"] == 1
+
+
+def test_roughness_tells_counts_from_drawn_or_averaged_curves() -> None:
+    times, valid = _grid(20_000)
+    counts = _noise(20_000)
+    sine = 100 + 40 * np.sin(2 * np.pi * np.arange(20_000) / 1440)
+    assert integrity.roughness(counts, valid) > 1.0
+    assert integrity.roughness(sine, valid) < 0.01
+    assert integrity.roughness(np.full(100, 3.0), np.ones(100, dtype=bool)) is None
+
+
+@pytest.mark.skipif(not HELIOS.exists(), reason="the shared Helios trace is not available")
+def test_a_real_gpu_cluster_trace_is_rough_and_fine() -> None:
+    rows = HELIOS.read_text(encoding="utf-8").splitlines()
+    header = rows[0].split(",")
+    running, pending = header.index("running_gpu_num"), header.index("pending_gpu_num")
+    cells = [r.split(",") for r in rows[1:]]
+    values = np.array([float(c[running]) + float(c[pending]) for c in cells])
+    times, valid = _grid(values.size)
+    facts = integrity.trace_facts(times, values, valid, 60.0)
+    assert facts["resolution_block_samples"] == 1
+    assert facts["roughness"] is not None and facts["roughness"] > 1.0
+    assert facts["fractional_share"] == 0.0
+    # the same trace averaged over an hour, on its own minute grid: too smooth
+    smoothed = np.convolve(values, np.ones(60) / 60, mode="same")
+    assert integrity.trace_facts(times, smoothed, valid, 60.0)["roughness"] < 0.25
+    # and kept hourly on the minute grid: coarse (every 60 samples)
+    hourly = np.repeat(values[::60], 60)[: values.size]
+    assert integrity.trace_facts(times, hourly, valid, 60.0)["resolution_block_samples"] == 60
+
+
+def test_nightly_exclusions_recur_and_take_the_busy_hours() -> None:
+    times, valid = _grid(48 * 120, 1800.0)
+    hour = (times % 86_400) // 3600
+    busy = (hour >= 22) | (hour < 2)
+    values = np.where(busy, 120.0, 40.0)
+    day0 = times[0] - times[0] % 86_400
+    spans = [(day0 + d * 86_400 + 22 * 3600, day0 + d * 86_400 + 26 * 3600) for d in range(120)]
+    facts = integrity.shaping(times, values, valid, spans)
+    assert facts["exclusion_count"] == 120
+    assert facts["exclusion_recurring"] == 120 and facts["exclusion_recurring_at"] == "22:00"
+    assert facts["excluded_share"] == pytest.approx(1 / 6, abs=0.01)
+    assert facts["excluded_top_share"] == 1.0
+    assert facts["excluded_demand_ratio"] == pytest.approx(3.0)
+
+
+def test_holidays_are_not_a_daily_pattern() -> None:
+    spans = [(d * 86_400.0, (d + 1) * 86_400.0) for d in (10, 40, 70, 100)]
+    assert integrity.recurring_exclusions(spans) == (0, None)
+
+
+def test_time_facts_count_the_samples_after_now() -> None:
+    stored = {"first_time": 0.0, "last_time": 10_000.0, "step_seconds": 1000.0}
+    facts = integrity.time_facts(stored, 7_500.0)
+    assert facts["seconds_after_now"] == 2_500.0
+    assert facts["samples_after_now"] == 3  # 8000, 9000, 10000
+    assert integrity.time_facts(stored, 20_000.0)["seconds_after_now"] == 0.0
+    assert integrity.time_facts(stored, 20_000.0)["samples_after_now"] == 0
+
+
+# --- the facts in every output ----------------------------------------------------------------------
+
+
+def test_every_fact_of_a_view_is_in_the_catalogue_and_back() -> None:
+    from fixture_helpers import run_fixture
+
+    from policylint.views import FACTS
+
+    result = run_fixture(FIXTURES / "PL961" / "fail")
+    views = {v.subject: v for v in result.views}
+    for subject in ("workload", "pool", "proposal", "cluster"):
+        if subject in views:
+            assert set(views[subject].facts) == set(FACTS[subject]), subject
+    assert set(integrity.WORKLOAD_FACTS) <= set(FACTS["workload"])
+
+
+def test_bands_json_carries_the_integrity_facts() -> None:
+    trace = FIXTURES / "_traces" / "future-92d.csv"
+    code, out, err = run_cli(["bands", str(trace), "--format", "json"])
+    assert (code, err) == (0, "")
+    facts = json.loads(out)["integrity"]
+    assert set(facts) == set(integrity.WORKLOAD_FACTS)
+    assert facts["samples_after_now"] > 0 and facts["seconds_after_now"] > 0
+    assert re.fullmatch(r"[0-9a-f]{64}", facts["series_fingerprint"])
+
+
+# --- the four gamed plans of issue 24, through the CLI ------------------------------------------------
+
+
+def _plan(tmp_path: Path, *fixtures: str) -> Path:
+    """A repository of its own from fixture files, with the traces they cite copied beside them."""
+    repo = tmp_path / "plan"
+    (repo / "traces").mkdir(parents=True)
+    for fixture in fixtures:
+        source = FIXTURES / fixture
+        text = source.read_text(encoding="utf-8")
+        for name in re.findall(r"\.\./\.\./_traces/([\w.-]+)", text):
+            shutil.copyfile(FIXTURES / "_traces" / name, repo / "traces" / name)
+        for name in re.findall(r"path: traces/([\w.-]+)", text):
+            shutil.copyfile(source.parent / "traces" / name, repo / "traces" / name)
+        (repo / source.name).write_text(text.replace("../../_traces/", "traces/"), encoding="utf-8")
+    return repo
+
+
+def _check(repo: Path, code: str) -> list[dict[str, object]]:
+    status, out, _ = run_cli(
+        ["check", str(repo), "--root", str(repo), "--isolated", "--no-cache", "--now", "2026-12-01",
+         "--select", code, "--format", "json"]
+    )
+    assert status == 1, out
+    return [f for f in json.loads(out)["findings"] if f["code"] == code]
+
+
+def test_split_proposals_fail_together(tmp_path: Path) -> None:
+    found = _check(_plan(tmp_path, "PL801/fail/split.yaml"), "PL801")
+    assert sorted(f["subject"] for f in found) == ["proposal split-a", "proposal split-b"]
+    for f in found:
+        assert "split proposals are judged together" in str(f["message"])
+        assert "ask 8 GPUs in all (split-a 4, split-b 4)" in str(f["message"])
+
+
+def test_a_copied_trace_is_counted_once(tmp_path: Path) -> None:
+    found = _check(_plan(tmp_path, "PL111/fail/copy.yaml"), "PL111")
+    assert [f["subject"] for f in found] == ["workload assistant-eu"]
+    assert "a copy: traces/chat-export.csv holds the same series as traces/diurnal-100.csv" in str(found[0]["message"])
+
+
+def test_exclusions_that_shape_the_series_fail(tmp_path: Path) -> None:
+    found = _check(_plan(tmp_path, "PL961/fail/repo.yaml"), "PL961")
+    assert len(found) == 1
+    message = str(found[0]["message"])
+    assert "exclusions shape the series" in message
+    assert "120 of the 120 ranges start at 22:00 UTC" in message
+
+
+def test_samples_after_now_fail(tmp_path: Path) -> None:
+    found = _check(_plan(tmp_path, "PL960/fail/repo.yaml"), "PL960")
+    assert len(found) == 1
+    assert "a measurement cannot come from the future" in str(found[0]["message"])
+
+
+def test_the_sound_plans_pass_every_integrity_rule(tmp_path: Path) -> None:
+    """Bursty but sustained demand and anti-correlated pooled workloads are not tricks."""
+    repo = _plan(tmp_path, "PL963/pass/repo.yaml", "PL111/pass/anticorrelated.yaml")
+    status, out, _ = run_cli(
+        ["check", str(repo), "--root", str(repo), "--isolated", "--no-cache", "--now", "2026-12-01",
+         "--select", "PL111,PL801,PL960,PL961,PL962,PL963,PL964", "--format", "json"]
+    )
+    assert (status, json.loads(out)["findings"]) == (0, [])
+
+
+def test_the_review_page_shows_the_integrity_facts_and_the_split_total() -> None:
+    from fixture_helpers import run_fixture
+
+    from policylint.report.html_report import render
+
+    page = render(run_fixture(FIXTURES / "PL111" / "fail"))
+    assert '<h2 id="integrity">Evidence integrity</h2>' in page
+    assert "a copy: traces/chat-export.csv holds the same series as ../../_traces/diurnal-100.csv" in page
+    page = render(run_fixture(FIXTURES / "PL801" / "fail"))
+    assert "all proposals for the pool" in page and "split-b 4" in page
