@@ -65,6 +65,26 @@ def staged_deletions(where: Path) -> list[Path]:
     return sorted(folder / os.fsdecode(n) for n in names.split(b"\0") if n)
 
 
+def tracked_configurations(where: Path) -> list[Path]:
+    """The policylint configuration files git tracks in the repository holding ``where``.
+
+    A change that leads to none of them, in a repository that has some, belongs to no
+    capacity repository (a monorepo's other projects).
+    """
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--full-name", ":(top,glob)**/.policylint.yaml", ":(top,glob)**/.policylint.yml"],
+            cwd=where, capture_output=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:
+        return []
+    return [Path(os.fsdecode(n)) for n in done.stdout.split(b"\0") if n]
+
+
 def changed_since(root: Path, base: str) -> Change:
     """Files changed between ``base`` and the working tree (untracked files included).
 

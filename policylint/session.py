@@ -52,6 +52,12 @@ class Session:
             found = load_config([*args.paths, *deleted] or [Path(".")], config_file=args.config, root=args.root,
                                 isolated=args.isolated, changed_files=True)
             config = found
+            if config.path is None and args.config is None and not args.isolated:
+                from policylint.history import tracked_configurations
+
+                if tracked_configurations(Path.cwd()):
+                    # The repository has capacity repositories, and none of these changes is in one.
+                    deleted, paths = [], []
         else:
             deleted = []
             config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated)
@@ -136,7 +142,7 @@ class Session:
 
             changed: list[Path] = []
             root = os.path.realpath(self.config.root)
-            for p in self.paths if self.explicit_paths else []:
+            for p in self.paths if self.explicit_paths and self.paths else []:
                 if not p.exists():
                     raise PolicylintError(f"path does not exist: {p}")
                 if not within(os.path.realpath(p), root):

@@ -157,3 +157,51 @@ def test_pre_commit_blocks_a_commit_that_deletes_evidence(tmp_path: Path) -> Non
     assert done.returncode == 1, done.stdout + done.stderr
     assert "PL110" in done.stdout and "PL020" in done.stdout
     assert "no files to check" not in done.stdout
+
+
+def test_monorepo_deletion_outside_the_capacity_repository_is_no_change(tmp_path: Path) -> None:
+    top = _monorepo(tmp_path)
+    git(top, "checkout", "-q", "--", ".")
+    git(top, "rm", "-q", "other.yaml")
+    code, out, _ = run_cli(["check", "--changed-files", "--format", "json"], cwd=top)
+    assert code == 0 and json.loads(out)["findings"] == []
+    git(top, "rm", "-q", "capacity/measurements/example-service.csv")
+    code, out, _ = run_cli(["check", "--changed-files", "--format", "json"], cwd=top)
+    assert code == 1 and json.loads(out)["findings"]
+
+
+# --- init inside an existing git repository ----------------------------------------------------
+
+
+def test_init_in_a_monorepo_writes_the_hook_and_editor_settings_at_the_top(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    top.mkdir()
+    git(top, "init", "-q")
+    code, out, err = run_cli(["init", "capacity"], cwd=top)
+    assert (code, err) == (0, "")
+    assert not (top / "capacity" / ".pre-commit-config.yaml").exists()
+    assert not (top / "capacity" / ".vscode").exists()
+    hooks = yaml.safe_load((top / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    (hook,) = hooks["repos"][0]["hooks"]
+    assert hook == {"id": "policylint", "files": "^capacity/"}
+    settings = json.loads((top / ".vscode" / "settings.json").read_text(encoding="utf-8"))["yaml.schemas"]
+    assert settings["./capacity/schemas/workload.schema.json"] == [
+        "capacity/workloads/**/*.yaml", "capacity/workloads/**/*.yml",
+    ]
+    for schema in settings:
+        assert (top / schema).is_file()
+    assert "wrote .pre-commit-config.yaml" in out and "limited to capacity/" in out
+    assert run_cli(["check", "capacity"], cwd=top)[0] == 0
+
+
+def test_init_in_a_monorepo_never_rewrites_the_top_files(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    top.mkdir()
+    git(top, "init", "-q")
+    existing = "repos:\n  - repo: local\n    hooks: []\n"
+    (top / ".pre-commit-config.yaml").write_text(existing, encoding="utf-8")
+    code, out, _ = run_cli(["init", "capacity"], cwd=top)
+    assert code == 0
+    assert (top / ".pre-commit-config.yaml").read_text(encoding="utf-8") == existing
+    assert ".pre-commit-config.yaml exists; add this entry under `repos:`" in out
+    assert "        files: ^capacity/\n" in out

@@ -298,8 +298,23 @@ def _read_existing(path: Path) -> str:
     return read_bytes(path, limit=_READ_LIMIT, what="file").decode("utf-8", errors="replace")
 
 
-def _editor_settings() -> str:
-    return json.dumps({"yaml.schemas": EDITOR_SCHEMAS}, indent=2) + "\n"
+def _editor_settings(inner: str = "") -> str:
+    """The editor association; ``inner`` is DIR's path from the folder the editor opens (monorepo)."""
+    if not inner:
+        return json.dumps({"yaml.schemas": EDITOR_SCHEMAS}, indent=2) + "\n"
+    moved = {
+        f"./{inner}/{schema[2:]}": [f"{inner}/{glob}" for glob in globs] for schema, globs in EDITOR_SCHEMAS.items()
+    }
+    return json.dumps({"yaml.schemas": moved}, indent=2) + "\n"
+
+
+def _git_top(folder: Path) -> Path | None:
+    """The top of the git work tree holding ``folder`` (or where it will be), if any."""
+    here = Path(os.path.realpath(folder))
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return None
 
 
 def _has_policylint_hook(text: str) -> bool:
@@ -322,8 +337,18 @@ def run(args: argparse.Namespace) -> int:
     root = Path(os.path.realpath(folder))
     planned = _planned(folder, dt.datetime.now(dt.timezone.utc))
     settings_rel, hooks_rel = ".vscode/settings.json", ".pre-commit-config.yaml"
+    # pre-commit reads its configuration, and an editor its settings, at the top of the git
+    # work tree: in a monorepo (DIR below that top) both go there, pointed at DIR.
+    top = _git_top(folder)
+    inner = root.relative_to(top).as_posix() if top is not None and top != root else ""
+    shared = top if inner and top is not None else folder
+    shared_root = Path(os.path.realpath(shared))
+    shared_shown = os.path.relpath(shared).replace(os.sep, "/") if inner else shown
+    shared_prefix = "" if shared_shown == "." else f"{shared_shown}/"
     # Look at every target before writing any, so a refusal leaves the folder as it was.
-    state = {rel: _examine(folder, rel, prefix, args.force and rel in planned) for rel in [*planned, settings_rel, hooks_rel]}
+    state = {rel: _examine(folder, rel, prefix, args.force and rel in planned) for rel in planned}
+    for rel in (settings_rel, hooks_rel):
+        state[rel] = _examine(shared, rel, shared_prefix, False)
     written: list[str] = []
     kept: list[str] = []
 
@@ -331,37 +356,51 @@ def run(args: argparse.Namespace) -> int:
 
     def write(rel: str, content: str | bytes) -> None:
         write_file(folder / rel, content, root=root, links=links, overwrite=args.force, parents=True, what=rel)
-        written.append(rel)
+        written.append(f"{prefix}{rel}")
+
+    def write_shared(rel: str, content: str) -> None:
+        # never over an existing file, never through a link: these files are the user's
+        write_file(shared / rel, content, root=shared_root, links="refuse", overwrite=False, parents=True, what=rel)
+        written.append(f"{shared_prefix}{rel}")
 
     for rel, content in planned.items():
         if state[rel] != "missing" and not args.force:
             link = " (a symbolic link; --force replaces the link, never what it points to)" if state[rel] == "link" else ""
-            kept.append(f"{rel} (exists; --force overwrites it){link}")
+            kept.append(f"{prefix}{rel} (exists; --force overwrites it){link}")
             continue
         write(rel, content)
     settings_snippet = hook_snippet = None
     entry = PRE_COMMIT_ENTRY.format(repository=REPOSITORY, tag=RELEASE_TAG)
+    if inner:
+        # the hook sees the whole git repository: only changes below DIR are this repository's
+        entry += f"        files: ^{inner}/\n"
+    settings = _editor_settings(inner)
     # These two are never rewritten: the entry to add is printed. A link there is not read.
     if state[settings_rel] == "missing":
-        write(settings_rel, _editor_settings())
-    elif state[settings_rel] == "file" and "yaml.schemas" in _read_existing(folder / settings_rel):
-        kept.append(f"{settings_rel} (already has yaml.schemas)")
+        write_shared(settings_rel, settings)
+    elif state[settings_rel] == "file" and "yaml.schemas" in _read_existing(shared / settings_rel):
+        kept.append(f"{shared_prefix}{settings_rel} (already has yaml.schemas)")
     else:
-        settings_snippet = _editor_settings()
+        settings_snippet = settings
     if state[hooks_rel] == "missing":
-        write(hooks_rel, "repos:\n" + entry)
-    elif state[hooks_rel] == "file" and _has_policylint_hook(_read_existing(folder / hooks_rel)):
-        kept.append(f"{hooks_rel} (already runs policylint)")
+        write_shared(hooks_rel, "repos:\n" + entry)
+    elif state[hooks_rel] == "file" and _has_policylint_hook(_read_existing(shared / hooks_rel)):
+        kept.append(f"{shared_prefix}{hooks_rel} (already runs policylint)")
     else:
         hook_snippet = entry
 
     for rel in written:
-        out.write(f"wrote {prefix}{rel}\n")
+        out.write(f"wrote {rel}\n")
     for rel in kept:
-        out.write(f"kept {prefix}{rel}\n")
+        out.write(f"kept {rel}\n")
+    if inner:
+        out.write(
+            f"\n{shown} is inside the git repository at {shared_shown}: the pre-commit hook and the editor"
+            f" settings belong at its top, limited to {inner}/\n"
+        )
     if hook_snippet is not None:
-        out.write(f"\n{prefix}{hooks_rel} exists; add this entry under `repos:`:\n\n{hook_snippet}")
+        out.write(f"\n{shared_prefix}{hooks_rel} exists; add this entry under `repos:`:\n\n{hook_snippet}")
     if settings_snippet is not None:
-        out.write(f"\n{prefix}{settings_rel} exists; add this setting to it:\n\n{settings_snippet}")
+        out.write(f"\n{shared_prefix}{settings_rel} exists; add this setting to it:\n\n{settings_snippet}")
     out.write(f"\nNext: policylint check {shown}\n")
     return 0
