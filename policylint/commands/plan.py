@@ -1,0 +1,441 @@
+"""``policylint plan [PATH]``: the capacity plan the measurements justify.
+
+Reads the repository at PATH the way ``check`` does, measures its workloads, derives
+pools and sizes them from their pooled series (:mod:`policylint.plan`), then applies
+the plan to a scratch copy of the repository and runs the same engine on it: the
+queue depths come from that run's views, and the plan is reported with the sizing
+findings ``check`` still has on it (none, when the plan is sound). Prints the plan
+(text, JSON or Markdown) beside today's pools and proposals; writes the planned
+Cluster YAML (``--output``), the planned repository (``--repository``) and the
+Kueue/Volcano manifests of the plan (``--kueue``, ``--volcano``).
+
+Exit codes: 0 the plan passes ``check`` without a sizing finding, 1 it does not (or the
+repository has load, validation or reference errors), 2 usage or setup error.
+Heavy imports stay inside :func:`run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policylint.finding import Finding
+    from policylint.linter import LintResult
+    from policylint.plan import Plan
+
+NAME = "plan"
+HELP = "derive pools from the measurements and size them from their pooled bands, with the savings against today"
+DESCRIPTION = (
+    "Read the capacity repository at PATH, group its workloads into pools by the framework (class, GPU, gang "
+    "needs, tolerance tier; pooled where pooling saves GPUs), size each pool from its pooled series (reserved = "
+    "baseline band, elastic up to the daily band, queue limits from tolerances and spike heights), check the "
+    "planned repository with the same rules and print the plan beside today's pools and proposals. "
+    "Exit 0 when the plan has no sizing finding, 1 when it has (or the repository has errors), 2 on usage errors."
+)
+
+
+def _seconds(value: str) -> float:
+    import math
+
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return x
+
+
+def _tolerance(value: str) -> tuple[str, float]:
+    import math
+
+    name, sep, seconds = value.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected WORKLOAD=SECONDS, got {value!r}")
+    try:
+        x = float(seconds)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WORKLOAD=SECONDS with a number of seconds, got {value!r}") from None
+    if not math.isfinite(x) or x < 0:
+        raise argparse.ArgumentTypeError(f"expected a tolerance of at least 0 seconds, got {value!r}")
+    return name.strip(), x
+
+
+def _fraction(value: str) -> float:
+    import math
+
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.1, got {value!r}") from None
+    if not math.isfinite(x) or x < 0:
+        raise argparse.ArgumentTypeError(f"expected a fraction of at least 0, got {value!r}")
+    return x
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", type=Path, default=Path("."), metavar="PATH", help="capacity repository (default: .)")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="how to print the plan (default: text)")
+    parser.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the planned clusters as policylint Cluster YAML to FILE")
+    parser.add_argument(
+        "--repository", type=Path, metavar="DIR",
+        help="write a copy of the repository with the plan applied into DIR (new or empty): planned clusters, "
+        "workloads placed in them, no proposals or scheduler manifests",
+    )
+    parser.add_argument("--kueue", type=Path, metavar="FILE", help="write the plan as Kueue manifests (policylint export kueue) to FILE")
+    parser.add_argument("--volcano", type=Path, metavar="FILE", help="write the plan as Volcano manifests (policylint export volcano) to FILE")
+    parser.add_argument(
+        "--cold-start", type=_seconds, metavar="SECONDS",
+        help="what-if: every workload (and elastic capacity) starts in SECONDS - what faster model loading is worth",
+    )
+    parser.add_argument(
+        "--tolerance", type=_tolerance, action="append", metavar="WORKLOAD=SECONDS",
+        help="what-if: WORKLOAD tolerates SECONDS of queueing - what a relaxed objective is worth; repeatable",
+    )
+    parser.add_argument(
+        "--headroom", type=_fraction, default=0.0, metavar="FRACTION",
+        help="plan FRACTION above the bands (default 0; at most the headroom the sizing rules accept, 0.15 by default)",
+    )
+    parser.add_argument("--config", type=Path, metavar="FILE", help="configuration file (default: discovered)")
+    parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    parser.add_argument("--root", type=Path, metavar="DIR", help="repository root file references must stay in")
+    parser.add_argument("--now", metavar="DATE", help="reference date (YYYY-MM-DD) for reproducible runs")
+
+
+def _session(path: Path, args: argparse.Namespace, *, config: Path | None, root: Path | None) -> Any:
+    from policylint.session import Session
+
+    return Session.from_args(
+        argparse.Namespace(paths=[path], config=config, isolated=args.isolated, root=root, now=args.now)
+    )
+
+
+def _refuse(result: LintResult) -> bool:
+    """Print the errors that leave the model incomplete; True when there are any.
+
+    Errors inside the documents the plan replaces (clusters, proposals, scheduler
+    manifests) do not count: the plan is made without them.
+    """
+    from policylint.errors import escape_controls
+    from policylint.finding import Severity
+    from policylint.plan import replaced_document
+
+    def replaced(f: Finding) -> bool:
+        source = result.sources.get(f.file)
+        if source is None:
+            return False
+        docs = [d for d in source.documents if d.index == f.doc_index]
+        return bool(docs) and replaced_document(docs[0])
+
+    errors = [f for f in result.model_errors if f.severity >= Severity.ERROR and not replaced(f)]
+    if not errors:
+        return False
+    for f in errors:
+        sys.stderr.write(escape_controls(f"{f.file}:{f.line}:{f.column}: {f.code} {f.message}") + "\n")
+    n = len(errors)
+    sys.stderr.write(
+        f"policylint: the capacity model has {n} error{'s' if n != 1 else ''}; no plan (fix them, `policylint check` shows them)\n"
+    )
+    return True
+
+
+def run(args: argparse.Namespace) -> int:
+    import datetime as dt
+    import json
+    import shutil
+    import tempfile
+
+    from policylint.errors import PolicylintError
+    from policylint.measure import measure
+    from policylint.plan import SIZING_RULES, Thresholds, WhatIf, apply_depths, build_plan, cluster_yaml, compare, to_dict, write_repository
+
+    if not args.path.exists():
+        raise PolicylintError(f"path not found: {args.path}")
+    for opt, target in (("--output", args.output), ("--kueue", args.kueue), ("--volcano", args.volcano)):
+        if target is not None and target.is_dir():
+            raise PolicylintError(f"{opt} {target}: is a folder; name a file")
+    if args.repository is not None and args.repository.exists() and (
+        not args.repository.is_dir() or any(args.repository.iterdir())
+    ):
+        raise PolicylintError(f"--repository {args.repository}: exists and is not an empty folder")
+    session = _session(args.path, args, config=args.config, root=args.root)
+    config, options = session.config, session.options
+    now = options.now or dt.datetime.now(dt.timezone.utc)
+    options.now = now
+    result = session.lint()
+    if _refuse(result):
+        return 1
+    model = result.model
+    assert model is not None
+    if not model.workloads:
+        raise PolicylintError(f"nothing to plan: no Workload in {args.path}")
+    facts, _ = measure(model, now, limits=config.trace_limits())
+    ruleset = options.ruleset
+    thresholds = Thresholds.from_params(ruleset.params if ruleset is not None else {})
+    whatif = WhatIf(
+        cold_start_seconds=args.cold_start,
+        tolerances=tuple(sorted(dict(args.tolerance or []).items())),
+        headroom=args.headroom,
+    )
+    plan = build_plan(model, facts, whatif, thresholds)
+    if not plan.pools:
+        raise PolicylintError(f"nothing to plan: no workload of {args.path} is placed in a pool with a GPU type")
+    root = Path(config.root)
+    config_file = Path(config.path) if config.path else None
+    with tempfile.TemporaryDirectory(prefix="policylint-plan-") as scratch:
+        planned_root = Path(scratch) / "repository"
+        planned_config: Path | None = None
+        if config_file is not None and args.config is not None:
+            try:
+                planned_config = planned_root / config_file.resolve().relative_to(root.resolve())
+            except ValueError:
+                planned_config = config_file  # a configuration outside the repository is used as it is
+        clusters_file = write_repository(plan, model, result.sources.values(), root, planned_root, cluster_yaml(plan, model))
+        first = _lint_planned(planned_root, args, planned_config, now)
+        needed = {v.facts["name"]: v.facts.get("queue_depth_needed") for v in first.views if v.subject == "workload"}
+        apply_depths(plan, needed)
+        clusters_text = cluster_yaml(plan, model)
+        clusters_file.write_text(clusters_text, encoding="utf-8")
+        checked = _lint_planned(planned_root, args, planned_config, now)
+        remaining = [f for f in checked.findings if f.code in SIZING_RULES]
+        comparison = compare(plan, model, result.findings, checked.findings)
+        manifests = _manifests(args, checked)
+        document = {
+            "version": 1,
+            "repository": args.path.as_posix(),
+            "plan": to_dict(plan),
+            "comparison": comparison,
+            "check": _verification(checked.findings, remaining),
+        }
+        _write_outputs(args, root, clusters_text, manifests)
+        if args.repository is not None:
+            shutil.copytree(planned_root, args.repository, symlinks=True, dirs_exist_ok=True)
+            sys.stderr.write(f"wrote the planned repository to {args.repository}\n")
+    if args.format == "json":
+        sys.stdout.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(markdown(document))
+    else:
+        sys.stdout.write(text(document))
+    return 1 if remaining else 0
+
+
+def _lint_planned(root: Path, args: argparse.Namespace, config: Path | None, now: Any) -> LintResult:
+    """``check`` on the planned repository, with the same configuration and date."""
+    session = _session(root, args, config=config, root=root)
+    session.options.now = now
+    session.config.now = now
+    result: LintResult = session.lint()
+    return result
+
+
+def _manifests(args: argparse.Namespace, checked: LintResult) -> dict[str, str]:
+    """The Kueue/Volcano manifests of the planned pools, by the existing exporter."""
+    from policylint.schedulers import export
+
+    if args.kueue is None and args.volcano is None:
+        return {}
+    model = checked.model
+    assert model is not None
+    plans = export.plan(model, checked.views)
+    out: dict[str, str] = {}
+    if args.kueue is not None:
+        out["kueue"] = export.render(export.kueue(plans))
+    if args.volcano is not None:
+        out["volcano"] = export.render(export.volcano(plans))
+    return out
+
+
+def _write_outputs(args: argparse.Namespace, root: Path, clusters: str, manifests: dict[str, str]) -> None:
+    from policylint.writer import write_file
+
+    if args.output is not None:
+        write_file(args.output, clusters, root=root, explicit=True, parents=True, what="the planned clusters")
+        sys.stderr.write(f"wrote the planned clusters to {args.output}\n")
+    for scheduler, target in (("kueue", args.kueue), ("volcano", args.volcano)):
+        if target is not None:
+            write_file(target, manifests[scheduler], root=root, explicit=True, parents=True, what=f"the {scheduler} manifests")
+            sys.stderr.write(f"wrote the {scheduler.capitalize()} manifests of the plan to {target}\n")
+
+
+def _verification(findings: list[Finding], remaining: list[Finding]) -> dict[str, Any]:
+    by_code: dict[str, int] = {}
+    for f in findings:
+        by_code[f.code] = by_code.get(f.code, 0) + 1
+    return {
+        "sizing_findings": [
+            {"code": f.code, "name": f.name, "subject": f.subject, "message": f.message}
+            for f in sorted(remaining, key=lambda f: (f.code, f.subject, f.message))
+        ],
+        "passes": not remaining,
+        "other_findings_by_code": {k: by_code[k] for k in sorted(by_code) if k not in {f.code for f in remaining}},
+    }
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:g}"
+    return str(x)
+
+
+def _pool_rows(pool: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(quantity, value, derivation) rows of one planned pool."""
+    d = pool["derivation"]
+    rows = [
+        ("reserved GPUs", _fmt(pool["reserved_gpus"]), d["reservedGpus"]["rule"]),
+        ("elastic GPUs", _fmt(pool["elastic_gpus"]), d["elastic.maxGpus"]["rule"] if "elastic.maxGpus" in d else ""),
+    ]
+    if "elastic.coldStartSeconds" in d:
+        rows.append(("cold-start window", f"{_fmt(pool['cold_start_seconds'])} s", d["elastic.coldStartSeconds"]["rule"]))
+    rows.append(("overflow", pool["overflow"], d["overflow"]["rule"] if "overflow" in d else ""))
+    rows.append(("queue depth", _fmt(pool["queue"]["max_depth"]), d.get("queue.maxDepth", {}).get("rule", "")))
+    rows.append(("queue wait", f"{_fmt(pool['queue']['max_wait_seconds'])} s", d["queue.maxWaitSeconds"]["rule"]))
+    if "scheduling.gang" in d:
+        rows.append(("gang", _fmt(pool["scheduling"]["gang"]).lower(), d["scheduling.gang"]["rule"]))
+        rows.append(("preemption", _fmt(pool["scheduling"]["preemption"]).lower(), d["scheduling.preemption"]["rule"]))
+    return rows
+
+
+def _headline(pool: dict[str, Any]) -> str:
+    gpu = pool["gpu"]
+    head = f"{pool['cluster']}/{pool['pool']}: {pool['class']} on {gpu['model']}, {pool['tier']}, {len(pool['workloads'])} workload(s)"
+    p = pool["pooled"]
+    if p is not None:
+        head += (
+            f"; pooled bands baseline {p['baseline_gpus']} / daily {p['daily_gpus']} / peak {p['peak_gpus']} GPUs"
+            f" over {p['window_days']:g} days"
+        )
+    return head
+
+
+def _saving_line(pool: dict[str, Any]) -> str | None:
+    apart, saves = pool["apart"], pool["pooling_saves_gpus"]
+    if apart is None or len(pool["workloads"]) < 2:
+        return None
+    return (
+        f"pooling saves {saves} GPUs ({apart['reserved'] - pool['reserved_gpus']} of them reserved): planned apart"
+        f" these workloads would need {apart['capacity']} (reserved {apart['reserved']})"
+    )
+
+
+def _table(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    """Rows as aligned columns (``right``: the columns aligned right); the first row is the header."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
+        out.append("  " + "  ".join(cells).rstrip())
+    return out
+
+
+def text(doc: dict[str, Any]) -> str:
+    """The plan as text: a table per pool with each number's derivation, then today vs planned."""
+    from policylint.errors import escape_controls
+
+    def safe(value: Any) -> str:
+        return escape_controls(str(value))
+
+    plan, comparison, check = doc["plan"], doc["comparison"], doc["check"]
+    lines = [f"Capacity plan for {safe(doc['repository'])}: {len(plan['pools'])} pools"]
+    for pool in plan["pools"]:
+        lines += ["", safe(_headline(pool))]
+        table: list[tuple[str, ...]] = [("quantity", "planned", "derivation")]
+        table += [(q, safe(v), safe(why)) for q, v, why in _pool_rows(pool)]
+        lines += _table(table, {1})
+        for name, reason in pool["reasons"].items():
+            lines.append(f"  {safe(name)}: {safe(reason)}")
+        saving = _saving_line(pool)
+        if saving:
+            lines.append(f"  {safe(saving)}")
+    for name, why in plan["unplaced"].items():
+        lines.append(f"not planned: {safe(name)}: {safe(why)}")
+    lines += ["", "Today vs planned (GPUs)"]
+    rows: list[tuple[str, ...]] = [("today's pool", "reserved", "elastic", "proposed", "planned in", "resolves")]
+    for c in comparison["current_pools"]:
+        codes = ", ".join(sorted({f["code"] for f in c["resolves"]})) or "-"
+        rows.append((safe(c["pool"]), str(c["reserved_gpus"]), str(c["elastic_gpus"]), str(c["proposed_gpus"]),
+                     safe(", ".join(c["planned_in"]) or "-"), codes))
+    lines += _table(rows, {1, 2, 3})
+    lines.append("")
+    rows = [("planned pool", "reserved", "elastic", "from")]
+    for p in comparison["planned_pools"]:
+        rows.append((safe(p["pool"]), str(p["reserved_gpus"]), str(p["elastic_gpus"]), safe(", ".join(p["from"]) or "-")))
+    lines += _table(rows, {1, 2})
+    t = comparison["total"]
+    today, new, saves = t["today"], t["planned"], t["saves"]
+    lines += [
+        "",
+        f"total today: reserved {today['reserved_gpus']} + elastic {today['elastic_gpus']} + proposed"
+        f" {today['proposed_gpus']} = {today['total_gpus']} GPUs; planned: reserved {new['reserved_gpus']} + elastic"
+        f" {new['elastic_gpus']} = {new['total_gpus']} GPUs",
+        f"the plan saves {saves['reserved_gpus']} reserved and proposed GPUs, {saves['total_gpus']} GPUs in all",
+    ]
+    if comparison["unmeasured_workloads"]:
+        lines.append(
+            "not counted: the GPUs of " + ", ".join(safe(n) for n in comparison["unmeasured_workloads"])
+            + " (no measured GPU demand; measure them before buying for them)"
+        )
+    lines.append("")
+    if check["passes"]:
+        lines.append("check on the planned repository: no sizing finding")
+    else:
+        lines.append(f"check on the planned repository: {len(check['sizing_findings'])} sizing findings")
+        lines += [f"  {f['code']} {safe(f['message'])}" for f in check["sizing_findings"]]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: Any) -> str:
+    from policylint.errors import escape_controls
+
+    return escape_controls(str(text)).replace("|", "\\|")
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """The plan as Markdown for a pull-request comment."""
+    plan, comparison, check = doc["plan"], doc["comparison"], doc["check"]
+    t = comparison["total"]
+    lines = ["## policylint plan", ""]
+    verdict = "passes `check` with no sizing finding" if check["passes"] else f"has {len(check['sizing_findings'])} sizing findings"
+    lines.append(
+        f"{len(plan['pools'])} pools; reserved {t['planned']['reserved_gpus']} + elastic {t['planned']['elastic_gpus']}"
+        f" = {t['planned']['total_gpus']} GPUs (today {t['today']['total_gpus']} including {t['today']['proposed_gpus']}"
+        f" proposed: saves {t['saves']['total_gpus']}). The plan {verdict}."
+    )
+    lines += ["", "| planned pool | class | GPU | workloads | reserved | elastic | overflow | queue depth | queue wait (s) |",
+              "|---|---|---|---|---:|---:|---|---:|---:|"]
+    for p in plan["pools"]:
+        lines.append(
+            f"| {_md(p['cluster'] + '/' + p['pool'])} | {p['class']} | {_md(p['gpu']['model'])} | {_md(', '.join(p['workloads']))}"
+            f" | {p['reserved_gpus']} | {p['elastic_gpus']} | {p['overflow']} | {p['queue']['max_depth']}"
+            f" | {_fmt(p['queue']['max_wait_seconds'])} |"
+        )
+    lines += ["", "| today's pool | reserved | elastic | proposed | planned in | resolves |", "|---|---:|---:|---:|---|---|"]
+    for c in comparison["current_pools"]:
+        codes = ", ".join(sorted({f["code"] for f in c["resolves"]})) or "-"
+        lines.append(
+            f"| {_md(c['pool'])} | {c['reserved_gpus']} | {c['elastic_gpus']} | {c['proposed_gpus']}"
+            f" | {_md(', '.join(c['planned_in']) or '-')} | {codes} |"
+        )
+    lines += ["", "<details><summary>How each number is derived</summary>", ""]
+    for p in plan["pools"]:
+        lines.append(f"**{_md(_headline(p))}**")
+        lines.append("")
+        for q, v, why in _pool_rows(p):
+            lines.append(f"- {q}: {_md(v)} - {_md(why)}")
+        saving = _saving_line(p)
+        if saving:
+            lines.append(f"- {_md(saving)}")
+        lines.append("")
+    lines.append("</details>")
+    if plan["unplaced"]:
+        lines += ["", "Not planned: " + "; ".join(f"{_md(n)} ({_md(w)})" for n, w in plan["unplaced"].items())]
+    return "\n".join(lines) + "\n"
