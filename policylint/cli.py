@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "write a self-contained HTML review page: pooled demand curves, bands, capacity, proposals and findings"),
     "pull": ("pull", "refresh the traces whose measurement declares a Prometheus source (the only command that uses the network)"),
     "init": ("init", "start a capacity repository: configuration, pre-commit hook, schemas and a passing example"),
+    "plan": ("plan", "derive pools from the measurements and size them from their pooled bands, with the savings against today"),
     "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
 }
 
