@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from conftest import copy_minirepo, run_cli
 from test_suppressions import LINE, PL101_MESSAGE
@@ -164,3 +166,48 @@ def test_a_warm_run_reads_the_same_comments(repo: Path) -> None:
     )
     assert check(repo) == (0, [], 1)
     assert check(repo) == (0, [], 1)
+
+
+# -- the comment search against YAML the emitter wrote -------------------------------------------
+
+#: Values full of what a text scan mistakes for a comment.
+VALUE_TEXT = st.lists(
+    st.sampled_from(["# policylint: disable=PL101 -- x", "#", " ", "  ", "policylint:", "a", "é", "\n", "\n\n", "'", '"', ":", "- "]),
+    max_size=8,
+).map("".join)
+STYLES = st.sampled_from([None, "'", '"', "|", ">"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(VALUE_TEXT, STYLES, st.booleans()), min_size=1, max_size=6), st.booleans())
+def test_comments_are_exactly_the_ones_written_between_values(entries: list[tuple[str, str | None, bool]], libyaml: bool) -> None:
+    """Every value the emitter writes, in every style, holds no comment; each comment line written between them is one."""
+    import yaml
+
+    import policylint.load.compose as compose
+    from policylint.load import SourceFile, parse_text, source_comments
+
+    text, expected = "", []
+    for i, (value, style, commented) in enumerate(entries):
+        if commented:
+            text += f"# policylint: disable=PL101 -- before k{i}\n"
+            expected.append((text.count("\n"), f"# policylint: disable=PL101 -- before k{i}"))
+        flow = style is None and i % 2 == 1  # every other plain entry as a flow sequence: [value, value]
+        entry = yaml.safe_dump({f"k{i}": [value, value] if flow else value}, default_style=style,
+                               default_flow_style=flow, allow_unicode=True, width=20)
+        if entry.count("\n") == 1:  # one line: a comment can follow the value on it
+            entry = entry[:-1] + f"  # policylint: disable=PL101 -- after k{i}\n"
+            expected.append((text.count("\n") + 1, f"# policylint: disable=PL101 -- after k{i}"))
+        text += entry
+    saved = compose.LIBYAML
+    try:
+        compose.LIBYAML = libyaml and saved
+        source = SourceFile(Path("v.yaml"), "v.yaml", text)
+        parse_text(source)
+    finally:
+        compose.LIBYAML = saved
+    assume(source.findings == [])  # PyYAML's emitter writes a few texts its parser refuses
+    found = [(c.line, c.text) for c in source_comments(source)]
+    assert found == expected
+    # a document-cache hit (no parse in this run) finds the same
+    assert [(c.line, c.text) for c in source_comments(SourceFile(Path("v.yaml"), "v.yaml", text))] == expected
