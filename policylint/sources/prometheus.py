@@ -541,7 +541,13 @@ class Client:
                         f"{s.name}: TLS certificate not trusted ({reason.verify_message}); "
                         f"name the server's CA with prometheus.ca-file or ${ENV_CA}"
                     ) from None
-                last = str(reason) or type(reason).__name__
+                if isinstance(reason, TimeoutError):
+                    # one read waited out the whole time, just before the cut: the same outcome
+                    if seconds < s.timeout_seconds:
+                        raise self._deadline_error(last or "no complete answer before the deadline") from None
+                    last = f"no complete answer within {s.timeout_seconds:g} s"
+                else:
+                    last = str(reason) or type(reason).__name__
             else:
                 if answer.status == 200:
                     return answer.body
