@@ -370,7 +370,7 @@ def test_the_run_deadline_stops_retries_and_the_remaining_traces(fake: Fake, tmp
     fake.does(lambda h, w: h.json(503, {"status": "error", "error": "busy"}, {"Retry-After": "30"}))
     began = time.monotonic()
     code, _, err = pull(repo, "--deadline", "3s", "--workload", "chat")
-    assert code == 2 and time.monotonic() - began < 3
+    assert code == 2 and time.monotonic() - began < 10  # not the 30 s the server asked for
     assert "the pull's deadline of 3 s passed; stopped asking; last: HTTP 503: busy" in err
 
 
