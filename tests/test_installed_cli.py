@@ -161,7 +161,7 @@ SMOKE: list[tuple[str, list[str], set[int]]] = [
     ("pull-dry-run", ["pull", "good", "--dry-run", "--url", "http://127.0.0.1:9", "--end", "2026-12-01",
                       "--workload", "chat-assistant", "--quiet", "--config", "cfg.yaml", "--isolated", "--root",
                       "."], {0, 1, 2}),
-    ("pull-quiet", ["pull", "good", "--dry-run", "-q"], {0, 1, 2}),
+    ("pull-quiet", ["pull", "good", "--dry-run", "-q", "--deadline", "1h"], {0, 1, 2}),
     ("init", ["init", "fresh"], {0}),
     ("init-force", ["init", "fresh", "--force"], {0}),
     ("completion-bash", ["completion", "bash"], {0}),
