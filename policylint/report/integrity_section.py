@@ -47,7 +47,7 @@ def integrity_section(workloads: Iterable[View], escape: Callable[[object], str]
         '<h2 id="integrity">Evidence integrity</h2>'
         '<p class="muted">What the integrity stage found in each trace before the rules judged it: its identity'
         " (two workloads with one fingerprint count one demand twice), whether it runs past now, its real"
-        " resolution and smoothness, and how much of it the declared exclusions remove (rules PL111, PL960-PL963)."
+        " resolution and smoothness, and how much of it the declared exclusions remove (rules PL111, PL960-PL963, PL965)."
         "</p>"
         f'<table class="integrity"><thead><tr><th>workload</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )
