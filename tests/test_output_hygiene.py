@@ -229,3 +229,22 @@ def test_the_progress_bar_shows_a_file_name_escaped_and_without_markup() -> None
     shown = buffer.getvalue()
     assert "trace\\x1b]0;owned\\x07[link=http://x]y[/link].csv" in shown
     assert "\x1b]0;owned" not in shown and "\x1b]8;" not in shown  # no title change, no hyperlink
+
+
+def test_a_file_name_with_a_newline_is_escaped_in_text_and_exact_in_sarif_and_gitlab(tmp_path: Path) -> None:
+    repo = copy_minirepo(tmp_path / "repo")
+    odd = "odd\nname.yaml"
+    (repo / "workloads" / odd).write_text(
+        (repo / "workloads" / "search.yaml").read_text(encoding="utf-8").replace("gpusPerReplica: 1", "gpusPerReplica: 0", 1)
+        .replace("name: reranker", "name: reranker-two", 1).replace("name: offline-scoring", "name: offline-two", 1),
+        encoding="utf-8",
+    )
+    code, out, _ = _check(repo, "concise")
+    assert code == 1
+    assert "workloads/odd\\nname.yaml:" in out
+    assert "odd\nname" not in out
+    _, out, _ = _check(repo, "sarif")
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(out)["runs"][0]["results"]}
+    assert "workloads/odd%0Aname.yaml" in uris  # the URI still names the real file
+    _, out, _ = _check(repo, "gitlab")
+    assert "workloads/odd\nname.yaml" in {issue["location"]["path"] for issue in json.loads(out)}

@@ -30,6 +30,10 @@ REPOSITORY_PATHS = frozenset({"json", "sarif", "junit", "github", "gitlab"})
 #: control and non-ASCII character as a ``\u`` escape, so nothing raw reaches the output.
 EXACT_FORMATS = frozenset({"json"})
 
+#: Formats that keep file paths exact because they encode them (a percent-encoded
+#: SARIF URI, a JSON string) and other tools open the file by that path.
+EXACT_PATHS = frozenset({"sarif", "gitlab"})
+
 
 @dataclass
 class ReportContext:
@@ -69,5 +73,5 @@ def render(fmt: str, result: LintResult, context: ReportContext) -> str:
     if fmt not in EXACT_FORMATS:
         from policylint.report.safe_text import safe_result
 
-        result = safe_result(result)
+        result = safe_result(result, files=fmt not in EXACT_PATHS)
     return get_renderer(fmt)(result, context)

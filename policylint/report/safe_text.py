@@ -75,11 +75,16 @@ def json_ascii_controls(text: str) -> str:
     return _JSON_RAW.sub(_json_escape, text)
 
 
-def safe_finding(f: Finding) -> Finding:
-    """``f`` with every text field escaped (the same object when nothing needs it)."""
+def safe_finding(f: Finding, *, files: bool = True) -> Finding:
+    """``f`` with every text field escaped (the same object when nothing needs it).
+
+    ``files=False`` keeps the file path exact, for formats that encode it
+    themselves (a SARIF URI is percent-encoded, a GitLab path JSON-escaped) and
+    where it must still name the real file.
+    """
     safe = dataclasses.replace(
         f,
-        file=escape_controls(f.file),
+        file=escape_controls(f.file) if files else f.file,
         code=escape_controls(f.code),
         name=escape_controls(f.name),
         message=escape_controls(f.message),
@@ -90,21 +95,26 @@ def safe_finding(f: Finding) -> Finding:
     return f if safe == f else safe
 
 
-def _safe_entry(entry: dict[str, str]) -> dict[str, str]:
-    return {key: escape_controls(value) if isinstance(value, str) else value for key, value in entry.items()}
+def _safe_entry(entry: dict[str, str], files: bool) -> dict[str, str]:
+    return {
+        key: escape_controls(value) if isinstance(value, str) and (files or key != "file") else value
+        for key, value in entry.items()
+    }
 
 
-def safe_result(result: LintResult) -> LintResult:
+def safe_result(result: LintResult, *, files: bool = True) -> LintResult:
     """A copy of ``result`` whose findings, suppression reasons, baseline entries and file names are escaped.
 
     The sources keep their objects under escaped names (the text reporter looks a
     finding's file up there); their lines are escaped where a code frame prints them.
+    ``files=False`` leaves file paths exact (see :func:`safe_finding`).
     """
+    name = escape_controls if files else str
     return dataclasses.replace(
         result,
-        findings=[safe_finding(f) for f in result.findings],
-        sources={escape_controls(name): source for name, source in result.sources.items()},
-        suppressed=[(safe_finding(f), escape_controls(reason)) for f, reason in result.suppressed],
-        baselined=[safe_finding(f) for f in result.baselined],
-        stale_baseline=[_safe_entry(entry) for entry in result.stale_baseline],
+        findings=[safe_finding(f, files=files) for f in result.findings],
+        sources={name(key): source for key, source in result.sources.items()},
+        suppressed=[(safe_finding(f, files=files), escape_controls(reason)) for f, reason in result.suppressed],
+        baselined=[safe_finding(f, files=files) for f in result.baselined],
+        stale_baseline=[_safe_entry(entry, files) for entry in result.stale_baseline],
     )
