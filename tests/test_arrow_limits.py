@@ -153,6 +153,22 @@ def test_too_many_columns_are_refused_from_the_schema(tmp_path: Path) -> None:
     assert err == "policylint: error: wide.arrow: 10,002 columns, more than the 10,000 a trace file may have\n"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["file", "stream"])
+def test_a_file_of_countless_batches_is_refused_before_they_are_parsed(tmp_path: Path, stream: bool) -> None:
+    batch = pa.record_batch({"timestamp": pa.array([T0], pa.int64()), "v": pa.array([1.0])})
+    open_writer = pa.ipc.new_stream if stream else pa.ipc.new_file
+    with pa.OSFile(str(tmp_path / "many.arrow"), "wb") as sink, open_writer(sink, batch.schema) as writer:
+        for _ in range(100_001):
+            writer.write_batch(batch)
+    code, _, err, seconds = _bands(tmp_path, "many.arrow")
+    assert code == 2
+    assert err == (
+        "policylint: error: many.arrow: more than 100,000 record batches (or buffers in one), "
+        "more than a trace file holds; refused\n"
+    )
+    assert seconds < 10
+
+
 def test_a_parquet_footer_longer_than_the_file_is_refused_before_parsing(tmp_path: Path) -> None:
     pq.write_table(pa.table({"timestamp": _times(10), "v": pa.array(np.ones(10))}), tmp_path / "t.parquet")
     data = bytearray((tmp_path / "t.parquet").read_bytes())

@@ -234,8 +234,17 @@ _RECORD_BATCH = 3
 _DICTIONARY_BATCH = 2
 _CONTINUATION = 0xFFFFFFFF
 
+MAX_IPC_MESSAGES = 100_000
+"""Most record and dictionary batches read from one Arrow file: each is parsed on
+its own, and a trace of ten million rows written in batches of a hundred needs
+this many; more is a file built to make the reader loop."""
+
 
 class _Malformed(Exception):
+    pass
+
+
+class _TooMany(Exception):
     pass
 
 
@@ -278,6 +287,8 @@ class _Table:
         count = _u32(self.buf, start)
         if count * size > len(self.buf):
             raise _Malformed
+        if count > MAX_IPC_MESSAGES:
+            raise _TooMany  # before a tuple is made for each
         fmt = "<qq" if size == 16 else "<qi4xq"
         return [struct.unpack_from(fmt, self.buf, start + 4 + k * size) for k in range(count)]
 
@@ -364,13 +375,15 @@ def _ipc_file_messages(data: memoryview) -> list[tuple[memoryview, memoryview]]:
         raise _Malformed
     footer = _root(data[start : len(data) - 10])
     found = []
-    for slot in (2, 3):  # dictionaries, then record batches
-        for offset, meta_length, body_length in footer.structs(slot, 24):
-            if offset < 8 or meta_length <= 0 or body_length < 0 or offset + meta_length + body_length > start:
-                raise _Malformed
-            metadata, _ = _framed(data, offset)
-            body_start = offset + meta_length
-            found.append((metadata, data[body_start : body_start + body_length]))
+    blocks = [*footer.structs(2, 24), *footer.structs(3, 24)]  # dictionaries, then record batches
+    if len(blocks) > MAX_IPC_MESSAGES:
+        raise _TooMany
+    for offset, meta_length, body_length in blocks:
+        if offset < 8 or meta_length <= 0 or body_length < 0 or offset + meta_length + body_length > start:
+            raise _Malformed
+        metadata, _ = _framed(data, offset)
+        body_start = offset + meta_length
+        found.append((metadata, data[body_start : body_start + body_length]))
     return found
 
 
@@ -397,6 +410,8 @@ def _ipc_stream_messages(data: memoryview) -> list[tuple[memoryview, memoryview]
         if body_length < 0 or at + body_length > len(data):
             raise _Malformed
         found.append((metadata, data[at : at + body_length]))
+        if len(found) > MAX_IPC_MESSAGES:
+            raise _TooMany
         at += body_length
     return found
 
@@ -418,5 +433,10 @@ def check_ipc(data: memoryview, container: str, schema: pa.Schema, limits: Trace
             check_rows(rows, limits, name)
             if decoded > limits.decoded_bytes:
                 raise _too_big(decoded, limits, name, "its record batches")
+    except _TooMany:
+        raise MeasurementError(
+            f"more than {MAX_IPC_MESSAGES:,} record batches (or buffers in one), more than a trace file holds; refused",
+            source=name,
+        ) from None
     except (_Malformed, struct.error, IndexError, ValueError):
         raise MeasurementError("cannot read: malformed Arrow IPC metadata", source=name) from None
