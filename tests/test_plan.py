@@ -1,0 +1,395 @@
+"""``policylint plan``: pools derived from the measurements, sized from their pooled bands, checked by check.
+
+The plan of every example and of generated repositories passes ``check`` without a sizing
+finding; the what-if options move the planned GPUs by the amounts worked out by hand
+from the traces' shapes; the JSON output matches its published schema; the exported
+manifests validate against the real Kueue and Volcano CRDs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import EXAMPLES, REPO, run_cli
+from policylint.plan import SIZING_RULES
+from test_export import validate_manifests
+
+SCHEMA = json.loads((REPO / "schemas" / "plan.schema.json").read_text(encoding="utf-8"))
+CLUSTER_SCHEMA = json.loads((REPO / "schemas" / "cluster.schema.json").read_text(encoding="utf-8"))
+
+# --- generated repositories ------------------------------------------------------------------
+
+#: 92 days of 5-minute samples ending 2026-11-30 (the examples' period)
+STEP = 300
+END = 1_796_083_200  # 2026-12-01T00:00:00Z
+DAYS = 92
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One workload: ``level`` all day, ``level + burst`` for ``burst_minutes`` from ``burst_hour`` UTC."""
+
+    name: str
+    cls: str = "inference"
+    level: int = 10
+    burst: int = 10
+    burst_hour: int = 14
+    burst_minutes: int = 60
+    per_gpu: int = 1
+    replicas: int = 1
+    cold_start: int = 3600
+    tolerance: float = 0.5
+    pool: str = "all"
+
+
+def trace(spec: Spec) -> np.ndarray:
+    t = np.arange(END - DAYS * 86_400, END, STEP, dtype=np.int64)
+    minute = (t % 86_400) // 60
+    start = spec.burst_hour * 60
+    busy = (minute >= start) & (minute < start + spec.burst_minutes)
+    return np.stack([t, spec.level + spec.burst * busy.astype(np.int64)], axis=1)
+
+
+def make_repo(dest: Path, specs: list[Spec], reserved: int = 100) -> Path:
+    """A capacity repository: one cluster whose pools hold ``specs`` as placed, traces and all."""
+    (dest / "clusters").mkdir(parents=True)
+    (dest / "workloads").mkdir()
+    (dest / "measurements").mkdir()
+    (dest / ".policylint.yaml").write_text('now: "2026-12-01"\n', encoding="utf-8")
+    pools = sorted({s.pool for s in specs})
+    cluster = {
+        "apiVersion": "policylint/v1",
+        "kind": "Cluster",
+        "metadata": {"name": "east"},
+        "spec": {
+            "pools": [
+                {
+                    "name": p,
+                    "gpu": {"model": "H100-SXM-80GB", "memoryGiB": 80},
+                    "reservedGpus": reserved,
+                    "serves": sorted({s.cls for s in specs if s.pool == p}),
+                }
+                for p in pools
+            ]
+        },
+    }
+    (dest / "clusters" / "east.yaml").write_text(yaml.safe_dump(cluster, sort_keys=False), encoding="utf-8")
+    for s in specs:
+        rows = trace(s)
+        lines = ["timestamp,in_flight"] + [f"{a},{b}" for a, b in rows.tolist()]
+        (dest / "measurements" / f"{s.name}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        spec: dict[str, Any] = {
+            "class": s.cls,
+            "cluster": "east",
+            "pool": s.pool,
+            "gpusPerReplica": s.replicas,
+            "concurrency": {"trace": {"path": f"../measurements/{s.name}.csv", "columns": ["in_flight"]}},
+            "perGpuConcurrency": {"value": s.per_gpu, "measuredIn": "production", "source": "load test in production"},
+            "coldStartSeconds": s.cold_start,
+            "tolerance": {
+                "maxQueueSeconds": s.tolerance,
+                "evidence": {"objectiveSeconds": s.tolerance + 1, "serviceSeconds": 1},
+            },
+        }
+        if s.cls == "inference":
+            spec["vram"] = {"residentGiB": 10, "residencySeconds": 86400, "activeComputeSeconds": 60000}
+        else:
+            spec["durations"] = {"p50Seconds": 600, "p90Seconds": 900, "p99Seconds": 1200}
+        doc = {"apiVersion": "policylint/v1", "kind": "Workload", "metadata": {"name": s.name}, "spec": spec}
+        (dest / "workloads" / f"{s.name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return dest
+
+
+def plan_json(repo: Path, *extra: str) -> dict[str, Any]:
+    code, out, err = run_cli(["plan", str(repo), "--format", "json", *extra])
+    assert code == 0, err
+    assert "Traceback" not in err
+    doc: dict[str, Any] = json.loads(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    return doc
+
+
+def pool_of(doc: dict[str, Any], workload: str) -> dict[str, Any]:
+    (pool,) = [p for p in doc["plan"]["pools"] if workload in p["workloads"]]
+    return pool
+
+
+def sizing_findings(repo: Path) -> list[dict[str, Any]]:
+    """``check`` on ``repo``: its findings of the rules a plan answers for."""
+    code, out, err = run_cli(["check", str(repo), "--format", "json", "--no-cache"])
+    assert code in (0, 1), err
+    return [f for f in json.loads(out)["findings"] if f["code"] in SIZING_RULES]
+
+
+# --- the bundled examples --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bad_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("bad-plan")
+    doc = plan_json(
+        EXAMPLES / "bad",
+        "--repository", str(out / "planned"),
+        "--output", str(out / "clusters.yaml"),
+        "--kueue", str(out / "kueue.yaml"),
+        "--volcano", str(out / "volcano.yaml"),
+    )  # fmt: skip
+    return doc, out
+
+
+def test_bad_plan_passes_check_and_states_its_savings(bad_plan: tuple[dict[str, Any], Path]) -> None:
+    doc, out = bad_plan
+    assert doc["check"]["passes"] and doc["check"]["sizing_findings"] == []
+    assert sizing_findings(out / "planned") == []
+    total = doc["comparison"]["total"]
+    assert total["today"] == {"reserved_gpus": 296, "elastic_gpus": 77, "proposed_gpus": 160, "total_gpus": 533}
+    assert total["planned"]["total_gpus"] < total["today"]["total_gpus"]
+    assert total["saves"]["total_gpus"] == total["today"]["total_gpus"] - total["planned"]["total_gpus"]
+    # the workloads without measured GPU demand are named, not silently sized at zero
+    assert doc["comparison"]["unmeasured_workloads"] == ["code-completion", "query-rewrite", "safety-filter"]
+
+
+def test_bad_plan_separates_what_the_framework_separates(bad_plan: tuple[dict[str, Any], Path]) -> None:
+    doc, _ = bad_plan
+    pools = doc["plan"]["pools"]
+    # training and inference of the old shared pool go apart; the batch eval leaves the inference pool
+    assert pool_of(doc, "pre-training")["class"] == "training"
+    assert pool_of(doc, "chat-assistant")["class"] == "inference"
+    assert pool_of(doc, "nightly-eval")["class"] == "batch"
+    assert pool_of(doc, "nightly-eval")["scheduling"]["gang"] is True
+    # pre-training's p99 job runs more than 20 x its median: preemption protects the tail (PL601)
+    assert pool_of(doc, "pre-training")["scheduling"]["preemption"] is True
+    for p in pools:
+        assert set(p["derivation"]) >= {"reservedGpus", "queue.maxDepth", "queue.maxWaitSeconds"}
+    # translate and translate-eu cite one trace: pooling them saves nothing (it would count it twice)
+    assert pool_of(doc, "translate")["pool"] != pool_of(doc, "translate-eu")["pool"]
+    # the standby pool nobody measured gets nothing, and its proposal is resolved
+    standby = next(c for c in doc["comparison"]["current_pools"] if c["pool"] == "prod-west/standby")
+    assert standby["planned_in"] == [] and {f["code"] for f in standby["resolves"]} == {"PL110", "PL803"}
+    shared = next(c for c in doc["comparison"]["current_pools"] if c["pool"] == "prod-east/shared")
+    assert {"PL101", "PL102", "PL401", "PL801"} <= {f["code"] for f in shared["resolves"]}
+
+
+def test_every_sized_number_carries_its_derivation(bad_plan: tuple[dict[str, Any], Path]) -> None:
+    doc, _ = bad_plan
+    for p in doc["plan"]["pools"]:
+        if not p["measured"]:
+            assert p["reserved_gpus"] == p["elastic_gpus"] == 0
+            continue
+        d = p["derivation"]
+        assert d["reservedGpus"]["value"] == p["reserved_gpus"] == p["pooled"]["baseline_gpus"]
+        assert d["reservedGpus"]["band"] == "baseline" and ", ".join(p["workloads"]) in d["reservedGpus"]["measurement"]
+        assert d["elastic.maxGpus"]["value"] == p["elastic_gpus"]
+        assert p["capacity_gpus"] <= p["pooled"]["daily_gpus"]
+        if p["overflow"] == "reject":
+            assert p["capacity_gpus"] == p["pooled"]["daily_gpus"]  # PL205: a rejecting pool reaches its daily band
+
+
+def test_planned_clusters_are_valid_cluster_documents(bad_plan: tuple[dict[str, Any], Path]) -> None:
+    _, out = bad_plan
+    docs = list(yaml.safe_load_all((out / "clusters.yaml").read_text(encoding="utf-8")))
+    assert docs and all(d["kind"] == "Cluster" for d in docs)
+    for d in docs:
+        jsonschema.Draft202012Validator(CLUSTER_SCHEMA).validate(d)
+    assert (out / "clusters.yaml").read_text(encoding="utf-8") == (out / "planned" / "planned-clusters.yaml").read_text(
+        encoding="utf-8"
+    )
+    # the planned repository holds no proposal and no old cluster
+    code, out_json, _ = run_cli(["check", str(out / "planned"), "--format", "json", "--no-cache"])
+    assert not any("proposals/" in f["file"] or "clusters/" in f["file"] for f in json.loads(out_json)["findings"])
+
+
+@pytest.mark.parametrize("scheduler", ["kueue", "volcano"])
+def test_exported_manifests_validate_against_the_crds(bad_plan: tuple[dict[str, Any], Path], scheduler: str) -> None:
+    doc, out = bad_plan
+    manifests = validate_manifests((out / f"{scheduler}.yaml").read_text(encoding="utf-8"))
+    kind = "ClusterQueue" if scheduler == "kueue" else "Queue"
+    queues = [m for m in manifests if m["kind"] == kind]
+    if scheduler == "volcano":  # one parent queue per cluster above the pools' queues
+        queues = [q for q in queues if q["spec"].get("parent")]
+    assert len(queues) == len(doc["plan"]["pools"])
+
+
+@pytest.mark.parametrize("example", ["good", "kueue", "kueue-bad"])
+def test_example_plans_pass_check(tmp_path: Path, example: str) -> None:
+    doc = plan_json(EXAMPLES / example, "--repository", str(tmp_path / "planned"))
+    assert doc["check"]["passes"]
+    assert sizing_findings(tmp_path / "planned") == []
+
+
+# --- what-if options, with hand-computed expectations ----------------------------------------
+#
+# One workload, level 10 all day and 20 from 14:00 to 15:00 UTC (12 samples of 300 s), one
+# request per GPU. With a 3600 s cold start the hour-long burst survives the trailing minimum
+# for one sample a day (0.35% of the time, under the 1% above the daily band's p99): the
+# bands are 10/10. With a 600 s cold start it survives 11 samples a day (3.8%): daily band 20.
+
+
+def test_faster_cold_start_pays_for_elastic_capacity(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", [Spec("chat", cold_start=3600, tolerance=0.5)])
+    before = pool_of(plan_json(repo), "chat")
+    assert (before["reserved_gpus"], before["elastic_gpus"]) == (10, 0)
+    after = pool_of(plan_json(repo, "--cold-start", "600"), "chat")
+    # real-time (rejects overflow): capacity = daily band 20, reserved = baseline 10
+    assert (after["reserved_gpus"], after["elastic_gpus"]) == (10, 10)
+    assert after["cold_start_seconds"] == 600
+    assert after["derivation"]["elastic.coldStartSeconds"]["value"] == 600
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "capacity"),
+    [
+        # capacity C holds the burst's backlog (20 - C) x 3600 GPU-seconds; it waits backlog / C
+        # at C = 10 the backlog never drains (demand stays at 10) and grows every day: C = 11 drains
+        # its (20 - 11) x 3600 = 32400 GPU-seconds in 9 hours and waits at most 32400 / 11 = 2945 s
+        (7200, 11),
+        (1800, 14),  # C = 13 waits 25200 / 13 = 1938 s; C = 14 waits 21600 / 14 = 1543 s
+        (600, 18),  # C = 17 waits 10588 / 17 = 635 s; C = 18 waits 7200 / 18 = 400 s
+    ],
+)
+def test_relaxed_tolerance_is_worth_gpus(tmp_path: Path, tolerance: float, capacity: int) -> None:
+    repo = make_repo(tmp_path / "r", [Spec("embed", cls="batch", cold_start=600, tolerance=300)])
+    strict = pool_of(plan_json(repo), "embed")
+    # 300 s: C = 18 waits 7200 / 18 = 400 s, C = 19 waits 3600 / 19 = 189 s
+    assert (strict["reserved_gpus"], strict["capacity_gpus"]) == (10, 19)
+    relaxed = pool_of(plan_json(repo, "--tolerance", f"embed={tolerance:g}"), "embed")
+    assert (relaxed["reserved_gpus"], relaxed["capacity_gpus"]) == (10, capacity)
+    assert relaxed["queue"]["max_wait_seconds"] == tolerance
+
+
+def test_headroom_adds_the_share_the_bands_say(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", [Spec("chat", cold_start=600, tolerance=0.5)])
+    plain = pool_of(plan_json(repo), "chat")
+    assert (plain["reserved_gpus"], plain["capacity_gpus"]) == (10, 20)
+    padded = pool_of(plan_json(repo, "--headroom", "0.1", "--repository", str(tmp_path / "p")), "chat")
+    # floor(10 x 1.1) = 11 reserved, floor(20 x 1.1) = 22 in all
+    assert (padded["reserved_gpus"], padded["capacity_gpus"]) == (11, 22)
+    assert sizing_findings(tmp_path / "p") == []
+
+
+def test_workloads_that_peak_apart_are_pooled(tmp_path: Path) -> None:
+    # half-hour bursts at 02:00 and at 14:00, each sustained for 5 samples a day (1.7%): alone,
+    # baseline 10 and daily 20 each; together 10 samples a day (3.5%) at 30: baseline 20, daily 30
+    specs = [Spec("day", burst_hour=14, burst_minutes=30, cold_start=600),
+             Spec("night", burst_hour=2, burst_minutes=30, cold_start=600)]
+    doc = plan_json(make_repo(tmp_path / "r", specs, reserved=60), "--repository", str(tmp_path / "p"))
+    pool = pool_of(doc, "day")
+    assert pool["workloads"] == ["day", "night"]
+    assert (pool["reserved_gpus"], pool["capacity_gpus"]) == (20, 30)
+    assert pool["apart"] == {"reserved": 20, "capacity": 40}
+    assert pool["pooling_saves_gpus"] == 10
+    assert "pooled" in pool["reasons"]["day"]
+    assert sizing_findings(tmp_path / "p") == []
+
+
+def test_classes_and_tiers_never_share_a_pool(tmp_path: Path) -> None:
+    specs = [
+        Spec("chat", cls="inference", tolerance=0.5),
+        Spec("eval", cls="batch", tolerance=3600, burst_hour=2),
+        Spec("train", cls="training", tolerance=3600, replicas=8, per_gpu=1, burst_hour=6),
+        Spec("search", cls="inference", tolerance=600, burst_hour=20),
+    ]
+    doc = plan_json(make_repo(tmp_path / "r", specs), "--repository", str(tmp_path / "p"))
+    assert len({pool_of(doc, s.name)["pool"] for s in specs}) == 4
+    assert pool_of(doc, "train")["scheduling"]["gang"] is True
+    assert pool_of(doc, "chat")["overflow"] == "reject" and pool_of(doc, "search")["overflow"] == "queue"
+    assert sizing_findings(tmp_path / "p") == []
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["inference", "batch", "training"]),
+            st.integers(1, 30),  # level
+            st.integers(1, 30),  # burst
+            st.integers(0, 23),  # burst hour
+            st.sampled_from([15, 60, 180]),  # burst minutes
+            st.sampled_from([1, 4]),  # per GPU
+            st.sampled_from([600, 1800]),  # cold start
+            st.sampled_from([0.5, 30, 900, 7200]),  # tolerance
+            st.sampled_from(["a", "b"]),  # today's pool
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_every_generated_plan_passes_check(tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[Any, ...]]) -> None:
+    specs = [
+        Spec(f"w{i}", cls=c, level=lv, burst=b, burst_hour=h, burst_minutes=m, per_gpu=g, cold_start=cs, tolerance=t, pool=p)
+        for i, (c, lv, b, h, m, g, cs, t, p) in enumerate(rows)
+    ]
+    base = tmp_path_factory.mktemp("gen")
+    repo = make_repo(base / "r", specs)
+    doc = plan_json(repo, "--repository", str(base / "p"))
+    assert doc["check"]["passes"]
+    assert sizing_findings(base / "p") == []
+    for p in doc["plan"]["pools"]:
+        assert p["reserved_gpus"] == p["pooled"]["baseline_gpus"]
+        assert p["reserved_gpus"] <= p["capacity_gpus"] <= p["pooled"]["daily_gpus"]
+
+
+# --- formats, determinism and bad input ------------------------------------------------------
+
+
+def test_text_and_markdown_are_deterministic() -> None:
+    runs = [run_cli(["plan", str(EXAMPLES / "good"), "--format", fmt]) for fmt in ("text", "markdown", "text")]
+    assert all(code == 0 for code, _, _ in runs)
+    assert runs[0][1] == runs[2][1]
+    assert runs[0][1].startswith("Capacity plan for ")
+    assert "check on the planned repository: no sizing finding" in runs[0][1]
+    assert runs[1][1].startswith("## policylint plan\n")
+    assert "| planned pool |" in runs[1][1]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tolerance", "chat"], "expected WORKLOAD=SECONDS"),
+        (["--tolerance", "chat=soon"], "with a number of seconds"),
+        (["--tolerance", "nobody=5"], "--tolerance names no workload of the repository: nobody"),
+        (["--cold-start", "0"], "expected a positive number of seconds"),
+        (["--cold-start", "nan"], "expected a positive number of seconds"),
+        (["--headroom", "-1"], "expected a fraction of at least 0"),
+        (["--headroom", "0.5"], "--headroom 0.5 is outside 0..0.15"),
+        (["--format", "yaml"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_usage_error(args: list[str], message: str) -> None:
+    code, out, err = run_cli(["plan", str(EXAMPLES / "good"), *args])
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "error" in line]) == 1
+
+
+def test_missing_path_and_occupied_repository_folder(tmp_path: Path) -> None:
+    code, _, err = run_cli(["plan", str(tmp_path / "nowhere")])
+    assert code == 2 and "path not found" in err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("", encoding="utf-8")
+    code, _, err = run_cli(["plan", str(EXAMPLES / "good"), "--repository", str(tmp_path / "full")])
+    assert code == 2 and "exists and is not an empty folder" in err
+    assert (tmp_path / "full" / "x").exists()
+
+
+def test_a_repository_with_model_errors_gets_no_plan(tmp_path: Path) -> None:
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    path = repo / "workloads" / "product-ai.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "pool: serving" in text
+    path.write_text(text.replace("pool: serving", "pool: nowhere", 1), encoding="utf-8")
+    code, out, err = run_cli(["plan", str(repo)])
+    assert code == 1 and out == ""
+    assert "no plan" in err and "PL020" in err
