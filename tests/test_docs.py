@@ -93,3 +93,18 @@ def test_version_is_the_same_everywhere() -> None:
     assert project["version"] == __version__
     code, out, _ = run_cli(["--version"])
     assert (code, out) == (0, f"policylint {__version__}\n")
+
+
+def test_readme_finding_counts_are_the_real_ones() -> None:
+    """Sentences like "`policylint check examples/X` exits 1 with seven findings" are run and counted."""
+    import json
+    import re
+
+    words = {w: i for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split())}
+    claims = re.findall(r"`policylint check (examples/[\w-]+)` exits (\d) with (\w+) findings?", _readme())
+    assert claims, "the README states no finding count"
+    for folder, code, count in claims:
+        got, out, _ = run_cli(["check", folder, "--format", "json"], cwd=REPO)
+        findings = json.loads(out)["findings"]
+        assert (got, len(findings)) == (int(code), words.get(count, -1) if not count.isdigit() else int(count)), folder
