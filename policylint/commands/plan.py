@@ -322,8 +322,9 @@ def _saving_line(pool: dict[str, Any]) -> str | None:
     if apart is None or len(pool["workloads"]) < 2:
         return None
     return (
-        f"pooling saves {saves} GPUs ({apart['reserved'] - pool['reserved_gpus']} of them reserved): planned apart"
-        f" these workloads would need {apart['capacity']} (reserved {apart['reserved']})"
+        f"pooling saves {saves} GPUs in all and {apart['reserved'] - pool['reserved_gpus']} reserved: planned apart"
+        f" these workloads would need {apart['capacity']} (reserved {apart['reserved']}), together"
+        f" {pool['capacity_gpus']} (reserved {pool['reserved_gpus']})"
     )
 
 
