@@ -49,7 +49,20 @@ def _describe(error: Any) -> str:
     if validator in ("enum", "const"):
         options = error.validator_value if validator == "enum" else [error.validator_value]
         return f"'{where}' must be one of: {', '.join(str(o) for o in options)} (got {error.instance!r})"
-    return f"'{where}': {error.message}" if where else error.message
+    message = error_message(error)
+    return f"'{where}': {message}" if where else message
+
+
+def error_message(error: Any) -> str:
+    """jsonschema's message for one error, without the schemas' line-break guard.
+
+    Every name pattern ends in ``$(?!\n)`` so that a trailing line break cannot pass
+    (Python's ``$`` matches before one); the guard is not part of what a name must look like.
+    """
+    if error.validator == "pattern" and isinstance(error.validator_value, str):
+        shown = error.validator_value.removesuffix("(?!\\n)")
+        return f"{error.instance!r} does not match {shown!r}"
+    return str(error.message)
 
 
 def _error_path(error: Any) -> tuple[str | int, ...]:

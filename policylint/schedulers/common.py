@@ -133,6 +133,7 @@ def scheduler_pool(
     negative quota) is reported on the manifest instead of reaching the rules.
     """
     from policylint.model import cluster_pool_places
+    from policylint.validate import error_message
 
     errors = sorted(_pool_validator().iter_errors(spec), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
@@ -147,7 +148,7 @@ def scheduler_pool(
             doc.finding(
                 "PL010",
                 f"{doc.kind} '{doc.name}' does not make a valid pool '{name}': "
-                f"{'.'.join(field_path) or 'pool'}: {error.message}",
+                f"{'.'.join(field_path) or 'pool'}: {error_message(error)}",
                 where[place],
                 hint="policylint reads this queue as a pool; see docs/schedulers.md for how its fields map",
             )
