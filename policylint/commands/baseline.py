@@ -45,5 +45,7 @@ def run(args: argparse.Namespace) -> int:
         # given with --output may lie anywhere; a link at either is followed only within the repository.
         explicit = args.output != DEFAULT_OUTPUT
         write_file(args.output, text, root=session.config.root, explicit=explicit, parents=True, what="the baseline file")
-        sys.stderr.write(f"policylint: wrote {len(result.findings)} finding(s) to {args.output}\n")
+        from policylint.report.safe_text import escape_controls
+
+        sys.stderr.write(f"policylint: wrote {len(result.findings)} finding(s) to {escape_controls(str(args.output))}\n")
     return 0

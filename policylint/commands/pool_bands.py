@@ -138,7 +138,12 @@ def _print_text(pool: Pool, pooled: PoolFacts, doc: dict[str, Any], *, plot: str
     r = pooled.report
     assert r is not None
     console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False, soft_wrap=True, file=sys.stdout)
-    console.print(f"[bold]Pooled demand[/bold] of pool {pool.qualified} ({len(r.members)} workloads)")
+    from rich.markup import escape
+
+    from policylint.report.safe_text import escape_controls
+
+    # names and paths are the user's: control characters escaped, and never read as rich markup
+    console.print(f"[bold]Pooled demand[/bold] of pool {escape(escape_controls(pool.qualified))} ({len(r.members)} workloads)")
     from policylint.measure import pool_cold_start_source
 
     source = pool_cold_start_source(pool)
@@ -207,4 +212,4 @@ def _print_text(pool: Pool, pooled: PoolFacts, doc: dict[str, Any], *, plot: str
     )
     console.print(to_rich(chart))
     if plot:
-        console.print(f"chart written to {plot}")
+        console.print(f"chart written to {escape(escape_controls(str(plot)))}")

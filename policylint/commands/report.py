@@ -79,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
         # the exact bytes on every platform; named by the user, so it may lie outside the repository
         write_file(target, page, root=session.config.root, explicit=True, parents=True, what="the HTML report")
         failing = sum(1 for f in result.findings if f.severity >= fail_on)
+        from policylint.report.safe_text import escape_controls
+
         sys.stderr.write(
-            f"policylint: report written to {target} ({len(result.findings)} findings, {failing} at {fail_on.label} or above)\n"
+            f"policylint: report written to {escape_controls(str(target))} ({len(result.findings)} findings, {failing} at {fail_on.label} or above)\n"
         )
     failing_findings = [f for f in result.findings if f.severity >= fail_on]
     if failing_findings and not args.exit_zero:
