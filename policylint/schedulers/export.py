@@ -69,6 +69,10 @@ class PoolPlan:
     #: as read), with None for the GPU resource that policylint sizes; empty: the GPU alone
     kept_resources: list[tuple[str, dict[str, Any] | None]] = field(default_factory=list)
     flavor: str = ""
+    #: what the guaranteed and borrowed GPUs were sized by, when not the bands alone
+    #: (``policylint plan``: headroom, capacity for a tolerance); None: the bands
+    guaranteed_note: str | None = None
+    borrow_note: str | None = None
 
     @property
     def teams(self) -> list[str]:
@@ -277,6 +281,10 @@ def _gpu_numbers(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
     else:
         nominal = f"{indent}# declared reserved GPUs (no measured baseline band)"
         extra = f"{indent}# declared elastic GPUs (no measured daily band) {borrowing}"
+    if plan.guaranteed_note is not None:
+        nominal = f"{indent}# {plan.guaranteed_note}, guaranteed: {plan.guaranteed} GPUs"
+    if plan.borrow_note is not None:
+        extra = f"{indent}# {plan.borrow_note}: {plan.borrow} GPUs {borrowing}; the peak band gets nothing: {_peak(plan)}"
     return [nominal, extra]
 
 
