@@ -393,3 +393,22 @@ def test_a_repository_with_model_errors_gets_no_plan(tmp_path: Path) -> None:
     code, out, err = run_cli(["plan", str(repo)])
     assert code == 1 and out == ""
     assert "no plan" in err and "PL020" in err
+
+
+def test_exported_quotas_are_the_planned_numbers(tmp_path: Path) -> None:
+    doc = plan_json(EXAMPLES / "kueue", "--kueue", str(tmp_path / "k.yaml"), "--headroom", "0.1")
+    manifests = validate_manifests((tmp_path / "k.yaml").read_text(encoding="utf-8"))
+    quotas = {
+        m["metadata"]["name"]: r
+        for m in manifests
+        if m["kind"] == "ClusterQueue"
+        for g in m["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        for r in f["resources"]
+        if r["name"] == "nvidia.com/gpu"
+    }
+    for p in doc["plan"]["pools"]:
+        assert quotas[p["pool"]]["nominalQuota"] == p["reserved_gpus"]
+        assert quotas[p["pool"]].get("borrowingLimit", 0) == p["elastic_gpus"]
+    text = (tmp_path / "k.yaml").read_text(encoding="utf-8")
+    assert "# planned reserved GPUs: reserved = pooled baseline band" in text  # headroom: not the band alone

@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         checked = _lint_planned(planned_root, args, planned_config, now)
         remaining = [f for f in checked.findings if f.code in SIZING_RULES]
         comparison = compare(plan, model, result.findings, checked.findings)
-        manifests = _manifests(args, checked)
+        manifests = _manifests(args, checked, plan)
         document = {
             "version": 1,
             "repository": args.path.as_posix(),
@@ -233,8 +233,13 @@ def _lint_planned(root: Path, args: argparse.Namespace, config: Path | None, now
     return result
 
 
-def _manifests(args: argparse.Namespace, checked: LintResult) -> dict[str, str]:
-    """The Kueue/Volcano manifests of the planned pools, by the existing exporter."""
+def _manifests(args: argparse.Namespace, checked: LintResult, plan: Plan) -> dict[str, str]:
+    """The Kueue/Volcano manifests of the planned pools, by the existing exporter.
+
+    The exporter guarantees the baseline band and lends up to the daily band; where the
+    plan sized a pool otherwise (headroom, or a capacity its tolerance allows below the
+    daily band) the planned numbers are exported, with the plan's reason as their comment.
+    """
     from policylint.schedulers import export
 
     if args.kueue is None and args.volcano is None:
@@ -242,6 +247,17 @@ def _manifests(args: argparse.Namespace, checked: LintResult) -> dict[str, str]:
     model = checked.model
     assert model is not None
     plans = export.plan(model, checked.views)
+    planned = {p.qualified: p for p in plan.pools}
+    for p in plans:
+        target = planned.get(f"{p.cluster}/{p.pool}")
+        if target is None or not target.measured:
+            continue
+        if p.guaranteed != target.reserved:
+            p.guaranteed = target.reserved
+            p.guaranteed_note = f"planned reserved GPUs: {target.derivation['reservedGpus']['rule']}"
+        if p.borrow != target.elastic:
+            p.borrow = target.elastic
+            p.borrow_note = f"planned elastic GPUs: {target.derivation['elastic.maxGpus']['rule']}"
     out: dict[str, str] = {}
     if args.kueue is not None:
         out["kueue"] = export.render(export.kueue(plans))
