@@ -255,15 +255,18 @@ def dns(text: str) -> str:
 # --------------------------------------------------------------------------- trial pools
 
 
-def _trial(
-    cluster: Pool | None, name: str, members: Sequence[Workload], spec: dict[str, Any]
-) -> Pool:
-    """A pool that exists only for measuring: ``members`` (copies) placed in a pool with ``spec``."""
+def _trial(members: Sequence[Workload], spec: dict[str, Any]) -> Pool:
+    """A pool that exists only for measuring: copies of ``members`` placed in one pool with ``spec``.
+
+    The copies keep their declarations and measurements; only their pool changes, so
+    :func:`policylint.measure.effective_cold_start` sees the planned pool.
+    """
     from policylint.model import Cluster, Pool
 
     doc = members[0].doc
-    owner = Cluster(name=cluster.cluster.name if cluster is not None else "plan", doc=doc, spec={})
-    pool = Pool(name=name, cluster=owner, spec=spec, doc=doc, doc_path=())
+    current = members[0].pool
+    owner = Cluster(name=current.cluster.name if current is not None else "plan", doc=doc, spec={})
+    pool = Pool(name=str(spec["name"]), cluster=owner, spec=spec, doc=doc, doc_path=())
     pool.workloads = [replace(w, pool=pool) for w in members]
     return pool
 
@@ -300,7 +303,7 @@ def _size(
     from policylint.measure import measure_pool, pool_cold_start, pool_cold_start_source
 
     base = {"name": "trial", "gpu": gpu, "reservedGpus": 0, "serves": [members[0].cls]}
-    trial = _trial(members[0].pool, "trial", members, base)
+    trial = _trial(members, base)
     # Without elastic capacity each member's effective cold start is its own; the pool's
     # is the longest of them. Elastic capacity that comes up within that window leaves it so.
     cold = pool_cold_start(trial)
@@ -654,8 +657,9 @@ def _unmeasured_pool(
     from policylint.measure import effective_cold_start
 
     nodes, namespaces = _common_nodes(planned[n].pool for n in members)
-    tails = {n: (facts.get(n).tail_ratio if facts.get(n) is not None else None) for n in members}  # type: ignore[union-attr]
-    preempt = sorted(n for n, t in tails.items() if t is not None and t >= th.max_tail_ratio)
+    preempt = sorted(
+        n for n in members if (f := facts.get(n)) is not None and f.tail_ratio is not None and f.tail_ratio >= th.max_tail_ratio
+    )
     known = [t for n in members if (t := tol[n]) is not None]
     cold = max(effective_cold_start(replace(planned[n], pool=None)) for n in members)
     pool = PlannedPool(
