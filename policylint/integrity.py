@@ -65,6 +65,15 @@ WORKLOAD_FACTS: dict[str, str] = {
         "identity: SHA-256 of the concurrency series as read (grid times and values of its valid samples):"
         " equal for a byte-identical copy under another name or the same samples in another format"
     ),
+    "values_fingerprint": (
+        "identity: SHA-256 of the values of the valid samples alone, without their times: equal for a copy"
+        " moved to other dates"
+    ),
+    "repeated_days": (
+        "identity: UTC days whose every sample repeats an earlier day of the same trace exactly (judged on"
+        " days that change value at least 24 times); None when the step does not divide a day"
+    ),
+    "repeated_day_share": "identity: repeated_days / the days judged, unrounded",
     "first_sample": "time: timestamp of the first valid sample (ISO 8601, UTC)",
     "seconds_after_now": "time: seconds by which the last sample lies after now (0 when none does), unrounded",
     "samples_after_now": "time: number of grid samples dated after now",
@@ -105,6 +114,55 @@ def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_s
     digest.update(np.ascontiguousarray(times[valid], dtype="<f8").tobytes())
     digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
     return digest.hexdigest()
+
+
+def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
+    """Identity: the SHA-256 of the valid samples' values alone (a copy moved in time keeps it)."""
+    import numpy as np
+
+    digest = hashlib.sha256(b"policylint-values/1\0")
+    digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+#: Fewest value changes a day needs before its repetition is judged: a day of real, noisy demand
+#: changes at most of its samples; a synthetic or idle day (a step function) repeats by nature.
+MIN_DAY_CHANGES = 24
+
+
+def repeated_days(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[int | None, int]:
+    """Identity: (days that repeat an earlier day sample for sample, days judged).
+
+    Only whole UTC days with every sample valid and at least :data:`MIN_DAY_CHANGES`
+    value changes are judged. Two such days of measured demand are never equal by
+    chance; a week pasted again and again to fill the window is. None when the step
+    does not divide a day (the days cannot be laid side by side).
+    """
+    import numpy as np
+
+    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
+    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+        return None, 0
+    n = int(round(per_day))
+    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
+    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
+    steps = (first_midnight - float(times[0])) / float(step_seconds)
+    if abs(steps - round(steps)) > 1e-6:
+        return None, 0
+    offset = int(round(steps))
+    days = (times.size - offset) // n
+    if days < 2:
+        return None, 0
+    rows = values[offset : offset + days * n].reshape(days, n)
+    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    changes = np.count_nonzero(np.diff(rows, axis=1) != 0, axis=1)
+    judged = rows[ok & (changes >= MIN_DAY_CHANGES)]
+    if judged.shape[0] < 2:
+        return 0, int(judged.shape[0])
+    unique = np.unique(judged, axis=0).shape[0]
+    return int(judged.shape[0] - unique), int(judged.shape[0])
 
 
 def change_positions(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -263,8 +321,12 @@ def trace_facts(
     days = pairs * float(step_seconds) / 86_400.0
     often = days > 0 and changes.size / days >= MIN_CHANGES_PER_DAY
     block = block_length(changes, pairs) if often else 1
+    repeated, judged = repeated_days(times, values, valid, step_seconds)
     out: dict[str, Fact] = {
         "series_fingerprint": fingerprint(times, values, valid, step_seconds),
+        "values_fingerprint": values_fingerprint(values, valid),
+        "repeated_days": repeated,
+        "repeated_day_share": (repeated / judged) if repeated is not None and judged else (0.0 if repeated is not None else None),
         "first_time": float(times[valid][0]) if good.size else None,
         "last_time": float(times[valid][-1]) if good.size else None,
         "step_seconds": float(step_seconds),

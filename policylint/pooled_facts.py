@@ -136,15 +136,19 @@ def double_counted(pool: Pool, fingerprints: dict[str, str | None] | None = None
     return {name: kept for name, (kept, _) in repeats(pool, fingerprints).items()}
 
 
-def repeats(pool: Pool, fingerprints: dict[str, str | None] | None = None) -> dict[str, tuple[str, str]]:
+def repeats(
+    pool: Pool, fingerprints: dict[str, str | None] | None = None, series: dict[str, str | None] | None = None
+) -> dict[str, tuple[str, str]]:
     """Workload -> (workload it repeats, how that was recognised), for one pool.
 
     Identity is content-based: two workloads whose concurrency series, as read,
-    have one fingerprint (:func:`policylint.integrity.fingerprint`, in
+    hold the same values (:func:`policylint.integrity.values_fingerprint`, in
     ``fingerprints`` by workload) cite the same demand, whatever the files are
-    called - a byte-identical copy under another name is the same evidence. A
+    called and whatever dates they carry - a byte-identical copy under another
+    name, or the same samples moved to other dates, is the same evidence. A
     workload whose series is unknown (unreadable) is grouped by its file,
-    columns and selector instead.
+    columns and selector instead. ``series`` (the fingerprints with times, by
+    workload) tells a copy moved to other dates from a plain copy in messages.
     """
     groups: dict[tuple[str, ...], list[Workload]] = {}
     for w in sorted(pool.workloads, key=lambda w: w.name):
@@ -156,17 +160,21 @@ def repeats(pool: Pool, fingerprints: dict[str, str | None] | None = None) -> di
     for members in groups.values():
         unshared = [w for w in members if not (w.spec.get("concurrency") or {}).get("share")]
         for w in unshared[1:]:
-            out[w.name] = (unshared[0].name, _basis(unshared[0], w))
+            first = unshared[0]
+            moved = series is not None and series.get(first.name) != series.get(w.name)
+            out[w.name] = (first.name, _basis(first, w, moved))
     return out
 
 
-def _basis(kept: Workload, repeat: Workload) -> str:
+def _basis(kept: Workload, repeat: Workload, moved: bool = False) -> str:
     """'the same file' or 'a copy: X and Y hold the same series', for messages."""
     a, b = kept.measurements.get("concurrency"), repeat.measurements.get("concurrency")
     if a is None or b is None or a.path is None or b.path is None:
         return "the same file"
     if os.path.realpath(a.path) == os.path.realpath(b.path):
         return f"the same file {b.display}"
+    if moved:
+        return f"a copy moved in time: {b.display} holds the values of {a.display} on other dates"
     return f"a copy: {b.display} holds the same series as {a.display}"
 
 
@@ -180,8 +188,13 @@ def _rejection_note(pv: View) -> str:
 
 def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
     """Give every workload of ``pool`` the pool's queue figures and its double-count verdict."""
-    printed = {n: v.facts.get("series_fingerprint") for n, v in wviews.items()}
-    found = repeats(pool, printed)
+    # By values alone when the series says enough to be recognised (ten changes or more):
+    # two constant traces of one length are not copies of each other.
+    printed = {
+        n: v.facts.get("values_fingerprint") if (v.facts.get("value_changes") or 0) >= 10 else v.facts.get("series_fingerprint")
+        for n, v in wviews.items()
+    }
+    found = repeats(pool, printed, {n: v.facts.get("series_fingerprint") for n, v in wviews.items()})
     for w in pool.workloads:
         view = wviews.get(w.name)
         if view is None:

@@ -455,6 +455,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "seconds_after_now": (*trace, "path"),
         "resolution_step_seconds": (*trace, "path"),
         "roughness": (*trace, "path"),
+        "repeated_day_share": (*trace, "path"),
         "excluded_share": ("spec", "concurrency", "exclude") if "exclude" in conc else (*trace, "path"),
         "vram_exceeds_gpu_memory": ("spec", "vram", "residentGiB") if "residentGiB" in vram else ("spec", "vram"),
         "per_gpu": ("spec", "perGpuConcurrency", "value"),

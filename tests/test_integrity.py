@@ -208,7 +208,7 @@ def test_the_sound_plans_pass_every_integrity_rule(tmp_path: Path) -> None:
     repo = _plan(tmp_path, "PL963/pass/repo.yaml", "PL111/pass/anticorrelated.yaml")
     status, out, _ = run_cli(
         ["check", str(repo), "--root", str(repo), "--isolated", "--no-cache", "--now", "2026-12-01",
-         "--select", "PL111,PL801,PL960,PL961,PL962,PL963,PL964", "--format", "json"]
+         "--select", "PL111,PL801,PL960,PL961,PL962,PL963,PL964,PL965,PL966", "--format", "json"]
     )
     assert (status, json.loads(out)["findings"]) == (0, [])
 
@@ -223,3 +223,20 @@ def test_the_review_page_shows_the_integrity_facts_and_the_split_total() -> None
     assert "a copy: traces/chat-export.csv holds the same series as ../../_traces/diurnal-100.csv" in page
     page = render(run_fixture(FIXTURES / "PL801" / "fail"))
     assert "all proposals for the pool" in page and "split-b 4" in page
+
+
+def test_pasted_days_are_found_and_measured_days_are_not() -> None:
+    times, valid = _grid(96 * 28, 900.0)
+    times = times - times[0] % 86_400  # start at midnight
+    week = _noise(96 * 7)
+    pasted = np.tile(week, 4)
+    assert integrity.repeated_days(times, pasted, valid, 900.0) == (21, 28)
+    assert integrity.repeated_days(times, _noise(96 * 28) + (np.arange(96 * 28) // 96), valid, 900.0)[0] == 0
+    # a step that does not divide a day: not judged
+    assert integrity.repeated_days(times, pasted, valid, 7000.0) == (None, 0)
+
+
+def test_a_copy_moved_in_time_is_the_same_demand(tmp_path: Path) -> None:
+    found = _check(_plan(tmp_path, "PL111/fail/moved.yaml"), "PL111")
+    assert [f["subject"] for f in found] == ["workload summary-v0"]
+    assert "a copy moved in time: traces/old-92d.csv holds the values of traces/diurnal-100.csv" in str(found[0]["message"])

@@ -14,6 +14,8 @@ is 2026-12-01T00:00Z.
   hourly data repeated on a 5-minute grid.
 - minutely-5min.csv (5-minute rows, 14 days): the same level with a change at most steps.
 - smooth-sine.csv (5-minute rows, 14 days): 100 + 40 sin over the day, to three decimals.
+- pasted-week.csv (15-minute rows, 91 days): one noisy week of 60 +- 20 in flight, repeated
+  thirteen times to fill the window.
 - bursty-sustained.csv (15-minute rows, 92 days): 30 in flight, and every day a burst to
   90 that lasts three hours (wider than any cold start): real, sustained demand.
 The copy fixture of PL111 (PL111/fail/traces/chat-export.csv) is a byte-for-byte copy of
@@ -79,6 +81,8 @@ def main() -> None:
     write("hourly-on-5min.csv", fortnight, NOW - 300, 300, hourly)
     write("minutely-5min.csv", fortnight, NOW - 300, 300, minutely)
     write("smooth-sine.csv", fortnight, NOW - 300, 300, sine)
+    week = 7 * 96
+    write("pasted-week.csv", NOW - 91 * 86_400, NOW - 900, 900, lambda i, t: str(60 + wobble(i % week, 20)))
     write("bursty-sustained.csv", NOW - 92 * 86_400, NOW - 900, 900, bursty)
     copy = HERE.parent / "PL111" / "fail" / "traces" / "chat-export.csv"
     copy.parent.mkdir(parents=True, exist_ok=True)
