@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("series_fingerprint", "series fingerprint", lambda v: str(v)[:12]),
     ("double_count_basis", "repeats another workload's series", lambda v: str(v)),
+    ("repeated_days", "days that repeat another", lambda v: str(v)),
     ("seconds_after_now", "runs past now", lambda v: f"{float(v):,.0f} s"),
     ("resolution_step_seconds", "real step", lambda v: f"{float(v):,.0f} s"),
     ("step_seconds", "declared step", lambda v: f"{float(v):,.0f} s"),
@@ -46,8 +47,9 @@ def integrity_section(workloads: Iterable[View], escape: Callable[[object], str]
     return (
         '<h2 id="integrity">Evidence integrity</h2>'
         '<p class="muted">What the integrity stage found in each trace before the rules judged it: its identity'
-        " (two workloads with one fingerprint count one demand twice), whether it runs past now, its real"
-        " resolution and smoothness, and how much of it the declared exclusions remove (rules PL111, PL960-PL963, PL965)."
+        " (two workloads with one fingerprint count one demand twice, a day that repeats another is a copy),"
+        " whether it runs past now, its real"
+        " resolution and smoothness, and how much of it the declared exclusions remove (rules PL111, PL960-PL966)."
         "</p>"
         f'<table class="integrity"><thead><tr><th>workload</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )
