@@ -19,6 +19,9 @@ from typing import Any
 from policylint.sources.provenance import pull_query_changed, pull_stale
 
 Problem = dict[str, Any]
+
+# Waits are compared with tolerances as the engine compares facts: 1e-9 of float noise, nothing more.
+_EPS = 1e-9
 CheckFunction = Callable[[Mapping[str, Any], Mapping[str, Any]], list[Problem]]
 
 
@@ -184,26 +187,124 @@ def queue_depth_short(facts: Mapping[str, Any], params: Mapping[str, Any]) -> li
     return [{"depth_needed": needed, "short_workloads": listed, "_at": "queue_depth_limit", "_figures": (needed, depth)}]
 
 
-def queue_wait_below_tolerance(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
-    """Workloads that tolerate longer waits than the pool's queue allows."""
+def format_share(share: float | None) -> str:
+    """A share (0..1) as a percentage for messages, never rounded to 0% or 100% unless it is exactly that.
+
+    One decimal from 1% up (``12.5%``), two significant digits below (``0.031%``),
+    more decimals when one would print a share just under 1 as ``100.0%``.
+    Every message that prints a share of work uses this function (rule templates
+    through the ``{fact:share}`` format).
+    """
+    if share is None or isinstance(share, bool) or not isinstance(share, (int, float)) or math.isnan(share):
+        return "unknown"
+    pct = float(share) * 100
+    if pct in (0.0, 100.0) or math.isinf(pct):
+        return f"{pct:.0f}%" if math.isfinite(pct) else "unbounded"
+    if abs(pct) < 1:
+        return f"{pct:.2g}%"
+    for decimals in range(1, 15):
+        text = f"{pct:.{decimals}f}"
+        if float(text) != 100.0:
+            return f"{text}%"
+    return f"{pct!r}%"
+
+
+def _seconds(value: float) -> str:
+    """A wait for messages: ``12.3 s``, ``unbounded`` for a queue that never empties."""
+    return "unbounded" if math.isinf(value) else f"{value:.1f} s"
+
+
+def queue_cannot_absorb(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """One problem per pool: the longest wait its queue can impose exceeds some workloads' tolerance.
+
+    The wait is the pooled daily-band demand's longest wait at reserved + elastic
+    GPUs, capped by ``queue.maxWaitSeconds`` when the pool declares one (work that
+    would wait longer is turned away, not kept waiting).
+    """
+    wait = facts.get("daily_max_wait_seconds")
+    if wait is None:
+        return []
+    limit = facts.get("queue_max_wait_seconds")
+    imposed = float(wait) if limit is None else min(float(wait), float(limit))
+    over = sorted(
+        (float(t["tolerance_seconds"]), str(t["name"]))
+        for t in facts.get("workload_tolerances") or []
+        if t.get("tolerance_seconds") is not None and imposed > float(t["tolerance_seconds"]) + _EPS
+    )
+    if not over:
+        return []
+    note = ""
+    if limit is not None and float(wait) > float(limit):
+        share = facts.get("daily_rejected_share")
+        turned = "" if share is None else f": past it the queue turns away {format_share(share)} of the pool's daily-band work"
+        note = f"; that is its wait limit{turned} (without the limit the wait would reach {_seconds(float(wait))})"
+    return [
+        {
+            "queue_wait": _seconds(imposed),
+            "over_workloads": ", ".join(f"{name} ({tol:g} s)" for tol, name in over),
+            "over_count": len(over),
+            "queue_note": note,
+            "_figures": (imposed, over[0][0]),
+        }
+    ]
+
+
+def _cut_by_limit(facts: Mapping[str, Any]) -> tuple[float, list[tuple[float, str]]] | None:
+    """(wait limit, workloads tolerating longer, loosest first), or None when no workload is cut."""
     limit = facts.get("queue_max_wait_seconds")
     if limit is None:
+        return None
+    cut = sorted(
+        ((float(t["tolerance_seconds"]), str(t["name"])) for t in facts.get("workload_tolerances") or []
+         if t.get("tolerance_seconds") is not None and float(t["tolerance_seconds"]) > float(limit)),
+        key=lambda p: (-p[0], p[1]),
+    )
+    return (float(limit), cut) if cut else None
+
+
+def _turned_away(facts: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
+    """Whether the pool's queue turns away more of its daily-band work than ``max_rejected_share``."""
+    share = facts.get("daily_rejected_share")
+    return share is not None and float(share) > float(params["max_rejected_share"])
+
+
+def queue_wait_below_tolerance(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """PL207: the queue's wait limit is below a workload's tolerance, and it does turn work away."""
+    found = _cut_by_limit(facts)
+    if found is None or not _turned_away(facts, params):
         return []
-    cut = [
-        n
-        for n in facts.get("queue_needs") or []
-        if n["tolerance_seconds"] is not None and n["tolerance_seconds"] > limit
-    ]
-    if not cut:
-        return []
-    cut.sort(key=lambda n: (-n["tolerance_seconds"], n["name"]))
-    parts = []
-    for n in cut:
-        share = n["daily_rejected_share"]
-        turned = "" if share is None else f", {share:.1%} of its daily-band work turned away"
-        parts.append(f"{n['name']} tolerates {n['tolerance_seconds']:g} s{turned}")
+    limit, cut = found
+    share = float(facts["daily_rejected_share"])
     return [
-        {"longest_tolerance": cut[0]["tolerance_seconds"], "cut_workloads": "; ".join(parts), "_at": "queue_wait_limit"}
+        {
+            "longest_tolerance": cut[0][0],
+            "cut_workloads": ", ".join(f"{name} ({tol:g} s)" for tol, name in cut),
+            "rejected_share": format_share(share),
+            "_at": "queue_wait_limit",
+            "_figures": (share, float(params["max_rejected_share"])),
+        }
+    ]
+
+
+def queue_limit_tighter_than_tolerance(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """PL208: the queue's wait limit is below a workload's tolerance, but no work (beyond the accepted share) is turned away."""
+    found = _cut_by_limit(facts)
+    if found is None or _turned_away(facts, params):
+        return []
+    limit, cut = found
+    share = facts.get("daily_rejected_share")
+    if share is None:
+        why = "the pool's demand is not measured, so whether it turns work away is unknown"
+    else:
+        why = f"at the measured demand it turns away {format_share(float(share))} of the pool's daily-band work"
+    return [
+        {
+            "longest_tolerance": cut[0][0],
+            "cut_workloads": ", ".join(f"{name} ({tol:g} s)" for tol, name in cut),
+            "rejection_known": why,
+            "_at": "queue_wait_limit",
+            "_figures": (limit, cut[0][0]),
+        }
     ]
 
 
@@ -298,7 +399,9 @@ CHECKS: dict[str, CheckFunction] = {
     "tolerance_spread": tolerance_spread,
     "tolerance_evidence_uncheckable": tolerance_evidence_uncheckable,
     "queue_depth_short": queue_depth_short,
+    "queue_cannot_absorb": queue_cannot_absorb,
     "queue_wait_below_tolerance": queue_wait_below_tolerance,
+    "queue_limit_tighter_than_tolerance": queue_limit_tighter_than_tolerance,
     "realtime_mixed": realtime_mixed,
     "pull_query_changed": pull_query_changed,
     "pull_stale": pull_stale,
@@ -320,7 +423,9 @@ CHECK_VARIABLES: dict[str, set[str]] = {
     "tolerance_spread": {"spread"},
     "tolerance_evidence_uncheckable": {"reason"},
     "queue_depth_short": {"depth_needed", "short_workloads"},
-    "queue_wait_below_tolerance": {"longest_tolerance", "cut_workloads"},
+    "queue_cannot_absorb": {"queue_wait", "over_workloads", "over_count", "queue_note"},
+    "queue_wait_below_tolerance": {"longest_tolerance", "cut_workloads", "rejected_share"},
+    "queue_limit_tighter_than_tolerance": {"longest_tolerance", "cut_workloads", "rejection_known"},
     "realtime_mixed": {"realtime_workloads", "queue_tolerant_workloads"},
     "pull_query_changed": {"trace", "reason"},
     "pull_stale": {"trace", "pulled_at", "pull_age_days"},

@@ -173,7 +173,9 @@ class _SafeFormatter(string.Formatter):
 
     ``{n:plural:GPU}`` writes the number with its noun, singular for exactly one
     ("1 GPU", "3 GPUs"); an irregular plural follows a second colon
-    (``{n:plural:entry:entries}``).
+    (``{n:plural:entry:entries}``). ``{x:share}`` writes a share of work (0..1) as a
+    percentage that never reads 0% or 100% unless it is exactly that
+    (:func:`policylint.checks.format_share`, the one function every message uses).
     """
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
@@ -184,6 +186,10 @@ class _SafeFormatter(string.Formatter):
     def format_field(self, value: Any, format_spec: str) -> Any:
         if format_spec.startswith("plural:"):
             return _plural(value, *format_spec.split(":")[1:3])
+        if format_spec == "share":
+            from policylint.checks import format_share
+
+            return format_share(value)
         if format_spec and (value is None or isinstance(value, float) and math.isinf(value)):
             return _plain(value)  # "unknown" / "unbounded", whatever the number format
         if format_spec:

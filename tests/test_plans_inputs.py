@@ -254,9 +254,11 @@ def _judged(code: str, facts: dict[str, Any]) -> bool:
 @pytest.mark.parametrize(
     ("code", "facts", "fires"),
     [
-        # waits: 0.5000001 s is longer than a 0.5 s tolerance
-        ("PL203", {"daily_max_wait_seconds": 0.5000001, "tolerance_seconds": 0.5}, True),
-        ("PL203", {"daily_max_wait_seconds": 0.5, "tolerance_seconds": 0.5}, False),
+        # waits: 0.5000001 s is longer than a 0.5 s tolerance; a wait limit caps the wait judged
+        ("PL203", {"daily_max_wait_seconds": 0.5000001, "workload_tolerances": [{"name": "a", "tolerance_seconds": 0.5}]}, True),
+        ("PL203", {"daily_max_wait_seconds": 0.5, "workload_tolerances": [{"name": "a", "tolerance_seconds": 0.5}]}, False),
+        ("PL203", {"daily_max_wait_seconds": 9.0, "queue_max_wait_seconds": 0.5, "workload_tolerances": [{"name": "a", "tolerance_seconds": 0.5}]}, False),
+        ("PL203", {"daily_max_wait_seconds": 9.0, "queue_max_wait_seconds": 0.5000001, "workload_tolerances": [{"name": "a", "tolerance_seconds": 0.5}]}, True),
         # ratios: 19.996 is below 20, 20 is not
         ("PL601", {"tail_ratio": 19.996, "pool_tail_protected": False}, False),
         ("PL601", {"tail_ratio": 20.0, "pool_tail_protected": False}, True),
@@ -430,13 +432,14 @@ def test_queue_shallower_than_the_spikes_is_caught(tmp_path: Path) -> None:
 
 
 def test_queue_wait_limit_below_tolerance_reports_what_is_rejected(tmp_path: Path) -> None:
-    """Must not pass: a 60 s limit for work that may wait an hour; the rejected share is reported."""
+    """Must not pass: a 60 s limit for work that may wait an hour; the pool's rejected share is reported."""
     found = codes(plan(tmp_path, workload("chat", tolerance=3600, evidence=JOB_EVIDENCE), reserved=12, wait=60))
     (message,) = found["PL207"]
-    assert message.startswith("pool prod/serving rejects queued work after 60 s, but chat tolerates 3600 s, ")
-    share = float(message.split(", ")[2].split("%")[0])
+    assert message.startswith("pool prod/serving turns away queued work after 60 s, and at the measured demand that is ")
+    assert message.endswith("of its pooled daily-band work, although chat (3600 s) could wait longer: work that could wait is turned away, and capacity gets bought for it")
+    share = float(message.split("that is ")[1].split("%")[0])
     assert share > 0
-    view = views_of(tmp_path)["workload chat"]
+    view = views_of(tmp_path)["pool prod/serving"]
     assert view.facts["daily_rejected_share"] == pytest.approx(share / 100, abs=5e-4)
     assert "PL207" not in codes(plan(tmp_path, workload("chat", tolerance=3600, evidence=JOB_EVIDENCE), reserved=12, wait=3600))
 
