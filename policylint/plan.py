@@ -69,7 +69,7 @@ __all__ = [
 SIZING_RULES = frozenset(
     {
         "PL101", "PL102", "PL103", "PL104", "PL110", "PL112",
-        "PL201", "PL203", "PL204", "PL205", "PL206", "PL207",
+        "PL201", "PL203", "PL204", "PL205", "PL206", "PL207", "PL208",
         "PL303", "PL306", "PL401", "PL402", "PL403", "PL502", "PL601",
         "PL801", "PL803",
     }
@@ -624,6 +624,9 @@ def _planned_pool(
             "rule": "the longest tolerance of the pool's workloads: the queue never turns away work that could still wait"
             if patient is not None
             else "no workload declares a tolerance: the queue holds work for one cold start",
+            "measurement": "tolerance.maxQueueSeconds of each workload"
+            + ("" if not whatif.tolerances else " (what-if values where --tolerance names it)"),
+            "per_workload": {n: tol[n] for n in members},
         },
         "scheduling.gang": {
             "value": pool.gang,
@@ -703,6 +706,8 @@ def apply_depths(plan: Plan, needed: Mapping[str, int | None]) -> None:
             "rule": "the highest spike above a workload's share of the planned capacity, in its own requests or jobs"
             " (the depth check requires, PL206)"
             + (f"; set by {top[0]}" if top and p.max_depth else ""),
+            "measurement": "each workload's highest usable concurrency sample (the top of its spikes), less its"
+            " share of the planned capacity (split by baseline GPUs) in requests or jobs",
             "per_workload": {n: known.get(n) for n in sorted(depths)},
         }
 
