@@ -434,3 +434,17 @@ def test_exported_quotas_are_the_planned_numbers(tmp_path: Path) -> None:
         assert quotas[p["pool"]].get("borrowingLimit", 0) == p["elastic_gpus"]
     text = (tmp_path / "k.yaml").read_text(encoding="utf-8")
     assert "# planned reserved GPUs: reserved = pooled baseline band" in text  # headroom: not the band alone
+
+
+def test_docs_excerpt_is_the_real_output() -> None:
+    """The text excerpt in docs/plan.md is what `policylint plan examples/bad` prints, line for line."""
+    import re
+
+    text = (REPO / "docs" / "plan.md").read_text(encoding="utf-8")
+    (excerpt,) = re.findall(r"```text\n(.*?)```", text, re.S)
+    code, out, _ = run_cli(["plan", "examples/bad"], cwd=REPO)
+    assert code == 0
+    lines = out.splitlines()
+    for line in excerpt.splitlines():
+        if line.strip() and line.strip() != "...":
+            assert line in lines, line
