@@ -422,7 +422,12 @@ def build_plan(
             if part_index:
                 base += f"-{part_index + 1}"
             for members in _merge(measured, planned, facts, whatif, group, tol, th):
-                pools.append(_planned_pool(group, _unique(base, group.cluster, used), members, planned, facts, whatif, tol, th))
+                sized = _planned_pool(group, base, members, planned, facts, whatif, tol, th)
+                if sized is None:  # measured, but no stretch of its series as long as the cold start
+                    unmeasured = sorted(unmeasured + members)
+                    continue
+                sized.name = _unique(base, group.cluster, used)
+                pools.append(sized)
             if unmeasured:
                 pools.append(
                     _unmeasured_pool(group, _unique(base + "-unmeasured", group.cluster, used), unmeasured, planned, facts, tol, th)
@@ -531,12 +536,15 @@ def _planned_pool(
     whatif: WhatIf,
     tol: Mapping[str, float | None],
     th: Thresholds,
-) -> PlannedPool:
+) -> PlannedPool | None:
+    """The pool of ``members`` sized from their pooled series; None when that series has no bands."""
     gpu = {"model": group.gpu_model, "memoryGiB": _plain(group.gpu_memory)}
     tols = [tol[n] for n in members]
     tight = None if any(t is None for t in tols) else min(t for t in tols if t is not None)
     reject = _is_reject(group)
     sized = _size([planned[n] for n in members], facts, whatif, reject, tight, gpu)
+    if not sized.ok:
+        return None
     alone = {n: _size([planned[n]], facts, whatif, reject, tol[n], gpu) for n in members}
     nodes, namespaces = _common_nodes(planned[n].pool for n in members)
     tails = {n: facts[n].tail_ratio for n in members}
@@ -680,7 +688,10 @@ def _unmeasured_pool(
         nodes=nodes,
         namespaces=namespaces,
     )
-    why = "no measured GPU demand (a readable concurrency trace and a per-GPU figure): no GPUs until it is measured"
+    why = (
+        "no measured GPU demand (a readable concurrency trace covering at least one cold start, and a per-GPU"
+        " figure): no GPUs until it is measured"
+    )
     pool.reasons = {n: why for n in members}
     pool.derivation = {
         "reservedGpus": {"value": 0, "rule": why},

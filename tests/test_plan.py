@@ -448,3 +448,16 @@ def test_docs_excerpt_is_the_real_output() -> None:
     for line in excerpt.splitlines():
         if line.strip() and line.strip() != "...":
             assert line in lines, line
+
+
+def test_a_trace_shorter_than_its_cold_start_gets_no_gpus(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", [Spec("chat", cold_start=600), Spec("brief", cold_start=3600, burst_hour=3)])
+    # brief's trace: two samples, far less than one cold start
+    (repo / "measurements" / "brief.csv").write_text(f"timestamp,in_flight\n{END - 600},5\n{END - 300},6\n", encoding="utf-8")
+    code, out, err = run_cli(["plan", str(repo), "--format", "json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    brief = pool_of(doc, "brief")
+    assert not brief["measured"] and brief["reserved_gpus"] == 0
+    assert doc["comparison"]["unmeasured_workloads"] == ["brief"]
+    assert pool_of(doc, "chat")["measured"]
