@@ -101,6 +101,11 @@ WORKLOAD_FACTS: dict[str, str] = {
     ),
     "outlier_days_removed": "shaping: days removed automatically as outliers (excludeOutlierDays)",
     "negative_samples": "plausibility: valid samples below zero (a count cannot be negative)",
+    "job_gpus_max": (
+        "plausibility: most GPUs any job of the measured job list (durations) held; None when the list"
+        " records no GPU column (every job then counts as one GPU)"
+    ),
+    "job_gpus_median": "plausibility: median GPUs per job of the measured job list (None as for job_gpus_max)",
     "fractional_share": "plausibility: share of valid samples that are not whole numbers, unrounded",
 }
 
@@ -339,6 +344,20 @@ def trace_facts(
     }
     out.update(shaping(times, values, valid, spans))
     return out
+
+
+def job_facts(gpus: np.ndarray, column_declared: bool) -> dict[str, Fact]:
+    """Plausibility: GPUs per job as the job list records them.
+
+    A reader gives every job one GPU when the list has no GPU column, so the figures
+    are only facts when the column was declared or some job holds more than one.
+    """
+    import numpy as np
+
+    values = np.asarray(gpus, dtype=np.float64)
+    if values.size == 0 or not (column_declared or bool(np.any(values > 1))):
+        return {"job_gpus_max": None, "job_gpus_median": None}
+    return {"job_gpus_max": int(np.max(values)), "job_gpus_median": float(np.median(values))}
 
 
 def time_facts(stored: dict[str, Any] | None, now_seconds: float) -> dict[str, Fact]:

@@ -350,6 +350,7 @@ def measure_workload(
             stats = bands.duration_stats(jobs.durations)
             facts.p50, facts.p90, facts.p99, facts.tail_ratio = stats.p50, stats.p90, stats.p99, stats.tail_ratio
             # A buffer is only a buffer if one long-tail job fits in it (PL601).
+            facts.integrity = {**(facts.integrity or {}), **_job_integrity(jobs, spec)}
             tail = jobs.gpus[jobs.durations >= stats.p99]
             facts.tail_job_gpus = max(_per_replica(workload), int(np.max(tail)) if tail.size else 0)
         except PolicylintError as exc:
@@ -386,6 +387,13 @@ def _integrity(series: Series, exclusions: list[Any]) -> dict[str, float | int |
 
     spans = [(float(e.start), float(e.end)) for e in exclusions]
     return trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
+
+
+def _job_integrity(jobs: Any, spec: dict[str, Any]) -> dict[str, float | int | str | bool | None]:
+    """Plausibility facts of a job list: the GPUs its jobs record (:func:`policylint.integrity.job_facts`)."""
+    from policylint.integrity import job_facts
+
+    return job_facts(jobs.gpus, spec.get("gpusColumn") is not None)
 
 
 def _conversion(workload: Workload, facts: WorkloadFacts) -> tuple[float | None, int]:

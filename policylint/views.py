@@ -117,6 +117,8 @@ _OWN_FACTS: dict[str, dict[str, str]] = {
             "plausibility: true when the resident GiB of one replica exceed the memory of the GPUs it occupies"
             " (pool gpu.memoryGiB x gpusPerReplica)"
         ),
+        "vram_declared_gib": "plausibility: the declared vram.residentGiB (None when not declared)",
+        "vram_trace_gib": "plausibility: the most GiB the VRAM trace shows resident (None without a VRAM trace)",
     },
     "pool": {
         "name": "pool name",
@@ -437,6 +439,8 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "pool_gpu_memory_gib": _num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
         "pulls": pull_facts(w, now),
         "vram_exceeds_gpu_memory": _vram_exceeds(resident_gib, pool_spec, per_replica) if pool else None,
+        "vram_declared_gib": _num(vram.get("residentGiB")),
+        "vram_trace_gib": facts.vram_resident_gib,
     }
     from policylint.integrity import workload_facts as integrity_facts
 
@@ -456,6 +460,8 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "resolution_step_seconds": (*trace, "path"),
         "roughness": (*trace, "path"),
         "repeated_day_share": (*trace, "path"),
+        "vram_declared_gib": ("spec", "vram", "residentGiB") if "residentGiB" in vram else ("spec", "vram"),
+        "job_gpus_max": ("spec", "gpusPerReplica") if "gpusPerReplica" in spec else ("spec", "class"),
         "excluded_share": ("spec", "concurrency", "exclude") if "exclude" in conc else (*trace, "path"),
         "vram_exceeds_gpu_memory": ("spec", "vram", "residentGiB") if "residentGiB" in vram else ("spec", "vram"),
         "per_gpu": ("spec", "perGpuConcurrency", "value"),
