@@ -208,7 +208,7 @@ def test_the_sound_plans_pass_every_integrity_rule(tmp_path: Path) -> None:
     repo = _plan(tmp_path, "PL963/pass/repo.yaml", "PL111/pass/anticorrelated.yaml")
     status, out, _ = run_cli(
         ["check", str(repo), "--root", str(repo), "--isolated", "--no-cache", "--now", "2026-12-01",
-         "--select", "PL111,PL801,PL960,PL961,PL962,PL963,PL964,PL965,PL966", "--format", "json"]
+         "--select", "PL111,PL801,PL960,PL961,PL962,PL963,PL964,PL965,PL966,PL967,PL968", "--format", "json"]
     )
     assert (status, json.loads(out)["findings"]) == (0, [])
 
@@ -240,3 +240,10 @@ def test_a_copy_moved_in_time_is_the_same_demand(tmp_path: Path) -> None:
     found = _check(_plan(tmp_path, "PL111/fail/moved.yaml"), "PL111")
     assert [f["subject"] for f in found] == ["workload summary-v0"]
     assert "a copy moved in time: traces/old-92d.csv holds the values of traces/diurnal-100.csv" in str(found[0]["message"])
+
+
+def test_pool_bands_json_carries_each_workloads_integrity_facts() -> None:
+    code, out, err = run_cli(["bands", "--pool", "prod-east/serving", "examples/good", "--format", "json"], cwd=REPO)
+    assert (code, err) == (0, "")
+    workloads = json.loads(out)["workloads"]
+    assert workloads and all(set(w["integrity"]) == set(integrity.WORKLOAD_FACTS) for w in workloads.values())

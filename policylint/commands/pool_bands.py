@@ -61,6 +61,17 @@ def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[st
     return out
 
 
+def _add_integrity(own: dict[str, dict[str, Any]], facts: dict[str, WorkloadFacts], now: Any) -> None:
+    """Each measured workload's integrity facts (:mod:`policylint.integrity`), as ``check`` judges them."""
+    from policylint.integrity import workload_facts
+
+    for name, entry in own.items():
+        f = facts[name]
+        if entry.get("measured") and f.integrity is not None:
+            outliers = len(f.report.outlier_days) if f.report is not None else None
+            entry["integrity"] = workload_facts(f.integrity, now.timestamp(), outliers)
+
+
 def _document(pool: Pool, pooled: PoolFacts, own: dict[str, dict[str, Any]]) -> dict[str, Any]:
     reserved = int(pool.spec.get("reservedGpus", 0))
     elastic = int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
@@ -100,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     facts, _ = measure(model, now, limits=config.trace_limits())
     pooled = measure_pool(pool, facts)
     own = _own_bands(pool, facts)
+    _add_integrity(own, facts, now)
     if not pool.workloads:
         raise PolicylintError(f"pool {pool.qualified} has no workloads: its GPUs have no measured demand (PL110)")
     if pooled.report is None:
