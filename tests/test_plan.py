@@ -329,7 +329,7 @@ def test_classes_and_tiers_never_share_a_pool(tmp_path: Path) -> None:
     assert sizing_findings(tmp_path / "p") == []
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
         st.tuples(
@@ -339,6 +339,7 @@ def test_classes_and_tiers_never_share_a_pool(tmp_path: Path) -> None:
             st.integers(0, 23),  # burst hour
             st.sampled_from([15, 60, 180]),  # burst minutes
             st.sampled_from([1, 4]),  # per GPU
+            st.sampled_from([1, 2]),  # GPUs per replica
             st.sampled_from([600, 1800]),  # cold start
             st.sampled_from([0.5, 30, 900, 7200]),  # tolerance
             st.sampled_from(["a", "b"]),  # today's pool
@@ -349,8 +350,9 @@ def test_classes_and_tiers_never_share_a_pool(tmp_path: Path) -> None:
 )
 def test_every_generated_plan_passes_check(tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[Any, ...]]) -> None:
     specs = [
-        Spec(f"w{i}", cls=c, level=lv, burst=b, burst_hour=h, burst_minutes=m, per_gpu=g, cold_start=cs, tolerance=t, pool=p)
-        for i, (c, lv, b, h, m, g, cs, t, p) in enumerate(rows)
+        Spec(f"w{i}", cls=c, level=lv, burst=b, burst_hour=h, burst_minutes=m, per_gpu=g, replicas=r, cold_start=cs,
+             tolerance=t, pool=p)
+        for i, (c, lv, b, h, m, g, r, cs, t, p) in enumerate(rows)
     ]
     base = tmp_path_factory.mktemp("gen")
     repo = make_repo(base / "r", specs)
