@@ -1392,6 +1392,7 @@ def _atomic_write(path: Path, data: bytes, folder: Path | None = None) -> None:
 
     root = folder if folder is not None else _entry_folder(path)
     try:
-        write_file(path, data, root=root, links="replace", parents=True, mode=0o600, what="cache entry")
+        # not fsynced: an entry lost or torn by a crash fails its HMAC and is a miss
+        write_file(path, data, root=root, links="replace", parents=True, mode=0o600, what="cache entry", durable=False)
     except (PolicylintError, OSError, ValueError):
         pass

@@ -234,6 +234,7 @@ def write_file(
     mode: int | None = None,
     what: str = "file",
     if_unchanged: bytes | None = None,
+    durable: bool = True,
 ) -> Path:
     """Write ``data`` to ``path`` atomically and safely; the path actually replaced.
 
@@ -244,6 +245,10 @@ def write_file(
     docstring for the rules; every refusal or failure is a
     :class:`~policylint.errors.PolicylintError` (:class:`WriteRefused` or
     :class:`WriteFailed`) and leaves the target and its folder as they were.
+
+    ``durable=False`` skips the two ``fsync`` calls, for files whose loss after a crash
+    costs nothing but time: cache entries, which carry their own checksum (a torn or
+    missing entry is a miss). Everything the user reads or commits is written durably.
     """
     shown = str(path)
     if root is None and not explicit:
@@ -265,7 +270,8 @@ def write_file(
                 os.fchown(fd, info.st_uid, info.st_gid)
             except OSError:
                 pass  # keeping the owner is best effort; the content and mode are what matter
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
         done, fd = fd, None
         os.close(done)
         if not overwrite and os.path.lexists(target):
@@ -274,7 +280,8 @@ def write_file(
             raise WriteRefused(f"changed on disk while policylint was editing it: {what} not written", source=shown)
         os.replace(tmp, target)
         tmp = None
-        _sync_folder(folder)
+        if durable:
+            _sync_folder(folder)
     except OSError as exc:
         raise WriteFailed(f"cannot write {what}: {exc.strerror or exc}", source=shown) from None
     finally:
