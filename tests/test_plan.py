@@ -463,3 +463,11 @@ def test_a_trace_shorter_than_its_cold_start_gets_no_gpus(tmp_path: Path) -> Non
     assert not brief["measured"] and brief["reserved_gpus"] == 0
     assert doc["comparison"]["unmeasured_workloads"] == ["brief"]
     assert pool_of(doc, "chat")["measured"]
+
+
+def test_docs_name_every_rule_the_plan_answers_for() -> None:
+    import re
+
+    text = (REPO / "docs" / "plan.md").read_text(encoding="utf-8")
+    (selected,) = re.findall(r"policylint check planned --select (\S+)", text)
+    assert selected.split(",") == sorted(SIZING_RULES)
