@@ -592,8 +592,12 @@ def _planned_pool(
     }
     pool.reasons = {n: _reason(group, tol[n], len(members) == 1) for n in members}
     cold_rule = (
-        f"pool cold start = the longest effective cold start of its workloads ({sized.cold_start_source});"
-        " elastic GPUs must serve within it, or the bursts the daily band counts end before they arrive"
+        f"pool cold start = the longest effective cold start of its workloads ({sized.cold_start_source}); "
+        + (
+            "elastic GPUs must serve within it, or the bursts the daily band counts end before they arrive"
+            if pool.elastic
+            else "the pool has no elastic capacity, so it is only the window of its bands"
+        )
     )
     if whatif.cold_start_seconds is not None:
         cold_rule += f"; what-if: every workload's cold start set to {whatif.cold_start_seconds:g} s"
