@@ -69,6 +69,11 @@ WORKLOAD_FACTS: dict[str, str] = {
         "identity: SHA-256 of the values of the valid samples alone, without their times: equal for a copy"
         " moved to other dates"
     ),
+    "shape_fingerprint": (
+        "identity: SHA-256 of the sequence of rises, falls and holds between valid samples (the same for a copy"
+        " scaled by a factor >= 1 or shifted by a constant); None for series that change fewer than 24 times a"
+        " day (too little noise to tell two series apart)"
+    ),
     "repeated_days": (
         "identity: UTC days whose every sample repeats an earlier day of the same trace exactly (judged on"
         " days that change value at least 24 times); None when the step does not divide a day"
@@ -127,6 +132,28 @@ def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
 
     digest = hashlib.sha256(b"policylint-values/1\0")
     digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+def shape_fingerprint(values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str | None:
+    """Identity: the SHA-256 of sign(difference) between consecutive valid samples.
+
+    A copy multiplied by a factor of one or more (rounded or not), or shifted by
+    a constant, rises and falls at exactly the same samples; two measured series
+    with noise never do over thousands of changes. Only series changing at least
+    :data:`MIN_DAY_CHANGES` times a day on average get one.
+    """
+    import numpy as np
+
+    good = values[valid]
+    if good.size < 3:
+        return None
+    signs = np.sign(np.diff(good)).astype(np.int8)
+    days = good.size * float(step_seconds) / 86_400.0
+    if days <= 0 or np.count_nonzero(signs) / days < MIN_DAY_CHANGES:
+        return None
+    digest = hashlib.sha256(b"policylint-shape/1\0")
+    digest.update(np.ascontiguousarray(signs).tobytes())
     return digest.hexdigest()
 
 
@@ -330,6 +357,7 @@ def trace_facts(
     out: dict[str, Fact] = {
         "series_fingerprint": fingerprint(times, values, valid, step_seconds),
         "values_fingerprint": values_fingerprint(values, valid),
+        "shape_fingerprint": shape_fingerprint(values, valid, step_seconds),
         "repeated_days": repeated,
         "repeated_day_share": (repeated / judged) if repeated is not None and judged else (0.0 if repeated is not None else None),
         "first_time": float(times[valid][0]) if good.size else None,

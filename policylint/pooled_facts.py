@@ -137,7 +137,10 @@ def double_counted(pool: Pool, fingerprints: dict[str, str | None] | None = None
 
 
 def repeats(
-    pool: Pool, fingerprints: dict[str, str | None] | None = None, series: dict[str, str | None] | None = None
+    pool: Pool,
+    fingerprints: dict[str, str | None] | None = None,
+    series: dict[str, str | None] | None = None,
+    shapes: dict[str, str | None] | None = None,
 ) -> dict[str, tuple[str, str]]:
     """Workload -> (workload it repeats, how that was recognised), for one pool.
 
@@ -149,6 +152,8 @@ def repeats(
     workload whose series is unknown (unreadable) is grouped by its file,
     columns and selector instead. ``series`` (the fingerprints with times, by
     workload) tells a copy moved to other dates from a plain copy in messages.
+    ``shapes`` (:func:`policylint.integrity.shape_fingerprint`) then finds a
+    copy scaled up or shifted: it rises and falls at exactly the same samples.
     """
     groups: dict[tuple[str, ...], list[Workload]] = {}
     for w in sorted(pool.workloads, key=lambda w: w.name):
@@ -163,7 +168,23 @@ def repeats(
             first = unshared[0]
             moved = series is not None and series.get(first.name) != series.get(w.name)
             out[w.name] = (first.name, _basis(first, w, moved))
+    scaled: dict[str, list[Workload]] = {}
+    for w in sorted(pool.workloads, key=lambda w: w.name):
+        shape = (shapes or {}).get(w.name)
+        if shape and w.name not in out:
+            scaled.setdefault(shape, []).append(w)
+    for members in scaled.values():
+        unshared = [w for w in members if not (w.spec.get("concurrency") or {}).get("share")]
+        for w in unshared[1:]:
+            out[w.name] = (unshared[0].name, _scaled_basis(unshared[0], w))
     return out
+
+
+def _scaled_basis(kept: Workload, repeat: Workload) -> str:
+    """Message text for a copy that was scaled or shifted."""
+    a, b = kept.measurements.get("concurrency"), repeat.measurements.get("concurrency")
+    names = (b.display if b else repeat.name, a.display if a else kept.name)
+    return f"a scaled copy: {names[0]} rises and falls at exactly the samples {names[1]} does"
 
 
 def _basis(kept: Workload, repeat: Workload, moved: bool = False) -> str:
@@ -194,7 +215,12 @@ def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
         n: v.facts.get("values_fingerprint") if (v.facts.get("value_changes") or 0) >= 10 else v.facts.get("series_fingerprint")
         for n, v in wviews.items()
     }
-    found = repeats(pool, printed, {n: v.facts.get("series_fingerprint") for n, v in wviews.items()})
+    found = repeats(
+        pool,
+        printed,
+        {n: v.facts.get("series_fingerprint") for n, v in wviews.items()},
+        {n: v.facts.get("shape_fingerprint") for n, v in wviews.items()},
+    )
     for w in pool.workloads:
         view = wviews.get(w.name)
         if view is None:

@@ -247,3 +247,22 @@ def test_pool_bands_json_carries_each_workloads_integrity_facts() -> None:
     assert (code, err) == (0, "")
     workloads = json.loads(out)["workloads"]
     assert workloads and all(set(w["integrity"]) == set(integrity.WORKLOAD_FACTS) for w in workloads.values())
+
+
+def test_a_scaled_copy_is_the_same_demand(tmp_path: Path) -> None:
+    found = _check(_plan(tmp_path, "PL111/fail/scaled.yaml"), "PL111")
+    assert [f["subject"] for f in found] == ["workload ranker-eu"]
+    assert "a scaled copy: traces/bursty-scaled.csv rises and falls at exactly the samples" in str(found[0]["message"])
+
+
+def test_shape_fingerprint_ignores_scale_and_offset_but_not_other_noise() -> None:
+    times, valid = _grid(96 * 30, 900.0)
+    base = _noise(96 * 30)
+    shape = integrity.shape_fingerprint(base, valid, 900.0)
+    assert shape is not None
+    assert integrity.shape_fingerprint(np.round(base * 1.3) + 7, valid, 900.0) == shape
+    other = base + np.where(np.arange(base.size) % 97 == 0, 0.5, 0.0)
+    assert integrity.shape_fingerprint(other, valid, 900.0) != shape
+    # too few changes a day to be told apart: no shape
+    steps = np.repeat(np.arange(30) % 2, 96).astype(float)
+    assert integrity.shape_fingerprint(steps, valid, 900.0) is None

@@ -18,6 +18,7 @@ is 2026-12-01T00:00Z.
   thirteen times to fill the window.
 - bursty-sustained.csv (15-minute rows, 92 days): 30 in flight, and every day a burst to
   90 that lasts three hours (wider than any cold start): real, sustained demand.
+- bursty-scaled.csv: bursty-sustained.csv with every value times 1.3, rounded (a scaled copy).
 The copy fixture of PL111 (PL111/fail/traces/chat-export.csv) is a byte-for-byte copy of
 diurnal-100.csv, written by this script too.
 """
@@ -84,6 +85,7 @@ def main() -> None:
     week = 7 * 96
     write("pasted-week.csv", NOW - 91 * 86_400, NOW - 900, 900, lambda i, t: str(60 + wobble(i % week, 20)))
     write("bursty-sustained.csv", NOW - 92 * 86_400, NOW - 900, 900, bursty)
+    write("bursty-scaled.csv", NOW - 92 * 86_400, NOW - 900, 900, lambda i, t: str(round(1.3 * int(bursty(i, t)))))
     copy = HERE.parent / "PL111" / "fail" / "traces" / "chat-export.csv"
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HERE / "diurnal-100.csv", copy)
