@@ -387,6 +387,12 @@ def text(doc: dict[str, Any]) -> str:
     for p in comparison["planned_pools"]:
         rows.append((safe(p["pool"]), str(p["reserved_gpus"]), str(p["elastic_gpus"]), safe(", ".join(p["from"]) or "-")))
     lines += _table(rows, {1, 2})
+    lines.append("")
+    rows = [("cluster", "reserved today", "elastic today", "proposed", "planned reserved", "planned elastic")]
+    for name, c in comparison["clusters"].items():
+        rows.append((safe(name), str(c["today_reserved"]), str(c["today_elastic"]), str(c["today_proposed"]),
+                     str(c["planned_reserved"]), str(c["planned_elastic"])))
+    lines += _table(rows, {1, 2, 3, 4, 5})
     t = comparison["total"]
     today, new, saves = t["today"], t["planned"], t["saves"]
     lines += [
@@ -441,6 +447,13 @@ def markdown(doc: dict[str, Any]) -> str:
         lines.append(
             f"| {_md(c['pool'])} | {c['reserved_gpus']} | {c['elastic_gpus']} | {c['proposed_gpus']}"
             f" | {_md(', '.join(c['planned_in']) or '-')} | {codes} |"
+        )
+    lines += ["", "| cluster | reserved today | elastic today | proposed | planned reserved | planned elastic |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for name, c in comparison["clusters"].items():
+        lines.append(
+            f"| {_md(name)} | {c['today_reserved']} | {c['today_elastic']} | {c['today_proposed']}"
+            f" | {c['planned_reserved']} | {c['planned_elastic']} |"
         )
     lines += ["", "<details><summary>How each number is derived</summary>", ""]
     for p in plan["pools"]:
