@@ -266,3 +266,12 @@ def test_shape_fingerprint_ignores_scale_and_offset_but_not_other_noise() -> Non
     # too few changes a day to be told apart: no shape
     steps = np.repeat(np.arange(30) % 2, 96).astype(float)
     assert integrity.shape_fingerprint(steps, valid, 900.0) is None
+
+
+def test_correctly_sized_scheduler_queues_pass_every_integrity_rule() -> None:
+    for example in ("examples/kueue", "examples/good"):
+        code, out, _ = run_cli(
+            ["check", example, "--no-cache", "--select", "PL111,PL801,PL960,PL961,PL962,PL963,PL964,PL965,PL966,PL967,PL968"],
+            cwd=REPO,
+        )
+        assert code == 0, out
