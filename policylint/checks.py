@@ -338,9 +338,14 @@ def exclusions_shape_series(facts: Mapping[str, Any], params: Mapping[str, Any])
     """Declared exclusions that take too much of the window, recur daily, or remove the busiest samples."""
     reasons = []
     figures: tuple[float, float] | None = None
-    share = facts.get("excluded_share")
+    declared = facts.get("excluded_share")
+    outliers = facts.get("outlier_day_share") or 0.0
+    share = None if declared is None else declared + outliers
     if share is not None and share > float(params["max_share"]):
-        reasons.append(f"they remove {share:.1%} of the samples (at most {float(params['max_share']):.0%} may go)")
+        parts = f" ({declared:.1%} declared ranges, {outliers:.1%} outlier days)" if outliers else ""
+        reasons.append(
+            f"they remove {share:.1%} of the samples{parts} (at most {float(params['max_share']):.0%} may go)"
+        )
         figures = (float(share), float(params["max_share"]))
     recurring = facts.get("exclusion_recurring") or 0
     if recurring > int(params["max_recurring"]):

@@ -105,6 +105,7 @@ WORKLOAD_FACTS: dict[str, str] = {
         "shaping: mean demand of the excluded samples / mean demand of the kept ones (None when either is empty)"
     ),
     "outlier_days_removed": "shaping: days removed automatically as outliers (excludeOutlierDays)",
+    "outlier_day_share": "shaping: outlier_days_removed / the days the trace spans, unrounded",
     "negative_samples": "plausibility: valid samples below zero (a count cannot be negative)",
     "job_gpus_max": (
         "plausibility: most GPUs any job of the measured job list (durations) held; None when the list"
@@ -416,4 +417,8 @@ def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_da
             out[name] = stored[name]
     out.update(time_facts(stored, now_seconds) if stored else {})
     out["outlier_days_removed"] = outlier_days
+    first, last, step = stored.get("first_time"), stored.get("last_time"), stored.get("step_seconds")
+    if outlier_days is not None and isinstance(first, (int, float)) and isinstance(last, (int, float)):
+        span = (float(last) - float(first) + float(step or 0.0)) / 86_400.0
+        out["outlier_day_share"] = min(1.0, outlier_days / span) if span > 0 else None
     return out
