@@ -275,3 +275,13 @@ def test_correctly_sized_scheduler_queues_pass_every_integrity_rule() -> None:
             cwd=REPO,
         )
         assert code == 0, out
+
+
+def test_the_review_page_lists_every_integrity_fact_of_each_traced_workload() -> None:
+    from fixture_helpers import run_fixture
+
+    from policylint.report.html_report import render
+
+    page = render(run_fixture(FIXTURES / "PL960" / "fail"))
+    for name in integrity.WORKLOAD_FACTS:
+        assert f'<dd data-fact="{name}">' in page, name

@@ -29,13 +29,41 @@ _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 )
 
 
+#: View facts of the plausibility group that live outside :data:`policylint.integrity.WORKLOAD_FACTS`.
+_VIEW_FACTS = ("double_count_basis", "vram_exceeds_gpu_memory", "vram_declared_gib", "vram_trace_gib")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _all_facts(view: View, escape: Callable[[object], str]) -> str:
+    """Every integrity fact of one workload, as a definition list in a closed details element."""
+    from policylint.integrity import WORKLOAD_FACTS
+
+    names = [*WORKLOAD_FACTS, *_VIEW_FACTS]
+    items = "".join(
+        f'<dt>{escape(name)}</dt><dd data-fact="{escape(name)}">'
+        f'{"—" if view.facts.get(name) is None else escape(_shown(view.facts[name]))}</dd>'
+        for name in names
+    )
+    return (
+        f'<details data-workload="{escape(view.facts["name"])}"><summary>{escape(view.facts["name"])}: every'
+        f" integrity fact</summary><dl>{items}</dl></details>"
+    )
+
+
 def integrity_section(workloads: Iterable[View], escape: Callable[[object], str]) -> str:
     """A table of the integrity facts of every workload with a readable trace ('' when there is none)."""
     rows = []
+    details = []
     for view in sorted(workloads, key=lambda v: str(v.facts.get("name"))):
         f = view.facts
         if not f.get("series_fingerprint"):
             continue
+        details.append(_all_facts(view, escape))
         cells = "".join(
             f'<td data-fact="{escape(fact)}">{escape(show(f[fact])) if f.get(fact) is not None else "—"}</td>'
             for fact, _, show in _COLUMNS
@@ -52,4 +80,5 @@ def integrity_section(workloads: Iterable[View], escape: Callable[[object], str]
         " resolution and smoothness, and how much of it the declared exclusions remove (rules PL111, PL960-PL966)."
         "</p>"
         f'<table class="integrity"><thead><tr><th>workload</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        + "".join(details)
     )
