@@ -54,6 +54,7 @@ __all__ = [
     "Plan",
     "PlannedPool",
     "Thresholds",
+    "Unplaced",
     "WhatIf",
     "apply_depths",
     "build_plan",
@@ -125,6 +126,18 @@ class Thresholds:
             max_tail_ratio=get("PL601", "max_tail_ratio", d.max_tail_ratio),
             headroom=min(headrooms),
         )
+
+
+@dataclass(frozen=True)
+class Unplaced:
+    """Where workloads placed in no pool are planned: a cluster (when they name none) and a GPU type.
+
+    Without a GPU type they are left out of the plan: nothing says which GPUs they run on.
+    """
+
+    cluster: str = "planned"
+    gpu_model: str | None = None
+    gpu_memory: float | None = None
 
 
 @dataclass
@@ -346,18 +359,23 @@ class _Group:
     tier: str
 
 
-def _group_of(w: Workload, spec: Mapping[str, Any], th: Thresholds) -> _Group | str:
+def _group_of(w: Workload, spec: Mapping[str, Any], th: Thresholds, unplaced: Unplaced) -> _Group | str:
     """The group a workload belongs to, or why it cannot be planned."""
+    if w.cls not in _CLASSES:
+        return f"its class {w.cls!r} is not one of {', '.join(_CLASSES)}"
+    gang = w.cls in ("training", "batch") and _replicas(spec) > 1
+    tier = _tier(tolerance_of(spec), th)
     if w.pool is None:
-        return "it is placed in no pool, so its cluster and GPU type are unknown"
+        if unplaced.gpu_model is None or unplaced.gpu_memory is None:
+            return "it is placed in no pool, so its GPU type is unknown (give one with --gpu MODEL=GIB)"
+        named = spec.get("cluster")
+        cluster = named if isinstance(named, str) and named else unplaced.cluster
+        return _Group(cluster, w.cls, unplaced.gpu_model, unplaced.gpu_memory, gang, tier)
     gpu = w.pool.spec.get("gpu") or {}
     model, memory = gpu.get("model"), _number(gpu.get("memoryGiB"))
     if not isinstance(model, str) or memory is None:
         return f"its pool {w.pool.qualified} declares no GPU model and memory"
-    if w.cls not in _CLASSES:
-        return f"its class {w.cls!r} is not one of {', '.join(_CLASSES)}"
-    gang = w.cls in ("training", "batch") and _replicas(spec) > 1
-    return _Group(w.pool.cluster.name, w.cls, model, memory, gang, _tier(tolerance_of(spec), th))
+    return _Group(w.pool.cluster.name, w.cls, model, memory, gang, tier)
 
 
 def _split_spread(names: list[str], tolerances: Mapping[str, float | None], max_spread: float) -> list[list[str]]:
@@ -386,14 +404,17 @@ def build_plan(
     facts: Mapping[str, WorkloadFacts],
     whatif: WhatIf | None = None,
     thresholds: Thresholds | None = None,
+    unplaced_at: Unplaced | None = None,
 ) -> Plan:
     """The plan for the workloads of ``model`` measured as ``facts`` (see the module docs).
 
-    Queue depths are left at 0: :func:`apply_depths` sets them from the planned
-    repository's own views.
+    Clusters are optional input: a workload placed in no pool is planned in the cluster
+    it names (else ``unplaced_at.cluster``) on ``unplaced_at``'s GPU type. Queue depths
+    are left at 0: :func:`apply_depths` sets them from the planned repository's own views.
     """
     whatif = whatif or WhatIf()
     th = thresholds or Thresholds()
+    unplaced_at = unplaced_at or Unplaced()
     unknown = sorted({n for n, _ in whatif.tolerances} - set(model.workloads))
     if unknown:
         raise PolicylintError(f"--tolerance names no workload of the repository: {', '.join(unknown)}")
@@ -406,7 +427,7 @@ def build_plan(
     groups: dict[_Group, list[str]] = {}
     unplaced: dict[str, str] = {}
     for name in sorted(planned):
-        g = _group_of(planned[name], specs[name], th)
+        g = _group_of(planned[name], specs[name], th, unplaced_at)
         if isinstance(g, str):
             unplaced[name] = g
         else:

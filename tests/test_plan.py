@@ -412,11 +412,20 @@ def test_a_repository_with_model_errors_gets_no_plan(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES / "good", repo)
     path = repo / "workloads" / "product-ai.yaml"
     text = path.read_text(encoding="utf-8")
-    assert "pool: serving" in text
-    path.write_text(text.replace("pool: serving", "pool: nowhere", 1), encoding="utf-8")
+    assert "gpusPerReplica: 1" in text
+    path.write_text(text.replace("gpusPerReplica: 1", "gpusPerReplica: many", 1), encoding="utf-8")
     code, out, err = run_cli(["plan", str(repo)])
     assert code == 1 and out == ""
-    assert "no plan" in err and "PL020" in err
+    assert "no plan" in err and "PL010" in err
+
+
+def test_a_placement_the_plan_replaces_is_no_model_error(tmp_path: Path) -> None:
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    path = repo / "workloads" / "product-ai.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("pool: serving", "pool: nowhere", 1), encoding="utf-8")
+    code, out, err = run_cli(["plan", str(repo), "--gpu", "H200-SXM-141GB=141"])
+    assert code == 0, err
 
 
 def test_exported_quotas_are_the_planned_numbers(tmp_path: Path) -> None:
@@ -471,3 +480,37 @@ def test_docs_name_every_rule_the_plan_answers_for() -> None:
     text = (REPO / "docs" / "plan.md").read_text(encoding="utf-8")
     (selected,) = re.findall(r"policylint check planned --select (\S+)", text)
     assert selected.split(",") == sorted(SIZING_RULES)
+
+
+def test_clusters_are_optional_input(tmp_path: Path) -> None:
+    """Workloads alone: placed on the GPU type given, in the clusters they name or the one given."""
+    repo = tmp_path / "workloads-only"
+    make_repo(repo, [Spec("chat", cold_start=600), Spec("eval", cls="batch", tolerance=3600, burst_hour=2)])
+    shutil.rmtree(repo / "clusters")
+    for path in (repo / "workloads").glob("*.yaml"):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        del doc["spec"]["pool"]
+        if doc["metadata"]["name"] == "eval":
+            del doc["spec"]["cluster"]  # names no cluster: goes to --cluster
+        path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    code, out, err = run_cli(["plan", str(repo)])
+    assert (code, out) == (2, "")
+    assert "no workload of" in err and "--gpu MODEL=GIB" in err
+    doc = plan_json(repo, "--gpu", "H100-SXM-80GB=80", "--cluster", "west", "--repository", str(tmp_path / "p"))
+    assert pool_of(doc, "chat")["cluster"] == "east" and pool_of(doc, "eval")["cluster"] == "west"
+    assert pool_of(doc, "chat")["gpu"] == {"model": "H100-SXM-80GB", "memoryGiB": 80}
+    assert doc["comparison"]["total"]["today"]["total_gpus"] == 0
+    assert sizing_findings(tmp_path / "p") == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gpu", "H100"], "expected MODEL=GIB"),
+        (["--gpu", "H100=0"], "expected a positive memory in GiB"),
+        (["--cluster", "East Side"], "expected a cluster name"),
+    ],
+)
+def test_bad_placement_options(args: list[str], message: str) -> None:
+    code, out, err = run_cli(["plan", str(EXAMPLES / "good"), *args])
+    assert (code, out) == (2, "") and message in err

@@ -65,6 +65,29 @@ def _tolerance(value: str) -> tuple[str, float]:
     return name.strip(), x
 
 
+def _gpu(value: str) -> tuple[str, float]:
+    import math
+
+    model, sep, memory = value.partition("=")
+    if not sep or not model.strip():
+        raise argparse.ArgumentTypeError(f"expected MODEL=GIB (e.g. H100-SXM-80GB=80), got {value!r}")
+    try:
+        gib = float(memory)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected MODEL=GIB with the memory of one GPU in GiB, got {value!r}") from None
+    if not math.isfinite(gib) or gib <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive memory in GiB, got {value!r}")
+    return model.strip(), gib
+
+
+def _cluster_name(value: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9_.]*[a-z0-9])?", value):
+        raise argparse.ArgumentTypeError(f"expected a cluster name (lower-case letters, digits, '-', '_', '.'), got {value!r}")
+    return value
+
+
 def _fraction(value: str) -> float:
     import math
 
@@ -100,6 +123,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--headroom", type=_fraction, default=0.0, metavar="FRACTION",
         help="plan FRACTION above the bands (default 0; at most the headroom the sizing rules accept, 0.15 by default)",
     )
+    parser.add_argument(
+        "--gpu", type=_gpu, metavar="MODEL=GIB",
+        help="plan workloads placed in no pool (or in a cluster not declared) on this GPU type, e.g. H100-SXM-80GB=80",
+    )
+    parser.add_argument(
+        "--cluster", type=_cluster_name, default="planned", metavar="NAME",
+        help="the cluster for workloads that name none (default: planned)",
+    )
     parser.add_argument("--config", type=Path, metavar="FILE", help="configuration file (default: discovered)")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root file references must stay in")
@@ -129,7 +160,12 @@ def _refuse(result: LintResult) -> bool:
         if source is None:
             return False
         docs = [d for d in source.documents if d.index == f.doc_index]
-        return bool(docs) and replaced_document(docs[0])
+        if not docs:
+            return False
+        if docs[0].is_policylint and docs[0].kind == "Workload" and f.code == "PL020":
+            # no placement, or one in a cluster or pool not declared: the plan places the workload anew
+            return f.doc_path == "spec" or f.doc_path.split("/")[:2] in (["spec", "cluster"], ["spec", "pool"], ["spec", "queue"])
+        return replaced_document(docs[0])
 
     errors = [f for f in result.model_errors if f.severity >= Severity.ERROR and not replaced(f)]
     if not errors:
@@ -151,7 +187,18 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.errors import PolicylintError
     from policylint.measure import measure
-    from policylint.plan import SIZING_RULES, Thresholds, WhatIf, apply_depths, build_plan, cluster_yaml, compare, to_dict, write_repository
+    from policylint.plan import (
+        SIZING_RULES,
+        Thresholds,
+        Unplaced,
+        WhatIf,
+        apply_depths,
+        build_plan,
+        cluster_yaml,
+        compare,
+        to_dict,
+        write_repository,
+    )
 
     if not args.path.exists():
         raise PolicylintError(f"path not found: {args.path}")
@@ -181,9 +228,11 @@ def run(args: argparse.Namespace) -> int:
         tolerances=tuple(sorted(dict(args.tolerance or []).items())),
         headroom=args.headroom,
     )
-    plan = build_plan(model, facts, whatif, thresholds)
+    gpu_model, gpu_memory = args.gpu if args.gpu is not None else (None, None)
+    plan = build_plan(model, facts, whatif, thresholds, Unplaced(args.cluster, gpu_model, gpu_memory))
     if not plan.pools:
-        raise PolicylintError(f"nothing to plan: no workload of {args.path} is placed in a pool with a GPU type")
+        hint = "" if args.gpu is not None else " (give the GPU type of workloads placed in no pool with --gpu MODEL=GIB)"
+        raise PolicylintError(f"nothing to plan: no workload of {args.path} has a GPU type{hint}")
     root = Path(config.root)
     config_file = Path(config.path) if config.path else None
     with tempfile.TemporaryDirectory(prefix="policylint-plan-") as scratch:
@@ -400,7 +449,7 @@ def text(doc: dict[str, Any]) -> str:
         f"total today: reserved {today['reserved_gpus']} + elastic {today['elastic_gpus']} + proposed"
         f" {today['proposed_gpus']} = {today['total_gpus']} GPUs; planned: reserved {new['reserved_gpus']} + elastic"
         f" {new['elastic_gpus']} = {new['total_gpus']} GPUs",
-        f"the plan saves {saves['reserved_gpus']} reserved and proposed GPUs, {saves['total_gpus']} GPUs in all",
+        _savings(saves),
     ]
     if comparison["unmeasured_workloads"]:
         lines.append(
@@ -414,6 +463,18 @@ def text(doc: dict[str, Any]) -> str:
         lines.append(f"check on the planned repository: {len(check['sizing_findings'])} sizing findings")
         lines += [f"  {f['code']} {safe(f['message'])}" for f in check["sizing_findings"]]
     return "\n".join(lines) + "\n"
+
+
+def _savings(saves: dict[str, int]) -> str:
+    """What the plan saves (or costs) against today, in words."""
+    reserved, total = saves["reserved_gpus"], saves["total_gpus"]
+    first = (
+        f"saves {reserved} reserved and proposed GPUs"
+        if reserved >= 0
+        else f"reserves {-reserved} GPUs more than are reserved and proposed today"
+    )
+    second = f"saves {total} GPUs in all" if total >= 0 else f"needs {-total} GPUs more in all"
+    return f"the plan {first}; it {second}"
 
 
 def _md(text: Any) -> str:
@@ -431,7 +492,7 @@ def markdown(doc: dict[str, Any]) -> str:
     lines.append(
         f"{len(plan['pools'])} pools; reserved {t['planned']['reserved_gpus']} + elastic {t['planned']['elastic_gpus']}"
         f" = {t['planned']['total_gpus']} GPUs (today {t['today']['total_gpus']} including {t['today']['proposed_gpus']}"
-        f" proposed: saves {t['saves']['total_gpus']}). The plan {verdict}."
+        f" proposed): {_savings(t['saves'])}. The plan {verdict}."
     )
     lines += ["", "| planned pool | class | GPU | workloads | reserved | elastic | overflow | queue depth | queue wait (s) |",
               "|---|---|---|---|---:|---:|---|---:|---:|"]
