@@ -285,3 +285,14 @@ def test_the_review_page_lists_every_integrity_fact_of_each_traced_workload() ->
     page = render(run_fixture(FIXTURES / "PL960" / "fail"))
     for name in integrity.WORKLOAD_FACTS:
         assert f'<dd data-fact="{name}">' in page, name
+
+
+@pytest.mark.parametrize("fixture", ["PL101/pass/volcano.yaml", "PL110/pass/queues.yaml"])
+def test_correctly_sized_volcano_and_kueue_queues_stay_sound(tmp_path: Path, fixture: str) -> None:
+    repo = _plan(tmp_path, fixture)
+    status, out, _ = run_cli(
+        ["check", str(repo), "--root", str(repo), "--isolated", "--no-cache", "--now", "2026-12-01", "--select",
+         "PL101,PL102,PL104,PL110,PL111,PL201,PL203,PL801,PL960,PL961,PL962,PL963,PL964,PL965,PL966,PL967,PL968",
+         "--format", "json"]
+    )
+    assert (status, json.loads(out)["findings"]) == (0, [])
