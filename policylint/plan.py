@@ -11,7 +11,8 @@ measurements alone, by the framework's rules (FRAMEWORK.md):
    best saving first, while pooling saves GPUs: a merge is kept only when the pooled
    pool needs fewer GPUs than the two apart, and only when their traces overlap for
    the measurement window (otherwise the pooled bands would describe too short a
-   stretch).
+   stretch), and never when two of them cite one measurement (its demand would count
+   twice).
 2. **Sizing**, from the pool's pooled series (:func:`policylint.measure.measure_pool`,
    which is :func:`policylint.pooled.pool_series` at the pool's cold start from
    :func:`policylint.measure.pool_cold_start`): reserved = pooled baseline band;
@@ -69,7 +70,7 @@ __all__ = [
 #: ``check`` on a planned repository reports none of them (the plan's own verification).
 SIZING_RULES = frozenset(
     {
-        "PL101", "PL102", "PL103", "PL104", "PL110", "PL112",
+        "PL101", "PL102", "PL103", "PL104", "PL110", "PL111", "PL112",
         "PL201", "PL203", "PL204", "PL205", "PL206", "PL207", "PL208",
         "PL303", "PL306", "PL401", "PL402", "PL403", "PL502", "PL601",
         "PL801", "PL803",
@@ -496,11 +497,19 @@ def _merge(
             cache[key] = _size([planned[n] for n in ordered], facts, whatif, _is_reject(group), tight, gpu)
         return cache[key]
 
+    def repeated(members: list[str]) -> bool:
+        # PL111: two workloads citing one measurement would count its demand twice in one pool
+        from policylint.pooled_facts import double_counted
+
+        return bool(double_counted(_trial([planned[n] for n in sorted(members)], {"name": "trial"})))
+
     parts = [[n] for n in sorted(names)]
     while len(parts) > 1:
         best: tuple[tuple[int, int], int, int] | None = None
         for i in range(len(parts)):
             for j in range(i + 1, len(parts)):
+                if repeated(parts[i] + parts[j]):
+                    continue
                 a, b = sized(parts[i]), sized(parts[j])
                 both = sized(parts[i] + parts[j])
                 if not (a.ok and b.ok and both.ok):

@@ -194,8 +194,11 @@ def test_bad_plan_separates_what_the_framework_separates(bad_plan: tuple[dict[st
     assert pool_of(doc, "pre-training")["scheduling"]["preemption"] is True
     for p in pools:
         assert set(p["derivation"]) >= {"reservedGpus", "queue.maxDepth", "queue.maxWaitSeconds"}
-    # translate and translate-eu cite one trace: pooling them saves nothing (it would count it twice)
+    # translate and translate-eu (and chat-assistant and the reranker) cite one trace: pooled, it would count twice
     assert pool_of(doc, "translate")["pool"] != pool_of(doc, "translate-eu")["pool"]
+    assert pool_of(doc, "chat-assistant")["pool"] != pool_of(doc, "reranker")["pool"]
+    serving = next(c for c in doc["comparison"]["current_pools"] if c["pool"] == "prod-west/serving")
+    assert "PL111" in {f["code"] for f in serving["resolves"]}
     # the standby pool nobody measured gets nothing, and its proposal is resolved
     standby = next(c for c in doc["comparison"]["current_pools"] if c["pool"] == "prod-west/standby")
     assert standby["planned_in"] == [] and {f["code"] for f in standby["resolves"]} == {"PL110", "PL803"}
