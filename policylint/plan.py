@@ -553,7 +553,12 @@ def _reason(group: _Group, tol: float | None, alone: bool) -> str:
     what = f"{group.cls} on {group.gpu_model} ({_plain(group.gpu_memory)} GiB)"
     gang = ", multi-GPU jobs needing gang scheduling" if group.gang else ""
     tol_text = "no tolerance" if tol is None else f"tolerates {tol:g} s"
-    pooled = "alone: pooling it with another workload of its group saves no GPUs" if alone else "pooled: together they need fewer GPUs than apart"
+    pooled = (
+        "alone: pooled with another workload of its group it would save no GPUs, overlap too briefly or count one"
+        " measurement twice"
+        if alone
+        else "pooled: together they need fewer GPUs than apart"
+    )
     return f"{what}{gang}; {tol_text}, {tier}; {pooled}"
 
 
