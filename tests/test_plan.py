@@ -517,3 +517,19 @@ def test_clusters_are_optional_input(tmp_path: Path) -> None:
 def test_bad_placement_options(args: list[str], message: str) -> None:
     code, out, err = run_cli(["plan", str(EXAMPLES / "good"), *args])
     assert (code, out) == (2, "") and message in err
+
+
+def test_thresholds_come_from_the_configured_rules(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", [Spec("chat", tolerance=2, cold_start=600)])
+    assert pool_of(plan_json(repo), "chat")["tier"] == "realtime"
+    (repo / ".policylint.yaml").write_text(
+        'now: "2026-12-01"\nrules:\n  PL306: {realtime_seconds: 1}\n  PL101: {headroom: 0.05}\n', encoding="utf-8"
+    )
+    doc = plan_json(repo, "--repository", str(tmp_path / "p"))
+    chat = pool_of(doc, "chat")
+    assert (chat["tier"], chat["overflow"]) == ("interactive", "queue")
+    assert doc["plan"]["thresholds"]["realtime_seconds"] == 1
+    assert doc["plan"]["thresholds"]["allowed_headroom"] == 0.05
+    assert sizing_findings(tmp_path / "p") == []
+    code, _, err = run_cli(["plan", str(repo), "--headroom", "0.1"])
+    assert code == 2 and "outside 0..0.05" in err
