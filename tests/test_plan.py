@@ -533,3 +533,17 @@ def test_thresholds_come_from_the_configured_rules(tmp_path: Path) -> None:
     assert sizing_findings(tmp_path / "p") == []
     code, _, err = run_cli(["plan", str(repo), "--headroom", "0.1"])
     assert code == 2 and "outside 0..0.05" in err
+
+
+def test_a_workload_the_plan_cannot_place_is_listed_not_fatal(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", [Spec("chat", cold_start=600), Spec("lost", cold_start=600, burst_hour=3)])
+    path = repo / "workloads" / "lost.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    del doc["spec"]["pool"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    code, out, err = run_cli(["plan", str(repo), "--format", "json"])
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["check"]["passes"]
+    assert list(result["plan"]["unplaced"]) == ["lost"] and "--gpu" in result["plan"]["unplaced"]["lost"]
+    assert result["comparison"]["unplaced_workloads"] == ["lost"]

@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
         clusters_text = cluster_yaml(plan, model)
         clusters_file.write_text(clusters_text, encoding="utf-8")
         checked = _lint_planned(planned_root, args, planned_config, now)
-        remaining = [f for f in checked.findings if f.code in SIZING_RULES]
+        remaining = [f for f in checked.findings if f.code in SIZING_RULES] + _broken(checked, plan)
         comparison = compare(plan, model, result.findings, checked.findings)
         manifests = _manifests(args, checked, plan)
         document = {
@@ -271,6 +271,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text(document))
     return 1 if remaining else 0
+
+
+def _broken(checked: LintResult, plan: Plan) -> list[Finding]:
+    """Load, schema and reference errors of the planned repository: a plan that does not load is no plan.
+
+    A workload the plan could not place keeps its old placement, whose cluster is gone:
+    that reference error is the workload's, already reported as not planned.
+    """
+    from policylint.finding import Severity
+
+    def unplaced(f: Finding) -> bool:
+        source = checked.sources.get(f.file)
+        docs = [d for d in source.documents if d.index == f.doc_index] if source is not None else []
+        return f.code == "PL020" and bool(docs) and docs[0].kind == "Workload" and docs[0].name in plan.unplaced
+
+    # model errors are PL0xx codes, never one of SIZING_RULES: nothing is counted twice
+    return [f for f in checked.model_errors if f.severity >= Severity.ERROR and not unplaced(f)]
 
 
 def _lint_planned(root: Path, args: argparse.Namespace, config: Path | None, now: Any) -> LintResult:
