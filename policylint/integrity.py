@@ -106,6 +106,10 @@ WORKLOAD_FACTS: dict[str, str] = {
     ),
     "outlier_days_removed": "shaping: days removed automatically as outliers (excludeOutlierDays)",
     "outlier_day_share": "shaping: outlier_days_removed / the days the trace spans, unrounded",
+    "pulled_range_outside_seconds": (
+        "time: seconds by which the trace's samples reach beyond the start or end its pull recorded"
+        " (policylint pull's provenance record); 0 inside it, None without a record"
+    ),
     "negative_samples": "plausibility: valid samples below zero (a count cannot be negative)",
     "job_gpus_max": (
         "plausibility: most GPUs any job of the measured job list (durations) held; None when the list"
@@ -384,6 +388,37 @@ def trace_facts(
     }
     out.update(shaping(times, values, valid, spans))
     return out
+
+
+def pulled_range_outside(stored: dict[str, Any] | None, record: dict[str, Any] | None) -> float | None:
+    """Time: how far the trace's first and last samples lie outside the range its pull recorded.
+
+    A trace written by ``policylint pull`` covers [start, end] of its record; samples
+    before or after it were added to the file afterwards (a month prepended to reach
+    the window, days appended to look fresh).
+    """
+    import datetime as dt
+
+    if not stored or not record:
+        return None
+    first, last = stored.get("first_time"), stored.get("last_time")
+    if not isinstance(first, (int, float)) or not isinstance(last, (int, float)):
+        return None
+    bounds = []
+    for key in ("start", "end"):
+        text = record.get(key)
+        if not isinstance(text, str):
+            return None
+        try:
+            moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        bounds.append((moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp())
+    lookback = record.get("lookback_seconds")
+    if isinstance(lookback, (int, float)) and not isinstance(lookback, bool) and lookback > 0:
+        # the pull asked for the lookback before its end: the wider of the two starts is the range
+        bounds[0] = min(bounds[0], bounds[1] - float(lookback))
+    return max(0.0, bounds[0] - float(first), float(last) - bounds[1])
 
 
 def job_facts(gpus: np.ndarray, column_declared: bool) -> dict[str, Fact]:

@@ -332,6 +332,16 @@ def _to_gpus(f: dict[str, Any]) -> tuple[float | None, int]:
     return f["per_gpu"], f["gpus_per_replica"]
 
 
+def _pull_record(w: Workload) -> dict[str, Any] | None:
+    """The provenance record ``policylint pull`` wrote beside the concurrency trace, if any."""
+    from policylint.sources.provenance import read_record
+
+    ref = w.measurements.get("concurrency")
+    if ref is None or ref.path is None:
+        return None
+    return read_record(ref.path)[0]
+
+
 def _vram_exceeds(resident_gib: float | None, pool_spec: dict[str, Any], per_replica: int) -> bool | None:
     """Plausibility: a replica cannot keep more resident than its GPUs hold."""
     memory = _num((pool_spec.get("gpu") or {}).get("memoryGiB"))
@@ -442,9 +452,11 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "vram_declared_gib": _num(vram.get("residentGiB")),
         "vram_trace_gib": facts.vram_resident_gib,
     }
+    from policylint.integrity import pulled_range_outside
     from policylint.integrity import workload_facts as integrity_facts
 
     v.update(integrity_facts(facts.integrity, now.timestamp(), len(r.outlier_days) if r else None))
+    v["pulled_range_outside_seconds"] = pulled_range_outside(facts.integrity, _pull_record(w))
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
@@ -460,6 +472,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "resolution_step_seconds": (*trace, "path"),
         "roughness": (*trace, "path"),
         "repeated_day_share": (*trace, "path"),
+        "pulled_range_outside_seconds": (*trace, "path"),
         "vram_declared_gib": ("spec", "vram", "residentGiB") if "residentGiB" in vram else ("spec", "vram"),
         "job_gpus_max": ("spec", "gpusPerReplica") if "gpusPerReplica" in spec else ("spec", "class"),
         "excluded_share": ("spec", "concurrency", "exclude") if "exclude" in conc else (*trace, "path"),

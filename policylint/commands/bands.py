@@ -233,7 +233,13 @@ def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: A
     spans = [(float(e.start), float(e.end)) for e in exclusions]
     stored = integrity.trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
     when = now if isinstance(now, dt.datetime) else dt.datetime.now(dt.timezone.utc)
-    return integrity.workload_facts(stored, when.timestamp(), len(report.outlier_days))
+    out = integrity.workload_facts(stored, when.timestamp(), len(report.outlier_days))
+    from pathlib import Path
+
+    from policylint.sources.provenance import read_record
+
+    out["pulled_range_outside_seconds"] = integrity.pulled_range_outside(stored, read_record(Path(series.source))[0])
+    return out
 
 
 def _unused(series: Series) -> list[str]:

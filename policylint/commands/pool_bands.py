@@ -61,7 +61,20 @@ def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[st
     return out
 
 
-def _add_integrity(own: dict[str, dict[str, Any]], facts: dict[str, WorkloadFacts], now: Any) -> None:
+def _pulled(pool: Pool, name: str, stored: dict[str, Any] | None) -> float | None:
+    """How far the workload's trace reaches beyond the range its pull recorded (see policylint.integrity)."""
+    from policylint.integrity import pulled_range_outside
+    from policylint.sources.provenance import read_record
+
+    ref = next((w for w in pool.workloads if w.name == name)).measurements.get("concurrency")
+    if ref is None or ref.path is None:
+        return None
+    return pulled_range_outside(stored, read_record(ref.path)[0])
+
+
+def _add_integrity(
+    own: dict[str, dict[str, Any]], facts: dict[str, WorkloadFacts], now: Any, pool: Pool | None = None
+) -> None:
     """Each measured workload's integrity facts (:mod:`policylint.integrity`), as ``check`` judges them."""
     from policylint.integrity import workload_facts
 
@@ -70,6 +83,8 @@ def _add_integrity(own: dict[str, dict[str, Any]], facts: dict[str, WorkloadFact
         if entry.get("measured") and f.integrity is not None:
             outliers = len(f.report.outlier_days) if f.report is not None else None
             entry["integrity"] = workload_facts(f.integrity, now.timestamp(), outliers)
+            if pool is not None:
+                entry["integrity"]["pulled_range_outside_seconds"] = _pulled(pool, name, f.integrity)
 
 
 def _document(pool: Pool, pooled: PoolFacts, own: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -111,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     facts, _ = measure(model, now, limits=config.trace_limits())
     pooled = measure_pool(pool, facts)
     own = _own_bands(pool, facts)
-    _add_integrity(own, facts, now)
+    _add_integrity(own, facts, now, pool)
     if not pool.workloads:
         raise PolicylintError(f"pool {pool.qualified} has no workloads: its GPUs have no measured demand (PL110)")
     if pooled.report is None:

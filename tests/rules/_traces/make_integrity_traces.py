@@ -19,6 +19,9 @@ is 2026-12-01T00:00Z.
 - bursty-sustained.csv (15-minute rows, 92 days): 30 in flight, and every day a burst to
   90 that lasts three hours (wider than any cold start): real, sustained demand.
 - bursty-scaled.csv: bursty-sustained.csv with every value times 1.3, rounded (a scaled copy).
+- pulled-extended.json (+ .provenance.json): a Prometheus answer over 92 days ending
+  2026-11-30T22:00Z at 2-hour steps, whose provenance records a pull of only the last 61
+  days: a month was prepended to the file after the pull.
 The copy fixture of PL111 (PL111/fail/traces/chat-export.csv) is a byte-for-byte copy of
 diurnal-100.csv, written by this script too.
 """
@@ -74,6 +77,29 @@ def bursty(i: int, t: int) -> str:
     return str((90 if 13 <= hour < 16 else 30) + wobble(i, 2))
 
 
+def write_pulled_extended() -> None:
+    from policylint.sources.provenance import render_record, render_trace, sidecar
+
+    end = int(datetime(2026, 11, 30, 22, tzinfo=timezone.utc).timestamp())
+    values = [[t, str(diurnal(t))] for t in range(end - 92 * 86_400, end + 1, 7200)]
+    path = HERE / "pulled-extended.json"
+    path.write_text(render_trace([{"metric": {}, "values": values}]), encoding="utf-8")
+    record = {
+        "query": 'sum(vllm:num_requests_running{model_name="chat"})',
+        "template": "vllm-running",
+        "params": {"model": "chat"},
+        "server": "https://prometheus.example.com",
+        "start": "2026-09-30T22:00:00Z",
+        "end": "2026-11-30T22:00:00Z",
+        "step_seconds": 7200,
+        "lookback_seconds": 61 * 86_400,
+        "pulled_at": "2026-11-28T06:00:00Z",
+        "series": 1,
+        "samples": 61 * 12 + 1,
+    }
+    sidecar(path).write_text(render_record(record), encoding="utf-8")
+
+
 def main() -> None:
     end = int(datetime(2026, 12, 20, 22, 0, tzinfo=timezone.utc).timestamp())
     write("future-92d.csv", end - 92 * 86_400 + 7200, end, 7200, lambda i, t: str(diurnal(t)))
@@ -86,6 +112,7 @@ def main() -> None:
     write("pasted-week.csv", NOW - 91 * 86_400, NOW - 900, 900, lambda i, t: str(60 + wobble(i % week, 20)))
     write("bursty-sustained.csv", NOW - 92 * 86_400, NOW - 900, 900, bursty)
     write("bursty-scaled.csv", NOW - 92 * 86_400, NOW - 900, 900, lambda i, t: str(round(1.3 * int(bursty(i, t)))))
+    write_pulled_extended()
     copy = HERE.parent / "PL111" / "fail" / "traces" / "chat-export.csv"
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HERE / "diurnal-100.csv", copy)
