@@ -986,9 +986,10 @@ def write_repository(
 
     Measurements, evidence and configuration are copied as they are. Clusters,
     proposals (the plan replaces what they ask for) and scheduler manifests are left
-    out; each Workload names its planned cluster and pool (a file holding one is
-    written again from its parsed data, so its comments are not kept). The planned
-    clusters go into ``planned-clusters.yaml`` at the top.
+    out; each Workload names its planned cluster and pool, edited in place where the
+    values are written as plain scalars (comments and suppressions stay), else the
+    file is written again from its parsed data. The planned clusters go into
+    ``planned-clusters.yaml`` at the top.
     """
     import shutil
 
@@ -1007,24 +1008,77 @@ def write_repository(
         docs = [d for d in source.documents if d.data is not None]
         if not any(replaced_document(d) or (d.is_policylint and d.kind == "Workload") for d in docs):
             continue
-        kept: list[Any] = []
-        for d in docs:
-            if replaced_document(d):
-                continue
-            data = d.data
-            if d.is_policylint and d.kind == "Workload" and isinstance(data, dict) and d.name in model.workloads:
-                data = _placed(data, plan, d.name)
-            kept.append(data)
+        text = _edited(source, plan, model)
+        if text is None:  # documents to leave out, or a placement not written as plain scalars
+            kept = [
+                _placed(d.data, plan, str(d.name)) if _is_workload(d, model) else d.data
+                for d in docs
+                if not replaced_document(d)
+            ]
+            text = yaml.safe_dump_all(kept, sort_keys=False, width=10_000) if kept else None
         target = dest / rel
-        if target.is_symlink() or not target.exists():
-            continue
-        if kept:
-            target.write_text(yaml.safe_dump_all(kept, sort_keys=False, width=10_000), encoding="utf-8")
-        else:
+        if target.is_symlink() or target.exists():
             target.unlink()
+        if text is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8", newline="")
+            continue
+        folder = target.parent  # a folder left empty (clusters/, proposals/) goes too
+        while folder != dest and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
     out = dest / PLANNED_CLUSTERS_FILE
     out.write_text(clusters_text, encoding="utf-8")
     return out
+
+
+def _is_workload(doc: Any, model: Model) -> bool:
+    return bool(doc.is_policylint and doc.kind == "Workload" and isinstance(doc.data, dict) and doc.name in model.workloads)
+
+
+def _edited(source: SourceFile, plan: Plan, model: Model) -> str | None:
+    """The file's text with each Workload's placement (and what-if inputs) edited in place, or None.
+
+    Only the scalars change, so comments and suppressions stay (see
+    :mod:`policylint.edit.scalars`). None when the file holds a document the plan
+    leaves out, or a value to change is not written as a plain scalar of its own.
+    """
+    from policylint.edit.scalars import ScalarEdit, apply_edits
+
+    edits: list[ScalarEdit] = []
+    for d in source.documents:
+        if d.data is None:
+            continue
+        if replaced_document(d):
+            return None
+        if not _is_workload(d, model):
+            continue
+        spec = d.data.get("spec")
+        if not isinstance(spec, dict):
+            return None
+        target = _placed(d.data, plan, str(d.name))["spec"]
+        if "queue" in spec and "queue" not in target:
+            return None  # a key to remove: not an edit of a scalar
+        for path in (("cluster",), ("pool",), ("coldStartSeconds",), ("tolerance", "maxQueueSeconds")):
+            old, new = _get(spec, path), _get(target, path)
+            if old == new:
+                continue
+            if old is None or new is None or isinstance(old, (dict, list)):
+                return None  # a key to add
+            edits.append(ScalarEdit(d.index, ("spec", *path), new))
+    result = apply_edits(source.text, edits)
+    if result.error is not None or result.refused:
+        return None
+    return result.text
+
+
+def _get(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = data
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
 
 
 def _placed(data: dict[str, Any], plan: Plan, name: str) -> dict[str, Any]:

@@ -547,3 +547,17 @@ def test_a_workload_the_plan_cannot_place_is_listed_not_fatal(tmp_path: Path) ->
     assert result["check"]["passes"]
     assert list(result["plan"]["unplaced"]) == ["lost"] and "--gpu" in result["plan"]["unplaced"]["lost"]
     assert result["comparison"]["unplaced_workloads"] == ["lost"]
+
+
+def test_the_planned_repository_keeps_the_workloads_comments(bad_plan: tuple[dict[str, Any], Path]) -> None:
+    doc, out = bad_plan
+    planned = (out / "planned" / "workloads" / "serving.yaml").read_text(encoding="utf-8")
+    original = (EXAMPLES / "bad" / "workloads" / "serving.yaml").read_text(encoding="utf-8")
+    # only the pool names change: every other line, comments included, is as it was
+    changed = [(a, b) for a, b in zip(original.splitlines(), planned.splitlines(), strict=True) if a != b]
+    assert changed and all(a.strip().startswith("pool:") and b.strip().startswith("pool:") for a, b in changed)
+    assert f"pool: {pool_of(doc, 'chat-assistant')['pool']}  # inference placed" in planned
+    assert not (out / "planned" / "clusters").exists() and not (out / "planned" / "proposals").exists()
+    # a file that also holds a Cluster is written again without it
+    pulled = list(yaml.safe_load_all((out / "planned" / "workloads" / "pulled.yaml").read_text(encoding="utf-8")))
+    assert [d["kind"] for d in pulled] == ["Workload"]
