@@ -363,6 +363,9 @@ def trace_facts(
     values = np.asarray(values, dtype=np.float64)
     times = np.asarray(times, dtype=np.float64)
     valid = np.asarray(valid, dtype=bool) & np.isfinite(values)
+    # invalid samples (gaps, NaN, infinities) take part in no figure: zero them so no
+    # arithmetic on them can warn
+    values = np.where(valid, values, 0.0)
     good = values[valid]
     changes = change_positions(values, valid)
     pairs = int(np.count_nonzero(valid[1:] & valid[:-1]))

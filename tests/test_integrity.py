@@ -296,3 +296,24 @@ def test_correctly_sized_volcano_and_kueue_queues_stay_sound(tmp_path: Path, fix
          "--format", "json"]
     )
     assert (status, json.loads(out)["findings"]) == (0, [])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
+    """NaN, infinities, gaps, constant and tiny series, odd steps: facts or None, never an exception."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    step = float(rng.choice([0.0, 1.0, 60.0, 7000.0, 86_400.0, 300.0]))
+    times = 1_790_000_000.0 + np.arange(n) * max(step, 1.0)
+    values = rng.choice([0.0, 1.0, 2.5, np.nan, np.inf, -3.0], size=n) if seed % 2 else np.full(n, 7.0)
+    valid = rng.random(n) > 0.2
+    spans = [(float(times[0]) - 10.0, float(times[0]) + 3600.0)] if n else []
+    facts = integrity.trace_facts(times, values, valid, step, spans)
+    assert set(integrity.WORKLOAD_FACTS) - set(facts) <= {
+        "first_sample", "seconds_after_now", "samples_after_now", "outlier_days_removed", "outlier_day_share",
+        "job_gpus_max", "job_gpus_median", "pulled_range_outside_seconds",
+    }
+    for value in facts.values():
+        assert value is None or isinstance(value, (int, float, str, bool))
+    merged = integrity.workload_facts(facts, 1_790_000_000.0, 0)
+    assert set(merged) >= set(integrity.WORKLOAD_FACTS)
