@@ -561,3 +561,11 @@ def test_the_planned_repository_keeps_the_workloads_comments(bad_plan: tuple[dic
     # a file that also holds a Cluster is written again without it
     pulled = list(yaml.safe_load_all((out / "planned" / "workloads" / "pulled.yaml").read_text(encoding="utf-8")))
     assert [d["kind"] for d in pulled] == ["Workload"]
+
+
+def test_the_plan_of_a_planned_repository_is_the_same_plan(tmp_path: Path) -> None:
+    first = plan_json(EXAMPLES / "good", "--repository", str(tmp_path / "planned"))
+    again = plan_json(tmp_path / "planned")
+    assert again["plan"]["pools"] == first["plan"]["pools"]
+    assert again["comparison"]["total"]["saves"] == {"reserved_gpus": 0, "total_gpus": 0}
+    assert all(c["resolves"] == [] for c in again["comparison"]["current_pools"])
