@@ -184,8 +184,11 @@ def test_what_cannot_be_done_is_reported_not_guessed(repo: Path) -> None:
     # batch's quota in milli-units is not a number the editor rewrites
     path.write_text(path.read_text().replace("nominalQuota: 16\n", "nominalQuota: 16000m\n"))
     code, out, err = _update(repo)
-    assert code == 0, err
+    # the quotas are written, and the check that follows says what they leave short (exit 1)
+    assert code == 1, err
     assert "note: serving: reads back as 22 guaranteed + 0 borrowable GPUs, not 22 + 2: the rest of its cohort cannot lend that much" in err
+    assert "error PL203 pool east/serving keeps its pooled daily-band demand waiting up to 5.0 s at 22 GPUs" in err
+    assert err.endswith("policylint: the updated quotas do not pass the sizing rules (1 finding above); see the notes of the update\n")
     assert "ClusterQueue batch: nominalQuota is not written as a whole number; set it to 16 by hand" in err
     assert "nominalQuota: 16000m\n" in path.read_text()
 

@@ -20,9 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, replace_once, run_cli
+from conftest import EXAMPLES, REPO, replace_once, run_cli
 from test_plans_inputs import day_samples, diurnal, write_trace
 
+from policylint.commands.export import QUOTA_RULES
 from policylint.edit.fixes import FIXABLE
 from policylint.plan import SIZING_RULES
 
@@ -208,3 +209,67 @@ def test_a_pools_fixes_across_files_are_written_together(init_repo: Path) -> Non
     assert "proposals/example-request.yaml: not fixed (planned with a fix that could not be written; spec/requests/0/gpus left as written)" in err
     assert err.startswith("fixed 0 numbers")
     assert proposal.read_bytes() == before
+
+
+# -- export --update --------------------------------------------------------------------------------
+
+PROVISIONING = REPO / "tests" / "data" / "kueue-provisioning" / "provisioning-setup.yaml"
+
+
+@pytest.fixture
+def provisioning_repo(init_repo: Path) -> Path:
+    """The init repository's service admitted through the upstream provisioning-setup ClusterQueue (no cohort, 9 GPUs)."""
+    shutil.rmtree(init_repo / "clusters")
+    shutil.rmtree(init_repo / "proposals")
+    (init_repo / "kueue").mkdir()
+    shutil.copy(PROVISIONING, init_repo / "kueue" / "provisioning-setup.yaml")
+    replace_once(
+        init_repo / "workloads" / "example-service.yaml",
+        "  cluster: example\n  pool: serving\n",
+        "  queue: {scheduler: kueue, name: default/user-queue}\n",
+    )
+    return init_repo
+
+
+def _export_update(root: Path) -> tuple[int, str]:
+    code, out, err = run_cli(["export", "kueue", ".", "--update", "kueue"], cwd=root)
+    assert out == "", err
+    return code, err
+
+
+def test_update_of_a_queue_without_cohort_keeps_its_daily_band(provisioning_repo: Path) -> None:
+    """Its baseline is 8 and its daily band 9: without a cohort nothing can be borrowed, so 9 stay nominal (not 8)."""
+    manifest = provisioning_repo / "kueue" / "provisioning-setup.yaml"
+    before, _ = _sizing(provisioning_repo)
+    assert not {f["code"] for f in before} & QUOTA_RULES
+    code, err = _export_update(provisioning_repo)
+    assert code == 0, err
+    assert manifest.read_bytes() == PROVISIONING.read_bytes()  # 9 was right: nothing to change
+    assert err == (
+        "set 0 quota numbers in 0 files\n"
+        "  note: kueue/provisioning-setup.yaml: ClusterQueue cluster-queue: belongs to no cohort, so its nominalQuota"
+        " of 9 holds the whole daily band; to guarantee only the baseline of 8 and borrow the other 1, give it a cohort"
+        " and a borrowingLimit\n"
+    )
+    after, _ = _sizing(provisioning_repo)
+    assert sorted(map(_key, after)) == sorted(map(_key, before))
+
+
+def test_update_output_checks_clean_or_says_why(provisioning_repo: Path) -> None:
+    """From 12 GPUs the update writes the daily band; with a 5% headroom that is PL101, and the command exits 1."""
+    manifest = provisioning_repo / "kueue" / "provisioning-setup.yaml"
+    replace_once(manifest, '- name: "nvidia.com/gpu"\n        nominalQuota: 9\n', '- name: "nvidia.com/gpu"\n        nominalQuota: 12\n')
+    code, err = _export_update(provisioning_repo)
+    assert code == 0, err
+    assert "cluster-queue nominalQuota 12 -> 9 (pooled baseline band of cluster-queue/cluster-queue 8 + 1 of the daily band: no cohort to borrow them from)" in err
+    assert "reads back" not in err  # the read-back agrees with the no-cohort note
+    assert not {f["code"] for f in _sizing(provisioning_repo)[0]} & QUOTA_RULES
+
+    replace_once(manifest, '- name: "nvidia.com/gpu"\n        nominalQuota: 9\n', '- name: "nvidia.com/gpu"\n        nominalQuota: 12\n')
+    with (provisioning_repo / ".policylint.yaml").open("a", encoding="utf-8") as config:
+        config.write("rules: {PL101: {headroom: 0.05}}\n")
+    code, err = _export_update(provisioning_repo)
+    assert code == 1
+    assert "kueue/provisioning-setup.yaml:22:9: error PL101 pool cluster-queue/cluster-queue reserves 9 GPUs" in err
+    assert err.endswith("policylint: the updated quotas do not pass the sizing rules (1 finding above); see the notes of the update\n")
+    assert "cohort cannot lend" not in err

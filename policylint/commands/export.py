@@ -33,6 +33,12 @@ DESCRIPTION = (
 #: with its declared numbers, marked UNMEASURED, as documented.
 EVIDENCE_RULES = frozenset({"PL024", "PL106", "PL111", "PL112", "PL121", "PL701", "PL702"})
 
+#: Rules that judge the GPU numbers an update writes. After ``--update`` the repository is checked
+#: again: one of these on an updated manifest means the quotas written do not size the pool as the
+#: rules require (a ClusterQueue without a cohort whose daily band is too far above its baseline,
+#: say), and the command says so and exits 1.
+QUOTA_RULES = frozenset({"PL101", "PL102", "PL104", "PL201", "PL203", "PL205", "PL206", "PL207"})
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scheduler", choices=("kueue", "volcano"), help="which scheduler's manifests to write")
@@ -93,7 +99,14 @@ def run(args: argparse.Namespace) -> int:
         if not p.measured:
             sys.stderr.write(f"policylint: warning: pool {p.cluster}/{p.pool} has unmeasured workloads; its declared numbers were exported\n")
     if args.update:
-        return _update(args, plans, options)
+        code, updated = _update(args, plans, options)
+        if code == 0 and updated:
+            # the same check as `policylint check PATH`, on the repository as the update left it
+            again = Session.from_args(
+                argparse.Namespace(paths=[args.path], config=args.config, isolated=args.isolated, root=args.root, now=args.now)
+            )
+            code = _verify_update(again.lint().findings, updated, options)
+        return code
     files = export.kueue(plans) if args.scheduler == "kueue" else export.volcano(plans)
     return _write_new(args, files, config.root)
 
@@ -128,8 +141,29 @@ def _write_new(args: argparse.Namespace, files: dict[str, str], root: Path) -> i
     return 0
 
 
-def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOptions) -> int:
-    """Edit the quotas of existing objects in place; new pools get new objects."""
+def _verify_update(findings: list[Finding], manifests: list[Path], options: LintOptions) -> int:
+    """1 (after printing them) when the checked repository reports a quota rule on an updated manifest."""
+    from policylint.errors import escape_controls
+
+    updated = {p.resolve() for p in manifests}
+    wrong = [f for f in findings if f.code in QUOTA_RULES and (options.root / f.file).resolve() in updated]
+    if not wrong:
+        return 0
+    for f in wrong:
+        sys.stderr.write(escape_controls(f"{f.file}:{f.line}:{f.column}: {f.severity.label} {f.code} {f.message}") + "\n")
+    n = len(wrong)
+    sys.stderr.write(
+        f"policylint: the updated quotas do not pass the sizing rules ({n} finding{'s' if n != 1 else ''} above); "
+        "see the notes of the update\n"
+    )
+    return 1
+
+
+def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOptions) -> tuple[int, list[Path]]:
+    """Edit the quotas of existing objects in place; new pools get new objects.
+
+    Returns the exit code and the manifests that hold the planned queues (none on a dry run).
+    """
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
     from policylint.load import discover, display_path, is_scheduler_doc, load_file
@@ -149,7 +183,7 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
             scopes.setdefault(path, named if named.is_dir() else named.parent)
     sources = [load_file(path, display_path(path), options.limits) for path in scopes]
     if _refuse([f for s in sources for f in s.findings], Severity.ERROR, "--update MANIFESTS"):
-        return 1
+        return 1, []
     sources = [s for s in sources if any(is_scheduler_doc(d) for d in s.documents)]
     outcome = update(args.scheduler, plans, sources, options.gpu_resources or GPU_RESOURCES)
     verb = "would set" if args.dry_run else "set"
@@ -171,8 +205,11 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
             # A manifest is written only within the --update folder it was found in (links included);
             # the exact text keeps line endings and a BOM, and an edit saved meanwhile is never lost.
             write_file(path, text, root=scopes[path], what="the manifest", if_unchanged=before.encode("utf-8"))
+    # the manifests holding the planned queues: judged again after the update (not on a dry run)
+    planned = {p.queue for p in plans} - {p.queue for p in outcome.missing}
+    written = [] if args.dry_run else [s.path for s in sources if any(d.name in planned and d.kind in ("ClusterQueue", "Queue") for d in s.documents)]
     if not outcome.missing:
-        return 0
+        return 0, written
     if args.scheduler == "kueue":
         files = export.kueue(outcome.missing, existing_flavors=outcome.flavors, existing_cohorts=outcome.cohorts)
         if any(p.borrow for p in outcome.missing if p.cohort in outcome.cohorts):
@@ -182,5 +219,5 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     if args.dry_run:
         # stdout holds the diff alone, so that it can be applied as it is
         sys.stderr.write(f"  (dry run: {len(files)} new manifest file{'s' if len(files) != 1 else ''} not written; run without --dry-run to get them)\n")
-        return 0
-    return _write_new(args, files, options.root)
+        return 0, written
+    return _write_new(args, files, options.root), written

@@ -11,7 +11,8 @@ the GPU quota numbers, with the byte-preserving editor of :mod:`policylint.edit`
   that the guaranteed part, ``nominalQuota - lendingLimit``, is the baseline);
   ``borrowingLimit`` = daily band - baseline, inserted after ``nominalQuota``
   when the resource has none (no limit would let it borrow everything). A
-  ClusterQueue without a cohort cannot borrow; that is reported, not invented.
+  ClusterQueue without a cohort cannot borrow, so its ``nominalQuota`` carries
+  the whole daily band (a note says so; no cohort is invented).
 * Volcano: ``guarantee.resource`` = baseline band, ``capability`` = daily band;
   ``deserved`` stays unless it would fall outside the two, then it moves to the nearer one.
 
@@ -72,6 +73,9 @@ class UpdateOutcome:
     flavors: frozenset[str] = frozenset()
     cohorts: frozenset[str] = frozenset()
     queues: frozenset[str] = frozenset()
+    #: queue -> (guaranteed, borrowable) GPUs it should read back as, when not the plan's own
+    #: (a ClusterQueue without a cohort reserves its whole daily band)
+    expected: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def diff(self) -> str:
@@ -129,7 +133,7 @@ def update(
             outcome.notes.append(f"{plan.queue}: defined more than once ({where}); not updated")
             continue
         if scheduler == "kueue":
-            edits += _kueue_edits(plan, docs[0], gpu_resources, outcome.notes)
+            edits += _kueue_edits(plan, docs[0], gpu_resources, outcome.notes, outcome.expected)
         else:
             edits += _volcano_edits(plan, docs[0], gpu_resources, outcome.notes)
     _apply(edits, outcome)
@@ -137,7 +141,9 @@ def update(
     return outcome
 
 
-def _kueue_edits(plan: PoolPlan, doc: Document, gpu_resources: tuple[str, ...], notes: list[str]) -> list[QuotaEdit]:
+def _kueue_edits(
+    plan: PoolPlan, doc: Document, gpu_resources: tuple[str, ...], notes: list[str], expected: dict[str, tuple[int, int]]
+) -> list[QuotaEdit]:
     from policylint.schedulers.kueue import cohort_of
 
     spec = mapping(doc.data.get("spec"))
@@ -174,16 +180,24 @@ def _kueue_edits(plan: PoolPlan, doc: Document, gpu_resources: tuple[str, ...], 
             return []
     out: list[QuotaEdit] = []
     old = _whole(entry.get("nominalQuota"))
+    # Without a cohort there is nothing to borrow: the nominal quota is all the queue can use,
+    # so it carries the daily band (guaranteed + borrowed), or the daily band's bursts would queue.
+    nominal = plan.guaranteed + lending if cohort else plan.guaranteed + plan.borrow
+    if not cohort:
+        expected[plan.queue] = (nominal, 0)
     if old is None:
-        notes.append(f"{head}: nominalQuota is not written as a whole number; set it to {plan.guaranteed + lending} by hand")
+        notes.append(f"{head}: nominalQuota is not written as a whole number; set it to {nominal} by hand")
         return []
-    why = _band_why(plan, "baseline") + (f" + lendingLimit {lending} kept" if lending else "")
-    out.append(QuotaEdit(doc.file, doc.source.path, doc.index, (*rpath, "nominalQuota"), plan.queue, old, plan.guaranteed + lending, why))
+    if cohort or not plan.borrow:
+        why = _band_why(plan, "baseline") + (f" + lendingLimit {lending} kept" if lending else "")
+    else:
+        why = f"{_band_why(plan, 'baseline')} {plan.guaranteed} + {plan.borrow} of the daily band: no cohort to borrow them from"
+    out.append(QuotaEdit(doc.file, doc.source.path, doc.index, (*rpath, "nominalQuota"), plan.queue, old, nominal, why))
     if not cohort:
         if plan.borrow:
             notes.append(
-                f"{head}: belongs to no cohort, so it cannot borrow the {plan.borrow} GPUs of the daily band; "
-                "set its cohort and a borrowingLimit, or reserve them"
+                f"{head}: belongs to no cohort, so its nominalQuota of {nominal} holds the whole daily band; "
+                f"to guarantee only the baseline of {plan.guaranteed} and borrow the other {plan.borrow}, give it a cohort and a borrowingLimit"
             )
         return out
     why = _band_why(plan, "daily") + f", borrowed within cohort {cohort}"
@@ -339,13 +353,15 @@ def _verify(
         if spec is None:
             continue
         reserved, elastic = spec["reservedGpus"], spec["elastic"]["maxGpus"]
-        if (reserved, elastic) != (plan.guaranteed, plan.borrow):
+        want = outcome.expected.get(plan.queue, (plan.guaranteed, plan.borrow))
+        if (reserved, elastic) != want:
+            in_cohort = scheduler == "kueue" and plan.queue not in outcome.expected
             outcome.notes.append(
                 f"{plan.queue}: reads back as {reserved} guaranteed + {elastic} borrowable GPUs, not "
-                f"{plan.guaranteed} + {plan.borrow}: "
+                f"{want[0]} + {want[1]}: "
                 + (
                     "the rest of its cohort cannot lend that much (raise the Cohort's or other queues' lendable quota)"
-                    if scheduler == "kueue" and reserved == plan.guaranteed
+                    if scheduler == "kueue" and in_cohort and reserved == want[0]
                     else "see the notes above"
                 )
             )
