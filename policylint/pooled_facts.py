@@ -204,7 +204,9 @@ def _rejection_note(pv: View) -> str:
     share, limit = pv.facts.get("daily_rejected_share"), pv.facts.get("queue_max_wait_seconds")
     if share is None or limit is None:
         return ""
-    return f"; honouring its wait limit of {limit:g} s the queue would turn away {share:.1%} of the pool's daily-band work"
+    from policylint.checks import format_share  # the one way a share is written in messages
+
+    return f"; honouring its wait limit of {limit:g} s the queue would turn away {format_share(share)} of the pool's daily-band work"
 
 
 def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
