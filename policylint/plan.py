@@ -439,7 +439,7 @@ def build_plan(
     for group in sorted(groups, key=lambda g: (g.cluster, g.cls, g.gpu_model, g.gpu_memory, g.gang, g.tier)):
         for part_index, part in enumerate(_split_spread(groups[group], tol, th.max_spread)):
             measured = [n for n in part if _measured(facts.get(n))]
-            unmeasured = [n for n in part if n not in measured]
+            unmeasured = sorted(n for n in part if n not in measured)
             base = f"{group.cls}-{dns(group.gpu_model)}-{group.tier}" + ("-gang" if group.gang else "")
             if part_index:
                 base += f"-{part_index + 1}"
