@@ -198,8 +198,7 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         if note and capacity is not None:
             notes.append(f"{where(capacity)}: no fix ({note})")
     for qualified, requests in sorted(asks.items()):
-        pool_view = pool_views.get(qualified)
-        fixed, more = _request_fixes(requests, pool_view, reserved_after.get(qualified))
+        fixed, more = _request_fixes(requests, reserved_after.get(qualified))
         fixes += [replace(f, group=qualified) if qualified in reserved_after else f for f in fixed]
         notes += more
     return fixes, notes
@@ -309,9 +308,7 @@ def _capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: boo
     return fix, note, False
 
 
-def _request_fixes(
-    asks: list[tuple[Finding, View, int, int]], pool_view: View | None, reserved: int | None
-) -> tuple[list[Fix], list[str]]:
+def _request_fixes(asks: list[tuple[Finding, View, int, int]], reserved: int | None) -> tuple[list[Fix], list[str]]:
     """PL801: the reported requests of one pool share the shortfall left after this run's reservation.
 
     The shortfall is the pool's baseline minus its reservation (after its fix) minus
@@ -322,7 +319,7 @@ def _request_fixes(
     """
     if not asks:
         return [], []
-    finding0, view0, index0, _ = asks[0]
+    _, view0, index0, _ = asks[0]
     req0 = view0.facts["requests"][index0]
     baseline = req0["baseline_gpus"]
     if reserved is None:
