@@ -3,8 +3,11 @@
 The columns are named, or detected from
 :mod:`policylint.readers.columns` (start, end, duration with its unit, GPUs).
 Start and end share one clock, so an epoch unit is detected once for both. A
-row that ends before it starts, an empty or non-finite time or duration, and a
-computed end outside the accepted years are errors at their row.
+row with a start but an empty end (or duration) was still running when the file
+was exported: it runs until the end of the trace (the latest time the file
+records), and the notes count such rows. A row that ends before it starts, an
+empty start, a non-finite time or duration, and a computed end outside the
+accepted years are errors at their row.
 """
 
 from __future__ import annotations
@@ -102,41 +105,63 @@ def read_intervals(
     wanted = [c for c in (start_name, end_name, dur_name, extra_column) if c is not None]
     indexes = [column_index(header, c, name) for c in wanted]
     kinds = [TIME if c in (start_name, end_name) else FLOAT for c in wanted]
-    # Every cell of an interval row is needed: with skipIncomplete an empty one skips the row.
-    columns, rows = table.read(indexes, kinds, required=range(len(indexes)))
+    # The end (or duration) of a row may be empty: the work was still running at the
+    # export. Every other cell is needed: with skipIncomplete an empty one skips the row.
+    closing = end_name if end_name is not None else dur_name
+    assert closing is not None
+    needed = [i for i, c in enumerate(wanted) if not (c == closing and start_name is not None)]
+    columns, rows = table.read(indexes, kinds, required=needed)
     slot = {c: columns[i] for i, c in enumerate(wanted)}
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)
     if table.row_filter is None or not table.row_filter.skip_incomplete:
-        _refuse_empty(columns, wanted, rows, name)
+        _refuse_empty([columns[i] for i in needed], [wanted[i] for i in needed], rows, name)
+    running = _running(slot[closing], start_name is not None)
+    closed_rows: Rows = rows
+    if running is not None:
+        from policylint.readers.filters import Subset
+
+        import pyarrow as pa
+
+        closed_rows = Subset(rows, np.flatnonzero(~running))
+        slot[closing] = slot[closing].filter(pa.array(~running))
 
     stamps = []
     if start_name is not None:
         stamps.append(times(slot[start_name], start_name, rows, name))
     if end_name is not None:
-        stamps.append(times(slot[end_name], end_name, rows, name))
+        stamps.append(times(slot[end_name], end_name, closed_rows, name))
     unit = epoch_seconds(stamps, timestamp_unit, name, origin)
     for stamp in stamps:
         check_range(stamp, unit, limits, name)
     begin = stamps[0].values if start_name is not None else np.zeros(len(columns[0]))
     if end_name is not None:
         finish = stamps[-1].values
-        durations = finish - begin
+        durations = None
     else:
         assert dur_name is not None
-        durations = numbers(slot[dur_name], dur_name, rows, name)
+        durations = numbers(slot[dur_name], dur_name, closed_rows, name)
         if np.isnan(durations).any():
             i = int(np.argmax(np.isnan(durations)))
-            raise MeasurementError(f"column '{dur_name}' is empty", source=name, row=rows.row(i))
-        check_values(durations, rows, f"duration in column '{dur_name}'", name)
+            raise MeasurementError(f"column '{dur_name}' is empty", source=name, row=closed_rows.row(i))
+        check_values(durations, closed_rows, f"duration in column '{dur_name}'", name)
         scale = EPOCH_UNITS.get(duration_unit_ or duration_unit(dur_name))
         if scale is None:
             raise MeasurementError(f"unknown duration unit {duration_unit_!r}", source=name)
         if scale != 1.0:
             durations = durations / scale
-        finish = begin + durations
+        finish = (begin if running is None else begin[~running]) + durations
         if start_name is not None:
-            check_times_range(finish, "start + duration", rows, limits, name)
+            check_times_range(finish, "start + duration", closed_rows, limits, name)
+    if running is not None:
+        finish = _run_to_the_end(begin, finish, running, table)
+    if durations is None:
+        durations = finish - begin
+    elif running is not None:
+        # the closed rows keep their durations as written, bit for bit
+        full = finish - begin
+        full[~running] = durations
+        durations = full
     backwards = finish < begin
     if backwards.any():
         i = int(np.argmax(backwards))
@@ -146,3 +171,36 @@ def read_intervals(
         extra = numbers(slot[extra_column], extra_column, rows, name)
         check_values(extra, rows, f"value in column '{extra_column}'", name)
     return Intervals(begin, finish, durations, extra, rows, start_name is not None)
+
+
+def _running(column: pa.ChunkedArray, has_start: bool) -> np.ndarray | None:
+    """Rows whose end (or duration) is empty: still running at the export. None when there are none."""
+    if not has_start:
+        return None
+    from policylint.readers.filters import empty_cells
+
+    empty = empty_cells(column)
+    return empty if empty.any() else None
+
+
+def _run_to_the_end(begin: np.ndarray, closed: np.ndarray, running: np.ndarray, table: Table) -> np.ndarray:
+    """Ends of every row: the closed rows' own, and the end of the trace for the running ones.
+
+    A job without an end was still running when the list was exported; skipping it
+    would drop exactly the longest jobs. It runs until the latest time the file
+    records (a start or an end), and the notes say how many rows that was.
+    """
+    from policylint.readers.timestamps import format_time
+
+    last = float(begin.max())
+    if closed.size:
+        last = max(last, float(closed.max()))
+    finish = np.empty(begin.shape, dtype=np.float64)
+    finish[~running] = closed
+    finish[running] = last
+    count = int(np.count_nonzero(running))
+    what = "1 job still running at the end of the export was" if count == 1 else (
+        f"{count:,} jobs still running at the end of the export were"
+    )
+    table.notes = (*table.notes, f"{what} counted until {format_time(last)} (the end of the trace)")
+    return finish

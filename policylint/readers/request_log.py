@@ -113,6 +113,7 @@ def read_requests(
         last=last,
         unit="gpus" if weight_name is not None else "concurrency",
         unused_gpu_column=unused,
+        from_intervals=True,
     )
 
 

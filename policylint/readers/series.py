@@ -67,6 +67,13 @@ class Series:
     unit: str = "concurrency"
     #: a job list counted by jobs: the GPU column it has but did not use (``bands`` mentions it)
     unused_gpu_column: str | None = None
+    #: the values were rebuilt from intervals (a request log or job list), not sampled:
+    #: a constant non-zero day is long jobs running, not a dead exporter
+    #: (:func:`policylint.bands.flat_day_test`)
+    from_intervals: bool = False
+    #: why a read that failed later may have been the wrong form (an event log read as a
+    #: series); the calculator adds it to an error about too few consecutive samples
+    hint: str | None = None
 
     @property
     def samples(self) -> int:
