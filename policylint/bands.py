@@ -40,7 +40,11 @@ __all__ = [
     "erlang_c_wait",
     "bounded_queue",
     "find_spikes",
+    "FLAT_DAY_TESTS",
+    "MIN_WINDOW_DAYS",
+    "flat_day_test",
     "flat_days",
+    "gpu_counts",
     "gpus_for",
     "outlier_days",
     "percentile",
@@ -50,6 +54,7 @@ __all__ = [
     "rolling_min",
     "summarise",
     "sustained",
+    "window_days",
     "window_samples",
 ]
 
@@ -57,22 +62,50 @@ __all__ = [
 _CEIL_EPS = 1e-9
 
 
+#: The least days of valid samples trustworthy bands need (FRAMEWORK: window). The
+#: rules' ``min_window_days`` options default to it; commands take it from here.
+MIN_WINDOW_DAYS = 90.0
+
+#: Values of :attr:`BandSettings.flat_days`.
+FLAT_DAY_TESTS = ("auto", "constant", "empty", "off")
+
+
+def flat_day_test(series: Series, requested: str = "auto") -> str:
+    """Which days of ``series`` count as flat: the one definition every command uses.
+
+    A sampled series (a metric export) that holds one value all day is padding or
+    an exporter repeating its last reading: ``constant``. Concurrency rebuilt from
+    a request log or job list (:attr:`Series.from_intervals`) is constant all day
+    whenever the same long jobs run, which is demand: only a day with nothing
+    running at all is not a measurement, ``empty``. ``requested`` other than
+    ``auto`` overrides the choice.
+    """
+    if requested != "auto":
+        return requested
+    return "empty" if series.from_intervals else "constant"
+
+
+def window_days(valid_samples: int, step_seconds: float) -> float:
+    """Days of valid samples: the measurement window of a series (or a pool's grid), unrounded."""
+    return valid_samples * step_seconds / 86_400.0
+
+
 @dataclass(frozen=True)
 class BandSettings:
     """Every number the calculator uses, with the framework's defaults."""
 
     cold_start_seconds: float = 300.0
-    min_window_days: float = 90.0
+    min_window_days: float = MIN_WINDOW_DAYS
     baseline_percentile: float = 95.0
     daily_percentile: float = 99.0
     max_gap_steps: int = 5
     queue_statistic: str = "max"  # "max" or "percentile"
     queue_percentile: float = 99.0
     outlier_mad_k: float | None = None  # flag and drop outlier days when set
-    #: which days are flat (not measurements): "constant" (any value all day; sampled
-    #: series), "empty" (zero all day; concurrency rebuilt from request logs and job
-    #: lists, where a constant non-zero day is long jobs running), or "off"
-    flat_days: str = "constant"
+    #: which days are flat (not measurements): "auto" (the series decides, see
+    #: :func:`flat_day_test`: every command leaves this alone), "constant" (any value
+    #: all day), "empty" (zero all day), or "off"
+    flat_days: str = "auto"
 
     def __post_init__(self) -> None:
         if not (self.cold_start_seconds > 0 and math.isfinite(self.cold_start_seconds)):
@@ -94,8 +127,10 @@ class BandSettings:
             raise PolicylintError(
                 f"queue statistic must be 'max' or 'percentile', got {self.queue_statistic!r}"
             )
-        if self.flat_days not in ("constant", "empty", "off"):
-            raise PolicylintError(f"flat-day test must be 'constant', 'empty' or 'off', got {self.flat_days!r}")
+        if self.flat_days not in FLAT_DAY_TESTS:
+            raise PolicylintError(
+                f"flat-day test must be 'auto', 'constant', 'empty' or 'off', got {self.flat_days!r}"
+            )
         if self.outlier_mad_k is not None and self.outlier_mad_k <= 0:
             raise PolicylintError(f"outlier MAD factor must be positive, got {self.outlier_mad_k}")
 
@@ -1009,14 +1044,45 @@ def summarise(
 # --------------------------------------------------------------------------- GPUs, jobs, residency
 
 
+def gpu_counts(values: np.ndarray, per_gpu: np.ndarray | float, gpus_per_replica: np.ndarray | int = 1) -> np.ndarray:
+    """GPUs = ceil(concurrency / concurrency per GPU) x GPUs per replica: the one GPU conversion.
+
+    ``values`` is concurrency, any shape; a 2-D ``(rows, samples)`` array may carry
+    one ``per_gpu`` and ``gpus_per_replica`` per row. NaN stays NaN (an unusable
+    sample stays unusable); the result is float64 whole numbers. A GPU-weighted
+    trace is converted with ``per_gpu = 1`` and one GPU per replica
+    (:func:`policylint.measure.gpu_conversion`).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    per = np.asarray(per_gpu, dtype=np.float64)
+    replicas = np.asarray(gpus_per_replica, dtype=np.float64)
+    if x.ndim == 2:
+        per = per.reshape(-1, 1)
+        replicas = replicas.reshape(-1, 1)
+    if (per <= 0).any() or np.isnan(per).any():
+        raise PolicylintError(f"concurrency per GPU must be positive, got {_shown(per)}")
+    if (replicas < 1).any():
+        raise PolicylintError(f"GPUs per replica must be at least 1, got {_shown(replicas)}")
+    # ceil(c / per - eps), max(., 0) x replicas, done in one buffer: a pool of a hundred
+    # members is tens of megabytes per temporary.
+    out: np.ndarray = np.divide(x, per)
+    out = np.asarray(out, dtype=np.float64)
+    out -= _CEIL_EPS
+    np.ceil(out, out=out)
+    # np.maximum keeps NaN (unusable samples stay unusable).
+    np.maximum(out, 0.0, out=out)
+    out *= replicas
+    return out
+
+
+def _shown(a: np.ndarray) -> str:
+    flat = np.ravel(a)
+    return f"{flat[0]:g}" if flat.size == 1 else ", ".join(f"{v:g}" for v in flat[:5])
+
+
 def gpus_for(concurrency: np.ndarray | float, per_gpu: float, gpus_per_replica: int = 1) -> np.ndarray:
-    """GPUs = ceil(concurrency / concurrency per GPU) x GPUs per replica."""
-    if not per_gpu > 0:
-        raise PolicylintError(f"concurrency per GPU must be positive, got {per_gpu}")
-    if gpus_per_replica < 1:
-        raise PolicylintError(f"GPUs per replica must be at least 1, got {gpus_per_replica}")
-    units = np.ceil(np.asarray(concurrency, dtype=np.float64) / per_gpu - _CEIL_EPS)
-    return (np.maximum(units, 0) * gpus_per_replica).astype(np.int64)
+    """Whole GPUs for ``concurrency`` (:func:`gpu_counts`), as integers."""
+    return gpu_counts(np.asarray(concurrency, dtype=np.float64), per_gpu, gpus_per_replica).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -1371,9 +1437,10 @@ def analyse(
     settings = settings or BandSettings()
     cleaned = apply_exclusions(series, exclusions)
     flat: tuple[float, ...] = ()
-    if settings.flat_days != "off":
+    test = flat_day_test(series, settings.flat_days)
+    if test != "off":
         # Before the outlier test: a run of padded zero days would drag the median day down.
-        found_flat = flat_days(cleaned.times, cleaned.values, zero_only=settings.flat_days == "empty")
+        found_flat = flat_days(cleaned.times, cleaned.values, zero_only=test == "empty")
         if found_flat.size:
             flat = tuple(float(d) for d in found_flat)
             cleaned = _exclude_days(cleaned, found_flat, "flat day")
@@ -1421,7 +1488,7 @@ def analyse(
     noise_count = int(np.count_nonzero(found.noise))
     widest_noise = float(found.length[found.noise].max() * step) if noise_count else 0.0
 
-    window_days = valid_count * step / 86_400.0
+    measured_days = window_days(valid_count, step)
     base_cap = math.ceil(baseline - _CEIL_EPS)
     # the core's queue is the one at ceil(baseline), with its waits (None at zero capacity)
     baseline_queue = core.queue
@@ -1451,9 +1518,9 @@ def analyse(
         baseline=baseline,
         daily=daily,
         peak=peak,
-        window_days=window_days,
+        window_days=measured_days,
         min_window_days=settings.min_window_days,
-        meets_window=window_days >= settings.min_window_days,
+        meets_window=measured_days >= settings.min_window_days,
         step_seconds=step,
         cold_start_seconds=settings.cold_start_seconds,
         window_samples=w,

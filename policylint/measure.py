@@ -300,12 +300,10 @@ def measure_workload(
             findings.extend(problems)
             facts.integrity = _integrity(read, exclusions)
             mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")
+            # flat days: the series' own test (bands.flat_day_test), as in every command
             settings = bands.BandSettings(
                 cold_start_seconds=effective_cold_start(workload),
                 outlier_mad_k=float(mads) if mads is not None else None,
-                # Rebuilt from intervals, a constant non-zero day is long jobs running;
-                # only a day with nothing at all in the log is not a measurement.
-                flat_days="empty" if fmt in ("requests", "jobs") else "constant",
             )
             per_gpu, per_replica = _conversion(workload, facts)
             report = bands.analyse(
@@ -396,16 +394,24 @@ def _job_integrity(jobs: Any, spec: dict[str, Any]) -> dict[str, float | int | s
     return job_facts(jobs.gpus, spec.get("gpusColumn") is not None)
 
 
-def _conversion(workload: Workload, facts: WorkloadFacts) -> tuple[float | None, int]:
-    """Concurrency per GPU and GPUs per replica that turn the trace into GPUs.
+def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, int]:
+    """Concurrency per GPU and GPUs per replica that turn a workload's trace into GPUs.
 
-    A GPU-weighted trace (``unit: gpus``) is GPU demand already: one unit is one
-    GPU, and gpusPerReplica must not multiply it again.
+    The one place that reads them: every command converts with these and
+    :func:`policylint.bands.gpu_counts`. A GPU-weighted trace (``unit: gpus``) is
+    GPU demand already: one unit is one GPU, and gpusPerReplica must not multiply
+    it again. The per-GPU figure is None when the workload declares none.
     """
-    if facts.trace_unit == "gpus":
+    if trace_unit == "gpus":
         return 1.0, 1
     per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
-    return (float(per_gpu) if per_gpu else None), int(workload.spec.get("gpusPerReplica", 1))
+    if isinstance(per_gpu, (int, float)) and not isinstance(per_gpu, bool) and per_gpu > 0:
+        return float(per_gpu), _per_replica(workload)
+    return None, _per_replica(workload)
+
+
+def _conversion(workload: Workload, facts: WorkloadFacts) -> tuple[float | None, int]:
+    return gpu_conversion(workload, facts.trace_unit)
 
 
 def _per_replica(workload: Workload) -> int:

@@ -55,6 +55,7 @@ from policylint.bands import (
     percentile,
     queue_stats,
     rolling_min,
+    window_days,
     window_samples,
 )
 from policylint.errors import PolicylintError
@@ -122,23 +123,12 @@ def gpu_demand(values: np.ndarray, per_gpu: np.ndarray, gpus_per_replica: np.nda
     """GPUs per row and sample: ceil(c / per_gpu) x GPUs per replica, NaN kept.
 
     ``values`` is 2-D ``(members, samples)``; ``per_gpu`` and ``gpus_per_replica`` hold
-    one entry per row.
+    one entry per row. The conversion is the calculator's one definition,
+    :func:`policylint.bands.gpu_counts`.
     """
-    per = np.asarray(per_gpu, dtype=np.float64).reshape(-1, 1)
-    replicas = np.asarray(gpus_per_replica, dtype=np.float64).reshape(-1, 1)
-    if (per <= 0).any() or np.isnan(per).any():
-        raise PolicylintError("concurrency per GPU must be positive")
-    if (replicas < 1).any():
-        raise PolicylintError("GPUs per replica must be at least 1")
-    # The same operations in the same order as ceil(c / per - eps), max(., 0) x replicas,
-    # done in one buffer: a pool of a hundred members is tens of megabytes per temporary.
-    out: np.ndarray = np.divide(np.asarray(values, dtype=np.float64), per)
-    out -= _CEIL_EPS
-    np.ceil(out, out=out)
-    # np.maximum keeps NaN (unusable samples stay unusable).
-    np.maximum(out, 0.0, out=out)
-    out *= replicas
-    return out
+    from policylint.bands import gpu_counts
+
+    return gpu_counts(np.atleast_2d(np.asarray(values, dtype=np.float64)), per_gpu, gpus_per_replica)
 
 
 def align(members: Sequence[PoolMember]) -> PooledGrid:
@@ -284,7 +274,7 @@ def analyse_pool(
         window_samples=w,
         samples=int(g.size),
         valid_samples=valid_count,
-        window_days=valid_count * step / 86_400.0,
+        window_days=window_days(valid_count, step),
         first=first,
         last=last,
         baseline=None,

@@ -361,8 +361,10 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     conc = spec.get("concurrency") or {}
     per_gpu = _num(per.get("value"))
     per_replica = int(spec.get("gpusPerReplica", 1))
-    # A GPU-weighted trace (unit: gpus) is GPU demand already: no second conversion.
-    to_gpu, to_replica = (1.0, 1) if facts.trace_unit == "gpus" else (per_gpu, per_replica)
+    # The one conversion (a GPU-weighted trace is GPU demand already: no second one).
+    from policylint.measure import gpu_conversion
+
+    to_gpu, to_replica = gpu_conversion(w, facts.trace_unit)
     r = facts.report
     pool = w.pool
     pool_spec = pool.spec if pool else {}

@@ -117,8 +117,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     calc = parser.add_argument_group("calculation")
     calc.add_argument("--cold-start", type=_positive, default=300.0, metavar="SECONDS",
                       help="time to bring up capacity; shorter spikes are noise (default 300)")
-    calc.add_argument("--min-window-days", type=_non_negative, default=90.0, metavar="N",
-                      help="cleaned window needed for trustworthy bands (default 90)")
+    calc.add_argument("--min-window-days", type=_non_negative, default=None, metavar="N",
+                      help="cleaned window needed for trustworthy bands (default 90, the framework's window)")
     calc.add_argument("--baseline-percentile", type=_positive, default=95.0, metavar="P",
                       help="percentile of the sustained series for the baseline band (default 95)")
     calc.add_argument("--daily-percentile", type=_positive, default=99.0, metavar="P",
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         raise PolicylintError("bands needs a TRACE (or --pool CLUSTER/POOL [PATH])")
     from pathlib import Path
 
-    from policylint.bands import BandSettings, analyse
+    from policylint.bands import MIN_WINDOW_DAYS, BandSettings, analyse
     from policylint.config import load_config
     from policylint.traces import apply_exclusions, parse_exclusion
 
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             raise PolicylintError(f"--exclude: {exc}") from None
     settings = BandSettings(
         cold_start_seconds=args.cold_start,
-        min_window_days=args.min_window_days,
+        min_window_days=MIN_WINDOW_DAYS if args.min_window_days is None else args.min_window_days,
         baseline_percentile=args.baseline_percentile,
         daily_percentile=args.daily_percentile,
         max_gap_steps=args.max_gap_steps,

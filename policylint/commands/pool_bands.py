@@ -39,19 +39,26 @@ def _find_pool(model: Model, name: str) -> Pool:
 
 
 def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[str, Any]]:
-    """Each workload's own GPU bands (what the pool used to be sized from)."""
+    """Each workload's own GPU bands (what the pool used to be sized from).
+
+    Converted as ``check`` converts them (:func:`policylint.measure.gpu_conversion`):
+    a GPU-weighted trace is GPUs already.
+    """
+    import numpy as np
+
     from policylint.bands import gpus_for
+    from policylint.measure import gpu_conversion
 
     out: dict[str, dict[str, Any]] = {}
     for w in sorted(pool.workloads, key=lambda w: w.name):
-        r = facts[w.name].report
-        per_gpu = (w.spec.get("perGpuConcurrency") or {}).get("value")
-        replicas = int(w.spec.get("gpusPerReplica", 1))
-        if r is None or not per_gpu:
+        f = facts[w.name]
+        r = f.report
+        per_gpu, replicas = gpu_conversion(w, f.trace_unit)
+        if r is None or per_gpu is None:
             out[w.name] = {"measured": False}
             continue
         values = [r.baseline, r.daily, r.peak, r.sustained_max]
-        gpus = [int(gpus_for(v, float(per_gpu), replicas)) for v in values]
+        gpus = [int(g) for g in gpus_for(np.array(values), per_gpu, replicas)]
         out[w.name] = {
             "measured": True,
             "step_seconds": r.step_seconds,
