@@ -1,6 +1,6 @@
 """Fixes converge: ``check --fix --unsafe-fixes`` then ``check`` leaves none of the sizing findings it fixed, and adds none.
 
-Run through the CLI on examples/bad, examples/good, the repository ``policylint init``
+Run through the CLI on examples/bad, examples/good, the Kueue examples, the repository ``policylint init``
 writes (as written, and with ``reservedGpus: 30`` against a pending 1-GPU proposal) and
 small generated repositories. A finding counts as addressed when ``--fix`` did not name
 it in a "no fix" note; the sizing findings are those a plan answers for
@@ -80,6 +80,11 @@ def test_good_example_has_nothing_to_fix(tmp_path: Path) -> None:
     before, after = assert_fixes_converge(root)
     assert before == after == set()
     assert {p: p.read_bytes() for p in root.rglob("*.yaml")} == snapshot
+
+
+@pytest.mark.parametrize("name", ["kueue", "kueue-bad"])
+def test_scheduler_examples_converge(tmp_path: Path, name: str) -> None:
+    assert_fixes_converge(_copy(EXAMPLES / name, tmp_path))
 
 
 @pytest.fixture
