@@ -69,6 +69,13 @@ def test_share_formatting(share: float | None, text: str) -> None:
     assert format_share(share) == text
 
 
+def test_rule_templates_write_shares_with_the_same_function() -> None:
+    from policylint.evaluate import render
+
+    assert render("{s:share} turned away", {"s": 0.0000578}) == "0.0058% turned away"
+    assert render("{s:share}", {"s": None}) == "unknown"
+
+
 @given(st.floats(min_value=0, max_value=1, exclude_min=True, exclude_max=True))
 def test_a_share_strictly_between_0_and_1_never_prints_as_0_or_100(share: float) -> None:
     text = format_share(share)
