@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import math
 import os
@@ -207,7 +208,11 @@ def trace_csv(end: dt.datetime) -> str:
     The level depends only on the hour of the day (a daytime hump over a night
     floor, busiest at 15:00) and on the sample's place in the trace (one burst
     half-way through), never on the calendar, so the bands are the same
-    whatever day ``init`` runs: baseline 80, daily 89, peak 120.
+    whatever day ``init`` runs: baseline 80, daily 89, peak 120. Like a real
+    export it is not a copy of one day: every other sample carries a small
+    ripple of 0-2 requests drawn from its index, which leaves the bands as they
+    are (the sustained series takes the minimum over the 10-minute cold start,
+    and every such pair holds one sample without ripple).
     """
     samples = TRACE_DAYS * 24 * SAMPLES_PER_HOUR
     start = end - TRACE_STEP * (samples - 1)
@@ -220,6 +225,9 @@ def trace_csv(end: dt.datetime) -> str:
         level = 40 + round(40 * daytime) + (10 if hour == 15 else 0)
         if hour_index == burst:
             level = 120  # the one burst of the window, an hour long: the peak band
+        elif i % 2:
+            # a ripple drawn from the index alone: the same whenever init runs, different every day
+            level += hashlib.blake2b(i.to_bytes(4, "little"), digest_size=1).digest()[0] % 3
         when = start + TRACE_STEP * i
         rows.append(f"{when.strftime('%Y-%m-%dT%H:%M:%SZ')},{level}")
     return "\n".join(rows) + "\n"
