@@ -1468,7 +1468,7 @@ def analyse(
     if core is None or not core.sustained_count[0]:
         raise MeasurementError(
             f"no stretch of {w} consecutive valid samples (cold start {settings.cold_start_seconds:g} s"
-            f" at {step:g} s steps): cannot form a sustained series",
+            f" at {step:g} s steps): cannot form a sustained series" + (f"; {series.hint}" if series.hint else ""),
             source=series.source,
         )
     # Order statistics of s already give B <= D and s <= c gives D <= P; the core's clamps

@@ -437,9 +437,16 @@ class VramMeasured:
 
 
 def _vram_series(
-    ref: MeasurementRef, columns: list[str] | None, limits: TraceLimits | None
+    ref: MeasurementRef,
+    columns: list[str] | None,
+    limits: TraceLimits | None,
+    unusable: dict[str, str] | None = None,
 ) -> dict[str, Series]:
-    """The series of a VRAM or activity block: one per pod with a ``key``, else one under ''."""
+    """The series of a VRAM or activity block: one per pod with a ``key``, else one under ''.
+
+    ``unusable`` (for activity): pods whose rows form no series are left out and
+    recorded there with the reason, so that the pairing names the pod.
+    """
     from policylint import traces
 
     spec = ref.spec
@@ -457,7 +464,8 @@ def _vram_series(
     if key.get("column"):
         select = key.get("select")
         return traces.read_parts(
-            ref.path, key_column=str(key["column"]), key_select=None if select is None else str(select), **common
+            ref.path, key_column=str(key["column"]), key_select=None if select is None else str(select),
+            unusable=unusable, **common,
         )
     return {"": traces.read_series(ref.path, **common)}
 
@@ -498,11 +506,12 @@ def _vram_trace(
     memory = _vram_series(ref, spec.get("columns"), limits)
     busy: dict[str, Series] | None = None
     scale = 100.0
+    idle: dict[str, str] = {}  # pods with activity rows that form no series, and why
     if activity is not None and activity.path is not None:
-        busy = _vram_series(activity, activity.spec.get("columns"), limits)
+        busy = _vram_series(activity, activity.spec.get("columns"), limits, idle)
         scale = 100.0 if activity.spec.get("unit", "percent") == "percent" else 1.0
     elif spec.get("activeColumn"):
-        busy = _vram_series(ref, [spec["activeColumn"]], limits)
+        busy = _vram_series(ref, [spec["activeColumn"]], limits, idle)
         scale = 100.0 if spec.get("activeUnit", "percent") == "percent" else 1.0
     if busy is not None and len(busy) == 1 and len(memory) == 1:
         busy = {next(iter(memory)): next(iter(busy.values()))}  # one series each: they belong together
@@ -524,8 +533,9 @@ def _vram_trace(
         if busy is not None:
             if pod not in busy:
                 what = f"pod {pod!r}" if pod else "the memory series"
+                why = f"; its activity rows form none: {idle[pod]}" if pod in idle else ""
                 raise MeasurementError(
-                    f"{what} has no activity series (activity keys: {', '.join(sorted(busy)) or 'none'})",
+                    f"{what} has no activity series (activity keys: {', '.join(sorted(busy)) or 'none'}){why}",
                     source=ref.display,
                 )
             share = _busy_share(busy[pod], series, scale)

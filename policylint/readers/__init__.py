@@ -350,13 +350,18 @@ def read_parts(
     where: Mapping[str, Any] | Sequence[Condition] | None = None,
     skip_incomplete: bool = False,
     duration_unit: str | None = None,
+    unusable: dict[str, str] | None = None,
 ) -> dict[str, Series]:
     """Every series of a long table (or Prometheus answer), by key value, each on its own grid.
 
     For per-pod measurements (VRAM residency per pod): ``key_column`` is the
     table's key column or the Prometheus label; series of one Prometheus answer
     that share the label value are summed. ``key_select`` keeps one key. The
-    series' notes carry what the row filters dropped.
+    series' notes carry what the row filters dropped. With ``unusable`` (a dict to
+    fill), a key whose rows do not form a series (no usable value, a single
+    sample) is left out and its reason recorded there instead of failing the
+    read: an activity series paired with memory by pod must say which pod has
+    none, not which row ended its read.
     """
     del duration_unit  # accepted for symmetry with read_series; a time series has no durations
     from policylint.readers.grid import combine, finish
@@ -383,8 +388,13 @@ def read_parts(
                 raise MeasurementError(f"series {label} has no label '{key_column}'", source=name)
             groups.setdefault(str(value), []).append((label, times, values))
         for value in sorted(groups):
-            out[value] = combine(groups[value], "sum", name=f"{name} [{key_column}={value}]",
-                                 step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits)
+            try:
+                out[value] = combine(groups[value], "sum", name=f"{name} [{key_column}={value}]",
+                                     step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits)
+            except MeasurementError as exc:
+                if unusable is None:
+                    raise
+                unusable[value] = exc.message
         return out
     from policylint.readers.timeseries import Key, read_keyed_parts
 
@@ -394,7 +404,13 @@ def read_parts(
         table, Key(key_column, key_select), timestamp_column, value_columns, timestamp_unit, limits, origin
     )
     for value, times, values in parts:
-        series = finish(times, values, name=f"{name} [{key_column}={value}]", step_seconds=step_seconds,
-                        max_gap_steps=max_gap_steps, limits=limits)
+        try:
+            series = finish(times, values, name=f"{name} [{key_column}={value}]", step_seconds=step_seconds,
+                            max_gap_steps=max_gap_steps, limits=limits)
+        except MeasurementError as exc:
+            if unusable is None:
+                raise
+            unusable[value] = exc.message
+            continue
         out[value] = replace(series, notes=table.notes)
     return out

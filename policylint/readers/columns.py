@@ -17,15 +17,24 @@ __all__ = [
     "END_CANDIDATES",
     "GPU_CANDIDATES",
     "KEY_CANDIDATES",
+    "DURATION_WORDS",
     "START_CANDIDATES",
     "TIMESTAMP_CANDIDATES",
+    "TIMESTAMP_WORDS",
     "column_index",
     "duration_unit",
     "find_column",
+    "timestamp_column",
 ]
 
 TIMESTAMP_CANDIDATES = ("timestamp", "time", "ts", "datetime", "date", "_time", "@timestamp")
-"""Time series: the timestamp column (otherwise the first column)."""
+"""Time series: the timestamp column (otherwise a column named like one, otherwise the first column)."""
+
+TIMESTAMP_WORDS = ("timestamp", "datetime", "time", "ts", "date", "epoch")
+"""Words that make a column name look like a timestamp (``timestamp_anon``, ``event_time``)."""
+
+DURATION_WORDS = ("duration", "elapsed", "latency", "exec", "runtime", "wait", "seconds", "sec", "s", "ms", "us", "ns")
+"""Words that make such a name a length of time instead (``exec_time_seconds``, ``wait_time_ms``)."""
 
 START_CANDIDATES = (
     "start",
@@ -70,6 +79,7 @@ DURATION_CANDIDATES = (
     "runtime_seconds",
     "elapsed",
     "elapsed_seconds",
+    "exec_time_seconds",
     "duration_ms",
     "latency_ms",
     "elapsed_ms",
@@ -129,6 +139,35 @@ def find_column(header: Sequence[str], candidates: Sequence[str]) -> str | None:
         if candidate in lowered:
             return lowered[candidate]
     return None
+
+
+def _words(column: str) -> list[str]:
+    """The words of a column name: split at anything not a letter or digit, and at camelCase."""
+    import re
+
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", column)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def timestamp_column(header: Sequence[str]) -> str | None:
+    """The timestamp column of a time series table when none is named.
+
+    The first of :data:`TIMESTAMP_CANDIDATES` present; otherwise the first column
+    whose name has a word of :data:`TIMESTAMP_WORDS` and none of
+    :data:`DURATION_WORDS` (``timestamp_anon``, ``event_time``; not
+    ``exec_time_seconds``); otherwise the first column. A column named like a
+    timestamp wins over the first column: a file that leads with its values
+    (``value,container_ip,timestamp_anon``) would otherwise be read with the
+    values as times. None for an empty header.
+    """
+    exact = find_column(header, TIMESTAMP_CANDIDATES)
+    if exact is not None:
+        return exact
+    for column in header:
+        words = _words(column)
+        if any(w in TIMESTAMP_WORDS for w in words) and not any(w in DURATION_WORDS for w in words):
+            return column
+    return header[0] if header else None
 
 
 def column_index(header: Sequence[str], column: str, name: str) -> int:

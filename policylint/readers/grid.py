@@ -14,7 +14,7 @@ from policylint.errors import MeasurementError
 from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits, check_grid
 from policylint.readers.series import Gap, Series
 
-__all__ = ["AGGREGATES", "combine", "finish", "median_step", "regular_grid", "to_grid"]
+__all__ = ["AGGREGATES", "combine", "event_log_hint", "finish", "median_step", "regular_grid", "to_grid"]
 
 
 def regular_grid(start: float, step: float, n: int) -> np.ndarray:
@@ -121,16 +121,22 @@ def finish(
         raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
     if max_gap_steps < 1:
         raise MeasurementError("max_gap_steps must be at least 1", source=name)
-    grid, out, inside, gaps = to_grid(
-        times, values, step, max_gap_steps, times[0], times[-1], limits=limits, name=name, missing=missing
-    )
+    hint = None if step_seconds or uniform_step else event_log_hint(times)
+    try:
+        grid, out, inside, gaps = to_grid(
+            times, values, step, max_gap_steps, times[0], times[-1], limits=limits, name=name, missing=missing
+        )
+    except MeasurementError as exc:
+        if hint is None:
+            raise
+        raise MeasurementError(f"{exc.message}; {hint}", source=exc.source, row=exc.row) from None
     complete = not missing.any()
     if complete and not gaps and inside.all() and out.size == values.size:
         valid = inside  # a complete regular series: every grid point is a sample, none is NaN
     else:
         valid = ~np.isnan(out)
     if not valid.any():
-        raise MeasurementError("no usable sample after gridding", source=name)
+        raise MeasurementError("no usable sample after gridding" + (f"; {hint}" if hint else ""), source=name)
     if not complete:
         first = int(np.argmax(~missing))
         last = times.size - 1 - int(np.argmax(~missing[::-1]))
@@ -145,6 +151,38 @@ def finish(
         gaps=tuple(gaps),
         first=float(times[first]),
         last=float(times[last]),
+        hint=hint,
+    )
+
+
+#: Rows closer than this (median, seconds) and this irregular (p90 / p10 of the spacing)
+#: are events (one row per request), not samples of a level: an exporter samples on a
+#: clock, arrivals come as they come (exponential spacing has p90 / p10 near 22).
+EVENT_LOG_MEDIAN_SECONDS = 1.0
+EVENT_LOG_SPREAD = 4.0
+
+
+def event_log_hint(times: np.ndarray) -> str | None:
+    """What to say when sorted ``times`` look like an event log read as a series, else None.
+
+    A request log read as a time series (one row per request, many a second,
+    irregularly spaced) is gridded at its median spacing, a fraction of a second,
+    so its every pause becomes a gap and no cold-start window of consecutive
+    samples is left: the reader notes it so that the error can name the way out.
+    """
+    if times.size < 10:
+        return None
+    steps = np.diff(times)
+    low, middle, high = (float(x) for x in np.percentile(steps, [10, 50, 90]))
+    if not (0 < middle < EVENT_LOG_MEDIAN_SECONDS) or high <= EVENT_LOG_SPREAD * max(low, 1e-12):
+        return None
+    span = float(times[-1] - times[0])
+    rate = (times.size - 1) / span if span > 0 else float("inf")
+    return (
+        f"the rows look like an event log, not samples of a level ({rate:.3g} rows a second, spaced"
+        f" irregularly, median {middle:.3g} s apart): read it as a request log (--input-format requests,"
+        " format: requests, with an end or duration column), or grid it coarser with --step SECONDS"
+        " (stepSeconds)"
     )
 
 

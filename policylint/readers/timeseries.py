@@ -1,8 +1,8 @@
 """Time series tables (CSV, Parquet, Arrow IPC): a timestamp column and value columns.
 
-The timestamp column is named, or the first of
-:data:`~policylint.readers.columns.TIMESTAMP_CANDIDATES` present, or the first
-column. Value columns are named (several are summed, e.g. running + pending), or
+The timestamp column is named, or detected
+(:func:`~policylint.readers.columns.timestamp_column`: a candidate name, else a
+column named like a timestamp, else the first column). Value columns are named (several are summed, e.g. running + pending), or
 the only other column. Rows must be in strictly increasing time order; values
 must be numbers, not negative, not infinite (an empty cell or ``NaN`` is a
 missing sample).
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from policylint.errors import MeasurementError
-from policylint.readers.columns import KEY_CANDIDATES, TIMESTAMP_CANDIDATES, column_index, find_column
+from policylint.readers.columns import KEY_CANDIDATES, column_index, find_column, timestamp_column
 from policylint.readers.convert import (
     check_order,
     check_range,
@@ -59,6 +59,12 @@ class Key:
     aggregate: str | None = None
 
 
+def detected_timestamp(header: list[str]) -> str:
+    """The timestamp column when none is named (:func:`~policylint.readers.columns.timestamp_column`)."""
+    found = timestamp_column(header)
+    return found if found is not None else ""
+
+
 def _value_indexes(
     header: list[str], value_columns: Sequence[str] | None, skip: Sequence[int], name: str
 ) -> tuple[list[int], list[str]]:
@@ -66,6 +72,12 @@ def _value_indexes(
         names = list(value_columns)
         return [column_index(header, c, name) for c in names], names
     others = [i for i, h in enumerate(header) if i not in skip and h]
+    if len(others) > 1:
+        # A column that names a series (container_ip, pod) holds no values: a long
+        # table read without its key then says so at its repeated times.
+        keys = {k.lower() for k in KEY_CANDIDATES}
+        values = [i for i in others if header[i].lower() not in keys]
+        others = values if len(values) == 1 else others
     if len(others) != 1:
         raise MeasurementError(
             f"cannot tell which column holds the values ({len(others)} candidates: "
@@ -91,7 +103,7 @@ def read_keyed_parts(
     order; a time repeated within one key is an error at its row.
     """
     header, name = table.header, table.name
-    ts_name = timestamp_column or find_column(header, TIMESTAMP_CANDIDATES) or header[0]
+    ts_name = timestamp_column or detected_timestamp(header)
     ts_index = column_index(header, ts_name, name)
     key_index = column_index(header, key.column, name)
     indexes, names = _value_indexes(header, value_columns, (ts_index, key_index), name)
@@ -172,7 +184,7 @@ def read_table_samples(
     """The raw samples of a table, validated: times in unix seconds, summed values,
     and the step between times when it never changes."""
     header, name = table.header, table.name
-    ts_name = timestamp_column or find_column(header, TIMESTAMP_CANDIDATES) or header[0]
+    ts_name = timestamp_column or detected_timestamp(header)
     ts_index = column_index(header, ts_name, name)
     indexes, names = _value_indexes(header, value_columns, (ts_index,), name)
     columns, rows = table.read([ts_index, *indexes], [TIME] + [FLOAT] * len(indexes), required=(0,))
