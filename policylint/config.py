@@ -61,6 +61,9 @@ class Config:
     prometheus_ca_file: Path | None = None
     prometheus_timeout_seconds: float = 60.0
     prometheus_max_attempts: int = 5
+    #: ``report.source-url``: where the review page links a file:line (see :func:`check_source_url`); None:
+    #: relative links from the page to the files
+    report_source_url: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The effective configuration as plain data (``policylint config``)."""
@@ -85,6 +88,7 @@ class Config:
                 "timeout-seconds": self.prometheus_timeout_seconds,
                 "max-attempts": self.prometheus_max_attempts,
             },
+            "report": {"source-url": self.report_source_url},
         }
 
     def _limits_dict(self) -> dict[str, int]:
@@ -501,4 +505,40 @@ def load_config(
         config.prometheus_ca_file = base / prom["ca-file"]
     config.prometheus_timeout_seconds = float(prom.get("timeout-seconds", 60.0))
     config.prometheus_max_attempts = int(prom.get("max-attempts", 5))
+    report = raw.get("report", {})
+    if "source-url" in report:
+        config.report_source_url = check_source_url(report["source-url"], source)
     return config
+
+
+#: The placeholders ``report.source-url`` may hold.
+SOURCE_URL_FIELDS = ("rev", "path", "line")
+
+
+def check_source_url(template: str, source: str) -> str:
+    """``template`` when it is a usable link template for the review page, else a configuration error.
+
+    The schema has checked that it is an http(s) URL; here its placeholders are:
+    ``{path}`` is required, ``{rev}`` and ``{line}`` are optional, anything else in
+    braces is refused (``{{`` and ``}}`` stand for literal braces).
+    """
+    import string
+
+    try:
+        parsed = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        raise PolicylintError(f"not a link template ({exc})", source=source, key="report.source-url") from None
+    fields = [name for name, _, _ in parsed]
+    unknown = sorted({name for name in fields if name not in SOURCE_URL_FIELDS})
+    if unknown:
+        shown = ", ".join(f"{{{name}}}" for name in unknown)
+        raise PolicylintError(
+            f"unknown placeholder {shown} (allowed: {{rev}}, {{path}}, {{line}})", source=source, key="report.source-url"
+        )
+    if any(spec or conv for _, spec, conv in parsed):
+        raise PolicylintError(
+            "placeholders take no format or conversion (write {rev}, {path}, {line})", source=source, key="report.source-url"
+        )
+    if "path" not in fields:
+        raise PolicylintError("must hold {path}, where the file's repository path goes", source=source, key="report.source-url")
+    return template

@@ -321,7 +321,7 @@ def test_config_shows_every_limit_with_its_default(tmp_path: Path) -> None:
 
 # --- errors: exit 2 and one line naming the file and the key -------------------------------
 
-ALLOWED = "baseline, exclude, extend-select, fail-on, gpu-resources, ignore, limits, now, per-file-ignores, prometheus, rule-dirs, rules, select"
+ALLOWED = "baseline, exclude, extend-select, fail-on, gpu-resources, ignore, limits, now, per-file-ignores, prometheus, report, rule-dirs, rules, select"
 
 CONFIG_ERRORS = [
     pytest.param("bogus: 1\n", f"at key 'bogus': unknown key (allowed: {ALLOWED})", id="unknown-key"),
