@@ -98,8 +98,11 @@ def test_the_page_loads_nothing_from_outside(tmp_path: Path) -> None:
     assert "<script" not in page.lower()
     assert not re.search(r"""\b(src|srcset)\s*=""", page)
     assert not re.search(r"@import|url\(", page)
-    hrefs = re.findall(r'href="([^"]*)"', page)
-    assert hrefs and all(h.startswith("#") or h == "data:," for h in hrefs), hrefs
+    # the only <link> is the empty icon; <a> links (anchors, files relative to the page) are followed only on a click
+    assert re.findall(r'<link[^>]*href="([^"]*)"', page) == ["data:,"]
+    hrefs = re.findall(r'<a href="([^"]*)"', page)
+    assert hrefs and all(h.startswith("#") or not re.match(r"[a-z][a-z0-9+.-]*:", h) for h in hrefs), hrefs
+    assert any(h.endswith(".yaml") for h in hrefs), "file:line places link to their files"
     # the only absolute URL is the SVG namespace, which is a name, not a request
     assert set(re.findall(r"https?://[^\"'\s<]+", page)) == {"http://www.w3.org/2000/svg"}
 

@@ -31,7 +31,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from policylint import __version__
 from policylint.report.safe_text import escape_controls
@@ -40,9 +42,47 @@ if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.linter import LintResult
     from policylint.measure import PoolFacts
+    from policylint.report.change import StateChange
     from policylint.views import View
 
-__all__ = ["HtmlSettings", "render"]
+__all__ = ["HtmlSettings", "SourceLinks", "render"]
+
+
+@dataclass(frozen=True)
+class SourceLinks:
+    """Where a file:line on the page links to.
+
+    With a ``template`` (``report.source-url``, e.g.
+    ``https://host/org/repo/blob/{rev}/{path}#L{line}``) every place links to the
+    repository's web view at the revision the page shows (``rev``; ``base_rev``
+    for what only the base revision holds). Without one - or when the template
+    needs ``{rev}`` and there is no commit - a link is the file's path relative
+    to the folder the page is written to (``page_dir``), which opens it from a
+    CI artifact or a checkout. ``top`` is the folder finding paths are relative
+    to (the repository root). No folders at all: plain text.
+    """
+
+    template: str | None = None
+    rev: str | None = None
+    base_rev: str | None = None
+    top: Path | None = None
+    page_dir: Path | None = None
+
+    def href(self, path: str, line: int = 0, *, base: bool = False) -> str | None:
+        """The URL of ``path`` (relative to ``top``) at ``line``; None when there is nothing to link to."""
+        rev = self.base_rev if base else self.rev
+        if self.template is not None and (rev is not None or "{rev}" not in self.template):
+            return self.template.format(rev=quote(rev or "", safe=""), path=quote(path, safe="/"), line=max(line, 1))
+        if self.top is None or self.page_dir is None:
+            return None
+        import os
+
+        target = os.path.join(os.path.realpath(self.top), path)
+        if base and not os.path.exists(target):
+            return None  # the file is gone from the working tree: nothing there to open
+        rel = os.path.relpath(target, os.path.realpath(self.page_dir))
+        # every character but the separator percent-encoded: a file named "javascript:x" stays a path
+        return quote(Path(rel).as_posix(), safe="/")
 
 
 @dataclass
@@ -55,6 +95,8 @@ class HtmlSettings:
     params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: rule code -> rule metadata (name, summary) for the findings table
     rules: Mapping[str, Any] = field(default_factory=dict)
+    #: where file:line places link to
+    links: SourceLinks = field(default_factory=SourceLinks)
 
 
 _SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
@@ -63,14 +105,16 @@ _CSS = """
 :root{--fg:#1d2430;--muted:#5b6472;--line:#d7dce3;--bg:#ffffff;--soft:#f4f6f9;
 --err:#b42318;--warn:#a15c00;--ok:#1f7a3a;--info:#2f5fa7}
 *{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;overflow-wrap:break-word}
+a{color:#1d4ed8}
 main{max-width:1180px;margin:0 auto;padding:24px 28px 60px}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:21px;margin:34px 0 10px;border-bottom:2px solid var(--line);padding-bottom:4px}
 h3{font-size:18px;margin:26px 0 6px}h4{font-size:15px;margin:16px 0 6px}
 p{margin:6px 0}.muted{color:var(--muted)}code{font:13px/1.3 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-table{border-collapse:collapse;margin:8px 0 14px;font-size:14px}
+table{border-collapse:collapse;margin:8px 0 14px;font-size:14px;display:block;max-width:100%;overflow-x:auto}
 th,td{border-bottom:1px solid var(--line);padding:5px 10px;text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num>span{white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:13px;font-weight:600;color:#fff}
 .badge.error{background:var(--err)}.badge.warning{background:var(--warn)}.badge.info{background:var(--info)}.badge.ok{background:var(--ok)}
 .delta-over{color:var(--err);font-weight:600}.delta-under{color:var(--warn);font-weight:600}.delta-zero{color:var(--ok)}
@@ -95,6 +139,31 @@ th{background:var(--soft);font-weight:600}td.num,th.num{text-align:right;font-va
 .findings li{margin:4px 0}.findings .hint{color:var(--muted)}
 .arith td:first-child{color:var(--muted)}.arith td{border:none;padding:2px 10px 2px 0}
 footer{margin-top:40px;color:var(--muted);font-size:13px}
+.chart-box{overflow-x:auto}
+.line-key{display:none;flex-wrap:wrap;gap:4px 16px;list-style:none;padding:0;margin:2px 0 8px;font-size:14px}
+.key{display:inline-block;width:24px;border-top:3px solid;vertical-align:middle;margin-right:6px}
+.key.reserved{border-color:#111827}.key.capacity{border-color:#6b21a8;border-top-style:dashed}
+.key.proposed{border-color:#c2410c;border-top-style:dotted}.key.justified{border-color:#15803d;border-top-style:dashed}
+.key.justified-total{border-color:#0e7490;border-top-style:dashed}
+.change .same{color:var(--muted)}.change tr.unchanged td{color:var(--muted)}
+.change .was{color:var(--muted);font-size:13px}
+.states h5{font-size:14px;margin:12px 0 2px;color:var(--muted)}
+details{margin:8px 0}summary{cursor:pointer;font-weight:600}
+@media (max-width:700px){
+main{padding:14px 12px 40px}h1{font-size:22px}h2{font-size:19px;margin-top:26px}h3{font-size:17px}
+.pool,.proposal{padding:4px 10px 10px}
+.chart-box{overflow:hidden}.chart-box .chart{width:134%;max-width:none}.chart .axis{font-size:19px}.chart .cap-label,.chart .leader{display:none}.line-key{display:flex}
+.cards{gap:8px}.card{min-width:0;flex:1 1 40%;padding:6px 10px}.card b{font-size:19px}
+table.stack,table.stack tbody,table.stack tfoot,table.stack tr,table.stack td{display:block}
+table.stack{overflow:visible}table.stack thead{display:none}
+table.stack tr{border:1px solid var(--line);border-radius:8px;margin:0 0 10px;padding:4px 10px}
+table.stack td{border:none;padding:2px 0;display:flex;justify-content:space-between;gap:12px;text-align:right}
+table.stack td::before{content:attr(data-label);color:var(--muted);text-align:left}
+table.stack td>span{min-width:0}
+table.stack tfoot td{display:block;text-align:left}table.stack tfoot td.num{text-align:right}
+table.stack tfoot td::before{content:none}
+table.stack td:first-child{font-weight:600}
+}
 """
 
 
@@ -144,22 +213,38 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _cell(label: str, content: str, css: str = "") -> str:
+    """A table cell that names its column (``data-label``): narrow screens show a table row as a card."""
+    cls = f' class="{css}"' if css else ""
+    return f'<td{cls} data-label="{_e(label)}"><span>{content}</span></td>'
+
+
 def _badge(severity: str) -> str:
     return f'<span class="badge {_e(severity)}">{_e(severity)}</span>'
 
 
-def _findings_list(findings: Sequence[Finding]) -> str:
+def _where(f: Finding, links: SourceLinks, *, base: bool = False) -> str:
+    """``file:line:column`` of a finding, linked to the file when there is somewhere to link."""
+    text = f"{_e(f.file)}:{f.line}:{f.column}"
+    href = links.href(f.file, f.line, base=base)
+    return f'<a href="{_e(href)}">{text}</a>' if href is not None else text
+
+
+def _finding_item(f: Finding, links: SourceLinks, attrs: str, *, base: bool = False, extra: str = "") -> str:
+    return (
+        f"<li {attrs}>{_badge(f.severity.label)} <b>{_e(f.code)}</b> "
+        f"<code>{_e(f.name)}</code> — {_e(f.message)}"
+        f' <span class="muted">({_where(f, links, base=base)})</span>'
+        + (f'<br><span class="hint">→ {_e(f.hint)}</span>' if f.hint else "")
+        + extra
+        + "</li>"
+    )
+
+
+def _findings_list(findings: Sequence[Finding], links: SourceLinks) -> str:
     if not findings:
         return '<p class="muted">No findings.</p>'
-    items = []
-    for f in findings:
-        items.append(
-            f'<li data-code="{_e(f.code)}">{_badge(f.severity.label)} <b>{_e(f.code)}</b> '
-            f"<code>{_e(f.name)}</code> — {_e(f.message)}"
-            f' <span class="muted">({_e(f.file)}:{f.line}:{f.column})</span>'
-            + (f'<br><span class="hint">→ {_e(f.hint)}</span>' if f.hint else "")
-            + "</li>"
-        )
+    items = [_finding_item(f, links, f'data-code="{_e(f.code)}"') for f in findings]
     return f'<ul class="findings">{"".join(items)}</ul>'
 
 
@@ -242,18 +327,23 @@ def _pool_table(subjects: _Subjects) -> str:
             f' data-capacity-gpus="{f["capacity_gpus"]}" data-proposed-gpus="{f["proposed_gpus"]}"'
             f' data-baseline-gpus="{_attr(base)}" data-daily-gpus="{_attr(daily)}" data-peak-gpus="{_attr(f["peak_gpus"])}"'
             f' data-reserved-delta="{_attr(delta)}" data-capacity-delta="{_attr(delta_cap)}" data-findings="{n_findings}">'
-            f'<td><a href="#pool-{_e(name)}">{_e(name)}</a></td>'
-            f'<td class="num">{f["workload_count"]}</td>'
-            f'<td class="num">{_num(f["reserved_gpus"])}</td><td class="num">{_num(f["elastic_gpus"])}</td>'
-            f'<td class="num">{_num(f["proposed_gpus"])}</td>'
-            f'<td class="num">{_num(base)}</td><td class="num">{_num(daily)}</td><td class="num">{_num(f["peak_gpus"])}</td>'
-            f'<td class="num">{_delta(delta)}</td><td class="num">{_delta(delta_cap)}</td>'
-            f'<td class="num">{n_findings}</td></tr>'
+            + _cell("pool", f'<a href="#pool-{_e(name)}">{_e(name)}</a>')
+            + _cell("workloads", str(f["workload_count"]), "num")
+            + _cell("reserved", _num(f["reserved_gpus"]), "num")
+            + _cell("elastic", _num(f["elastic_gpus"]), "num")
+            + _cell("proposed", _num(f["proposed_gpus"]), "num")
+            + _cell("justified reserved (pooled baseline)", _num(base), "num")
+            + _cell("justified reserved + elastic (pooled daily)", _num(daily), "num")
+            + _cell("pooled peak", _num(f["peak_gpus"]), "num")
+            + _cell("delta reserved", _delta(delta), "num")
+            + _cell("delta reserved + elastic", _delta(delta_cap), "num")
+            + _cell("findings", str(n_findings), "num")
+            + "</tr>"
         )
     if not rows:
         return '<p class="muted">No pools.</p>'
     return (
-        '<table class="pools"><thead><tr><th>pool</th><th class="num">workloads</th>'
+        '<table class="pools stack"><thead><tr><th>pool</th><th class="num">workloads</th>'
         '<th class="num">reserved</th><th class="num">elastic</th><th class="num">proposed</th>'
         '<th class="num">justified reserved<br>(pooled baseline)</th>'
         '<th class="num">justified reserved + elastic<br>(pooled daily)</th><th class="num">pooled peak</th>'
@@ -274,11 +364,12 @@ def _rule_table(result: LintResult, rules: Mapping[str, Any]) -> str:
         rule = rules.get(code)
         summary = getattr(rule, "summary", "") if rule is not None else ""
         rows.append(
-            f'<tr data-rule="{_e(code)}" data-count="{n}"><td><b>{_e(code)}</b></td><td><code>{_e(name)}</code></td>'
-            f"<td>{_badge(severity)}</td><td class=\"num\">{n}</td><td>{_e(summary)}</td></tr>"
+            f'<tr data-rule="{_e(code)}" data-count="{n}">' + _cell("rule", f"<b>{_e(code)}</b>")
+            + _cell("name", f"<code>{_e(name)}</code>") + _cell("severity", _badge(severity))
+            + _cell("findings", str(n), "num") + _cell("what it checks", _e(summary)) + "</tr>"
         )
     return (
-        '<table class="rules"><thead><tr><th>rule</th><th>name</th><th>severity</th><th class="num">findings</th>'
+        '<table class="rules stack"><thead><tr><th>rule</th><th>name</th><th>severity</th><th class="num">findings</th>'
         "<th>what it checks</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
     )
 
@@ -309,9 +400,57 @@ _LEGEND = (
 )
 
 
-def _pool_section(view: View, pooled: PoolFacts | None, subjects: _Subjects) -> str:
+def _no_curve(f: Mapping[str, Any]) -> str:
+    """Why a pool has no pooled demand curve."""
+    missing = ", ".join(_e(w) for w in f["unmeasured_workloads"])
+    return (
+        f"workloads without measured GPU demand: {missing}"
+        if missing
+        else "no stretch as long as the cold start in which every workload has a sample"
+        if f["workload_count"]
+        else "no workloads"
+    )
+
+
+def _has_curve(f: Mapping[str, Any], pooled: PoolFacts | None) -> bool:
+    return (
+        pooled is not None
+        and pooled.report is not None
+        and pooled.grid is not None
+        and pooled.report.baseline is not None
+        and f["baseline_gpus"] is not None
+    )
+
+
+def _bands(f: Mapping[str, Any]) -> dict[str, float]:
+    return {"baseline": float(f["baseline_gpus"]), "daily": float(f["daily_gpus"]), "peak": float(f["peak_gpus"])}
+
+
+def _chart(f: Mapping[str, Any], pooled: PoolFacts, title: str, y_top: float | None = None) -> tuple[str, str]:
+    """(the chart in its box, the sentence on how it was sampled) of a pool with a pooled curve."""
     from policylint.report.svg_chart import pool_chart
 
+    report, grid = pooled.report, pooled.grid
+    assert report is not None and grid is not None
+    svg, down = pool_chart(grid.times, grid.pooled, _bands(f), _pool_lines(f), title=title, y_top=y_top)
+    per_column = down.samples_per_column
+    if per_column > 1:
+        sampling = (
+            f"Downsampled: {grid.times.size:,} samples at {_num(report.step_seconds)} s steps drawn in "
+            f"{down.low.size:,} columns (about one screen pixel each) of about {per_column:,.0f} samples "
+            f"({_duration(per_column * report.step_seconds)}) each; every column spans the lowest to the highest "
+            "sample it covers, so no peak is lost"
+        )
+    else:
+        sampling = f"{grid.times.size:,} samples at {_num(report.step_seconds)} s steps, one column each"
+    key = "".join(
+        f'<li><i class="key {ln.css}"></i>{_e(ln.label)} <b>{_num(ln.value)}</b></li>' for ln in _pool_lines(f)
+    )
+    # the chart labels its lines on the right; a narrow screen hides them and shows this list instead
+    return f'<div class="chart-box">{svg}</div><ul class="line-key">{key}</ul>', sampling
+
+
+def _pool_section(view: View, pooled: PoolFacts | None, subjects: _Subjects, links: SourceLinks) -> str:
     f = view.facts
     name = f["qualified"]
     head = (
@@ -331,46 +470,30 @@ def _pool_section(view: View, pooled: PoolFacts | None, subjects: _Subjects) -> 
         + (f'; overflow: {_e(f["overflow"])}' if f["overflow"] else "")
         + ".</p>",
     ]
-    report = pooled.report if pooled is not None else None
-    grid = pooled.grid if pooled is not None else None
-    if report is None or grid is None or report.baseline is None or f["baseline_gpus"] is None:
-        missing = ", ".join(_e(w) for w in f["unmeasured_workloads"])
-        why = (
-            f"workloads without measured GPU demand: {missing}"
-            if missing
-            else "no stretch as long as the cold start in which every workload has a sample"
-            if f["workload_count"]
-            else "no workloads"
-        )
-        parts.append(f'<p class="muted">No pooled demand curve: {why}.</p>')
+    if pooled is None or not _has_curve(f, pooled):
+        parts.append(f'<p class="muted">No pooled demand curve: {_no_curve(f)}.</p>')
     else:
-        bands = {"baseline": float(f["baseline_gpus"]), "daily": float(f["daily_gpus"]), "peak": float(f["peak_gpus"])}
-        svg, down = pool_chart(
-            grid.times, grid.pooled, bands, _pool_lines(f), title=f"pooled GPU demand of pool {name}"
-        )
-        per_column = down.samples_per_column
-        if per_column > 1:
-            sampling = (
-                f"Downsampled: {grid.times.size:,} samples at {_num(report.step_seconds)} s steps drawn in "
-                f"{down.low.size:,} columns (about one screen pixel each) of about {per_column:,.0f} samples "
-                f"({_duration(per_column * report.step_seconds)}) each; every column spans the lowest to the highest "
-                "sample it covers, so no peak is lost"
-            )
-        else:
-            sampling = f"{grid.times.size:,} samples at {_num(report.step_seconds)} s steps, one column each"
+        report = pooled.report
+        assert report is not None
+        svg, sampling = _chart(f, pooled, f"pooled GPU demand of pool {name}")
         parts += [
             _LEGEND,
             svg,
             f'<p class="muted">{sampling}. Empty columns are gaps: instants at which some workload of the pool '
             "has no usable sample.</p>",
-            '<table class="bands"><thead><tr><th>band</th><th class="num">pooled GPUs</th>'
+            '<table class="bands stack"><thead><tr><th>band</th><th class="num">pooled GPUs</th>'
             '<th class="num">sum of workload bands</th><th>how it is computed</th></tr></thead><tbody>'
-            f'<tr><td>baseline</td><td class="num">{_num(f["baseline_gpus"])}</td><td class="num">{_num(f["baseline_gpus_sum"])}</td>'
-            "<td>p95 of the sustained pooled demand (lowest level over each cold-start window)</td></tr>"
-            f'<tr><td>daily</td><td class="num">{_num(f["daily_gpus"])}</td><td class="num">{_num(f["daily_gpus_sum"])}</td>'
-            "<td>p99 of the sustained pooled demand</td></tr>"
-            f'<tr><td>peak</td><td class="num">{_num(f["peak_gpus"])}</td><td class="num">{_num(f["peak_gpus_sum"])}</td>'
-            "<td>highest pooled demand</td></tr></tbody></table>",
+            + "".join(
+                "<tr>" + _cell("band", band) + _cell("pooled GPUs", _num(f[f"{band}_gpus"]), "num")
+                + _cell("sum of workload bands", _num(f[f"{band}_gpus_sum"]), "num") + _cell("how it is computed", how)
+                + "</tr>"
+                for band, how in (
+                    ("baseline", "p95 of the sustained pooled demand (lowest level over each cold-start window)"),
+                    ("daily", "p99 of the sustained pooled demand"),
+                    ("peak", "highest pooled demand"),
+                )
+            )
+            + "</tbody></table>",
             f'<p>Pooled window {_num(report.window_days)} days on a {_num(report.step_seconds)} s grid; cold start '
             f'{_num(report.cold_start_seconds)} s. Spikes above the pooled baseline: {report.real_spike_count} real, '
             f"{report.noise_spike_count} noise (narrower than the cold start). Queue at {_num(f['capacity_gpus'])} GPUs: "
@@ -378,11 +501,11 @@ def _pool_section(view: View, pooled: PoolFacts | None, subjects: _Subjects) -> 
             f"{_duration(f['max_wait_seconds'])}.</p>",
         ]
     parts.append("<h4>Findings about this pool</h4>")
-    parts.append(_findings_list(subjects.about(view.label)))
+    parts.append(_findings_list(subjects.about(view.label), links))
     about_workloads = [x for w in f["workload_names"] for x in subjects.about(f"workload {w}")]
     if about_workloads:
         parts.append("<h4>Findings about its workloads</h4>")
-        parts.append(_findings_list(about_workloads))
+        parts.append(_findings_list(about_workloads, links))
     parts.append("</section>")
     return "".join(parts)
 
@@ -412,18 +535,19 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: _Subjects, he
         w = wv.facts
         rows.append(
             f'<tr data-workload="{_e(name)}" data-baseline-gpus="{_attr(w["baseline_gpus"])}">'
-            f"<td>{_e(name)}</td><td>{_e(w['workload_class'])}</td>"
-            f'<td class="num">{_num(w["baseline"])}</td><td class="num">{_num(w["per_gpu"])}</td>'
-            f'<td class="num">{_num(w["gpus_per_replica"])}</td>'
-            f'<td>⌈{_num(w["baseline"])} / {_num(w["per_gpu"])}⌉ × {_num(w["gpus_per_replica"])}</td>'
-            f'<td class="num">{_num(w["baseline_gpus"])}</td></tr>'
+            + _cell("workload", _e(name)) + _cell("class", _e(w["workload_class"]))
+            + _cell("baseline band (concurrency, p95 sustained)", _num(w["baseline"]), "num")
+            + _cell("per-GPU concurrency", _num(w["per_gpu"]), "num")
+            + _cell("GPUs per replica", _num(w["gpus_per_replica"]), "num")
+            + _cell("GPUs", f'⌈{_num(w["baseline"])} / {_num(w["per_gpu"])}⌉ × {_num(w["gpus_per_replica"])}')
+            + _cell("own baseline GPUs", _num(w["baseline_gpus"]), "num") + "</tr>"
             if w["baseline_gpus"] is not None
             else f'<tr data-workload="{_e(name)}"><td>{_e(name)}</td><td>{_e(w["workload_class"])}</td>'
             '<td colspan="5" class="muted">not measured</td></tr>'
         )
     pf = pv.facts
     table = (
-        '<table class="workloads"><thead><tr><th>workload</th><th>class</th>'
+        '<table class="workloads stack"><thead><tr><th>workload</th><th>class</th>'
         '<th class="num">baseline band<br>(concurrency, p95 sustained)</th><th class="num">per-GPU concurrency</th>'
         '<th class="num">GPUs per replica</th><th>GPUs = ⌈band / per GPU⌉ × GPUs per replica</th>'
         '<th class="num">own baseline GPUs</th></tr></thead><tbody>' + "".join(rows) + "</tbody>"
@@ -492,13 +616,182 @@ def _proposal_section(view: View, subjects: _Subjects, settings: HtmlSettings) -
     for req in f["requests"]:
         parts.append(_request_block(req, str(f["cluster"]), subjects, headroom))
     parts.append("<h4>Findings that drive the verdict</h4>")
-    parts.append(_findings_list(findings))
+    parts.append(_findings_list(findings, settings.links))
     parts.append("</section>")
     return "".join(parts)
 
 
-def render(result: LintResult, settings: HtmlSettings | None = None) -> str:
-    """The whole page for ``result`` (one string; the same input gives the same bytes)."""
+def _moved(before: Any, after: Any) -> str:
+    """``before → after`` of one figure (just the figure when it did not move)."""
+    if before == after:
+        return f'<span class="same">{_num(before)}</span>'
+    text = f"{_num(before)} → <b>{_num(after)}</b>"
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (before, after))
+    if numbers and math.isfinite(float(after) - float(before)):
+        text += f" ({'+' if after > before else '−'}{_num(abs(after - before))})"
+    return text
+
+
+#: (fact, column heading) of the capacity figures the change table compares
+_CHANGE_FIGURES = (
+    ("reserved_gpus", "reserved", "reserved"),
+    ("elastic_gpus", "elastic", "elastic"),
+    ("baseline_gpus", "justified reserved (pooled baseline)", "baseline"),
+    ("daily_gpus", "justified reserved + elastic (pooled daily)", "daily"),
+)
+
+
+def _change_pools(change: StateChange) -> str:
+    rows = []
+    for pc in change.pools:
+        attrs = "".join(
+            f' data-{short}-before="{_attr(pc.figure(fact)[0])}" data-{short}-after="{_attr(pc.figure(fact)[1])}"'
+            for fact, _, short in _CHANGE_FIGURES
+        )
+        name = f'<a href="#pool-{_e(pc.name)}">{_e(pc.name)}</a>' if pc.after is not None else _e(pc.name)
+        cells = "".join(_cell(title, _moved(*pc.figure(fact)), "num") for fact, title, _ in _CHANGE_FIGURES)
+        rows.append(
+            f'<tr class="{pc.status}" data-change-pool="{_e(pc.name)}" data-status="{pc.status}"{attrs}'
+            f' data-new="{pc.new}" data-fixed="{pc.fixed}">' + _cell("pool", name) + _cell("change", pc.status)
+            + cells + _cell("findings new / fixed", f"{pc.new} / {pc.fixed}", "num") + "</tr>"
+        )
+    if not rows:
+        return '<p class="muted">No pools in either state.</p>'
+    head = "".join(f'<th class="num">{_e(title)}</th>' for _, title, _ in _CHANGE_FIGURES)
+    return (
+        '<table class="stack change-pools"><thead><tr><th>pool</th><th>change</th>'
+        f'{head}<th class="num">findings new / fixed</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        '<p class="muted">GPUs, before → after. Justified figures are the pooled bands the rules judge the '
+        "capacity by; findings count those about the pool and its workloads.</p>"
+    )
+
+
+def _change_evidence(change: StateChange, links: SourceLinks) -> str:
+    if not change.evidence:
+        return '<p class="muted">No measurement file was added, removed or changed.</p>'
+    rows = []
+    for ev in change.evidence:
+        href = links.href(ev.path, base=ev.status == "removed" and (ev.after is None or ev.after.digest is None))
+        where = f'<a href="{_e(href)}">{_e(ev.path)}</a>' if href is not None else _e(ev.path)
+        size_before = ev.before.size if ev.before is not None else None
+        size_after = ev.after.size if ev.after is not None else None
+        rows.append(
+            f'<tr data-evidence="{_e(ev.path)}" data-status="{ev.status}">' + _cell("file", where)
+            + _cell("change", f"{ev.status} ({_e(ev.note)})") + _cell("cited by", _e(", ".join(ev.cited_by)))
+            + _cell("bytes", _moved(size_before, size_after), "num") + "</tr>"
+        )
+    return (
+        '<table class="stack change-evidence"><thead><tr><th>measurement file</th><th>change</th><th>cited by</th>'
+        f'<th class="num">bytes</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
+def _change_findings(change: StateChange, links: SourceLinks) -> str:
+    fc = change.findings
+    parts = [f'<h4>New <span class="muted">({len(fc.new)})</span></h4>']
+    if fc.new:
+        items = [_finding_item(f, links, f'data-change="new" data-change-code="{_e(f.code)}"') for f in fc.new]
+        parts.append(f'<ul class="findings">{"".join(items)}</ul>')
+    else:
+        parts.append('<p class="muted">The change brings no finding.</p>')
+    parts.append(f'<h4>Fixed <span class="muted">({len(fc.fixed)})</span></h4>')
+    if fc.fixed:
+        items = [
+            _finding_item(f, links, f'data-change="fixed" data-change-code="{_e(f.code)}"', base=True) for f in fc.fixed
+        ]
+        parts.append(f'<ul class="findings">{"".join(items)}</ul>')
+    else:
+        parts.append('<p class="muted">The change fixes no finding.</p>')
+    if fc.unchanged:
+        items = [
+            _finding_item(
+                now,
+                links,
+                f'data-change="unchanged" data-change-code="{_e(now.code)}"',
+                extra=f'<br><span class="was">before: {_e(was.message)}</span>' if was.message != now.message else "",
+            )
+            for now, was in fc.unchanged
+        ]
+        parts.append(
+            f'<details class="unchanged"><summary>Unchanged ({len(fc.unchanged)})</summary>'
+            f'<ul class="findings">{"".join(items)}</ul></details>'
+        )
+    else:
+        parts.append('<h4>Unchanged <span class="muted">(0)</span></h4>')
+    return "".join(parts)
+
+
+def _change_charts(change: StateChange, result: LintResult) -> str:
+    """Before and after charts, on one GPU scale, of every pool the change touches."""
+    from policylint.report.svg_chart import highest
+
+    touched_workloads = {c.split(" (")[0] for ev in change.evidence for c in ev.cited_by}
+    parts = []
+    for pc in change.pools:
+        workloads = {str(w) for facts in (pc.before, pc.after) if facts for w in facts.get("workload_names") or ()}
+        if pc.status == "unchanged" and not pc.new and not pc.fixed and not workloads & touched_workloads:
+            continue
+        states = [
+            ("before", f"Before ({change.base})", pc.before, change.before.pools.get(pc.name)),
+            ("after", "After", pc.after, result.pools.get(pc.name)),
+        ]
+        top = 0.0
+        for _, _, facts, pooled in states:
+            if facts is not None and pooled is not None and _has_curve(facts, pooled) and pooled.grid is not None:
+                top = max(top, highest(pooled.grid.pooled, _bands(facts), _pool_lines(facts)))
+        parts.append(f'<div class="states" data-chart-pool="{_e(pc.name)}"><h4>Pool {_e(pc.name)}</h4>')
+        for state, title, facts, pooled in states:
+            parts.append(f'<h5 data-state="{state}">{_e(title)}</h5>')
+            if facts is None:
+                parts.append(f'<p class="muted">The pool does not exist {"before" if state == "before" else "after"} the change.</p>')
+            elif pooled is None or not _has_curve(facts, pooled):
+                parts.append(f'<p class="muted">No pooled demand curve: {_no_curve(facts)}.</p>')
+            else:
+                svg, _ = _chart(facts, pooled, f"pooled GPU demand of pool {pc.name}, {state} the change", y_top=top)
+                parts.append(svg)
+        parts.append("</div>")
+    if not parts:
+        return '<p class="muted">The change touches no pool.</p>'
+    return _LEGEND + "".join(parts)
+
+
+def _change_section(change: StateChange, result: LintResult, links: SourceLinks) -> str:
+    fc = change.findings
+    counts = {
+        "pools-changed": sum(1 for pc in change.pools if pc.status != "unchanged"),
+        "evidence-added": sum(1 for ev in change.evidence if ev.status == "added"),
+        "evidence-removed": sum(1 for ev in change.evidence if ev.status == "removed"),
+        "evidence-changed": sum(1 for ev in change.evidence if ev.status == "changed"),
+        "findings-new": len(fc.new),
+        "findings-fixed": len(fc.fixed),
+        "findings-unchanged": len(fc.unchanged),
+    }
+    cards = "".join(
+        f'<div class="card" data-change-summary="{key}" data-value="{value}"><b>{value:,}</b>{key.replace("-", " ")}</div>'
+        for key, value in counts.items()
+    )
+    head = f" (commit <code>{_e(change.head_commit[:12])}</code> and any edits not committed)" if change.head_commit else ""
+    return (
+        f'<section class="change" id="change" data-base="{_e(change.base)}" data-base-commit="{_e(change.base_commit)}">'
+        "<h2>What the change does</h2>"
+        f"<p>Before: the repository at <code>{_e(change.base)}</code> (commit <code>{_e(change.base_commit[:12])}</code>). "
+        f"After: the working tree{head}. Both are linted by the same pipeline with the same configuration, rules and "
+        "baseline, so every difference below is one of the documents and measurements. The rest of the page shows "
+        f'the state after the change.</p><div class="cards">{cards}</div>'
+        "<h3>Capacity per pool</h3>" + _change_pools(change)
+        + "<h3>Demand evidence</h3>" + _change_evidence(change, links)
+        + "<h3>Findings</h3>" + _change_findings(change, links)
+        + "<h3>Pooled demand before and after</h3>" + _change_charts(change, result)
+        + "</section>"
+    )
+
+
+def render(result: LintResult, settings: HtmlSettings | None = None, change: StateChange | None = None) -> str:
+    """The whole page for ``result`` (one string; the same input gives the same bytes).
+
+    With ``change`` the page leads with what the change from its base did (see
+    :mod:`policylint.report.change`); the rest shows ``result``, the state after it.
+    """
     settings = settings or HtmlSettings()
     subjects = _Subjects.of(result)
     clusters: dict[str, list[str]] = {}
@@ -509,6 +802,7 @@ def render(result: LintResult, settings: HtmlSettings | None = None) -> str:
         f'<p class="muted">policylint {_e(__version__)} — every number below comes from the same run as '
         "<code>policylint check</code>: the pooled demand of each pool (p95, p99 and maximum of the sustained "
         "GPU demand of all its workloads together) and the findings of the rules.</p>",
+        *([_change_section(change, result, settings.links)] if change is not None else []),
         "<h2>Summary</h2>",
         _summary_cards(result, settings.fail_on),
         "<h3>Pools</h3>",
@@ -523,7 +817,7 @@ def render(result: LintResult, settings: HtmlSettings | None = None) -> str:
     for cluster in sorted(clusters):
         body.append(f'<h2 id="cluster-{_e(cluster)}">Cluster {_e(cluster)}</h2>')
         for name in sorted(clusters[cluster]):
-            body.append(_pool_section(subjects.pools[name], result.pools.get(name), subjects))
+            body.append(_pool_section(subjects.pools[name], result.pools.get(name), subjects, settings.links))
     from policylint.report.integrity_section import integrity_section
 
     body.append(integrity_section(subjects.workloads.values(), _e))
@@ -534,7 +828,7 @@ def render(result: LintResult, settings: HtmlSettings | None = None) -> str:
     body.append("<h2>Other findings</h2>")
     body.append('<p class="muted">About clusters, documents (files that do not parse, schema errors, references) '
                 "and workloads outside any pool.</p>")
-    body.append(_findings_list(others))
+    body.append(_findings_list(others, settings.links))
     body.append(
         "<footer>Generated by policylint. Self-contained: no scripts, fonts or images are loaded. "
         "Bands are explained in docs/bands.md and docs/pooled.md of the policylint repository.</footer>"

@@ -29,7 +29,7 @@ def escape(text: str) -> str:
     """SVG text: control characters as visible escapes, then the XML specials."""
     return _html_escape(escape_controls(text))
 
-__all__ = ["Line", "PlotSize", "Downsampled", "downsample", "pool_chart"]
+__all__ = ["Line", "PlotSize", "Downsampled", "downsample", "highest", "pool_chart"]
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,13 @@ def _gpus(x: float) -> str:
     return f"{x:g}" if abs(x) < 1e6 else f"{x:.3g}"
 
 
+def highest(values: np.ndarray, bands: dict[str, float], lines: Sequence[Line]) -> float:
+    """The highest value a chart of these must show (at least one GPU)."""
+    v = np.asarray(values, dtype=np.float64)
+    finite = v[np.isfinite(v)]
+    return max([float(finite.max()) if finite.size else 0.0, *bands.values(), *(ln.value for ln in lines), 1.0])
+
+
 def pool_chart(
     times: np.ndarray,
     values: np.ndarray,
@@ -144,20 +151,22 @@ def pool_chart(
     *,
     title: str,
     size: PlotSize | None = None,
+    y_top: float | None = None,
 ) -> tuple[str, Downsampled]:
     """The SVG of one pool's pooled demand (``times`` unix seconds, ``values`` GPUs, NaN = not usable).
 
     ``bands`` holds ``baseline``, ``daily`` and ``peak`` (GPUs); they are shaded as
-    zones. ``lines`` are drawn across the plot and labelled on the right. Returns
-    the SVG text and the downsampled series it draws.
+    zones. ``lines`` are drawn across the plot and labelled on the right. ``y_top``
+    raises the GPU axis to at least that value, so that two charts drawn for
+    comparison (a pool before and after a change) share one scale. Returns the
+    SVG text and the downsampled series it draws.
     """
     size = size or PlotSize()
     pw, ph = size.plot_width, size.plot_height
     x0, y0 = size.left, size.top
     v = np.asarray(values, dtype=np.float64)
     t = np.asarray(times, dtype=np.float64)
-    finite = v[np.isfinite(v)]
-    top_value = max([float(finite.max()) if finite.size else 0.0, *bands.values(), *(ln.value for ln in lines), 1.0])
+    top_value = max(highest(v, bands, lines), y_top or 0.0)
     step = _nice_step(top_value * 1.05)
     y_max = math.ceil(top_value * 1.05 / step) * step
     scale = ph / y_max
