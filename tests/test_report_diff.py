@@ -295,25 +295,34 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.mark.realtool
 @pytest.mark.parametrize("width", [400, 1280])
-def test_the_page_fits_the_screen(chromium: Any, history: Path, tmp_path: Path, width: int) -> None:
+@pytest.mark.parametrize("kind", ["change", "state"])
+def test_the_page_fits_the_screen(chromium: Any, history: Path, tmp_path: Path, width: int, kind: str) -> None:
+    """The page of a change (and, without --diff, of examples/bad, the longest one) at a phone's and a laptop's width.
+
+    The screenshots stay in the test's folder, for a person to look at.
+    """
     out = tmp_path / "review.html"
-    assert _report(history, out, "--diff", "main")[0] == 1
+    if kind == "change":
+        assert _report(history, out, "--diff", "main")[0] == 1
+    else:
+        assert run_cli(["report", "--html", str(out), str(EXAMPLES / "bad")])[0] == 1
     chromium.set_window_size(width, 900)
     chromium.get(out.resolve().as_uri())
     inner = chromium.execute_script("return window.innerWidth")
     assert inner == width
     scroll = chromium.execute_script("return document.documentElement.scrollWidth")
     assert scroll <= inner, (scroll, inner)
-    # the change comes first, and its tables and charts are laid out within the screen
+    # tables, charts and cards are laid out within the screen (a wide table scrolls inside its own box)
     boxes = chromium.execute_script(
-        "return Array.from(document.querySelectorAll('#change table, #change .chart-box, #change .cards'))"
+        "return Array.from(document.querySelectorAll('table, .chart-box, .cards, li'))"
         ".map(e => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.height]; })"
     )
-    assert boxes and all(left >= 0 and right <= inner and height > 0 for left, right, height in boxes), boxes
+    shown = [(left, right) for left, right, height in boxes if height > 0]  # not those in a closed <details>
+    assert shown and all(left >= 0 and right <= inner + 0.5 for left, right in shown)
     first = chromium.execute_script("return document.querySelector('h2').textContent")
-    assert first == "What the change does"
+    assert first == ("What the change does" if kind == "change" else "Summary")
     height = chromium.execute_script("return document.documentElement.scrollHeight")
     chromium.set_window_size(width, min(height, 16000))
     assert chromium.execute_script("return document.documentElement.scrollWidth") <= width
-    shot = tmp_path / f"review-{width}px.png"
+    shot = tmp_path / f"review-{kind}-{width}px.png"
     assert chromium.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
