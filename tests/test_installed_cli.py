@@ -240,7 +240,8 @@ def test_fix_through_the_installed_program_converges(tmp_path: Path) -> None:
     assert before.returncode == 1 and "PL101" in before.stdout, before.stdout + before.stderr
     fixed = _run(repo, [*args, "--fix"])
     assert "internal error" not in fixed.stderr, fixed.stderr
-    assert "reservedGpus: 53" in cluster.read_text(encoding="utf-8")
+    # pooled baseline 53 less the 5 GPUs proposals/2027-q1-serving.yaml already asks for
+    assert "reservedGpus: 48" in cluster.read_text(encoding="utf-8")
     after = _run(repo, args)
     assert after.returncode == 0, after.stdout + after.stderr
 
@@ -268,7 +269,8 @@ def test_pre_commit_round_trip_with_fix(tmp_path: Path) -> None:
     rev = git(source, "rev-parse", "HEAD").strip()
     repo = tmp_path / "capacity"
     shutil.copytree(EXAMPLES / "good", repo)
-    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL101]\n', encoding="utf-8")
+    # PL101 and PL102 together: the reservation and the capacity above it are fixed as one (safe) group
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL101, PL102]\n', encoding="utf-8")
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n      - id: policylint\n        args: [--fix]\n",
         encoding="utf-8",
@@ -287,7 +289,7 @@ def test_pre_commit_round_trip_with_fix(tmp_path: Path) -> None:
     assert first.returncode == 1, first.stdout + first.stderr
     assert "internal error" not in first.stdout, first.stdout
     assert "files were modified by this hook" in first.stdout, first.stdout
-    assert "reservedGpus: 53" in cluster.read_text(encoding="utf-8")
+    assert "reservedGpus: 48" in cluster.read_text(encoding="utf-8")  # 53 less the 5 proposed
 
     git(repo, "add", "clusters/prod-east.yaml")
     second = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
