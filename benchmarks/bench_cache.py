@@ -29,17 +29,40 @@ from bench_rules import generate  # noqa: E402
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "good"
 
 
-def build(root: Path, workloads: int) -> None:
-    """One file per workload, each reading its own trace file."""
-    generate(root, workloads)
+def build(
+    root: Path,
+    workloads: int,
+    *,
+    pools_per_cluster: int = 10,
+    clusters: int | None = None,
+    cls: str | None = None,
+    distinct: bool = False,
+) -> None:
+    """One file per workload, each reading its own trace file.
+
+    The layout is ``bench_rules.generate``'s (one cluster of ten pools per 100
+    workloads unless told otherwise). Traces are copies of the examples' traces;
+    with ``distinct`` each copy has one sample raised at a place of its own, so
+    no two workloads cite the same series (the double-count rule would otherwise
+    flag most workloads of a large pool as repeats of a few).
+    """
+    generate(root, workloads, pools_per_cluster, clusters, cls)
     docs = (root / "workloads.yaml").read_text().split("---\n")
     (root / "workloads.yaml").unlink()
     traces = sorted((EXAMPLES / "measurements" / "traces").glob("*.csv"))
+    lines = {t: t.read_text().split("\n") for t in traces} if distinct else {}
     (root / "traces").mkdir()
     (root / "workloads").mkdir()
     for i, doc in enumerate(docs):
         source = traces[i % len(traces)]
-        shutil.copyfile(source, root / "traces" / f"w-{i}.csv")
+        if distinct:
+            rows = list(lines[source])
+            at = 1 + (i * 7919) % (len(rows) - 2)  # a data row: not the header, not the final empty line
+            stamp, value = rows[at].split(",")
+            rows[at] = f"{stamp},{int(value) + 1 + i % 5}"
+            (root / "traces" / f"w-{i}.csv").write_text("\n".join(rows))
+        else:
+            shutil.copyfile(source, root / "traces" / f"w-{i}.csv")
         column = source.read_text().split("\n", 1)[0].split(",")[1]
         trace = f"concurrency:\n    trace: {{path: ../traces/w-{i}.csv, format: csv, timestampColumn: timestamp, columns: [{column}]}}"
         doc = re.sub(r"concurrency: \{declared: \d+\}", trace, doc)

@@ -18,8 +18,14 @@ import time
 from pathlib import Path
 
 
-def generate(root: Path, workloads: int, pools_per_cluster: int = 10) -> None:
-    clusters = max(1, workloads // 100)
+def generate(
+    root: Path, workloads: int, pools_per_cluster: int = 10, clusters: int | None = None, cls: str | None = None
+) -> None:
+    """Clusters of ``pools_per_cluster`` pools (by default one cluster per 100 workloads), workloads spread over them.
+
+    A pool's class alternates (training every third pool, else inference) unless ``cls`` names one for all.
+    """
+    clusters = clusters or max(1, workloads // 100)
     for c in range(clusters):
         pools = []
         for p in range(pools_per_cluster):
@@ -28,7 +34,7 @@ def generate(root: Path, workloads: int, pools_per_cluster: int = 10) -> None:
       gpu: {{model: H100-80GB, memoryGiB: 80}}
       reservedGpus: {8 + p}
       elastic: {{maxGpus: 4, kind: autoscale, coldStartSeconds: 300}}
-      serves: [{'training' if p % 3 == 0 else 'inference'}]
+      serves: [{cls or ('training' if p % 3 == 0 else 'inference')}]
       overflow: queue
       queue: {{maxDepth: 100, maxWaitSeconds: 30}}
       scheduling: {{gang: true, preemption: true}}
@@ -41,16 +47,16 @@ def generate(root: Path, workloads: int, pools_per_cluster: int = 10) -> None:
     for w in range(workloads):
         c = w % clusters
         p = w % pools_per_cluster
-        cls = "training" if p % 3 == 0 else "inference"
+        kind = cls or ("training" if p % 3 == 0 else "inference")
         docs.append(
             f"""apiVersion: policylint/v1
 kind: Workload
 metadata: {{name: w-{w}, team: team-{w % 17}}}
 spec:
-  class: {cls}
+  class: {kind}
   cluster: cluster-{c}
   pool: pool-{p}
-  gpusPerReplica: {8 if cls == 'training' else 1}
+  gpusPerReplica: {8 if kind == 'training' else 1}
   concurrency: {{declared: {10 + w % 50}}}
   perGpuConcurrency: {{value: 4, measuredIn: production, source: load test board}}
   coldStartSeconds: 300

@@ -1,0 +1,246 @@
+"""Fleet benchmark: the pre-commit hook and whole runs on one-pool and many-pool repositories (issue 26).
+
+Not a test, and never run by the tests: run it by hand from the repository root.
+It generates capacity repositories of traced workloads (one file per workload,
+each with its own 92-day, 5-minute CSV trace, as ``bench_cache.py`` builds
+them) in two layouts:
+
+* **one-pool**: one cluster, one inference pool holding every workload - the
+  shape of a real inference fleet, where narrowing a run to the changed pool
+  narrows nothing;
+* **many-pool**: ``bench_rules.py``'s layout, pools of 100 workloads (one
+  cluster per 100 workloads).
+
+Every trace is a copy of one of the examples' traces with one sample raised at
+a place of its own, so no two workloads cite the same series.
+
+For each layout and size, every case runs as its own process (``python -m
+policylint check --format json``) with a private cache folder; wall time, CPU
+time (user + system of the process and its children) and peak resident memory
+(``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`` of a wrapper process: the
+largest process of the run) are the medians (memory: the largest) over
+``--rounds`` runs:
+
+1. **fill**: the first run, filling an empty cache (the folder is moved aside
+   before each round);
+2. **warm full**: ``check .`` with the cache filled;
+3. **pre-commit**: ``check --changed-files workloads/w-7.yaml``, warm cache, the
+   file unchanged since the cache was filled;
+4. **pre-commit, spec edited**: the same after the file's tolerance was edited
+   (a new value each round, so every round meets a document not seen before);
+5. **check FILE**: ``check workloads/w-7.yaml`` (no ``--changed-files``), warm;
+6. **cold, no cache**: ``check . --no-cache``;
+
+and two references in the same invocation, also whole processes: reading every
+trace of the repository with ``pyarrow.csv.read_csv`` (interpreter start-up and
+the pyarrow import included, as a run includes its own), and ``ruff check`` of
+one Python file (``--isolated --no-cache``) when ruff is on ``PATH`` or given
+with ``--ruff``. The ratios printed are the cold run against the pyarrow read and
+the pre-commit run against ruff. The load average is printed with every figure:
+on a shared machine, compare ratios from one invocation, not figures across
+invocations.
+
+    python benchmarks/bench_fleet.py --sizes 1000               # quick: 1,000 workloads, both layouts
+    python benchmarks/bench_fleet.py --sizes 1000,10000 --rounds 5
+    python benchmarks/bench_fleet.py --layouts one-pool --cases pre-commit,check-file
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_cache import build  # noqa: E402
+from bench_check import LAST_CPU, policylint, run  # noqa: E402
+
+LAYOUTS: dict[str, dict[str, object]] = {
+    "one-pool": {"pools_per_cluster": 1, "clusters": 1, "cls": "inference"},
+    "many-pool": {},
+}
+CASES = ("fill", "warm-full", "pre-commit", "pre-commit-edit", "check-file", "no-cache")
+LABELS = {
+    "fill": "first run, filling the cache",
+    "warm-full": "warm full check",
+    "pre-commit": "pre-commit, --changed-files FILE, warm",
+    "pre-commit-edit": "pre-commit, FILE's spec edited, warm",
+    "check-file": "check FILE, warm",
+    "no-cache": "cold, --no-cache",
+    "pyarrow": "pyarrow.csv.read_csv of every trace",
+    "ruff": "ruff check of one Python file",
+}
+ONE = "workloads/w-7.yaml"
+
+#: the reference reader: every CSV trace of a folder, read by pyarrow
+_ARROW = r"""
+import sys
+from pathlib import Path
+
+import pyarrow.csv
+
+for path in sorted(Path(sys.argv[1]).glob("*.csv")):
+    pyarrow.csv.read_csv(path)
+"""
+
+
+@dataclass
+class Figure:
+    case: str
+    wall: float
+    cpu: float
+    peak: int  # MB
+    load: float  # 1-minute load average when the case finished
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def measure(
+    command: list[str],
+    cwd: Path,
+    cache: Path | None,
+    rounds: int,
+    *,
+    reset: bool = False,
+    before: Callable[[int], None] | None = None,
+) -> tuple[float, float, int]:
+    """Median wall and CPU seconds and the largest peak RSS (MB) over ``rounds`` runs.
+
+    ``reset`` moves the cache folder aside before each round (not deleted: right
+    after thousands of deletions ext4 is slow to allocate inodes, see
+    ``bench_check.median_run``); ``before(i)`` runs before round ``i``.
+    """
+    walls, cpus, peaks = [], [], []
+    for i in range(rounds):
+        if reset and cache is not None and cache.exists():
+            n = 0
+            while cache.with_name(f"{cache.name}.old-{n}").exists():
+                n += 1
+            cache.rename(cache.with_name(f"{cache.name}.old-{n}"))
+        if before is not None:
+            before(i)
+        wall, peak, code = run(command, cwd, cache)
+        if code not in (0, 1):
+            raise SystemExit(f"{' '.join(command)} exited with {code}")
+        walls.append(wall)
+        cpus.append(LAST_CPU[0])
+        peaks.append(peak)
+    return statistics.median(walls), statistics.median(cpus), max(peaks)
+
+
+def edit_tolerance(path: Path, original: str) -> Callable[[int], None]:
+    """Before round i, give the workload a tolerance no earlier round used."""
+
+    def before(i: int) -> None:
+        marker = "maxQueueSeconds: "
+        at = original.index(marker) + len(marker)
+        end = original.index(",", at)
+        path.write_text(f"{original[:at]}{int(original[at:end]) + 1000 + i}{original[end:]}")
+
+    return before
+
+
+def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill_rounds: int,
+          ruff: str | None) -> list[Figure]:
+    root = tmp / f"{layout}-{size}"
+    root.mkdir()
+    build(root, size, distinct=True, **LAYOUTS[layout])  # type: ignore[arg-type]
+    cache = tmp / f"cache-{layout}-{size}"
+    traces = sum(p.stat().st_size for p in (root / "traces").iterdir())
+    print(f"\n{layout}, {size:,} workloads ({traces / 1e6:,.0f} MB of CSV traces); load {load():.1f}", flush=True)
+    figures: list[Figure] = []
+
+    def note(case: str, figure: tuple[float, float, int]) -> None:
+        wall, cpu, peak = figure
+        figures.append(Figure(case, wall, cpu, peak, load()))
+        print(f"  {LABELS[case]:42s} {wall:8.2f} s wall {cpu:8.2f} s CPU {peak:7,} MB   load {load():4.1f}",
+              flush=True)
+
+    # The cache is filled first in any case: the warm cases need it.
+    figure = measure(policylint("."), root, cache, fill_rounds if "fill" in cases else 1, reset=True)
+    if "fill" in cases:
+        note("fill", figure)
+    if "warm-full" in cases:
+        note("warm-full", measure(policylint("."), root, cache, rounds))
+    if "pre-commit" in cases:
+        note("pre-commit", measure(policylint("--changed-files", ONE), root, cache, rounds))
+    if "pre-commit-edit" in cases:
+        original = (root / ONE).read_text()
+        note("pre-commit-edit", measure(policylint("--changed-files", ONE), root, cache, rounds,
+                                        before=edit_tolerance(root / ONE, original)))
+        (root / ONE).write_text(original)
+        run(policylint("--changed-files", ONE), root, cache)  # the original file's entry again
+    if "check-file" in cases:
+        note("check-file", measure(policylint(ONE), root, cache, rounds))
+    if "no-cache" in cases:
+        note("no-cache", measure(policylint(".", "--no-cache"), root, None, rounds))
+    note("pyarrow", measure([sys.executable, "-c", _ARROW, str(root / "traces")], root, None, rounds))
+    if ruff is not None:
+        # a Python file of about the size of a workload's YAML and trace handling: this benchmark itself
+        target = tmp / "one.py"
+        shutil.copyfile(__file__, target)
+        note("ruff", measure([ruff, "check", "--isolated", "--no-cache", "--exit-zero", str(target)], tmp, None,
+                             rounds))
+    by = {f.case: f for f in figures}
+    if "no-cache" in by:
+        print(f"  cold --no-cache / pyarrow.csv.read_csv: {by['no-cache'].wall / by['pyarrow'].wall:5.2f}x wall,"
+              f" {by['no-cache'].cpu / by['pyarrow'].cpu:5.2f}x CPU (target <= 1.3x)")
+    if "ruff" in by:
+        for case in ("pre-commit", "pre-commit-edit"):
+            if case in by:
+                print(f"  {case} / ruff check: {by[case].wall / by['ruff'].wall:6.1f}x wall,"
+                      f" {by[case].cpu / by['ruff'].cpu:6.1f}x CPU")
+    if "fill" in by and "no-cache" in by:
+        print(f"  fill / --no-cache: {by['fill'].wall / by['no-cache'].wall:5.2f}x wall (target <= 1.3x at 10,000)")
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000", help="workload counts, comma-separated")
+    parser.add_argument("--layouts", default="one-pool,many-pool", help=f"of {', '.join(LAYOUTS)}")
+    parser.add_argument("--cases", default=",".join(CASES), help=f"of {', '.join(CASES)}")
+    parser.add_argument("--rounds", type=int, default=5, help="runs per figure (medians; default 5)")
+    parser.add_argument("--fill-rounds", type=int, default=None, help="runs of the cache-filling case (default --rounds)")
+    parser.add_argument("--ruff", default=shutil.which("ruff"), help="the ruff executable (default: ruff on PATH)")
+    args = parser.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = sorted(set(cases) - set(CASES)) + sorted(set(args.layouts.split(",")) - set(LAYOUTS))
+    if unknown:
+        parser.error(f"unknown case or layout: {', '.join(unknown)}")
+    import compileall
+    import importlib.util
+
+    # Byte-compile first, as installing does (see bench_check.main).
+    spec = importlib.util.find_spec("policylint")
+    if spec is not None and spec.submodule_search_locations:
+        for folder in spec.submodule_search_locations:
+            compileall.compile_dir(folder, quiet=1)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; medians of {args.rounds}"
+          f"{'' if args.ruff else '; ruff not found (--ruff): no ruff comparison'}")
+    results: list[tuple[str, int, Figure]] = []
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        for size in (int(n) for n in args.sizes.split(",")):
+            for layout in args.layouts.split(","):
+                for f in bench(tmp, layout, size, cases, args.rounds, args.fill_rounds or args.rounds, args.ruff):
+                    results.append((layout, size, f))
+    print("\n| layout | workloads | case | wall | CPU | peak RSS | load |")
+    print("|---|---:|---|---:|---:|---:|---:|")
+    for layout, size, f in results:
+        print(f"| {layout} | {size:,} | {LABELS[f.case]} | {f.wall:.2f} s | {f.cpu:.2f} s | {f.peak:,} MB | {f.load:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
