@@ -252,6 +252,15 @@ def test_a_bad_template_is_a_configuration_error(repo: Path, tmp_path: Path, val
     assert code == 2 and err.count("\n") == 1 and "report.source-url" in err and message in err, err
 
 
+def test_file_names_in_the_change_are_escaped(repo: Path, tmp_path: Path) -> None:
+    git(repo, "mv", "measurements/traces/reranker-v2.csv", "measurements/traces/reranker-<i>v2.csv")
+    replace_once(repo / "workloads" / "search.yaml", "traces/reranker-v2.csv", "traces/reranker-<i>v2.csv")
+    _, page, _ = _report(repo, tmp_path / "review.html", "--diff", "main")
+    assert "<i>" not in page
+    assert 'data-evidence="measurements/traces/reranker-&lt;i&gt;v2.csv"' in page
+    assert 'href="repo/measurements/traces/reranker-%3Ci%3Ev2.csv"' in page
+
+
 def test_a_file_name_never_becomes_a_scheme() -> None:
     from policylint.report.html_report import SourceLinks
 
