@@ -115,6 +115,7 @@ table{border-collapse:collapse;margin:8px 0 14px;font-size:14px;display:block;ma
 th,td{border-bottom:1px solid var(--line);padding:5px 10px;text-align:left;vertical-align:top}
 th{background:var(--soft);font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 td.num>span{white-space:nowrap}
+table.pools td:first-child>span,table.change-pools td:first-child>span{white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:13px;font-weight:600;color:#fff}
 .badge.error{background:var(--err)}.badge.warning{background:var(--warn)}.badge.info{background:var(--info)}.badge.ok{background:var(--ok)}
 .delta-over{color:var(--err);font-weight:600}.delta-under{color:var(--warn);font-weight:600}.delta-zero{color:var(--ok)}
@@ -162,7 +163,7 @@ table.stack td::before{content:attr(data-label);color:var(--muted);text-align:le
 table.stack td>span{min-width:0}
 table.stack tfoot td{display:block;text-align:left}table.stack tfoot td.num{text-align:right}
 table.stack tfoot td::before{content:none}
-table.stack td:first-child{font-weight:600}
+table.stack td:first-child{font-weight:600}table.stack td:first-child>span{white-space:normal}
 }
 """
 
