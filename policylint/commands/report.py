@@ -162,7 +162,7 @@ def _git(cwd: Path, *args: str, hooks: Path) -> None:
     try:
         done = subprocess.run(
             ["git", "-c", f"core.hooksPath={hooks}", *args],
-            cwd=cwd, env=_git_env(), capture_output=True, text=True, timeout=600, check=False,
+            cwd=cwd, env=_git_env(), capture_output=True, text=True, errors="replace", timeout=600, check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise PolicylintError(f"--diff: cannot run git: {exc}") from None
