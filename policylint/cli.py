@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "lint demand declarations, cluster specs and proposals"),
     "bands": ("bands", "compute baseline/daily/peak concurrency bands, spikes and queue figures from a trace"),
     "erlang": ("erlang", "Erlang C waits for an arrival rate and service time (servers = replicas)"),
-    "rules": ("rules", "list all rules (code, name, severity, section, summary)"),
+    "rules": ("rules", "list all rules (code, name, severity, section, fix, summary)"),
     "rule": ("rule", "show the documentation of a rule"),
     "baseline": (
         "baseline",

@@ -17,6 +17,18 @@ from policylint.finding import Severity
 #: anchor); {code} (lower case) and {name} are filled in.
 DOCS_URL = "https://github.com/policylint/policylint/blob/main/docs/rules.md#{code}-{name}"
 
+#: How ``check --fix`` may apply a rule's fix (``fix:`` in a rule file), as in ruff:
+#: ``safe`` fixes are applied by ``--fix``; ``unsafe`` ones raise capacity and wait for
+#: ``--unsafe-fixes``; ``display-only`` fixes are shown by ``--fix-dry-run`` and never written.
+FIX_APPLICABILITY = ("safe", "unsafe", "display-only")
+
+#: What each applicability means, in the rule's documentation and ``policylint rule``.
+FIX_TEXT = {
+    "safe": "Fix: safe (applied by `check --fix`).",
+    "unsafe": "Fix: unsafe (it raises capacity; applied only with `check --fix --unsafe-fixes`).",
+    "display-only": "Fix: display-only (shown by `check --fix-dry-run`, never written).",
+}
+
 #: The fixed documentation sections, in order, with their headings.
 DOC_SECTIONS = {
     "what": "What it does",
@@ -61,6 +73,8 @@ class Rule:
     require: dict[str, Any] = field(default_factory=dict)
     check: str | None = None
     builtin: bool = False  # emitted by the pipeline (load/validate/resolve), not evaluated
+    #: how ``check --fix`` may apply the rule's fix (one of :data:`FIX_APPLICABILITY`); None: no fix
+    fix: str | None = None
 
     @property
     def help_uri(self) -> str:
@@ -74,6 +88,8 @@ class Rule:
         title, section = "#" * level, "#" * (level + 1)
         lines = [f"{title} {self.code} {self.name}", "", f"{self.summary}", ""]
         lines += [f"Severity: {self.severity.label}. Framework section: {self.section}. Applies to: {self.subject}.", ""]
+        if self.fix is not None:
+            lines += [FIX_TEXT[self.fix], ""]
         for key, heading in DOC_SECTIONS.items():
             body = self.docs.get(key)
             if key == "options" and self.params:

@@ -30,6 +30,32 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 @functools.cache
+def _bundled() -> dict[str, dict[str, Any]]:
+    """Code -> the raw entry of every bundled rule (read once per process, not validated)."""
+    import yaml
+
+    from policylint.resources import rules_dir
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(rules_dir().glob("*.y*ml")):
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
+        for raw in (data or {}).get("rules", []):
+            out[str(raw["code"])] = raw
+    return out
+
+
+@functools.cache
+def fix_applicability() -> dict[str, str]:
+    """Code -> how ``check --fix`` may apply the fix (``safe``, ``unsafe``, ``display-only``), from the rule files.
+
+    The rule files' ``fix:`` key is the one declaration; :mod:`policylint.edit.fixes`
+    reads it to decide what ``--fix`` writes, and the reporters to mark fixable findings.
+    """
+    return {code: str(raw["fix"]) for code, raw in _bundled().items() if raw.get("fix")}
+
+
+@functools.cache
 def catalogue() -> dict[str, tuple[str, Severity]]:
     """Code -> (name, default severity) of every bundled rule, read from the rule files.
 
@@ -40,17 +66,7 @@ def catalogue() -> dict[str, tuple[str, Severity]]:
     never load the full rule set. Severity overrides of a run are applied later,
     by the filter step, from the configured :class:`RuleSet`.
     """
-    import yaml
-
-    from policylint.resources import rules_dir
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    out: dict[str, tuple[str, Severity]] = {}
-    for path in sorted(rules_dir().glob("*.y*ml")):
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
-        for raw in (data or {}).get("rules", []):
-            out[str(raw["code"])] = (str(raw["name"]), Severity.parse(str(raw["severity"])))
-    return out
+    return {code: (str(raw["name"]), Severity.parse(str(raw["severity"]))) for code, raw in _bundled().items()}
 
 
 def builtin(code: str) -> tuple[str, Severity]:
@@ -175,6 +191,12 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
         params[name] = Param(name, p["type"], default, p["description"], p.get("minimum"), p.get("maximum"))
     builtin = bool(raw.get("builtin", False))
     subject = raw["subject"]
+    if raw.get("fix") is not None:
+        from policylint.edit.fixes import FIXABLE
+
+        if code not in FIXABLE:
+            # the applicability of a fix nobody wrote: --fix would promise what it cannot do
+            raise fail("fix", f"policylint has no fix for {code} (fixes exist for {', '.join(sorted(FIXABLE))})")
     if builtin and subject != "document":
         raise fail("builtin", "built-in rules must have subject 'document'")
     if builtin:
@@ -244,6 +266,7 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
         require=dict(raw.get("require") or {}),
         check=raw.get("check"),
         builtin=builtin,
+        fix=raw.get("fix"),
     )
 
 

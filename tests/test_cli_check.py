@@ -184,8 +184,8 @@ def test_unrelated_yaml_named_explicitly_is_still_refused(tmp_path: Path) -> Non
 # -- output formats -----------------------------------------------------------------------
 
 DOCUMENTED_KEYS = {"version", "summary", "findings", "suppressed", "baselined", "stale_baseline"}
-SUMMARY_KEYS = {"files", "documents", "findings", "error", "warning", "info", "suppressed"}
-FINDING_KEYS = {"file", "line", "column", "code", "name", "severity", "message", "hint", "document", "path", "subject"}
+SUMMARY_KEYS = {"files", "documents", "findings", "error", "warning", "info", "suppressed", "fixable", "unsafe_fixable"}
+FINDING_KEYS = {"file", "line", "column", "code", "name", "severity", "message", "hint", "document", "path", "subject", "fix"}
 
 
 def test_json_report_has_the_documented_shape() -> None:
@@ -326,7 +326,9 @@ def test_a_single_file_is_judged_with_the_whole_repository_as_context() -> None:
     code, out, _ = run_cli(["check", str(bad), "--format", "json"])
     whole = json.loads(out)
     expected = [f for f in whole["findings"] if f["file"].endswith("2027-q1-everything.yaml")]
-    assert alone["findings"] == expected
+    # The fix differs on purpose: the whole run fixes the proposal together with its pool's
+    # reservation; the proposal alone, with the reservation as written, has nothing to fix.
+    assert [{**f, "fix": None} for f in alone["findings"]] == [{**f, "fix": None} for f in expected]
     assert {f["code"] for f in expected} == {"PL801", "PL802"}
     assert alone["summary"]["files"] == 1
 

@@ -24,6 +24,9 @@ from policylint.ruleset import load_rules
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 DOCUMENTS, FILES = document_counts(minirepo_path())
 SUMMARY = f"Found 1 finding (1 error) in {DOCUMENTS} documents in {FILES} files.\n"
+#: The PL101 fix lowers the reservation and raises the elastic part that keeps the capacity:
+#: raising a number is unsafe, so only --fix --unsafe-fixes fixes it (marked [~]).
+FIXABLE = "[~] 1 fixable with --fix --unsafe-fixes (none with --fix alone).\n"
 BASELINE = mini_bands("serving")[0]
 CLUSTER_LINES = (minirepo_path() / "clusters" / "prod-east.yaml").read_text(encoding="utf-8").splitlines()
 #: The batch pool's reservedGpus line (1-based), where the tests add an unused suppression.
@@ -56,7 +59,7 @@ def test_two_reports_in_one_run(repo: Path) -> None:
 
 def test_report_to_a_file_and_text_to_stdout(repo: Path) -> None:
     code, out, _ = run_cli(["check", "--format", "json=r.json", "--format", "text", "-q"], cwd=repo)
-    assert (code, out) == (1, SUMMARY)
+    assert (code, out) == (1, SUMMARY + FIXABLE)
     assert json.loads((repo / "r.json").read_text())["summary"]["findings"] == 1
 
 
@@ -115,7 +118,7 @@ def test_positional_pairs_that_match_still_work(repo: Path) -> None:
     code, out, _ = run_cli(["check", "--format", "json", "--output", "r.json", "--format", "text=r.txt"], cwd=repo)
     assert (code, out) == (1, "")
     assert json.loads((repo / "r.json").read_text())["summary"]["findings"] == 1
-    assert (repo / "r.txt").read_text().endswith(SUMMARY)
+    assert (repo / "r.txt").read_text().endswith(SUMMARY + FIXABLE)
 
 
 @pytest.mark.parametrize("value", ["yaml", "yaml=x.yaml", "json="])
@@ -151,7 +154,7 @@ def test_statistics_prints_only_the_table(repo: Path) -> None:
     path.write_text(path.read_text().replace("reservedGpus: 20", "reservedGpus: 20  # policylint: disable=PL101 -- x"))
     for fmt in ("text", "concise"):
         code, out, _ = run_cli(["check", "--statistics", "--format", fmt], cwd=repo)
-        assert (code, out) == (1, "    1  PL032   unused-suppression\n    1  PL101   reserved-above-baseline\n")
+        assert (code, out) == (1, "    1  PL032   [ ] unused-suppression\n    1  PL101   [~] reserved-above-baseline\n")
 
 
 def test_statistics_sorts_by_count_then_code() -> None:
@@ -163,7 +166,7 @@ def test_statistics_sorts_by_count_then_code() -> None:
         return Finding("a.yaml", line, 1, code, code.lower(), Severity.ERROR, "m")
 
     result = LintResult([finding("PL2", 1), finding("PL3", 2), finding("PL3", 3), finding("PL1", 4)], {}, None, 1, 1)
-    assert statistics_table(result) == "    2  PL3     pl3\n    1  PL1     pl1\n    1  PL2     pl2\n"
+    assert statistics_table(result) == "    2  PL3     [ ] pl3\n    1  PL1     [ ] pl1\n    1  PL2     [ ] pl2\n"
 
 
 def test_statistics_of_a_clean_run_is_empty(tmp_path: Path) -> None:
@@ -177,7 +180,7 @@ def test_no_show_source_drops_the_frames(repo: Path) -> None:
     assert code == 1
     assert out.splitlines()[:3] == [
         "clusters/prod-east.yaml",
-        "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
+        "  clusters/prod-east.yaml:19:7: error PL101 [~] [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
         f" but its pooled baseline is {BASELINE} GPUs (sum of workload baselines {BASELINE}: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline",
         f"    = help: reserve about {BASELINE} GPUs and carry the daily band on elastic capacity",
     ]
@@ -188,16 +191,17 @@ def test_concise_is_one_line_per_finding(repo: Path) -> None:
     code, out, _ = run_cli(["check", "--output-format", "concise"], cwd=repo)
     assert (code, out) == (
         1,
-        "clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
+        "clusters/prod-east.yaml:19:7: error PL101 [~] [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
         f" but its pooled baseline is {BASELINE} GPUs (sum of workload baselines {BASELINE}: pooling saves nothing; allowed headroom 15%): sized by peak, not baseline\n"
-        + SUMMARY,
+        + SUMMARY
+        + FIXABLE,
     )
-    assert run_cli(["check", "--format", "concise", "-q"], cwd=repo) == (1, SUMMARY, "")
+    assert run_cli(["check", "--format", "concise", "-q"], cwd=repo) == (1, SUMMARY + FIXABLE, "")
 
 
 def test_quiet_prints_only_the_summary(repo: Path) -> None:
     code, out, err = run_cli(["check", "--quiet"], cwd=repo)
-    assert (code, out, err) == (1, SUMMARY, "")
+    assert (code, out, err) == (1, SUMMARY + FIXABLE, "")
 
 
 def test_text_output_shows_the_finding_with_its_frame(repo: Path) -> None:
@@ -205,7 +209,7 @@ def test_text_output_shows_the_finding_with_its_frame(repo: Path) -> None:
     assert code == 1
     assert out.splitlines()[:6] == [
         "clusters/prod-east.yaml",
-        "  clusters/prod-east.yaml:19:7: error PL101 [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
+        "  clusters/prod-east.yaml:19:7: error PL101 [~] [reserved-above-baseline] pool prod-east/serving reserves 80 GPUs,"
         f" but its pooled baseline is {BASELINE} GPUs (sum of workload baselines {BASELINE}: pooling saves nothing;"
         " allowed headroom 15%): sized by peak, not baseline",
         f"    18 | {CLUSTER_LINES[17]}",
@@ -217,7 +221,7 @@ def test_text_output_shows_the_finding_with_its_frame(repo: Path) -> None:
 
 def test_exit_zero_still_reports(repo: Path) -> None:
     code, out, _ = run_cli(["check", "--exit-zero", "-q"], cwd=repo)
-    assert (code, out) == (0, SUMMARY)
+    assert (code, out) == (0, SUMMARY + FIXABLE)
 
 
 def test_clean_repository_exits_zero(tmp_path: Path) -> None:

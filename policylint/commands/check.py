@@ -97,7 +97,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-cache", action="store_true", help="measure every trace afresh instead of reusing the measurement cache")
     parser.add_argument("--jobs", "-j", type=_positive, metavar="N", help="measure workloads in N processes (default: number of cores)")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour in text output")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour in text output (auto: on a terminal; NO_COLOR turns it off, FORCE_COLOR on, NO_COLOR winning)",
+    )
     add_fix_options(parser)
 
 
@@ -169,10 +174,21 @@ def report_plan(reports: list[tuple[str, str | None]] | None, outputs: list[str]
 
 
 def use_color(mode: str, stream: object) -> bool:
+    """Whether to colour what goes to ``stream``.
+
+    In order: ``--color always``/``never``; then ``NO_COLOR`` (https://no-color.org:
+    set and not empty, whatever its value: no colour); then ``FORCE_COLOR``
+    (https://force-color.org: set and not empty, whatever its value: colour even
+    when ``stream`` is not a terminal, as in CI logs that show ANSI colours); else
+    colour only on a terminal. When both variables are set, ``NO_COLOR`` wins: it is
+    the reader's own opt-out, and colour is what both conventions let a flag override.
+    """
     if mode == "always":
         return True
     if mode == "never" or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 
@@ -180,7 +196,7 @@ def use_color(mode: str, stream: object) -> bool:
 def run(args: argparse.Namespace) -> int:
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
-    from policylint.report import ReportContext, render
+    from policylint.report import ReportContext, fix_key, render
     from policylint.report.paths import repository_root
     from policylint.session import Session
     from policylint.writer import write_file
@@ -205,6 +221,12 @@ def run(args: argparse.Namespace) -> int:
         if outcome.applied:
             result = session.lint()  # report what remains after the fixes
     fail_on = Severity.parse(args.fail_on or session.config.fail_on)
+    from policylint.edit.fixes import availability
+
+    try:
+        fixes = availability(result, session.options)
+    except PolicylintError:
+        fixes = {}  # the markers are a courtesy: a plan that cannot be made marks nothing
     context = ReportContext(
         statistics=args.statistics,
         quiet=args.quiet,
@@ -214,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
         show_source=args.show_source,
         root=repository_root(session.config.root),
         config_root=session.config.root,
+        fixes={fix_key(f): how for f in result.findings if (how := fixes.get(f.key())) is not None},
+        unsafe_fixes=args.unsafe_fixes,
     )
     # Render every report before writing any: an error then never leaves half an output behind.
     rendered: list[tuple[str, str | None, str]] = []

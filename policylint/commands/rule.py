@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from policylint.errors import PolicylintError
@@ -35,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    from policylint.commands.check import use_color
+
+    color = use_color("auto", sys.stdout)
     console = Console(force_terminal=color, no_color=not color, highlight=False)
     console.print(Markdown(text))
     return 0

@@ -16,8 +16,14 @@ baselined finding is left alone), from the facts its rule judged:
 Fixes converge: ``check --fix --unsafe-fixes`` followed by ``check`` reports none
 of the sizing findings it fixed and no new one (tests/test_fix_converges.py).
 
-As in ruff, a fix that lowers a number is *safe*; one that raises capacity
-spends money and is *unsafe*: it is applied only with ``--unsafe-fixes``.
+How a rule's fix may be applied is declared in its rule file (``fix: safe``,
+``unsafe`` or ``display-only``; :func:`policylint.ruleset.fix_applicability`),
+as in ruff: a *safe* fix is applied by ``--fix``; an *unsafe* one raises capacity
+and spends money, so it is applied only with ``--unsafe-fixes``; a
+*display-only* one is shown by ``--fix-dry-run`` and never written. A fix
+declared safe that would raise a number after all (the elastic part that keeps
+a pool's capacity when its reservation is lowered) counts as unsafe: the
+declaration can only be made stricter by the numbers, never looser.
 
 A fix remembers what it was computed from: the file's text as linted, and the
 span and text of the number. Before writing, the file is read again and a fix
@@ -41,12 +47,13 @@ from typing import TYPE_CHECKING, Any
 from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff
 
 if TYPE_CHECKING:
-    from policylint.finding import Finding
+    from policylint.finding import Finding, FindingKey
     from policylint.linter import LintOptions, LintResult
     from policylint.model import Pool
     from policylint.views import View
 
-#: Rules with a fix: code -> the field the fix rewrites (documentation for notes and the README).
+#: Rules policylint has a fix for: code -> the field the fix rewrites. How each may be
+#: applied is declared in its rule file (``fix:``), never here; a test keeps both sets equal.
 FIXABLE: dict[str, str] = {
     "PL101": "reservedGpus := pooled baseline GPUs - proposed GPUs",  # Kueue nominalQuota, Volcano guarantee
     "PL104": "reservedGpus := pooled baseline GPUs - proposed GPUs",
@@ -75,11 +82,23 @@ class Fix:
     group: str = ""
     #: the reserved GPUs the new number stands for, when it is not written as such (a Kueue nominal quota)
     reserved: int | None = None
+    #: the identity of the finding the fix answers
+    origin: FindingKey | None = field(default=None, compare=False)
+
+    @property
+    def applicability(self) -> str:
+        """``safe``, ``unsafe`` or ``display-only``: the rule's declaration, made unsafe by a raised number."""
+        from policylint.ruleset import fix_applicability
+
+        declared = fix_applicability().get(self.code, "display-only")
+        if declared == "safe" and self.new > self.old:
+            return "unsafe"  # raising a number spends money, whatever the rule's fix usually does
+        return declared
 
     @property
     def safe(self) -> bool:
-        """Lowering a number is safe; raising capacity spends money."""
-        return self.new <= self.old
+        """Applied by ``--fix`` alone (see :attr:`applicability`)."""
+        return self.applicability == "safe"
 
     def describe(self) -> str:
         where = "/".join(str(p) for p in self.doc_path)
@@ -190,11 +209,12 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         if refused:
             notes += [f"{where(f)}: no fix ({note})" for f in (reservation, capacity) if f is not None]
             continue
-        if fix is not None:
+        if fix is not None and reservation is not None:
             reserved_after[qualified] = reserved
-            fixes.append(replace(fix, group=qualified))
+            fixes.append(replace(fix, group=qualified, origin=reservation.key()))
         if follow is not None:
-            fixes.append(replace(follow, group=qualified))
+            # the capacity that follows a moved reservation answers the reservation's finding
+            fixes.append(replace(follow, group=qualified, origin=(capacity or reservation or next(iter(found.values()))).key()))
         if note and capacity is not None:
             notes.append(f"{where(capacity)}: no fix ({note})")
     for qualified, requests in sorted(asks.items()):
@@ -342,7 +362,7 @@ def _request_fixes(asks: list[tuple[Finding, View, int, int]], reserved: int | N
         if share != gpus:
             fix, note = _fix(finding.code, view, ("spec", "requests", index, "gpus"), share)
             if fix is not None:
-                fixes.append(fix)
+                fixes.append(replace(fix, origin=finding.key()))
             if note:
                 notes.append(f"{finding.file}:{finding.line}:{finding.column}: {finding.code}: no fix ({note})")
     return fixes, notes
@@ -424,10 +444,16 @@ def run_fixes(result: LintResult, options: LintOptions, *, unsafe: bool, write: 
     by_file: dict[Path, list[Fix]] = {}
     # a pool's fixes go together: a reservation never moves without the capacity that follows it
     held = {f.group for f in fixes if f.group and not f.safe}
+    shown = {f.group for f in fixes if f.group and f.applicability == "display-only"}
     for f in fixes:
         if f.new == f.old:
             continue
-        if not unsafe and (not f.safe or f.group in held):
+        if f.applicability == "display-only" or f.group in shown:
+            if write:
+                outcome.withheld.append(f)
+                continue
+            # a dry run shows it in the diff, which is all a display-only fix is for
+        elif not unsafe and (not f.safe or f.group in held):
             outcome.withheld.append(f)
         else:
             by_file.setdefault(f.path, []).append(f)
@@ -493,8 +519,43 @@ def summary(outcome: FixOutcome, *, write: bool) -> str:
     head = f"{verb} {len(outcome.applied)} number{'s' if len(outcome.applied) != 1 else ''}"
     if outcome.files:
         head += f" in {len(outcome.files)} file{'s' if len(outcome.files) != 1 else ''}"
-    if outcome.withheld:
-        head += f"; {len(outcome.withheld)} unsafe fix{'es' if len(outcome.withheld) != 1 else ''} withheld (raise capacity; rerun with --unsafe-fixes)"
-        lines += [f"  withheld: {f.describe()}" for f in outcome.withheld]
+    unsafe = [f for f in outcome.withheld if f.applicability != "display-only"]
+    shown = [f for f in outcome.withheld if f.applicability == "display-only"]
+    if unsafe:
+        head += f"; {len(unsafe)} unsafe fix{'es' if len(unsafe) != 1 else ''} withheld (raise capacity; rerun with --unsafe-fixes)"
+        lines += [f"  withheld: {f.describe()}" for f in unsafe]
+    if shown:
+        head += f"; {len(shown)} display-only fix{'es' if len(shown) != 1 else ''} not written (see --fix-dry-run)"
+        lines += [f"  display-only: {f.describe()}" for f in shown]
     lines += [f"  {n}" for n in outcome.notes]
     return "\n".join([head, *lines]) + "\n"
+
+
+def availability(result: LintResult, options: LintOptions) -> dict[FindingKey, str]:
+    """How each reported finding's fix may be applied: finding identity -> ``safe`` / ``unsafe`` / ``display-only``.
+
+    From the same plan ``--fix`` makes, so a finding is marked fixable exactly when
+    ``--fix`` (or ``--fix --unsafe-fixes``) would change a number for it; a finding
+    whose fix cannot be made (a note of the plan) is not marked. A pool's fixes go
+    together: one unsafe fix of the group makes each of its findings unsafe.
+    """
+    from policylint.ruleset import fix_applicability
+
+    declared = fix_applicability()
+    if not any(f.code in declared for f in result.findings):
+        return {}
+    fixes, _ = plan(result, options)
+    fixes = [f for f in fixes if f.new != f.old and f.origin is not None]
+    rank = {"safe": 0, "unsafe": 1, "display-only": 2}
+    worst: dict[str, str] = {}  # group -> the least applicable fix in it
+    for f in fixes:
+        if f.group and rank[f.applicability] > rank[worst.get(f.group, "safe")]:
+            worst[f.group] = f.applicability
+    out: dict[FindingKey, str] = {}
+    for f in fixes:
+        assert f.origin is not None
+        level = worst.get(f.group, f.applicability) if f.group else f.applicability
+        before = out.get(f.origin)
+        if before is None or rank[level] > rank[before]:
+            out[f.origin] = level
+    return out

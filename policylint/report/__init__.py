@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from policylint.finding import Finding, FindingKey
     from policylint.linter import LintResult
 
 FORMATS = ("text", "concise", "json", "sarif", "junit", "github", "gitlab", "markdown")
@@ -50,6 +51,56 @@ class ReportContext:
     root: Path | None = None
     #: the folder baseline entries are relative to (the configuration's folder)
     config_root: Path | None = None
+    #: how each finding's fix may be applied (``safe``, ``unsafe``, ``display-only``), by
+    #: :func:`fix_key`; findings without a fix are absent (see :func:`policylint.edit.fixes.availability`)
+    fixes: dict[FindingKey, str] = field(default_factory=dict)
+    #: ``--unsafe-fixes`` was given: unsafe fixes count as fixable, as ``--fix`` would apply them
+    unsafe_fixes: bool = False
+
+
+def fix_key(f: Finding) -> FindingKey:
+    """A finding's identity without its file: it survives the path rewriting of :func:`render`."""
+    return f.key()._replace(file="")
+
+
+def fix_of(f: Finding, context: ReportContext) -> str | None:
+    """``safe``, ``unsafe`` or ``display-only`` when the finding has a fix, else None."""
+    return context.fixes.get(fix_key(f)) if context.fixes else None
+
+
+#: The marker of a finding ``--fix`` fixes, and of one ``--fix --unsafe-fixes`` fixes (as ruff's ``[*]``).
+FIX_MARKER = "[*]"
+UNSAFE_MARKER = "[~]"
+
+
+def fix_marker(f: Finding, context: ReportContext) -> str:
+    """``[*]`` when ``--fix`` fixes the finding, ``[~]`` when only ``--unsafe-fixes`` does, else ``""``."""
+    how = fix_of(f, context)
+    if how == "safe" or (how == "unsafe" and context.unsafe_fixes):
+        return FIX_MARKER
+    if how == "unsafe":
+        return UNSAFE_MARKER
+    return ""
+
+
+def fix_counts(findings: list[Finding], context: ReportContext) -> tuple[int, int]:
+    """(findings ``--fix`` fixes, findings only ``--unsafe-fixes`` adds)."""
+    marks = [fix_marker(f, context) for f in findings]
+    return marks.count(FIX_MARKER), marks.count(UNSAFE_MARKER)
+
+
+def fix_summary(findings: list[Finding], context: ReportContext) -> str:
+    """``[*] 3 fixable with --fix (1 more with --unsafe-fixes).``; ``""`` when nothing is fixable.
+
+    With only unsafe fixes: ``[~] 1 fixable with --fix --unsafe-fixes (none with --fix alone).``
+    """
+    safe, unsafe = fix_counts(findings, context)
+    if not safe and not unsafe:
+        return ""
+    if not safe:
+        return f"{UNSAFE_MARKER} {unsafe} fixable with --fix --unsafe-fixes (none with --fix alone)."
+    more = f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""
+    return f"{FIX_MARKER} {safe} fixable with --fix{more}."
 
 
 def get_renderer(fmt: str) -> Callable[[LintResult, ReportContext], str]:

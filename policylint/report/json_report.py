@@ -6,12 +6,13 @@ Shape (keys sorted, findings in file/line/column/code order)::
       "version": "<policylint version>",
       "summary": {"files": 3, "documents": 11, "findings": 2,
                   "error": 1, "warning": 1, "info": 0, "suppressed": 0,
-                  "baselined": 0},
+                  "baselined": 0, "fixable": 1, "unsafe_fixable": 0},
       "findings": [
         {"file": "...", "line": 12, "column": 5, "code": "PL101",
          "name": "reserved-above-baseline", "severity": "error",
          "message": "...", "hint": "...", "document": 0,
-         "path": "spec/pools/0/reservedGpus", "subject": "pool prod/serving"}
+         "path": "spec/pools/0/reservedGpus", "subject": "pool prod/serving",
+         "fix": "safe"}
       ],
       "suppressed": [{...finding..., "justification": "reason from the comment"}],
       "baselined": 0,
@@ -19,7 +20,12 @@ Shape (keys sorted, findings in file/line/column/code order)::
     }
 
 ``suppressed`` and ``stale_baseline`` are always present (possibly empty);
-``baselined`` counts findings hidden by ``--baseline``.
+``baselined`` counts findings hidden by ``--baseline``. ``fix`` says how
+``check --fix`` fixes the finding: ``"safe"`` (``--fix``), ``"unsafe"`` (only with
+``--unsafe-fixes``: it raises capacity), ``"display-only"`` (shown by
+``--fix-dry-run``, never written), or ``null`` when it has no fix. ``fixable``
+counts the findings ``--fix`` fixes as run (with ``--unsafe-fixes``, the unsafe
+ones too), ``unsafe_fixable`` those only ``--unsafe-fixes`` would add.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import json
 from typing import TYPE_CHECKING
 
 from policylint import __version__
-from policylint.report import ReportContext
+from policylint.report import ReportContext, fix_counts, fix_of
 from policylint.report.sarif_report import stale_key
 
 if TYPE_CHECKING:
@@ -50,10 +56,11 @@ def summary(result: LintResult) -> dict[str, int]:
 
 
 def render(result: LintResult, context: ReportContext) -> str:
+    safe, unsafe = fix_counts(result.findings, context)
     payload = {
         "version": __version__,
-        "summary": summary(result),
-        "findings": [f.to_dict() for f in result.findings],
+        "summary": {**summary(result), "fixable": safe, "unsafe_fixable": unsafe},
+        "findings": [{**f.to_dict(), "fix": fix_of(f, context)} for f in result.findings],
         # The hidden lists come in no guaranteed order; sorted so that output depends only on content.
         "suppressed": [
             {**f.to_dict(), "justification": reason}

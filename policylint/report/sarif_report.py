@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from policylint import __version__
 from policylint.finding import Finding, Severity
-from policylint.report import ReportContext
+from policylint.report import ReportContext, fix_of
 from policylint.report.safe_text import json_ascii_controls
 from policylint.rule import Rule
 
@@ -164,7 +164,11 @@ def _rule_descriptor(code: str, rule: object | None, name: str) -> dict[str, Any
         "help": {"text": f"{full}\n\nDocumentation: {rule.help_uri}", "markdown": rule.markdown()},
         "helpUri": rule.help_uri,
         "defaultConfiguration": {"level": level(rule.severity)},
-        "properties": {"tags": [rule.section] if rule.section else [], "subject": rule.subject},
+        "properties": {
+            "tags": [rule.section] if rule.section else [],
+            "subject": rule.subject,
+            **({"fix": rule.fix} if rule.fix else {}),
+        },
     }
 
 
@@ -246,6 +250,10 @@ def build_log(result: LintResult, context: ReportContext) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     for f, fp in zip(reported, fp_reported, strict=True):
         res = _finding_result(f, rule_index, fp)
+        fix = fix_of(f, context)
+        if fix is not None:
+            # how `check --fix` may fix it: safe, unsafe (--unsafe-fixes) or display-only
+            res["properties"]["fix"] = fix
         if with_state:
             res["baselineState"] = "new"
         results.append(res)

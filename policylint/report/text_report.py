@@ -18,7 +18,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from policylint.finding import Finding, Severity
-from policylint.report import ReportContext
+from policylint.report import FIX_MARKER, UNSAFE_MARKER, ReportContext, fix_marker, fix_summary
 from policylint.report.safe_text import escape_controls
 
 if TYPE_CHECKING:
@@ -44,16 +44,33 @@ def _frame(lines: list[str], finding: Finding) -> list[tuple[str, str]]:
     return rows
 
 
-def statistics_table(result: LintResult) -> str:
-    """Findings per rule, most frequent first: ``count  code  name`` (nothing when clean)."""
+def statistics_table(result: LintResult, context: ReportContext | None = None) -> str:
+    """Findings per rule, most frequent first: ``count  code  fix  name`` (nothing when clean).
+
+    The fix column is ``[*]`` when ``--fix`` fixes every finding of the rule, ``[~]``
+    when ``--fix --unsafe-fixes`` is needed for some, ``[ ]`` otherwise (as ruff).
+    """
+    context = context or ReportContext()
     counts = Counter((f.code, f.name) for f in result.findings)
+    marks: dict[str, set[str]] = {}
+    for f in result.findings:
+        marks.setdefault(f.code, set()).add(fix_marker(f, context))
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return "".join(f"{n:>5}  {code:<7} {name}\n" for (code, name), n in rows)
+
+    def column(code: str) -> str:
+        found = marks[code]
+        if found == {FIX_MARKER}:
+            return FIX_MARKER
+        if found <= {FIX_MARKER, UNSAFE_MARKER}:
+            return UNSAFE_MARKER
+        return "[ ]"
+
+    return "".join(f"{n:>5}  {code:<7} {column(code)} {name}\n" for (code, name), n in rows)
 
 
 def render(result: LintResult, context: ReportContext) -> str:
     if context.statistics:
-        return statistics_table(result)
+        return statistics_table(result, context)
     from rich.console import Console
     from rich.text import Text
 
@@ -76,7 +93,7 @@ def render(result: LintResult, context: ReportContext) -> str:
                     console.print()
                 current = f.file
                 console.print(Text(f.file, style="bold underline"))
-            console.print(_headline(f))
+            console.print(_headline(f, fix_marker(f, context)))
             source = result.sources.get(f.file) if context.show_source else None
             if source is not None:
                 if f.file not in lines:
@@ -99,15 +116,20 @@ def render(result: LintResult, context: ReportContext) -> str:
             console.print(Text(f"  {e.get('file', '')}: {e.get('code', '')} {e.get('subject', '')} {e.get('path', '')}".rstrip()))
         console.print()
     console.print(_summary(result))
+    fixable = fix_summary(result.findings, context)
+    if fixable:
+        console.print(Text(fixable))
     return buffer.getvalue()
 
 
-def _headline(f: Finding) -> Text:
+def _headline(f: Finding, marker: str = "") -> Text:
     from rich.text import Text
 
     text = Text(f"  {f.file}:{f.line}:{f.column}: ")
     text.append(f.severity.label, style=_STYLE[f.severity])
     text.append(f" {f.code} ", style="bold")
+    if marker:
+        text.append(f"{marker} ", style="bold cyan")
     text.append(f"[{f.name}] ", style="dim")
     text.append(f.message)
     return text
