@@ -10,6 +10,8 @@ side by side what each part of the tool says about it:
   the Python API the engine uses: ``check --format json`` carries findings only),
 * the ``data-*`` figures of ``report --html``,
 * the quotas ``export kueue`` writes,
+* ``plan --format json``: today's pools, and every planned pool's bands against
+  ``bands`` of its members at the planned pool's cold start,
 
 and asserts that they agree on every figure they share: bands in concurrency
 and GPUs, cold start, window days, flat days, capacity = reserved + elastic,
@@ -99,7 +101,7 @@ _OPTIONS = {
 
 def _bands_args(workload: Any) -> list[str] | None:
     """``bands`` arguments that read and analyse the workload's trace as ``check`` does; None when they cannot."""
-    from policylint.measure import effective_cold_start, gpu_conversion
+    from policylint.measure import effective_cold_start
 
     ref = workload.measurements.get("concurrency")
     conc = workload.spec.get("concurrency") or {}
@@ -299,6 +301,48 @@ def _assert_export(repo: Path, judged: Judged) -> None:
             assert int(nominal.group(1)) == pool["reserved_gpus"], where
 
 
+# --------------------------------------------------------------------------- plan
+
+
+def _assert_plan(repo: Path, judged: Judged) -> None:
+    """Today's pools as check sees them; every planned pool's bands as bands computes them at its cold start."""
+    code, out, err = run_cli(["plan", str(repo), "--format", "json"])
+    if code == 2:
+        return  # a repository the plan refuses (its errors are check's business)
+    assert code in (0, 1), err
+    document = json.loads(out)
+    for current in document["comparison"]["current_pools"]:
+        pool = judged.pools[current["pool"]]
+        assert (current["reserved_gpus"], current["elastic_gpus"]) == (pool["reserved_gpus"], pool["elastic_gpus"])
+    for planned in document["plan"]["pools"]:
+        pooled = planned.get("pooled")
+        if not planned.get("measured") or not pooled:
+            continue
+        where = f"plan, pool {planned['cluster']}/{planned['pool']}"
+        summed = {"baseline": 0, "daily": 0, "peak": 0}
+        windows = []
+        for name in planned["workloads"]:
+            workload = judged.model.workloads[name]
+            args = _bands_args(workload)
+            if args is None:
+                break
+            cli = _json(["bands", *args[:-1], repr(planned["cold_start_seconds"]),
+                         *_gpu_args(workload, judged.workloads[name]["trace_unit"]), "--format", "json"])
+            assert cli is not None, f"{where}: {name}"
+            gpus = cli.get("bands_gpus") or {b: int(cli["bands"][b]) for b in summed}
+            for band in summed:
+                summed[band] += gpus[band]
+            windows.append(cli["window_days"])
+        else:
+            # the sum of the members' own bands is taken at the planned pool's cold start
+            assert pooled["sum_of_member_bands_gpus"] == summed, where
+            if len(planned["workloads"]) == 1:
+                # a planned pool of one workload is that workload at the pool's cold start
+                assert {b: pooled[f"{b}_gpus"] for b in summed} == summed, where
+                assert pooled["window_days"] == round(windows[0], 3), where
+        assert planned["reserved_gpus"] == pooled["baseline_gpus"], where
+
+
 # --------------------------------------------------------------------------- the harness
 
 
@@ -312,6 +356,7 @@ def assert_coherent(repo: Path, tmp: Path) -> Judged:
             _assert_pool(qualified, pool, judged)
     _assert_report(repo, judged, tmp)
     _assert_export(repo, judged)
+    _assert_plan(repo, judged)
     return judged
 
 
@@ -351,7 +396,7 @@ spec:
   pool: {pool}
   gpusPerReplica: {replicas}
   concurrency:
-    trace: {{path: traces/{name}.csv}}
+    trace: {{path: traces/{name}.csv{reading}}}
   perGpuConcurrency: {{value: {per_gpu}, measuredIn: production, source: "grafana: latency board, 2026-11"}}
 {cold_start}  tolerance:
     maxQueueSeconds: 600
@@ -375,9 +420,23 @@ def _trace(path: Path, days: int, seed: int) -> None:
     path.write_text("timestamp,in_flight\n" + "\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _jobs(path: Path, days: int, seed: int) -> None:
+    """A GPU job list: long jobs that hold their GPUs for days (constant, non-zero days), short ones
+    that come and go, and one job still running at the export (no end)."""
+    rng = np.random.default_rng(seed)
+    start = END - days * 86_400
+    rows = ["job,start,end,num_gpu", f"long,{start},{END},8", f"open,{start + 3600},,4"]
+    for k in range(40):
+        at = start + int(rng.integers(0, days * 86_400 // 2))  # the second half of the trace: long jobs only
+        rows.append(f"short-{k},{at},{at + int(rng.integers(600, 14_400))},{int(rng.integers(1, 4))}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
 workloads = st.lists(
     st.fixed_dictionaries(
         {
+            "jobs": st.booleans(),
             "pool": st.integers(0, 1),
             "per_gpu": st.sampled_from([1, 4, 10, 2.5]),
             "replicas": st.integers(1, 2),
@@ -412,10 +471,15 @@ def test_generated_plans_are_coherent(workloads: list[dict[str, Any]], pools: li
         text = CLUSTER.format(pools="".join(blocks))
         for i, w in enumerate(workloads):
             name = f"w{i}"
-            _trace(root / "traces" / f"{name}.csv", w["days"], seed + i)
+            if w["jobs"]:
+                _jobs(root / "traces" / f"{name}.csv", w["days"], seed + i)
+                reading = ", format: jobs, unit: gpus, stepSeconds: 300"
+            else:
+                _trace(root / "traces" / f"{name}.csv", w["days"], seed + i)
+                reading = ""
             cold = "" if w["cold_start"] is None else f"  coldStartSeconds: {w['cold_start']}\n"
             text += WORKLOAD.format(name=name, pool=f"p{w['pool']}", replicas=w["replicas"], per_gpu=w["per_gpu"],
-                                    cold_start=cold)
+                                    cold_start=cold, reading=reading)
         (root / "plan.yaml").write_text(text, encoding="utf-8")
         judged = assert_coherent(root, Path(tmp))
         assert all(judged.workloads[f"w{i}"]["concurrency_measured"] for i in range(len(workloads)))
