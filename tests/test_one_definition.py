@@ -215,3 +215,32 @@ def test_one_window() -> None:
 
     args = build_parser("bands").parse_args(["bands", "x.csv"])
     assert args.min_window_days is None  # the command falls back to bands.MIN_WINDOW_DAYS
+
+
+def test_the_rules_window_is_the_calculators() -> None:
+    from policylint.resources import rules_dir
+    from policylint.ruleset import load_rules
+
+    params = load_rules([rules_dir()]).params
+    assert params["PL106"]["min_window_days"] == bands.MIN_WINDOW_DAYS
+    assert params["PL112"]["min_window_days"] == bands.MIN_WINDOW_DAYS
+
+
+def test_bands_holds_a_trace_to_the_window_check_holds_it_to(jobs_repo: Path, tmp_path: Path) -> None:
+    import shutil
+
+    repo = Path(shutil.copytree(jobs_repo, tmp_path / "repo"))
+    pods = repo / "measurements" / "pods.csv"
+    args = ["--input-format", "jobs", "--unit", "gpus", "--start-column", "scheduled_time",
+            "--end-column", "deletion_time", "--step", "60"]
+    # 100 days of pods: the framework's 90 days are met, a configured 120 are not
+    assert _bands_json(pods, *args)["meets_window"] is True
+    config = repo / ".policylint.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "rules:\n  PL106: {min_window_days: 120}\n", encoding="utf-8")
+    cli = _bands_json(pods, *args)
+    assert (cli["min_window_days"], cli["meets_window"]) == (120, False)
+    assert _bands_json(pods, *args, "--min-window-days", "30")["meets_window"] is True
+    code, out, _err = run_cli(["check", "--no-cache", "--format", "json", "--exit-zero", str(repo)])
+    short = [f for f in json.loads(out)["findings"] if f["code"] == "PL106"]
+    ours = [f["message"] for f in short if "offline-scoring" in f["message"]]
+    assert len(ours) == 1 and "fewer than the 120 required" in ours[0]

@@ -118,7 +118,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     calc.add_argument("--cold-start", type=_positive, default=300.0, metavar="SECONDS",
                       help="time to bring up capacity; shorter spikes are noise (default 300)")
     calc.add_argument("--min-window-days", type=_non_negative, default=None, metavar="N",
-                      help="cleaned window needed for trustworthy bands (default 90, the framework's window)")
+                      help="cleaned window needed for trustworthy bands (default: PL106's min_window_days in the"
+                           " configuration governing TRACE, else 90)")
     calc.add_argument("--baseline-percentile", type=_positive, default=95.0, metavar="P",
                       help="percentile of the sustained series for the baseline band (default 95)")
     calc.add_argument("--daily-percentile", type=_positive, default=99.0, metavar="P",
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         raise PolicylintError("bands needs a TRACE (or --pool CLUSTER/POOL [PATH])")
     from pathlib import Path
 
-    from policylint.bands import MIN_WINDOW_DAYS, BandSettings, analyse
+    from policylint.bands import BandSettings, analyse
     from policylint.config import load_config
     from policylint.traces import apply_exclusions, parse_exclusion
 
@@ -172,18 +173,18 @@ def run(args: argparse.Namespace) -> int:
             exclusions.append(parse_exclusion(text))
         except ValueError as exc:
             raise PolicylintError(f"--exclude: {exc}") from None
+    # The trace limits come from the configuration that governs the trace's folder.
+    config = load_config([Path(args.trace)])
+    limits = config.trace_limits()
     settings = BandSettings(
         cold_start_seconds=args.cold_start,
-        min_window_days=MIN_WINDOW_DAYS if args.min_window_days is None else args.min_window_days,
+        min_window_days=_min_window_days(config) if args.min_window_days is None else args.min_window_days,
         baseline_percentile=args.baseline_percentile,
         daily_percentile=args.daily_percentile,
         max_gap_steps=args.max_gap_steps,
         queue_statistic="max" if args.queue_statistic == "max" else "percentile",
         outlier_mad_k=args.outlier_mad,
     )
-    # The trace limits come from the configuration that governs the trace's folder.
-    config = load_config([Path(args.trace)])
-    limits = config.trace_limits()
     from policylint.readers.progress import listen
     from policylint.report.progress import terminal_progress
 
@@ -219,6 +220,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(report, series, shown, plot=args.plot)
     return 0
+
+
+def _min_window_days(config: Any) -> float:
+    """The minimum window ``check`` holds this trace's workload to: PL106's configured option, else 90 days.
+
+    The configuration that governs the trace's folder is the one ``check`` reads
+    for the repository there, so both say the same about the same window.
+    """
+    from policylint.bands import MIN_WINDOW_DAYS
+
+    for key in ("PL106", "measurement-window-short"):
+        value = (config.rules.get(key) or {}).get("min_window_days")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return MIN_WINDOW_DAYS
 
 
 def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: Any) -> dict[str, Any]:
