@@ -15,7 +15,7 @@ import functools
 import json
 import math
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any
 
 from policylint.finding import Finding, Subject, pool_subject
@@ -347,23 +347,143 @@ def evaluate(
     views: Iterable[View],
     params: Mapping[str, Mapping[str, Any]],
     applied: Applied | None = None,
+    skip: Callable[[View], Container[str]] | None = None,
 ) -> list[Finding]:
     """Run every (non built-in) rule on every view of its subject.
 
     With ``applied``, records for each rule the subjects it applied to (its
     ``needs`` known and ``when`` met), whether or not it found a problem: a
     passing example proves a rule only if the rule looked at something.
+    ``skip(view)`` names rule codes not run on that view (asked once per view);
+    the findings of the others come in the same order as without it.
     """
     by_subject: dict[str, list[View]] = {}
     for view in views:
         by_subject.setdefault(view.subject, []).append(view)
+    skipped: dict[int, Container[str]] = {}
+    if skip is not None:
+        skipped = {id(view): skip(view) for group in by_subject.values() for view in group}
     findings: list[Finding] = []
     for rule in rules:
         if rule.builtin:
             continue
         for view in by_subject.get(rule.subject, []):
+            if skipped and rule.code in skipped[id(view)]:
+                continue
             ran, found = evaluate_rule_on(rule, view, params.get(rule.code, {}))
             findings.extend(found)
             if ran and applied is not None:
                 applied.setdefault(rule.code, set()).add(str(subject_of(view)))
     return findings
+
+
+# -- what a rule reads ------------------------------------------------------------------------
+
+#: cerberus rules whose argument names other fields of the document (facts, here)
+_CROSS_FIELD = ("dependencies", "excludes")
+
+
+def _schema_facts(node: Any) -> set[str]:
+    """Facts a ``when``/``require`` schema reads: its top-level names and every fact a comparison names."""
+    if not isinstance(node, dict):
+        return set()
+    out = set(node) | _referenced(node)
+
+    def walk(item: Any) -> None:
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in _CROSS_FIELD:
+                    if isinstance(value, str):
+                        out.add(value)
+                    elif isinstance(value, (list, dict)):
+                        out.update(str(v) for v in value)
+                walk(value)
+        elif isinstance(item, list):
+            for value in item:
+                walk(value)
+
+    walk(node)
+    return out
+
+
+def _template_names(template: str) -> set[str]:
+    """The variables a message template names (facts, parameters, check variables alike)."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    except ValueError:
+        return set()
+
+
+@functools.cache
+def check_reads(name: str) -> frozenset[str] | None:
+    """The facts a registered check function reads, from its source; None when that cannot be told.
+
+    Only reads by a constant name count (``facts["x"]``, ``facts.get("x")``); any
+    other use of the facts (a computed name, handing them to another function,
+    iterating over them) makes the answer None, which callers take as "any fact".
+    """
+    import ast
+    import inspect
+    import textwrap
+
+    from policylint.checks import CHECKS
+
+    function = CHECKS.get(name)
+    if function is None:
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0] if tree.body else None
+    if not isinstance(definition, ast.FunctionDef) or not definition.args.args:
+        return None
+    argument = definition.args.args[0].arg
+    reads: set[str] = set()
+    allowed: set[int] = set()  # the Name nodes used in a recognised read
+    for node in ast.walk(definition):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == argument
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            reads.add(node.slice.value)
+            allowed.add(id(node.value))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == argument
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            reads.add(node.args[0].value)
+            allowed.add(id(node.func.value))
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and node.id == argument and id(node) not in allowed:
+            return None
+    return frozenset(reads)
+
+
+def facts_read(rule: Rule) -> frozenset[str] | None:
+    """Every fact a rule's verdict, location and message on a view can depend on; None: any fact.
+
+    From the rule's metadata: ``needs``, the ``when`` and ``require`` schemas
+    (names and the facts their comparisons name), ``at``, the message and hint
+    templates, and the facts its check function reads (:func:`check_reads`).
+    Names that are parameters or check variables come along; they match no fact.
+    """
+    names = set(rule.needs) | _schema_facts(rule.when) | _schema_facts(rule.require)
+    names |= _template_names(rule.message) | _template_names(rule.hint)
+    if rule.at:
+        names.add(rule.at)
+    if rule.check:
+        reads = check_reads(rule.check)
+        if reads is None:
+            return None
+        names |= reads
+    return frozenset(names)

@@ -269,7 +269,9 @@ def judge(
     repository; a judged view's facts are still those of a whole-repository run
     (a pool's sum has all its members). The views that come back serve ``--fix``,
     which only fixes reported findings; with ``options.all_views`` every view is
-    built, for the HTML report.
+    built, for the HTML report. A changed workload's neighbours are judged only
+    by the rules that read what they take from it (:class:`policylint.scope.Reach`),
+    as its narrowing reports only those rules' findings on them.
     """
     from policylint.evaluate import evaluate
     from policylint.measure import CachedPool, measure, measure_pools
@@ -308,9 +310,18 @@ def judge(
         )
     views = build_views(model, facts, now, history, pools, only)
     judged = views if scope is None else scope.select(views)
+    skip: Callable[[View], frozenset[str]] | None = None
     if keep is not None:
         from policylint.evaluate import subject_of
+        from policylint.scope import Reach
 
         judged = [v for v in judged if keep(v.doc.file, str(subject_of(v)))]
-    findings.extend(evaluate(rules, judged, options.ruleset.params))
+        if isinstance(keep, Reach):
+            reach = keep
+
+            # a changed workload's neighbours: only the rules that read what they take from it
+            def skip(view: View) -> frozenset[str]:
+                return reach.skips(view.doc.file, str(subject_of(view)))
+
+    findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip))
     return findings, views, pools

@@ -18,20 +18,69 @@ and judging to what those subjects read):
   with ``--rule-dir``) or baseline file, or any deleted file -> everything:
   each of them can change the verdict on any document (what a deleted document
   held is no longer there to say who depended on it), so nothing is narrowed away.
+
+A changed workload's neighbours (the other workloads of its pool, when neither
+their own files nor their pool's changed) are reported on only by the rules
+that read what a workload takes from its neighbours (:data:`NEIGHBOUR_FACTS`:
+the pooled queue, capacity shares, double counts): the verdicts of the other
+rules on them cannot change with the change, so they are neither judged nor
+reported (:class:`Reach`, :func:`neighbour_skips`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.config import Config
+    from policylint.finding import Finding
     from policylint.linter import LintResult
     from policylint.model import Model, Pool, Workload
+    from policylint.ruleset import RuleSet
+
+#: Workload facts that come from the other workloads of the workload's pool (set when the
+#: pool's views are built, never by :func:`policylint.views.workload_view` from the workload
+#: alone): the pooled queue's waits and rejections, the capacity share and the queue depth
+#: it sets, and the double-count facts. Every other workload fact depends on the workload's
+#: own documents and measurements, its pool's spec and the clock only; a test holds this list
+#: to that (tests/test_neighbours.py).
+NEIGHBOUR_FACTS: frozenset[str] = frozenset(
+    {
+        "max_wait_seconds",
+        "p99_wait_seconds",
+        "daily_max_wait_seconds",
+        "daily_rejected_share",
+        "queue_rejection_note",
+        "capacity_share",
+        "queue_depth_needed",
+        "measurement_double_counted",
+        "double_counted_with",
+        "double_count_basis",
+    }
+)
+
+
+def neighbour_skips(ruleset: RuleSet) -> frozenset[str]:
+    """Codes of the evaluated workload rules that read no neighbour fact: not run on a neighbour.
+
+    Derived from each rule's metadata (:func:`policylint.evaluate.facts_read`); a
+    rule whose reads cannot be told (a check function that computes fact names)
+    is run on neighbours too.
+    """
+    from policylint.evaluate import facts_read
+
+    skips = set()
+    for rule in ruleset.rules.values():
+        if rule.builtin or rule.subject != "workload":
+            continue
+        reads = facts_read(rule)
+        if reads is not None and not reads & NEIGHBOUR_FACTS:
+            skips.add(rule.code)
+    return frozenset(skips)
 
 
 def _abs(path: Path | str) -> Path:
@@ -52,18 +101,69 @@ def _pool(pool: Pool) -> str:
     return str(pool_subject(pool.cluster.name, pool.name, pool.scheduler.get("scheduler") if pool.scheduler else None))
 
 
-def _workload_subjects(w: Workload) -> set[str]:
+def _workload_subjects(w: Workload) -> tuple[set[str], set[str]]:
+    """(subjects judged whole, neighbours) of a changed workload."""
     subjects = {f"workload {w.name}"}
+    neighbours: set[str] = set()
     if w.pool is not None:
         subjects |= {_pool(w.pool), str(w.pool.cluster.subject)}
         # Pooled demand: a workload's change moves the pool's queue (PL203) and may
         # double-count another's measurement (PL111), verdicts reported on its neighbours.
-        subjects |= {f"workload {other.name}" for other in w.pool.workloads}
-    return subjects
+        neighbours |= {f"workload {other.name}" for other in w.pool.workloads}
+    return subjects, neighbours
 
 
 def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]]:
-    """(changed files as real paths, subject labels that depend on them)."""
+    """(changed files as real paths, subject labels that depend on them, neighbours included)."""
+    files, subjects, neighbours = _reach(model, changed)
+    return files, subjects | neighbours
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What a change reaches: findings kept by a narrowed run, and the views and rules it judges.
+
+    A finding is kept when its file changed, when its subject depends on the
+    change, or when its subject is a neighbour (:data:`NEIGHBOUR_FACTS`) and its
+    rule is not among ``skipped`` (built-in findings included).
+    """
+
+    files: frozenset[Path]  # changed files, as real paths
+    subjects: frozenset[str]  # subjects judged by every rule
+    neighbours: frozenset[str]  # subjects judged by every rule but the skipped ones
+    skipped: frozenset[str] = frozenset()  # rule codes not judged on neighbours
+    #: the answer of :meth:`changed` per file asked about: one real-path lookup per file
+    seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def changed(self, file: str) -> bool:
+        if file not in self.seen:
+            self.seen[file] = _abs(file) in self.files
+        return self.seen[file]
+
+    def __call__(self, file: str, subject: str) -> bool:
+        """True when the view of ``subject`` in ``file`` is judged (by some rules at least)."""
+        return self.changed(file) or (bool(subject) and (subject in self.subjects or subject in self.neighbours))
+
+    def skips(self, file: str, subject: str) -> frozenset[str]:
+        """Rule codes not judged on the view of ``subject`` in ``file``."""
+        if self.changed(file) or subject in self.subjects or subject not in self.neighbours:
+            return frozenset()
+        return self.skipped
+
+    def keeps(self, finding: Finding) -> bool:
+        subject = finding.key().subject
+        return self(finding.file, subject) and finding.code not in self.skips(finding.file, subject)
+
+
+def reach(model: Model, changed: Iterable[Path], ruleset: RuleSet | None = None) -> Reach:
+    """What ``changed`` reaches in ``model``; with ``ruleset``, neighbours skip the rules that cannot change on them."""
+    files, subjects, neighbours = _reach(model, changed)
+    skipped = neighbour_skips(ruleset) if ruleset is not None else frozenset()
+    return Reach(frozenset(files), frozenset(subjects), frozenset(neighbours - subjects), skipped)
+
+
+def _reach(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str], set[str]]:
+    """(changed files as real paths, subject labels that depend on them, neighbours of changed workloads)."""
     files = {_abs(p) for p in changed}
     # Same file = same device and inode: one stat per path instead of a real-path walk
     # (an lstat per component), which dominated a one-file run on a large repository.
@@ -78,11 +178,14 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
         return seen[path]
 
     subjects: set[str] = set()
+    neighbours: set[str] = set()
     for w in model.workloads.values():
         if _in_files(w.doc.source.path) or any(
             m.path is not None and _in_files(m.path) for m in w.measurements.values()
         ):
-            subjects |= _workload_subjects(w)
+            whole, around = _workload_subjects(w)
+            subjects |= whole
+            neighbours |= around
     for c in model.clusters.values():
         if _in_files(c.doc.source.path):
             subjects.add(str(c.subject))
@@ -99,10 +202,10 @@ def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]
     for p in model.proposals.values():
         touched = _in_files(p.doc.source.path)
         touched |= p.cluster is not None and str(p.cluster.subject) in subjects
-        touched |= any(f"workload {w.name}" in subjects for w in p.workloads)
+        touched |= any(f"workload {w.name}" in subjects or f"workload {w.name}" in neighbours for w in p.workloads)
         if touched:
             subjects.add(f"proposal {p.name}")
-    return files, subjects
+    return files, subjects, neighbours - subjects
 
 
 @dataclass(frozen=True)
@@ -193,24 +296,24 @@ def changes_everything(changed: Iterable[Path], config: Config) -> Path | None:
     return None
 
 
-def narrow(result: LintResult, changed: Iterable[Path], config: Config | None = None) -> LintResult:
+def narrow(
+    result: LintResult, changed: Iterable[Path], config: Config | None = None, ruleset: RuleSet | None = None
+) -> LintResult:
     """Keep only findings on changed files or on subjects that depend on them.
 
     With ``config``, a change to the configuration, a rule folder or the
-    baseline keeps every finding (see :func:`changes_everything`).
+    baseline keeps every finding (see :func:`changes_everything`). With
+    ``ruleset``, findings on neighbours are kept only for the rules that read
+    neighbour facts (:class:`Reach`).
     """
     changed = list(changed)
     if result.model is None:
         return result
     if config is not None and changes_everything(changed, config) is not None:
         return result
-    files, subjects = affected(result.model, changed)
-
-    def keep(file: str, subject: str) -> bool:
-        return _abs(file) in files or (bool(subject) and subject in subjects)
-
+    keeps = reach(result.model, changed, ruleset).keeps
     # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
-    result.findings = [f for f in result.findings if keep(f.file, f.key().subject)]
-    result.suppressed = [(f, r) for f, r in result.suppressed if keep(f.file, f.key().subject)]
-    result.baselined = [f for f in result.baselined if keep(f.file, f.key().subject)]
+    result.findings = [f for f in result.findings if keeps(f)]
+    result.suppressed = [(f, r) for f, r in result.suppressed if keeps(f)]
+    result.baselined = [f for f in result.baselined if keeps(f)]
     return result

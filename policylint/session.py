@@ -158,7 +158,7 @@ class Session:
                 # nothing of this capacity repository changed: nothing to load, measure or judge
                 return LintResult(findings=[], sources={}, model=None, documents=0, files=0)
             self.options.reported = self._reported(changed)
-            return narrow(lint([self.config.root], self.options), changed, self.config)
+            return narrow(lint([self.config.root], self.options), changed, self.config, self.options.ruleset)
         if self.diff_base is not None:
             from policylint.history import changed_since
 
@@ -166,7 +166,7 @@ class Session:
             self.options.change = change
             self.options.reported = self._reported(change.files)
             paths = self.paths if self.explicit_paths else [self.config.root]
-            return narrow(lint(paths, self.options), change.files, self.config)
+            return narrow(lint(paths, self.options), change.files, self.config, self.options.ruleset)
         return lint(self.paths, self.options)
 
     def _reported(self, changed: Sequence[Path]) -> Callable[[Model], Callable[[str, str], bool] | None] | None:
@@ -179,23 +179,15 @@ class Session:
             return None
         config = self.config
 
-        def reported(model: Model) -> Callable[[str, str], bool] | None:
-            import os
+        ruleset = self.options.ruleset
 
-            from policylint.scope import affected, changes_everything
+        def reported(model: Model) -> Callable[[str, str], bool] | None:
+            from policylint.scope import changes_everything, reach
 
             if changes_everything(changed, config) is not None:
                 return None
-            files, subjects = affected(model, changed)
-            real = {str(f) for f in files}
-            seen: dict[str, bool] = {}  # one path check per file
-
-            def keep(file: str, subject: str) -> bool:
-                if file not in seen:
-                    seen[file] = os.path.realpath(file) in real
-                return seen[file] or (bool(subject) and subject in subjects)
-
-            return keep
+            # the same test as narrow's: which views are judged, and which rules skip a neighbour
+            return reach(model, changed, ruleset)
 
         return reported
 

@@ -1,0 +1,236 @@
+"""A one-file run judges a changed workload's neighbours only by the rules that read what they take from it.
+
+The other workloads of a changed workload's pool ("neighbours") are judged by
+the rules whose facts can move with the change (:data:`policylint.scope.NEIGHBOUR_FACTS`,
+read by the rules according to their metadata), and the narrowed run reports
+byte for byte what a fully judged run narrowed the same way reports.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EXAMPLES, run_cli
+
+from policylint.evaluate import check_reads, facts_read
+from policylint.linter import LintOptions, lint
+from policylint.resources import rules_dir
+from policylint.ruleset import load_rules
+from policylint.scope import NEIGHBOUR_FACTS, neighbour_skips
+
+WHEN = ["--now", "2026-12-01"]
+NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+TRACES = sorted((EXAMPLES / "good" / "measurements" / "traces").glob("*.csv"))
+
+_CLUSTER = """apiVersion: policylint/v1
+kind: Cluster
+metadata:
+  name: fleet
+spec:
+  pools:
+    - name: shared
+      gpu: {model: H100-80GB, memoryGiB: 80}
+      reservedGpus: 40
+      elastic: {maxGpus: 4, kind: autoscale, coldStartSeconds: 300}
+      serves: [inference]
+      overflow: queue
+      queue: {maxDepth: 100, maxWaitSeconds: 30}
+      scheduling: {gang: true, preemption: true}
+"""
+
+_WORKLOAD = """apiVersion: policylint/v1
+kind: Workload
+metadata: {{name: w-{i}, team: team-{team}}}
+spec:
+  class: inference
+  cluster: fleet
+  pool: shared
+  gpusPerReplica: 1
+  concurrency:
+    trace: {{path: ../traces/w-{i}.csv, format: csv, timestampColumn: timestamp, columns: [{column}]}}
+  perGpuConcurrency: {{value: 4, measuredIn: production, source: load test board}}
+  coldStartSeconds: 300
+  tolerance: {{maxQueueSeconds: {tolerance}, evidence: "{evidence}"}}
+  durations: {{p50Seconds: 600, p90Seconds: 1800, p99Seconds: 3600}}
+"""
+
+
+def _trace(source: Path, i: int) -> str:
+    """A copy of ``source`` with one sample raised at a place of its own: a series no other workload has."""
+    rows = source.read_text().split("\n")
+    at = 1 + (i * 7919) % (len(rows) - 2)
+    stamp, value = rows[at].split(",")
+    rows[at] = f"{stamp},{int(value) + 1 + i}"
+    return "\n".join(rows)
+
+
+def make_fleet(root: Path, workloads: int = 6) -> Path:
+    """One pool of ``workloads`` traced workloads, one file each; the last repeats the one before's trace (PL111)."""
+    (root / "workloads").mkdir(parents=True)
+    (root / "traces").mkdir()
+    (root / "cluster.yaml").write_text(_CLUSTER)
+    for i in range(workloads):
+        source = TRACES[i % 2]  # the two inference traces of the examples
+        column = source.read_text().split("\n", 1)[0].split(",")[1]
+        copy_of = i - 1 if i == workloads - 1 else i
+        (root / "traces" / f"w-{i}.csv").write_text(_trace(TRACES[copy_of % 2], copy_of))
+        # every other workload cites free text as its evidence (a workload-only finding on it)
+        evidence = "SLO document, section 3" if i % 2 else "we think so"
+        (root / "workloads" / f"w-{i}.yaml").write_text(
+            _WORKLOAD.format(i=i, team=i % 3, column=column, tolerance=5 + 10 * i, evidence=evidence)
+        )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_fleet(tmp_path_factory.mktemp("fleet") / "repo")
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for every case: what is compared is narrowed against full, not cold against warm."""
+    return tmp_path_factory.mktemp("neighbours-cache")
+
+
+def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Judge every view with every rule, then narrow what is reported (as tests/test_warm.py does)."""
+    from policylint import linter, scope, session
+
+    monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
+    monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
+    monkeypatch.setattr(scope, "needed", lambda model, judged: None)
+
+
+def _workload_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in (root / "workloads").rglob("*.yaml"))
+
+
+EXAMPLE_CASES = [(example, file) for example in ("good", "bad") for file in _workload_files(EXAMPLES / example)]
+EXAMPLE_CASES += [("good", "measurements/traces/chat-assistant.csv"), ("bad", "clusters/prod-east.yaml")]
+
+
+def _compare(root: Path, file: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    runs: dict[str, tuple[int, str, str]] = {}
+    for mode in ("narrowed", "full"):
+        with monkeypatch.context() as patch:
+            if mode == "full":
+                _judge_everything(patch)
+            runs[mode] = run_cli(["check", "--changed-files", file, "--format", "json", *WHEN], cwd=root)
+    assert runs["narrowed"] == runs["full"]
+    assert runs["narrowed"][0] in (0, 1) and runs["narrowed"][2] == ""
+    return runs["narrowed"]
+
+
+@pytest.mark.parametrize(("example", "file"), EXAMPLE_CASES, ids=[f"{e}:{f}" for e, f in EXAMPLE_CASES])
+def test_a_one_file_run_reports_what_the_full_run_narrowed_the_same_way_reports(
+    example: str, file: str, shared_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(shared_cache))
+    _compare(EXAMPLES / example, file, monkeypatch)
+
+
+@pytest.mark.parametrize("file", ["workloads/w-0.yaml", "workloads/w-4.yaml", "traces/w-2.csv", "cluster.yaml"])
+def test_the_same_on_a_generated_pool(file: str, fleet: Path, shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(shared_cache))
+    _compare(fleet, file, monkeypatch)
+
+
+def _judged(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(rule code, view label) of every rule run on a view."""
+    from policylint import evaluate
+
+    judged: list[tuple[str, str]] = []
+    original = evaluate.evaluate_rule_on
+
+    def counting(rule, view, params):  # type: ignore[no-untyped-def]
+        judged.append((rule.code, view.label))
+        return original(rule, view, params)
+
+    monkeypatch.setattr(evaluate, "evaluate_rule_on", counting)
+    return judged
+
+
+def _findings(out: str) -> list[tuple[str, str]]:
+    import json
+
+    return sorted((f["code"], f["file"]) for f in json.loads(out)["findings"])
+
+
+def test_neighbours_are_judged_and_reported_only_by_the_rules_that_read_neighbour_facts(
+    fleet: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    skipped = neighbour_skips(load_rules([rules_dir()]))
+    judged = _judged(monkeypatch)
+    code, out, err = run_cli(["check", "--changed-files", "workloads/w-0.yaml", "--no-cache", "--format", "json", *WHEN],
+                             cwd=fleet)
+    assert err == ""
+    on_changed = {c for c, label in judged if label == "workload w-0"}
+    on_neighbours = {c for c, label in judged if label.startswith("workload ") and label != "workload w-0"}
+    assert on_changed & skipped  # the changed workload: every rule
+    assert on_neighbours and not on_neighbours & skipped
+    assert {label for _, label in judged if label.startswith("workload ")} == {f"workload w-{i}" for i in range(6)}
+    narrowed = _findings(out)
+    full = _findings(run_cli(["check", "--no-cache", "--format", "json", *WHEN], cwd=fleet)[1])
+    # the repeat of w-4's trace is a neighbour's finding the change can move: reported
+    assert ("PL111", "workloads/w-5.yaml") in narrowed
+    # what only a neighbour's own documents decide is not reported by a run over w-0's change
+    dropped = [(c, f) for c, f in full if f not in ("workloads/w-0.yaml", "cluster.yaml") and c in skipped]
+    assert dropped and not set(dropped) & set(narrowed)
+    assert [(c, f) for c, f in full if f == "workloads/w-0.yaml"] == [(c, f) for c, f in narrowed if f == "workloads/w-0.yaml"]
+
+
+def _workload_facts(root: Path) -> dict[str, dict[str, Any]]:
+    result = lint([root], LintOptions(root=root, now=NOW, ruleset=load_rules([rules_dir()])))
+    return {v.label: v.facts for v in result.views if v.subject == "workload"}
+
+
+@pytest.mark.parametrize("example", ["fleet", "good"])
+def test_a_workloads_change_moves_only_the_neighbour_facts_of_its_neighbours(
+    example: str, fleet: Path, tmp_path: Path
+) -> None:
+    """A changed workload (trace and tolerance) leaves every other fact of every other workload as it was."""
+    root = tmp_path / "repo"
+    shutil.copytree(fleet if example == "fleet" else EXAMPLES / "good", root)
+    before = _workload_facts(root)
+    if example == "fleet":
+        changed, trace, other = "workload w-1", root / "traces" / "w-1.csv", root / "traces" / "w-2.csv"
+        document = root / "workloads" / "w-1.yaml"
+    else:
+        changed = "workload chat-assistant"
+        trace = root / "measurements" / "traces" / "chat-assistant.csv"
+        other = root / "measurements" / "traces" / "code-completion.csv"
+        document = next(p for p in (root / "workloads").rglob("*.yaml") if "name: chat-assistant" in p.read_text())
+    _, rows = other.read_text().split("\n", 1)
+    # another series (bands, spikes, shape) under this trace's own column name
+    trace.write_text(trace.read_text().split("\n", 1)[0] + "\n" + rows.replace(",", ",1", 400))
+    document.write_text(document.read_text().replace("maxQueueSeconds: ", "maxQueueSeconds: 1", 1))
+    after = _workload_facts(root)
+    assert before.keys() == after.keys()
+    moved: set[str] = set()
+    for label in before:
+        if label == changed:
+            continue
+        differ = {k for k in before[label].keys() | after[label].keys() if before[label].get(k) != after[label].get(k)}
+        assert differ <= NEIGHBOUR_FACTS, (label, differ - NEIGHBOUR_FACTS)
+        moved |= differ
+    assert moved  # the test changed something the neighbours see
+
+
+def test_what_a_rule_reads_comes_from_its_metadata() -> None:
+    rules = load_rules([rules_dir()]).rules
+    reads = facts_read(rules["PL111"])
+    assert reads is not None and "measurement_double_counted" in reads and "double_counted_with" in reads
+    # a check function's reads come from its source; one that computes fact names reads "anything"
+    assert check_reads("vram_exceeds_memory") == {"vram_resident_gib", "pool_gpu_memory_gib", "gpus_per_replica"}
+    assert check_reads("declared_bands_drift") is None
+    assert facts_read(rules["PL108"]) is None
+    skipped = neighbour_skips(load_rules([rules_dir()]))
+    assert "PL108" not in skipped and "PL111" not in skipped
+    assert all(rules[c].subject == "workload" for c in skipped)
