@@ -43,6 +43,11 @@ invocations.
     python benchmarks/bench_fleet.py --sizes 1000               # quick: 1,000 workloads, both layouts
     python benchmarks/bench_fleet.py --sizes 1000,10000 --rounds 5
     python benchmarks/bench_fleet.py --layouts one-pool --cases pre-commit,check-file
+    python benchmarks/bench_fleet.py --sizes 1000 --against /tmp/base   # before / after, side by side
+
+With ``--against DIR`` every policylint case also runs the package found in DIR
+(a checkout of another version), alternating with this tree's within each round;
+the printed ratio is this tree's figure over DIR's.
 """
 
 from __future__ import annotations
@@ -99,10 +104,16 @@ class Figure:
     cpu: float
     peak: int  # MB
     load: float  # 1-minute load average when the case finished
+    tree: str = "this tree"  # or the --against folder
 
 
 def load() -> float:
     return os.getloadavg()[0]
+
+
+#: the package trees measured, in order: None is the installed policylint, a path a checkout of
+#: another version (``--against``), put first on ``PYTHONPATH`` for its runs
+TREES: list[Path | None] = [None]
 
 
 def measure(
@@ -113,29 +124,45 @@ def measure(
     *,
     reset: bool = False,
     before: Callable[[int], None] | None = None,
-) -> tuple[float, float, int]:
-    """Median wall and CPU seconds and the largest peak RSS (MB) over ``rounds`` runs.
+) -> list[tuple[float, float, int]]:
+    """Per tree of :data:`TREES`: median wall and CPU seconds and the largest peak RSS (MB) over ``rounds`` runs.
 
-    ``reset`` moves the cache folder aside before each round (not deleted: right
-    after thousands of deletions ext4 is slow to allocate inodes, see
-    ``bench_check.median_run``); ``before(i)`` runs before round ``i``.
+    The trees take turns within every round, so a change in the machine's load
+    weighs on them alike; each has its own cache folder (``cache`` with the
+    tree's index appended). ``reset`` moves the cache folder aside before each
+    round (not deleted: right after thousands of deletions ext4 is slow to
+    allocate inodes, see ``bench_check.median_run``); ``before(i)`` runs before
+    round ``i`` of each tree.
     """
-    walls, cpus, peaks = [], [], []
+    walls: list[list[float]] = [[] for _ in TREES]
+    cpus: list[list[float]] = [[] for _ in TREES]
+    peaks: list[list[int]] = [[] for _ in TREES]
+    saved = os.environ.get("PYTHONPATH")
     for i in range(rounds):
-        if reset and cache is not None and cache.exists():
-            n = 0
-            while cache.with_name(f"{cache.name}.old-{n}").exists():
-                n += 1
-            cache.rename(cache.with_name(f"{cache.name}.old-{n}"))
-        if before is not None:
-            before(i)
-        wall, peak, code = run(command, cwd, cache)
-        if code not in (0, 1):
-            raise SystemExit(f"{' '.join(command)} exited with {code}")
-        walls.append(wall)
-        cpus.append(LAST_CPU[0])
-        peaks.append(peak)
-    return statistics.median(walls), statistics.median(cpus), max(peaks)
+        for k, tree in enumerate(TREES):
+            folder = None if cache is None else cache.with_name(f"{cache.name}-{k}")
+            if reset and folder is not None and folder.exists():
+                n = 0
+                while folder.with_name(f"{folder.name}.old-{n}").exists():
+                    n += 1
+                folder.rename(folder.with_name(f"{folder.name}.old-{n}"))
+            if before is not None:
+                before(i)
+            if tree is not None:
+                os.environ["PYTHONPATH"] = str(tree)
+            try:
+                wall, peak, code = run(command, cwd, folder)
+            finally:
+                if saved is None:
+                    os.environ.pop("PYTHONPATH", None)
+                else:
+                    os.environ["PYTHONPATH"] = saved
+            if code not in (0, 1):
+                raise SystemExit(f"{' '.join(command)} exited with {code}")
+            walls[k].append(wall)
+            cpus[k].append(LAST_CPU[0])
+            peaks[k].append(peak)
+    return [(statistics.median(w), statistics.median(c), max(p)) for w, c, p in zip(walls, cpus, peaks)]
 
 
 def edit_tolerance(path: Path, original: str) -> Callable[[int], None]:
@@ -160,16 +187,22 @@ def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill
     print(f"\n{layout}, {size:,} workloads ({traces / 1e6:,.0f} MB of CSV traces); load {load():.1f}", flush=True)
     figures: list[Figure] = []
 
-    def note(case: str, figure: tuple[float, float, int]) -> None:
-        wall, cpu, peak = figure
-        figures.append(Figure(case, wall, cpu, peak, load()))
-        print(f"  {LABELS[case]:42s} {wall:8.2f} s wall {cpu:8.2f} s CPU {peak:7,} MB   load {load():4.1f}",
-              flush=True)
+    def note(case: str, measured: list[tuple[float, float, int]]) -> None:
+        for k, (wall, cpu, peak) in enumerate(measured):
+            if k == 0:
+                figures.append(Figure(case, wall, cpu, peak, load()))
+                label = LABELS[case]
+            else:
+                figures.append(Figure(case, wall, cpu, peak, load(), str(TREES[k])))
+                first = measured[0]
+                label = (f"  {TREES[k]}: this tree / it: wall {first[0] / wall:4.2f}x, CPU {first[1] / cpu:4.2f}x,"
+                         f" peak {first[2] / peak:4.2f}x")
+            print(f"  {label:42s} {wall:8.2f} s wall {cpu:8.2f} s CPU {peak:7,} MB   load {load():4.1f}", flush=True)
 
     # The cache is filled first in any case: the warm cases need it.
-    figure = measure(policylint("."), root, cache, fill_rounds if "fill" in cases else 1, reset=True)
+    filled = measure(policylint("."), root, cache, fill_rounds if "fill" in cases else 1, reset=True)
     if "fill" in cases:
-        note("fill", figure)
+        note("fill", filled)
     if "warm-full" in cases:
         note("warm-full", measure(policylint("."), root, cache, rounds))
     if "pre-commit" in cases:
@@ -179,11 +212,13 @@ def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill
         note("pre-commit-edit", measure(policylint("--changed-files", ONE), root, cache, rounds,
                                         before=edit_tolerance(root / ONE, original)))
         (root / ONE).write_text(original)
-        run(policylint("--changed-files", ONE), root, cache)  # the original file's entry again
+        measure(policylint("--changed-files", ONE), root, cache, 1)  # the original file's entry again
     if "check-file" in cases:
         note("check-file", measure(policylint(ONE), root, cache, rounds))
     if "no-cache" in cases:
         note("no-cache", measure(policylint(".", "--no-cache"), root, None, rounds))
+    trees = TREES[:]
+    TREES[:] = [None]  # the references are the same programs whatever tree is measured
     note("pyarrow", measure([sys.executable, "-c", _ARROW, str(root / "traces")], root, None, rounds))
     if ruff is not None:
         # a Python file of about the size of a workload's YAML and trace handling: this benchmark itself
@@ -191,7 +226,8 @@ def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill
         shutil.copyfile(__file__, target)
         note("ruff", measure([ruff, "check", "--isolated", "--no-cache", "--exit-zero", str(target)], tmp, None,
                              rounds))
-    by = {f.case: f for f in figures}
+    TREES[:] = trees
+    by = {f.case: f for f in figures if f.tree == "this tree"}
     if "no-cache" in by:
         print(f"  cold --no-cache / pyarrow.csv.read_csv: {by['no-cache'].wall / by['pyarrow'].wall:5.2f}x wall,"
               f" {by['no-cache'].cpu / by['pyarrow'].cpu:5.2f}x CPU (target <= 1.3x)")
@@ -213,8 +249,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="runs per figure (medians; default 5)")
     parser.add_argument("--fill-rounds", type=int, default=None, help="runs of the cache-filling case (default --rounds)")
     parser.add_argument("--ruff", default=shutil.which("ruff"), help="the ruff executable (default: ruff on PATH)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="a folder holding another version's policylint package (e.g. `git archive BASE policylint"
+                             " rules schemas | tar -x -C DIR`), measured in the same rounds; ratios this tree / it")
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]
+    if args.against is not None:
+        TREES.append(args.against.resolve())
     unknown = sorted(set(cases) - set(CASES)) + sorted(set(args.layouts.split(",")) - set(LAYOUTS))
     if unknown:
         parser.error(f"unknown case or layout: {', '.join(unknown)}")
@@ -236,10 +277,11 @@ def main() -> None:
             for layout in args.layouts.split(","):
                 for f in bench(tmp, layout, size, cases, args.rounds, args.fill_rounds or args.rounds, args.ruff):
                     results.append((layout, size, f))
-    print("\n| layout | workloads | case | wall | CPU | peak RSS | load |")
-    print("|---|---:|---|---:|---:|---:|---:|")
+    print("\n| layout | workloads | case | tree | wall | CPU | peak RSS | load |")
+    print("|---|---:|---|---|---:|---:|---:|---:|")
     for layout, size, f in results:
-        print(f"| {layout} | {size:,} | {LABELS[f.case]} | {f.wall:.2f} s | {f.cpu:.2f} s | {f.peak:,} MB | {f.load:.1f} |")
+        print(f"| {layout} | {size:,} | {LABELS[f.case]} | {f.tree} | {f.wall:.2f} s | {f.cpu:.2f} s | {f.peak:,} MB"
+              f" | {f.load:.1f} |")
 
 
 if __name__ == "__main__":
