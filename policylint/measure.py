@@ -402,12 +402,18 @@ def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, i
     GPU demand already: one unit is one GPU, and gpusPerReplica must not multiply
     it again. The per-GPU figure is None when the workload declares none.
     """
+    value = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    per_gpu = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        per_gpu = float(value)
+    return conversion_for(trace_unit, per_gpu, _per_replica(workload))
+
+
+def conversion_for(trace_unit: str | None, per_gpu: float | None, gpus_per_replica: int) -> tuple[float | None, int]:
+    """The conversion of a trace counted in ``trace_unit`` (:func:`gpu_conversion`, from figures already read)."""
     if trace_unit == "gpus":
         return 1.0, 1
-    per_gpu = (workload.spec.get("perGpuConcurrency") or {}).get("value")
-    if isinstance(per_gpu, (int, float)) and not isinstance(per_gpu, bool) and per_gpu > 0:
-        return float(per_gpu), _per_replica(workload)
-    return None, _per_replica(workload)
+    return per_gpu, gpus_per_replica
 
 
 def _conversion(workload: Workload, facts: WorkloadFacts) -> tuple[float | None, int]:

@@ -327,9 +327,9 @@ def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
 
 def _to_gpus(f: dict[str, Any]) -> tuple[float | None, int]:
     """Concurrency per GPU and GPUs per replica of a workload view; a GPU-weighted trace needs neither."""
-    if f.get("trace_unit") == "gpus":
-        return 1.0, 1
-    return f["per_gpu"], f["gpus_per_replica"]
+    from policylint.measure import conversion_for
+
+    return conversion_for(f.get("trace_unit"), f["per_gpu"], f["gpus_per_replica"])
 
 
 def _pull_record(w: Workload) -> dict[str, Any] | None:
