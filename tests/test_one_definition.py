@@ -95,6 +95,11 @@ def test_bands_and_check_leave_out_the_same_flat_days_of_a_job_list(jobs_repo: P
     assert cli["flat_days"] == []
     facts = _views(jobs_repo)["workload offline-scoring"]
     assert facts["flat_days"] == 0
+    # the pod without an end is counted, and both commands say so
+    note = "1 job still running at the end of the export was counted until"
+    assert cli["reading"]["notes"][0].startswith(note)
+    code, out, _err = run_cli(["check", "--no-cache", "--format", "json", "--exit-zero", str(jobs_repo)])
+    assert [f["severity"] for f in json.loads(out)["findings"] if f["code"] == "PL025" and note in f["message"]] == ["info"]
     assert facts["window_days"] == cli["window_days"]
     assert facts["cold_start_window_seconds"] == cli["cold_start_seconds"] == 900
     for band in ("baseline", "daily", "peak"):

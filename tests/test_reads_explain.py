@@ -59,6 +59,11 @@ def test_genai_series_are_read_by_their_times_not_their_values(tmp_path: Path) -
     # the times are the times: no "duplicate timestamp 1970-01-01", but the key the table needs
     assert "1970" not in err.value.message
     assert "column 'container_ip' looks like a series key" in err.value.message
+    code, out, err = run_cli(["bands", str(path)])
+    assert code == 2 and out == "" and "1970" not in err and "--key-column" in err
+    code, out, err = run_cli(["bands", str(path), "--key-column", "container_ip", "--aggregate", "sum",
+                              "--format", "json"])
+    assert code == 0, err
     series = read_series(path, key_column="container_ip", aggregate="sum")
     assert series.first == T0 and series.step_seconds == 300.0
     one = read_series(_genai(tmp_path, ("9f1c",)))  # one pod: a plain series, values from `value`
