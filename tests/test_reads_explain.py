@@ -181,3 +181,28 @@ def test_documented_messages_are_the_readers() -> None:
     hint = err.split("; ", 1)[1].strip()
     assert hint.startswith("the rows look like an event log")
     assert hint.split("apart)", 1)[1] in text
+
+
+def test_check_names_the_pod_without_activity(tmp_path: Path) -> None:
+    import json
+
+    from conftest import copy_minirepo, minirepo_path
+
+    repo = copy_minirepo(tmp_path / "repo", minirepo_path())
+    fb, busy = _pods(repo / "measurements")
+    search = repo / "workloads" / "search.yaml"
+    text = search.read_text(encoding="utf-8")
+    old = "  vram:\n    residentGiB: 6\n    residencySeconds: 86400\n    activeComputeSeconds: 30000\n"
+    assert text.count(old) == 1
+    search.write_text(text.replace(old, (
+        "  vram:\n"
+        "    trace: {path: ../measurements/fb.csv, columns: [fb], unit: MiB, key: {column: pod}}\n"
+        "    activity: {path: ../measurements/util.csv, columns: [util], unit: percent, key: {column: pod}}\n"
+    )), encoding="utf-8")
+    code, out, err = run_cli(["check", "--no-cache", "--format", "json", "--exit-zero", str(repo)])
+    assert code == 0, err
+    refused = [f["message"] for f in json.loads(out)["findings"] if f["code"] == "PL024"]
+    assert refused == [
+        "cannot use measurement: ../measurements/fb.csv: pod 'b' has no activity series (activity keys: a); its activity rows"
+        " form none: only one sample: a series needs at least two"
+    ], refused
