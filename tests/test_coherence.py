@@ -1,6 +1,7 @@
 """One truth per number: every command gives the same figure for the same subject.
 
-For every pool and workload of the examples and of generated plans, this puts
+For every pool and workload of the examples (good, bad, kueue, kueue-bad) and of
+generated plans, this puts
 side by side what each part of the tool says about it:
 
 * ``bands TRACE`` with the workload's own reading and calculation settings
@@ -360,7 +361,7 @@ def assert_coherent(repo: Path, tmp: Path) -> Judged:
     return judged
 
 
-@pytest.mark.parametrize("example", ["good", "bad", "kueue"])
+@pytest.mark.parametrize("example", ["good", "bad", "kueue", "kueue-bad"])
 def test_examples_are_coherent(example: str, tmp_path: Path) -> None:
     judged = assert_coherent(EXAMPLES / example, tmp_path)
     assert any(f["concurrency_measured"] for f in judged.workloads.values())
