@@ -1,8 +1,7 @@
 """One truth per number: every command gives the same figure for the same subject.
 
 For every pool and workload of the examples (good, bad, kueue, kueue-bad) and of
-generated plans, this puts
-side by side what each part of the tool says about it:
+generated plans, this puts side by side what each part of the tool says about it:
 
 * ``bands TRACE`` with the workload's own reading and calculation settings
   (its effective cold start, its GPU conversion),
