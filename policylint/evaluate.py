@@ -15,8 +15,10 @@ import functools
 import json
 import math
 import string
+from collections import ChainMap
 from collections.abc import Callable, Container, Iterable, Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, cast
 
 from policylint.finding import Finding, Subject, pool_subject
 from policylint.rule import Rule
@@ -122,11 +124,28 @@ def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Con
     """
     import cerberus
 
+    memo = _MEMO
+    if memo is not None:
+        hit = memo.get((id(schema), id(params)))
+        if hit is not None and hit[0] is schema and hit[1] is params:
+            return hit[2]
     key = json.dumps([schema, params], sort_keys=True, default=str)
     try:
-        return _compile(key)
+        condition = _compile(key)
     except cerberus.SchemaError as exc:
         raise ValueError(str(exc)) from None
+    if memo is not None:
+        # the entry holds schema and parameters, so their ids name them for as long as it lives
+        memo[(id(schema), id(params))] = (schema, params, condition)
+    return condition
+
+
+#: Within one :func:`evaluate` call, compiled conditions by the identity of their schema and
+#: parameters: the same rule meets thousands of views, and its cache key (the schema and
+#: parameters as JSON) cost more to build than the lookup it serves.
+_MEMO: dict[tuple[int, int], tuple[Any, Any, _Condition]] | None = None
+#: the parameters of a rule without any, one object for every view (see _MEMO)
+_NO_PARAMS: Mapping[str, Any] = MappingProxyType({})
 
 
 class _Condition:
@@ -225,8 +244,12 @@ _FORMATTER = _SafeFormatter()
 
 
 def render(template: str, variables: Mapping[str, Any]) -> str:
-    """Fill a rule's message template (plain names only, never attribute access)."""
-    return _FORMATTER.vformat(template, (), dict(variables))
+    """Fill a rule's message template (plain names only, never attribute access).
+
+    ``variables`` is only looked up by name (:meth:`_SafeFormatter.get_field`),
+    never copied: a finding's variables are a view of its facts, not a copy of them.
+    """
+    return _FORMATTER.vformat(template, (), variables)
 
 
 def _applies(rule: Rule, view: View, params: Mapping[str, Any]) -> bool:
@@ -321,7 +344,9 @@ def evaluate_rule_on(rule: Rule, view: View, params: Mapping[str, Any]) -> tuple
     findings = []
     target = subject_of(view)
     for extra, at, figures in problems:
-        variables = {**view.facts, **params, **extra, "subject": view.label}
+        # looked up in this order, as {**facts, **params, **extra, "subject": ...} would give them
+        # (ChainMap only reads the parameters here, never writes them)
+        variables = ChainMap({"subject": view.label}, extra, cast("dict[str, Any]", params), view.facts)
         path = at if isinstance(at, tuple) else view.path_of(at)
         findings.append(
             view.doc.finding(
@@ -364,16 +389,22 @@ def evaluate(
     if skip is not None:
         skipped = {id(view): skip(view) for group in by_subject.values() for view in group}
     findings: list[Finding] = []
-    for rule in rules:
-        if rule.builtin:
-            continue
-        for view in by_subject.get(rule.subject, []):
-            if skipped and rule.code in skipped[id(view)]:
+    global _MEMO
+    outer, _MEMO = _MEMO, {}
+    try:
+        for rule in rules:
+            if rule.builtin:
                 continue
-            ran, found = evaluate_rule_on(rule, view, params.get(rule.code, {}))
-            findings.extend(found)
-            if ran and applied is not None:
-                applied.setdefault(rule.code, set()).add(str(subject_of(view)))
+            values = params.get(rule.code, _NO_PARAMS)
+            for view in by_subject.get(rule.subject, []):
+                if skipped and rule.code in skipped[id(view)]:
+                    continue
+                ran, found = evaluate_rule_on(rule, view, values)
+                findings.extend(found)
+                if ran and applied is not None:
+                    applied.setdefault(rule.code, set()).add(str(subject_of(view)))
+    finally:
+        _MEMO = outer
     return findings
 
 
