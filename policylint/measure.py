@@ -865,7 +865,7 @@ def measure_pool(pool: Pool, facts: dict[str, WorkloadFacts]) -> PoolFacts:
     if not members or unknown:
         return out
     out.cold_start_seconds = pool_cold_start(pool)
-    capacity = float(int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0)))
+    capacity = float(pool.capacity_gpus)
     try:
         limit = (pool.spec.get("queue") or {}).get("maxWaitSeconds")
         limit_seconds = float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None

@@ -125,6 +125,21 @@ class Pool:
         if unknown:  # a reader's mistake, caught when the pool is built rather than as a misplaced finding
             raise ValueError(f"pool {self.name}: unknown places {', '.join(unknown)} (known: {', '.join(POOL_PLACES)})")
 
+    @property
+    def reserved_gpus(self) -> int:
+        """``reservedGpus`` (0 when the pool declares none)."""
+        return int(self.spec.get("reservedGpus", 0) or 0)
+
+    @property
+    def elastic_gpus(self) -> int:
+        """``elastic.maxGpus`` (0 without elastic capacity)."""
+        return int((self.spec.get("elastic") or {}).get("maxGpus", 0) or 0)
+
+    @property
+    def capacity_gpus(self) -> int:
+        """The pool's capacity: reserved + elastic GPUs - the one definition every command uses."""
+        return self.reserved_gpus + self.elastic_gpus
+
     def place(self, name: str) -> DocPath:
         """The document path of the place ``name`` (a key of :data:`POOL_PLACES`)."""
         if name in self.places:

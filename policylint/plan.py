@@ -848,8 +848,7 @@ def compare(
             by_subject.setdefault(f.subject, []).append(f)
     current: list[dict[str, Any]] = []
     for pool in sorted(model.pools, key=lambda p: p.qualified):
-        reserved = int(pool.spec.get("reservedGpus", 0) or 0)
-        elastic = int((pool.spec.get("elastic") or {}).get("maxGpus", 0) or 0)
+        reserved, elastic = pool.reserved_gpus, pool.elastic_gpus
         subjects = [f"pool {pool.qualified}"] + [f"workload {w.name}" for w in sorted(pool.workloads, key=lambda w: w.name)]
         subjects += [f"proposal {n}" for n in proposals.get(pool.qualified, [])]
         resolved = sorted(

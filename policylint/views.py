@@ -511,7 +511,7 @@ def capacity_shares(pool: Pool, wfacts: dict[str, dict[str, Any]]) -> dict[str, 
     workload no split is made (the depth stays unknown).
     """
     names = [w.name for w in pool.workloads]
-    total = int(pool.spec.get("reservedGpus", 0)) + int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
+    total = pool.capacity_gpus
     if len(names) == 1:
         return {names[0]: float(total)}
     weights = [wfacts[n].get("baseline_gpus") for n in names]
@@ -567,8 +567,8 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
     sched = spec.get("scheduling") or {}
     names = sorted(w.name for w in pool.workloads)
     wv = [wviews[n].facts for n in names]
-    reserved = int(spec.get("reservedGpus", 0))
-    elastic_gpus = int(elastic.get("maxGpus", 0))
+    reserved = pool.reserved_gpus
+    elastic_gpus = pool.elastic_gpus
     tolerances = [f["tolerance_seconds"] for f in wv if f["tolerance_seconds"] is not None]
     spread = None
     if len(tolerances) >= 2:
@@ -598,7 +598,7 @@ def pool_view(pool: Pool, wviews: dict[str, View], proposed: int, pooled: PoolFa
         "qualified": pool.qualified,
         "reserved_gpus": reserved,
         "elastic_gpus": elastic_gpus,
-        "capacity_gpus": reserved + elastic_gpus,
+        "capacity_gpus": pool.capacity_gpus,
         "proposed_gpus": proposed,
         "committed_gpus": reserved + proposed,
         "gpu_memory_gib": memory,

@@ -95,8 +95,7 @@ def _add_integrity(
 
 
 def _document(pool: Pool, pooled: PoolFacts, own: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    reserved = int(pool.spec.get("reservedGpus", 0))
-    elastic = int((pool.spec.get("elastic") or {}).get("maxGpus", 0))
+    reserved, elastic = pool.reserved_gpus, pool.elastic_gpus
     summed: dict[str, int] | None = None
     if pooled.member_sums is not None and None not in pooled.member_sums:
         # The figures `check` compares with: each workload alone at the pool's cold start.
