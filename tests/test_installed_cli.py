@@ -159,6 +159,7 @@ SMOKE: list[tuple[str, list[str], set[int]]] = [
     ("report-isolated", ["report", "bad", *NOW, "--html", "bad.html", "--isolated", "--exit-zero", "--jobs", "1"],
      {0}),
     ("report-diff", ["report", "good", *NOW, "--html", "diff.html", "--diff", "HEAD"], {0, 2}),
+    ("report-plan", ["report", "bad", *NOW, "--html", "plan.html", "--plan"], {1}),
     ("pull-dry-run", ["pull", "good", "--dry-run", "--url", "http://127.0.0.1:9", "--end", "2026-12-01",
                       "--workload", "chat-assistant", "--quiet", "--config", "cfg.yaml", "--isolated", "--root",
                       "."], {0, 1, 2}),

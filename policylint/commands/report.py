@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from policylint.history import Change
     from policylint.linter import LintResult
+    from policylint.report.plan_section import PlanOutcome
     from policylint.session import Session
 
 NAME = "report"
@@ -55,6 +56,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--diff",
         metavar="BASE",
         help="lead with what changed since git revision BASE (the repository at BASE is linted the same way)",
+    )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="add a section 'Planned vs today': the plan `policylint plan PATH` makes, beside today's pools and "
+        "proposals, with each planned number's derivation (plans and checks a scratch copy: slower)",
     )
     add_common_options(parser)
     parser.add_argument("--fail-on", choices=("error", "warning", "info"), help="lowest severity that fails the run (default warning)")
@@ -129,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
             page_dir=page_dir,
         ),
     )
-    page = render(result, settings, state)
+    planned = _plan(args, session) if args.plan else None
+    page = render(result, settings, state, planned)
     if args.html == "-":
         sys.stdout.write(page)
     else:
@@ -146,6 +154,23 @@ def run(args: argparse.Namespace) -> int:
     if failing_findings and not args.exit_zero:
         return 1
     return 0
+
+
+def _plan(args: argparse.Namespace, session: Session) -> PlanOutcome:
+    """The plan of the repository the page shows, made as ``policylint plan PATH`` makes it.
+
+    PATH is the folder the page was asked for; with a file or several PATHs, the
+    repository root. The page's ``--config``, ``--isolated``, ``--root``, ``--now`` (and
+    the instant a ``--diff`` page judges both states at) apply; its rule selection and
+    baseline do not: the plan is checked by every rule, as the plan command checks it.
+    """
+    from policylint.report.plan_section import make_plan
+
+    paths = list(args.paths) or [Path(".")]
+    path = paths[0] if len(paths) == 1 and paths[0].is_dir() else Path(session.config.root)
+    return make_plan(
+        path, config=args.config, isolated=args.isolated, root=args.root, now=args.now, when=session.options.now
+    )
 
 
 def _git_env() -> dict[str, str]:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from policylint.linter import LintResult
     from policylint.measure import PoolFacts
     from policylint.report.change import StateChange
+    from policylint.report.plan_section import PlanOutcome
     from policylint.views import View
 
 __all__ = ["HtmlSettings", "SourceLinks", "render"]
@@ -150,6 +151,8 @@ footer{margin-top:40px;color:var(--muted);font-size:13px}
 .change .was{color:var(--muted);font-size:13px}
 .states h5{font-size:14px;margin:12px 0 2px;color:var(--muted)}
 details{margin:8px 0}summary{cursor:pointer;font-weight:600}
+.plan h5{font-size:14px;margin:12px 0 2px}.plan .reasons li{margin:3px 0}
+table.plan-today td:first-child>span,table.plan-planned td:first-child>span{white-space:nowrap}
 @media (max-width:700px){
 main{padding:14px 12px 40px}h1{font-size:22px}h2{font-size:19px;margin-top:26px}h3{font-size:17px}
 .pool,.proposal{padding:4px 10px 10px}
@@ -164,6 +167,8 @@ table.stack td>span{min-width:0}
 table.stack tfoot td{display:block;text-align:left}table.stack tfoot td.num{text-align:right}
 table.stack tfoot td::before{content:none}
 table.stack td:first-child{font-weight:600}table.stack td:first-child>span{white-space:normal}
+table.derivation.stack td{display:block;text-align:left}table.derivation.stack td::before{display:block}
+table.derivation.stack td.num{display:flex;text-align:right}table.derivation.stack td.num::before{display:inline}
 }
 """
 
@@ -787,11 +792,18 @@ def _change_section(change: StateChange, result: LintResult, links: SourceLinks)
     )
 
 
-def render(result: LintResult, settings: HtmlSettings | None = None, change: StateChange | None = None) -> str:
+def render(
+    result: LintResult,
+    settings: HtmlSettings | None = None,
+    change: StateChange | None = None,
+    plan: PlanOutcome | None = None,
+) -> str:
     """The whole page for ``result`` (one string; the same input gives the same bytes).
 
     With ``change`` the page leads with what the change from its base did (see
     :mod:`policylint.report.change`); the rest shows ``result``, the state after it.
+    With ``plan`` a section "Planned vs today" follows the summary
+    (:mod:`policylint.report.plan_section`).
     """
     settings = settings or HtmlSettings()
     subjects = _Subjects.of(result)
@@ -811,6 +823,10 @@ def render(result: LintResult, settings: HtmlSettings | None = None, change: Sta
         "<h3>Findings by rule</h3>",
         _rule_table(result, settings.rules),
     ]
+    if plan is not None:
+        from policylint.report.plan_section import plan_section
+
+        body.append(plan_section(plan, set(subjects.pools), settings.links))
     if subjects.proposals:
         body.append("<h2>Proposals</h2>")
         for name in sorted(subjects.proposals):
