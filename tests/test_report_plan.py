@@ -233,6 +233,20 @@ def test_a_repository_without_a_plan_says_why(tmp_path: Path) -> None:
     assert "no plan</span> nothing to plan: no workload of . has a GPU type" in page
 
 
+def test_a_model_with_errors_gets_no_plan(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    with (repo / "workloads" / "search.yaml").open("a", encoding="utf-8") as f:
+        f.write("spec: [broken\n")
+    out = tmp_path / "review.html"
+    code, _, err = run_cli(["report", "--html", str(out), "--plan", "workloads/search.yaml"], cwd=repo)
+    assert code == 1, err
+    page = out.read_text(encoding="utf-8")
+    assert 'data-plan="none"' in page
+    assert "no plan</span> the capacity model has 1 error; no plan (fix them, `policylint check` shows them)" in page
+    # a file as PATH: the plan is of the repository root, named as the user would type it
+    assert "<code>policylint plan . --format json</code>" in page
+
+
 def test_user_text_in_the_plan_is_escaped(runs: dict[str, Any]) -> None:
     from policylint.report.html_report import SourceLinks
     from policylint.report.plan_section import PlanOutcome, plan_section

@@ -167,7 +167,12 @@ def _plan(args: argparse.Namespace, session: Session) -> PlanOutcome:
     from policylint.report.plan_section import make_plan
 
     paths = list(args.paths) or [Path(".")]
-    path = paths[0] if len(paths) == 1 and paths[0].is_dir() else Path(session.config.root)
+    path = paths[0]
+    if len(paths) != 1 or not path.is_dir():
+        try:  # as the user would type it: relative to the working folder
+            path = Path(os.path.relpath(session.config.root))
+        except ValueError:  # another drive (Windows)
+            path = Path(session.config.root)
     return make_plan(
         path, config=args.config, isolated=args.isolated, root=args.root, now=args.now, when=session.options.now
     )
