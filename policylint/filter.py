@@ -4,7 +4,8 @@ In order: inline suppressions written in the linted YAML are matched against
 every finding, then rule selection (select / ignore / per-file-ignores) drops
 findings, then the baseline file hides accepted ones - unless their figures got
 worse. Matching before selecting keeps a suppression whose rule is switched
-off from being called unused. Suppressions must give a reason; they may
+off from being called unused. Suppressions must give a reason (the
+placeholder ``TODO: reason`` that ``check --add-noqa`` writes is none); they may
 expire; those that hide nothing are reported.
 
 Suppression comments::
@@ -99,6 +100,15 @@ def parse_directive(body: str) -> Directive | None:
     return Directive(kind, rules, until, reason.strip() if sep else None)
 
 
+#: The reason ``check --add-noqa`` writes (:data:`policylint.edit.noqa.PLACEHOLDER`): no reason yet.
+PLACEHOLDER_REASON = "TODO: reason"
+
+
+def is_placeholder(reason: str) -> bool:
+    """Whether ``reason`` is the placeholder ``--add-noqa`` writes (any case, any spacing), not a reason."""
+    return " ".join(reason.lower().split()) == PLACEHOLDER_REASON.lower()
+
+
 @dataclass
 class Suppression:
     file: str
@@ -169,6 +179,14 @@ def scan_suppressions(source: SourceFile, ruleset: RuleSet) -> SuppressionScan:
                 _meta(source.display, n, column, "PL030",
                       f"suppression of {', '.join(names)} gives no reason, so it is not applied",
                       "add ' -- <why this is acceptable>' after the rule list")
+            )
+            continue
+        if is_placeholder(reason):
+            # written by `check --add-noqa`: a place to decide, not a decision
+            scan.findings.append(
+                _meta(source.display, n, column, "PL030",
+                      f"suppression of {', '.join(names)} gives the placeholder reason '{reason}', so it is not applied",
+                      f"replace '{reason}' with why this is acceptable (or fix the finding and remove the comment)")
             )
             continue
         if not codes:

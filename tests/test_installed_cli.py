@@ -113,6 +113,7 @@ SMOKE: list[tuple[str, list[str], set[int]]] = [
     ("check-fix-dry-run", ["check", "bad", *NOW, "--fix-dry-run"], {0, 1}),
     ("check-fix", ["check", "bad", *NOW, "--fix"], {0, 1}),
     ("check-unsafe-fixes", ["check", "bad", *NOW, "--fix", "--unsafe-fixes"], {0, 1}),
+    ("check-add-noqa", ["check", "bad", *NOW, "--add-noqa", "-q"], {0, 1}),
     ("bands-series", ["bands", "t/series.csv", "--input-format", "csv", "--column", "value", "--timestamp-column",
                       "timestamp", "--timestamp-unit", "s", "--step", "60", "--max-gap-steps", "5", "--exclude",
                       "2026-09-01T10:00:00Z/2026-09-01T11:00:00Z", "--cold-start", "300", "--min-window-days", "1",

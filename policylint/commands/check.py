@@ -120,6 +120,12 @@ def add_fix_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the fixes as a unified diff and write nothing (exit 1 when there is something to fix)",
     )
+    group.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="write '# policylint: disable=CODE -- TODO: reason' at the line of every reported finding; "
+        "PL030 reports each placeholder until its reason is written",
+    )
 
 
 def _positive(text: str) -> int:
@@ -206,27 +212,60 @@ def run(args: argparse.Namespace) -> int:
         raise PolicylintError("--diff needs a git revision, got an empty string")
     if args.diff is not None and args.changed_files:
         raise PolicylintError("--diff and --changed-files both choose what to report on; give one")
+    if args.add_noqa and (args.fix or args.fix_dry_run):
+        raise PolicylintError("--add-noqa and --fix both edit the files; run one, then the other")
     session = Session.from_args(args)
-    result = session.lint()
-    if args.fix or args.fix_dry_run:
-        from policylint.edit.fixes import run_fixes, summary
+    from policylint.readers.progress import listen
+    from policylint.report.progress import check_progress
 
-        write = not args.fix_dry_run
-        outcome = run_fixes(result, session.options, unsafe=args.unsafe_fixes, write=write)
-        if not write:
-            sys.stdout.write(outcome.diff)
-            sys.stderr.write(summary(outcome, write=False))
-            return 1 if outcome.applied else 0
-        sys.stderr.write(summary(outcome, write=True))
-        if outcome.applied:
-            result = session.lint()  # report what remains after the fixes
-    fail_on = Severity.parse(args.fail_on or session.config.fail_on)
-    from policylint.edit.fixes import availability
-
+    # a bar on standard error once the run takes more than about a second, on a terminal only
+    progress = check_progress([fmt for fmt, target in plan if target is None] if not args.fix_dry_run else ["diff"])
+    notes: list[str] = []  # for standard error, once the bar is gone
     try:
-        fixes = availability(result, session.options)
-    except PolicylintError:
-        fixes = {}  # the markers are a courtesy: a plan that cannot be made marks nothing
+        if progress is not None:
+            progress.start()
+        with listen(progress):
+            result = session.lint()
+            if args.add_noqa:
+                from policylint.edit.noqa import add_suppressions
+                from policylint.edit.noqa import summary as noqa_summary
+
+                added = add_suppressions(result, session.options)
+                notes.append(noqa_summary(added))
+                if added.added:
+                    if progress is not None:
+                        progress.step("checking again")
+                    result = session.lint()  # report the placeholders, and what was left alone
+            elif args.fix or args.fix_dry_run:
+                from policylint.edit.fixes import run_fixes, summary
+
+                write = not args.fix_dry_run
+                if progress is not None:
+                    progress.step("fixing")
+                outcome = run_fixes(result, session.options, unsafe=args.unsafe_fixes, write=write)
+                if not write:
+                    if progress is not None:
+                        progress.stop()
+                    sys.stdout.write(outcome.diff)
+                    sys.stderr.write(summary(outcome, write=False))
+                    return 1 if outcome.applied else 0
+                notes.append(summary(outcome, write=True))
+                if outcome.applied:
+                    if progress is not None:
+                        progress.step("checking again")
+                    result = session.lint()  # report what remains after the fixes
+            from policylint.edit.fixes import availability
+
+            try:
+                fixes = availability(result, session.options)
+            except PolicylintError:
+                fixes = {}  # the markers are a courtesy: a plan that cannot be made marks nothing
+    finally:
+        if progress is not None:
+            progress.stop()
+    for note in notes:
+        sys.stderr.write(note)
+    fail_on = Severity.parse(args.fail_on or session.config.fail_on)
     context = ReportContext(
         statistics=args.statistics,
         quiet=args.quiet,
