@@ -163,6 +163,20 @@ def test_the_schema_knows_the_applicabilities(tmp_path: Path) -> None:
     assert code == 2 and "rules[PL901].fix" in err
 
 
+def test_a_display_only_fix_is_shown_never_written(bad: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import policylint.ruleset
+
+    declared = {**policylint.ruleset.fix_applicability(), "PL104": "display-only"}
+    monkeypatch.setattr(policylint.ruleset, "fix_applicability", lambda: declared)
+    cluster = bad / "clusters" / "prod-east.yaml"
+    code, diff, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", *NOW], cwd=bad)
+    assert code == 1 and any(line.startswith("+      reservedGpus: 17  # expect: PL104") for line in diff.splitlines())
+    code, out, err = run_cli(["check", "--fix", "--unsafe-fixes", "--format", "concise", *NOW], cwd=bad)
+    assert "1 display-only fix not written (see --fix-dry-run)" in err.splitlines()[0]
+    assert "      reservedGpus: 8  # expect: PL104, PL205" in cluster.read_text()
+    assert not _marked(out)  # display-only is not fixable: no marker, no count
+
+
 # --- --add-noqa --------------------------------------------------------------------------------
 
 

@@ -111,6 +111,7 @@ class FixOutcome:
 
     applied: list[Fix] = field(default_factory=list)
     withheld: list[Fix] = field(default_factory=list)  # unsafe, without --unsafe-fixes
+    shown: list[Fix] = field(default_factory=list)  # display-only (and planned with one): never written
     notes: list[str] = field(default_factory=list)  # fixes that could not be made, and why
     diff: str = ""
     files: list[str] = field(default_factory=list)  # files changed (or that would change)
@@ -448,12 +449,9 @@ def run_fixes(result: LintResult, options: LintOptions, *, unsafe: bool, write: 
     for f in fixes:
         if f.new == f.old:
             continue
-        if f.applicability == "display-only" or f.group in shown:
-            if write:
-                outcome.withheld.append(f)
-                continue
-            # a dry run shows it in the diff, which is all a display-only fix is for
-        elif not unsafe and (not f.safe or f.group in held):
+        if (f.applicability == "display-only" or f.group in shown) and write:
+            outcome.shown.append(f)  # never written; a dry run shows it in the diff, which is all it is for
+        elif not unsafe and (not f.safe or f.group in held) and f.group not in shown:
             outcome.withheld.append(f)
         else:
             by_file.setdefault(f.path, []).append(f)
@@ -519,8 +517,7 @@ def summary(outcome: FixOutcome, *, write: bool) -> str:
     head = f"{verb} {len(outcome.applied)} number{'s' if len(outcome.applied) != 1 else ''}"
     if outcome.files:
         head += f" in {len(outcome.files)} file{'s' if len(outcome.files) != 1 else ''}"
-    unsafe = [f for f in outcome.withheld if f.applicability != "display-only"]
-    shown = [f for f in outcome.withheld if f.applicability == "display-only"]
+    unsafe, shown = outcome.withheld, outcome.shown
     if unsafe:
         head += f"; {len(unsafe)} unsafe fix{'es' if len(unsafe) != 1 else ''} withheld (raise capacity; rerun with --unsafe-fixes)"
         lines += [f"  withheld: {f.describe()}" for f in unsafe]
