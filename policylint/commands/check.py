@@ -263,8 +263,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.stop()
-    for note in notes:
-        sys.stderr.write(note)
+        for note in notes:  # what was written is said even when checking again fails
+            sys.stderr.write(note)
     fail_on = Severity.parse(args.fail_on or session.config.fail_on)
     context = ReportContext(
         statistics=args.statistics,
