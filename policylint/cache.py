@@ -1068,6 +1068,7 @@ def _encode_ruleset(ruleset: RuleSet) -> dict[str, Any]:
                 "require": rule.require,
                 "check": rule.check,
                 "builtin": rule.builtin,
+                "fix": rule.fix,
             }
         )
     return {"rules": rules, "params": ruleset.params}
@@ -1099,6 +1100,7 @@ def _decode_ruleset(document: Mapping[str, Any]) -> RuleSet:
             require=raw["require"],
             check=raw["check"],
             builtin=raw["builtin"],
+            fix=raw["fix"],
         )
         ruleset.rules[rule.code] = rule
     options: Any = document["params"]

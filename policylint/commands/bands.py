@@ -230,7 +230,14 @@ def _min_window_days(config: Any) -> float:
     """
     from policylint.bands import MIN_WINDOW_DAYS
 
-    for key in ("PL106", "measurement-window-short"):
+    keys = ["PL106"]
+    if any(not str(key).upper().startswith("PL") for key in config.rules):
+        # overrides may name the rule instead of giving its code: the name is the rule file's
+        from policylint.resources import rules_dir
+        from policylint.ruleset import load_rules
+
+        keys += [rule.name for rule in load_rules([rules_dir()]).rules.values() if rule.code == "PL106"]
+    for key in keys:
         value = (config.rules.get(key) or {}).get("min_window_days")
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
