@@ -10,6 +10,6 @@ inside the steps that need them so that ``policylint --help`` starts fast.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 API_VERSION = "policylint/v1"
