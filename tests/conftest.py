@@ -2,7 +2,7 @@
 
 Tests that drive real programs (pre-commit, shells, mypy, a wheel build, CI steps in
 bash) carry the ``realtool`` marker: they run by default and in CI, and
-``bash .ci/test -m "not realtool"`` leaves them out for a fast local run. Tests that
+``POLICYLINT_FUZZ_SECONDS=0 bash .ci/run -m "not realtool"`` leaves them out for a fast local run. Tests that
 need *a* capacity repository rather than the bundled examples use the small shared one
 (``minirepo_path``, ``copy_minirepo``, the ``minirepo`` fixture).
 """
@@ -26,7 +26,7 @@ EXAMPLES = REPO / "examples"
 def pytest_configure(config: pytest.Config) -> None:
     """Keep the checkout off child processes' import path; collect garbage as the CLI does.
 
-    The suite tests the installed copy of policylint (``.ci/test`` installs the
+    The suite tests the installed copy of policylint (``.ci/run`` installs the
     built wheel; pytest runs with ``--import-mode=importlib``, which puts no test
     folder's parent on ``sys.path``). ``PYTHONSAFEPATH`` does the same for every
     ``python -c`` / ``python -m`` the tests start, whatever their working folder:

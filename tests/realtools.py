@@ -2,7 +2,7 @@
 
 Tests that talk to a server, a browser or a shell use the real program, never a
 stand-in. The suite never changes the machine: ``.ci/tools`` installs the programs
-from the distribution's packages before pytest starts (``.ci/test`` runs it, as
+from the distribution's packages before pytest starts (``.ci/run`` runs it, as
 the README's test command does). Inside the suite a missing program is:
 
 * a **failure** when ``CI`` is set - a gate that skips what it cannot run is no gate;

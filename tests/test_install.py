@@ -1,6 +1,6 @@
 """What ships is what is tested: the wheel holds the source tree, and the suite imports the wheel.
 
-The wheel under test is the one ``.ci/test`` built and installed (its path is in
+The wheel under test is the one ``.ci/run`` built and installed (its path is in
 ``POLICYLINT_TEST_WHEEL``); without it (a developer's run) the wheel is built
 here from a copy of the source tree, so the build leaves nothing behind in the
 checkout. It must hold exactly the package's files and the bundled rules and
@@ -53,7 +53,7 @@ def _build_wheel(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel under test: the one .ci/test installed, else one built from the checkout."""
+    """The wheel under test: the one .ci/run installed, else one built from the checkout."""
     given = os.environ.get("POLICYLINT_TEST_WHEEL")
     if given:
         return Path(given)
@@ -92,7 +92,7 @@ def test_wheel_holds_exactly_the_source_tree(wheel: Path) -> None:
 
 
 def test_suite_imports_the_installed_copy() -> None:
-    """In CI (and under .ci/test) `import policylint` is the installed wheel, never ./policylint."""
+    """In CI (and under .ci/run) `import policylint` is the installed wheel, never ./policylint."""
     import policylint
 
     location = Path(policylint.__file__).resolve().parent

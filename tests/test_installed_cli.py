@@ -1,6 +1,6 @@
 """Every command and every option, once, through the installed ``policylint`` program.
 
-The suite runs against the installed wheel (``.ci/test``); this module drives the
+The suite runs against the installed wheel (``.ci/run``); this module drives the
 console script that installation put next to the interpreter, as a user's shell
 or pre-commit would, in a separate process. Each invocation must end with an exit
 code it may have and never with an internal error. ``test_every_option_is_smoked``

@@ -42,7 +42,7 @@ COMMAND_LANGS = {"sh", "shell", "bash", "console"}
 #: Data files the docs name by their bare file name, copied beside examples/ in the scratch folder.
 DATA_FILES = [REPO / "tests" / "data" / "helios_vc3sl_2020-05.csv"]
 #: Parts of a command line the environment has already done (install) or that are not recipes.
-NOT_RUN = re.compile(r"^(python -m pip install|pip install|python -m pytest|bash \.ci/test)\b")
+NOT_RUN = re.compile(r"^(python -m pip install|pip install|python -m pytest|bash \.ci/run)\b")
 
 
 @dataclass(frozen=True)
