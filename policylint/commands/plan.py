@@ -17,15 +17,19 @@ Heavy imports stay inside :func:`run`.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime as dt
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.linter import LintResult
-    from policylint.plan import Plan
+    from policylint.model import Model
+    from policylint.plan import Plan, Unplaced, WhatIf
 
 NAME = "plan"
 HELP = "derive pools from the measurements and size them from their pooled bands, with the savings against today"
@@ -179,10 +183,49 @@ def _refuse(result: LintResult) -> bool:
     return True
 
 
-def run(args: argparse.Namespace) -> int:
-    import datetime as dt
-    import json
-    import shutil
+@dataclass
+class Planned:
+    """What :func:`planned` made: the plan, its JSON document and the checked planned repository.
+
+    ``planned_root`` exists only inside the ``with`` block that made it.
+    """
+
+    result: LintResult
+    model: Model
+    plan: Plan
+    checked: LintResult
+    remaining: list[Finding]
+    document: dict[str, Any]
+    clusters_text: str
+    root: Path
+    planned_root: Path
+
+
+class Refused(Exception):
+    """The model has errors that leave it incomplete (already printed on stderr): no plan."""
+
+
+@contextlib.contextmanager
+def planned(
+    path: Path,
+    args: argparse.Namespace,
+    *,
+    whatif: WhatIf,
+    unplaced: Unplaced,
+    when: dt.datetime | None = None,
+    hint: str = "",
+    current: Callable[[LintResult, Path], list[Finding]] | None = None,
+) -> Iterator[Planned]:
+    """Plan the repository at ``path``, write it to a scratch folder and check it there.
+
+    The one sequence behind ``policylint plan`` and the review page's plan section:
+    lint and measure the repository as ``check`` does, build the plan, write the planned
+    repository, take the queue depths its check asks for, check it again and compare it
+    with today. ``args`` carries ``config``, ``isolated``, ``root`` and ``now``;
+    ``when`` is the instant to judge at when the caller fixed one; ``current`` chooses
+    the findings of today the comparison shows (default: as linted). Raises
+    :class:`Refused` for a model with errors and ``PolicylintError`` for nothing to plan.
+    """
     import tempfile
 
     from policylint.errors import PolicylintError
@@ -190,8 +233,6 @@ def run(args: argparse.Namespace) -> int:
     from policylint.plan import (
         SIZING_RULES,
         Thresholds,
-        Unplaced,
-        WhatIf,
         apply_depths,
         build_plan,
         cluster_yaml,
@@ -200,39 +241,23 @@ def run(args: argparse.Namespace) -> int:
         write_repository,
     )
 
-    if not args.path.exists():
-        raise PolicylintError(f"path not found: {args.path}")
-    for opt, target in (("--output", args.output), ("--kueue", args.kueue), ("--volcano", args.volcano)):
-        if target is not None and target.is_dir():
-            raise PolicylintError(f"{opt} {target}: is a folder; name a file")
-    if args.repository is not None and args.repository.exists() and (
-        not args.repository.is_dir() or any(args.repository.iterdir())
-    ):
-        raise PolicylintError(f"--repository {args.repository}: exists and is not an empty folder")
-    session = _session(args.path, args, config=args.config, root=args.root)
+    session = _session(path, args, config=args.config, root=args.root)
     config, options = session.config, session.options
-    now = options.now or dt.datetime.now(dt.timezone.utc)
+    now = options.now or when or dt.datetime.now(dt.timezone.utc)
     options.now = now
     result = session.lint()
     if _refuse(result):
-        return 1
+        raise Refused
     model = result.model
     assert model is not None
     if not model.workloads:
-        raise PolicylintError(f"nothing to plan: no Workload in {args.path}")
+        raise PolicylintError(f"nothing to plan: no Workload in {path.as_posix()}")
     facts, _ = measure(model, now, limits=config.trace_limits())
     ruleset = options.ruleset
     thresholds = Thresholds.from_params(ruleset.params if ruleset is not None else {})
-    whatif = WhatIf(
-        cold_start_seconds=args.cold_start,
-        tolerances=tuple(sorted(dict(args.tolerance or []).items())),
-        headroom=args.headroom,
-    )
-    gpu_model, gpu_memory = args.gpu if args.gpu is not None else (None, None)
-    plan = build_plan(model, facts, whatif, thresholds, Unplaced(args.cluster, gpu_model, gpu_memory))
+    plan = build_plan(model, facts, whatif, thresholds, unplaced)
     if not plan.pools:
-        hint = "" if args.gpu is not None else " (give the GPU type of workloads placed in no pool with --gpu MODEL=GIB)"
-        raise PolicylintError(f"nothing to plan: no workload of {args.path} has a GPU type{hint}")
+        raise PolicylintError(f"nothing to plan: no workload of {path.as_posix()} has a GPU type{hint}")
     root = Path(config.root)
     config_file = Path(config.path) if config.path else None
     with tempfile.TemporaryDirectory(prefix="policylint-plan-") as scratch:
@@ -251,19 +276,50 @@ def run(args: argparse.Namespace) -> int:
         clusters_file.write_text(clusters_text, encoding="utf-8")
         checked = _lint_planned(planned_root, args, planned_config, now)
         remaining = [f for f in checked.findings if f.code in SIZING_RULES] + _broken(checked, plan)
-        comparison = compare(plan, model, result.findings, checked.findings)
-        manifests = _manifests(args, checked, plan)
+        today = current(result, root) if current is not None else result.findings
         document = {
             "version": 1,
-            "repository": args.path.as_posix(),
+            "repository": path.as_posix(),
             "plan": to_dict(plan),
-            "comparison": comparison,
+            "comparison": compare(plan, model, today, checked.findings),
             "check": _verification(checked.findings, remaining),
         }
-        _write_outputs(args, root, clusters_text, manifests)
-        if args.repository is not None:
-            shutil.copytree(planned_root, args.repository, symlinks=True, dirs_exist_ok=True)
-            sys.stderr.write(f"wrote the planned repository to {args.repository}\n")
+        yield Planned(result, model, plan, checked, remaining, document, clusters_text, root, planned_root)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import shutil
+
+    from policylint.errors import PolicylintError
+    from policylint.plan import Unplaced, WhatIf
+
+    if not args.path.exists():
+        raise PolicylintError(f"path not found: {args.path}")
+    for opt, target in (("--output", args.output), ("--kueue", args.kueue), ("--volcano", args.volcano)):
+        if target is not None and target.is_dir():
+            raise PolicylintError(f"{opt} {target}: is a folder; name a file")
+    if args.repository is not None and args.repository.exists() and (
+        not args.repository.is_dir() or any(args.repository.iterdir())
+    ):
+        raise PolicylintError(f"--repository {args.repository}: exists and is not an empty folder")
+    whatif = WhatIf(
+        cold_start_seconds=args.cold_start,
+        tolerances=tuple(sorted(dict(args.tolerance or []).items())),
+        headroom=args.headroom,
+    )
+    gpu_model, gpu_memory = args.gpu if args.gpu is not None else (None, None)
+    hint = "" if args.gpu is not None else " (give the GPU type of workloads placed in no pool with --gpu MODEL=GIB)"
+    try:
+        with planned(args.path, args, whatif=whatif, unplaced=Unplaced(args.cluster, gpu_model, gpu_memory), hint=hint) as made:
+            manifests = _manifests(args, made.checked, made.plan)
+            _write_outputs(args, made.root, made.clusters_text, manifests)
+            if args.repository is not None:
+                shutil.copytree(made.planned_root, args.repository, symlinks=True, dirs_exist_ok=True)
+                sys.stderr.write(f"wrote the planned repository to {args.repository}\n")
+    except Refused:
+        return 1
+    document, remaining = made.document, made.remaining
     if args.format == "json":
         sys.stdout.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
     elif args.format == "markdown":

@@ -58,81 +58,29 @@ def make_plan(
     the plan command (a model with errors, nothing to plan) become the outcome's reason:
     the page is still written, and its exit code stays that of its own findings.
     """
-    import tempfile
-
-    from policylint.commands.plan import _broken, _lint_planned, _refuse, _session, _verification
+    from policylint.commands.plan import Refused, planned
     from policylint.errors import PolicylintError
-    from policylint.measure import measure
-    from policylint.plan import (
-        SIZING_RULES,
-        Thresholds,
-        Unplaced,
-        WhatIf,
-        apply_depths,
-        build_plan,
-        cluster_yaml,
-        compare,
-        to_dict,
-        write_repository,
-    )
+    from policylint.plan import Unplaced, WhatIf
     from policylint.report.paths import rebase, repository_root
 
     shown = path.as_posix()
-    # the plan command's own options, at their defaults: no what-if, no GPU type for unplaced workloads
-    args = argparse.Namespace(
-        path=path, config=config, isolated=isolated, root=root, now=now,
-        cold_start=None, tolerance=None, headroom=0.0, gpu=None, cluster="planned",
-    )
+    args = argparse.Namespace(path=path, config=config, isolated=isolated, root=root, now=now)
+
+    def today(result: Any, top: Path) -> Any:
+        # the page's paths: relative to the repository root
+        return rebase(result, repository_root(top), top).findings
+
+    said = io.StringIO()
     try:
-        session = _session(path, args, config=config, root=root)
-        cfg, options = session.config, session.options
-        moment = options.now or when or dt.datetime.now(dt.timezone.utc)
-        options.now = moment
-        result = session.lint()
-        said = io.StringIO()
-        with contextlib.redirect_stderr(said):
-            refused = _refuse(result)
-        if refused:
-            lines = said.getvalue().splitlines()
-            return PlanOutcome(None, lines[-1].removeprefix("policylint: ") if lines else "the model has errors", shown)
-        model = result.model
-        assert model is not None
-        if not model.workloads:
-            raise PolicylintError(f"nothing to plan: no Workload in {shown}")
-        facts, _ = measure(model, moment, limits=cfg.trace_limits())
-        ruleset = options.ruleset
-        thresholds = Thresholds.from_params(ruleset.params if ruleset is not None else {})
-        plan = build_plan(model, facts, WhatIf(), thresholds, Unplaced())
-        if not plan.pools:
-            raise PolicylintError(
-                f"nothing to plan: no workload of {shown} has a GPU type (`policylint plan --gpu MODEL=GIB` gives one)"
-            )
-        top = Path(cfg.root)
-        config_file = Path(cfg.path) if cfg.path else None
-        with tempfile.TemporaryDirectory(prefix="policylint-plan-") as scratch:
-            planned_root = Path(scratch) / "repository"
-            planned_config: Path | None = None
-            if config_file is not None and config is not None:
-                try:
-                    planned_config = planned_root / config_file.resolve().relative_to(top.resolve())
-                except ValueError:
-                    planned_config = config_file
-            clusters_file = write_repository(plan, model, result.sources.values(), top, planned_root, cluster_yaml(plan, model))
-            first = _lint_planned(planned_root, args, planned_config, moment)
-            needed = {v.facts["name"]: v.facts.get("queue_depth_needed") for v in first.views if v.subject == "workload"}
-            apply_depths(plan, needed)
-            clusters_file.write_text(cluster_yaml(plan, model), encoding="utf-8")
-            checked = _lint_planned(planned_root, args, planned_config, moment)
-            remaining = [f for f in checked.findings if f.code in SIZING_RULES] + _broken(checked, plan)
-            # the page's paths: relative to the repository root
-            current = rebase(result, repository_root(top), top)
-            document = {
-                "version": 1,
-                "repository": shown,
-                "plan": to_dict(plan),
-                "comparison": compare(plan, model, current.findings, checked.findings),
-                "check": _verification(checked.findings, remaining),
-            }
+        # the plan command's own defaults: no what-if, no GPU type for unplaced workloads
+        with contextlib.redirect_stderr(said), planned(
+            path, args, whatif=WhatIf(), unplaced=Unplaced(), when=when,
+            hint=" (`policylint plan --gpu MODEL=GIB` gives one)", current=today,
+        ) as made:
+            document = made.document
+    except Refused:
+        lines = said.getvalue().splitlines()
+        return PlanOutcome(None, lines[-1].removeprefix("policylint: ") if lines else "the model has errors", shown)
     except PolicylintError as exc:
         return PlanOutcome(None, str(exc), shown)
     return PlanOutcome(document, None, shown)
