@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+import test_pull
 from conftest import run_cli
 
 T0 = int(dt.datetime(2026, 9, 1, tzinfo=dt.timezone.utc).timestamp())
@@ -34,46 +35,9 @@ END = T0 + 3600
 TOKEN = "tok-9d2e61c4a7f04b18"
 USER, PASSWORD = "capacity", 'pw/"q\\7%e0+s p'
 
-CLUSTER = """\
-apiVersion: policylint/v1
-kind: Cluster
-metadata:
-  name: prod
-spec:
-  pools:
-    - name: serving
-      gpu: {model: H100-80GB, memoryGiB: 80}
-      reservedGpus: 14
-      serves: [inference]
-      overflow: queue
-      queue: {maxDepth: 100, maxWaitSeconds: 2}
-"""
-
-WORKLOAD = """\
-apiVersion: policylint/v1
-kind: Workload
-metadata:
-  name: chat
-  team: platform
-spec:
-  class: inference
-  cluster: prod
-  pool: serving
-  gpusPerReplica: 1
-  concurrency:
-    trace:
-      path: ../measurements/chat.json
-      prometheus:
-        template: vllm-running
-        params: {model: chat}
-        step: 1m
-        lookback: 1h
-  perGpuConcurrency: {value: 10, measuredIn: production, source: "grafana: latency board, 2026-11"}
-  coldStartSeconds: 600
-  tolerance:
-    maxQueueSeconds: 2
-    evidence: "p99 time-to-first-token SLO of 2 s, product SLO document 2026-Q3"
-"""
+# The repository of the real-Prometheus tests: its concurrency trace only, pulled for one hour.
+CLUSTER = test_pull.CLUSTER
+WORKLOAD = test_pull.WORKLOAD.split("  vram:\n")[0].replace("lookback: 21d", "lookback: 1h")
 
 Behaviour = Callable[["_Handler", dict[str, int]], None]
 
