@@ -211,3 +211,19 @@ def test_comments_are_exactly_the_ones_written_between_values(entries: list[tupl
     assert found == expected
     # a document-cache hit (no parse in this run) finds the same
     assert [(c.line, c.text) for c in source_comments(SourceFile(Path("v.yaml"), "v.yaml", text))] == expected
+
+
+def test_a_character_the_reader_refuses_never_breaks_the_comment_scan(tmp_path: Path) -> None:
+    """Found by the `load` fuzz target: a NUL before any event made the pure-Python reader raise."""
+    from policylint.load.compose import scan_scalars
+
+    text = "\x00apiVersion: policylint/v1\nkind: Cluster  # policylint: disable=PL101 -- launch buffer\n"
+    scan = scan_scalars(text)  # no exception: a scan that read nothing uses no comment
+    assert list(scan.starts) == []
+    repo = tmp_path / "repo"
+    (repo / "clusters").mkdir(parents=True)
+    (repo / "clusters" / "edge.yaml").write_text(text, encoding="utf-8")
+    first = run_cli(["check", "--format", "json", str(repo)])
+    second = run_cli(["check", "--format", "json", str(repo)])  # a document-cache hit scans again
+    assert first == second
+    assert first[0] in (1, 2) and "internal error" not in first[2]

@@ -495,7 +495,11 @@ def scan_scalars(text: str) -> ScalarScan:
     scan = ScalarScan()
     for make in parsers:
         scan = ScalarScan()
-        parser = make(text)
+        try:
+            parser = make(text)
+        except yaml.YAMLError:  # the pure-Python reader refuses some characters before any event
+            scan.finish(length, False)
+            continue
         complete = False
         try:
             for _ in range(4 * MAX_NODES + 2 * MAX_DOCUMENTS + 2):
