@@ -11,7 +11,11 @@ metadata:
   columns to be read their decoded size: rows x width for fixed-width types,
   the uncompressed size of the column chunks for text (which bounds plain and
   compressed text; dictionary-encoded text is read as a dictionary and sized
-  exactly before it is expanded, see :func:`decode_dictionaries`);
+  exactly before it is expanded, see :func:`decode_dictionaries`); then, given
+  the file's path, every page header of those column chunks, walked from the
+  file's bytes (:mod:`policylint.readers.parquet_pages`): the decoder trusts a
+  page's own uncompressed size, so a page claiming 2 GB in a chunk the footer
+  calls small is refused before pyarrow allocates for it;
 * Arrow IPC (file and stream) - the number of columns from the schema, and for
   every record batch and dictionary batch its row count and the decoded size of
   its buffers from the batch's metadata (for compressed buffers, the
@@ -23,6 +27,7 @@ be a trace column and are refused by name before anything is read.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -40,6 +45,7 @@ __all__ = [
     "check_ipc",
     "check_parquet",
     "check_parquet_footer",
+    "check_parquet_pages",
     "decode_dictionaries",
     "variable_width",
 ]
@@ -152,8 +158,19 @@ def check_parquet_footer(tail: bytes, size: int, name: str) -> None:
         )
 
 
-def check_parquet(meta: Any, schema: pa.Schema, names: Sequence[str], limits: TraceLimits, name: str) -> None:
-    """Rows, columns and the decoded size of ``names`` from a Parquet footer (``pyarrow.parquet.FileMetaData``)."""
+def check_parquet(
+    meta: Any,
+    schema: pa.Schema,
+    names: Sequence[str],
+    limits: TraceLimits,
+    name: str,
+    path: str | os.PathLike[str] | None = None,
+) -> None:
+    """Rows, columns and the decoded size of ``names`` from a Parquet footer (``pyarrow.parquet.FileMetaData``).
+
+    With the file's ``path``, the page headers of the column chunks of ``names`` are
+    checked as well (:func:`check_parquet_pages`).
+    """
     check_columns(meta.num_columns, limits, name)
     groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
     rows = max(int(meta.num_rows), sum(int(g.num_rows) for g in groups))
@@ -178,6 +195,59 @@ def check_parquet(meta: Any, schema: pa.Schema, names: Sequence[str], limits: Tr
                 decoded += n * _width(t) + (n + 7) // 8  # values and their validity bits
     if decoded > limits.decoded_bytes:
         raise _too_big(decoded, limits, name, f"the columns read ({', '.join(names)})")
+    if path is not None:
+        check_parquet_pages(path, meta, [column for column in dict.fromkeys(names) if column in leaves], limits, name)
+
+
+def _chunks(meta: Any, names: Sequence[str], name: str) -> list[Any]:
+    """The footer's column chunks of the (top-level, not nested) columns ``names``, row group by row group."""
+    from policylint.readers.parquet_pages import Chunk
+
+    index = {meta.schema.column(j).path: j for j in range(meta.num_columns)}
+    found = []
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for column in names:
+            j = index.get(column)
+            if j is None:
+                continue
+            c = group.column(j)
+            if c.file_path:
+                raise MeasurementError(
+                    f"column '{column}' is stored in another file ({c.file_path!r}); a trace is one file", source=name
+                )
+            start = int(c.data_page_offset)
+            dictionary = c.dictionary_page_offset if c.has_dictionary_page else None
+            if dictionary is not None and 0 < int(dictionary) < start:
+                start = int(dictionary)
+            found.append(
+                Chunk(column, g, start, int(c.total_compressed_size), int(c.total_uncompressed_size), int(c.num_values))
+            )
+    return found
+
+
+def check_parquet_pages(path: str | os.PathLike[str], meta: Any, names: Sequence[str], limits: TraceLimits, name: str) -> None:
+    """Refuse a Parquet file one of whose pages (of the columns ``names``) would decode to more than its footer allows.
+
+    Each page header is read from the file's bytes: a page may not declare more
+    uncompressed bytes than its whole column chunk, nor more than the decoded-size
+    limit, nor more values than its chunk; the pages of all the columns read may
+    not add up to more than the limit; a header that cannot be read is refused.
+    """
+    from policylint.readers import parquet_pages as pages
+
+    try:
+        pages.check_chunks(path, _chunks(meta, names, name), limits.decoded_bytes)
+    except pages.PageRefused as exc:
+        raise MeasurementError(f"{exc}; refused before decoding", source=name) from None
+    except pages.TooManyPages:
+        raise MeasurementError(
+            f"more than {pages.MAX_PAGES:,} pages in the columns read, more than a trace file holds; refused", source=name
+        ) from None
+    except pages.Malformed as exc:
+        raise MeasurementError(f"cannot read: malformed Parquet page header ({exc})", source=name) from None
+    except (OSError, ValueError) as exc:
+        raise MeasurementError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", source=name) from None
 
 
 # -- decoded Arrow columns -------------------------------------------------------------------------------

@@ -204,7 +204,7 @@ class Table:
                 handle = self.parquet or pq.ParquetFile(str(self.source.path), memory_map=True)
                 schema = handle.schema_arrow
                 # rows, columns and decoded size from the footer, before a value is decoded
-                check_parquet(handle.metadata, schema, labels, self.limits, self.name)
+                check_parquet(handle.metadata, schema, labels, self.limits, self.name, path=self.source.path)
                 text = variable_width(schema, labels)
                 if text:
                     # Text is read as a dictionary (indices and distinct values) and
