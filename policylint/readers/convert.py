@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from policylint.errors import MeasurementError
+from policylint.readers.arrays import to_numpy
 from policylint.readers.limits import TraceLimits
 from policylint.readers.table import Rows
 from policylint.readers.timestamps import EPOCH_UNITS, detect_unit, format_time, iso_to_seconds, timestamps_to_seconds
@@ -109,8 +110,7 @@ def _as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
         if len(parts) == 1:
             return parts[0]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
-    out = column.to_numpy(zero_copy_only=False)
-    return np.asarray(out, dtype=np.float64)
+    return np.asarray(to_numpy(column), dtype=np.float64)
 
 
 #: The largest magnitude up to which every integer has an exact float64.
@@ -130,7 +130,7 @@ def _first_inexact(column: pa.ChunkedArray) -> int | None:
         return None
     offset = 0
     for chunk in column.chunks:
-        values = pc.fill_null(chunk, 0).to_numpy(zero_copy_only=False)
+        values = to_numpy(pc.fill_null(chunk, 0))
         beyond = values > EXACT_INTEGER
         if not pa.types.is_unsigned_integer(column.type):
             beyond |= values < -EXACT_INTEGER
@@ -219,7 +219,7 @@ def times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> TimeCol
     import pyarrow.compute as pc
 
     if column.null_count:
-        first_null = int(np.argmax(column.is_null().to_numpy(zero_copy_only=False)))
+        first_null = int(np.argmax(to_numpy(column.is_null())))
         raise _not_a_time(column, label, rows, name, first_null)
     if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
         try:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from policylint.errors import MeasurementError
+from policylint.readers.arrays import to_numpy
 from policylint.readers.table import Rows
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ def empty_cells(column: pa.ChunkedArray) -> np.ndarray:
     if _is_text(column):
         blank = pc.equal(pc.utf8_trim_whitespace(column), "")
         mask = pc.or_(mask, pc.fill_null(blank, False))
-    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    return np.asarray(to_numpy(mask), dtype=bool)
 
 
 def _test(cond: Condition, column: pa.ChunkedArray, rows: Rows, name: str) -> np.ndarray:
@@ -223,7 +224,7 @@ def _test(cond: Condition, column: pa.ChunkedArray, rows: Rows, name: str) -> np
     text = pc.cast(column, pa.string()) if not _is_text(column) else column
     text = pc.utf8_trim_whitespace(text)
     hit = pc.fill_null(pc.is_in(text, value_set=pa.array([_show(v) for v in values], type=pa.string())), False)
-    out = np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)
+    out = np.asarray(to_numpy(hit), dtype=bool)
     if cond.op in ("eq", "in"):
         return out
     return np.asarray(~out & ~empty_cells(text), dtype=bool)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from policylint.errors import MeasurementError
+from policylint.readers.arrays import to_numpy
 from policylint.readers.columns import KEY_CANDIDATES, column_index, find_column, timestamp_column
 from policylint.readers.convert import (
     check_order,
@@ -128,7 +129,7 @@ def read_keyed_parts(
         )
     encoded = keys_text.combine_chunks().dictionary_encode()
     labels = [str(v) for v in encoded.dictionary.to_pylist()]
-    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    codes = np.asarray(to_numpy(encoded.indices), dtype=np.int64)
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)

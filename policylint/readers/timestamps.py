@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from policylint.readers.arrays import to_numpy
 from policylint.readers.series import Exclusion
 
 if TYPE_CHECKING:
@@ -185,7 +186,7 @@ def timestamps_to_seconds(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
         column = pc.cast(column, pa.timestamp("ms"), safe=False)
     cast = pc.cast(column, pa.int64())
     # chunk by chunk: a chunk without nulls (the caller refused nulls) is read in place, not copied
-    parts = [np.asarray(c.to_numpy(zero_copy_only=False), dtype=np.int64) for c in getattr(cast, "chunks", [cast])]
+    parts = [np.asarray(to_numpy(c), dtype=np.int64) for c in getattr(cast, "chunks", [cast])]
     ints = parts[0] if len(parts) == 1 else (np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64))
     unit = column.type.unit
     if unit in ("s", "ms"):
@@ -222,4 +223,4 @@ def iso_to_seconds(column: pa.Array) -> np.ndarray:
     longest = pc.max(pc.utf8_length(column)).as_py() if text else None
     if longest is not None and longest > MAX_TIMESTAMP_CHARS:
         raise ValueError(f"a timestamp of {longest} characters")
-    return parse_iso(np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.str_))
+    return parse_iso(np.asarray(to_numpy(column), dtype=np.str_))
