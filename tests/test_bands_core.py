@@ -18,7 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from policylint import analysis
 from policylint import bands as bands_mod
+from policylint.calc import rolling, select
 from policylint.bands import (
     BandReport,
     BandSettings,
@@ -232,12 +234,12 @@ def test_reports_do_not_share_work_buffers() -> None:
 
 def _rolling_min_blocks(x: np.ndarray, width: int) -> np.ndarray:
     """The block scheme alone (the doubling path switched off): the bits the calculator always gave."""
-    saved = bands_mod._DOUBLING_MAX
-    bands_mod._DOUBLING_MAX = 0
+    saved = rolling._DOUBLING_MAX
+    rolling._DOUBLING_MAX = 0
     try:
         return rolling_min(x, width)
     finally:
-        bands_mod._DOUBLING_MAX = saved
+        rolling._DOUBLING_MAX = saved
 
 
 @settings(max_examples=300, deadline=None)
@@ -284,7 +286,7 @@ def test_whole_day_exclusion_equals_apply_exclusions(n: int, step: float, seed: 
     day0 = math.floor(times[0] / 86_400.0)
     span = int(times[-1] // 86_400.0) - day0 + 2
     days = np.sort(rng.choice(np.arange(day0 - 1, day0 + span), size=min(span, 4), replace=False)) * 86_400.0
-    mine = bands_mod._exclude_days(series, days.astype(np.float64), "flat day")
+    mine = analysis._exclude_days(series, days.astype(np.float64), "flat day")
     theirs = apply_exclusions(series, [Exclusion(float(d), float(d) + 86_400.0, "flat day") for d in days])
     assert np.array_equal(mine.values.view(np.int64), theirs.values.view(np.int64))
     assert np.array_equal(mine.valid, theirs.valid)
@@ -316,7 +318,7 @@ def test_queue_waits_equal_the_plain_definition(n: int, excluded: float, capacit
 def test_rank_of_one_count_equals_the_array_form() -> None:
     for p in (0.1, 1.0, 5.0, 50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 100.0, 33.3, 66.7):
         for n in [*range(0, 2_000), 132_476, 123_812, 10**7 + 3]:
-            assert bands_mod._rank1(p, n) == int(bands_mod._rank(p, np.int64(n)))
+            assert select._rank1(p, n) == int(select._rank(p, np.int64(n)))
 
 
 def _runs_plain(values: np.ndarray, threshold: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
