@@ -1,0 +1,175 @@
+"""The architecture contract: which part of policylint may import which, read from the installed package.
+
+Every module is parsed with ``ast`` (nothing is imported), its imports at module
+level, inside functions and under ``TYPE_CHECKING`` alike, relative ones
+resolved (``tests/import_graph.py``). The tables below are the contract; extend
+them as stages become packages (model, measure, engine ...): a layer names its
+modules and the layers it may import from, and everything else in the package is
+above it. ``python tools/architecture_report.py`` prints the module sizes and
+every import cycle of the whole package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import policylint
+from import_graph import Import, Package, in_layer, read_package
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Modules (a module or a package and everything in it) and the layers they may import from."""
+
+    modules: tuple[str, ...]
+    may_import: tuple[str, ...] = ()
+
+
+#: The layers, lowest first. A module of a layer may import its own layer and the
+#: layers it lists, nothing else of policylint. Modules in no layer are not
+#: constrained yet.
+LAYERS: dict[str, Layer] = {
+    "errors": Layer(("policylint.errors",)),
+    "calc": Layer(("policylint.calc",), may_import=("errors",)),
+    "readers": Layer(("policylint.readers",), may_import=("calc", "errors")),
+}
+
+#: Layers none of whose modules may take part in an import cycle (of any kind of import).
+ACYCLIC = ("errors", "calc", "readers")
+
+#: Import cycles known to exist in an acyclic layer today, each as its set of modules.
+#: The test fails on any other cycle there, and on a listed one that is gone (drop
+#: it from this list then). Issue 25: the readers' row filters need a number
+#: conversion of readers.convert, which reads tables through readers.table, whose
+#: tables take the filters.
+KNOWN_CYCLES: list[frozenset[str]] = [
+    frozenset({"policylint.readers.convert", "policylint.readers.filters", "policylint.readers.table"}),
+]
+
+#: Layers whose modules may import modules of policylint only at module level: an
+#: import inside a function must not be the way round a cycle.
+NO_LAZY_IMPORTS = ("calc",)
+
+#: Longest module, in lines, of each layer that has a limit.
+MAX_LINES = {"calc": 500}
+
+
+@pytest.fixture(scope="module")
+def package() -> Package:
+    """The installed package's import graph (the wheel in CI, the checkout in a developer's venv)."""
+    return read_package(Path(policylint.__file__).parent, "policylint")
+
+
+def layer_of(module: str) -> str | None:
+    for name, layer in LAYERS.items():
+        if in_layer(module, layer.modules):
+            return name
+    return None
+
+
+def _modules(package: Package, layer: str) -> list[str]:
+    return [m for m in package.files if layer_of(m) == layer]
+
+
+def _listing(imports: list[Import]) -> str:
+    return "\n".join(f"  {imp.describe()} (layer {layer_of(imp.target) or 'above'})" for imp in imports)
+
+
+def test_every_layer_has_modules(package: Package) -> None:
+    """A layer table that names no module checks nothing: a renamed package must be renamed here too."""
+    empty = [name for name in LAYERS if not _modules(package, name)]
+    assert not empty, f"layers without a module in {package.root}: {empty}"
+    unknown = {d for layer in LAYERS.values() for d in layer.may_import} - set(LAYERS)
+    assert not unknown, f"layers named in may_import but not defined: {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_layer_imports_only_below(package: Package, layer: str) -> None:
+    """A layer imports only from itself and the layers below it that it lists."""
+    allowed = {layer, *LAYERS[layer].may_import}
+    bad = [
+        imp
+        for imp in package.imports
+        if layer_of(imp.source) == layer and imp.target in package.files and layer_of(imp.target) not in allowed
+    ]
+    assert not bad, (
+        f"{layer} may import only from {', '.join(sorted(allowed))} (LAYERS in tests/test_architecture.py);"
+        f" these imports reach elsewhere:\n{_listing(bad)}"
+    )
+
+
+def test_no_cycle_in_the_acyclic_layers(package: Package) -> None:
+    """No module of an acyclic layer is in an import cycle, besides the listed known ones."""
+    touching = {
+        frozenset(c) for c in package.cycles() if any(layer_of(m) in ACYCLIC for m in c)
+    }
+    new = touching - set(KNOWN_CYCLES)
+    gone = set(KNOWN_CYCLES) - touching
+    messages = []
+    for cycle in sorted(new, key=sorted):
+        members = sorted(m for m in cycle if layer_of(m) in ACYCLIC)
+        shown = ", ".join(sorted(cycle)) if len(cycle) < 12 else f"{len(cycle)} modules, among them {', '.join(members)}"
+        messages.append(f"import cycle through {shown}; the shortest ones through each:")
+        for module in members[:5]:
+            messages.append(_listing(package.shortest_cycle(module)) + "\n")
+    for cycle in sorted(gone, key=sorted):
+        messages.append(f"known cycle {', '.join(sorted(cycle))} is gone: remove it from KNOWN_CYCLES")
+    assert not messages, "\n".join(messages)
+
+
+def test_no_lazy_imports_of_the_package(package: Package) -> None:
+    """In the listed layers every import of policylint runs when the module loads."""
+    lazy = [
+        imp
+        for imp in package.imports
+        if layer_of(imp.source) in NO_LAZY_IMPORTS and imp.kind != "module" and imp.target in package.files
+    ]
+    assert not lazy, f"imports inside functions or under TYPE_CHECKING:\n{_listing(lazy)}"
+
+
+@pytest.mark.parametrize("layer", list(MAX_LINES))
+def test_modules_are_small(package: Package, layer: str) -> None:
+    limit = MAX_LINES[layer]
+    big = {m: package.lines[m] for m in _modules(package, layer) if package.lines[m] > limit}
+    assert not big, f"modules of {layer} over {limit} lines: " + ", ".join(f"{m} ({n})" for m, n in big.items())
+
+
+# --------------------------------------------------------------------------- the graph reader itself
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_graph_resolves_relative_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    root = _write(tmp_path / "pkg", {
+        "__init__.py": "from . import a\n",
+        "a.py": "from .sub import b\nimport os\n",
+        "sub/__init__.py": "",
+        "sub/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a import x\n"
+                    "def f():\n    from .. import c\n    from . import d\n",
+        "sub/d.py": "from ..c import y\n",
+        "c.py": "",
+    })
+    package = read_package(root)
+    got = {(i.source, i.target, i.kind) for i in package.imports}
+    assert got == {
+        ("pkg", "pkg.a", "module"),
+        ("pkg.a", "pkg.sub.b", "module"),
+        ("pkg.a", "os", "module"),
+        ("pkg.sub.b", "typing", "module"),
+        ("pkg.sub.b", "pkg.a", "type-checking"),
+        ("pkg.sub.b", "pkg.c", "function"),
+        ("pkg.sub.b", "pkg.sub.d", "function"),
+        ("pkg.sub.d", "pkg.c", "module"),
+    }
+    assert package.cycles() == [["pkg.a", "pkg.sub.b"]]
+    assert package.cycles(["module"]) == []
+    assert package.lines["pkg.sub.b"] == 6
