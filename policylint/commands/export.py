@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from policylint.finding import Finding, Severity
     from policylint.linter import LintOptions
     from policylint.schedulers.export import PoolPlan
+    from policylint.writer import WriteTransaction
 
 NAME = "export"
 HELP = "write Kueue or Volcano quotas sized from the measured bands (baseline guaranteed, daily borrowed)"
@@ -125,19 +126,26 @@ def _refuse(findings: list[Finding], severity: Severity, what: str) -> bool:
     return True
 
 
-def _write_new(args: argparse.Namespace, files: dict[str, str], root: Path) -> int:
-    from policylint.schedulers import export
-    from policylint.writer import write_file
+def _write_new(args: argparse.Namespace, files: dict[str, str], root: Path, batch: WriteTransaction | None = None) -> int:
+    """Print ``files`` (no --output) or write them into --output, all of them or none.
 
+    With ``batch`` (an update's edited manifests, staged already) the new files join it and
+    everything is written together; otherwise they are a transaction of their own.
+    """
+    from policylint.schedulers import export
+    from policylint.writer import WriteTransaction
+
+    with WriteTransaction() if batch is None else batch as staged:
+        if args.output is not None:
+            # --output names the folder, so it may lie anywhere; a link in it is followed only within the repository
+            for name, text in files.items():
+                staged.add(args.output / name, text, root=root, explicit=True, parents=True, what="the manifest")
     if not files:
         return 0
     if args.output is None:
         sys.stdout.write(export.render(files))
-        return 0
-    # --output names the folder, so it may lie anywhere; a link in it is followed only within the repository
-    for name, text in files.items():
-        write_file(args.output / name, text, root=root, explicit=True, parents=True, what="the manifest")
-    sys.stderr.write(f"wrote {len(files)} files to {args.output}\n")
+    else:
+        sys.stderr.write(f"wrote {len(files)} files to {args.output}\n")
     return 0
 
 
@@ -170,7 +178,7 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     from policylint.schedulers import export
     from policylint.schedulers.quantity import GPU_RESOURCES
     from policylint.schedulers.update import update
-    from policylint.writer import write_file
+    from policylint.writer import WriteTransaction
 
     for path in args.update:
         if not path.exists():
@@ -196,28 +204,36 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     sys.stderr.write("\n".join(lines) + "\n")
     if args.dry_run:
         sys.stdout.write(outcome.diff)
-    else:
-        linted = {s.path: s.text for s in sources}
-        changed = [display for path, (display, before, _) in outcome.texts.items() if before.removeprefix("\ufeff") != linted.get(path)]
-        if changed:
-            raise PolicylintError("changed while policylint was reading it; nothing written (run the update again)", source=changed[0])
-        for path, (display, before, text) in sorted(outcome.texts.items(), key=lambda kv: str(kv[0])):
-            # A manifest is written only within the --update folder it was found in (links included);
-            # the exact text keeps line endings and a BOM, and an edit saved meanwhile is never lost.
-            write_file(path, text, root=scopes[path], what="the manifest", if_unchanged=before.encode("utf-8"))
-    # the manifests holding the planned queues: judged again after the update (not on a dry run)
-    planned = {p.queue for p in plans} - {p.queue for p in outcome.missing}
-    written = [] if args.dry_run else [s.path for s in sources if any(d.name in planned and d.kind in ("ClusterQueue", "Queue") for d in s.documents)]
-    if not outcome.missing:
-        return 0, written
-    if args.scheduler == "kueue":
-        files = export.kueue(outcome.missing, existing_flavors=outcome.flavors, existing_cohorts=outcome.cohorts)
-        if any(p.borrow for p in outcome.missing if p.cohort in outcome.cohorts):
-            sys.stderr.write("  note: the new ClusterQueues borrow in an existing Cohort: make sure it can lend their borrowingLimit\n")
-    else:
-        files = export.volcano(outcome.missing, existing_parents=outcome.queues)
-    if args.dry_run:
-        # stdout holds the diff alone, so that it can be applied as it is
-        sys.stderr.write(f"  (dry run: {len(files)} new manifest file{'s' if len(files) != 1 else ''} not written; run without --dry-run to get them)\n")
-        return 0, written
-    return _write_new(args, files, options.root), written
+    batch = WriteTransaction()
+    try:
+        if not args.dry_run:
+            linted = {s.path: s.text for s in sources}
+            changed = [display for path, (display, before, _) in outcome.texts.items() if before.removeprefix("\ufeff") != linted.get(path)]
+            if changed:
+                raise PolicylintError("changed while policylint was reading it; nothing written (run the update again)", source=changed[0])
+            for path, (display, before, text) in sorted(outcome.texts.items(), key=lambda kv: str(kv[0])):
+                # A manifest is written only within the --update folder it was found in (links included);
+                # the exact text keeps line endings and a BOM, and an edit saved meanwhile is never lost.
+                # Edited manifests and new files are written together, all or none.
+                batch.add(path, text, root=scopes[path], what="the manifest", if_unchanged=before.encode("utf-8"))
+        # the manifests holding the planned queues: judged again after the update (not on a dry run)
+        planned = {p.queue for p in plans} - {p.queue for p in outcome.missing}
+        written = [] if args.dry_run else [s.path for s in sources if any(d.name in planned and d.kind in ("ClusterQueue", "Queue") for d in s.documents)]
+        if not outcome.missing:
+            batch.commit()
+            return 0, written
+        if args.scheduler == "kueue":
+            files = export.kueue(outcome.missing, existing_flavors=outcome.flavors, existing_cohorts=outcome.cohorts)
+            if any(p.borrow for p in outcome.missing if p.cohort in outcome.cohorts):
+                sys.stderr.write("  note: the new ClusterQueues borrow in an existing Cohort: make sure it can lend their borrowingLimit\n")
+        else:
+            files = export.volcano(outcome.missing, existing_parents=outcome.queues)
+        if args.dry_run:
+            # stdout holds the diff alone, so that it can be applied as it is
+            sys.stderr.write(f"  (dry run: {len(files)} new manifest file{'s' if len(files) != 1 else ''} not written; run without --dry-run to get them)\n")
+            batch.abort()
+            return 0, written
+        return _write_new(args, files, options.root, batch), written
+    except BaseException:
+        batch.abort()
+        raise
