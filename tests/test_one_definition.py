@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,28 @@ def test_bands_holds_a_trace_to_the_window_check_holds_it_to(jobs_repo: Path, tm
     short = [f for f in json.loads(out)["findings"] if f["code"] == "PL106"]
     ours = [f["message"] for f in short if "offline-scoring" in f["message"]]
     assert len(ours) == 1 and "fewer than the 120 required" in ours[0]
+
+
+def test_review_page_shows_the_conversion_a_gpu_trace_got(jobs_repo: Path, tmp_path: Path) -> None:
+    """The proposal's workload table writes the GPU arithmetic the engine did, not a generic one.
+
+    A GPU-weighted job list is GPU demand already: the page must not claim it was
+    divided by the per-GPU concurrency, while a concurrency trace's row still shows
+    the division.
+    """
+    repo = copy_minirepo(tmp_path / "repo", jobs_repo)
+    (repo / "proposals" / "batch.yaml").write_text(
+        "apiVersion: policylint/v1\nkind: Proposal\nmetadata:\n  name: batch-more\n  team: search\n"
+        "spec:\n  cluster: prod-east\n  date: \"2026-11-20\"\n  requests:\n"
+        "    - pool: batch\n      gpus: 2\n      gpuModel: H100-SXM-80GB\n"
+        "  workloads: [offline-scoring]\n  justification: more nightly scoring\n",
+        encoding="utf-8",
+    )
+    page_file = tmp_path / "page.html"
+    code, _out, err = run_cli(["report", "--html", str(page_file), str(repo)])
+    assert code in (0, 1), err
+    page = page_file.read_text(encoding="utf-8")
+    rows = dict(re.findall(r'<tr data-workload="([^"]+)" data-baseline-gpus="[^"]*">(.*?)</tr>', page))
+    assert "no conversion" in rows["offline-scoring"]
+    assert "/ " not in re.sub(r"<[^>]+>", "", rows["offline-scoring"]).split("(the trace")[0]
+    assert "/ 10⌉" in rows["chat-assistant"] and "no conversion" not in rows["chat-assistant"]

@@ -516,6 +516,18 @@ def _pool_section(view: View, pooled: PoolFacts | None, subjects: _Subjects, lin
     return "".join(parts)
 
 
+def _gpu_formula(w: Mapping[str, Any]) -> str:
+    """How a workload's own baseline GPUs follow from its band, as the conversion did it.
+
+    A GPU-weighted trace (``trace_unit: gpus``: jobs counted by their GPUs) is GPU
+    demand already and is not divided again; any other trace is concurrency, divided
+    by the per-GPU concurrency and multiplied by the GPUs per replica.
+    """
+    if w.get("trace_unit") == "gpus":
+        return f'⌈{_num(w["baseline"])}⌉ (the trace counts GPUs: no conversion)'
+    return f'⌈{_num(w["baseline"])} / {_num(w["per_gpu"])}⌉ × {_num(w["gpus_per_replica"])}'
+
+
 def _request_block(req: Mapping[str, Any], cluster: str, subjects: _Subjects, headroom: float) -> str:
     """One request of a proposal with the shortfall arithmetic written out (PL801's formula)."""
     pool = f"{cluster}/{req['pool']}"
@@ -545,7 +557,7 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: _Subjects, he
             + _cell("baseline band (concurrency, p95 sustained)", _num(w["baseline"]), "num")
             + _cell("per-GPU concurrency", _num(w["per_gpu"]), "num")
             + _cell("GPUs per replica", _num(w["gpus_per_replica"]), "num")
-            + _cell("GPUs", f'⌈{_num(w["baseline"])} / {_num(w["per_gpu"])}⌉ × {_num(w["gpus_per_replica"])}')
+            + _cell("GPUs", _gpu_formula(w))
             + _cell("own baseline GPUs", _num(w["baseline_gpus"]), "num") + "</tr>"
             if w["baseline_gpus"] is not None
             else f'<tr data-workload="{_e(name)}"><td>{_e(name)}</td><td>{_e(w["workload_class"])}</td>'
