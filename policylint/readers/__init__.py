@@ -35,8 +35,9 @@ from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits
 from policylint.readers.progress import reading
 from policylint.readers.request_log import concurrency
 from policylint.readers.series import Exclusion, Gap, Jobs, Series, apply_exclusions
-from policylint.readers.source import Source, open_source, read_head, sniff_container
-from policylint.readers.table import CHUNK_ROWS, Table, open_table
+from policylint.readers.source import Source, open_source, sniff_container
+from policylint.readers.kept import take
+from policylint.readers.table import _FIRST_BYTES, CHUNK_ROWS, Table, open_table, read_start
 from policylint.readers.timestamps import format_time, parse_exclusion, parse_time
 
 __all__ = [
@@ -260,15 +261,18 @@ def _origin(text: str | float | None, name: str) -> float | None:
 
 
 def _open(source: Source, kind: str, limits: TraceLimits, chunk_rows: int) -> Table:
-    magic = read_head(source, 8)
-    container = sniff_container(magic)
-    # Only CSV needs more of the file up front (its header and a sample of rows).
-    head = read_head(source, 64 * 1024) if container == "text" and source.size > len(magic) else magic
+    data = take(source.path)  # the bytes hashed for the cache key just before, when they were kept
+    if data is None:
+        data = read_start(source)
+    head = data if len(data) <= _FIRST_BYTES else data[:_FIRST_BYTES]
+    container = sniff_container(head[:8])
     expected = _CONTAINERS.get(kind)
     if expected is not None and container not in expected:
         what = "a Parquet file" if kind == "parquet" else "an Arrow IPC file"
         raise MeasurementError(f"not {what} (its first bytes are not the {kind} magic number)", source=source.name)
-    return open_table(source, limits, chunk_rows=chunk_rows, container=container, head=head)
+    # A whole CSV file read is parsed from memory: one read of the file, not three.
+    whole = data if container == "text" and len(data) == source.size else None
+    return open_table(source, limits, chunk_rows=chunk_rows, container=container, head=head, data=whole)
 
 
 def read_jobs(

@@ -52,6 +52,9 @@ _SAMPLE_ROWS = 64
 _FIRST_BYTES = 64 * 1024
 """Read first: enough for the header and the sample rows of any ordinary trace."""
 
+#: suffixes pyarrow reads a CSV path through a decompressor for; such a file is read by path, as always
+_COMPRESSED = (".gz", ".bz2", ".br", ".lz4", ".zst")
+
 FLOAT = "float"
 TIME = "time"
 TEXT = "text"
@@ -138,6 +141,8 @@ class Table:
     bytes_per_row: float = 0.0
     #: what the last read dropped and why ("12 rows skipped: empty scheduled_time")
     notes: tuple[str, ...] = ()
+    #: CSV: the whole file, when it was read into memory at opening (parsed from there, not read again)
+    data: bytes | None = None
 
     @property
     def name(self) -> str:
@@ -277,7 +282,8 @@ class Table:
         parse = pcsv.ParseOptions(newlines_in_values=False)
         if self.source.size <= _STREAM_ABOVE:
             read = pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=True)
-            table = pcsv.read_csv(str(self.source.path), read_options=read, parse_options=parse, convert_options=convert)
+            where = pa.BufferReader(self.data) if self.data is not None else str(self.source.path)
+            table = pcsv.read_csv(where, read_options=read, parse_options=parse, convert_options=convert)
             check_rows(table.num_rows, self.limits, self.name)
         else:
             # Batch by batch: the row limit stops a huge file before it is held.
@@ -472,6 +478,29 @@ def _parse_head(source: Source, first: bytes | None = None) -> tuple[list[str], 
     return [cell.strip() for cell in header], sample
 
 
+def read_start(source: Source) -> bytes:
+    """The start of the file in one read: all of a CSV file the reader parses in memory, else its first block.
+
+    A text file up to the size read in one piece (and not one pyarrow would
+    decompress by its suffix) comes back whole, so its header, its sample rows
+    and its values are read from one buffer; anything else comes back as its
+    first :data:`_FIRST_BYTES` (enough to tell the container and the header).
+    """
+    try:
+        with source.path.open("rb") as handle:
+            first = handle.read(_FIRST_BYTES)
+            whole = (
+                len(first) < source.size <= _STREAM_ABOVE
+                and sniff_container(first[:8]) == "text"
+                and not source.path.name.lower().endswith(_COMPRESSED)
+            )
+            if not whole:
+                return first
+            return first + handle.read(source.size - len(first))
+    except OSError as exc:
+        raise MeasurementError(f"cannot read: {exc.strerror or exc}", source=source.name) from None
+
+
 def open_table(
     source: Source,
     limits: TraceLimits,
@@ -479,10 +508,13 @@ def open_table(
     chunk_rows: int = CHUNK_ROWS,
     container: str | None = None,
     head: bytes | None = None,
+    data: bytes | None = None,
 ) -> Table:
     """Open ``source`` as a table: read its header (and, for CSV, a sample of rows).
 
-    ``head`` is the start of the file when the caller has read it already.
+    ``head`` is the start of the file when the caller has read it already;
+    ``data`` all of a CSV file, when the caller read it whole (the values are then
+    parsed from it, not read from the file again).
     """
     if head is None:
         head = read_head(source, _FIRST_BYTES)
@@ -491,6 +523,9 @@ def open_table(
         header, sample = _parse_head(source, head)
         table = Table(source, header, "csv", limits, chunk_rows, sample)
         table.bytes_per_row = len(head) / max(1, head.count(b"\n"))
+        if data is not None and len(data) == source.size and source.size <= _STREAM_ABOVE:
+            if not source.path.name.lower().endswith(_COMPRESSED):
+                table.data = data
         return table
     import pyarrow as pa
 
