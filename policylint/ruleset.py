@@ -72,11 +72,23 @@ def catalogue() -> dict[str, tuple[str, Severity]]:
 def builtin(code: str) -> tuple[str, Severity]:
     """(name, default severity) of a bundled rule.
 
-    A code missing from the rule files is a bug that the test suite catches
-    (every code the package emits is checked against them); a run still reports
-    the finding, named by its code and as an error, rather than crash.
+    The rule files are the one registry of codes: a code missing from them is a
+    bug in policylint, refused loudly (:class:`UnknownRuleCode`) rather than
+    reported under an invented name and severity. The suite checks every code the
+    package emits against the rule files, so the refusal is never a user's problem.
     """
-    return catalogue().get(code, (code, Severity.ERROR))
+    try:
+        return catalogue()[code]
+    except KeyError:
+        raise UnknownRuleCode(code) from None
+
+
+class UnknownRuleCode(LookupError):
+    """A finding was emitted under a code no bundled rule file declares (a bug, not bad input)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(f"{code} is not declared in any bundled rule file (rules/*.yaml)")
+        self.code = code
 
 
 def _load_file(path: Path) -> list[dict[str, Any]]:

@@ -436,3 +436,23 @@ def test_changed_files_keep_the_scheduler_cluster_finding(
     # A file that has nothing to do with the cohort narrows it away.
     (cohort_repo / "unrelated.yaml").write_text(POLICYLINT_SHARED.replace("shared", "elsewhere"), encoding="utf-8")
     assert check_json(cohort_repo, "--changed-files", "unrelated.yaml") == (0, [])
+
+
+def test_every_code_literal_in_the_package_is_a_declared_rule() -> None:
+    """Any "PLnnn" written in the package names a rule of the rule files (the one registry)."""
+    from policylint.ruleset import catalogue
+
+    written: dict[str, set[str]] = {}
+    for path in sorted((REPO / "policylint").rglob("*.py")):
+        for code in re.findall(r'"(PL\d{3})"', path.read_text(encoding="utf-8")):
+            written.setdefault(code, set()).add(path.relative_to(REPO).as_posix())
+    assert written
+    assert {c: sorted(p) for c, p in written.items() if c not in catalogue()} == {}
+
+
+def test_an_undeclared_code_is_refused_loudly() -> None:
+    from policylint.ruleset import UnknownRuleCode, builtin
+
+    assert builtin("PL001")[0]
+    with pytest.raises(UnknownRuleCode, match="PL999 is not declared"):
+        builtin("PL999")
