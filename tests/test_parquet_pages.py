@@ -324,3 +324,26 @@ def test_a_chunk_of_many_tiny_pages_stops_at_the_page_budget() -> None:
     with pytest.raises(pages.TooManyPages):
         pages.walk_chunk(data, chunk, 10**9, [49])
     assert pages.walk_chunk(data, chunk, 10**9, [50]) == 0
+
+
+# -- Arrow IPC: a batch declaring more values than its buffers hold (found by the arrow fuzz target) ---------
+
+
+def test_an_arrow_buffer_shorter_than_its_values_is_a_clear_error(tmp_path: Path) -> None:
+    import struct
+
+    rows = 60
+    table = pa.table({"timestamp": pa.array(np.arange(T0, T0 + 60 * rows, 60, dtype=np.int64)), "in_flight": pa.array(np.ones(rows))})
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    data = sink.getvalue()
+    length = struct.pack("<q", 8 * rows)  # the values buffer of each column: 480 bytes
+    at = data.index(length)
+    (tmp_path / "short.arrow").write_bytes(data[:at] + struct.pack("<q", 256) + data[at + 8 :])
+    code, out, err = run_cli(["bands", "short.arrow"], cwd=tmp_path)
+    assert (code, out) == (2, "")
+    assert err == (
+        "policylint: error: short.arrow: cannot read column 'timestamp': malformed Arrow data (Buffer #1 too small "
+        "in array of type int64 and length 60: expected at least 480 byte(s), got 256)\n"
+    )

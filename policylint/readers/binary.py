@@ -279,7 +279,21 @@ def column_bytes(column: pa.ChunkedArray) -> int:
 
 
 def check_decoded(columns: Sequence[pa.ChunkedArray], labels: Sequence[str], limits: TraceLimits, name: str) -> None:
-    """Refuse columns whose expanded size (dictionaries included) is over ``limits.decoded_bytes``."""
+    """Refuse columns that are not well-formed Arrow data, or whose expanded size (dictionaries
+    included) is over ``limits.decoded_bytes``.
+
+    An IPC file's batch may declare more values than its buffers hold (pyarrow reads
+    it as it is), or dictionary indices beyond the dictionary: Arrow's own validation
+    finds both before a value is converted or looked up.
+    """
+    import pyarrow as pa
+
+    for column, label in zip(columns, labels, strict=False):
+        for chunk in column.chunks:
+            try:
+                chunk.validate(full=True)
+            except pa.ArrowException as exc:
+                raise MeasurementError(f"cannot read column '{label}': malformed Arrow data ({exc})", source=name) from None
     decoded = sum(column_bytes(c) for c in columns)
     if decoded > limits.decoded_bytes:
         raise _too_big(decoded, limits, name, f"the columns read ({', '.join(labels)})")
