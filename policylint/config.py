@@ -61,6 +61,9 @@ class Config:
     prometheus_ca_file: Path | None = None
     prometheus_timeout_seconds: float = 60.0
     prometheus_max_attempts: int = 5
+    #: ``prometheus.headers``: extra request headers, name -> a literal value or ``{"env": VARIABLE}``
+    #: (checked by :func:`policylint.sources.headers.check_header_settings`; resolved by ``pull``)
+    prometheus_headers: dict[str, str | dict[str, str]] = field(default_factory=dict)
     #: ``report.source-url``: where the review page links a file:line (see :func:`check_source_url`); None:
     #: relative links from the page to the files
     report_source_url: str | None = None
@@ -87,6 +90,12 @@ class Config:
                 "ca-file": str(self.prometheus_ca_file) if self.prometheus_ca_file else None,
                 "timeout-seconds": self.prometheus_timeout_seconds,
                 "max-attempts": self.prometheus_max_attempts,
+                # values may be secrets: only where each comes from is shown
+                "headers": {
+                    name: (f"${value['env']}" if isinstance(value, dict) else "(set)")
+                    for name, value in self.prometheus_headers.items()
+                }
+                or None,
             },
             "report": {"source-url": self.report_source_url},
         }
@@ -401,6 +410,15 @@ def _explain(err: Any, path: list[str]) -> str:
     """The message for one schema error, phrased for the config author (jsonschema's own
     wording shows regular expressions and Python type names)."""
     got = err.instance
+    if path[:2] == ["prometheus", "headers"]:
+        # a header's value may be a secret: say what it must be, never what it is
+        if len(path) > 2:
+            return "must be a string, or {env: VARIABLE} naming the environment variable that holds the value"
+        if err.validator == "maxProperties":
+            return f"at most {err.validator_value} headers"
+        if err.validator in ("minLength", "maxLength"):
+            return "a header name must be 1 to 256 characters"
+        return "must be a mapping of header names to values"
     if err.validator == "enum":
         return f"must be one of {', '.join(map(str, err.validator_value))}, got {got!r}"
     if err.validator == "type":
@@ -505,6 +523,10 @@ def load_config(
         config.prometheus_ca_file = base / prom["ca-file"]
     config.prometheus_timeout_seconds = float(prom.get("timeout-seconds", 60.0))
     config.prometheus_max_attempts = int(prom.get("max-attempts", 5))
+    if "headers" in prom:
+        from policylint.sources.headers import check_header_settings
+
+        config.prometheus_headers = check_header_settings(prom["headers"], source=source)
     report = raw.get("report", {})
     if "source-url" in report:
         config.report_source_url = check_source_url(report["source-url"], source)

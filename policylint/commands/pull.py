@@ -27,8 +27,10 @@ DESCRIPTION = (
     "step and lookback), run the range query against the server (prometheus.url in the configuration, "
     "$POLICYLINT_PROMETHEUS_URL or --url), in chunks of at most 11,000 points per series, and write the answer "
     "to the declared .json path with a <path>.provenance.json record beside it. Credentials come from "
-    "$POLICYLINT_PROMETHEUS_TOKEN (bearer) or $POLICYLINT_PROMETHEUS_USER and _PASSWORD (basic auth) and are never "
-    "written or printed. Each request must be answered in full within prometheus.timeout-seconds and the whole pull "
+    "$POLICYLINT_PROMETHEUS_TOKEN (bearer) or $POLICYLINT_PROMETHEUS_USER and _PASSWORD (basic auth); "
+    "prometheus.headers adds headers to every request (a tenant's X-Scope-OrgID, say), each value given or read from "
+    "an environment variable. Credentials and header values are never written or printed. "
+    "Each request must be answered in full within prometheus.timeout-seconds and the whole pull "
     "within --deadline; an answer larger than a trace may be, or one check would refuse, leaves the committed trace "
     "as it was (exit 2)."
 )
@@ -245,6 +247,7 @@ def _pull(targets: list[PullTarget], config: Any, args: argparse.Namespace, end:
         ca_file=str(config.prometheus_ca_file) if config.prometheus_ca_file else None,
         source=str(config.path) if config.path else "configuration",
         origin=origin,
+        headers=config.prometheus_headers,
     )
     limits = config.trace_limits()
     settings.timeout_seconds = config.prometheus_timeout_seconds

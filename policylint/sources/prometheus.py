@@ -25,8 +25,10 @@ and ``pull`` needs nothing a plain Python lacks. What it takes care of:
   requested window and increasing, values decimal numbers (``"NaN"``, a
   missing sample, allowed), no bare ``NaN``/``Infinity`` anywhere.
 - **Secrets.** A bearer token or a user and password come from environment
-  variables only and travel in the ``Authorization`` header. Every message the
-  client makes is scrubbed of them - the token, the password, the
+  variables only and travel in the ``Authorization`` header. Configured extra
+  headers (``prometheus.headers``: a tenant's ``X-Scope-OrgID``, a gateway's key)
+  are sent with every request, and each of their values counts as a secret like
+  the token. Every message the client makes is scrubbed of them - the token, the password, the
   ``user:password`` pair, its base64 form, and their JSON- and URL-escaped
   spellings - on every path, retried errors included; an answer whose labels
   carry one is refused. Redirects are refused so the header cannot follow one
@@ -58,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policylint.errors import PolicylintError
+from policylint.sources.headers import HEADERS_KEY, check_header_settings, header_value_problem
 
 #: Prometheus' own limit on points per series in one range query.
 MAX_POINTS = 11_000
@@ -110,6 +113,8 @@ class ServerSettings:
     user: str | None = field(default=None, repr=False)
     password: str | None = field(default=None, repr=False)
     ca_file: str | None = None
+    #: extra headers sent with every request (``prometheus.headers``); every value is a secret
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
     #: longest one request may take in all (connect, wait, read the whole answer), seconds
     timeout_seconds: float = 60.0
     max_attempts: int = 5
@@ -129,7 +134,7 @@ class ServerSettings:
 
     def secrets(self) -> list[str]:
         """Every secret in use, in every spelling a message could carry it, longest first."""
-        plain = [s for s in (self.token, self.password) if s]
+        plain = [s for s in (self.token, self.password, *self.headers.values()) if s]
         if self.user is not None and self.password:
             pair = f"{self.user}:{self.password}"
             plain += [pair, base64.b64encode(pair.encode()).decode("ascii")]
@@ -236,6 +241,30 @@ def check_url(url: str, origin: str = "the Prometheus URL") -> str:
     return url.rstrip("/")
 
 
+def resolve_headers(
+    configured: Mapping[str, str | Mapping[str, str]], env: Mapping[str, str], *, source: str
+) -> dict[str, str]:
+    """The headers of ``prometheus.headers`` with every ``{env: VARIABLE}`` replaced by the variable's value.
+
+    Everything is checked again (the settings may come from code, not a file).
+    """
+    headers: dict[str, str] = {}
+    for name, checked in check_header_settings(configured, source=source).items():
+        key = f"{HEADERS_KEY}.{name}"
+        if isinstance(checked, dict):
+            variable = checked["env"]
+            found = env.get(variable)
+            if not found:
+                raise PolicylintError(f"${variable} is not set or empty", source=source, key=key)
+            problem = header_value_problem(found)
+            if problem is not None:
+                raise PolicylintError(f"${variable} {problem}; its value is not shown", source=source, key=key)
+            headers[name] = found
+        else:
+            headers[name] = checked
+    return headers
+
+
 def settings_from(
     env: Mapping[str, str],
     *,
@@ -243,9 +272,11 @@ def settings_from(
     ca_file: str | None = None,
     source: str = "environment",
     origin: str = "the Prometheus URL",
+    headers: Mapping[str, str | Mapping[str, str]] | None = None,
 ) -> ServerSettings:
     """Settings from an explicit ``url`` (flag or configuration) over ``$POLICYLINT_PROMETHEUS_URL``,
-    with the credentials and CA file from the environment. ``origin`` names where ``url`` came from."""
+    with the credentials and CA file from the environment. ``origin`` names where ``url`` came from;
+    ``headers`` are ``prometheus.headers`` of the configuration file ``source``."""
     chosen = url or env.get(ENV_URL) or ""
     if not url and chosen:
         origin = f"${ENV_URL}"
@@ -269,10 +300,19 @@ def settings_from(
         )
     if user is not None and (":" in user or not user.isprintable()):
         raise PolicylintError(f"${ENV_USER} holds a ':' or a control character, which basic auth cannot carry")
+    extra = resolve_headers(headers or {}, env, source=source)
+    for name in extra:
+        if name.lower() == "authorization" and (token or user):
+            raise PolicylintError(
+                f"Authorization is already sent for ${ENV_TOKEN if token else ENV_USER}; "
+                "configure this header or set that variable, not both",
+                source=source,
+                key=f"{HEADERS_KEY}.{name}",
+            )
     ca = env.get(ENV_CA) or ca_file
     if ca is not None and not os.path.isfile(ca):
         raise PolicylintError(f"CA file {printable(ca)} does not exist or is not a file", source=source)
-    return ServerSettings(url=base, token=token, user=user, password=password, ca_file=ca)
+    return ServerSettings(url=base, token=token, user=user, password=password, ca_file=ca, headers=extra)
 
 
 def chunks(start: int, end: int, step: int, max_points: int = MAX_POINTS) -> list[tuple[int, int]]:
@@ -431,6 +471,11 @@ class Client:
             "User-Agent": f"policylint/{__version__} (pull)",
         }
         s = self.settings
+        # configured headers replace a default of the same name (names ignore case)
+        for name, value in s.headers.items():
+            for default in [d for d in headers if d.lower() == name.lower()]:
+                del headers[default]
+            headers[name] = value
         if s.token:
             headers["Authorization"] = f"Bearer {s.token}"
         elif s.user is not None and s.password is not None:
