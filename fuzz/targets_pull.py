@@ -7,10 +7,12 @@
   answers, the corpus' answers), under a chosen status (200, 4xx, 429, 5xx, a
   redirect), delivered whole, without a length, or trickled (headers or body)
   slower than the request's deadline; ``@AUTH@`` and ``@SECRET@`` in an answer become the
-  request's Authorization header and the raw credential, as a server echoing
-  them would send. The contract: a clean exit (0, or 2 with one error line) in
-  bounded time; no secret (token, password, the basic-auth pair or its base64
-  form) in the output or any file; no raw control character in the output; on
+  request's Authorization header and the raw credential, and ``@HEADER@`` the
+  configured extra header (``prometheus.headers``, its value from the
+  environment), as a server echoing them would send. The contract: a clean exit
+  (0, or 2 with one error line) in bounded time; no secret (token, password,
+  the basic-auth pair or its base64 form, the header's value in its plain, JSON-
+  and URL-escaped spellings) in the output or any file; no raw control character in the output; on
   failure the committed trace and its provenance are byte for byte as they were,
   and on success the new trace is one the trace reader accepts.
 """
@@ -25,6 +27,7 @@ import re
 import shutil
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,8 @@ END = WINDOW_START + 3600
 STEP = 60
 TOKEN = "fuzz-tok-5b0c3e91d2a74f68"
 USER, PASSWORD = "fuzzer", "fuzz-pw-8e4d\"/%x"
+#: a configured header whose value, read from the environment, is a secret like the token
+HEADER, HEADER_VARIABLE, HEADER_VALUE = "X-Gateway-Key", "POLICYLINT_FUZZ_GATEWAY_KEY", 'fuzz-hdr-3c9e"/%k 1+q'
 #: the request deadline the repository configures; a trickled answer takes longer than this
 TIMEOUT_SECONDS = 0.5
 #: the longest one input may take: two attempts at the deadline, the lint, and slack for a loaded machine
@@ -108,6 +113,8 @@ def _answers() -> list[bytes]:
         _matrix([({"__name__": "vllm:num_requests_running", "model_name": "chat", "pod": "chat-0"}, ["1", "2.5", "NaN", "4"]),
                  ({"model_name": "chat", "pod": "chat-1"}, ["0", "1e3", "2"])]),
         _matrix([({"pod": "@AUTH@"}, ["1", "2"])]),
+        _matrix([({"pod": "chat-0", "gateway": "@HEADER@"}, ["1", "2"])]),
+        json.dumps({"status": "error", "errorType": "bad_data", "error": "tenant key @HEADER@ refused"}).encode(),
         json.dumps({"status": "error", "errorType": "bad_data", "error": "denied: @AUTH@ (@SECRET@) \x1b]0;owned\x07\x1b[31m"}).encode(),
         json.dumps({"status": "error", "errorType": "timeout", "error": "query timed out in expression evaluation"}).encode(),
         json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}}).encode(),
@@ -139,6 +146,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         secret = TOKEN if auth.startswith("Bearer ") else f"{USER}:{PASSWORD}"
         body = body.replace(b"@AUTH@", auth.encode()).replace(b"@SECRET@", json.dumps(secret)[1:-1].encode())
+        body = body.replace(b"@HEADER@", json.dumps(self.headers.get(HEADER, ""))[1:-1].encode())
         try:
             if mode == "slow-head":
                 # the status line in three pieces, longer in all than the request's deadline
@@ -211,6 +219,7 @@ def _repo() -> tuple[Path, dict[str, bytes]]:
     (repo / ".policylint.yaml").write_text(
         f"prometheus:\n  url: http://127.0.0.1:{server.server_address[1]}\n"
         f"  timeout-seconds: {TIMEOUT_SECONDS}\n  max-attempts: 2\n"
+        f"  headers:\n    {HEADER}: {{env: {HEADER_VARIABLE}}}\n"
         "limits:\n  max-trace-bytes: 2000000\n",
         encoding="utf-8",
     )
@@ -229,13 +238,15 @@ def _set_credentials(auth: str) -> list[str]:
     for name in ("POLICYLINT_PROMETHEUS_TOKEN", "POLICYLINT_PROMETHEUS_USER", "POLICYLINT_PROMETHEUS_PASSWORD"):
         os.environ.pop(name, None)
     os.environ.pop("POLICYLINT_PROMETHEUS_URL", None)
+    os.environ[HEADER_VARIABLE] = HEADER_VALUE
+    header = [HEADER_VALUE, json.dumps(HEADER_VALUE)[1:-1], urllib.parse.quote(HEADER_VALUE, safe="")]
     if auth == "token":
         os.environ["POLICYLINT_PROMETHEUS_TOKEN"] = TOKEN
-        return [TOKEN]
+        return [TOKEN, *header]
     os.environ["POLICYLINT_PROMETHEUS_USER"] = USER
     os.environ["POLICYLINT_PROMETHEUS_PASSWORD"] = PASSWORD
     pair = f"{USER}:{PASSWORD}"
-    return [PASSWORD, pair, base64.b64encode(pair.encode()).decode(), json.dumps(PASSWORD)[1:-1]]
+    return [PASSWORD, pair, base64.b64encode(pair.encode()).decode(), json.dumps(PASSWORD)[1:-1], *header]
 
 
 def run_pull(item: tuple[int, str, str, bytes]) -> None:
@@ -254,7 +265,9 @@ def run_pull(item: tuple[int, str, str, bytes]) -> None:
     _expect_clean_exit(code, out, err, (0, 2), json_out=False)
     files = {p.name: p.read_bytes() for p in sorted((repo / "measurements").iterdir())}
     everything = out + err + "".join(
-        p.read_text(encoding="utf-8", errors="replace") for p in sorted(repo.rglob("*")) if p.is_file()
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted(repo.rglob("*"))
+        if p.is_file() and p.name != ".policylint.yaml"  # names the header's variable, not its value
     )
     for secret in secrets:
         if secret in everything:
