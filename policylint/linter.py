@@ -309,6 +309,7 @@ def judge(
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
     views = build_views(model, facts, now, history, pools, only)
+    _gate_facts(views, options)
     judged = views if scope is None else scope.select(views)
     skip: Callable[[View], frozenset[str]] | None = None
     if keep is not None:
@@ -325,3 +326,26 @@ def judge(
 
     findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip))
     return findings, views, pools
+
+
+def _gate_facts(views: list[View], options: LintOptions) -> None:
+    """Each cluster view learns how the run's configuration loosens the rule pack (PL977)."""
+    from policylint.config import CONFIG_NAMES, read_config_file
+    from policylint.integrity import loosened_options
+
+    settings: dict[str, Any] = {}
+    home = options.repository or options.root
+    for name in CONFIG_NAMES:  # the repository's own file: what a reviewer sees in the diff
+        path = home / name
+        if path.is_file():
+            try:
+                rules = (read_config_file(path) or {}).get("rules")
+            except Exception:  # noqa: BLE001 - an unreadable configuration is load_config's error
+                rules = None
+            settings = rules if isinstance(rules, dict) else {}
+            break
+    assert options.ruleset is not None
+    loosened = loosened_options(options.ruleset, options.selected, settings)
+    for view in views:
+        if view.subject == "cluster":
+            view.facts.update(loosened_options=loosened, loosened_count=len(loosened))

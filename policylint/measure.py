@@ -368,6 +368,7 @@ def measure_workload(
             facts.vram_residency_seconds = measured.residency_seconds
             facts.vram_active_seconds = measured.active_seconds
             facts.vram_pods = measured.pods
+            facts.integrity = {**(facts.integrity or {}), "vram_last_time": measured.last_time}
             findings.extend(_notes(vref, measured.notes))
         except PolicylintError as exc:
             findings.append(_problem(vref, exc))
@@ -391,7 +392,7 @@ def _job_integrity(jobs: Any, spec: dict[str, Any]) -> dict[str, float | int | s
     """Plausibility facts of a job list: the GPUs its jobs record (:func:`policylint.integrity.job_facts`)."""
     from policylint.integrity import job_facts
 
-    return job_facts(jobs.gpus, spec.get("gpusColumn") is not None)
+    return {**job_facts(jobs.gpus, spec.get("gpusColumn") is not None), "jobs_last_time": jobs.last_time}
 
 
 def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, int]:
@@ -440,6 +441,8 @@ class VramMeasured:
     #: (pod, residency seconds, active compute seconds or NaN when unknown), sorted by pod
     pods: tuple[tuple[str, float, float], ...]
     notes: tuple[str, ...]
+    #: last valid sample of the memory trace, unix seconds (integrity: samples after now)
+    last_time: float | None = None
 
 
 def _vram_series(
@@ -577,6 +580,7 @@ def _vram_trace(
         active_seconds=total_active,
         pods=tuple(pods) if spec.get("key") else (),
         notes=notes,
+        last_time=max((float(m.times[m.valid][-1]) for m in memory.values() if m.valid.any()), default=None),
     )
 
 
