@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from policylint.integrity import CHECK_VARIABLES as INTEGRITY_CHECK_VARIABLES
+from policylint.integrity import CHECKS as INTEGRITY_CHECKS
 from policylint.sources.provenance import pull_query_changed, pull_stale
 
 Problem = dict[str, Any]
@@ -414,6 +416,7 @@ CHECKS: dict[str, CheckFunction] = {
     "trace_coarser_than_step": trace_coarser_than_step,
     "vram_exceeds_memory": vram_exceeds_memory,
 }
+CHECKS.update(INTEGRITY_CHECKS)  # the integrity stage's own (policylint.integrity)
 
 
 #: Variables each check function adds to the message context.
@@ -437,4 +440,5 @@ CHECK_VARIABLES: dict[str, set[str]] = {
     "exclusions_shape_series": {"reasons", "demand_note"},
     "trace_coarser_than_step": {"real_step", "declared_step", "cold_start"},
     "vram_exceeds_memory": {"physical_gib", "gpus"},
+    **INTEGRITY_CHECK_VARIABLES,
 }

@@ -106,6 +106,37 @@ WORKLOAD_FACTS: dict[str, str] = {
     ),
     "outlier_days_removed": "shaping: days removed automatically as outliers (excludeOutlierDays)",
     "outlier_day_share": "shaping: outlier_days_removed / the days the trace spans, unrounded",
+    "resolution_jump_share": (
+        "resolution: share of the series' movement (squared steps) on the block boundaries, when the blocks"
+        " were found under jitter (the values change at every sample, but the real moves fall on one phase);"
+        " None otherwise"
+    ),
+    "near_repeated_days": (
+        "identity: UTC days that repeat an earlier day (at most 35 days before, or exactly at any distance) at"
+        " 90% or more of their value changes - a copied day with a few samples edited; judged like"
+        " repeated_days"
+    ),
+    "near_repeated_day_share": "identity: near_repeated_days / the days judged, unrounded",
+    "edited_repeated_days": (
+        "identity: near_repeated_days that are not exact repeats (near_repeated_days - repeated_days, at least 0):"
+        " copied days with samples edited so that the exact test misses them"
+    ),
+    "edited_repeated_day_share": "identity: edited_repeated_days / the days judged, unrounded",
+    "near_copy_of": (
+        "identity: the workload of the model whose trace, in another file, shares the most 16-sample runs"
+        " with this one (None when none shares any); copies PL111 already reports are left out"
+    ),
+    "near_copy_similarity": "identity: estimated share of 16-sample runs the two traces have in common, unrounded",
+    "near_copy_trace": "identity: that workload's trace file, as written",
+    "near_copy_pool": "identity: that workload's pool",
+    "vram_seconds_after_now": (
+        "time: seconds by which the last sample of the VRAM trace lies after now (0 when none does; None"
+        " without a VRAM trace)"
+    ),
+    "jobs_seconds_after_now": (
+        "time: seconds by which the last job end of the job list (durations) lies after now (0 when none"
+        " does; None without a job list with start or end times)"
+    ),
     "pulled_range_outside_seconds": (
         "time: seconds by which the trace's samples reach beyond the start or end its pull recorded"
         " (policylint pull's provenance record); 0 inside it, None without a record"
@@ -372,7 +403,10 @@ def trace_facts(
     days = pairs * float(step_seconds) / 86_400.0
     often = days > 0 and changes.size / days >= MIN_CHANGES_PER_DAY
     block = block_length(changes, pairs) if often else 1
+    jump, jump_share = jump_block(values, valid) if often and block == 1 else (1, None)
+    block = max(block, jump)
     repeated, judged = repeated_days(times, values, valid, step_seconds)
+    near, near_judged = near_repeated_days(times, values, valid, step_seconds)
     out: dict[str, Fact] = {
         "series_fingerprint": fingerprint(times, values, valid, step_seconds),
         "values_fingerprint": values_fingerprint(values, valid),
@@ -384,6 +418,14 @@ def trace_facts(
         "step_seconds": float(step_seconds),
         "resolution_step_seconds": float(step_seconds) * block,
         "resolution_block_samples": block,
+        "resolution_jump_share": jump_share,
+        "near_repeated_days": near,
+        "near_repeated_day_share": (near / near_judged) if near is not None and near_judged else (0.0 if near is not None else None),
+        "edited_repeated_days": (near - repeated) if near is not None and repeated is not None and near > repeated else (0 if near is not None else None),
+        "edited_repeated_day_share": (
+            ((near - repeated) / near_judged if near > repeated else 0.0) if near is not None and repeated is not None and near_judged else (0.0 if near is not None else None)
+        ),
+        "run_sketch": run_sketch(values, valid),
         "value_changes": int(changes.size),
         "roughness": roughness(values, valid),
         "negative_samples": int(np.count_nonzero(good < 0)),
@@ -454,6 +496,9 @@ def time_facts(stored: dict[str, Any] | None, now_seconds: float) -> dict[str, F
             out["samples_after_now"] = int(math.floor(ahead / float(step) + 1e-9)) + 1
         else:
             out["samples_after_now"] = 0
+    for kind in ("vram", "jobs"):
+        when = stored.get(f"{kind}_last_time")
+        out[f"{kind}_seconds_after_now"] = max(0.0, float(when) - now_seconds) if isinstance(when, (int, float)) else None
     return out
 
 
@@ -465,9 +510,637 @@ def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_da
         if name in stored:
             out[name] = stored[name]
     out.update(time_facts(stored, now_seconds) if stored else {})
+    out["near_copy_of"] = out["near_copy_similarity"] = out["near_copy_trace"] = out["near_copy_pool"] = None
     out["outlier_days_removed"] = outlier_days
     first, last, step = stored.get("first_time"), stored.get("last_time"), stored.get("step_seconds")
     if outlier_days is not None and isinstance(first, (int, float)) and isinstance(last, (int, float)):
         span = (float(last) - float(first) + float(step or 0.0)) / 86_400.0
         out["outlier_day_share"] = min(1.0, outlier_days / span) if span > 0 else None
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Identity: near repeats inside one trace, and near copies between traces
+# --------------------------------------------------------------------------------------------
+
+#: Share of a day's value changes that must repeat an earlier day's (same samples, same values)
+#: for the day to count as a near repeat. A week pasted again with one sample per day edited
+#: keeps about 98% of them; two measured days of noisy demand keep a few percent.
+NEAR_MATCH = 0.9
+#: Earliest day looked back at for a near repeat (five weeks: a pasted week or fortnight, with
+#: every copy edited, is found; an exact repeat at any distance is found by the exact test).
+NEAR_MAX_LAG_DAYS = 35
+
+
+def near_repeated_days(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[int | None, int]:
+    """Identity: (days that nearly repeat an earlier day, days judged).
+
+    Days are laid out as in :func:`repeated_days` and judged under the same
+    conditions (every sample valid, at least :data:`MIN_DAY_CHANGES` changes). Two
+    days are compared at their value changes: of the steps where either day changes
+    value, the share where both hold the same values on both sides of the step. A
+    day counts when that share reaches :data:`NEAR_MATCH` against some day at most
+    :data:`NEAR_MAX_LAG_DAYS` before it, or when it equals an earlier day exactly.
+    Editing one sample of a copied day changes two of its ~100 steps; it stays a copy.
+    """
+    import numpy as np
+
+    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
+    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+        return None, 0
+    n = int(round(per_day))
+    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
+    steps = (first_midnight - float(times[0])) / float(step_seconds)
+    if abs(steps - round(steps)) > 1e-6:
+        return None, 0
+    offset = int(round(steps))
+    days = (times.size - offset) // n
+    if days < 2:
+        return None, 0
+    rows = values[offset : offset + days * n].reshape(days, n)
+    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    moves = np.diff(rows, axis=1) != 0
+    judged = ok & (np.count_nonzero(moves, axis=1) >= MIN_DAY_CHANGES)
+    if np.count_nonzero(judged) < 2:
+        return 0, int(np.count_nonzero(judged))
+    near = np.zeros(days, dtype=bool)
+    # exact repeats at any distance
+    _, first_seen = np.unique(np.where(judged[:, None], rows, np.nan), axis=0, return_index=True)
+    exact = np.ones(days, dtype=bool)
+    exact[first_seen] = False
+    near |= exact & judged
+    for lag in range(1, min(NEAR_MAX_LAG_DAYS, days - 1) + 1):
+        a, b = rows[lag:], rows[:-lag]
+        same = a == b
+        both = same[:, 1:] & same[:, :-1]
+        either = moves[lag:] | moves[:-lag]
+        total = np.count_nonzero(either, axis=1)
+        kept = np.count_nonzero(both & either, axis=1)
+        pair = judged[lag:] & judged[:-lag] & (total > 0)
+        hit = pair & (kept >= NEAR_MATCH * np.maximum(total, 1))
+        near[lag:] |= hit
+    return int(np.count_nonzero(near & judged)), int(np.count_nonzero(judged))
+
+
+#: Samples in one run of a trace compared between traces (a near copy shares most of its runs).
+RUN_SAMPLES = 16
+#: Fewest value changes a run needs to take part: flat or nearly flat runs are alike in every trace.
+RUN_MIN_CHANGES = 8
+#: Runs kept per trace (the smallest hashes: a bottom-k sample, so two traces' samples are comparable).
+SKETCH_SIZE = 128
+#: Fewest runs a trace needs before its copies are judged.
+SKETCH_MIN = 32
+_RUN_MULTIPLIERS = None
+
+
+def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
+    """Identity: the smallest hashes of the trace's informative 16-sample runs (a bottom-k sketch).
+
+    A run is :data:`RUN_SAMPLES` consecutive valid samples (values to a thousandth)
+    that change value at least :data:`RUN_MIN_CHANGES` times. Two traces that share
+    most runs share most of their smallest hashes: a copy with a few samples edited
+    loses only the runs around each edit, whatever file it is in and whatever dates it
+    carries. Measured series of noisy demand share almost none. None when the trace
+    has fewer than :data:`SKETCH_MIN` distinct runs.
+    """
+    import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    if values.size < RUN_SAMPLES:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = np.where(valid, np.round(values * 1000.0), 0.0).astype(np.int64).view(np.uint64)
+    windows = sliding_window_view(q, RUN_SAMPLES)
+    full = sliding_window_view(valid, RUN_SAMPLES).all(axis=1)
+    changes = np.count_nonzero(windows[:, 1:] != windows[:, :-1], axis=1)
+    keep = full & (changes >= RUN_MIN_CHANGES)
+    if np.count_nonzero(keep) < SKETCH_MIN:
+        return None
+    rng = np.random.default_rng(20261201)  # fixed: the hashes of every trace must agree
+    mult = rng.integers(1, 2**63 - 1, size=RUN_SAMPLES, dtype=np.int64).view(np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        h = (windows[keep] * mult).sum(axis=1, dtype=np.uint64)
+        h ^= h >> np.uint64(31)
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    distinct = np.unique(h >> np.uint64(11))  # 53 bits: exact in JSON and in any reader of it
+    if distinct.size < SKETCH_MIN:
+        return None
+    return [int(x) for x in distinct[:SKETCH_SIZE]]
+
+
+def sketch_similarity(a: Sequence[int], b: Sequence[int]) -> float:
+    """Estimated share of runs two traces have in common (Jaccard), from their bottom-k sketches."""
+    sa, sb = set(a), set(b)
+    k = min(len(sa), len(sb))
+    if k == 0:
+        return 0.0
+    union = sorted(sa | sb)[:k]
+    return sum(1 for x in union if x in sa and x in sb) / k
+
+
+def near_copies(
+    entries: Sequence[tuple[str, str | None, str | None, Sequence[int] | None]],
+    skip: set[frozenset[str]] | None = None,
+    values_of: dict[str, str | None] | None = None,
+) -> dict[str, tuple[str, float]]:
+    """Identity: workload -> (workload whose trace it repeats, share of runs in common), across the model.
+
+    ``entries`` are (workload, real path of its trace file, pool, sketch). Pairs citing the
+    same file are an open citation (a reviewer sees the path) and are not judged; pairs in
+    ``skip`` were already recognised (PL111). Of a pair, the workload later by name carries
+    the finding. Only pairs sharing at least one sketched run are compared, so the cost
+    follows the copies, not the square of the workloads.
+    """
+    skip = skip or set()
+    by_run: dict[int, list[int]] = {}
+    for i, (_, _, _, sketch) in enumerate(entries):
+        for x in sketch or ():
+            by_run.setdefault(x, []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for members in by_run.values():
+        if 1 < len(members) <= 64:
+            for j, a in enumerate(members):
+                for b in members[j + 1 :]:
+                    pairs.add((a, b) if a < b else (b, a))
+    # a copy too plain for a sketch (fewer than SKETCH_MIN distinct runs) is found by its values
+    by_values: dict[str, list[int]] = {}
+    for i, entry in enumerate(entries):
+        printed = values_of.get(entry[0]) if values_of else None
+        if printed:
+            by_values.setdefault(printed, []).append(i)
+    for members in by_values.values():
+        for j, a in enumerate(members):
+            for b in members[j + 1 :]:
+                pairs.add((a, b) if a < b else (b, a))
+    out: dict[str, tuple[str, float]] = {}
+    for a, b in sorted(pairs):
+        (na, pa, _, sa), (nb, pb, _, sb) = entries[a], entries[b]
+        if na == nb or (pa is not None and pa == pb) or frozenset((na, nb)) in skip:
+            continue
+        same = bool(values_of) and values_of.get(na) is not None and values_of.get(na) == values_of.get(nb)
+        if same:
+            sim = 1.0
+        elif sa and sb:
+            sim = sketch_similarity(sa, sb)
+        else:
+            continue
+        first, second = sorted((na, nb))
+        if second not in out or sim > out[second][1]:
+            out[second] = (first, sim)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Resolution: blocks hidden under jitter
+# --------------------------------------------------------------------------------------------
+
+#: Share of the first-difference energy (sum of squared steps) one phase of k samples must carry
+#: for the series to be k-sample blocks with jitter added: by chance a phase carries 1/k of it; an
+#: hourly series on a 5-minute grid with +-1 of jitter added carries about 90% on the hour.
+JUMP_SHARE = 0.6
+#: How many times the typical step inside a block the typical step at a block boundary must be.
+JUMP_RATIO = 3.0
+
+
+def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BLOCK) -> tuple[int, float | None]:
+    """Resolution: (k, share) - the longest block k whose boundaries carry most of the series' movement.
+
+    A coarse series forward-filled onto a fine grid and then jittered changes at
+    every sample, so the exact test (:func:`block_length`) finds nothing; but its real
+    moves still happen on one phase of k, and the jitter is small beside them. k counts
+    when one residue modulo k (k >= 3) holds at least :data:`JUMP_SHARE` of the sum of
+    squared first differences, with a change at :data:`BLOCK_CHANGE_SHARE` of those
+    boundaries. (1, None) when no k does.
+    """
+    import numpy as np
+
+    d = np.diff(values)
+    ok = valid[1:] & valid[:-1]
+    pos = np.flatnonzero(ok & (d != 0))
+    if pos.size < MIN_CHANGES:
+        return 1, None
+    energy = d[pos] ** 2
+    total = float(energy.sum())
+    if not total > 0 or not math.isfinite(total):
+        return 1, None
+    pairs = int(np.count_nonzero(ok))
+    best, best_share = 1, None
+    for k in range(3, max_block + 1):
+        per_phase = np.bincount(pos % k, weights=energy, minlength=k)
+        top = int(np.argmax(per_phase))
+        share = float(per_phase[top]) / total
+        if share < JUMP_SHARE:
+            continue
+        on = pos % k == top
+        moved = int(np.count_nonzero(on))
+        if moved < MIN_CHANGES or moved < BLOCK_CHANGE_SHARE * (pairs / k):
+            continue
+        # the typical boundary step stands out of the typical step inside the blocks: a daily burst
+        # whose two edges happen to lie k samples apart concentrates energy too, but leaves most
+        # boundaries as ordinary as the rest
+        steps = np.abs(d[pos])
+        inside = steps[~on]
+        if inside.size and float(np.median(steps[on])) >= JUMP_RATIO * float(np.median(inside)):
+            best, best_share = k, share
+    return best, best_share
+
+
+def copy_facts(workloads: Sequence[Any], stored: dict[str, Any], views: dict[str, Any]) -> None:
+    """Give every workload view its near-copy facts (:func:`near_copies` over the whole model).
+
+    ``workloads`` are the model's workloads, ``stored`` their measured facts by name
+    (``.integrity`` holds the run sketch), ``views`` the workload views by name.
+    Pairs PL111 already reports (``double_counted_with``) are left to it.
+    """
+    import os
+
+    entries: list[tuple[str, str | None, str | None, Sequence[int] | None]] = []
+    trace: dict[str, str] = {}
+    for w in sorted(workloads, key=lambda w: w.name):
+        view, facts = views.get(w.name), stored.get(w.name)
+        if view is None or facts is None:
+            continue
+        ref = w.measurements.get("concurrency")
+        path = os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
+        trace[w.name] = ref.display if ref is not None else ""
+        sketch = (facts.integrity or {}).get("run_sketch")
+        entries.append((w.name, path, view.facts.get("pool"), sketch if isinstance(sketch, list) else None))
+    skip = {
+        frozenset((name, str(view.facts["double_counted_with"])))
+        for name, view in views.items()
+        if view.facts.get("double_counted_with")
+    }
+    # by values alone only when the series says enough to be recognised (as PL111 does)
+    values_of = {
+        name: view.facts.get("values_fingerprint") if (view.facts.get("value_changes") or 0) >= 10 else None
+        for name, view in views.items()
+    }
+    for name, _, _, sketch in entries:
+        if sketch or values_of.get(name):
+            views[name].facts["near_copy_similarity"] = 0.0  # judged: no other trace shares a run
+    for name, (other, similarity) in near_copies(entries, skip, values_of).items():
+        view = views[name]
+        view.facts.update(
+            {
+                "near_copy_of": other,
+                "near_copy_similarity": similarity,
+                "near_copy_trace": trace.get(other),
+                "near_copy_pool": views[other].facts.get("pool"),
+            }
+        )
+        view.paths.setdefault("near_copy_similarity", ("spec", "concurrency", "trace", "path"))
+
+
+# --------------------------------------------------------------------------------------------
+# Plausibility of a pool: its GPU model, its scheduler queue, the gangs it must admit
+# --------------------------------------------------------------------------------------------
+
+#: Memory of common data-centre GPUs, GiB (the sizes the vendors sell them with; a name that
+#: states its size, such as A100-SXM4-40GB, is read by its size). Keys are the tokens of a model
+#: name in upper case; a tuple holds every size the model is sold with.
+GPU_MEMORY_GIB: dict[str, tuple[float, ...]] = {
+    "B200": (180.0, 192.0),
+    "GB200": (186.0, 192.0),
+    "H200": (141.0,),
+    "GH200": (96.0, 144.0),
+    "H100 NVL": (94.0,),
+    "H100": (80.0,),
+    "H800": (80.0,),
+    "H20": (96.0,),
+    "A100": (40.0, 80.0),
+    "A800": (40.0, 80.0),
+    "A40": (48.0,),
+    "A30": (24.0,),
+    "A10G": (24.0,),
+    "A10": (24.0,),
+    "A16": (16.0,),
+    "A2": (16.0,),
+    "L40S": (48.0,),
+    "L40": (48.0,),
+    "L20": (48.0,),
+    "L4": (24.0,),
+    "T4": (16.0,),
+    "V100": (16.0, 32.0),
+    "P100": (12.0, 16.0),
+    "P4": (8.0,),
+    "RTX 6000 ADA": (48.0,),
+    "RTX A6000": (48.0,),
+    "RTX 4090": (24.0,),
+    "RTX 3090": (24.0,),
+    "MI325X": (256.0,),
+    "MI300X": (192.0,),
+    "MI250X": (128.0,),
+    "MI250": (128.0,),
+    "MI210": (64.0,),
+    "GAUDI3": (128.0,),
+    "GAUDI2": (96.0,),
+}
+
+POOL_FACTS: dict[str, str] = {
+    "gpu_model": "plausibility: the pool's declared GPU model (gpu.model, or the flavor's nvidia.com/gpu.product label)",
+    "gpu_model_memory_gib": (
+        "plausibility: the memory the GPU model is sold with, GiB - the size written in its name (80GB), else"
+        " policylint's table of common models; None for a model the table does not know"
+    ),
+    "gpu_memory_contradiction": (
+        "plausibility: the declared gpu.memoryGiB divided by the nearest size the model is sold with,"
+        " unrounded (1 when they agree; None when either is unknown)"
+    ),
+    "largest_gang_gpus": "plausibility: most GPUs one replica or job of the pool's workloads holds (gpusPerReplica)",
+    "largest_gang_workload": "plausibility: the workload that declares it",
+    "admissible_gpus": (
+        "plausibility: the most GPUs the pool can ever give one job - reserved + elastic GPUs plus the GPUs"
+        " proposals ask for it"
+    ),
+    "queue_contradictions": (
+        "plausibility: where the scheduler queue behind the pool contradicts itself (Kueue lendingLimit above"
+        " nominalQuota, a borrowingLimit the cohort cannot lend; Volcano capability below deserved or"
+        " guarantee, deserved below guarantee, children guaranteed more than their parent's capability), as"
+        " sentences; [] when none"
+    ),
+    "queue_contradiction_count": "plausibility: number of queue_contradictions",
+}
+
+#: Cluster facts of this stage.
+CLUSTER_FACTS: dict[str, str] = {
+    "loosened_options": (
+        "integrity of the gate: every rule option set looser than its documented default, every rule whose"
+        " severity was lowered and every integrity rule (PL96x, PL97x) left out of the run, as sentences"
+        " (None when the run's configuration is unknown)"
+    ),
+    "loosened_count": "integrity of the gate: number of loosened_options",
+}
+
+
+def _tokens(name: str) -> list[str]:
+    import re
+
+    return [t for t in re.split(r"[^A-Z0-9]+", name.upper()) if t]
+
+
+def model_memory_gib(model: str | None) -> tuple[float, ...] | None:
+    """The memory sizes (GiB) a GPU model is sold with: the size in its name, else the table."""
+    import re
+
+    if not model:
+        return None
+    sized = re.search(r"(?<![0-9])([0-9]{1,3})\s*(?:GB|GIB|G)(?![A-Z0-9])", model.upper())
+    if sized:
+        return (float(sized.group(1)),)
+    tokens = _tokens(model)
+    joined = " ".join(tokens)
+    for key in sorted(GPU_MEMORY_GIB, key=lambda k: (-len(k.split()), -len(k))):
+        parts = key.split()
+        if len(parts) > 1 and f" {key} " in f" {joined} ":
+            return GPU_MEMORY_GIB[key]
+        if len(parts) == 1 and key in tokens:
+            return GPU_MEMORY_GIB[key]
+    return None
+
+
+def _quantity(value: Any) -> int | None:
+    from policylint.schedulers.quantity import gpu_count
+
+    try:
+        return gpu_count(value)
+    except (ValueError, TypeError):
+        return None
+
+
+def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None) -> list[str]:
+    """Plausibility: what the scheduler queue behind ``pool`` says against itself, as sentences."""
+    info = getattr(pool, "scheduler", None) or {}
+    out: list[str] = []
+    if info.get("scheduler") == "kueue":
+        nominal, lending, borrowing = info.get("nominal"), info.get("lending_limit"), info.get("borrowing_limit")
+        queue = info.get("queue")
+        if isinstance(lending, int) and isinstance(nominal, int) and lending > nominal:
+            out.append(
+                f"ClusterQueue {queue} may lend {lending} GPUs but holds a nominalQuota of {nominal}"
+                " (Kueue refuses a lendingLimit above the quota)"
+            )
+        elastic = (pool.spec.get("elastic") or {}).get("maxGpus")
+        if isinstance(borrowing, int) and isinstance(elastic, int) and borrowing > elastic:
+            out.append(
+                f"ClusterQueue {queue} may borrow up to {borrowing} GPUs, but the rest of cohort"
+                f" {info.get('cohort')} can lend it only {elastic}: {borrowing - elastic} of them can never be reached"
+            )
+    elif info.get("scheduler") == "volcano":
+        spec = (pool.doc.data or {}).get("spec") or {}
+        from policylint.schedulers.quantity import GPU_RESOURCES
+
+        def gpu_of(section: Any) -> int | None:
+            if not isinstance(section, dict):
+                return None
+            key = next((r for r in GPU_RESOURCES if r in section), None)
+            return _quantity(section[key]) if key else None
+
+        capability = gpu_of(spec.get("capability"))
+        deserved = gpu_of(spec.get("deserved"))
+        guarantee = gpu_of((spec.get("guarantee") or {}).get("resource") if isinstance(spec.get("guarantee"), dict) else None)
+        queue = info.get("queue")
+        if capability is not None and deserved is not None and capability < deserved:
+            out.append(f"Queue {queue} deserves {deserved} GPUs but its capability caps it at {capability}")
+        if capability is not None and guarantee is not None and capability < guarantee:
+            out.append(f"Queue {queue} is guaranteed {guarantee} GPUs but its capability caps it at {capability}")
+        if deserved is not None and guarantee is not None and deserved < guarantee:
+            out.append(f"Queue {queue} is guaranteed {guarantee} GPUs but deserves only {deserved}")
+        parent = spec.get("parent")
+        if isinstance(parent, str) and parent != "root":
+            queues = volcano_queues or {}
+            parent_doc = queues.get(parent)
+            if parent_doc is not None:
+                parent_cap = gpu_of(((parent_doc.data or {}).get("spec") or {}).get("capability"))
+                children = [
+                    gpu_of(((d.data or {}).get("spec") or {}).get("guarantee", {}).get("resource"))
+                    for d in queues.values()
+                    if ((d.data or {}).get("spec") or {}).get("parent") == parent
+                    and isinstance(((d.data or {}).get("spec") or {}).get("guarantee"), dict)
+                ]
+                total = sum(x for x in children if x)
+                if parent_cap is not None and total > parent_cap:
+                    out.append(
+                        f"the queues under {parent} are guaranteed {total} GPUs together, but {parent}'s capability"
+                        f" is {parent_cap}"
+                    )
+    return out
+
+
+def pool_integrity_facts(pool: Any, facts: dict[str, Any], volcano_queues: dict[str, Any] | None = None) -> dict[str, Fact]:
+    """Plausibility facts of one pool view (keys of :data:`POOL_FACTS`)."""
+    spec = pool.spec
+    model = (spec.get("gpu") or {}).get("model")
+    sizes = model_memory_gib(str(model)) if model else None
+    declared = facts.get("gpu_memory_gib")
+    contradiction = None
+    if sizes and isinstance(declared, (int, float)) and declared > 0:
+        nearest = min(sizes, key=lambda s: abs(math.log(float(declared) / s)))
+        contradiction = float(declared) / nearest
+    gangs = [(int(w.spec.get("gpusPerReplica", 1)), w.name) for w in pool.workloads]
+    top = max(gangs, key=lambda g: (g[0], [-ord(c) for c in g[1]])) if gangs else None
+    found = queue_contradictions(pool, volcano_queues)
+    capacity, proposed = facts.get("capacity_gpus"), facts.get("proposed_gpus") or 0
+    return {
+        "gpu_model": str(model) if model else None,
+        "gpu_model_memory_gib": (
+            (min(sizes, key=lambda s: abs(math.log(float(declared) / s))) if contradiction is not None else sizes[0])
+            if sizes
+            else None
+        ),
+        "gpu_memory_contradiction": contradiction,
+        "largest_gang_gpus": top[0] if top else None,
+        "largest_gang_workload": top[1] if top else None,
+        "admissible_gpus": (int(capacity) + int(proposed)) if isinstance(capacity, (int, float)) else None,
+        "queue_contradictions": found,
+        "queue_contradiction_count": len(found),
+    }
+
+
+#: Rule options whose looser setting is the lower one (the rest: max_*, tolerance, headroom and
+#: margins loosen upward; min_* downward; text options loosen by any change).
+_LOOSER_DOWN = {"tight_seconds", "latency_seconds", "realtime_seconds"}
+_LOOSER_UP = {"min_workloads", "queue_tolerant_seconds"}
+
+
+def _looser(name: str, default: Any, value: Any) -> bool | None:
+    """True when ``value`` loosens option ``name`` against ``default``; None when no direction is known."""
+    if value == default:
+        return False
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(default, (int, float)):
+        return None
+    if name in _LOOSER_UP:
+        return value > default
+    if name in _LOOSER_DOWN:
+        return value < default
+    if name.startswith("min_"):
+        return value < default
+    return value > default
+
+
+def loosened_options(ruleset: Any, selected: set[str] | None = None, settings: dict[str, Any] | None = None) -> list[str]:
+    """Integrity of the gate: the loosening a configuration applies to the rule pack, as sentences.
+
+    ``ruleset`` holds the options in force; ``selected`` the codes that run (None: all);
+    ``settings`` a configuration's ``rules`` section read from the repository's own file
+    (so a fixture repository's configuration is judged even when its run used the defaults).
+    """
+    from policylint.ruleset import catalogue
+
+    bundled = catalogue()
+    found: dict[tuple[str, str], str] = {}
+    merged: dict[str, dict[str, Any]] = {code: dict(values) for code, values in ruleset.params.items()}
+    severities = {code: rule.severity for code, rule in ruleset.rules.items()}
+    for key, values in (settings or {}).items():
+        rule = ruleset.find(str(key)) if isinstance(values, dict) else None
+        if rule is None:
+            continue
+        for name, value in values.items():
+            if name == "severity":
+                from policylint.finding import Severity
+
+                try:
+                    severities[rule.code] = Severity.parse(str(value))
+                except Exception:  # noqa: BLE001 - an unreadable severity is the configuration loader's error
+                    continue
+            elif name in rule.params:
+                merged.setdefault(rule.code, {})[name] = value
+    for code in sorted(ruleset.rules):
+        rule = ruleset.rules[code]
+        for name, param in rule.params.items():
+            value = merged.get(code, {}).get(name, param.default)
+            looser = _looser(name, param.default, value)
+            if looser or looser is None:
+                how = "looser than" if looser else "changed from"
+                found[(code, name)] = f"{code} {name} = {value!r}, {how} its default {param.default!r}"
+        default = bundled.get(code, (None, None))[1]
+        now = severities.get(code)
+        if default is not None and now is not None and now < default:
+            found[(code, "severity")] = f"{code} reports as {now.label}, not {default.label}"
+        if selected is not None and code not in selected and (code.startswith("PL96") or code.startswith("PL97")):
+            found[(code, "selected")] = f"{code} ({rule.name}) does not run"
+    return [found[k] for k in sorted(found)]
+
+
+# --------------------------------------------------------------------------------------------
+# Check functions of the integrity rules (registered in policylint.checks.CHECKS)
+# --------------------------------------------------------------------------------------------
+
+#: The measurements PL960 dates against now: (fact, what it is, where it is written).
+_DATED = (
+    ("seconds_after_now", "concurrency trace"),
+    ("vram_seconds_after_now", "VRAM trace"),
+    ("jobs_seconds_after_now", "job list"),
+)
+
+
+def samples_after_now(facts: Any, params: Any) -> list[dict[str, Any]]:
+    """PL960: every measurement (concurrency trace, VRAM trace, job list) dated past now by more than the skew."""
+    limit = float(params["max_future_seconds"])
+    problems = []
+    for fact, what in _DATED:
+        ahead = facts.get(fact)
+        if not isinstance(ahead, (int, float)) or not ahead > limit:
+            continue
+        if fact == "seconds_after_now":
+            count = facts.get("samples_after_now")
+            noun = "sample" if count == 1 else "samples"
+            detail = f" ({count} {noun} dated in the future, first sample {facts.get('first_sample')})"
+        elif fact == "vram_seconds_after_now":
+            detail = " (its last sample is dated in the future)"
+        else:
+            detail = " (a job ends in the future)"
+        problems.append({"measurement": what, "seconds": float(ahead), "detail": detail, "_at": fact, "_figures": (float(ahead), limit)})
+    return problems
+
+
+def cold_start_floor(facts: Any, params: Any) -> list[dict[str, Any]]:
+    """PL965: a cold start below the fixed minimum plus the time to load the replica's resident memory.
+
+    Each GPU of a replica loads its part of the model (resident GiB / GPUs per replica)
+    at most ``load_gib_per_second``; a node and an image take ``min_seconds`` at the least.
+    """
+    cold = facts.get("cold_start_window_seconds")
+    if not isinstance(cold, (int, float)):
+        return []
+    floor = float(params["min_seconds"])
+    reason = f"the {floor:g} s that a node, an image and a model load take at the least"
+    resident = facts.get("vram_resident_gib")
+    rate = float(params["load_gib_per_second"])
+    if isinstance(resident, (int, float)) and resident > 0 and rate > 0:
+        per_gpu = float(resident) / max(1, int(facts.get("gpus_per_replica") or 1))
+        load = per_gpu / rate
+        floor += load
+        reason = (
+            f"the {floor:g} s a replica needs at the least: {float(params['min_seconds']):g} s for a node and an image,"
+            f" and {load:g} s to load {per_gpu:g} GiB onto each GPU at {rate:g} GiB/s"
+        )
+    if cold >= floor:
+        return []
+    return [{"floor_seconds": floor, "floor_reason": reason, "_figures": (float(cold), floor)}]
+
+
+def gpu_memory_contradicts_model(facts: Any, params: Any) -> list[dict[str, Any]]:
+    """PL974: the declared memory of a GPU differs from its model's by more than the tolerance."""
+    ratio = facts.get("gpu_memory_contradiction")
+    if not isinstance(ratio, (int, float)):
+        return []
+    tolerance = float(params["tolerance"])
+    if abs(float(ratio) - 1.0) <= tolerance + 1e-9:
+        return []
+    return [{"_figures": (float(facts["gpu_memory_gib"]), float(facts["gpu_model_memory_gib"]))}]
+
+
+#: Variables each check function adds to the message context.
+CHECK_VARIABLES: dict[str, set[str]] = {
+    "samples_after_now": {"measurement", "seconds", "detail"},
+    "cold_start_floor": {"floor_seconds", "floor_reason"},
+    "gpu_memory_contradicts_model": set(),
+}
+CHECKS: dict[str, Any] = {
+    "samples_after_now": samples_after_now,
+    "cold_start_floor": cold_start_floor,
+    "gpu_memory_contradicts_model": gpu_memory_contradicts_model,
+}

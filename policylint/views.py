@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from policylint.integrity import CLUSTER_FACTS as INTEGRITY_CLUSTER_FACTS
+from policylint.integrity import POOL_FACTS as INTEGRITY_POOL_FACTS
 from policylint.integrity import WORKLOAD_FACTS as INTEGRITY_WORKLOAD_FACTS
 from policylint.load import Document, DocPath
 from policylint.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FACTS
@@ -189,8 +191,8 @@ _OWN_FACTS: dict[str, dict[str, str]] = {
 #: demand facts, declared here in one place (rule files are checked against it when they load).
 FACTS: dict[str, dict[str, str]] = {
     "workload": {**_OWN_FACTS["workload"], **POOLED_WORKLOAD_FACTS, **INTEGRITY_WORKLOAD_FACTS},
-    "pool": {**_OWN_FACTS["pool"], **SCHEDULER_POOL_FACTS, **POOLED_POOL_FACTS},
-    "cluster": dict(_OWN_FACTS["cluster"]),
+    "pool": {**_OWN_FACTS["pool"], **SCHEDULER_POOL_FACTS, **POOLED_POOL_FACTS, **INTEGRITY_POOL_FACTS},
+    "cluster": {**_OWN_FACTS["cluster"], **INTEGRITY_CLUSTER_FACTS},
     "proposal": dict(_OWN_FACTS["proposal"]),
 }
 
@@ -225,6 +227,10 @@ POOL_FACT_PLACES: dict[str, str] = {
     "memory_gib_total": "gpu",
     "resident_gib_per_gpu": "gpu",
     "reclaims_in_time": "reclaim",
+    # integrity (plausibility) of a pool: the GPU it declares, the gangs it admits, its queue's own limits
+    "gpu_memory_contradiction": "gpu",
+    "largest_gang_gpus": "capacity",
+    "queue_contradiction_count": "capacity",
 }
 
 
@@ -475,6 +481,10 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "roughness": (*trace, "path"),
         "repeated_day_share": (*trace, "path"),
         "pulled_range_outside_seconds": (*trace, "path"),
+        "vram_seconds_after_now": ("spec", "vram", "trace", "path") if "trace" in vram else ("spec", "vram"),
+        "jobs_seconds_after_now": (
+            ("spec", "durations", "jobs", "path") if "jobs" in (spec.get("durations") or {}) else ("spec", "durations")
+        ),
         "vram_declared_gib": ("spec", "vram", "residentGiB") if "residentGiB" in vram else ("spec", "vram"),
         "job_gpus_max": ("spec", "gpusPerReplica") if "gpusPerReplica" in spec else ("spec", "class"),
         "excluded_share": ("spec", "concurrency", "exclude") if "exclude" in conc else (*trace, "path"),
@@ -739,6 +749,12 @@ def build_views(
     for pool in wanted_pools:
         pool_workload_facts(pool, pviews[pool.qualified], wviews)
         pviews[pool.qualified].facts.update(_history_facts(pool, history))
+    from policylint.integrity import copy_facts, pool_integrity_facts
+
+    copy_facts(list(model.workloads.values()), facts, wviews)  # near copies, across pools too
+    for pool in wanted_pools:
+        volcano = getattr(model.schedulers.get("volcano"), "queues", None)
+        pviews[pool.qualified].facts.update(pool_integrity_facts(pool, pviews[pool.qualified].facts, volcano))
     views: list[View] = list(wviews.values())
     views += [pviews[k] for k in sorted(pviews)]
     for name in sorted(model.clusters):
@@ -758,6 +774,8 @@ def build_views(
                     "workload_count": len(members),
                     "tolerance_declared_count": len(tolerances),
                     "tolerances": tolerances,
+                    "loosened_options": None,  # the run's configuration: set by the linter
+                    "loosened_count": None,
                 },
                 target=cluster.subject,
             )

@@ -269,6 +269,19 @@ def _fires_in_fixture(rule: Rule, text: str, tmp_path: Path) -> bool | None:
     return _fires(rule, root, folder) if changed else None
 
 
+#: Rules whose example is a `.policylint.yaml` (the configuration of the run), not a plan.
+_CONFIG_EXAMPLES = frozenset({"PL977"})
+
+
+def _fires_as_config(rule: Rule, text: str, tmp_path: Path) -> bool:
+    """Whether ``rule`` fires when ``text`` is the repository's `.policylint.yaml` beside the pass fixture."""
+    root, folder = _fixture_copy(rule, tmp_path)
+    for old in folder.glob(".policylint.y*ml"):
+        old.unlink()
+    (root / ".policylint.yaml").write_text(text, encoding="utf-8")
+    return _fires(rule, root, folder)
+
+
 @pytest.mark.parametrize("rule", ALL, ids=lambda r: r.code)
 def test_doc_example_fires_and_its_fix_does_not(rule: Rule, tmp_path: Path) -> None:
     example, fix = str(rule.docs["example"]), str(rule.docs["use_instead"])
@@ -276,6 +289,10 @@ def test_doc_example_fires_and_its_fix_does_not(rule: Rule, tmp_path: Path) -> N
         saved_as = _ENCODINGS.get(rule.code, "utf-8")  # the fix is the same text saved as UTF-8
         assert _fires_as_a_whole_file(rule, example, tmp_path / "example", saved_as), f"{rule.code}: its example does not fire"
         assert not _fires_as_a_whole_file(rule, fix, tmp_path / "fix"), f"{rule.code}: its use_instead still fires"
+        return
+    if rule.code in _CONFIG_EXAMPLES:  # the example is the repository's configuration, not a plan
+        assert _fires_as_config(rule, example, tmp_path / "example"), f"{rule.code}: its example does not fire"
+        assert not _fires_as_config(rule, fix, tmp_path / "fix"), f"{rule.code}: its use_instead still fires"
         return
     fired = _fires_in_fixture(rule, example, tmp_path / "example")
     assert fired or _fires_as_a_file(rule, example, tmp_path / "alone"), f"{rule.code}: its example does not fire"

@@ -54,4 +54,6 @@ def read_job_table(
     elif np.isnan(gpus).any():
         i = int(np.argmax(np.isnan(gpus)))
         raise MeasurementError(f"column '{gpus_name}' has an empty cell", source=name, row=intervals.rows.row(i))
-    return Jobs(durations=intervals.durations, gpus=gpus, source=name)
+    timed = intervals.ends[np.isfinite(intervals.ends)] if (intervals.has_start or end_column) else intervals.ends[:0]
+    last = float(timed.max()) if timed.size else None
+    return Jobs(durations=intervals.durations, gpus=gpus, source=name, last_time=last)

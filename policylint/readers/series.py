@@ -95,6 +95,8 @@ class Jobs:
     source: str
     #: rows the reader dropped on purpose and why (row filters, skipped incomplete rows)
     notes: tuple[str, ...] = ()
+    #: latest job end (unix seconds) when the list records start or end times, else None
+    last_time: float | None = None
 
     @property
     def count(self) -> int:
