@@ -171,3 +171,30 @@ def test_the_same_file_named_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(WriteRefused, match="named twice in one write"):
         batch.add(tmp_path / "." / "a", "two", root=tmp_path)
     assert _listing(tmp_path) == []
+
+
+def test_an_update_whose_new_file_cannot_be_written_leaves_the_manifests_as_they_were(tmp_path: Path) -> None:
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "kueue", repo)
+    shutil.copy(Path(__file__).parent / "data" / "kueue-hami" / "cluster-queues.yaml", repo / "kueue" / "cluster-queues.yaml")
+    path = repo / "kueue" / "cluster-queues.yaml"
+    text = path.read_text(encoding="utf-8")
+    cut = text.index("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: batch")
+    (repo / "elsewhere.yaml").write_text(text[cut:], encoding="utf-8")  # batch's queue: not among the manifests updated
+    path.write_text(text[:cut].rstrip().removesuffix("---").rstrip() + "\n", encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in (repo / "kueue").iterdir()}
+    update = ["export", "kueue", str(repo), "--update", str(repo / "kueue"), *NOW]
+    # where the new objects would go, learnt from a copy of the repository
+    trial = Path(shutil.copytree(repo, tmp_path / "trial"))
+    code, _, err = run_cli(["export", "kueue", str(trial), "--update", str(trial / "kueue"), *NOW, "--output", str(tmp_path / "seen")])
+    assert code == 0, err
+    (name,) = _listing(tmp_path / "seen")
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)  # the new file's name is taken by a folder
+    code, stdout, err = run_cli([*update, "--output", str(out)])
+    assert (code, stdout) == (2, "")
+    assert err.endswith(f"policylint: error: {out / name}: a folder, not a regular file: the manifest not written\n")
+    assert {p.name: p.read_bytes() for p in (repo / "kueue").iterdir()} == before  # the quotas were not edited either
+    assert _listing(out) == [name]
