@@ -173,6 +173,7 @@ SMOKE: list[tuple[str, list[str], set[int]]] = [
     ("plan-what-if", ["plan", "good", *NOW, "--cold-start", "600", "--tolerance", "nightly-eval=3600", "--headroom",
                       "0.1", "--format", "markdown", "--config", "cfg.yaml", "--root", "good"], {0}),
     ("plan-isolated", ["plan", "good", "--isolated", "--format", "text"], {0}),
+    ("plan-queues-by-tolerance", ["plan", "good", *NOW, "--size-queues-by-tolerance", "--format", "markdown"], {0}),
     ("plan-placement", ["plan", "good", *NOW, "--gpu", "H200-SXM-141GB=141", "--cluster", "planned"], {0}),
     ("completion-bash", ["completion", "bash"], {0}),
     ("completion-zsh", ["completion", "zsh"], {0}),

@@ -285,12 +285,42 @@ def test_faster_cold_start_pays_for_elastic_capacity(tmp_path: Path) -> None:
 )
 def test_relaxed_tolerance_is_worth_gpus(tmp_path: Path, tolerance: float, capacity: int) -> None:
     repo = make_repo(tmp_path / "r", [Spec("embed", cls="batch", cold_start=600, tolerance=300)])
-    strict = pool_of(plan_json(repo), "embed")
+    # the framework's sizing: elastic = daily band (20) - baseline (10), whatever the tolerance;
+    # what queueing to the tolerance would save is stated, not applied
+    plain = pool_of(plan_json(repo), "embed")
+    assert (plain["reserved_gpus"], plain["capacity_gpus"]) == (10, 20)
+    elastic = plain["derivation"]["elastic.maxGpus"]
     # 300 s: C = 18 waits 7200 / 18 = 400 s, C = 19 waits 3600 / 19 = 189 s
-    assert (strict["reserved_gpus"], strict["capacity_gpus"]) == (10, 19)
+    assert (elastic["sized_by"], elastic["tolerance_capacity_gpus"], elastic["queueing_saves_gpus"]) == ("daily band", 19, 1)
+    assert "queueing would save 1 GPUs" in elastic["rule"] and "--size-queues-by-tolerance" in elastic["rule"]
     relaxed = pool_of(plan_json(repo, "--tolerance", f"embed={tolerance:g}"), "embed")
-    assert (relaxed["reserved_gpus"], relaxed["capacity_gpus"]) == (10, capacity)
+    assert (relaxed["reserved_gpus"], relaxed["capacity_gpus"]) == (10, 20)
+    assert relaxed["derivation"]["elastic.maxGpus"]["queueing_saves_gpus"] == 20 - capacity
     assert relaxed["queue"]["max_wait_seconds"] == tolerance
+    # --size-queues-by-tolerance applies it
+    strict = pool_of(plan_json(repo, "--size-queues-by-tolerance"), "embed")
+    assert (strict["reserved_gpus"], strict["capacity_gpus"]) == (10, 19)
+    assert strict["derivation"]["elastic.maxGpus"]["sized_by"] == "tolerance"
+    sized = pool_of(
+        plan_json(repo, "--tolerance", f"embed={tolerance:g}", "--size-queues-by-tolerance", "--repository", str(tmp_path / "p")),
+        "embed",
+    )
+    assert (sized["reserved_gpus"], sized["capacity_gpus"]) == (10, capacity)
+    assert sized["derivation"]["elastic.maxGpus"]["queueing_saves_gpus"] == 20 - capacity
+    assert sizing_findings(tmp_path / "p") == []
+
+
+def test_queueing_figure_is_in_every_format(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", [Spec("embed", cls="batch", cold_start=600, tolerance=300)])
+    code, out, _ = run_cli(["plan", str(repo)])
+    assert code == 0
+    assert "queueing would save 1 GPUs" in out
+    assert "queueing to the tolerances would save 1 GPUs in all (not applied; --size-queues-by-tolerance applies it)" in out
+    code, out, _ = run_cli(["plan", str(repo), "--format", "markdown"])
+    assert code == 0 and "Queueing to the tolerances would save 1 GPUs in all" in out
+    code, out, _ = run_cli(["plan", str(repo), "--size-queues-by-tolerance"])
+    assert code == 0 and "least capacity at which daily-band demand waits at most 300 s" in out
+    assert "queueing to the tolerances" not in out
 
 
 def test_headroom_adds_the_share_the_bands_say(tmp_path: Path) -> None:
@@ -349,9 +379,12 @@ def test_classes_and_tiers_never_share_a_pool(tmp_path: Path) -> None:
         ),
         min_size=1,
         max_size=3,
-    )
+    ),
+    st.booleans(),  # --size-queues-by-tolerance
 )
-def test_every_generated_plan_passes_check(tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[Any, ...]]) -> None:
+def test_every_generated_plan_passes_check(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[Any, ...]], by_tolerance: bool
+) -> None:
     specs = [
         Spec(f"w{i}", cls=c, level=lv, burst=b, burst_hour=h, burst_minutes=m, per_gpu=g, replicas=r, cold_start=cs,
              tolerance=t, pool=p)
@@ -359,12 +392,14 @@ def test_every_generated_plan_passes_check(tmp_path_factory: pytest.TempPathFact
     ]
     base = tmp_path_factory.mktemp("gen")
     repo = make_repo(base / "r", specs)
-    doc = plan_json(repo, "--repository", str(base / "p"))
+    doc = plan_json(repo, "--repository", str(base / "p"), *(["--size-queues-by-tolerance"] if by_tolerance else []))
     assert doc["check"]["passes"]
     assert sizing_findings(base / "p") == []
     for p in doc["plan"]["pools"]:
         assert p["reserved_gpus"] == p["pooled"]["baseline_gpus"]
         assert p["reserved_gpus"] <= p["capacity_gpus"] <= p["pooled"]["daily_gpus"]
+        if not by_tolerance:  # the framework's elastic band: daily band minus baseline
+            assert p["capacity_gpus"] == p["pooled"]["daily_gpus"]
 
 
 # --- formats, determinism and bad input ------------------------------------------------------

@@ -128,6 +128,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="plan FRACTION above the bands (default 0; at most the headroom the sizing rules accept, 0.15 by default)",
     )
     parser.add_argument(
+        "--size-queues-by-tolerance", action="store_true",
+        help="size a pool that queues its overflow to the least capacity at which its daily-band demand waits no longer "
+        "than its tightest tolerance, when that is below the daily band (default: elastic = daily band minus baseline, "
+        "the framework's definition; the plan shows what queueing would save)",
+    )
+    parser.add_argument(
         "--gpu", type=_gpu, metavar="MODEL=GIB",
         help="plan workloads placed in no pool (or in a cluster not declared) on this GPU type, e.g. H100-SXM-80GB=80",
     )
@@ -307,6 +313,7 @@ def run(args: argparse.Namespace) -> int:
         cold_start_seconds=args.cold_start,
         tolerances=tuple(sorted(dict(args.tolerance or []).items())),
         headroom=args.headroom,
+        size_queues_by_tolerance=args.size_queues_by_tolerance,
     )
     gpu_model, gpu_memory = args.gpu if args.gpu is not None else (None, None)
     hint = "" if args.gpu is not None else " (give the GPU type of workloads placed in no pool with --gpu MODEL=GIB)"
@@ -524,6 +531,9 @@ def text(doc: dict[str, Any]) -> str:
         f" {new['elastic_gpus']} = {new['total_gpus']} GPUs",
         _savings(saves),
     ]
+    queueing = queueing_line(plan)
+    if queueing:
+        lines.append(queueing)
     if comparison["unmeasured_workloads"]:
         lines.append(
             "not counted: the GPUs of " + ", ".join(safe(n) for n in comparison["unmeasured_workloads"])
@@ -536,6 +546,21 @@ def text(doc: dict[str, Any]) -> str:
         lines.append(f"check on the planned repository: {len(check['sizing_findings'])} sizing findings")
         lines += [f"  {f['code']} {safe(f['message'])}" for f in check["sizing_findings"]]
     return "\n".join(lines) + "\n"
+
+
+def queueing_line(plan: dict[str, Any]) -> str | None:
+    """What sizing queued pools by their tolerances would save in all, when the plan does not apply it."""
+    if plan["what_if"].get("size_queues_by_tolerance"):
+        return None
+    saves = sum(
+        (p["derivation"].get("elastic.maxGpus") or {}).get("queueing_saves_gpus") or 0 for p in plan["pools"]
+    )
+    if not saves:
+        return None
+    return (
+        f"queueing to the tolerances would save {saves} GPUs in all (not applied; --size-queues-by-tolerance applies it):"
+        " the framework's elastic capacity is the daily band minus the baseline"
+    )
 
 
 def _savings(saves: dict[str, int]) -> str:
@@ -567,6 +592,9 @@ def markdown(doc: dict[str, Any]) -> str:
         f" = {t['planned']['total_gpus']} GPUs (today {t['today']['total_gpus']} including {t['today']['proposed_gpus']}"
         f" proposed): {_savings(t['saves'])}. The plan {verdict}."
     )
+    queueing = queueing_line(plan)
+    if queueing:
+        lines += ["", _md(queueing[0].upper() + queueing[1:]) + "."]
     lines += ["", "| planned pool | class | GPU | workloads | reserved | elastic | overflow | queue depth | queue wait (s) |",
               "|---|---|---|---|---:|---:|---|---:|---:|"]
     for p in plan["pools"]:

@@ -106,6 +106,8 @@ _EXTRA = {
     "tolerance_capacity_gpus": "capacity the tightest tolerance needs",
     "tightest_tolerance_seconds": "tightest tolerance (s)",
     "per_workload": "per workload",
+    "sized_by": "capacity sized by",
+    "queueing_saves_gpus": "what queueing to the tolerance saves",
 }
 
 

@@ -1,0 +1,179 @@
+"""Grouping: which workloads may share a planned pool at all, and why.
+
+Training, batch and inference never share a pool. Inside one cluster, workloads are
+grouped by class, GPU model and memory (taken from the pool they run in today), gang
+needs (training or batch jobs holding more than one GPU) and tolerance tier
+(real-time, interactive, queue-tolerant), and a tier is cut wherever its loosest
+tolerance would exceed the spread the rules accept (:func:`split_spread`). Which
+workloads of a group are then pooled together is :mod:`policylint.plan.search`'s
+question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from policylint.plan.models import CLASSES, Thresholds, Unplaced, WhatIf, number, plain
+
+if TYPE_CHECKING:
+    from policylint.model import Pool, Workload
+
+__all__ = [
+    "Group",
+    "common_nodes",
+    "dns",
+    "group_of",
+    "is_reject",
+    "planned_spec",
+    "reason",
+    "split_spread",
+    "tightest",
+    "tolerance_of",
+]
+
+
+def planned_spec(w: Workload, whatif: WhatIf) -> dict[str, Any]:
+    """The workload's spec with the what-if inputs applied (a copy)."""
+    spec = dict(w.spec)
+    if whatif.cold_start_seconds is not None:
+        spec["coldStartSeconds"] = plain(whatif.cold_start_seconds)
+    for name, seconds in whatif.tolerances:
+        if name == w.name:
+            tol = dict(spec.get("tolerance") or {})
+            tol["maxQueueSeconds"] = plain(seconds)
+            spec["tolerance"] = tol
+    return spec
+
+
+def tolerance_of(spec: Mapping[str, Any]) -> float | None:
+    """The declared maximum tolerable queue seconds, None when not a number."""
+    return number((spec.get("tolerance") or {}).get("maxQueueSeconds"))
+
+
+def tightest(tolerances: Iterable[float | None]) -> float | None:
+    """The tightest of the tolerances, None when any workload declares none."""
+    tols = list(tolerances)
+    return None if any(t is None for t in tols) else min(t for t in tols if t is not None)
+
+
+def _replicas(spec: Mapping[str, Any]) -> int:
+    value = spec.get("gpusPerReplica", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def _tier(tolerance: float | None, th: Thresholds) -> str:
+    if tolerance is None:
+        return "no-tolerance"
+    if tolerance <= th.realtime_seconds:
+        return "realtime"
+    if tolerance < th.queue_tolerant_seconds:
+        return "interactive"
+    return "queue-tolerant"
+
+
+def dns(text: str) -> str:
+    """A pool-name-safe, DNS-friendly rendering of ``text``."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+@dataclass(frozen=True)
+class Group:
+    """The workloads that may share a pool: one cluster, class, GPU type, gang need and tier."""
+
+    cluster: str
+    cls: str
+    gpu_model: str
+    gpu_memory: float
+    gang: bool
+    tier: str
+
+    @property
+    def gpu(self) -> dict[str, Any]:
+        """The GPU type as a Cluster pool declares it."""
+        return {"model": self.gpu_model, "memoryGiB": plain(self.gpu_memory)}
+
+    @property
+    def order(self) -> tuple[str, str, str, float, bool, str]:
+        return (self.cluster, self.cls, self.gpu_model, self.gpu_memory, self.gang, self.tier)
+
+
+def is_reject(group: Group) -> bool:
+    """A real-time group rejects its overflow (callers retry); the others queue it."""
+    return group.tier == "realtime"
+
+
+def group_of(w: Workload, spec: Mapping[str, Any], th: Thresholds, unplaced: Unplaced) -> Group | str:
+    """The group a workload belongs to, or why it cannot be planned."""
+    if w.cls not in CLASSES:
+        return f"its class {w.cls!r} is not one of {', '.join(CLASSES)}"
+    gang = w.cls in ("training", "batch") and _replicas(spec) > 1
+    tier = _tier(tolerance_of(spec), th)
+    if w.pool is None:
+        if unplaced.gpu_model is None or unplaced.gpu_memory is None:
+            return "it is placed in no pool, so its GPU type is unknown (give one with --gpu MODEL=GIB)"
+        named = spec.get("cluster")
+        cluster = named if isinstance(named, str) and named else unplaced.cluster
+        return Group(cluster, w.cls, unplaced.gpu_model, unplaced.gpu_memory, gang, tier)
+    gpu = w.pool.spec.get("gpu") or {}
+    model, memory = gpu.get("model"), number(gpu.get("memoryGiB"))
+    if not isinstance(model, str) or memory is None:
+        return f"its pool {w.pool.qualified} declares no GPU model and memory"
+    return Group(w.pool.cluster.name, w.cls, model, memory, gang, tier)
+
+
+def split_spread(names: list[str], tolerances: Mapping[str, float | None], max_spread: float) -> list[list[str]]:
+    """Cut a tier, ordered by tolerance, wherever the loosest would exceed ``max_spread`` x the tightest."""
+    order = sorted(names, key=lambda n: (tolerances[n] if tolerances[n] is not None else -1.0, n))
+    parts: list[list[str]] = []
+    for n in order:
+        t = tolerances[n]
+        if parts and t is not None:
+            first = tolerances[parts[-1][0]]
+            if first is not None and first > 0 and t <= first * max_spread:
+                parts[-1].append(n)
+                continue
+            if first is not None and first == 0 and t == 0:
+                parts[-1].append(n)
+                continue
+        elif parts and t is None:
+            parts[-1].append(n)
+            continue
+        parts.append([n])
+    return parts
+
+
+def common_nodes(pools: Iterable[Pool | None]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """The node selection all current pools agree on (else none), and every namespace they name."""
+    nodes: list[Any] = []
+    namespaces: set[str] = set()
+    for p in pools:
+        if p is None:
+            continue
+        nodes.append(p.spec.get("nodes"))
+        namespaces.update(str(n) for n in p.spec.get("namespaces") or [])
+    first = nodes[0] if nodes else None
+    same = all(n == first for n in nodes)
+    return (dict(first) if same and isinstance(first, dict) and first else None), tuple(sorted(namespaces))
+
+
+def reason(group: Group, tol: float | None, alone: bool) -> str:
+    """Why a workload sits in its planned pool: its group, its tier and whether it was pooled."""
+    tier = {
+        "realtime": "real-time (tolerates at most the real-time limit)",
+        "interactive": "interactive (between the real-time and queue-tolerant limits)",
+        "queue-tolerant": "queue-tolerant",
+        "no-tolerance": "without a declared tolerance",
+    }[group.tier]
+    what = f"{group.cls} on {group.gpu_model} ({plain(group.gpu_memory)} GiB)"
+    gang = ", multi-GPU jobs needing gang scheduling" if group.gang else ""
+    tol_text = "no tolerance" if tol is None else f"tolerates {tol:g} s"
+    pooled = (
+        "alone: pooled with another workload of its group it would save no GPUs, overlap too briefly or count one"
+        " measurement twice"
+        if alone
+        else "pooled: together they need fewer GPUs than apart"
+    )
+    return f"{what}{gang}; {tol_text}, {tier}; {pooled}"

@@ -1,0 +1,190 @@
+"""What a plan is made of: its inputs (what-if, thresholds, where unplaced workloads go) and its pools.
+
+Plain data, no computation beyond a pool's own rendering as a Cluster pool: every
+other module of :mod:`policylint.plan` reads and writes these types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CLASSES",
+    "EPS",
+    "PLANNED_CLUSTERS_FILE",
+    "SIZING_RULES",
+    "Plan",
+    "PlannedPool",
+    "Thresholds",
+    "Unplaced",
+    "WhatIf",
+    "number",
+    "plain",
+]
+
+#: The findings a plan is responsible for: sizing, queues, placement and scheduling of pools.
+#: ``check`` on a planned repository reports none of them (the plan's own verification).
+SIZING_RULES = frozenset(
+    {
+        "PL101", "PL102", "PL103", "PL104", "PL110", "PL111", "PL112",
+        "PL201", "PL203", "PL204", "PL205", "PL206", "PL207", "PL208",
+        "PL303", "PL306", "PL401", "PL402", "PL403", "PL502", "PL601",
+        "PL801", "PL803",
+    }
+)  # fmt: skip
+
+#: Name of the file holding the planned clusters in a planned repository.
+PLANNED_CLUSTERS_FILE = "planned-clusters.yaml"
+
+#: Float noise guard for the floors of sized numbers.
+EPS = 1e-9
+#: The workload classes the plan places; training, batch and inference never share a pool.
+CLASSES = ("training", "batch", "inference")
+
+
+def plain(x: float) -> float | int:
+    """A whole float as an int (YAML and JSON without a spurious .0)."""
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a float when it is a number (not a boolean), else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """One input changed, to see what it is worth in GPUs.
+
+    ``cold_start_seconds`` replaces every workload's declared cold start (faster model
+    loading); ``tolerances`` replaces named workloads' ``maxQueueSeconds``; ``headroom``
+    is the share above the bands the plan adds (0: exactly the bands).
+    ``size_queues_by_tolerance`` sizes a pool that queues its overflow to the least
+    capacity meeting its tightest tolerance when that is below the daily band (the
+    figure the plan otherwise only reports, see :mod:`policylint.plan.sizing`).
+    """
+
+    cold_start_seconds: float | None = None
+    tolerances: tuple[tuple[str, float], ...] = ()
+    headroom: float = 0.0
+    size_queues_by_tolerance: bool = False
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The rules' parameters the plan must satisfy (defaults: the rules' defaults)."""
+
+    realtime_seconds: float = 10.0  # PL306
+    queue_tolerant_seconds: float = 300.0  # PL306
+    max_spread: float = 100.0  # PL303
+    min_window_days: float = 90.0  # PL112
+    max_tail_ratio: float = 20.0  # PL601
+    headroom: float = 0.15  # least of PL101, PL102, PL201
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Mapping[str, Any]]) -> Thresholds:
+        """The thresholds of a configured rule set (``RuleSet.params``: code -> effective parameters)."""
+        d = cls()
+
+        def get(code: str, name: str, default: float) -> float:
+            value = (params.get(code) or {}).get(name)
+            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+        headrooms = [get(c, "headroom", d.headroom) for c in ("PL101", "PL102", "PL201")]
+        return cls(
+            realtime_seconds=get("PL306", "realtime_seconds", d.realtime_seconds),
+            queue_tolerant_seconds=get("PL306", "queue_tolerant_seconds", d.queue_tolerant_seconds),
+            max_spread=get("PL303", "max_factor", d.max_spread),
+            min_window_days=get("PL112", "min_window_days", d.min_window_days),
+            max_tail_ratio=get("PL601", "max_tail_ratio", d.max_tail_ratio),
+            headroom=min(headrooms),
+        )
+
+
+@dataclass(frozen=True)
+class Unplaced:
+    """Where workloads placed in no pool are planned: a cluster (when they name none) and a GPU type.
+
+    Without a GPU type they are left out of the plan: nothing says which GPUs they run on.
+    """
+
+    cluster: str = "planned"
+    gpu_model: str | None = None
+    gpu_memory: float | None = None
+
+
+@dataclass
+class PlannedPool:
+    """One planned pool: who is in it, its pooled bands and the capacity they justify."""
+
+    cluster: str
+    name: str
+    cls: str
+    gpu: dict[str, Any]
+    tier: str
+    gang: bool
+    preemption: bool
+    members: tuple[str, ...]
+    measured: bool
+    reserved: int = 0
+    elastic: int = 0
+    cold_start_seconds: float | None = None
+    overflow: str = "queue"
+    max_wait_seconds: float = 0.0
+    max_depth: int = 0
+    nodes: dict[str, Any] | None = None
+    namespaces: tuple[str, ...] = ()
+    #: pooled figures (GPUs) and what surrounds them; None for an unmeasured pool
+    bands: dict[str, Any] | None = None
+    #: the members' bands each planned alone, summed, and the capacity they would need apart
+    apart: dict[str, int] | None = None
+    #: why each member sits here
+    reasons: dict[str, str] = field(default_factory=dict)
+    #: every number with the measurement, band and rule it comes from
+    derivation: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.cluster}/{self.name}"
+
+    @property
+    def capacity(self) -> int:
+        return self.reserved + self.elastic
+
+    def spec(self) -> dict[str, Any]:
+        """The pool as a policylint Cluster pool (``schemas/cluster.schema.json``)."""
+        out: dict[str, Any] = {"name": self.name, "gpu": dict(self.gpu), "reservedGpus": self.reserved}
+        if self.elastic > 0:
+            elastic: dict[str, Any] = {"maxGpus": self.elastic, "kind": "autoscale"}
+            if self.cold_start_seconds is not None:
+                elastic["coldStartSeconds"] = plain(self.cold_start_seconds)
+            out["elastic"] = elastic
+        out["serves"] = [self.cls]
+        out["sharing"] = "exclusive"
+        out["overflow"] = self.overflow
+        out["queue"] = {"maxDepth": self.max_depth, "maxWaitSeconds": plain(self.max_wait_seconds)}
+        out["scheduling"] = {"gang": self.gang, "preemption": self.preemption}
+        if self.namespaces:
+            out["namespaces"] = list(self.namespaces)
+        if self.nodes:
+            out["nodes"] = self.nodes
+        return out
+
+
+@dataclass
+class Plan:
+    """The planned pools, the workloads the plan cannot place, and the inputs it was made with."""
+
+    pools: list[PlannedPool]
+    #: workload -> why it has no planned pool (no cluster or GPU type to plan it in)
+    unplaced: dict[str, str]
+    whatif: WhatIf
+    thresholds: Thresholds
+
+    def pool_of(self, workload: str) -> PlannedPool | None:
+        for p in self.pools:
+            if workload in p.members:
+                return p
+        return None
