@@ -18,11 +18,19 @@ alternate, in the same process and run:
 * **pandas CSV**: ``pandas.read_csv`` with the timestamp column parsed
   (``parse_dates`` for ISO text, ``to_datetime(unit="s")`` for epoch seconds);
 * **policylint Parquet**: ``read_series`` on the Parquet file (same work);
-* **pyarrow Parquet**: ``pyarrow.parquet.read_table`` of the same file.
+* **pyarrow Parquet**: ``pyarrow.parquet.read_table`` of the same file;
+* **pyarrow.csv** (issue 26): ``read_series`` on each CSV against
+  ``pyarrow.csv.read_csv`` of the same file with its defaults (type inference,
+  threads), the reference of the cold-path target; and a CSV whose times mix
+  naive and ``Z`` forms (no single Arrow type: the row-by-row path);
+* **exclusions**: ``parse_exclusion`` of a ``START/END`` pair against two
+  ``datetime.fromisoformat`` calls (per exclusion, microseconds).
 
-Targets: CSV at most 1.5x pandas, Parquet at most 1.2x pyarrow. policylint does
-more than the references (validation and the grid), so the ratios are an upper
-bound of the reading overhead. Needs pandas (``pip install 'policylint[bench]'``).
+Targets: CSV at most 1.5x pandas and 1.3x pyarrow.csv, Parquet at most 1.2x
+pyarrow. policylint does more than the references (validation and the grid), so
+the ratios are an upper bound of the reading overhead. Needs pandas (``pip
+install 'policylint[bench]'``). ``PYTHONPATH=DIR`` measures the policylint
+package in DIR (another checkout) instead of this tree's.
 """
 
 from __future__ import annotations
@@ -39,7 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 T0 = 1_788_134_400  # 2026-09-01T00:00:00Z
 
@@ -84,6 +93,13 @@ def write_files(folder: Path, times: np.ndarray, values: np.ndarray) -> dict[str
     with files["epoch"].open("w", encoding="utf-8") as out:
         out.write("timestamp,in_flight\n")
         out.writelines(f"{t},{v}\n" for t, v in zip(times.tolist(), values.tolist()))
+    files["mixed"] = folder / "trace_mixed.csv"
+    naive = np.datetime_as_string(times.astype("datetime64[s]"), unit="s")
+    with files["mixed"].open("w", encoding="utf-8") as out:
+        out.write("timestamp,in_flight\n")
+        # one row in 97 written in UTC with a Z, the others without a zone: no one Arrow type reads all
+        out.writelines(f"{t if i % 97 else z},{v}\n"
+                       for i, (t, z, v) in enumerate(zip(naive.tolist(), iso_text.tolist(), values.tolist())))
     stamps = pa.array(times * 1_000_000, type=pa.timestamp("us", tz="UTC"))
     pq.write_table(pa.table({"timestamp": stamps, "in_flight": pa.array(values.astype(np.float64))}), files["parquet"])
     return files
@@ -107,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         print("needs pandas: pip install 'policylint[bench]'", file=sys.stderr)
         return 2
     import pyarrow
+    import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
     from policylint.traces import read_series
@@ -115,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         files = write_files(Path(tmp), times, values)
         # Check that every reader sees the same data before timing anything.
-        for key in ("iso", "epoch", "parquet"):
+        for key in ("iso", "epoch", "parquet", "mixed"):
             series = read_series(files[key])
             assert series.samples == times.size and series.values.tolist() == values.astype(float).tolist(), key
 
@@ -136,7 +153,23 @@ def main(argv: list[str] | None = None) -> int:
             lambda: read_series(files["parquet"]), lambda: pq.read_table(files["parquet"]), args.repeat
         )
         rows.append(("Parquet", ours, "pyarrow.parquet.read_table", ref, 1.2))
+        for key, label in (("iso", "CSV, ISO-8601"), ("epoch", "CSV, epoch seconds"), ("mixed", "CSV, naive and Z mixed")):
+            ours, ref = best_pair(lambda k=key: read_series(files[k]), lambda k=key: pcsv.read_csv(files[k]), args.repeat)
+            rows.append((label, ours, "pyarrow.csv.read_csv", ref, 1.3))
         size = os.path.getsize(files["iso"])
+    from datetime import datetime
+
+    from policylint.traces import parse_exclusion
+
+    pairs = [f"2026-{m:02d}-{d:02d}/2026-{m:02d}-{d + 2:02d}T12:30:00Z" for m in range(1, 13) for d in range(1, 26)]
+
+    def fromiso() -> None:
+        for pair in pairs:
+            start, _, end = pair.partition("/")
+            datetime.fromisoformat(start), datetime.fromisoformat(end)
+
+    ex_ours, ex_ref = best_pair(lambda: [parse_exclusion(p) for p in pairs], fromiso, max(3, args.repeat // 4))
+    per = len(pairs)
 
     print(f"trace: {args.days} days at one-minute steps, {times.size:,} rows ({size / 1e6:.1f} MB as ISO CSV)")
     print(f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
@@ -150,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         failed |= ratio > target
         print(f"{label:<26} {ours * 1e3:>8.1f} ms {ref * 1e3:>8.1f} ms  {ratio:>5.2f}x  {target:>5.1f}x  "
               f"{reference_name} [{mark}]")
+    print(f"{'exclusion START/END':<26} {ex_ours / per * 1e6:>8.1f} us {ex_ref / per * 1e6:>8.1f} us  {ex_ours / ex_ref:>5.2f}x"
+          f"      -  two datetime.fromisoformat calls")
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 1 if failed else 0
 
 
