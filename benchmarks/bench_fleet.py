@@ -25,7 +25,8 @@ largest process of the run) are the medians (memory: the largest) over
    before each round);
 2. **warm full**: ``check .`` with the cache filled;
 3. **pre-commit**: ``check --changed-files workloads/w-7.yaml``, warm cache, the
-   file unchanged since the cache was filled;
+   file unchanged since the cache was filled (the repository is a git repository,
+   as a hook's is: its root is where the cluster lies);
 4. **pre-commit, spec edited**: the same after the file's tolerance was edited
    (a new value each round, so every round meets a document not seen before);
 5. **check FILE**: ``check workloads/w-7.yaml`` (no ``--changed-files``), warm;
@@ -182,6 +183,11 @@ def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill
     root = tmp / f"{layout}-{size}"
     root.mkdir()
     build(root, size, distinct=True, **LAYOUTS[layout])  # type: ignore[arg-type]
+    # A pre-commit hook runs in a git repository, and the repository's root is where
+    # `--changed-files` finds the clusters: without one (and without a configuration
+    # file) the root would be the changed file's folder, workloads/, whose workloads
+    # then name an unknown cluster and no pool - a run that measures nothing pooled.
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
     cache = tmp / f"cache-{layout}-{size}"
     traces = sum(p.stat().st_size for p in (root / "traces").iterdir())
     print(f"\n{layout}, {size:,} workloads ({traces / 1e6:,.0f} MB of CSV traces); load {load():.1f}", flush=True)

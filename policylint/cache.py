@@ -912,6 +912,21 @@ def load(folder: Path, key: str, *, demand: bool = True) -> WorkloadFacts | None
     return facts
 
 
+def load_demand(folder: Path, key: str) -> Any:
+    """The GPU demand series (:class:`~policylint.measure.GpuDemand`) stored under ``key``, or None.
+
+    Read alone, without the facts: the pooled-sum cache takes an old series out of a
+    pool's sum by the key it was added under (:mod:`policylint.pooled_cache`).
+    """
+    from policylint.measure import GpuDemand
+
+    try:
+        series = _load_value(folder, _series_path(folder, key), "series", key, "demand")
+    except Exception:  # noqa: BLE001 - a missing or damaged entry is a miss, never an error
+        return None
+    return series if isinstance(series, GpuDemand) else None
+
+
 def store(folder: Path, key: str, facts: WorkloadFacts) -> None:
     """Write ``facts`` under ``key`` atomically (the GPU demand series as its own entry, written first).
 

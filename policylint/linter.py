@@ -274,7 +274,8 @@ def judge(
     as its narrowing reports only those rules' findings on them.
     """
     from policylint.evaluate import evaluate
-    from policylint.measure import CachedPool, measure, measure_pools
+    from policylint.measure import CachedPool, WorkloadFacts, _measure_one, measure, measure_pools
+    from policylint.model import Workload
     from policylint.views import build_views
 
     assert options.ruleset is not None
@@ -296,7 +297,10 @@ def judge(
         model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
         only=only,
     )
-    pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only)
+    def remeasure(workload: Workload, key: str) -> WorkloadFacts:
+        return _measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
+
+    pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
     history = None
     if options.change is not None:
         import os

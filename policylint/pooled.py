@@ -43,7 +43,7 @@ different times). Both figures are reported.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -60,7 +60,19 @@ from policylint.bands import (
 )
 from policylint.errors import PolicylintError
 
-__all__ = ["GpuMember", "PoolMember", "PooledGrid", "PooledReport", "align", "analyse_pool", "gpu_demand", "pool_series"]
+__all__ = [
+    "GpuMember",
+    "GridSpec",
+    "PoolMember",
+    "PooledGrid",
+    "PooledReport",
+    "align",
+    "analyse_pool",
+    "gpu_demand",
+    "grid_spec",
+    "on_grid",
+    "pool_series",
+]
 
 # Float noise guard for ceilings, as in the band calculator.
 _CEIL_EPS = 1e-9
@@ -89,19 +101,61 @@ class PoolMember:
         return row
 
 
+    def axis(self) -> np.ndarray:
+        """The member's own time axis (unix seconds)."""
+        return self.times
+
+    def extent(self) -> tuple[float, float, int] | None:
+        """(first time, last time, samples) of the member's own axis; None when it has no sample."""
+        if not self.times.size:
+            return None
+        return float(self.times[0]), float(self.times[-1]), int(self.times.size)
+
+    def regular(self) -> tuple[float, float] | None:
+        """(start, step) when the axis is exactly ``start + i x step`` and known to be so, else None."""
+        return None
+
+
 @dataclass(frozen=True, eq=False)
 class GpuMember(PoolMember):
     """A member whose GPU demand per sample was computed when it was measured.
 
     ``gpus`` is that demand (whole GPU counts, NaN = not usable), possibly in a
     narrower float type that holds every value exactly; ``values`` is unused.
+
+    A regular time axis is kept as ``axis_start`` and ``axis_step`` (``times`` then
+    None): the axis ``axis_start + i x axis_step`` is built only when the member does
+    not lie on the pool's grid, so a pool of a thousand members does not hold a
+    thousand arrays of times to find out that they coincide.
     """
 
     gpus: np.ndarray | None = None
+    axis_start: float = 0.0
+    axis_step: float = 0.0
 
     def demand(self) -> np.ndarray:
         assert self.gpus is not None
         return np.asarray(self.gpus, dtype=np.float64)
+
+    def axis(self) -> np.ndarray:
+        if self.times is not None:
+            return self.times
+        assert self.gpus is not None
+        return self.axis_start + np.arange(self.gpus.size, dtype=np.float64) * self.axis_step
+
+    def extent(self) -> tuple[float, float, int] | None:
+        if self.times is not None:
+            return super().extent()
+        assert self.gpus is not None
+        n = int(self.gpus.size)
+        if not n:
+            return None
+        # the last element of axis(), by the same two operations
+        last = float(np.float64(self.axis_start) + np.float64(n - 1) * np.float64(self.axis_step))
+        return float(self.axis_start), last, n
+
+    def regular(self) -> tuple[float, float] | None:
+        return (float(self.axis_start), float(self.axis_step)) if self.times is None else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,41 +185,131 @@ def gpu_demand(values: np.ndarray, per_gpu: np.ndarray, gpus_per_replica: np.nda
     return gpu_counts(np.atleast_2d(np.asarray(values, dtype=np.float64)), per_gpu, gpus_per_replica)
 
 
-def align(members: Sequence[PoolMember]) -> PooledGrid:
-    """Put every member on the common grid (see the module docs) and convert to GPUs."""
-    if not members:
+@dataclass(frozen=True)
+class GridSpec:
+    """Where a pool's common grid lies: ``origin + k x step`` for ``k0 <= k < k1``.
+
+    Computed from each member's step and the extent of its axis only
+    (:func:`grid_spec`), so a cached pool can tell whether a changed member moves
+    the grid without reading the others' series.
+    """
+
+    origin: float
+    step: float
+    k0: int
+    k1: int
+
+    def times(self) -> np.ndarray:
+        return self.origin + self.step * np.arange(self.k0, max(self.k0, self.k1), dtype=np.float64)
+
+
+#: what :func:`grid_spec` needs of one member: (name, step seconds, first time, last time)
+Extent = tuple[str, float, float, float]
+
+
+def grid_spec(extents: Sequence[Extent]) -> GridSpec:
+    """The common grid of members with these extents (see the module docs, step 1 and 2)."""
+    if not extents:
         raise PolicylintError("a pool without measured workloads has no pooled demand")
-    order = sorted(range(len(members)), key=lambda i: (members[i].step_seconds, members[i].name))
-    ref = members[order[0]]
-    step = float(ref.step_seconds)
-    start = max(float(m.times[0]) for m in members if m.times.size)
-    end = min(float(m.times[-1]) + float(m.step_seconds) for m in members if m.times.size)
-    origin = float(ref.times[0])
+    ref = min(extents, key=lambda e: (e[1], e[0]))
+    step = float(ref[1])
+    start = max(float(e[2]) for e in extents)
+    end = min(float(e[3]) + float(e[1]) for e in extents)
+    origin = float(ref[2])
     # Grid points origin + k * step with start <= t < end.
     k0 = math.ceil((start - origin) / step - _CEIL_EPS)
     k1 = math.ceil((end - origin) / step - _CEIL_EPS)
-    times = origin + step * np.arange(k0, max(k0, k1), dtype=np.float64)
+    return GridSpec(origin, step, k0, k1)
+
+
+def extents(members: Sequence[PoolMember]) -> list[Extent] | None:
+    """Each member's :data:`Extent`; None when a member has no sample (no cached grid then)."""
+    out: list[Extent] = []
+    for m in members:
+        found = m.extent()
+        if found is None:
+            return None
+        out.append((m.name, float(m.step_seconds), found[0], found[1]))
+    return out
+
+
+def on_grid(m: PoolMember, times: np.ndarray, spec: GridSpec | None = None) -> np.ndarray:
+    """The member's GPU demand read on the grid ``times`` (NaN where it has no usable sample).
+
+    ``spec``, when given, describes ``times``: a member with a regular axis that
+    starts at the grid's origin with the grid's step lies on it sample for sample,
+    and is sliced without building its axis.
+    """
+    # The GPU conversion works sample by sample, so converting the member's own
+    # series and then reading it on the grid gives the same numbers as the reverse.
+    gpus = m.demand()
+    regular = m.regular()
+    if spec is not None and regular is not None and times.size and m.step_seconds > _CEIL_EPS:
+        start, step = regular
+        # The member's times start + i * step and the grid's origin + step * k are the same
+        # floats index for index: the exact-run test below would take this very slice.
+        # (The axis must be strictly increasing for that test to pick index k0: a step of a
+        # few units in the last place of the times could repeat a time.)
+        ends = max(abs(start), abs(start + (gpus.size - 1) * step))
+        if (
+            start == spec.origin
+            and step == spec.step
+            and step > 4 * float(np.spacing(ends))
+            and 0 <= spec.k0
+            and spec.k0 + times.size <= gpus.size
+        ):
+            return gpus[spec.k0 : spec.k0 + times.size]
+    axis = m.axis()
+    if times.size and axis.size >= times.size:
+        # Most members were sampled on this very grid: when the grid is an exact run of
+        # the member's own times, the lookup below would pick exactly that run.
+        first = int(np.searchsorted(axis, times[0]))
+        run = axis[first : first + times.size]
+        if run.size == times.size and m.step_seconds > _CEIL_EPS and np.array_equal(run, times):
+            return gpus[first : first + times.size]
+    idx = np.searchsorted(axis, times + _CEIL_EPS, side="right") - 1
+    inside = (idx >= 0) & (times - axis[np.clip(idx, 0, None)] < m.step_seconds - _CEIL_EPS)
+    taken = np.clip(idx, 0, gpus.size - 1)
+    out: np.ndarray = np.where(inside, gpus[taken], np.nan)
+    return out
+
+
+def align(members: Sequence[PoolMember], parts: Callable[[PoolMember, np.ndarray], None] | None = None) -> PooledGrid:
+    """Put every member on the common grid (see the module docs) and convert to GPUs.
+
+    ``parts``, when given, also receives each member's demand on the grid (for a
+    cache that keeps the sum and updates it member by member).
+    """
+    if not members:
+        raise PolicylintError("a pool without measured workloads has no pooled demand")
+    known = extents(members)
+    if known is not None:
+        spec: GridSpec | None = grid_spec(known)
+        assert spec is not None
+        times = spec.times()
+    else:  # a member without samples: the grid as it always was, from the members' axes
+        spec = None
+        order = sorted(range(len(members)), key=lambda i: (members[i].step_seconds, members[i].name))
+        ref = members[order[0]]
+        step = float(ref.step_seconds)
+        axes = [m.axis() for m in members]
+        start = max(float(a[0]) for a in axes if a.size)
+        end = min(float(a[-1]) + float(m.step_seconds) for m, a in zip(members, axes) if a.size)
+        origin = float(ref.axis()[0])
+        k0 = math.ceil((start - origin) / step - _CEIL_EPS)
+        k1 = math.ceil((end - origin) / step - _CEIL_EPS)
+        times = origin + step * np.arange(k0, max(k0, k1), dtype=np.float64)
+    step = float(min(members, key=lambda m: (m.step_seconds, m.name)).step_seconds)
     # g(t) is summed one member at a time, in member order: the same additions, in the
     # same order, as summing a (members x samples) array over its first axis, without
     # ever holding that array. A plain sum propagates NaN: an instant with a missing
     # member is not measured.
-    total = np.zeros(times.size) if members else np.full(times.size, np.nan)
+    total = np.zeros(times.size)
     for m in members:  # one vectorised lookup per member
-        # The GPU conversion works sample by sample, so converting the member's own
-        # series and then reading it on the grid gives the same numbers as the reverse.
-        gpus = m.demand()
-        if times.size and m.times.size >= times.size:
-            # Most members were sampled on this very grid: when the grid is an exact run of
-            # the member's own times, the lookup below would pick exactly that run.
-            first = int(np.searchsorted(m.times, times[0]))
-            run = m.times[first : first + times.size]
-            if run.size == times.size and m.step_seconds > _CEIL_EPS and np.array_equal(run, times):
-                total += gpus[first : first + times.size]
-                continue
-        idx = np.searchsorted(m.times, times + _CEIL_EPS, side="right") - 1
-        inside = (idx >= 0) & (times - m.times[np.clip(idx, 0, None)] < m.step_seconds - _CEIL_EPS)
-        taken = np.clip(idx, 0, gpus.size - 1)
-        total += np.where(inside, gpus[taken], np.nan)
+        row = on_grid(m, times, spec)
+        total += row
+        if parts is not None:
+            parts(m, row)
     return PooledGrid(times=times, step_seconds=step, names=tuple(m.name for m in members), pooled=total)
 
 
