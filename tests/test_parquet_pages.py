@@ -317,6 +317,20 @@ def test_malformed_headers_are_refused_quickly(header: bytes, why: str) -> None:
     assert time.monotonic() - start < 1
 
 
+def test_a_header_holding_a_long_list_stops_at_the_value_budget() -> None:
+    items = 300_000
+    header = _i32(1, 0) + _field(9, 9) + bytes([15 << 4 | 5]) + _varint(items) + b"\x00" * items + _i32(1, 1) + b"\x00"
+    start = time.monotonic()
+    with pytest.raises(pages.TooManyPages):
+        pages.read_page_header(header, 0, len(header), [100_000])
+    assert time.monotonic() - start < 1  # refused before the list is walked
+    # within the budget the same list is skipped, and the fields after it are read
+    long_ok = _i32(1, 0) + _field(9, 9) + bytes([15 << 4 | 5]) + _varint(1000) + b"\x00" * 1000
+    long_ok += b"\x05" + _varint(_zigzag(2)) + _varint(_zigzag(64)) + _i32(1, 64) + b"\x00"  # field 2 in long form
+    page = pages.read_page_header(long_ok, 0, len(long_ok), [100_000])
+    assert (page.uncompressed, page.compressed) == (64, 64)
+
+
 def test_a_chunk_of_many_tiny_pages_stops_at_the_page_budget() -> None:
     page = _i32(1, 0) + _i32(1, 0) + _i32(1, 0) + b"\x00"
     data = b"PAR1" + page * 50 + b"\x00" * 8

@@ -242,7 +242,9 @@ def check_parquet_pages(path: str | os.PathLike[str], meta: Any, names: Sequence
         raise MeasurementError(f"{exc}; refused before decoding", source=name) from None
     except pages.TooManyPages:
         raise MeasurementError(
-            f"more than {pages.MAX_PAGES:,} pages in the columns read, more than a trace file holds; refused", source=name
+            f"more than {pages.MAX_PAGES:,} pages (or page headers larger than Parquet writes) in the columns read, "
+            "more than a trace file holds; refused",
+            source=name,
         ) from None
     except pages.Malformed as exc:
         raise MeasurementError(f"cannot read: malformed Parquet page header ({exc})", source=name) from None

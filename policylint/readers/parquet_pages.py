@@ -17,7 +17,8 @@ Only fields 1-3 and the first field (``num_values``) of the nested page header
 are needed; everything else is skipped. The reader here is deliberately small and
 bounded: an explicit stack instead of recursion (nesting at most
 :data:`MAX_DEPTH`), every length checked against the bytes left, a header at most
-:data:`MAX_HEADER_BYTES` long and at most :data:`MAX_PAGES` pages walked per file.
+:data:`MAX_HEADER_BYTES` long, and at most :data:`MAX_PAGES` pages and
+:data:`MAX_VALUES` values in their headers read per file.
 """
 
 from __future__ import annotations
@@ -49,10 +50,16 @@ MAX_HEADER_BYTES = 16 * 1024 * 1024
 """Longest page header read. Headers are tens of bytes; statistics holding long
 text values make them longer, but never megabytes."""
 
-MAX_PAGES = 1_000_000
+MAX_PAGES = 100_000
 """Most pages walked in one file. A trace of ten million rows in pages of
-20,000 rows (pyarrow's default) has 500 per column; a million is a file of
-one-value pages built to make the walk slow."""
+20,000 rows (pyarrow's default) has 500 per column; a hundred thousand is a
+file of pages of a hundred values or fewer, built to make the walk slow."""
+
+MAX_VALUES = 40 * MAX_PAGES
+"""Most Thrift values read or skipped in all the page headers of one file
+together. A header holds 10 to 40 (its sizes, its encodings, the statistics);
+a header holding a list of a million numbers is a file built to make the
+walk slow, and this bounds the time any file can take."""
 
 # Thrift compact protocol type codes
 _STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT, _UUID = range(14)
@@ -67,7 +74,7 @@ class Malformed(Exception):
 
 
 class TooManyPages(Exception):
-    """More than :data:`MAX_PAGES` pages in the chunks walked."""
+    """More than :data:`MAX_PAGES` pages, or :data:`MAX_VALUES` values in their headers, in the chunks walked."""
 
 
 class PageRefused(Exception):
@@ -100,10 +107,16 @@ class Chunk:
 class _Reader:
     """The compact protocol over ``buf[pos:end]``; every read checks the bytes left."""
 
-    def __init__(self, buf: memoryview | bytes, pos: int, end: int) -> None:
+    def __init__(self, buf: memoryview | bytes, pos: int, end: int, budget: list[int]) -> None:
         self.buf = buf
         self.pos = pos
         self.end = end
+        self.budget = budget  # values left to read in the whole walk (shared by the headers)
+
+    def charge(self, n: int) -> None:
+        self.budget[0] -= n
+        if self.budget[0] < 0:
+            raise TooManyPages
 
     def byte(self) -> int:
         if self.pos >= self.end:
@@ -167,6 +180,7 @@ class _Reader:
                     stack.append(("value", a, 0, 0))
 
     def _one(self, kind: int, stack: list[tuple[str, int, int, int]]) -> None:
+        self.charge(1)
         if kind in _FIXED:
             self.skip_bytes(_FIXED[kind])
         elif kind in _VARINT:
@@ -185,6 +199,7 @@ class _Reader:
                 raise Malformed(f"a list of unknown Thrift type {element}")
             if count > self.end - self.pos:  # every element takes at least a byte
                 raise Malformed("a list longer than the page header's bytes")
+            self.charge(count)
             if element in (_TRUE, _FALSE):
                 self.skip_bytes(count)  # booleans in a list take a byte each
             else:
@@ -198,6 +213,7 @@ class _Reader:
                     raise Malformed("a map of unknown Thrift types")
                 if count > self.end - self.pos:
                     raise Malformed("a map longer than the page header's bytes")
+                self.charge(2 * count)
                 stack.append(("items", key, value, count))
         else:
             raise Malformed(f"unexpected Thrift type {kind}")
@@ -212,9 +228,14 @@ def _i32(reader: _Reader, kind: int, what: str) -> int:
     return value
 
 
-def read_page_header(buf: memoryview | bytes, pos: int, end: int) -> Page:
-    """The page header starting at ``buf[pos]``, which must end before ``end``."""
-    reader = _Reader(buf, pos, min(end, pos + MAX_HEADER_BYTES))
+def read_page_header(buf: memoryview | bytes, pos: int, end: int, budget: list[int] | None = None) -> Page:
+    """The page header starting at ``buf[pos]``, which must end before ``end``.
+
+    ``budget[0]`` is the number of Thrift values still allowed to be read (the
+    walk's :data:`MAX_VALUES` shared by its headers; :class:`TooManyPages` when
+    it runs out); without it, one header may read :data:`MAX_VALUES`.
+    """
+    reader = _Reader(buf, pos, min(end, pos + MAX_HEADER_BYTES), [MAX_VALUES] if budget is None else budget)
     fields: dict[int, int] = {}
     num_values: int | None = None
     last = 0
@@ -222,6 +243,7 @@ def read_page_header(buf: memoryview | bytes, pos: int, end: int) -> Page:
         kind, ident = reader.field(last)
         if kind == _STOP:
             break
+        reader.charge(1)
         last = ident
         if ident in (1, 2, 3):
             fields[ident] = _i32(reader, kind, ("the page type", "the uncompressed page size", "the compressed page size")[ident - 1])
@@ -260,13 +282,17 @@ def _size(n: int) -> str:
     return f"{n / (1024 * 1024):,.0f} MiB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
 
-def walk_chunk(buf: memoryview | bytes, chunk: Chunk, decoded_limit: int, budget: list[int]) -> int:
+def walk_chunk(
+    buf: memoryview | bytes, chunk: Chunk, decoded_limit: int, budget: list[int], values: list[int] | None = None
+) -> int:
     """Walk the pages of ``chunk``; the sum of their uncompressed sizes.
 
     Raises :class:`PageRefused` for a page that declares more than the chunk or
     ``decoded_limit`` allows, :class:`Malformed` for bytes that are no page
-    header, :class:`TooManyPages` when ``budget[0]`` (pages left) runs out.
+    header, :class:`TooManyPages` when ``budget[0]`` (pages left) or ``values[0]``
+    (Thrift values left to read, :data:`MAX_VALUES` when not given) runs out.
     """
+    values = [MAX_VALUES] if values is None else values
     where = f"column '{chunk.column}' (row group {chunk.row_group + 1})"
     end = chunk.start + chunk.total_compressed
     if chunk.start < 4 or chunk.total_compressed < 0 or end > len(buf):
@@ -277,7 +303,7 @@ def walk_chunk(buf: memoryview | bytes, chunk: Chunk, decoded_limit: int, budget
         budget[0] -= 1
         if budget[0] < 0:
             raise TooManyPages
-        page = read_page_header(buf, pos, end)
+        page = read_page_header(buf, pos, end, values)
         if page.uncompressed > decoded_limit:
             raise PageRefused(
                 f"a page of {where} declares {_size(page.uncompressed)} once uncompressed, more than the "
@@ -322,10 +348,10 @@ def check_chunks(path: str | os.PathLike[str], chunks: Iterable[Chunk], decoded_
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             buf = memoryview(mapped)
             try:
-                budget = [MAX_PAGES]
+                budget, values = [MAX_PAGES], [MAX_VALUES]
                 total = 0
                 for chunk in wanted:
-                    total += walk_chunk(buf, chunk, decoded_limit, budget)
+                    total += walk_chunk(buf, chunk, decoded_limit, budget, values)
                     if total > decoded_limit:
                         raise PageRefused(
                             f"the pages of the columns read declare more than the {_size(decoded_limit)} "
