@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.errors import PolicylintError
 
 if TYPE_CHECKING:
-    from policylint.bands import BandReport
+    from policylint.analysis import BandReport
     from policylint.traces import Series
 
 NAME = "bands"
@@ -163,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
         raise PolicylintError("bands needs a TRACE (or --pool CLUSTER/POOL [PATH])")
     from pathlib import Path
 
-    from policylint.bands import BandSettings, analyse
+    from policylint.analysis import analyse
+    from policylint.calc.settings import BandSettings
     from policylint.config import load_config
     from policylint.traces import apply_exclusions, parse_exclusion
 
@@ -228,7 +229,7 @@ def _min_window_days(config: Any) -> float:
     The configuration that governs the trace's folder is the one ``check`` reads
     for the repository there, so both say the same about the same window.
     """
-    from policylint.bands import MIN_WINDOW_DAYS
+    from policylint.calc.settings import MIN_WINDOW_DAYS
 
     keys = ["PL106"]
     if any(not str(key).upper().startswith("PL") for key in config.rules):

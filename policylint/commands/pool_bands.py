@@ -46,7 +46,7 @@ def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[st
     """
     import numpy as np
 
-    from policylint.bands import gpus_for
+    from policylint.calc.gpus import gpus_for
     from policylint.measure import gpu_conversion
 
     out: dict[str, dict[str, Any]] = {}
