@@ -34,11 +34,14 @@ class Layer:
 LAYERS: dict[str, Layer] = {
     "errors": Layer(("policylint.errors",)),
     "calc": Layer(("policylint.calc",), may_import=("errors",)),
-    "readers": Layer(("policylint.readers",), may_import=("calc", "errors")),
+    # traces.py is the readers' public face, as the rest of policylint imports them
+    "readers": Layer(("policylint.readers", "policylint.traces"), may_import=("calc", "errors")),
+    # one reader's series through the calculator (analyse, BandReport), and bands.py re-exporting both
+    "analysis": Layer(("policylint.analysis", "policylint.bands"), may_import=("calc", "readers", "errors")),
 }
 
 #: Layers none of whose modules may take part in an import cycle (of any kind of import).
-ACYCLIC = ("errors", "calc", "readers")
+ACYCLIC = ("errors", "calc", "readers", "analysis")
 
 #: Import cycles known to exist in an acyclic layer today, each as its set of modules.
 #: The test fails on any other cycle there, and on a listed one that is gone (drop
