@@ -140,7 +140,7 @@ class WorkloadFacts:
     #: the same per pod (key of a long VRAM table), sorted by pod
     vram_pods: tuple[tuple[str, float, float], ...] = ()
     #: integrity facts of the concurrency trace as read (:func:`policylint.integrity.trace_facts`)
-    integrity: dict[str, float | int | str | bool | None] | None = None
+    integrity: dict[str, float | int | str | bool | list[int] | None] | None = None
     errors: list[str] = field(default_factory=list)
 
 
@@ -382,7 +382,7 @@ def measure_workload(
     return facts, findings
 
 
-def _integrity(series: Series, exclusions: list[Any]) -> dict[str, float | int | str | bool | None]:
+def _integrity(series: Series, exclusions: list[Any]) -> dict[str, Any]:
     """The integrity stage between reading and judging (:mod:`policylint.integrity`)."""
     from policylint.integrity import trace_facts
 
@@ -390,7 +390,7 @@ def _integrity(series: Series, exclusions: list[Any]) -> dict[str, float | int |
     return trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
 
 
-def _job_integrity(jobs: Any, spec: dict[str, Any]) -> dict[str, float | int | str | bool | None]:
+def _job_integrity(jobs: Any, spec: dict[str, Any]) -> dict[str, Any]:
     """Plausibility facts of a job list: the GPUs its jobs record (:func:`policylint.integrity.job_facts`)."""
     from policylint.integrity import job_facts
 
