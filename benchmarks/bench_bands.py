@@ -351,9 +351,9 @@ def queue_scans(values: np.ndarray) -> Callable[[], object]:
 def profile(label: str, fn: Callable[[], object], stages: list[tuple[str, str | None]], top: int) -> None:
     """cProfile one call; print the time per calculator stage, then the busiest functions.
 
-    A stage is a function of ``policylint/bands.py`` by name, optionally only as
-    called from another one (``percentile`` serves both the bands and the p99
-    wait). Times are cumulative and include cProfile's own overhead, which
+    A stage is a function of the calculator (``policylint/calc/``,
+    ``policylint/analysis.py``) by name, optionally only as called from another
+    one (``percentile`` serves both the bands and the p99 wait). Times are cumulative and include cProfile's own overhead, which
     inflates stages made of many small Python calls.
     """
     prof = cProfile.Profile()
@@ -369,7 +369,7 @@ def profile(label: str, fn: Callable[[], object], stages: list[tuple[str, str | 
     for name, caller in stages:
         spent = 0.0
         for (path, _line, func), (_cc, _nc, _tt, cum, callers) in raw.items():
-            if func != name or not path.endswith("bands.py"):
+            if func != name or not ("/calc/" in path.replace("\\", "/") or path.endswith("analysis.py")):
                 continue
             if caller is None:
                 spent += cum
@@ -471,11 +471,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.profile:
         profile(f"summarise, {args.series} series", lambda: summarise(values, STEP, SETTINGS),
-                [("_rolling_min_rows", None), ("percentile", None), ("find_spikes", None),
+                [("rolling_min_rows", None), ("percentile", None), ("find_spikes", None),
                  ("queue_backlog", None)], 8)
         analyse_stages: list[tuple[str, str | None]] = [
-            ("flat_days", None), ("_rolling_min_rows", None), ("percentile", "_core_rows"), ("find_spikes", None),
-            ("queue_backlog", None), ("_stats_from_backlog", None)]
+            ("flat_days", None), ("rolling_min_rows", None), ("percentile", "core_rows"), ("find_spikes", None),
+            ("queue_backlog", None), ("stats_from_backlog", None)]
         profile("analyse, one series", lambda: analyse(one_series, SETTINGS), analyse_stages, 8)
         profile("analyse, one series without noise", lambda: analyse(quiet_series, SETTINGS),
                 analyse_stages, 8)
