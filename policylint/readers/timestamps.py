@@ -249,14 +249,16 @@ def iso_to_seconds(column: pa.Array) -> np.ndarray:
 
     if column.null_count:
         raise ValueError("empty timestamp")
-    # One whole-column cast, naive or zoned as the first cell is: a cast Arrow refuses costs
-    # about 2 us a row (a hundred times one it accepts), so the other kind is never tried whole.
-    first = column[0].as_py() if len(column) else ""
-    zoned = isinstance(first, str) and _LOOKS_ZONED.search(first) is not None
-    try:
-        return timestamps_to_seconds(pc.cast(column, pa.timestamp("ns", tz="UTC") if zoned else pa.timestamp("ns")))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
+    # One whole-column cast, naive or zoned as a sample of cells is: a cast Arrow refuses
+    # costs about 2 us a row (a hundred times one it accepts), so the other kind is never
+    # tried whole, and a sample holding both goes row by row at once.
+    zoned = {_LOOKS_ZONED.search(cell) is not None for cell in _sample(column)}
+    if len(zoned) == 1:
+        target = pa.timestamp("ns", tz="UTC") if zoned.pop() else pa.timestamp("ns")
+        try:
+            return timestamps_to_seconds(pc.cast(column, target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
     # numpy pads every text to the longest cell: one 4,000-character cell would make the
     # fallback parse hold gigabytes for a small file (found by fuzzing); no timestamp is that long
     text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
@@ -266,6 +268,13 @@ def iso_to_seconds(column: pa.Array) -> np.ndarray:
     if not text:
         return parse_iso(np.asarray(to_numpy(column), dtype=np.str_))
     return _by_rows(column)
+
+
+def _sample(column: pa.Array, size: int = 64) -> list[str]:
+    """Up to ``size`` text cells of ``column``: its first ones and others spread over it."""
+    n = len(column)
+    at = sorted(set(range(min(n, size // 2))) | {int(i) for i in np.linspace(0, n - 1, size // 2)} if n else set())
+    return [cell for cell in column.take(at).to_pylist() if isinstance(cell, str)] if at else []
 
 
 #: a time zone at the end of a time: what makes Arrow read a column as zoned
