@@ -17,9 +17,17 @@ analysis each (quadratic in the group, each pass over the whole series); instead
 search keeps each part's pooled sum as one array on the group's grid, forms a
 candidate as the sum of two such arrays, and computes the bands of a whole round's
 candidates at once, as rows of one 2-D array, with the calculator's own functions
-(:func:`policylint.bands.rolling_min`, :func:`policylint.bands.percentile`). A
-candidate's savings are kept until one of its parts merges, so a round only
-computes the new part against the others.
+(:func:`policylint.bands.rolling_min`, :func:`policylint.bands.percentile`).
+
+Most candidates are never computed at all. Every pair enters a heap with a bound on
+what it can save: pooled, two parts need at least no GPUs, so never more than both
+parts' GPUs; and when both parts' pooled sums are complete on one grid run at one cold
+start, pooling cannot need fewer GPUs than either part alone (the sum is at least each
+part at every sample, and every figure the capacity comes from only grows with it), so
+never more than the smaller part's GPUs. Bounds on top of the heap are computed, a
+batch at a time, and go back with their exact savings; when an exact saving is on top
+no other pair can beat it, and it merges. A computed saving is kept until one of its
+parts merges.
 
 That shortcut gives the very series :func:`policylint.pooled.align` would build when
 every member is sampled on one grid of whole seconds (one step, samples on the same
@@ -95,6 +103,13 @@ class _Evaluator:
     def merged(self, a: _Part, b: _Part, into: _Part) -> None:
         """``into`` holds ``a`` and ``b`` from now on."""
 
+    def monotone(self, a: _Part, b: _Part) -> bool:
+        """True when pooling ``a`` and ``b`` cannot need fewer GPUs, reserved or in all, than either alone.
+
+        Then what pooling saves is at most the smaller part's GPUs (:func:`merge`'s bound).
+        """
+        return False
+
 
 class _Full(_Evaluator):
     """Every candidate by the full pooled analysis (:func:`policylint.plan.sizing.size`), cached by members."""
@@ -132,6 +147,10 @@ class _Lattice(_Evaluator):
         #: part ident -> (first grid index, its pooled sum from there)
         self.sums: dict[int, tuple[int, np.ndarray]] = {}
         self.rows = rows
+        #: members without a missing sample, none below 0: see :meth:`monotone`
+        self.complete = {n for n, (_, row) in rows.items() if row.size and not np.isnan(row).any() and float(row.min()) >= 0}
+        #: part ident -> its grid run, for the parts whose pooled sum has no missing sample
+        self.runs: dict[int, tuple[int, int]] = {}
 
     @staticmethod
     def build(
@@ -183,8 +202,28 @@ class _Lattice(_Evaluator):
 
     def merged(self, a: _Part, b: _Part, into: _Part) -> None:
         self.sums[into.ident] = self._pair(a, b)
-        self.sums.pop(a.ident, None)
-        self.sums.pop(b.ident, None)
+        if self.monotone(a, b):
+            self.runs[into.ident] = self._run(a) or (0, 0)
+        for gone in (a.ident, b.ident):
+            self.sums.pop(gone, None)
+            self.runs.pop(gone, None)
+
+    def _run(self, part: _Part) -> tuple[int, int] | None:
+        if part.ident not in self.runs and len(part.names) == 1 and part.names[0] in self.complete:
+            start, row = self._sum(part)
+            self.runs[part.ident] = (start, start + row.size)
+        return self.runs.get(part.ident)
+
+    def monotone(self, a: _Part, b: _Part) -> bool:
+        """Both parts' pooled sums complete (no missing sample, none below 0) on one grid run, at one cold start.
+
+        Then the pooled sum is at least each part's at every sample, its trailing
+        minimum over the same window likewise, so its percentiles, its peak and every
+        capacity the rules derive from them (each one non-decreasing in them and in a
+        tighter tolerance) are at least each part's.
+        """
+        ra, rb = self._run(a), self._run(b)
+        return ra is not None and ra == rb and self._cold(a) == self._cold(b)
 
     def _pair(self, a: _Part, b: _Part) -> tuple[int, np.ndarray]:
         (sa, ra), (sb, rb) = self._sum(a), self._sum(b)
@@ -273,35 +312,63 @@ def merge(
         parts[rank] = _Part(rank, (n,), rank, frozenset({repeats.get(n, n)}), None if reject else tol[n])
     alone = {p.names[0]: evaluator.single(p) for p in parts.values()}
     judged: dict[int, Candidate] = {i: alone[p.names[0]] for i, p in parts.items()}
-    # best saving first; among equal savings the parts that come first (by rank); the candidate rides along
-    heap: list[tuple[int, int, int, int, int, int, Candidate]] = []
+    # Best saving first; among equal savings the parts that come first (by rank). An entry
+    # holds either a candidate's exact saving (with the candidate) or a bound on it (None):
+    # a bound is never below the saving, so when an exact entry is on top no other pair
+    # can beat it, and only the pairs whose bound reaches that far are ever computed.
+    heap: list[tuple[int, int, int, int, int, int, Candidate | None]] = []
     tolerance_of: Callable[[_Part, _Part], float | None] = (
         (lambda a, b: None) if reject else (lambda a, b: tightest(tol[n] for n in a.names + b.names))
     )
 
-    def consider(new: list[tuple[_Part, _Part]]) -> None:
-        pairs = [(a, b) for a, b in new if judged[a.ident].ok and judged[b.ident].ok and not (a.classes & b.classes)]
-        for (a, b), both in zip(pairs, evaluator.pairs(pairs, [tolerance_of(a, b) for a, b in pairs])):
-            if not both.ok or both.window_days < th.min_window_days:
+    def push(first: _Part, second: _Part, saving: tuple[int, int], both: Candidate | None) -> None:
+        if first.rank > second.rank:
+            first, second = second, first
+        heapq.heappush(heap, (-saving[0], -saving[1], first.rank, second.rank, first.ident, second.ident, both))
+
+    def bound(new: list[tuple[_Part, _Part]]) -> None:
+        for a, b in new:
+            ca, cb = judged[a.ident], judged[b.ident]
+            if not (ca.ok and cb.ok) or a.classes & b.classes:
                 continue
+            if evaluator.monotone(a, b):
+                most = (min(ca.capacity, cb.capacity), min(ca.reserved, cb.reserved))
+            else:  # pooled, they need at least no GPUs
+                most = (ca.capacity + cb.capacity, ca.reserved + cb.reserved)
+            if most > (0, 0):
+                push(a, b, most, None)
+
+    def judge(entries: list[tuple[_Part, _Part]]) -> None:
+        for (a, b), both in zip(entries, evaluator.pairs(entries, [tolerance_of(a, b) for a, b in entries])):
+            if not both.ok or both.window_days < th.min_window_days:
+                continue  # no bands, or (PL112) too short a stretch for them
             ca, cb = judged[a.ident], judged[b.ident]
             saving = (ca.capacity + cb.capacity - both.capacity, ca.reserved + cb.reserved - both.reserved)
             if saving > (0, 0):
-                first, second = (a, b) if a.rank < b.rank else (b, a)
-                heapq.heappush(heap, (-saving[0], -saving[1], first.rank, second.rank, first.ident, second.ident, both))
+                push(a, b, saving, both)
 
     listed = sorted(parts.values(), key=lambda p: p.rank)
-    consider([(a, b) for i, a in enumerate(listed) for b in listed[i + 1 :]])
+    bound([(a, b) for i, a in enumerate(listed) for b in listed[i + 1 :]])
     next_ident = len(ordered)
     while heap:
-        _, _, _, _, ia, ib, both = heapq.heappop(heap)
+        ia, ib, both = heap[0][4], heap[0][5], heap[0][6]
         if ia not in parts or ib not in parts:
-            continue  # one of them merged already
+            heapq.heappop(heap)  # one of them merged already
+            continue
+        if both is None:  # bounds on top: compute a batch of them
+            batch: list[tuple[_Part, _Part]] = []
+            while heap and len(batch) < _BATCH_ROWS and heap[0][6] is None:
+                _, _, _, _, ia, ib, _ = heapq.heappop(heap)
+                if ia in parts and ib in parts:
+                    batch.append((parts[ia], parts[ib]))
+            judge(batch)
+            continue
+        heapq.heappop(heap)
         a, b = parts.pop(ia), parts.pop(ib)
         into = _Part(next_ident, tuple(sorted(a.names + b.names)), min(a.rank, b.rank), a.classes | b.classes, tolerance_of(a, b))
         next_ident += 1
         evaluator.merged(a, b, into)
         judged[into.ident] = both
         parts[into.ident] = into
-        consider([(into, p) for p in sorted(parts.values(), key=lambda p: p.rank) if p is not into])
+        bound([(into, p) for p in sorted(parts.values(), key=lambda p: p.rank) if p is not into])
     return sorted(list(p.names) for p in parts.values()), alone
