@@ -307,30 +307,13 @@ def _band_values(report: BandReport) -> dict[str, float]:
     return {"baseline": report.baseline, "daily": report.daily, "peak": report.peak}
 
 
-def _n(value: float) -> str:
-    """Numbers as people read them: integers without decimals, others to 2 places."""
-    if not math.isfinite(value):
-        return "unbounded"
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
-
-
-def _duration(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "unbounded"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 172_800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86_400:.1f} d"
-
-
 def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
     from policylint.chart import draw, to_rich
+    from policylint.report.quantities import duration as _duration
+    from policylint.report.quantities import number as _n
     from policylint.traces import format_time
 
     console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False, soft_wrap=True, file=sys.stdout)

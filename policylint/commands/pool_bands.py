@@ -165,7 +165,8 @@ def _print_text(pool: Pool, pooled: PoolFacts, doc: dict[str, Any], *, plot: str
     from rich.table import Table
 
     from policylint.chart import draw, to_rich
-    from policylint.commands.bands import _duration, _n
+    from policylint.report.quantities import duration as _duration
+    from policylint.report.quantities import number as _n
     from policylint.traces import format_time
 
     r = pooled.report
