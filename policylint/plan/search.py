@@ -151,6 +151,8 @@ class _Lattice(_Evaluator):
         self.complete = {n for n, (_, row) in rows.items() if row.size and not np.isnan(row).any() and float(row.min()) >= 0}
         #: part ident -> its grid run, for the parts whose pooled sum has no missing sample
         self.runs: dict[int, tuple[int, int]] = {}
+        #: part ident -> its cold start (the longest of its members')
+        self.colds: dict[int, float] = {}
 
     @staticmethod
     def build(
@@ -233,7 +235,10 @@ class _Lattice(_Evaluator):
         return lo, ra[lo - sa : hi - sa] + rb[lo - sb : hi - sb]
 
     def _cold(self, part: _Part) -> float:
-        return max(self.cold[n] for n in part.names)
+        got = self.colds.get(part.ident)
+        if got is None:
+            got = self.colds[part.ident] = max(self.cold[n] for n in part.names)
+        return got
 
     def pairs(self, pairs: Sequence[tuple[_Part, _Part]], tolerance: Sequence[float | None]) -> list[Candidate]:
         out: list[Candidate | None] = [None] * len(pairs)
@@ -317,8 +322,9 @@ def merge(
     # a bound is never below the saving, so when an exact entry is on top no other pair
     # can beat it, and only the pairs whose bound reaches that far are ever computed.
     heap: list[tuple[int, int, int, int, int, int, Candidate | None]] = []
+    # a part's tolerance is the tightest of its members' (None: one declares none, or the pool rejects)
     tolerance_of: Callable[[_Part, _Part], float | None] = (
-        (lambda a, b: None) if reject else (lambda a, b: tightest(tol[n] for n in a.names + b.names))
+        (lambda a, b: None) if reject else (lambda a, b: tightest((a.tolerance, b.tolerance)))
     )
 
     def push(first: _Part, second: _Part, saving: tuple[int, int], both: Candidate | None) -> None:
