@@ -137,6 +137,10 @@ WORKLOAD_FACTS: dict[str, str] = {
         "time: seconds by which the last job end of the job list (durations) lies after now (0 when none"
         " does; None without a job list with start or end times)"
     ),
+    "pulled_digest_matches": (
+        "time: whether the pulled trace is byte for byte the file its pull wrote (the SHA-256 its provenance"
+        " record holds); None without a record or a digest in it"
+    ),
     "pulled_range_outside_seconds": (
         "time: seconds by which the trace's samples reach beyond the start or end its pull recorded"
         " (policylint pull's provenance record); 0 inside it, None without a record"
@@ -773,15 +777,19 @@ def copy_facts(workloads: Sequence[Any], stored: dict[str, Any], views: dict[str
         for name, view in views.items()
         if view.facts.get("double_counted_with")
     }
+    # a workload PL111 reports as a copy has its finding already; it stays a partner for others
+    reported = {name for name, view in views.items() if view.facts.get("double_counted_with")}
     # by values alone only when the series says enough to be recognised (as PL111 does)
     values_of = {
         name: view.facts.get("values_fingerprint") if (view.facts.get("value_changes") or 0) >= 10 else None
         for name, view in views.items()
     }
     for name, _, _, sketch in entries:
-        if sketch or values_of.get(name):
+        if (sketch or values_of.get(name)) and name not in reported:
             views[name].facts["near_copy_similarity"] = 0.0  # judged: no other trace shares a run
     for name, (other, similarity) in near_copies(entries, skip, values_of).items():
+        if name in reported:
+            continue
         view = views[name]
         view.facts.update(
             {
@@ -862,16 +870,18 @@ POOL_FACTS: dict[str, str] = {
         " sentences; [] when none"
     ),
     "queue_contradiction_count": "plausibility: number of queue_contradictions",
+    "queue_contradiction_summary": "plausibility: queue_contradictions as one text, separated by semicolons",
 }
 
 #: Cluster facts of this stage.
 CLUSTER_FACTS: dict[str, str] = {
     "loosened_options": (
         "integrity of the gate: every rule option set looser than its documented default, every rule whose"
-        " severity was lowered and every integrity rule (PL96x, PL97x) left out of the run, as sentences"
-        " (None when the run's configuration is unknown)"
+        " severity was lowered and every rule the repository's configuration ignores, as sentences (None when"
+        " the run's configuration is unknown)"
     ),
     "loosened_count": "integrity of the gate: number of loosened_options",
+    "loosened_summary": "integrity of the gate: loosened_options as one text, separated by semicolons",
 }
 
 
@@ -887,7 +897,7 @@ def model_memory_gib(model: str | None) -> tuple[float, ...] | None:
 
     if not model:
         return None
-    sized = re.search(r"(?<![0-9])([0-9]{1,3})\s*(?:GB|GIB|G)(?![A-Z0-9])", model.upper())
+    sized = re.search(r"(?<![0-9A-Z])([0-9]{1,3})\s*(?:GB|GIB|G)(?![A-Z0-9])", model.upper())
     if sized:
         return (float(sized.group(1)),)
     tokens = _tokens(model)
@@ -923,10 +933,13 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
                 " (Kueue refuses a lendingLimit above the quota)"
             )
         elastic = (pool.spec.get("elastic") or {}).get("maxGpus")
-        if isinstance(borrowing, int) and isinstance(elastic, int) and borrowing > elastic:
+        # a limit without a cohort is PL901's; a limit above what the cohort lends today is common
+        # (the cohort may grow) and policylint already counts only what can be lent - but a limit
+        # with nothing at all to borrow is an elastic part that can never be reached
+        if info.get("cohort") and isinstance(borrowing, int) and borrowing > 0 and elastic == 0:
             out.append(
-                f"ClusterQueue {queue} may borrow up to {borrowing} GPUs, but the rest of cohort"
-                f" {info.get('cohort')} can lend it only {elastic}: {borrowing - elastic} of them can never be reached"
+                f"ClusterQueue {queue} may borrow up to {borrowing} GPUs, but nothing else in cohort"
+                f" {info.get('cohort')} lends any: its elastic part can never be reached"
             )
     elif info.get("scheduler") == "volcano":
         spec = (pool.doc.data or {}).get("spec") or {}
@@ -996,6 +1009,7 @@ def pool_integrity_facts(pool: Any, facts: dict[str, Any], volcano_queues: dict[
         "admissible_gpus": (int(capacity) + int(proposed)) if isinstance(capacity, (int, float)) else None,
         "queue_contradictions": found,
         "queue_contradiction_count": len(found),
+        "queue_contradiction_summary": "; ".join(found),
     }
 
 
@@ -1020,33 +1034,47 @@ def _looser(name: str, default: Any, value: Any) -> bool | None:
     return value > default
 
 
-def loosened_options(ruleset: Any, selected: set[str] | None = None, settings: dict[str, Any] | None = None) -> list[str]:
+def loosened_options(ruleset: Any, config: dict[str, Any] | None = None) -> list[str]:
     """Integrity of the gate: the loosening a configuration applies to the rule pack, as sentences.
 
-    ``ruleset`` holds the options in force; ``selected`` the codes that run (None: all);
-    ``settings`` a configuration's ``rules`` section read from the repository's own file
-    (so a fixture repository's configuration is judged even when its run used the defaults).
+    ``ruleset`` holds the options and severities in force; ``config`` is the
+    repository's own configuration file as read (its ``rules``, ``ignore``, ``select``,
+    ``extend-select`` and ``per-file-ignores``), so a configuration is judged even when
+    the run that reads it used other options. A ``--select`` or ``--ignore`` given on
+    the command line is not reported: it is written in the CI job, where a reviewer sees it.
     """
+    from policylint.finding import Severity
     from policylint.ruleset import catalogue
 
+    config = config or {}
     bundled = catalogue()
     found: dict[tuple[str, str], str] = {}
     merged: dict[str, dict[str, Any]] = {code: dict(values) for code, values in ruleset.params.items()}
     severities = {code: rule.severity for code, rule in ruleset.rules.items()}
-    for key, values in (settings or {}).items():
+    settings = config.get("rules") if isinstance(config.get("rules"), dict) else {}
+    for key, values in settings.items():
         rule = ruleset.find(str(key)) if isinstance(values, dict) else None
         if rule is None:
             continue
         for name, value in values.items():
             if name == "severity":
-                from policylint.finding import Severity
-
                 try:
                     severities[rule.code] = Severity.parse(str(value))
-                except Exception:  # noqa: BLE001 - an unreadable severity is the configuration loader's error
+                except ValueError:  # an unreadable severity is the configuration loader's error
                     continue
             elif name in rule.params:
                 merged.setdefault(rule.code, {})[name] = value
+
+    def codes(selectors: Any) -> set[str]:
+        if not isinstance(selectors, list):
+            return set()
+        return {r.code for sel in selectors for r in ruleset.matches(str(sel))}
+
+    ignored = codes(config.get("ignore"))
+    if isinstance(config.get("select"), list):
+        chosen = codes(config.get("select")) | codes(config.get("extend-select"))
+        ignored |= {code for code, rule in ruleset.rules.items() if not rule.builtin and code not in chosen}
+    per_file = config.get("per-file-ignores") if isinstance(config.get("per-file-ignores"), dict) else {}
     for code in sorted(ruleset.rules):
         rule = ruleset.rules[code]
         for name, param in rule.params.items():
@@ -1059,8 +1087,11 @@ def loosened_options(ruleset: Any, selected: set[str] | None = None, settings: d
         now = severities.get(code)
         if default is not None and now is not None and now < default:
             found[(code, "severity")] = f"{code} reports as {now.label}, not {default.label}"
-        if selected is not None and code not in selected and (code.startswith("PL96") or code.startswith("PL97")):
-            found[(code, "selected")] = f"{code} ({rule.name}) does not run"
+        if code in ignored:
+            found[(code, "ignore")] = f"{code} ({rule.name}) is ignored"
+        globs = sorted(str(g) for g, sel in per_file.items() if code in codes(sel))
+        if globs:
+            found[(code, "per-file")] = f"{code} ({rule.name}) is ignored in {', '.join(globs)}"
     return [found[k] for k in sorted(found)]
 
 
@@ -1144,3 +1175,22 @@ CHECKS: dict[str, Any] = {
     "cold_start_floor": cold_start_floor,
     "gpu_memory_contradicts_model": gpu_memory_contradicts_model,
 }
+
+
+def pulled_digest_matches(record: dict[str, Any] | None, path: str | None) -> bool | None:
+    """Time: whether a pulled trace is still the file its pull wrote, by the SHA-256 the record holds.
+
+    None when there is no record, the record holds no ``sha256`` (pulls that do not
+    write one), or the file cannot be read. The file is hashed in 1 MiB blocks.
+    """
+    digest = (record or {}).get("sha256")
+    if not isinstance(digest, str) or not path:
+        return None
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest() == digest.strip().lower()

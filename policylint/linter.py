@@ -343,13 +343,12 @@ def _gate_facts(views: list[View], options: LintOptions) -> None:
         path = home / name
         if path.is_file():
             try:
-                rules = (read_config_file(path) or {}).get("rules")
+                settings = read_config_file(path) or {}
             except Exception:  # noqa: BLE001 - an unreadable configuration is load_config's error
-                rules = None
-            settings = rules if isinstance(rules, dict) else {}
+                settings = {}
             break
     assert options.ruleset is not None
-    loosened = loosened_options(options.ruleset, options.selected, settings)
+    loosened = loosened_options(options.ruleset, settings)
     for view in views:
         if view.subject == "cluster":
-            view.facts.update(loosened_options=loosened, loosened_count=len(loosened))
+            view.facts.update(loosened_options=loosened, loosened_count=len(loosened), loosened_summary="; ".join(loosened))

@@ -465,6 +465,10 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
 
     v.update(integrity_facts(facts.integrity, now.timestamp(), len(r.outlier_days) if r else None))
     v["pulled_range_outside_seconds"] = pulled_range_outside(facts.integrity, _pull_record(w))
+    from policylint.integrity import pulled_digest_matches
+
+    ref = w.measurements.get("concurrency")
+    v["pulled_digest_matches"] = pulled_digest_matches(_pull_record(w), ref.path if ref is not None else None)
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
@@ -481,6 +485,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "roughness": (*trace, "path"),
         "repeated_day_share": (*trace, "path"),
         "pulled_range_outside_seconds": (*trace, "path"),
+        "pulled_digest_matches": (*trace, "path"),
         "vram_seconds_after_now": ("spec", "vram", "trace", "path") if "trace" in vram else ("spec", "vram"),
         "jobs_seconds_after_now": (
             ("spec", "durations", "jobs", "path") if "jobs" in (spec.get("durations") or {}) else ("spec", "durations")
@@ -776,6 +781,7 @@ def build_views(
                     "tolerances": tolerances,
                     "loosened_options": None,  # the run's configuration: set by the linter
                     "loosened_count": None,
+                    "loosened_summary": None,
                 },
                 target=cluster.subject,
             )

@@ -314,7 +314,7 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
         "job_gpus_max", "job_gpus_median", "pulled_range_outside_seconds",
         # judged later: against now, or against the other workloads of the model
         "vram_seconds_after_now", "jobs_seconds_after_now",
-        "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool",
+        "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool", "pulled_digest_matches",
     }
     for name, value in facts.items():
         if name == "run_sketch":  # the stored sketch of the trace's runs (not a fact rules read)

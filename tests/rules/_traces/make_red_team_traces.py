@@ -110,3 +110,25 @@ if __name__ == "__main__":
     vram("vram-past.csv", NOW - 3_600)
     jobs("jobs-future.csv", NOW + 10 * 86_400)
     jobs("jobs-past.csv", NOW - 86_400)
+
+
+def pulled_with_digest() -> None:
+    """pulled-digest.json: pulled-fresh.json with a provenance that records the file's SHA-256;
+    pulled-edited.json: the same provenance, but three values inside the pulled range raised."""
+    import hashlib
+    import json
+
+    text = (HERE / "pulled-fresh.json").read_text(encoding="utf-8")
+    record = json.loads((HERE / "pulled-fresh.json.provenance.json").read_text(encoding="utf-8"))
+    record["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    body = json.dumps(record, indent=2, sort_keys=True) + "\n"
+    (HERE / "pulled-digest.json").write_text(text, encoding="utf-8")
+    (HERE / "pulled-digest.json.provenance.json").write_text(body, encoding="utf-8")
+    edited = text.replace('[1788141600,"120"]', '[1788141600,"180"]', 1).replace('[1788156000,"140"]', '[1788156000,"210"]', 1)
+    assert edited != text
+    (HERE / "pulled-edited.json").write_text(edited, encoding="utf-8")
+    (HERE / "pulled-edited.json.provenance.json").write_text(body, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    pulled_with_digest()

@@ -1,0 +1,248 @@
+"""The red-team entries of docs/red-team.md that closed with new checks: their facts, exactly.
+
+Each rule is also proven by its fixtures (tests/test_rule_fixtures.py); these tests pin the
+figures the facts must have on the attack and on the honest series next to it, and run the
+attacks that need a whole repository (a configuration, a pulled file) through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, run_cli
+from fixture_helpers import FIXTURES
+
+from policylint import integrity, traces
+from policylint.resources import rules_dir
+from policylint.ruleset import load_rules
+
+TRACES = FIXTURES / "_traces"
+SHARED = REPO.parent / "shared" / "data"
+
+
+def _facts(name: str) -> dict[str, object]:
+    s = traces.read_series(TRACES / name)
+    return integrity.trace_facts(s.times, s.values, s.valid, float(s.step_seconds))
+
+
+def _sketch(name: str) -> list[int] | None:
+    s = traces.read_series(TRACES / name)
+    return integrity.run_sketch(s.values, s.valid)
+
+
+# --- identity ----------------------------------------------------------------------------------
+
+
+def test_a_pasted_week_with_every_copy_edited_is_found_as_near_repeats() -> None:
+    edited = _facts("pasted-week-edited.csv")
+    # no day repeats exactly any more: PL966 sees nothing
+    assert edited["repeated_days"] == 0
+    # 91 days, the first 7 measured: every one of the 84 copies repeats its week at >= 90% of its changes
+    assert (edited["near_repeated_days"], edited["edited_repeated_days"]) == (84, 84)
+    assert edited["edited_repeated_day_share"] == 84 / 91
+
+
+def test_measured_days_are_not_near_repeats() -> None:
+    honest = _facts("bursty-sustained.csv")
+    assert (honest["repeated_days"], honest["near_repeated_days"], honest["edited_repeated_day_share"]) == (0, 0, 0.0)
+    # the exact copies of the pasted week are near repeats too, but not edited ones (PL966 has them)
+    pasted = _facts("pasted-week.csv")
+    assert (pasted["repeated_days"], pasted["near_repeated_days"], pasted["edited_repeated_days"]) == (84, 84, 0)
+
+
+def test_a_near_copy_shares_most_runs_and_a_measured_trace_none() -> None:
+    original, edited, other = _sketch("minutely-5min.csv"), _sketch("minutely-5min-edited.csv"), _sketch("bursty-sustained.csv")
+    assert original is not None and edited is not None and other is not None
+    assert len(original) == integrity.SKETCH_SIZE
+    # five samples changed spoil the runs around them: 121 of the 128 smallest hashes survive
+    assert integrity.sketch_similarity(original, edited) == 121 / 128
+    assert integrity.sketch_similarity(original, other) == 0.0
+    assert integrity.sketch_similarity(original, original) == 1.0
+
+
+def test_near_copies_skip_one_file_cited_twice_and_pairs_pl111_reports() -> None:
+    a, b = [1, 2, 3, 4], [1, 2, 3, 5]
+    entries = [("chat", "/t/a.csv", "p/s", a), ("embed", "/t/b.csv", "p/b", b), ("rerank", "/t/a.csv", "p/s", a)]
+    found = integrity.near_copies(entries)
+    # chat and rerank cite one file (open, visible): not judged; embed is later than chat by name
+    assert found == {"embed": ("chat", 3 / 4), "rerank": ("embed", 3 / 4)}
+    assert integrity.near_copies(entries, {frozenset(("chat", "embed")), frozenset(("embed", "rerank"))}) == {}
+
+
+# --- resolution --------------------------------------------------------------------------------
+
+
+def test_hourly_blocks_under_jitter_are_found() -> None:
+    jittered = _facts("hourly-jitter-5min.csv")
+    assert (jittered["resolution_block_samples"], jittered["resolution_step_seconds"]) == (12, 3600.0)
+    assert jittered["resolution_jump_share"] is not None and jittered["resolution_jump_share"] >= integrity.JUMP_SHARE
+
+
+@pytest.mark.parametrize("name", ["bursty-sustained.csv", "night-busy-120d.csv", "minutely-5min.csv"])
+def test_a_daily_burst_whose_edges_fall_on_one_phase_is_not_a_block(name: str) -> None:
+    # a three-hour burst every day puts both its edges 12 samples apart: most of the energy on
+    # one phase, but the typical boundary step is as small as any other
+    facts = _facts(name)
+    assert (facts["resolution_block_samples"], facts["resolution_jump_share"]) == (1, None)
+
+
+def test_jitter_blocks_on_a_random_walk_are_not_found() -> None:
+    rng = np.random.default_rng(7)
+    values = 200 + np.cumsum(rng.integers(-3, 4, size=20_000)).astype(float)
+    assert integrity.jump_block(values, np.ones(values.size, dtype=bool)) == (1, None)
+
+
+# --- plausibility ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "sizes"),
+    [
+        ("H100-80GB", (80.0,)),
+        ("NVIDIA-A100-SXM4-40GB", (40.0,)),
+        ("NVIDIA-A100-SXM4-80GB", (80.0,)),
+        ("NVIDIA-H100-80GB-HBM3", (80.0,)),
+        ("A100", (40.0, 80.0)),
+        ("NVIDIA-L4", (24.0,)),
+        ("Tesla-T4", (16.0,)),
+        ("NVIDIA H100 NVL", (94.0,)),
+        ("NVIDIA-A10G", (24.0,)),
+        ("L40S", (48.0,)),
+        ("AMD Instinct MI300X", (192.0,)),
+        ("TPU-v5e", None),
+        (None, None),
+    ],
+)
+def test_gpu_model_memory_is_read_from_the_name_or_the_table(model: str | None, sizes: tuple[float, ...] | None) -> None:
+    assert integrity.model_memory_gib(model) == sizes
+
+
+def test_a_gfd_memory_label_in_mib_agrees_with_its_model() -> None:
+    # nvidia.com/gpu.memory of an H100 80GB is 81559 MiB: 79.65 GiB, within PL974's 10%
+    ratio = (81559 / 1024) / 80.0
+    assert integrity.gpu_memory_contradicts_model(
+        {"gpu_memory_contradiction": ratio, "gpu_memory_gib": 81559 / 1024, "gpu_model_memory_gib": 80.0},
+        {"tolerance": 0.1},
+    ) == []
+    assert integrity.gpu_memory_contradicts_model(
+        {"gpu_memory_contradiction": 0.5, "gpu_memory_gib": 40.0, "gpu_model_memory_gib": 80.0}, {"tolerance": 0.1}
+    ) == [{"_figures": (40.0, 80.0)}]
+
+
+def test_the_cold_start_floor_adds_loading_each_gpus_part_of_the_model() -> None:
+    params = {"min_seconds": 60, "load_gib_per_second": 2}
+    # 70 GiB on one GPU: 60 + 35 = 95 s
+    found = integrity.cold_start_floor({"cold_start_window_seconds": 61.0, "vram_resident_gib": 70.0, "gpus_per_replica": 1}, params)
+    assert [p["floor_seconds"] for p in found] == [95.0]
+    # the same model over two GPUs loads in parallel: 60 + 17.5 = 77.5 s, and 80 s passes
+    assert integrity.cold_start_floor({"cold_start_window_seconds": 80.0, "vram_resident_gib": 70.0, "gpus_per_replica": 2}, params) == []
+    # without a known resident size only the fixed minimum counts, exactly as before
+    assert integrity.cold_start_floor({"cold_start_window_seconds": 60.0, "vram_resident_gib": None}, params) == []
+    assert integrity.cold_start_floor({"cold_start_window_seconds": 59.0, "vram_resident_gib": None}, params)[0]["_figures"] == (59.0, 60.0)
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [SHARED / "kueue", SHARED / "volcano", REPO / "tests" / "data" / "kueue", REPO / "tests" / "data" / "volcano",
+     REPO / "examples" / "kueue"],
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_real_scheduler_manifests_contradict_nothing(folder: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(folder, repo)
+    status, out, err = run_cli(
+        ["check", str(repo), "--root", str(repo), "--isolated", "--no-cache", "--now", "2026-12-01",
+         "--select", "PL974,PL975,PL976", "--format", "json"]
+    )
+    assert (status, json.loads(out)["findings"]) == (0, []), err
+
+
+# --- the gate itself ---------------------------------------------------------------------------
+
+
+def test_only_looser_options_are_reported() -> None:
+    ruleset = load_rules([rules_dir()])
+    assert integrity.loosened_options(ruleset, {}) == []
+    config = {
+        "rules": {
+            "PL961": {"max_share": 0.05, "max_top_share": 0.5},  # tighter, looser
+            "PL970": {"min_value": 0.5},  # min_*: lower is looser
+            "PL302": {"tight_seconds": 0.5, "max_share": 0.2},  # fewer tolerances count as tight: looser; max_share tighter
+            "PL965": {"severity": "info"},
+            "PL111": {"severity": "error"},  # not lowered
+        },
+        "ignore": ["PL96"],  # a prefix: every PL96x
+        "per-file-ignores": {"legacy/*.yaml": ["PL972"]},
+    }
+    found = integrity.loosened_options(ruleset, config)
+    assert "PL961 max_top_share = 0.5, looser than its default 0.25" in found
+    assert not any(line.startswith("PL961 max_share") for line in found)
+    assert "PL970 min_value = 0.5, looser than its default 1" in found
+    assert "PL302 tight_seconds = 0.5, looser than its default 1.0" in found
+    assert not any(line.startswith("PL302 max_share") for line in found)
+    assert "PL965 reports as info, not warning" in found
+    assert not any(line.startswith("PL111") for line in found)
+    assert "PL966 (trace-days-repeated) is ignored" in found
+    assert "PL972 (measurement-copied) is ignored in legacy/*.yaml" in found
+
+
+def _repo_from(tmp_path: Path, fixture: str) -> Path:
+    repo = tmp_path / "plan"
+    (repo / "traces").mkdir(parents=True)
+    source = FIXTURES / fixture
+    for f in source.iterdir():
+        text = f.read_text(encoding="utf-8")
+        for name in set(re.findall(r"\.\./\.\./_traces/([\w.-]+)", text)):
+            shutil.copyfile(TRACES / name, repo / "traces" / name)
+            if (TRACES / f"{name}.provenance.json").exists():
+                shutil.copyfile(TRACES / f"{name}.provenance.json", repo / "traces" / f"{name}.provenance.json")
+        (repo / f.name).write_text(text.replace("../../_traces/", "traces/"), encoding="utf-8")
+    return repo
+
+
+def _findings(repo: Path, code: str, *extra: str) -> tuple[int, list[dict[str, object]]]:
+    status, out, err = run_cli(
+        ["check", str(repo), "--root", str(repo), "--no-cache", "--now", "2026-12-01", *extra, "--format", "json"]
+    )
+    return status, [f for f in json.loads(out)["findings"] if f["code"] == code]
+
+
+def test_a_loosened_configuration_is_reported_through_the_cli(tmp_path: Path) -> None:
+    repo = _repo_from(tmp_path, "PL977/fail")
+    _, found = _findings(repo, "PL977")
+    assert [f["message"] for f in found] == [
+        "cluster prod is judged with a loosened gate: PL961 max_share = 0.5, looser than its default 0.1;"
+        " PL966 reports as warning, not error; PL972 (measurement-copied) is ignored"
+    ]
+    # the same repository without the configuration: nothing to report
+    (repo / ".policylint.yaml").unlink()
+    assert _findings(repo, "PL977")[1] == []
+
+
+def test_vram_traces_and_job_lists_after_now_fail_through_the_cli(tmp_path: Path) -> None:
+    repo = _repo_from(tmp_path, "PL960/fail")
+    status, found = _findings(repo, "PL960", "--isolated", "--select", "PL960")
+    assert status == 1
+    by_subject = {(f["subject"], str(f["message"]).split("'s ")[1].split(" runs")[0]) for f in found}
+    assert by_subject == {
+        ("workload chat", "concurrency trace"),
+        ("workload llm-future", "VRAM trace"),
+        ("workload pretrain-future", "job list"),
+    }
+    # the VRAM trace and the job list both end exactly ten days after now
+    assert sum("runs 864000 s past now" in str(f["message"]) for f in found) == 2
+
+
+def test_values_edited_inside_a_pulled_range_fail_through_the_cli(tmp_path: Path) -> None:
+    repo = _repo_from(tmp_path, "PL978/fail")
+    status, found = _findings(repo, "PL978", "--isolated", "--select", "PL978")
+    assert status == 1 and len(found) == 1
+    assert "its SHA-256 differs from the one its provenance record holds" in str(found[0]["message"])
+    # PL969 sees nothing: the first and last samples are where the pull left them
+    assert _findings(repo, "PL969", "--isolated", "--select", "PL969")[1] == []
