@@ -53,7 +53,9 @@ that cannot be used is ignored and rewritten.
 A workload's GPU demand series, which only its pool's sum reads, is a second entry
 next to its facts, and each pool's sum and bands have their own entry keyed by the
 pool's spec and its members' keys (:func:`pool_key`): a warm run whose pools are
-cached reads no series at all.
+cached reads no series at all. A pool's sum is also kept in a form that one changed
+member can be taken out of and put back into (:mod:`policylint.pooled_cache`), and the
+trace digests of one folder are read and written as one table (:class:`_DigestTable`).
 
 Only measurements that succeeded without findings are stored, so findings at
 file positions (which depend on the YAML, not on the trace) are always computed
@@ -125,7 +127,7 @@ def default_dir() -> Path:
 SECRET_FILE = "secret-v1"
 _SECRET_BYTES = 32
 #: largest entry read back, by kind of entry; a larger entry is neither written nor read
-_MAX_ENTRY_BYTES = {"documents": 64 << 20, "rules": 16 << 20, "stat": 64 << 10}
+_MAX_ENTRY_BYTES = {"documents": 64 << 20, "rules": 16 << 20, "stat": 64 << 10, "stattable": 64 << 20}
 #: largest measurement, series or pooled entry (a series of 10 million float64 samples is 80 MB)
 _MAX_MEASURE_BYTES = 1 << 30
 
@@ -355,15 +357,20 @@ def _known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, l
         return _file_digest(path)
     import time
 
+    ident = _stat_id(before)
+    table = _digest_table(folder, os.path.dirname(real))
+    found = table.get(real, ident)
+    if found is not None:
+        return found
     name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
     record = folder / f"stat-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
-    ident = _stat_id(before)
     try:
         data = _read_limited(record, _MAX_ENTRY_BYTES["stat"])
         body = _unseal_json(folder, "stat", data) if data is not None else None
         if body is not None:
             known = json.loads(body)
-            if known["path"] == real and known["stat"] == ident and isinstance(known["sha256"], str):
+            if known["path"] == real and known["stat"] == ident and _is_digest(known["sha256"]):
+                table.add(real, ident, known["sha256"])
                 return str(known["sha256"])
     except Exception:  # noqa: BLE001 - a damaged record: hash the file
         pass
@@ -378,7 +385,99 @@ def _known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, l
         sealed = _seal_json(folder, "stat", json.dumps(document, separators=(",", ":")).encode("utf-8"))
         if sealed is not None:
             _atomic_write(record, sealed, folder)
+            table.add(real, ident, digest)
     return digest
+
+
+def _is_digest(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+class _DigestTable:
+    """The recorded digests of one folder's files, read and written as one entry.
+
+    A warm run over a thousand traces in one folder reads one entry here instead
+    of a thousand records (:func:`_known_digest`). Each row is exactly what a record
+    holds - the file's real path, its identity and its digest - and is added only
+    from a record or a settled hashing, so a row is as trustworthy as a record.
+    The entry is sealed like the records (kind ``stattable``) and read as user
+    files are; a damaged, foreign or mismatching entry is an empty table.
+    """
+
+    #: a table never grows past this many rows (files deleted since stay in it until then)
+    MAX_ROWS = 200_000
+
+    def __init__(self, folder: Path, directory: str) -> None:
+        self.folder = folder
+        self.directory = directory
+        name = hashlib.sha256(directory.encode("utf-8", "surrogateescape")).hexdigest()
+        self.path = folder / f"stattable-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
+        self.rows: dict[str, tuple[list[int], str]] = {}
+        self.dirty = False
+        try:
+            data = _read_limited(self.path, _MAX_ENTRY_BYTES["stattable"])
+            body = _unseal_json(folder, "stattable", data) if data is not None else None
+            if body is None:
+                return
+            stored = json.loads(body)
+            if stored.get("dir") != directory or not isinstance(stored.get("files"), dict):
+                return
+            rows: dict[str, tuple[list[int], str]] = {}
+            for real, (ident, digest) in stored["files"].items():
+                if os.path.dirname(real) != directory or not _is_digest(digest):
+                    return
+                if not isinstance(ident, list) or len(ident) != 5 or any(type(x) is not int for x in ident):
+                    return
+                rows[real] = (ident, digest)
+            self.rows = rows
+        except Exception:  # noqa: BLE001 - a damaged table is an empty one: the records and hashing remain
+            self.rows = {}
+
+    def get(self, real: str, ident: list[int]) -> str | None:
+        row = self.rows.get(real)
+        return row[1] if row is not None and row[0] == ident else None
+
+    def add(self, real: str, ident: list[int], digest: str) -> None:
+        if self.rows.get(real) == (ident, digest):
+            return
+        if len(self.rows) >= self.MAX_ROWS:
+            self.rows.clear()
+        self.rows[real] = (list(ident), digest)
+        self.dirty = True
+
+    def write(self) -> None:
+        if not self.dirty:
+            return
+        document = {"dir": self.directory, "files": {k: [v[0], v[1]] for k, v in sorted(self.rows.items())}}
+        sealed = _seal_json(self.folder, "stattable", json.dumps(document, separators=(",", ":")).encode("utf-8"))
+        if sealed is not None and len(sealed) <= _MAX_ENTRY_BYTES["stattable"]:
+            _atomic_write(self.path, sealed, self.folder)
+        self.dirty = False
+
+
+#: (cache folder, folder of the files) -> its table, for the length of a run
+_TABLES: dict[tuple[str, str], _DigestTable] = {}
+
+
+def _digest_table(folder: Path, directory: str) -> _DigestTable:
+    key = (os.fspath(folder), directory)
+    table = _TABLES.get(key)
+    if table is None:
+        table = _TABLES[key] = _DigestTable(folder, directory)
+    return table
+
+
+def flush_digests(folder: Path | None) -> None:
+    """Write the digest tables of ``folder`` that gained rows in this run (see :class:`_DigestTable`).
+
+    They are then forgotten: the next run in this process reads them afresh, as a new process would.
+    """
+    if folder is None:
+        return
+    for key, table in list(_TABLES.items()):
+        if key[0] == os.fspath(folder):
+            table.write()
+            del _TABLES[key]
 
 
 #: what :func:`workload_key` gives, without ``hash_files``, for a workload with a file to hash
@@ -630,8 +729,7 @@ def _check_for(kind: Any) -> Callable[[Any], bool]:
         return lambda v: isinstance(v, kind)
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin in (typing.Union, types.UnionType):
-        options = [_check_for(a) for a in args]
-        return lambda v: any(ok(v) for ok in options)
+        return _union_check(args)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         item = _check_for(args[0])
         return lambda v: isinstance(v, tuple) and all(item(x) for x in v)
@@ -646,6 +744,53 @@ def _check_for(kind: Any) -> Callable[[Any], bool]:
         return lambda v: isinstance(v, dict) and all(isinstance(k, str) and value(x) for k, x in v.items())
     # an annotation this table does not know: the value is plain data (the decoder builds nothing else)
     return lambda v: True
+
+
+def _simple(kind: Any) -> tuple[tuple[type, ...], bool] | None:
+    """The types :func:`_check_for` accepts for ``kind`` by one isinstance test, and whether it refuses bools."""
+    import numpy as np
+
+    if kind is type(None):
+        return (type(None),), False
+    if kind is bool:
+        return (bool, np.bool_), False
+    if kind is int:
+        return (int, np.integer), False
+    if kind is float:
+        return (int, float, np.integer, np.floating), True
+    if kind in (str, np.ndarray, dt.datetime) or (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
+        return (kind,), False
+    return None
+
+
+def _union_check(args: tuple[Any, ...]) -> Callable[[Any], bool]:
+    """:func:`_check_for` of a union: one isinstance test for its plain options (a warm run checks
+    hundreds of thousands of values), the others one by one. Accepts exactly what any option accepts.
+    """
+    plain: list[type] = []
+    numbers: tuple[type, ...] = ()  # a float option: numbers but not bools
+    rest: list[Callable[[Any], bool]] = []
+    for arg in args:
+        simple = _simple(arg)
+        if simple is None:
+            rest.append(_check_for(arg))
+        elif simple[1]:
+            numbers = simple[0]
+        else:
+            plain.extend(simple[0])
+    if numbers and any(issubclass(bool, t) for t in plain):
+        plain.extend(numbers)  # bools are accepted anyway: the float option's exception is moot
+        numbers = ()
+    accepted = tuple(dict.fromkeys(plain))
+    if not numbers and not rest:
+        return lambda v: isinstance(v, accepted)
+
+    def check(v: Any) -> bool:
+        if isinstance(v, accepted) or (numbers and isinstance(v, numbers) and not isinstance(v, bool)):
+            return True
+        return any(ok(v) for ok in rest)
+
+    return check
 
 
 @functools.lru_cache(maxsize=1)
@@ -731,6 +876,10 @@ def _slice(arrays: dict[str, Any], ref: list[Any], budget: _Budget | None = None
     return blob[offset : offset + size].reshape(shape)
 
 
+#: the values JSON gives that :func:`_decode` returns as they are
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+
+
 def _decode(value: Any, arrays: dict[str, Any], budget: _Budget | None = None) -> Any:
     """Rebuild a value the encoder wrote: plain data, arrays and dataclasses of the table only."""
     if budget is None:
@@ -747,17 +896,18 @@ def _decode(value: Any, arrays: dict[str, Any], budget: _Budget | None = None) -
             return _slice(arrays, inner, budget)
         if tag == "$datetime" and isinstance(inner, str):
             return dt.datetime.fromisoformat(inner)
+        # (a plain JSON scalar decodes to itself: taken without a call, as _decode would return it)
         if tag == "$tuple" and isinstance(inner, list):
-            return tuple(_decode(v, arrays, budget) for v in inner)
+            return tuple(v if type(v) in _SCALARS else _decode(v, arrays, budget) for v in inner)
         if tag == "$list" and isinstance(inner, list):
-            return [_decode(v, arrays, budget) for v in inner]
+            return [v if type(v) in _SCALARS else _decode(v, arrays, budget) for v in inner]
         if tag == "$dict" and isinstance(inner, dict):
-            return {k: _decode(v, arrays, budget) for k, v in inner.items()}
+            return {k: v if type(v) in _SCALARS else _decode(v, arrays, budget) for k, v in inner.items()}
         raise ValueError("unknown tag")
     if "$type" in value and len(value) == 2:
         fields = value["fields"]
         cls, checks = _resolve_tag(value["$type"], fields)
-        decoded = {k: _decode(v, arrays, budget) for k, v in fields.items()}
+        decoded = {k: v if type(v) in _SCALARS else _decode(v, arrays, budget) for k, v in fields.items()}
         for name, item in decoded.items():
             if not checks[name](item):
                 raise ValueError(f"{value['$type']}.{name} has the wrong type")

@@ -678,6 +678,7 @@ def measure(
     if cache_dir is not None and pooled is not None and unhashed:
         # every key is known now: the pools' entries, for measure_pools to use or store
         pooled.update(_cached_pools(model, keys, cache_dir, only))
+    cache.flush_digests(cache_dir)  # the digests recorded or hashed here, one entry per folder
     out: dict[str, WorkloadFacts] = {}
     findings: list[Finding] = []
     for name in names:  # the order of the sequential run, whoever measured what
