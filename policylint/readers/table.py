@@ -509,7 +509,8 @@ def read_start(source: Source) -> bytes:
             )
             if not whole:
                 return first
-            return first + handle.read(source.size - len(first))
+            handle.seek(0)  # the whole file in one piece: no copy joining two reads
+            return handle.read(source.size)
     except OSError as exc:
         raise MeasurementError(f"cannot read: {exc.strerror or exc}", source=source.name) from None
 
