@@ -30,13 +30,14 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from html import escape
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from policylint import __version__
-from policylint.report.safe_text import escape_controls
+from policylint.report.html_parts import SourceLinks
+from policylint.report.html_parts import attr as _attr
+from policylint.report.html_parts import cell as _cell
+from policylint.report.html_parts import esc as _e
+from policylint.report.html_parts import num as _num
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
@@ -47,43 +48,6 @@ if TYPE_CHECKING:
     from policylint.views import View
 
 __all__ = ["HtmlSettings", "SourceLinks", "render"]
-
-
-@dataclass(frozen=True)
-class SourceLinks:
-    """Where a file:line on the page links to.
-
-    With a ``template`` (``report.source-url``, e.g.
-    ``https://host/org/repo/blob/{rev}/{path}#L{line}``) every place links to the
-    repository's web view at the revision the page shows (``rev``; ``base_rev``
-    for what only the base revision holds). Without one - or when the template
-    needs ``{rev}`` and there is no commit - a link is the file's path relative
-    to the folder the page is written to (``page_dir``), which opens it from a
-    CI artifact or a checkout. ``top`` is the folder finding paths are relative
-    to (the repository root). No folders at all: plain text.
-    """
-
-    template: str | None = None
-    rev: str | None = None
-    base_rev: str | None = None
-    top: Path | None = None
-    page_dir: Path | None = None
-
-    def href(self, path: str, line: int = 0, *, base: bool = False) -> str | None:
-        """The URL of ``path`` (relative to ``top``) at ``line``; None when there is nothing to link to."""
-        rev = self.base_rev if base else self.rev
-        if self.template is not None and (rev is not None or "{rev}" not in self.template):
-            return self.template.format(rev=quote(rev or "", safe=""), path=quote(path, safe="/"), line=max(line, 1))
-        if self.top is None or self.page_dir is None:
-            return None
-        import os
-
-        target = os.path.join(os.path.realpath(self.top), path)
-        if base and not os.path.exists(target):
-            return None  # the file is gone from the working tree: nothing there to open
-        rel = os.path.relpath(target, os.path.realpath(self.page_dir))
-        # every character but the separator percent-encoded: a file named "javascript:x" stays a path
-        return quote(Path(rel).as_posix(), safe="/")
 
 
 @dataclass
@@ -173,40 +137,6 @@ table.derivation.stack td.num{display:flex;text-align:right}table.derivation.sta
 """
 
 
-def _e(value: object) -> str:
-    """HTML-escaped text of ``value`` (quotes too: the text may land in an attribute).
-
-    Control characters are written as visible escapes first: HTML cannot carry
-    most of them, and a name or message holding one is user input (see
-    :mod:`policylint.report.safe_text`).
-    """
-    return escape(escape_controls(str(value)), quote=True)
-
-
-def _num(value: float | int | None, unit: str = "") -> str:
-    """A number for people: whole numbers without decimals, others with at most two."""
-    if value is None:
-        return "–"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "∞"
-    if float(value) == int(value):
-        text = f"{int(value):,}"
-    else:
-        text = f"{float(value):,.2f}".rstrip("0").rstrip(".")
-    return f"{text}{unit}"
-
-
-def _attr(value: object) -> str:
-    """A data attribute value: exact (repr of floats), empty for unknown."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ""
-    return _e(value)
-
-
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"
@@ -217,12 +147,6 @@ def _duration(seconds: float | None) -> str:
     if seconds < 7_200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def _cell(label: str, content: str, css: str = "") -> str:
-    """A table cell that names its column (``data-label``): narrow screens show a table row as a card."""
-    cls = f' class="{css}"' if css else ""
-    return f'<td{cls} data-label="{_e(label)}"><span>{content}</span></td>'
 
 
 def _badge(severity: str) -> str:

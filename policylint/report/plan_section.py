@@ -24,10 +24,9 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from policylint.report.html_report import SourceLinks
+from policylint.report.html_parts import SourceLinks, attr, cell, esc, num
 
 __all__ = ["PlanOutcome", "make_plan", "plan_section"]
 
@@ -111,39 +110,30 @@ _EXTRA = {
 }
 
 
-def _helpers() -> Any:
-    from policylint.report import html_report
-
-    return html_report
-
-
 def _value(value: Any) -> str:
-    h = _helpers()
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float)):
-        return str(h._num(value))
+        return str(num(value))
     if value is None:
         return "–"
-    return str(h._e(value))
+    return str(esc(value))
 
 
 def _extras(entry: Mapping[str, Any]) -> str:
-    h = _helpers()
     parts = []
     for key in sorted(k for k in entry if k not in ("value", "band", "band_gpus", "measurement", "rule")):
         value = entry[key]
         name = _EXTRA.get(key, key.replace("_", " "))
         if isinstance(value, Mapping):
-            shown = ", ".join(f"{h._e(k)} {_value(v)}" for k, v in value.items())
+            shown = ", ".join(f"{esc(k)} {_value(v)}" for k, v in value.items())
         else:
             shown = _value(value)
-        parts.append(f'<span data-extra="{h._e(key)}">{h._e(name)}: {shown}</span>')
+        parts.append(f'<span data-extra="{esc(key)}">{esc(name)}: {shown}</span>')
     return f'<br><span class="muted">{"; ".join(parts)}</span>' if parts else ""
 
 
 def _derivation_table(pool: Mapping[str, Any]) -> str:
-    h = _helpers()
     d = pool["derivation"]
     known = [k for k, _ in _FIELDS]
     order = [(k, name) for k, name in _FIELDS if k in d] + [(k, k) for k in sorted(d) if k not in known]
@@ -151,15 +141,15 @@ def _derivation_table(pool: Mapping[str, Any]) -> str:
     for key, name in order:
         entry = d[key]
         band = entry.get("band")
-        band_text = f'{h._e(band)} {h._num(entry["band_gpus"])} GPUs' if band is not None and "band_gpus" in entry else _value(band)
+        band_text = f'{esc(band)} {num(entry["band_gpus"])} GPUs' if band is not None and "band_gpus" in entry else _value(band)
         rows.append(
-            f'<tr data-derivation="{h._e(key)}" data-value="{h._attr(entry.get("value"))}"'
-            f' data-band="{h._attr(band)}" data-band-gpus="{h._attr(entry.get("band_gpus"))}">'
-            + h._cell("field", f"<b>{h._e(name)}</b><br><code>{h._e(key)}</code>")
-            + h._cell("planned", _value(entry.get("value")), "num")
-            + h._cell("measurement", h._e(entry["measurement"]) if entry.get("measurement") else "–")
-            + h._cell("band", band_text)
-            + h._cell("rule", h._e(entry.get("rule", "")) + _extras(entry))
+            f'<tr data-derivation="{esc(key)}" data-value="{attr(entry.get("value"))}"'
+            f' data-band="{attr(band)}" data-band-gpus="{attr(entry.get("band_gpus"))}">'
+            + cell("field", f"<b>{esc(name)}</b><br><code>{esc(key)}</code>")
+            + cell("planned", _value(entry.get("value")), "num")
+            + cell("measurement", esc(entry["measurement"]) if entry.get("measurement") else "–")
+            + cell("band", band_text)
+            + cell("rule", esc(entry.get("rule", "")) + _extras(entry))
             + "</tr>"
         )
     return (
@@ -169,7 +159,6 @@ def _derivation_table(pool: Mapping[str, Any]) -> str:
 
 
 def _planned_pool(pool: Mapping[str, Any], origin: Sequence[str], today: set[str]) -> str:
-    h = _helpers()
     name = f'{pool["cluster"]}/{pool["pool"]}'
     gpu = pool["gpu"]
     attrs = {
@@ -188,28 +177,28 @@ def _planned_pool(pool: Mapping[str, Any], origin: Sequence[str], today: set[str
         "workloads": ",".join(pool["workloads"]),
         "from": ",".join(origin),
     }
-    head = "".join(f' data-{k}="{h._attr(v)}"' for k, v in attrs.items())
+    head = "".join(f' data-{k}="{attr(v)}"' for k, v in attrs.items())
     came = ", ".join(
-        f'<a href="#pool-{h._e(p)}">{h._e(p)}</a>' if p in today else h._e(p) for p in origin
+        f'<a href="#pool-{esc(p)}">{esc(p)}</a>' if p in today else esc(p) for p in origin
     ) or "no pool today"
     parts = [
-        f'<div class="pool plan-pool" id="plan-pool-{h._e(name)}"{head}>',
-        f"<h4>Planned pool {h._e(name)}</h4>",
-        f'<p>{h._e(pool["class"])} on {h._e(gpu.get("model"))} ({h._num(gpu.get("memoryGiB"))} GiB), {h._e(pool["tier"])}'
-        f'; workloads: {", ".join(h._e(w) for w in pool["workloads"])}; today in: {came}. '
-        f'Reserved {h._num(pool["reserved_gpus"])} + elastic {h._num(pool["elastic_gpus"])} = '
-        f'<b>{h._num(pool["capacity_gpus"])}</b> GPUs.</p>',
+        f'<div class="pool plan-pool" id="plan-pool-{esc(name)}"{head}>',
+        f"<h4>Planned pool {esc(name)}</h4>",
+        f'<p>{esc(pool["class"])} on {esc(gpu.get("model"))} ({num(gpu.get("memoryGiB"))} GiB), {esc(pool["tier"])}'
+        f'; workloads: {", ".join(esc(w) for w in pool["workloads"])}; today in: {came}. '
+        f'Reserved {num(pool["reserved_gpus"])} + elastic {num(pool["elastic_gpus"])} = '
+        f'<b>{num(pool["capacity_gpus"])}</b> GPUs.</p>',
     ]
     bands = pool["pooled"]
     if bands is not None:
         sums = bands.get("sum_of_member_bands_gpus")
         parts.append(
-            f'<p class="muted" data-pooled-baseline-gpus="{h._attr(bands["baseline_gpus"])}"'
-            f' data-pooled-daily-gpus="{h._attr(bands["daily_gpus"])}" data-pooled-peak-gpus="{h._attr(bands["peak_gpus"])}">'
-            f'Pooled bands: baseline {h._num(bands["baseline_gpus"])}, daily {h._num(bands["daily_gpus"])}, peak '
-            f'{h._num(bands["peak_gpus"])} GPUs over {h._num(bands["window_days"])} days at {h._num(bands["step_seconds"])} s steps'
+            f'<p class="muted" data-pooled-baseline-gpus="{attr(bands["baseline_gpus"])}"'
+            f' data-pooled-daily-gpus="{attr(bands["daily_gpus"])}" data-pooled-peak-gpus="{attr(bands["peak_gpus"])}">'
+            f'Pooled bands: baseline {num(bands["baseline_gpus"])}, daily {num(bands["daily_gpus"])}, peak '
+            f'{num(bands["peak_gpus"])} GPUs over {num(bands["window_days"])} days at {num(bands["step_seconds"])} s steps'
             + (
-                f'; the workloads\' own bands summed: {h._num(sums["baseline"])}, {h._num(sums["daily"])}, {h._num(sums["peak"])}'
+                f'; the workloads\' own bands summed: {num(sums["baseline"])}, {num(sums["daily"])}, {num(sums["peak"])}'
                 if sums
                 else ""
             )
@@ -218,29 +207,28 @@ def _planned_pool(pool: Mapping[str, Any], origin: Sequence[str], today: set[str
     apart = pool["apart"]
     if apart is not None and len(pool["workloads"]) > 1:
         parts.append(
-            f'<p>Pooling saves <b>{h._num(pool["pooling_saves_gpus"])}</b> GPUs: planned apart these workloads would need '
-            f'{h._num(apart["capacity"])} (reserved {h._num(apart["reserved"])}), together {h._num(pool["capacity_gpus"])} '
-            f'(reserved {h._num(pool["reserved_gpus"])}).</p>'
+            f'<p>Pooling saves <b>{num(pool["pooling_saves_gpus"])}</b> GPUs: planned apart these workloads would need '
+            f'{num(apart["capacity"])} (reserved {num(apart["reserved"])}), together {num(pool["capacity_gpus"])} '
+            f'(reserved {num(pool["reserved_gpus"])}).</p>'
         )
     parts.append(_derivation_table(pool))
     reasons = "".join(
-        f'<li data-reason="{h._e(w)}"><b>{h._e(w)}</b>: {h._e(why)}</li>' for w, why in pool["reasons"].items()
+        f'<li data-reason="{esc(w)}"><b>{esc(w)}</b>: {esc(why)}</li>' for w, why in pool["reasons"].items()
     )
     parts.append(f'<p class="muted">Why each workload sits here:</p><ul class="reasons">{reasons}</ul></div>')
     return "".join(parts)
 
 
 def _planned_table(planned: Sequence[Mapping[str, Any]], today: set[str]) -> str:
-    h = _helpers()
     rows = "".join(
-        f'<tr data-planned-row="{h._e(p["pool"])}" data-reserved-gpus="{h._attr(p["reserved_gpus"])}"'
-        f' data-elastic-gpus="{h._attr(p["elastic_gpus"])}">'
-        + h._cell("planned pool", f'<a href="#plan-pool-{h._e(p["pool"])}">{h._e(p["pool"])}</a>')
-        + h._cell("workloads", h._e(", ".join(p["workloads"])))
-        + h._cell("reserved", h._num(p["reserved_gpus"]), "num") + h._cell("elastic", h._num(p["elastic_gpus"]), "num")
-        + h._cell(
+        f'<tr data-planned-row="{esc(p["pool"])}" data-reserved-gpus="{attr(p["reserved_gpus"])}"'
+        f' data-elastic-gpus="{attr(p["elastic_gpus"])}">'
+        + cell("planned pool", f'<a href="#plan-pool-{esc(p["pool"])}">{esc(p["pool"])}</a>')
+        + cell("workloads", esc(", ".join(p["workloads"])))
+        + cell("reserved", num(p["reserved_gpus"]), "num") + cell("elastic", num(p["elastic_gpus"]), "num")
+        + cell(
             "today in",
-            ", ".join(f'<a href="#pool-{h._e(x)}">{h._e(x)}</a>' if x in today else h._e(x) for x in p["from"]) or "–",
+            ", ".join(f'<a href="#pool-{esc(x)}">{esc(x)}</a>' if x in today else esc(x) for x in p["from"]) or "–",
         )
         + "</tr>"
         for p in planned
@@ -252,12 +240,11 @@ def _planned_table(planned: Sequence[Mapping[str, Any]], today: set[str]) -> str
 
 
 def _totals(total: Mapping[str, Any]) -> str:
-    h = _helpers()
     today, planned = total["today"], total["planned"]
     rows = "".join(
-        f'<tr data-plan-total="{key}" data-today="{h._attr(today[key])}" data-planned="{h._attr(planned[key])}">'
-        + h._cell("GPUs", label) + h._cell("today", h._num(today[key]), "num")
-        + h._cell("planned", h._num(planned[key]), "num") + "</tr>"
+        f'<tr data-plan-total="{key}" data-today="{attr(today[key])}" data-planned="{attr(planned[key])}">'
+        + cell("GPUs", label) + cell("today", num(today[key]), "num")
+        + cell("planned", num(planned[key]), "num") + "</tr>"
         for key, label in (
             ("reserved_gpus", "reserved"),
             ("elastic_gpus", "elastic"),
@@ -274,16 +261,14 @@ def _totals(total: Mapping[str, Any]) -> str:
 def _savings(saves: Mapping[str, int]) -> str:
     from policylint.commands.plan import _savings as words
 
-    h = _helpers()
     sentence = words(dict(saves))
     return (
         f'<p class="plan-saves" data-saves-reserved-gpus="{saves["reserved_gpus"]}"'
-        f' data-saves-total-gpus="{saves["total_gpus"]}"><b>{h._e(sentence[:1].upper() + sentence[1:])}.</b></p>'
+        f' data-saves-total-gpus="{saves["total_gpus"]}"><b>{esc(sentence[:1].upper() + sentence[1:])}.</b></p>'
     )
 
 
 def _clusters(clusters: Mapping[str, Mapping[str, int]]) -> str:
-    h = _helpers()
     keys = (
         ("today_reserved", "reserved today"),
         ("today_elastic", "elastic today"),
@@ -292,8 +277,8 @@ def _clusters(clusters: Mapping[str, Mapping[str, int]]) -> str:
         ("planned_elastic", "planned elastic"),
     )
     rows = "".join(
-        f'<tr data-plan-cluster="{h._e(name)}"' + "".join(f' data-{k.replace("_", "-")}="{h._attr(c[k])}"' for k, _ in keys) + ">"
-        + h._cell("cluster", h._e(name)) + "".join(h._cell(label, h._num(c[k]), "num") for k, label in keys) + "</tr>"
+        f'<tr data-plan-cluster="{esc(name)}"' + "".join(f' data-{k.replace("_", "-")}="{attr(c[k])}"' for k, _ in keys) + ">"
+        + cell("cluster", esc(name)) + "".join(cell(label, num(c[k]), "num") for k, label in keys) + "</tr>"
         for name, c in clusters.items()
     )
     head = "".join(f'<th class="num">{label}</th>' for _, label in keys)
@@ -301,42 +286,40 @@ def _clusters(clusters: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def _resolved_item(f: Mapping[str, Any], links: SourceLinks) -> str:
-    h = _helpers()
-    where = f'{h._e(f["file"])}:{f["line"]}'
+    where = f'{esc(f["file"])}:{f["line"]}'
     href = links.href(str(f["file"]), int(f["line"]))
     if href is not None:
-        where = f'<a href="{h._e(href)}">{where}</a>'
+        where = f'<a href="{esc(href)}">{where}</a>'
     return (
-        f'<li data-resolves-code="{h._e(f["code"])}" data-resolves-subject="{h._e(f["subject"])}">'
-        f'<b>{h._e(f["code"])}</b> <code>{h._e(f["name"])}</code> — {h._e(f["message"])} <span class="muted">({where})</span></li>'
+        f'<li data-resolves-code="{esc(f["code"])}" data-resolves-subject="{esc(f["subject"])}">'
+        f'<b>{esc(f["code"])}</b> <code>{esc(f["name"])}</code> — {esc(f["message"])} <span class="muted">({where})</span></li>'
     )
 
 
 def _today(current: Sequence[Mapping[str, Any]], planned: set[str], today: set[str], links: SourceLinks) -> str:
-    h = _helpers()
     rows, lists = [], []
     for c in current:
         name = str(c["pool"])
         codes = sorted({str(f["code"]) for f in c["resolves"]})
         moved = ", ".join(
-            f'<a href="#plan-pool-{h._e(p)}">{h._e(p)}</a>' if p in planned else h._e(p) for p in c["planned_in"]
+            f'<a href="#plan-pool-{esc(p)}">{esc(p)}</a>' if p in planned else esc(p) for p in c["planned_in"]
         ) or "–"
-        pool = f'<a href="#pool-{h._e(name)}">{h._e(name)}</a>' if name in today else h._e(name)
+        pool = f'<a href="#pool-{esc(name)}">{esc(name)}</a>' if name in today else esc(name)
         rows.append(
-            f'<tr data-today-pool="{h._e(name)}" data-reserved-gpus="{h._attr(c["reserved_gpus"])}"'
-            f' data-elastic-gpus="{h._attr(c["elastic_gpus"])}" data-proposed-gpus="{h._attr(c["proposed_gpus"])}"'
-            f' data-planned-in="{h._e(",".join(c["planned_in"]))}" data-resolves="{len(c["resolves"])}">'
-            + h._cell("today's pool", pool) + h._cell("workloads", h._e(", ".join(c["workloads"])) or "–")
-            + h._cell("reserved", h._num(c["reserved_gpus"]), "num") + h._cell("elastic", h._num(c["elastic_gpus"]), "num")
-            + h._cell("proposed", h._num(c["proposed_gpus"]), "num") + h._cell("planned in", moved)
-            + h._cell("resolves", ", ".join(h._e(x) for x in codes) or "–") + "</tr>"
+            f'<tr data-today-pool="{esc(name)}" data-reserved-gpus="{attr(c["reserved_gpus"])}"'
+            f' data-elastic-gpus="{attr(c["elastic_gpus"])}" data-proposed-gpus="{attr(c["proposed_gpus"])}"'
+            f' data-planned-in="{esc(",".join(c["planned_in"]))}" data-resolves="{len(c["resolves"])}">'
+            + cell("today's pool", pool) + cell("workloads", esc(", ".join(c["workloads"])) or "–")
+            + cell("reserved", num(c["reserved_gpus"]), "num") + cell("elastic", num(c["elastic_gpus"]), "num")
+            + cell("proposed", num(c["proposed_gpus"]), "num") + cell("planned in", moved)
+            + cell("resolves", ", ".join(esc(x) for x in codes) or "–") + "</tr>"
         )
         if c["resolves"]:
             items = "".join(_resolved_item(f, links) for f in c["resolves"])
             n = len(c["resolves"])
             lists.append(
-                f'<details data-resolved-by="{h._e(name)}"><summary>{h._e(name)}: {n} finding{"s" if n != 1 else ""}'
-                f' ({", ".join(h._e(x) for x in codes)})</summary><ul class="findings">{items}</ul></details>'
+                f'<details data-resolved-by="{esc(name)}"><summary>{esc(name)}: {n} finding{"s" if n != 1 else ""}'
+                f' ({", ".join(esc(x) for x in codes)})</summary><ul class="findings">{items}</ul></details>'
             )
     table = (
         '<table class="stack plan-today"><thead><tr><th>today\'s pool</th><th>workloads</th><th class="num">reserved</th>'
@@ -356,10 +339,9 @@ def _today(current: Sequence[Mapping[str, Any]], planned: set[str], today: set[s
 
 def plan_section(outcome: PlanOutcome, today: set[str], links: SourceLinks) -> str:
     """The section for the page; ``today`` holds the pools the page shows (for links to them)."""
-    h = _helpers()
     intro = (
         '<h2>Planned vs today</h2>'
-        f"<p>The capacity plan the measurements justify, as <code>policylint plan {h._e(outcome.path)} --format json</code> "
+        f"<p>The capacity plan the measurements justify, as <code>policylint plan {esc(outcome.path)} --format json</code> "
         "prints it with this page's configuration and date: pools derived from the workloads' class, GPU, gang needs "
         "and tolerance, each sized from its pooled bands, next to today's pools and open proposals. See "
         "docs/plan.md of the policylint repository.</p>"
@@ -367,13 +349,13 @@ def plan_section(outcome: PlanOutcome, today: set[str], links: SourceLinks) -> s
     if outcome.document is None:
         return (
             f'<section class="plan" id="plan" data-plan="none">{intro}'
-            f'<p><span class="badge warning">no plan</span> {h._e(outcome.reason or "")}</p></section>'
+            f'<p><span class="badge warning">no plan</span> {esc(outcome.reason or "")}</p></section>'
         )
     doc = outcome.document
     plan, comparison, check = doc["plan"], doc["comparison"], doc["check"]
     total = comparison["total"]
     attrs = "".join(
-        f' data-{state}-{key.replace("_", "-")}="{h._attr(value)}"'
+        f' data-{state}-{key.replace("_", "-")}="{attr(value)}"'
         for state in ("today", "planned")
         for key, value in total[state].items()
     )
@@ -382,23 +364,23 @@ def plan_section(outcome: PlanOutcome, today: set[str], links: SourceLinks) -> s
         if check["passes"]
         else f'<span class="badge error">fails</span> <code>check</code> on the planned repository reports '
         f'{len(check["sizing_findings"])} sizing finding{"s" if len(check["sizing_findings"]) != 1 else ""}: '
-        + "; ".join(f'{h._e(f["code"])} {h._e(f["message"])}' for f in check["sizing_findings"])
+        + "; ".join(f'{esc(f["code"])} {esc(f["message"])}' for f in check["sizing_findings"])
     )
     notes = []
     if comparison["unmeasured_workloads"]:
         notes.append(
-            "Not counted: the GPUs of " + ", ".join(h._e(n) for n in comparison["unmeasured_workloads"])
+            "Not counted: the GPUs of " + ", ".join(esc(n) for n in comparison["unmeasured_workloads"])
             + " (no measured GPU demand; measure them before buying for them)."
         )
     for name, why in plan["unplaced"].items():
-        notes.append(f"Not planned: {h._e(name)}: {h._e(why)}.")
+        notes.append(f"Not planned: {esc(name)}: {esc(why)}.")
     origins = {p["pool"]: list(p["from"]) for p in comparison["planned_pools"]}
     planned_names = set(origins)
     pools = "".join(
         _planned_pool(p, origins.get(f'{p["cluster"]}/{p["pool"]}', []), today) for p in plan["pools"]
     )
     return (
-        f'<section class="plan" id="plan" data-plan="made" data-passes="{h._attr(check["passes"])}"'
+        f'<section class="plan" id="plan" data-plan="made" data-passes="{attr(check["passes"])}"'
         f' data-sizing-findings="{len(check["sizing_findings"])}"{attrs}>{intro}'
         f'<p class="verdict">Plan: {verdict}.</p>'
         "<h3>In total</h3>" + _totals(total) + _savings(total["saves"])
