@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -209,14 +210,24 @@ def _rejection_note(pv: View) -> str:
     return f"; honouring its wait limit of {limit:g} s the queue would turn away {format_share(share)} of the pool's daily-band work"
 
 
+def identity_fingerprint(facts: Mapping[str, Any] | None) -> str | None:
+    """The fingerprint two workloads must share to cite the same demand (PL111; the planner's guard).
+
+    By values alone when the series says enough to be recognised (ten changes or
+    more), so a copy moved to other dates is the same evidence; otherwise by the
+    series with its times: two constant traces of one length are not copies.
+    ``facts``: a workload's integrity facts (None: nothing was read).
+    """
+    if not facts:
+        return None
+    key = "values_fingerprint" if (facts.get("value_changes") or 0) >= 10 else "series_fingerprint"
+    value = facts.get(key)
+    return str(value) if value else None
+
+
 def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
     """Give every workload of ``pool`` the pool's queue figures and its double-count verdict."""
-    # By values alone when the series says enough to be recognised (ten changes or more):
-    # two constant traces of one length are not copies of each other.
-    printed = {
-        n: v.facts.get("values_fingerprint") if (v.facts.get("value_changes") or 0) >= 10 else v.facts.get("series_fingerprint")
-        for n, v in wviews.items()
-    }
+    printed = {n: identity_fingerprint(v.facts) for n, v in wviews.items()}
     found = repeats(
         pool,
         printed,

@@ -604,3 +604,25 @@ def test_the_plan_of_a_planned_repository_is_the_same_plan(tmp_path: Path) -> No
     assert again["plan"]["pools"] == first["plan"]["pools"]
     assert again["comparison"]["total"]["saves"] == {"reserved_gpus": 0, "total_gpus": 0}
     assert all(c["resolves"] == [] for c in again["comparison"]["current_pools"])
+
+
+def test_a_copied_trace_moved_in_time_is_never_pooled_with_its_original(tmp_path: Path) -> None:
+    """The planner's double-count guard judges content, as PL111 does, not file names.
+
+    ``night`` cites ``day``'s samples, value for value, with every timestamp moved
+    twelve hours earlier, under its own file name: its burst lands at 02:00, so
+    pooling it with ``day`` would look like a saving. It is the same demand counted
+    twice, and the planned repository would fail ``check`` with PL111.
+    """
+    specs = [Spec("day", burst_hour=14, burst_minutes=30, cold_start=600),
+             Spec("night", burst_hour=2, burst_minutes=30, cold_start=600)]
+    repo = make_repo(tmp_path / "r", specs, reserved=60)
+    rows = trace(specs[0])
+    rows[:, 0] -= 12 * 3600
+    lines = ["timestamp,in_flight"] + [f"{a},{b}" for a, b in rows.tolist()]
+    (repo / "measurements" / "night.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = plan_json(repo, "--repository", str(tmp_path / "p"))
+    assert pool_of(doc, "day") != pool_of(doc, "night")
+    code, out, err = run_cli(["check", str(tmp_path / "p"), "--format", "json", "--no-cache"])
+    assert code in (0, 1), err
+    assert [f["message"] for f in json.loads(out)["findings"] if f["code"] == "PL111"] == []

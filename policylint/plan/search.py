@@ -53,7 +53,7 @@ from policylint.measure import gpu_conversion, pool_cold_start
 from policylint.plan.grouping import Group, is_reject, tightest
 from policylint.plan.models import Thresholds, WhatIf
 from policylint.plan.sizing import capacity, size, trial, trial_spec
-from policylint.pooled_facts import double_counted
+from policylint.pooled_facts import double_counted, identity_fingerprint
 
 if TYPE_CHECKING:
     from policylint.measure import WorkloadFacts
@@ -311,7 +311,9 @@ def merge(
     cold = {n: pool_cold_start(trial([planned[n]], base)) for n in ordered}
     evaluator: _Evaluator = _Lattice.build(ordered, planned, facts, cold, whatif) or _Full(planned, facts, whatif, group)
     # PL111: workloads citing one measurement (without a declared share) never share a pool
-    repeats = double_counted(trial([planned[n] for n in ordered], {"name": "trial"})) if ordered else {}
+    # (by content, as PL111 judges it: a copy under another file name is the same demand)
+    printed = {n: identity_fingerprint(facts[n].integrity) if n in facts else None for n in ordered}
+    repeats = double_counted(trial([planned[n] for n in ordered], {"name": "trial"}), printed) if ordered else {}
     parts: dict[int, _Part] = {}
     for rank, n in enumerate(ordered):
         parts[rank] = _Part(rank, (n,), rank, frozenset({repeats.get(n, n)}), None if reject else tol[n])
