@@ -857,7 +857,10 @@ POOL_FACTS: dict[str, str] = {
         "plausibility: the declared gpu.memoryGiB divided by the nearest size the model is sold with,"
         " unrounded (1 when they agree; None when either is unknown)"
     ),
-    "largest_gang_gpus": "plausibility: most GPUs one replica or job of the pool's workloads holds (gpusPerReplica)",
+    "largest_gang_gpus": (
+        "plausibility: most GPUs one replica or job of the pool's measured workloads holds (gpusPerReplica);"
+        " None when none is measured"
+    ),
     "largest_gang_workload": "plausibility: the workload that declares it",
     "admissible_gpus": (
         "plausibility: the most GPUs the pool can ever give one job - reserved + elastic GPUs plus the GPUs"
@@ -992,7 +995,10 @@ def pool_integrity_facts(pool: Any, facts: dict[str, Any], volcano_queues: dict[
     if sizes and isinstance(declared, (int, float)) and declared > 0:
         nearest = min(sizes, key=lambda s: abs(math.log(float(declared) / s)))
         contradiction = float(declared) / nearest
-    gangs = [(int(w.spec.get("gpusPerReplica", 1)), w.name) for w in pool.workloads]
+    # measured workloads only: an unmeasured one is PL105's, and a pool planned for unmeasured
+    # workloads alone may hold no GPUs yet
+    unmeasured = set(facts.get("unmeasured_workloads") or [])
+    gangs = [(int(w.spec.get("gpusPerReplica", 1)), w.name) for w in pool.workloads if w.name not in unmeasured]
     top = max(gangs, key=lambda g: (g[0], [-ord(c) for c in g[1]])) if gangs else None
     found = queue_contradictions(pool, volcano_queues)
     capacity, proposed = facts.get("capacity_gpus"), facts.get("proposed_gpus") or 0
