@@ -15,6 +15,7 @@ import ctypes
 import ctypes.util
 import datetime as dt
 import http.server
+import hashlib
 import json
 import shutil
 import socket
@@ -320,6 +321,7 @@ def test_pull_writes_the_series_exactly_in_chunks(
         "lookback_seconds": 21 * 86_400,
         "series": 1,
         "samples": N,
+        "sha256": hashlib.sha256((repo / "measurements" / "chat.json").read_bytes()).hexdigest(),
     }
     assert TOKEN not in out + err and TOKEN not in _all_text(repo)
     # the readers take the pulled file as any other Prometheus answer
@@ -343,6 +345,19 @@ def test_provenance_rules_judge_what_pull_wrote(servers: Servers, tmp_path: Path
     assert codes(today.strftime("%Y-%m-%dT%H:%M:%SZ")) == []
     later = today + dt.timedelta(days=8)
     assert codes(later.strftime("%Y-%m-%dT%H:%M:%SZ")) == ["PL131:13", "PL131:26"]  # the two trace paths
+    # one value edited inside the pulled range: the file is no longer what the pull wrote (PL978)
+    pulled = repo / "measurements" / "chat.json"
+    honest = pulled.read_text(encoding="utf-8")
+    [chat] = _values(pulled)
+    t, v = chat["values"][100]
+    edited = honest.replace(f"[{t},\"{v}\"]", f"[{t},\"{float(v) + 40:g}\"]", 1)
+    assert edited != honest
+    pulled.write_text(edited, encoding="utf-8")
+    code, out, _ = run_cli(["check", str(repo), "--now", today.strftime("%Y-%m-%dT%H:%M:%SZ"), "--format", "json", "--select", "PL978"])
+    assert [f["code"] for f in json.loads(out)["findings"]] == ["PL978"], out
+    pulled.write_text(honest, encoding="utf-8")
+    code, out, _ = run_cli(["check", str(repo), "--now", today.strftime("%Y-%m-%dT%H:%M:%SZ"), "--format", "json", "--select", "PL978"])
+    assert json.loads(out)["findings"] == []
     workload = repo / "workloads" / "chat.yaml"
     workload.write_text(WORKLOAD.replace("{model: chat}", "{model: rerank}"), encoding="utf-8")
     code, out, _ = run_cli(["check", str(repo), "--select", "PL130"])

@@ -282,6 +282,7 @@ def _pull_one(t: PullTarget, client: Any, progress: _Progress, limits: Any, end:
     """Pull one trace; True when it was written. A failure is reported here (the committed
     trace and its provenance are left as they were); the run's deadline is raised."""
     import datetime as dt
+    import hashlib
 
     from policylint.errors import PolicylintError
     from policylint.readers.prometheus import answer_series
@@ -335,6 +336,8 @@ def _pull_one(t: PullTarget, client: Any, progress: _Progress, limits: Any, end:
         "pulled_at": provenance.iso(dt.datetime.now(dt.timezone.utc)),
         "series": len(series),
         "samples": samples,
+        # the bytes written, so an edit of the pulled values is seen (PL978)
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
     }
     try:
         provenance.write(t.path, text, root=root, what="the trace")
