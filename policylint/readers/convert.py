@@ -17,7 +17,7 @@ import numpy as np
 from policylint.errors import MeasurementError
 from policylint.readers.arrays import to_numpy
 from policylint.readers.limits import TraceLimits
-from policylint.readers.table import Rows
+from policylint.readers.rows import Rows
 from policylint.readers.timestamps import EPOCH_UNITS, detect_unit, format_time, iso_to_seconds, timestamps_to_seconds
 
 if TYPE_CHECKING:

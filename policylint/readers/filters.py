@@ -27,7 +27,7 @@ import numpy as np
 
 from policylint.errors import MeasurementError
 from policylint.readers.arrays import to_numpy
-from policylint.readers.table import Rows
+from policylint.readers.rows import Rows
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -23,7 +23,7 @@ from policylint.readers.grid import combine
 from policylint.readers.limits import TraceLimits, check_rows
 from policylint.readers.series import Series
 from policylint.readers.source import Source
-from policylint.readers.table import Rows
+from policylint.readers.rows import Rows
 from policylint.readers.timestamps import format_time
 
 __all__ = ["answer_series", "prometheus_series", "read_prometheus"]

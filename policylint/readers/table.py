@@ -29,6 +29,7 @@ import numpy as np
 
 from policylint.errors import MeasurementError
 from policylint.readers.limits import TraceLimits, check_rows
+from policylint.readers.rows import Rows
 from policylint.readers.source import Source, read_head, sniff_container
 
 if TYPE_CHECKING:
@@ -58,14 +59,6 @@ _COMPRESSED = (".gz", ".bz2", ".br", ".lz4", ".zst")
 FLOAT = "float"
 TIME = "time"
 TEXT = "text"
-
-
-class Rows:
-    """Maps a data row's index (0-based) to the row number shown in messages."""
-
-    def row(self, index: int) -> int:
-        """The 1-based row (CSV: line of the file) of data row ``index``."""
-        return index + 1
 
 
 class _Ordinal(Rows):
