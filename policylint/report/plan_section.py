@@ -57,7 +57,7 @@ def make_plan(
     the plan command (a model with errors, nothing to plan) become the outcome's reason:
     the page is still written, and its exit code stays that of its own findings.
     """
-    from policylint.commands.plan import Refused, planned
+    from policylint.plan.pipeline import Refused, planned
     from policylint.errors import PolicylintError
     from policylint.plan import Unplaced, WhatIf
     from policylint.report.paths import rebase, repository_root
@@ -259,7 +259,7 @@ def _totals(total: Mapping[str, Any]) -> str:
 
 
 def _savings(saves: Mapping[str, int]) -> str:
-    from policylint.commands.plan import _savings as words
+    from policylint.plan.pipeline import savings_words as words
 
     sentence = words(dict(saves))
     return (
