@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import sys
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -748,10 +749,12 @@ def _measure_parallel(
 ) -> list[tuple[str, str | None, tuple[WorkloadFacts, list[Finding]]]]:
     """Measure ``names`` in up to ``jobs`` forked processes, hashing the traces of ``rekey`` there first.
 
-    What fails there is left to the caller: the results of a broken pool are dropped.
+    A broken pool (a worker that died, a fork that failed) is reported on standard
+    error and its results are dropped: the caller measures those workloads itself.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     global _WORK
     _WORK = (model, keys, rekey, now, limits, cache_dir)
@@ -762,8 +765,17 @@ def _measure_parallel(
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
                 chunk = max(1, len(names) // (workers * 4))
                 out.extend(pool.map(_work, names, chunksize=chunk))
-    except Exception:  # noqa: BLE001 - a broken worker pool: the rest is measured in-process
+    except (BrokenProcessPool, OSError) as exc:
+        # The pool itself broke (a worker killed, e.g. by the OOM killer; no fork possible):
+        # the caller measures every workload in this process instead, and the run says so.
+        # Anything else a worker raises is a bug and ends the run as one.
+        from policylint.errors import escape_controls
+
         out.clear()
+        sys.stderr.write(
+            escape_controls(f"policylint: measuring in {jobs} processes failed ({type(exc).__name__}: {exc}); measuring in one process instead")
+            + "\n"
+        )
     finally:
         _WORK = None
     return out

@@ -205,10 +205,16 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    """Processes measuring workloads: ``--jobs``, by default the number of cores."""
+    """Processes measuring workloads: ``--jobs``, by default the cores this process may use.
+
+    The cores it may use, not the machine's: a CI container limited to two of a
+    host's 64 cores gets two workers, not 64 (``os.sched_getaffinity`` where the
+    platform has it).
+    """
     jobs = getattr(args, "jobs", None)
     if jobs is None:
         import os
 
-        return os.cpu_count() or 1
+        usable = getattr(os, "sched_getaffinity", None)
+        return len(usable(0)) if usable is not None else (os.cpu_count() or 1)
     return int(jobs)
