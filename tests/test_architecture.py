@@ -173,3 +173,21 @@ def test_graph_resolves_relative_lazy_and_type_checking_imports(tmp_path: Path) 
     assert package.cycles() == [["pkg.a", "pkg.sub.b"]]
     assert package.cycles(["module"]) == []
     assert package.lines["pkg.sub.b"] == 6
+
+
+#: The top of the house, highest first: the command line, then the reports it writes.
+#: A module may import a top layer only from that layer or one above it - the
+#: engine never reaches up into a command or a report (it hands results up instead).
+TOP: dict[str, tuple[str, ...]] = {
+    "cli": ("policylint.cli", "policylint.__main__", "policylint.commands"),
+    "report": ("policylint.report",),
+}
+
+
+@pytest.mark.parametrize("layer", list(TOP))
+def test_nothing_below_imports_the_top(package: Package, layer: str) -> None:
+    """Commands and reports are imported only from above: no upward import into them."""
+    above = [name for name in TOP][: list(TOP).index(layer) + 1]
+    allowed = tuple(m for name in above for m in TOP[name])
+    bad = [imp for imp in package.imports if in_layer(imp.target, TOP[layer]) and not in_layer(imp.source, allowed)]
+    assert not bad, f"only {', '.join(allowed)} may import {layer}; these import it from below:\n{_listing(bad)}"
