@@ -202,6 +202,65 @@ def shape_fingerprint(values: np.ndarray, valid: np.ndarray, step_seconds: float
 MIN_DAY_CHANGES = 24
 
 
+def _day_rows(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The whole UTC days of a series side by side: (rows, moves, judged), or None when they cannot be.
+
+    ``rows`` is days x samples-per-day, ``moves`` where a day's value changes from
+    one sample to the next, ``judged`` the days with every sample valid and at least
+    :data:`MIN_DAY_CHANGES` changes. None when the step does not divide a day, the grid
+    has no sample at a UTC midnight, or it holds fewer than two whole days.
+    """
+    import numpy as np
+
+    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
+    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+        return None
+    n = int(round(per_day))
+    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
+    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
+    steps = (first_midnight - float(times[0])) / float(step_seconds)
+    if abs(steps - round(steps)) > 1e-6:
+        return None
+    offset = int(round(steps))
+    days = (times.size - offset) // n
+    if days < 2:
+        return None
+    rows = values[offset : offset + days * n].reshape(days, n)
+    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    moves = np.diff(rows, axis=1) != 0
+    judged = ok & (np.count_nonzero(moves, axis=1) >= MIN_DAY_CHANGES)
+    return rows, moves, judged
+
+
+def _exact_repeats(rows: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """The judged days equal, sample for sample (``==`` on every value), to an earlier judged day.
+
+    Days are compared by their bytes with negative zeros made positive (so -0.0 equals
+    0.0, as ``==`` says); a day holding a NaN equals no other day. The loop runs over
+    days, never over samples.
+    """
+    import numpy as np
+
+    out = np.zeros(rows.shape[0], dtype=bool)
+    index = np.flatnonzero(judged)
+    if index.size < 2:
+        return out
+    chosen = rows[index] + 0.0  # -0.0 + 0.0 is +0.0: equal values, equal bytes
+    plain = ~np.isnan(chosen).any(axis=1)
+    seen: set[bytes] = set()
+    for day, row, comparable in zip(index.tolist(), chosen, plain.tolist()):
+        if not comparable:
+            continue
+        key = row.tobytes()
+        if key in seen:
+            out[day] = True
+        else:
+            seen.add(key)
+    return out
+
+
 def repeated_days(
     times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
 ) -> tuple[int | None, int]:
@@ -214,27 +273,14 @@ def repeated_days(
     """
     import numpy as np
 
-    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
-    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+    laid = _day_rows(times, values, valid, step_seconds)
+    if laid is None:
         return None, 0
-    n = int(round(per_day))
-    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
-    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None, 0
-    offset = int(round(steps))
-    days = (times.size - offset) // n
-    if days < 2:
-        return None, 0
-    rows = values[offset : offset + days * n].reshape(days, n)
-    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
-    changes = np.count_nonzero(np.diff(rows, axis=1) != 0, axis=1)
-    judged = rows[ok & (changes >= MIN_DAY_CHANGES)]
-    if judged.shape[0] < 2:
-        return 0, int(judged.shape[0])
-    unique = np.unique(judged, axis=0).shape[0]
-    return int(judged.shape[0] - unique), int(judged.shape[0])
+    rows, _, judged = laid
+    count = int(np.count_nonzero(judged))
+    if count < 2:
+        return 0, count
+    return int(np.count_nonzero(_exact_repeats(rows, judged))), count
 
 
 def change_positions(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -409,8 +455,8 @@ def trace_facts(
     block = block_length(changes, pairs) if often else 1
     jump, jump_share = jump_block(values, valid) if often and block == 1 else (1, None)
     block = max(block, jump)
-    repeated, judged = repeated_days(times, values, valid, step_seconds)
-    near, near_judged = near_repeated_days(times, values, valid, step_seconds)
+    near, near_judged, repeated = _near_and_exact(times, values, valid, step_seconds)
+    judged = near_judged
     out: dict[str, Fact] = {
         "series_fingerprint": fingerprint(times, values, valid, step_seconds),
         "values_fingerprint": values_fingerprint(values, valid),
@@ -549,43 +595,55 @@ def near_repeated_days(
     :data:`NEAR_MAX_LAG_DAYS` before it, or when it equals an earlier day exactly.
     Editing one sample of a copied day changes two of its ~100 steps; it stays a copy.
     """
+    near, judged, _ = _near_and_exact(times, values, valid, step_seconds)
+    return near, judged
+
+
+def _near_and_exact(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[int | None, int, int | None]:
+    """(near repeated days, days judged, exact repeated days): both day tests on one layout of the days.
+
+    Each lag first counts, for every pair of judged days, the samples both hold at
+    the same value: a pair can only reach :data:`NEAR_MATCH` of its changing steps
+    when that count does (a step kept needs equal values on both sides, and the steps
+    where either day changes are at least those where the busier one does). Only the
+    pairs left are compared step by step.
+    """
     import numpy as np
 
-    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
-    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
-        return None, 0
-    n = int(round(per_day))
-    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None, 0
-    offset = int(round(steps))
-    days = (times.size - offset) // n
-    if days < 2:
-        return None, 0
-    rows = values[offset : offset + days * n].reshape(days, n)
-    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
-    moves = np.diff(rows, axis=1) != 0
-    judged = ok & (np.count_nonzero(moves, axis=1) >= MIN_DAY_CHANGES)
-    if np.count_nonzero(judged) < 2:
-        return 0, int(np.count_nonzero(judged))
-    near = np.zeros(days, dtype=bool)
-    # exact repeats at any distance
-    _, first_seen = np.unique(np.where(judged[:, None], rows, np.nan), axis=0, return_index=True)
-    exact = np.ones(days, dtype=bool)
-    exact[first_seen] = False
-    near |= exact & judged
+    laid = _day_rows(times, values, valid, step_seconds)
+    if laid is None:
+        return None, 0, None
+    rows, moves, judged = laid
+    count = int(np.count_nonzero(judged))
+    if count < 2:
+        return 0, count, 0
+    exact = _exact_repeats(rows, judged)
+    near = exact.copy()
+    days = rows.shape[0]
+    # counts of a day's samples fit 16 bits on any grid of a minute or coarser
+    wide = np.uint16 if rows.shape[1] < 65_535 else np.int64
+
+    def per_day(flags: np.ndarray) -> np.ndarray:
+        return flags.view(np.uint8).sum(axis=1, dtype=wide).astype(np.int64)
+
+    busy = per_day(moves)
     for lag in range(1, min(NEAR_MAX_LAG_DAYS, days - 1) + 1):
-        a, b = rows[lag:], rows[:-lag]
-        same = a == b
+        pair = judged[lag:] & judged[:-lag]
+        if not pair.any():
+            continue
+        same = rows[lag:] == rows[:-lag]
+        pair &= per_day(same) >= NEAR_MATCH * np.maximum(busy[lag:], busy[:-lag])
+        if not pair.any():
+            continue
         both = same[:, 1:] & same[:, :-1]
         either = moves[lag:] | moves[:-lag]
-        total = np.count_nonzero(either, axis=1)
-        kept = np.count_nonzero(both & either, axis=1)
-        pair = judged[lag:] & judged[:-lag] & (total > 0)
-        hit = pair & (kept >= NEAR_MATCH * np.maximum(total, 1))
+        total = per_day(either)
+        kept = per_day(both & either)
+        hit = pair & (total > 0) & (kept >= NEAR_MATCH * np.maximum(total, 1))
         near[lag:] |= hit
-    return int(np.count_nonzero(near & judged)), int(np.count_nonzero(judged))
+    return int(np.count_nonzero(near & judged)), count, int(np.count_nonzero(exact))
 
 
 #: Samples in one run of a trace compared between traces (a near copy shares most of its runs).
@@ -610,26 +668,42 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     has fewer than :data:`SKETCH_MIN` distinct runs.
     """
     import numpy as np
-    from numpy.lib.stride_tricks import sliding_window_view
 
     if values.size < RUN_SAMPLES:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
         q = np.where(valid, np.round(values * 1000.0), 0.0).astype(np.int64).view(np.uint64)
-    windows = sliding_window_view(q, RUN_SAMPLES)
-    full = sliding_window_view(valid, RUN_SAMPLES).all(axis=1)
-    changes = np.count_nonzero(windows[:, 1:] != windows[:, :-1], axis=1)
-    keep = full & (changes >= RUN_MIN_CHANGES)
-    if np.count_nonzero(keep) < SKETCH_MIN:
+    runs = values.size - RUN_SAMPLES + 1
+    # per run, by running sums: invalid samples in it, and value changes inside it
+    invalid = np.concatenate(([0], np.cumsum(~np.asarray(valid, dtype=bool), dtype=np.int64)))
+    full = invalid[RUN_SAMPLES:] == invalid[:runs]
+    moved = np.concatenate(([0], np.cumsum(q[1:] != q[:-1], dtype=np.int64)))
+    changes = moved[RUN_SAMPLES - 1 :] - moved[:runs]
+    keep = np.flatnonzero(full & (changes >= RUN_MIN_CHANGES))
+    if keep.size < SKETCH_MIN:
         return None
     rng = np.random.default_rng(20261201)  # fixed: the hashes of every trace must agree
     mult = rng.integers(1, 2**63 - 1, size=RUN_SAMPLES, dtype=np.int64).view(np.uint64) | np.uint64(1)
     with np.errstate(over="ignore"):
-        h = (windows[keep] * mult).sum(axis=1, dtype=np.uint64)
+        # sum of sample j of each run times multiplier j, modulo 2**64: one pass per position of a run
+        h = q[keep] * mult[0]
+        for j in range(1, RUN_SAMPLES):
+            h += q[keep + j] * mult[j]
         h ^= h >> np.uint64(31)
         h *= np.uint64(0x9E3779B97F4A7C15)
         h ^= h >> np.uint64(29)
-    distinct = np.unique(h >> np.uint64(11))  # 53 bits: exact in JSON and in any reader of it
+    h >>= np.uint64(11)  # 53 bits: exact in JSON and in any reader of it
+    # the SKETCH_SIZE smallest distinct hashes: the smallest few hundred, partitioned out, hold
+    # them whenever enough distinct ones lie strictly below the pivot; else sort all
+    cut = 4 * SKETCH_SIZE
+    if h.size > 2 * cut:
+        head = np.partition(h, cut)
+        pivot = head[cut]
+        below = np.unique(head[:cut])
+        below = below[below < pivot]
+        if below.size >= SKETCH_SIZE:
+            return [int(x) for x in below[:SKETCH_SIZE]]
+    distinct = np.unique(h)
     if distinct.size < SKETCH_MIN:
         return None
     return [int(x) for x in distinct[:SKETCH_SIZE]]
@@ -732,7 +806,34 @@ def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BL
         return 1, None
     pairs = int(np.count_nonzero(ok))
     best, best_share = 1, None
+    # Screen every k on the energy laid out k to a row: its column sums are the energy per phase
+    # up to rounding. Only a k whose best phase comes within a hair of JUMP_SHARE there is
+    # counted exactly as before (bincount in sample order), so the figures are unchanged.
+    # A phase of k holds every sample of one phase of k's multiples, so when no phase of k comes
+    # near the share, none of its multiples' does either: they are skipped without a sum.
+    spread = np.zeros(d.size, dtype=np.float64)
+    spread[pos] = energy
+    screen = (JUMP_SHARE - 1e-9) * total
+    hopeless = (JUMP_SHARE - 2e-9) * total
+    ruled_out = np.zeros(max_block + 1, dtype=bool)
+
+    def phase_energy(k: int) -> float:
+        whole = (spread.size // k) * k
+        approx = spread[:whole].reshape(-1, k).sum(axis=0)
+        rest = spread[whole:]
+        approx[: rest.size] += rest
+        return float(approx.max())
+
+    if max_block >= 6 and phase_energy(2) < hopeless:
+        ruled_out[4::2] = True
     for k in range(3, max_block + 1):
+        if ruled_out[k]:
+            continue
+        most = phase_energy(k)
+        if most < hopeless:
+            ruled_out[2 * k :: k] = True
+        if most < screen:
+            continue
         per_phase = np.bincount(pos % k, weights=energy, minlength=k)
         top = int(np.argmax(per_phase))
         share = float(per_phase[top]) / total
