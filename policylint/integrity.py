@@ -234,6 +234,19 @@ def _day_rows(
     return rows, moves, judged
 
 
+_ROW_WEIGHTS: dict[int, np.ndarray] = {}
+
+
+def _row_weights(width: int) -> np.ndarray:
+    """Fixed odd 64-bit weights, one per sample of a day (drawn once per day length)."""
+    import numpy as np
+
+    if width not in _ROW_WEIGHTS:
+        drawn = np.random.default_rng(20261203).integers(1, 2**62, size=width, dtype=np.int64)
+        _ROW_WEIGHTS[width] = drawn.view(np.uint64) | np.uint64(1)
+    return _ROW_WEIGHTS[width]
+
+
 def _exact_repeats(rows: np.ndarray, judged: np.ndarray) -> np.ndarray:
     """The judged days equal, sample for sample (``==`` on every value), to an earlier judged day.
 
@@ -248,6 +261,13 @@ def _exact_repeats(rows: np.ndarray, judged: np.ndarray) -> np.ndarray:
     if index.size < 2:
         return out
     chosen = rows[index] + 0.0  # -0.0 + 0.0 is +0.0: equal values, equal bytes
+    # equal days have equal sums of their bits times fixed odd weights (modulo 2**64): when no two
+    # days share one, no day repeats another and the bytes need no comparing
+    weights = _row_weights(chosen.shape[1])
+    with np.errstate(over="ignore"):
+        keys = (chosen.view(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    if np.unique(keys).size == keys.size:
+        return out
     plain = ~np.isnan(chosen).any(axis=1)
     seen: set[bytes] = set()
     for day, row, comparable in zip(index.tolist(), chosen, plain.tolist()):
@@ -604,13 +624,12 @@ def _near_and_exact(
 ) -> tuple[int | None, int, int | None]:
     """(near repeated days, days judged, exact repeated days): both day tests on one layout of the days.
 
-    Each lag first counts, for every pair of judged days, the samples both hold at
-    the same value: a pair can only reach :data:`NEAR_MATCH` of its changing steps
-    when that count does (a step kept needs equal values on both sides, and the steps
-    where either day changes are at least those where the busier one does). Only the
-    pairs left are compared step by step.
+    Every pair of judged days at most :data:`NEAR_MAX_LAG_DAYS` apart is first screened
+    on two necessary conditions computed for all pairs at once; only the pairs left
+    are compared step by step, exactly as the test states.
     """
     import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
 
     laid = _day_rows(times, values, valid, step_seconds)
     if laid is None:
@@ -621,28 +640,49 @@ def _near_and_exact(
         return 0, count, 0
     exact = _exact_repeats(rows, judged)
     near = exact.copy()
-    days = rows.shape[0]
-    # counts of a day's samples fit 16 bits on any grid of a minute or coarser
-    wide = np.uint16 if rows.shape[1] < 65_535 else np.int64
-
-    def per_day(flags: np.ndarray) -> np.ndarray:
-        return flags.view(np.uint8).sum(axis=1, dtype=wide).astype(np.int64)
-
-    busy = per_day(moves)
-    for lag in range(1, min(NEAR_MAX_LAG_DAYS, days - 1) + 1):
-        pair = judged[lag:] & judged[:-lag]
-        if not pair.any():
-            continue
-        same = rows[lag:] == rows[:-lag]
-        pair &= per_day(same) >= NEAR_MATCH * np.maximum(busy[lag:], busy[:-lag])
-        if not pair.any():
-            continue
+    days, width = rows.shape
+    lags = min(NEAR_MAX_LAG_DAYS, days - 1)
+    # Every (day, lag) pair at once, on two bounds a near repeat must meet (so that the pairs
+    # failing either are skipped without changing the count):
+    # 1. the samples both days hold at the same value are at least NEAR_MATCH of the busier
+    #    day's changes; counted on every stride-th sample, the others counted as equal;
+    # 2. the steps where both days change are at least NEAR_MATCH of the steps where either
+    #    does (a step kept has equal values on both sides, so both days change there or
+    #    neither), counted on the change flags packed eight to a byte.
+    busy = np.count_nonzero(moves, axis=1)
+    stride = max(1, width // 96)
+    some = rows[:, ::stride]
+    padded = np.concatenate((np.full((lags, some.shape[1]), np.nan), some))
+    earlier = sliding_window_view(padded, lags + 1, axis=0)[:, :, :lags]  # [day, sample, lags - lag]
+    with np.errstate(invalid="ignore"):
+        equal = np.count_nonzero(earlier == some[:, :, None], axis=1) + (width - some.shape[1])
+    packed = np.packbits(moves, axis=1)
+    padded_flags = np.concatenate((np.zeros((lags, packed.shape[1]), dtype=np.uint8), packed))
+    flags = sliding_window_view(padded_flags, lags + 1, axis=0)[:, :, :lags]
+    both_move = np.bitwise_count(flags & packed[:, :, None]).sum(axis=1, dtype=np.int64)
+    either_move = np.bitwise_count(flags | packed[:, :, None]).sum(axis=1, dtype=np.int64)
+    lag = lags - np.arange(lags)  # the lag of each column
+    day = np.arange(days)[:, None]
+    other = np.clip(day - lag[None, :], 0, None)
+    busier = np.maximum(busy[:, None], busy[other])
+    candidate = (
+        (day >= lag[None, :])
+        & judged[:, None]
+        & judged[other]
+        & (equal >= NEAR_MATCH * busier)
+        & (either_move > 0)
+        & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
+    )
+    later, column = np.nonzero(candidate)
+    if later.size:
+        before = later - lag[column]
+        same = rows[later] == rows[before]
         both = same[:, 1:] & same[:, :-1]
-        either = moves[lag:] | moves[:-lag]
-        total = per_day(either)
-        kept = per_day(both & either)
-        hit = pair & (total > 0) & (kept >= NEAR_MATCH * np.maximum(total, 1))
-        near[lag:] |= hit
+        either = moves[later] | moves[before]
+        total = np.count_nonzero(either, axis=1)
+        kept = np.count_nonzero(both & either, axis=1)
+        hit = (total > 0) & (kept >= NEAR_MATCH * np.maximum(total, 1))
+        near[later[hit]] = True
     return int(np.count_nonzero(near & judged)), count, int(np.count_nonzero(exact))
 
 
@@ -682,13 +722,25 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     keep = np.flatnonzero(full & (changes >= RUN_MIN_CHANGES))
     if keep.size < SKETCH_MIN:
         return None
-    rng = np.random.default_rng(20261201)  # fixed: the hashes of every trace must agree
-    mult = rng.integers(1, 2**63 - 1, size=RUN_SAMPLES, dtype=np.int64).view(np.uint64) | np.uint64(1)
+    global _RUN_MULTIPLIERS
+    if _RUN_MULTIPLIERS is None:
+        rng = np.random.default_rng(20261201)  # fixed: the hashes of every trace must agree
+        _RUN_MULTIPLIERS = rng.integers(1, 2**63 - 1, size=RUN_SAMPLES, dtype=np.int64).view(np.uint64) | np.uint64(1)
+    mult = _RUN_MULTIPLIERS
     with np.errstate(over="ignore"):
-        # sum of sample j of each run times multiplier j, modulo 2**64: one pass per position of a run
-        h = q[keep] * mult[0]
-        for j in range(1, RUN_SAMPLES):
-            h += q[keep + j] * mult[j]
+        # sum of sample j of each run times multiplier j, modulo 2**64: one pass per position of a
+        # run, over every run (slices) when most runs are kept, else over the kept ones (gathers)
+        if keep.size * 3 >= runs:
+            h = q[:runs] * mult[0]
+            term = np.empty_like(h)
+            for j in range(1, RUN_SAMPLES):
+                np.multiply(q[j : j + runs], mult[j], out=term)
+                h += term
+            h = h[keep]
+        else:
+            h = q[keep] * mult[0]
+            for j in range(1, RUN_SAMPLES):
+                h += q[keep + j] * mult[j]
         h ^= h >> np.uint64(31)
         h *= np.uint64(0x9E3779B97F4A7C15)
         h ^= h >> np.uint64(29)
