@@ -266,7 +266,8 @@ def _exact_repeats(rows: np.ndarray, judged: np.ndarray) -> np.ndarray:
     weights = _row_weights(chosen.shape[1])
     with np.errstate(over="ignore"):
         keys = (chosen.view(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-    if np.unique(keys).size == keys.size:
+    keys.sort()
+    if bool(np.all(keys[1:] != keys[:-1])):
         return out
     plain = ~np.isnan(chosen).any(axis=1)
     seen: set[bytes] = set()
@@ -341,8 +342,14 @@ def block_length(
     # microseconds where counting all changes 63 times cost most of the stage.
     sample = changes[:: max(1, n // 512)]
     best = 1
+    # a phase of k holds one phase of each multiple of k: when no phase of k passes the screen,
+    # none of a multiple's does, and the multiple is skipped without a count
+    screened_out = np.zeros(max_block + 1, dtype=bool)
     for k in range(2, max_block + 1):
+        if screened_out[k]:
+            continue
         if int(np.bincount(sample % k, minlength=k).max()) < (phase_share - 0.05) * sample.size:
+            screened_out[2 * k :: k] = True
             continue
         counts = np.bincount(changes % k, minlength=k)
         on_phase = int(counts.max())
@@ -625,11 +632,17 @@ def _near_and_exact(
     """(near repeated days, days judged, exact repeated days): both day tests on one layout of the days.
 
     Every pair of judged days at most :data:`NEAR_MAX_LAG_DAYS` apart is first screened
-    on two necessary conditions computed for all pairs at once; only the pairs left
-    are compared step by step, exactly as the test states.
+    on two conditions a near repeat must meet, computed per lag over all days at once on
+    one byte per sample and on change flags packed eight to a byte; only the pairs left
+    are compared step by step, exactly as the test states:
+
+    1. the samples whose bytes agree (equal values always do) are at least
+       :data:`NEAR_MATCH` of the busier day's changes;
+    2. the steps where both days change are at least :data:`NEAR_MATCH` of the steps
+       where either does (a step kept has equal values on both sides, so both days
+       change there or neither).
     """
     import numpy as np
-    from numpy.lib.stride_tricks import sliding_window_view
 
     laid = _day_rows(times, values, valid, step_seconds)
     if laid is None:
@@ -642,37 +655,27 @@ def _near_and_exact(
     near = exact.copy()
     days, width = rows.shape
     lags = min(NEAR_MAX_LAG_DAYS, days - 1)
-    # Every (day, lag) pair at once, on two bounds a near repeat must meet (so that the pairs
-    # failing either are skipped without changing the count):
-    # 1. the samples both days hold at the same value are at least NEAR_MATCH of the busier
-    #    day's changes; counted on every stride-th sample, the others counted as equal;
-    # 2. the steps where both days change are at least NEAR_MATCH of the steps where either
-    #    does (a step kept has equal values on both sides, so both days change there or
-    #    neither), counted on the change flags packed eight to a byte.
     busy = np.count_nonzero(moves, axis=1)
-    stride = max(1, width // 96)
-    some = rows[:, ::stride]
-    padded = np.concatenate((np.full((lags, some.shape[1]), np.nan), some))
-    earlier = sliding_window_view(padded, lags + 1, axis=0)[:, :, :lags]  # [day, sample, lags - lag]
-    with np.errstate(invalid="ignore"):
-        equal = np.count_nonzero(earlier == some[:, :, None], axis=1) + (width - some.shape[1])
+    # one byte per sample standing for its value: equal values, equal bytes (-0.0 made 0.0)
+    with np.errstate(over="ignore"):
+        codes = (((rows + 0.0).view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(56)).astype(np.uint8)
     packed = np.packbits(moves, axis=1)
-    padded_flags = np.concatenate((np.zeros((lags, packed.shape[1]), dtype=np.uint8), packed))
-    flags = sliding_window_view(padded_flags, lags + 1, axis=0)[:, :, :lags]
-    both_move = np.bitwise_count(flags & packed[:, :, None]).sum(axis=1, dtype=np.int64)
-    either_move = np.bitwise_count(flags | packed[:, :, None]).sum(axis=1, dtype=np.int64)
-    lag = lags - np.arange(lags)  # the lag of each column
-    day = np.arange(days)[:, None]
-    other = np.clip(day - lag[None, :], 0, None)
-    busier = np.maximum(busy[:, None], busy[other])
-    candidate = (
-        (day >= lag[None, :])
-        & judged[:, None]
-        & judged[other]
-        & (equal >= NEAR_MATCH * busier)
-        & (either_move > 0)
-        & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
-    )
+    wide = np.uint16 if width < 65_535 else np.int64
+    candidate = np.zeros((days, lags), dtype=bool)
+    for lag in range(1, lags + 1):
+        pair = judged[lag:] & judged[:-lag]
+        if not pair.any():
+            continue
+        equal = (codes[lag:] == codes[:-lag]).view(np.uint8).sum(axis=1, dtype=wide)
+        pair &= equal >= NEAR_MATCH * np.maximum(busy[lag:], busy[:-lag])
+        if not pair.any():
+            continue
+        a, b = packed[lag:], packed[:-lag]
+        both_move = np.bitwise_count(a & b).sum(axis=1, dtype=np.int64)
+        either_move = np.bitwise_count(a | b).sum(axis=1, dtype=np.int64)
+        pair &= (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
+        candidate[lag:, lag - 1] = pair
+    lag = np.arange(1, lags + 1)
     later, column = np.nonzero(candidate)
     if later.size:
         before = later - lag[column]
@@ -869,9 +872,11 @@ def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BL
     hopeless = (JUMP_SHARE - 2e-9) * total
     ruled_out = np.zeros(max_block + 1, dtype=bool)
 
+    ones = np.ones(spread.size, dtype=np.float64)
+
     def phase_energy(k: int) -> float:
         whole = (spread.size // k) * k
-        approx = spread[:whole].reshape(-1, k).sum(axis=0)
+        approx = ones[: whole // k] @ spread[:whole].reshape(-1, k)  # column sums, in one product
         rest = spread[whole:]
         approx[: rest.size] += rest
         return float(approx.max())
