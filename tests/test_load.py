@@ -307,7 +307,7 @@ def test_positions_of_a_later_document_are_absolute_in_the_file(tmp_path: Path) 
 
 def test_finding_from_a_document_carries_its_place(tmp_path: Path) -> None:
     doc = load(tmp_path, INDEXED).documents[0]
-    f = doc.finding("PL999", "message", ("spec", "pools", 0, "reservedGpus"), hint="do this")
+    f = doc.finding("PL010", "message", ("spec", "pools", 0, "reservedGpus"), hint="do this")
     assert (f.file, f.line, f.column, f.doc_path, f.hint) == ("doc.yaml", 8, 7, "spec/pools/0/reservedGpus", "do this")
 
 
@@ -396,7 +396,7 @@ def test_document_paths_are_escaped_like_json_pointers(tmp_path: Path) -> None:
     assert parse_pointer("a~0b/~01") == ("a~b", "~1")
     assert parse_pointer("") == ()
     doc = load(tmp_path, "spec:\n  capability:\n    nvidia.com/gpu: 8\n").documents[0]
-    f = doc.finding("PL999", "m", ("spec", "capability", "nvidia.com/gpu"))
+    f = doc.finding("PL010", "m", ("spec", "capability", "nvidia.com/gpu"))
     assert (f.line, f.column, f.doc_path) == (3, 5, "spec/capability/nvidia.com~1gpu")
 
 

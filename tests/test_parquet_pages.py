@@ -133,7 +133,10 @@ _BOUNDED = (
     "try:\n"
     "    runpy.run_module('policylint', run_name='__main__')\n"
     "finally:\n"
-    "    open(report, 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    # VmHWM is this program's own peak: getrusage's ru_maxrss survives exec, so it would
+    # report the test worker's size at the fork instead
+    "    hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+    "    open(report, 'w').write(hwm[0] if hwm else str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
 )
 
 
