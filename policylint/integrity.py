@@ -718,8 +718,12 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
         q = np.where(valid, np.round(values * 1000.0), 0.0).astype(np.int64).view(np.uint64)
     runs = values.size - RUN_SAMPLES + 1
     # per run, by running sums: invalid samples in it, and value changes inside it
-    invalid = np.concatenate(([0], np.cumsum(~np.asarray(valid, dtype=bool), dtype=np.int64)))
-    full = invalid[RUN_SAMPLES:] == invalid[:runs]
+    valid = np.asarray(valid, dtype=bool)
+    if valid.all():
+        full = np.ones(runs, dtype=bool)
+    else:
+        invalid = np.concatenate(([0], np.cumsum(~valid, dtype=np.int64)))
+        full = invalid[RUN_SAMPLES:] == invalid[:runs]
     moved = np.concatenate(([0], np.cumsum(q[1:] != q[:-1], dtype=np.int64)))
     changes = moved[RUN_SAMPLES - 1 :] - moved[:runs]
     keep = np.flatnonzero(full & (changes >= RUN_MIN_CHANGES))
