@@ -269,9 +269,9 @@ def _exact_repeats(rows: np.ndarray, judged: np.ndarray) -> np.ndarray:
     keys.sort()
     if bool(np.all(keys[1:] != keys[:-1])):
         return out
-    plain = ~np.isnan(chosen).any(axis=1)
+    plain = np.asarray(~np.isnan(chosen).any(axis=1), dtype=bool)
     seen: set[bytes] = set()
-    for day, row, comparable in zip(index.tolist(), chosen, plain.tolist()):
+    for day, row, comparable in zip(index.tolist(), chosen, plain):
         if not comparable:
             continue
         key = row.tobytes()
@@ -632,8 +632,8 @@ def _near_and_exact(
     """(near repeated days, days judged, exact repeated days): both day tests on one layout of the days.
 
     Every pair of judged days at most :data:`NEAR_MAX_LAG_DAYS` apart is first screened
-    on two conditions a near repeat must meet, computed per lag over all days at once on
-    one byte per sample and on change flags packed eight to a byte; only the pairs left
+    on two conditions a near repeat must meet, computed over all days at once on change
+    flags packed 64 to a word and on one byte per sample; only the pairs left
     are compared step by step, exactly as the test states:
 
     1. the samples whose bytes agree (equal values always do) are at least
@@ -643,6 +643,7 @@ def _near_and_exact(
        change there or neither).
     """
     import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
 
     laid = _day_rows(times, values, valid, step_seconds)
     if laid is None:
@@ -659,26 +660,34 @@ def _near_and_exact(
     # one byte per sample standing for its value: equal values, equal bytes (-0.0 made 0.0)
     with np.errstate(over="ignore"):
         codes = (((rows + 0.0).view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(56)).astype(np.uint8)
-    packed = np.packbits(moves, axis=1)
+    # Days that change at most steps share most change steps whatever they hold: the flags then
+    # screen out nothing and are not counted.
+    shared = np.ones((days, lags), dtype=bool)
+    if int(busy.sum()) * 2 < days * (width - 1):
+        # the change flags packed 64 to a word, every lag at once: [day, lags - lag] steps where both
+        # days change and where either does
+        packed = np.packbits(moves, axis=1)
+        words = np.zeros((days, -(-packed.shape[1] // 8) * 8), dtype=np.uint8)
+        words[:, : packed.shape[1]] = packed
+        words64 = words.view(np.uint64)
+        earlier = sliding_window_view(
+            np.concatenate((np.zeros((lags, words64.shape[1]), dtype=np.uint64), words64)), lags + 1, axis=0
+        )[:, :, :lags].transpose(0, 2, 1)  # [day, lags - lag, word]: lag days before (zeros before day 0)
+        both_move = np.bitwise_count(earlier & words64[:, None, :]).sum(axis=2, dtype=np.int64)
+        either_move = np.bitwise_count(earlier | words64[:, None, :]).sum(axis=2, dtype=np.int64)
+        shared = (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
     wide = np.uint16 if width < 65_535 else np.int64
     candidate = np.zeros((days, lags), dtype=bool)
     for lag in range(1, lags + 1):
-        pair = judged[lag:] & judged[:-lag]
+        pair = judged[lag:] & judged[:-lag] & shared[lag:, lags - lag]
         if not pair.any():
             continue
         equal = (codes[lag:] == codes[:-lag]).view(np.uint8).sum(axis=1, dtype=wide)
         pair &= equal >= NEAR_MATCH * np.maximum(busy[lag:], busy[:-lag])
-        if not pair.any():
-            continue
-        a, b = packed[lag:], packed[:-lag]
-        both_move = np.bitwise_count(a & b).sum(axis=1, dtype=np.int64)
-        either_move = np.bitwise_count(a | b).sum(axis=1, dtype=np.int64)
-        pair &= (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
         candidate[lag:, lag - 1] = pair
-    lag = np.arange(1, lags + 1)
     later, column = np.nonzero(candidate)
     if later.size:
-        before = later - lag[column]
+        before = later - (column + 1)
         same = rows[later] == rows[before]
         both = same[:, 1:] & same[:, :-1]
         either = moves[later] | moves[before]
@@ -697,7 +706,7 @@ RUN_MIN_CHANGES = 8
 SKETCH_SIZE = 128
 #: Fewest runs a trace needs before its copies are judged.
 SKETCH_MIN = 32
-_RUN_MULTIPLIERS = None
+_RUN_MULTIPLIERS: np.ndarray | None = None
 
 
 def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
