@@ -29,12 +29,12 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import numpy as np
 
-Fact = float | int | str | bool | None
+Fact = float | int | str | bool | list[int] | list[str] | None
 
 #: Largest hidden block (in samples) looked for: a 1-minute grid holding hourly data is 60.
 MAX_BLOCK = 64
@@ -826,7 +826,7 @@ def near_copies(
         (na, pa, _, sa), (nb, pb, _, sb) = entries[a], entries[b]
         if na == nb or (pa is not None and pa == pb) or frozenset((na, nb)) in skip:
             continue
-        same = bool(values_of) and values_of.get(na) is not None and values_of.get(na) == values_of.get(nb)
+        same = values_of is not None and values_of.get(na) is not None and values_of.get(na) == values_of.get(nb)
         if same:
             sim = 1.0
         elif sa and sb:
@@ -1176,7 +1176,7 @@ def pool_integrity_facts(pool: Any, facts: dict[str, Any], volcano_queues: dict[
     return {
         "gpu_model": str(model) if model else None,
         "gpu_model_memory_gib": (
-            (min(sizes, key=lambda s: abs(math.log(float(declared) / s))) if contradiction is not None else sizes[0])
+            (min(sizes, key=lambda s: abs(math.log(float(cast(float, declared)) / s))) if contradiction is not None else sizes[0])
             if sizes
             else None
         ),
@@ -1228,7 +1228,8 @@ def loosened_options(ruleset: Any, config: dict[str, Any] | None = None) -> list
     found: dict[tuple[str, str], str] = {}
     merged: dict[str, dict[str, Any]] = {code: dict(values) for code, values in ruleset.params.items()}
     severities = {code: rule.severity for code, rule in ruleset.rules.items()}
-    settings = config.get("rules") if isinstance(config.get("rules"), dict) else {}
+    rules_cfg = config.get("rules")
+    settings: dict[str, Any] = rules_cfg if isinstance(rules_cfg, dict) else {}
     for key, values in settings.items():
         rule = ruleset.find(str(key)) if isinstance(values, dict) else None
         if rule is None:
@@ -1251,7 +1252,8 @@ def loosened_options(ruleset: Any, config: dict[str, Any] | None = None) -> list
     if isinstance(config.get("select"), list):
         chosen = codes(config.get("select")) | codes(config.get("extend-select"))
         ignored |= {code for code, rule in ruleset.rules.items() if not rule.builtin and code not in chosen}
-    per_file = config.get("per-file-ignores") if isinstance(config.get("per-file-ignores"), dict) else {}
+    per_file_cfg = config.get("per-file-ignores")
+    per_file: dict[str, Any] = per_file_cfg if isinstance(per_file_cfg, dict) else {}
     for code in sorted(ruleset.rules):
         rule = ruleset.rules[code]
         for name, param in rule.params.items():

@@ -468,7 +468,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     from policylint.integrity import pulled_digest_matches
 
     ref = w.measurements.get("concurrency")
-    v["pulled_digest_matches"] = pulled_digest_matches(_pull_record(w), ref.path if ref is not None else None)
+    v["pulled_digest_matches"] = pulled_digest_matches(_pull_record(w), str(ref.path) if ref is not None and ref.path is not None else None)
     trace = ("spec", "concurrency", "trace")
     paths: dict[str, DocPath] = {
         "name": ("metadata", "name"),
