@@ -16,11 +16,11 @@ import yaml
 
 from policylint.edit.scalars import ScalarEdit, apply_edits
 from policylint.errors import PolicylintError
-from policylint.load import is_scheduler_doc
+from policylint.model.load import is_scheduler_doc
 from policylint.plan.models import PLANNED_CLUSTERS_FILE, Plan, plain
 
 if TYPE_CHECKING:
-    from policylint.load import SourceFile
+    from policylint.model.load import SourceFile
     from policylint.model import Model
 
 __all__ = ["replaced_document", "write_repository"]
