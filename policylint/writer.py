@@ -44,8 +44,9 @@ How a file is written:
    :class:`~policylint.errors.PolicylintError` naming the file.
 
 Several files that belong together (``export --output``) are written with a
-:class:`WriteTransaction`: each is staged as above, then all are renamed, and
-on any error none is (see the class).
+:class:`~policylint.writer_transaction.WriteTransaction`: each is checked and
+staged by the same functions as here (:func:`check_target`, :func:`stage`,
+:func:`recheck`), then all are renamed, and on any error none is.
 
 ``overwrite=False`` refuses any existing entry at the target (a file, a link,
 even a dangling one). ``if_unchanged=BYTES`` refuses to replace a file whose
@@ -123,7 +124,7 @@ def _check_regular(info: os.stat_result, shown: str, what: str) -> None:
         )
 
 
-def _target(path: Path, shown: str, *, real_root: str | None, explicit: bool, links: Links, overwrite: bool, parents: bool, what: str) -> tuple[str, os.stat_result | None]:
+def check_target(path: Path, shown: str, *, real_root: str | None, explicit: bool, links: Links, overwrite: bool, parents: bool, what: str) -> tuple[str, os.stat_result | None]:
     """The path to replace (the link's target when written through) and its current state."""
     absolute = os.path.abspath(path)
     folder, name = os.path.split(absolute)
@@ -170,7 +171,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _sync_folder(folder: str) -> None:
+def sync_folder(folder: str) -> None:
+    """Flush ``folder``'s entries to disk, so that a rename in it survives a crash."""
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     except OSError:
@@ -259,34 +261,35 @@ def write_file(
         raise ValueError("write_file needs the repository root, or explicit=True")
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     real_root = os.path.realpath(root) if root is not None else None
-    target, info = _target(
+    target, info = check_target(
         Path(path), shown, real_root=real_root, explicit=explicit, links=links, overwrite=overwrite, parents=parents, what=what
     )
     folder, _ = os.path.split(target)
     tmp: str | None = None
     try:
-        tmp = _stage(target, info, payload, mode, durable)
-        _recheck(target, shown, what, overwrite, if_unchanged)
+        tmp = stage(target, info, payload, mode, durable)
+        recheck(target, shown, what, overwrite, if_unchanged)
         os.replace(tmp, target)
         tmp = None
         if durable:
-            _sync_folder(folder)
+            sync_folder(folder)
     except OSError as exc:
         raise WriteFailed(f"cannot write {what}: {exc.strerror or exc}", source=shown) from None
     finally:
         if tmp is not None:
-            _remove(tmp)
+            remove_quietly(tmp)
     return Path(target)
 
 
-def _remove(path: str) -> None:
+def remove_quietly(path: str) -> None:
+    """Delete ``path`` if it can be deleted; a file already gone (or undeletable) is left as it is."""
     try:
         os.unlink(path)
     except OSError:
         pass
 
 
-def _stage(target: str, info: os.stat_result | None, payload: bytes, mode: int | None, durable: bool) -> str:
+def stage(target: str, info: os.stat_result | None, payload: bytes, mode: int | None, durable: bool) -> str:
     """A temporary file beside ``target`` holding ``payload``, synced, with the mode (and owner) the
     target has, or ``mode`` for a new file; its path. Removed again if anything fails."""
     folder, name = os.path.split(target)
@@ -303,200 +306,15 @@ def _stage(target: str, info: os.stat_result | None, payload: bytes, mode: int |
             os.fsync(fd)
     except BaseException:
         os.close(fd)
-        _remove(tmp)
+        remove_quietly(tmp)
         raise
     os.close(fd)
     return tmp
 
 
-def _recheck(target: str, shown: str, what: str, overwrite: bool, if_unchanged: bytes | None) -> None:
+def recheck(target: str, shown: str, what: str, overwrite: bool, if_unchanged: bytes | None) -> None:
     """The last checks before the rename: nothing appeared where nothing may be, nobody edited the file."""
     if not overwrite and os.path.lexists(target):
         raise WriteRefused(f"exists: {what} not written", source=shown)
     if if_unchanged is not None and _current(target, len(if_unchanged)) != if_unchanged:
         raise WriteRefused(f"changed on disk while policylint was editing it: {what} not written", source=shown)
-
-
-class _Staged:
-    __slots__ = ("backup", "if_unchanged", "info", "overwrite", "shown", "target", "tmp", "what")
-
-    def __init__(self, target: str, info: os.stat_result | None, tmp: str, shown: str, what: str,
-                 overwrite: bool, if_unchanged: bytes | None) -> None:
-        self.target, self.info, self.tmp, self.shown, self.what = target, info, tmp, shown, what
-        self.overwrite, self.if_unchanged = overwrite, if_unchanged
-        self.backup: str | None = None
-
-
-class WriteTransaction:
-    """Several files written all or nothing, each under :func:`write_file`'s rules.
-
-    ::
-
-        with WriteTransaction() as batch:
-            batch.add(out / "a.yaml", text_a, root=root, explicit=True, parents=True)
-            batch.add(out / "b.yaml", text_b, root=root, explicit=True, parents=True)
-        # both are written when the block ends without an error; neither otherwise
-
-    :meth:`add` checks the target exactly as :func:`write_file` does and writes
-    the data to a temporary file beside it (``O_CREAT | O_EXCL | O_NOFOLLOW``,
-    synced, with the mode of the file it will replace); nothing visible changes.
-    :meth:`commit` checks every target once more (nothing appeared, nobody edited
-    it), then renames the temporary files over their targets. Before the first
-    rename each file to be replaced gets a hard link under a temporary name, so
-    that a rename failing half-way puts the files already replaced back as they
-    were. On any error - while staging or renaming - every temporary file is
-    removed, the targets are left exactly as they were, folders created for the
-    files are removed again when empty, and the error names the file it is
-    about. Leaving the ``with`` block through an exception aborts.
-    """
-
-    def __init__(self, *, durable: bool = True) -> None:
-        self.durable = durable
-        self._staged: list[_Staged] = []
-        self._folders: list[str] = []  # created for the files, deepest last
-        self._done = False
-        self._committed = False
-
-    def __enter__(self) -> WriteTransaction:
-        return self
-
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        if self._done:
-            return
-        if exc is None:
-            self.commit()
-        else:
-            self.abort()
-
-    def add(
-        self,
-        path: Path | str,
-        data: bytes | str,
-        *,
-        root: Path | str | None,
-        explicit: bool = False,
-        links: Links = "inside",
-        overwrite: bool = True,
-        parents: bool = False,
-        mode: int | None = None,
-        what: str = "file",
-        if_unchanged: bytes | None = None,
-    ) -> Path:
-        """Stage ``data`` for ``path`` (see :func:`write_file` for the options); the path that will be replaced.
-
-        A refusal or failure aborts the whole transaction before it is raised.
-        """
-        if self._done:
-            raise ValueError("the transaction is already committed or aborted")
-        shown = str(path)
-        try:
-            if root is None and not explicit:
-                raise ValueError("WriteTransaction.add needs the repository root, or explicit=True")
-            payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-            real_root = os.path.realpath(root) if root is not None else None
-            if parents:
-                self._note_missing(os.path.dirname(os.path.abspath(path)))
-            target, info = _target(
-                Path(path), shown, real_root=real_root, explicit=explicit, links=links, overwrite=overwrite,
-                parents=parents, what=what,
-            )
-            if any(s.target == target for s in self._staged):
-                raise WriteRefused(f"named twice in one write: {what} not written", source=shown)
-            try:
-                tmp = _stage(target, info, payload, mode, self.durable)
-            except OSError as exc:
-                raise WriteFailed(f"cannot write {what}: {exc.strerror or exc}", source=shown) from None
-        except BaseException:
-            self.abort()
-            raise
-        self._staged.append(_Staged(target, info, tmp, shown, what, overwrite, if_unchanged))
-        return Path(target)
-
-    def _note_missing(self, folder: str) -> None:
-        missing = []
-        at = os.path.realpath(folder)
-        while not os.path.lexists(at):
-            missing.append(at)
-            parent = os.path.dirname(at)
-            if parent == at:
-                break
-            at = parent
-        self._folders += [f for f in reversed(missing) if f not in self._folders]
-
-    def commit(self) -> list[Path]:
-        """Rename every staged file over its target; the paths replaced, in the order added."""
-        if self._done:
-            raise ValueError("the transaction is already committed or aborted")
-        current: _Staged | None = None
-        replaced: list[_Staged] = []
-        try:
-            for current in self._staged:
-                _recheck(current.target, current.shown, current.what, current.overwrite, current.if_unchanged)
-                if current.info is not None:
-                    current.backup = _backup(current.target)
-            for current in self._staged:
-                os.replace(current.tmp, current.target)
-                replaced.append(current)
-        except BaseException as exc:
-            self._roll_back(replaced)
-            self.abort()
-            if isinstance(exc, OSError) and current is not None:
-                raise WriteFailed(f"cannot write {current.what}: {exc.strerror or exc}; nothing was written",
-                                  source=current.shown) from None
-            raise
-        self._done = self._committed = True
-        for staged in self._staged:
-            if staged.backup is not None:
-                _remove(staged.backup)
-        if self.durable:
-            for folder in dict.fromkeys(os.path.dirname(s.target) for s in self._staged):
-                try:
-                    _sync_folder(folder)
-                except OSError:
-                    pass  # the files are in place; only their durability across a crash is in doubt
-        return [Path(s.target) for s in self._staged]
-
-    def _roll_back(self, replaced: list[_Staged]) -> None:
-        for staged in reversed(replaced):
-            try:
-                if staged.backup is not None:
-                    os.replace(staged.backup, staged.target)
-                    staged.backup = None
-                else:
-                    os.unlink(staged.target)  # it did not exist before
-            except OSError:
-                pass
-
-    def abort(self) -> None:
-        """Remove every temporary file (and backup link) and the folders created for the files; write nothing.
-
-        Nothing to do once committed: the files are in place.
-        """
-        if self._committed:
-            return
-        self._done = True
-        for staged in self._staged:
-            _remove(staged.tmp)
-            if staged.backup is not None:
-                _remove(staged.backup)
-        for folder in reversed(self._folders):
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass  # not empty (or never made): left alone
-        self._staged = []
-
-
-def _backup(target: str) -> str | None:
-    """A hard link to ``target`` under a fresh temporary name (None where links cannot be made)."""
-    folder, name = os.path.split(target)
-    for _ in range(100):
-        link = os.path.join(folder, f".{name[:200]}.{secrets.token_hex(6)}.bak")
-        try:
-            os.link(target, link, follow_symlinks=False)
-            return link
-        except FileExistsError:
-            continue
-        except OSError:
-            return None  # a file system without hard links: a failed rename cannot be undone there
-    return None

@@ -1,4 +1,4 @@
-"""``export --output`` writes its files all or none (policylint.writer.WriteTransaction).
+"""``export --output`` writes its files all or none (policylint.writer_transaction.WriteTransaction).
 
 Every manifest is staged as a temporary file beside its target first; only when
 all are staged are they renamed. A file that cannot be written - its target a
@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, run_cli
 
-from policylint import writer
+from policylint import writer_transaction
 from policylint.errors import PolicylintError
-from policylint.writer import WriteFailed, WriteRefused, WriteTransaction
+from policylint.writer import WriteFailed, WriteRefused
+from policylint.writer_transaction import WriteTransaction
 
 NOW = ["--now", "2026-12-01"]
 NAMES = ["batch.yaml", "cohorts.yaml", "resource-flavors.yaml", "serving.yaml", "training.yaml"]
@@ -106,7 +107,7 @@ def test_a_rename_failing_half_way_puts_the_replaced_files_back(tmp_path: Path, 
             raise OSError(28, "No space left on device")
         real(src, dst)
 
-    monkeypatch.setattr(writer.os, "replace", replace)
+    monkeypatch.setattr(writer_transaction.os, "replace", replace)
     batch = WriteTransaction()
     for name in "abcd":
         batch.add(tmp_path / name, f"new {name}", root=tmp_path)

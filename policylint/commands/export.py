@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from policylint.finding import Finding, Severity
     from policylint.engine.linter import LintOptions
     from policylint.schedulers.export import PoolPlan
-    from policylint.writer import WriteTransaction
+    from policylint.writer_transaction import WriteTransaction
 
 NAME = "export"
 HELP = "write Kueue or Volcano quotas sized from the measured bands (baseline guaranteed, daily borrowed)"
@@ -133,7 +133,7 @@ def _write_new(args: argparse.Namespace, files: dict[str, str], root: Path, batc
     everything is written together; otherwise they are a transaction of their own.
     """
     from policylint.schedulers import export
-    from policylint.writer import WriteTransaction
+    from policylint.writer_transaction import WriteTransaction
 
     with WriteTransaction() if batch is None else batch as staged:
         if args.output is not None:
@@ -178,7 +178,7 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     from policylint.schedulers import export
     from policylint.schedulers.quantity import GPU_RESOURCES
     from policylint.schedulers.update import update
-    from policylint.writer import WriteTransaction
+    from policylint.writer_transaction import WriteTransaction
 
     for path in args.update:
         if not path.exists():
