@@ -8,7 +8,8 @@ One module per input form, all returning the same :class:`Series` / :class:`Jobs
 * :mod:`~policylint.readers.jobs` - job lists (durations and GPUs),
 
 on top of shared pieces: :mod:`~policylint.readers.source` (the guarded opening
-of a file), :mod:`~policylint.readers.table` (CSV/Parquet/Arrow into columns),
+of a file), :mod:`~policylint.readers.table` (CSV/Parquet/Arrow into columns: CSV text in
+:mod:`~policylint.readers.csv_columns`, Parquet and Arrow in :mod:`~policylint.readers.arrow_columns`),
 :mod:`~policylint.readers.convert` (conversions and row checks),
 :mod:`~policylint.readers.timestamps`, :mod:`~policylint.readers.columns` (the
 column names each form recognises), :mod:`~policylint.readers.filters` (row
@@ -37,7 +38,8 @@ from policylint.readers.request_log import concurrency
 from policylint.readers.series import Exclusion, Gap, Jobs, Series, apply_exclusions
 from policylint.readers.source import Source, open_source, sniff_container
 from policylint.readers.kept import take
-from policylint.readers.table import _FIRST_BYTES, CHUNK_ROWS, Table, open_table, read_start
+from policylint.readers.csv_columns import CHUNK_ROWS
+from policylint.readers.table import FIRST_BYTES, Table, open_table, read_start
 from policylint.readers.timestamps import format_time, parse_exclusion, parse_time
 
 __all__ = [
@@ -264,7 +266,7 @@ def _open(source: Source, kind: str, limits: TraceLimits, chunk_rows: int) -> Ta
     data = take(source.path)  # the bytes hashed for the cache key just before, when they were kept
     if data is None:
         data = read_start(source)
-    head = data if len(data) <= _FIRST_BYTES else data[:_FIRST_BYTES]
+    head = data if len(data) <= FIRST_BYTES else data[:FIRST_BYTES]
     container = sniff_container(head[:8])
     expected = _CONTAINERS.get(kind)
     if expected is not None and container not in expected:

@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from policylint.errors import MeasurementError
 
 __all__ = [
+    "FLOAT",
+    "TEXT",
+    "TIME",
     "DURATION_CANDIDATES",
     "END_CANDIDATES",
     "GPU_CANDIDATES",
@@ -26,6 +29,12 @@ __all__ = [
     "find_column",
     "timestamp_column",
 ]
+
+#: How a column is to be read (:meth:`policylint.readers.table.Table.read`): a hint for
+#: parsing CSV text; a typed file's columns come as they are.
+FLOAT = "float"
+TIME = "time"
+TEXT = "text"
 
 TIMESTAMP_CANDIDATES = ("timestamp", "time", "ts", "datetime", "date", "_time", "@timestamp")
 """Time series: the timestamp column (otherwise a column named like one, otherwise the first column)."""

@@ -21,14 +21,17 @@ from policylint.errors import MeasurementError
 from policylint.readers.columns import (
     DURATION_CANDIDATES,
     END_CANDIDATES,
+    FLOAT,
     START_CANDIDATES,
+    TIME,
     column_index,
     duration_unit,
     find_column,
 )
 from policylint.readers.convert import check_range, check_times_range, check_values, epoch_seconds, numbers, times
 from policylint.readers.limits import TraceLimits
-from policylint.readers.table import FLOAT, TIME, Rows, Table
+from policylint.readers.rows import Rows
+from policylint.readers.table import Table
 from policylint.readers.timestamps import EPOCH_UNITS
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ import numpy as np
 
 from policylint.errors import MeasurementError
 from policylint.readers.arrays import to_numpy
-from policylint.readers.columns import KEY_CANDIDATES, column_index, find_column, timestamp_column
+from policylint.readers.columns import FLOAT, KEY_CANDIDATES, TEXT, TIME, column_index, find_column, timestamp_column
 from policylint.readers.convert import (
     check_order,
     check_range,
@@ -38,7 +38,8 @@ from policylint.readers.convert import (
 from policylint.readers.grid import combine, finish
 from policylint.readers.limits import TraceLimits
 from policylint.readers.series import Series
-from policylint.readers.table import FLOAT, TEXT, TIME, Rows, Table, release_arrow_memory
+from policylint.readers.rows import Rows
+from policylint.readers.table import Table, release_arrow_memory
 from policylint.readers.timestamps import format_time
 
 if TYPE_CHECKING:
