@@ -35,6 +35,7 @@ from realtools import in_ci, require
 
 from policylint.errors import PolicylintError
 from policylint.measure.sources import prometheus as prom
+from policylint.measure.sources import prometheus_settings as prom_settings
 from policylint.measure.sources.templates import TEMPLATES, render
 
 #: the synthetic series: 2026-09-01 for 21 days at one-minute steps, last minute included
@@ -504,7 +505,7 @@ def flaky() -> Iterator[str]:
 def test_retries_429_and_5xx_with_backoff_then_joins_chunks(flaky: str) -> None:
     _Flaky.script = [503, 429]
     pauses: list[float] = []
-    client = prom.Client(prom.settings_from({prom.ENV_TOKEN: TOKEN}, url=flaky), sleep=pauses.append)
+    client = prom.Client(prom_settings.settings_from({prom_settings.ENV_TOKEN: TOKEN}, url=flaky), sleep=pauses.append)
     series = client.query_range("up", 0, 25 * 60, 60, max_points=10)
     assert [t for t, _ in series[0]["values"]] == list(range(0, 25 * 60 + 1, 60))
     # 503 (own pause of 1 s), 429 (the server's Retry-After: 0), then three windows of <= 10 points
@@ -516,7 +517,7 @@ def test_retries_429_and_5xx_with_backoff_then_joins_chunks(flaky: str) -> None:
 def test_gives_up_after_bounded_attempts(flaky: str) -> None:
     _Flaky.script = [503] * 10
     pauses: list[float] = []
-    settings = prom.settings_from({}, url=flaky)
+    settings = prom_settings.settings_from({}, url=flaky)
     settings.max_attempts = 3
     with pytest.raises(PolicylintError, match=r"gave up after 3 attempts; last: HTTP 503: busy"):
         prom.Client(settings, sleep=pauses.append).query_range("up", 0, 60, 60)
@@ -524,7 +525,7 @@ def test_gives_up_after_bounded_attempts(flaky: str) -> None:
 
 
 def test_connection_refused_is_retried_then_one_error() -> None:
-    settings = prom.settings_from({}, url=f"http://127.0.0.1:{_free_port()}")
+    settings = prom_settings.settings_from({}, url=f"http://127.0.0.1:{_free_port()}")
     settings.max_attempts = 2
     pauses: list[float] = []
     with pytest.raises(PolicylintError, match=r"gave up after 2 attempts"):
@@ -541,8 +542,8 @@ def test_chunks_cover_the_range_without_overlap() -> None:
 
 
 def test_server_name_never_carries_credentials_or_query() -> None:
-    assert prom.server_name("https://u:p@prom.example.com:9443/prom/?token=x#f") == "https://prom.example.com:9443/prom"
-    settings = prom.settings_from({prom.ENV_TOKEN: TOKEN}, url="http://prom:9090")
+    assert prom_settings.server_name("https://u:p@prom.example.com:9443/prom/?token=x#f") == "https://prom.example.com:9443/prom"
+    settings = prom_settings.settings_from({prom_settings.ENV_TOKEN: TOKEN}, url="http://prom:9090")
     assert TOKEN not in repr(settings)
 
 
