@@ -14,7 +14,7 @@ be followed by a comment before the scalar itself, and a block scalar's header
 line (``| # note``) may end in a comment. See :func:`_opaque`.
 
 The marks come from the parse the loader makes anyway: the composer fills a
-:class:`~policylint.model.load.compose.ScalarScan` for each file whose text holds
+:class:`~policylint.model.load.positions.ScalarScan` for each file whose text holds
 ``policylint:``. A file from the document cache was not parsed in this run; it
 gets one event pass (no composing, no building) the first time its comments
 are asked for, and only when it holds that text.
@@ -26,7 +26,8 @@ import bisect
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from policylint.model.load.compose import NEEDLE, ScalarScan, scan_scalars
+from policylint.model.load.compose import NEEDLE, scan_scalars
+from policylint.model.load.positions import ScalarScan
 
 if TYPE_CHECKING:
     from policylint.model.load.documents import SourceFile

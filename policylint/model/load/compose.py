@@ -1,222 +1,32 @@
 """YAML parsing within limits: compose a node graph, then build plain data and its positions.
 
-The YAML is *composed* (not constructed) by PyYAML's safe composer, and plain
-Python data is then built from the node graph by :meth:`_Builder.build`. While
-building, every value's start mark is recorded in a
-:class:`~policylint.model.load.positions.PositionIndex` keyed by its document path.
-
-Building ourselves (instead of ``yaml.safe_load``) buys three things:
-
-* duplicate keys are reported instead of silently keeping the last one;
-* alias expansion is bounded: every visit of a node counts, so a "billion
-  laughs" document is refused after ``max_nodes`` visits instead of expanding;
-* YAML timestamps stay strings, so dates validate the same way in JSON Schema
-  and in editors.
+The YAML is *composed* (not constructed) by a composer that charges every node
+and document to the file's limits as its event arrives (:class:`_Composer`), and
+plain Python data is then built from the node graph
+(:class:`~policylint.model.load.build.Builder`, which also bounds alias
+expansion and records positions). The limits are
+:class:`~policylint.model.load.limits.LoadLimits`.
 
 libyaml parses when it is installed (:data:`LIBYAML`); the pure-Python parser
-gives the same documents, findings and positions.
+gives the same documents, findings and positions. :func:`scan_scalars` finds
+where the scalars of a text are without composing it (for the comment search
+of a file whose documents came from the cache).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from policylint.finding import Finding
+from policylint.model.load.build import BuildBudget, Builder, Rejected
 from policylint.model.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss, stray_documents
-from policylint.model.load.positions import DocPath, PositionIndex, Span
-
-#: Defaults for the safety limits; all can be changed through :class:`LoadLimits`.
-MAX_FILE_BYTES = 5 * 1024 * 1024
-MAX_NODES = 100_000
-MAX_DEPTH = 100
-MAX_DOCUMENTS = 1_000
-#: Longest number read (Python's own guard against quadratic int conversion is 4,300
-#: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
-MAX_NUMBER_CHARS = 4_300
-
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
-
-
-@dataclass(frozen=True)
-class LoadLimits:
-    """Bounds that keep a hostile or accidental file from exhausting the run."""
-
-    max_file_bytes: int = MAX_FILE_BYTES
-    max_nodes: int = MAX_NODES  # per file: composed nodes, and nodes built after alias expansion
-    max_depth: int = MAX_DEPTH
-    max_documents: int = MAX_DOCUMENTS  # per file
-
+from policylint.model.load.limits import MAX_DOCUMENTS, MAX_NODES, LoadLimits
+from policylint.model.load.positions import ScalarScan
 
 #: The text for which a parse records where the scalars are (every suppression comment holds it).
 NEEDLE = "policylint:"
-
-
-@dataclass
-class ScalarScan:
-    """Where the scalars of a text are, as far as the parser read it (for finding its comments).
-
-    ``starts`` and ``ends`` are the character offsets of every scalar event in
-    text order, keys included (two lists: the comment search bisects ``starts``). ``read_to`` is the offset up to which the text is
-    known: all of it when the parser reached the end of the stream, else the end
-    of the last scalar read before a YAML error or a limit stopped it (past that
-    point an unterminated quote may hide a ``#``).
-    """
-
-    starts: list[int] = field(default_factory=list)
-    ends: list[int] = field(default_factory=list)
-    read_to: int = 0
-
-    def finish(self, text_length: int, complete: bool) -> None:
-        """Close the scan: the whole text is known when the parser reached the end of the stream."""
-        self.read_to = text_length if complete else (self.ends[-1] if self.ends else 0)
-
-
-_STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
-
-
-class _Rejected(Exception):
-    """Raised while composing or building when a limit is hit or a value cannot be read."""
-
-    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005") -> None:
-        super().__init__(message)
-        self.message = message
-        self.mark = mark
-        self.code = code
-
-
-@dataclass
-class _BuildBudget:
-    """Nodes built so far in one file, alias expansions included (shared by its documents)."""
-
-    visits: int = 0
-
-
-class _Builder:
-    """Builds plain data from a composed node graph, recording positions."""
-
-    def __init__(self, source: SourceFile, doc_index: int, limits: LoadLimits, budget: _BuildBudget) -> None:
-        self.source = source
-        self.doc_index = doc_index
-        self.limits = limits
-        self.positions = PositionIndex()
-        self.budget = budget
-        self.visits = 0
-        self.active: set[int] = set()
-        self.built: set[int] = set()  # nodes built once already (a second visit is through an alias)
-        self.spans: dict[tuple[int, str | None], Span] = {}
-        self.constructor = yaml.constructor.SafeConstructor()
-        self.findings: list[Finding] = []
-
-    def build(self, node: yaml.Node, path: DocPath = (), via: str | None = None) -> Any:
-        """Plain data of ``node`` at ``path``; ``via`` says how a shared node was reached (alias, merge)."""
-        # The composer hands an alias the anchored node itself: a node met again is an alias.
-        if via is None and id(node) in self.built:
-            via = "alias"
-        self.built.add(id(node))
-        self.visits += 1
-        self.budget.visits += 1
-        if self.budget.visits > self.limits.max_nodes:
-            whole = "document" if self.visits > self.limits.max_nodes else "file"
-            raise _Rejected(
-                f"{whole} expands to more than {self.limits.max_nodes} nodes (alias expansion); refused",
-                node.start_mark,
-            )
-        if len(path) > self.limits.max_depth:
-            raise _Rejected(f"document nests deeper than {self.limits.max_depth} levels; refused", node.start_mark)
-        # One Span per node and provenance: an alias bomb revisits a few nodes up to max_nodes times.
-        span = self.spans.get((id(node), via))
-        if span is None:
-            mark, end = node.start_mark, node.end_mark
-            style = _STYLES.get(node.style, "plain") if isinstance(node, yaml.ScalarNode) else None
-            span = Span(mark.line + 1, mark.column + 1, end.line + 1, end.column + 1, mark.index, end.index, style, via)
-            self.spans[(id(node), via)] = span
-        self.positions.add_span(path, span)
-        if isinstance(node, yaml.ScalarNode):
-            return self._scalar(node)
-        if id(node) in self.active:
-            raise _Rejected("recursive alias: a node contains itself", node.start_mark)
-        self.active.add(id(node))
-        try:
-            if isinstance(node, yaml.SequenceNode):
-                return [self.build(child, (*path, i), via) for i, child in enumerate(node.value)]
-            if isinstance(node, yaml.MappingNode):
-                return self._mapping(node, path, via)
-        finally:
-            self.active.discard(id(node))
-        raise _Rejected(f"unsupported YAML node {type(node).__name__}", node.start_mark)  # pragma: no cover
-
-    def _scalar(self, node: yaml.ScalarNode) -> Any:
-        if node.tag == _TIMESTAMP_TAG:
-            return node.value
-        if node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
-            raise _Rejected(
-                f"number of {len(node.value)} characters is longer than the {MAX_NUMBER_CHARS}-character limit; refused",
-                node.start_mark,
-            )
-        try:
-            return self.constructor.construct_object(node, deep=True)
-        except yaml.constructor.ConstructorError as exc:
-            raise _Rejected(f"cannot read value: {exc.problem}", node.start_mark) from None
-        except (ValueError, LookupError, TypeError, ArithmeticError):
-            # an explicit standard tag whose text is not of that type: !!float abc, !!bool maybe
-            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
-            shown = shown if shown.isprintable() else repr(shown)[1:-1]
-            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-            raise _Rejected(
-                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001"
-            ) from None
-
-    def _key(self, node: yaml.Node) -> Any:
-        if isinstance(node, yaml.ScalarNode):
-            value = self._scalar(node)
-            return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
-        raise _Rejected("mapping keys must be plain scalars", node.start_mark)
-
-    def _mapping(self, node: yaml.MappingNode, path: DocPath, via: str | None) -> dict[Any, Any]:
-        result: dict[Any, Any] = {}
-        explicit: dict[Any, yaml.Mark] = {}
-        merged: list[yaml.Node] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
-                if isinstance(value_node, yaml.SequenceNode):
-                    merged.extend(value_node.value)
-                else:
-                    merged.append(value_node)
-                continue
-            key = self._key(key_node)
-            km = key_node.start_mark
-            if key in explicit:
-                first = explicit[key]
-                self.findings.append(
-                    self.source.file_finding(
-                        "PL002",
-                        f"duplicate key '{key}' (first defined on line {first.line + 1}); YAML loaders silently keep"
-                        " the last value",
-                        line=km.line + 1,
-                        column=km.column + 1,
-                        hint="remove one of the two entries",
-                        doc_index=self.doc_index,
-                    )
-                )
-            else:
-                explicit[key] = km
-            child = (*path, key if isinstance(key, (str, int)) else str(key))
-            self.positions.add_key(child, km.line + 1, km.column + 1)
-            result[key] = self.build(value_node, child, via)
-        # Merge keys (<<) supply defaults; explicit keys win, earlier merges win.
-        for source in merged:
-            value = self.build(source, path, via or "merge")
-            if not isinstance(value, dict):
-                raise _Rejected("merge key '<<' needs a mapping or a list of mappings", source.start_mark)
-            for k, v in value.items():
-                result.setdefault(k, v)
-        return result
 
 
 #: The characters YAML allows in a stream (YAML 1.1, section 5.1), as PyYAML checks them.
@@ -269,7 +79,7 @@ class _Composer:
         start = self.get_event()  # type: ignore[attr-defined]  # DocumentStartEvent
         self._documents += 1
         if self._documents > self._limits.max_documents:
-            raise _Rejected(f"file holds more than {self._limits.max_documents} documents; refused", start.start_mark)
+            raise Rejected(f"file holds more than {self._limits.max_documents} documents; refused", start.start_mark)
         node = self._compose()
         self.get_event()  # type: ignore[attr-defined]  # DocumentEndEvent
         self._anchors = {}
@@ -277,11 +87,11 @@ class _Composer:
 
     def _charge(self, event: yaml.Event, depth: int, is_key: bool) -> None:
         if depth > self._limits.max_depth:
-            raise _Rejected(f"document nests deeper than {self._limits.max_depth} levels; refused", event.start_mark)
+            raise Rejected(f"document nests deeper than {self._limits.max_depth} levels; refused", event.start_mark)
         if not is_key:  # keys are bounded by the values they introduce
             self._nodes += 1
             if self._nodes > self._limits.max_nodes:
-                raise _Rejected(f"file holds more than {self._limits.max_nodes} YAML nodes; refused", event.start_mark)
+                raise Rejected(f"file holds more than {self._limits.max_nodes} YAML nodes; refused", event.start_mark)
 
     def _anchor(self, anchor: str | None, node: yaml.Node, event: yaml.Event) -> None:
         if anchor is None:
@@ -534,7 +344,7 @@ def _parse(source: SourceFile, loader: Any, limits: LoadLimits, scan: bool = Fal
 
     With ``scan``, the scalars' spans are kept in ``source.scalars`` for the comment search.
     """
-    budget = _BuildBudget()
+    budget = BuildBudget()
     if scan:
         loader.scan = ScalarScan()
     index = 0
@@ -546,7 +356,7 @@ def _parse(source: SourceFile, loader: Any, limits: LoadLimits, scan: bool = Fal
                 break
             _add_document(source, node, index, limits, budget)
             index += 1
-    except _Rejected as exc:
+    except Rejected as exc:
         line, col = (exc.mark.line + 1, exc.mark.column + 1) if exc.mark else (1, 1)
         source.findings.append(source.file_finding(exc.code, exc.message, line, col, doc_index=index))
     except yaml.MarkedYAMLError as exc:
@@ -573,12 +383,12 @@ def _parse(source: SourceFile, loader: Any, limits: LoadLimits, scan: bool = Fal
     return valid
 
 
-def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadLimits, budget: _BuildBudget) -> None:
-    builder = _Builder(source, index, limits, budget)
+def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadLimits, budget: BuildBudget) -> None:
+    builder = Builder(source, index, limits, budget)
     mark = node.start_mark
     try:
         data = builder.build(node)
-    except _Rejected as exc:
+    except Rejected as exc:
         m = exc.mark or mark
         source.findings.append(
             source.file_finding(exc.code, exc.message, m.line + 1, m.column + 1, doc_index=index)

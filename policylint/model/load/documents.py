@@ -12,14 +12,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from policylint import API_VERSION
 from policylint.finding import Finding, Severity, Subject
-from policylint.model.load.positions import DocPath, PositionIndex, pointer
-
-if TYPE_CHECKING:
-    from policylint.model.load.compose import ScalarScan
+from policylint.model.load.positions import DocPath, PositionIndex, ScalarScan, pointer
 
 @dataclass
 class Document:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from policylint.errors import PolicylintError
-from policylint.model.load.compose import LoadLimits, parse_text
+from policylint.model.load.compose import parse_text
+from policylint.model.load.limits import LoadLimits
 from policylint.model.load.documents import SourceFile, is_scheduler_doc
 
 YAML_SUFFIXES = (".yaml", ".yml")

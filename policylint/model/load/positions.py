@@ -4,11 +4,14 @@ A document path is the tuple of keys and list indexes that leads to a value
 (``("spec", "pools", 0, "reservedGpus")``); :func:`pointer` writes it as text.
 The :class:`PositionIndex` maps each path to the line and column of its key and
 value and to the :class:`Span` of the value, so positions live beside the data.
+A :class:`ScalarScan` says where the scalars of a whole text are, for finding
+the comments between them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 DocPath = tuple[str | int, ...]
@@ -141,3 +144,23 @@ class PositionIndex:
     def __contains__(self, path: object) -> bool:
         self._ready()
         return path in self._values or path in self._keys
+
+
+@dataclass
+class ScalarScan:
+    """Where the scalars of a text are, as far as the parser read it (for finding its comments).
+
+    ``starts`` and ``ends`` are the character offsets of every scalar event in
+    text order, keys included (two lists: the comment search bisects ``starts``). ``read_to`` is the offset up to which the text is
+    known: all of it when the parser reached the end of the stream, else the end
+    of the last scalar read before a YAML error or a limit stopped it (past that
+    point an unterminated quote may hide a ``#``).
+    """
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    read_to: int = 0
+
+    def finish(self, text_length: int, complete: bool) -> None:
+        """Close the scan: the whole text is known when the parser reached the end of the stream."""
+        self.read_to = text_length if complete else (self.ends[-1] if self.ends else 0)

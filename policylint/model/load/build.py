@@ -1,0 +1,172 @@
+"""Plain data and its positions, built from a composed YAML node graph.
+
+The YAML is *composed* (not constructed) by :mod:`policylint.model.load.compose`;
+:meth:`Builder.build` then makes plain Python data of the node graph and
+records every value's start mark in a
+:class:`~policylint.model.load.positions.PositionIndex` keyed by its document path.
+
+Building ourselves (instead of ``yaml.safe_load``) buys three things:
+
+* duplicate keys are reported instead of silently keeping the last one;
+* alias expansion is bounded: every visit of a node counts, so a "billion
+  laughs" document is refused after ``max_nodes`` visits instead of expanding;
+* YAML timestamps stay strings, so dates validate the same way in JSON Schema
+  and in editors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from policylint.finding import Finding
+from policylint.model.load.documents import SourceFile
+from policylint.model.load.limits import MAX_NUMBER_CHARS, LoadLimits
+from policylint.model.load.positions import DocPath, PositionIndex, Span
+
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+_STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
+
+
+class Rejected(Exception):
+    """Raised while composing or building when a limit is hit or a value cannot be read."""
+
+    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005") -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+        self.code = code
+
+
+@dataclass
+class BuildBudget:
+    """Nodes built so far in one file, alias expansions included (shared by its documents)."""
+
+    visits: int = 0
+
+
+class Builder:
+    """Builds plain data from a composed node graph, recording positions."""
+
+    def __init__(self, source: SourceFile, doc_index: int, limits: LoadLimits, budget: BuildBudget) -> None:
+        self.source = source
+        self.doc_index = doc_index
+        self.limits = limits
+        self.positions = PositionIndex()
+        self.budget = budget
+        self.visits = 0
+        self.active: set[int] = set()
+        self.built: set[int] = set()  # nodes built once already (a second visit is through an alias)
+        self.spans: dict[tuple[int, str | None], Span] = {}
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.findings: list[Finding] = []
+
+    def build(self, node: yaml.Node, path: DocPath = (), via: str | None = None) -> Any:
+        """Plain data of ``node`` at ``path``; ``via`` says how a shared node was reached (alias, merge)."""
+        # The composer hands an alias the anchored node itself: a node met again is an alias.
+        if via is None and id(node) in self.built:
+            via = "alias"
+        self.built.add(id(node))
+        self.visits += 1
+        self.budget.visits += 1
+        if self.budget.visits > self.limits.max_nodes:
+            whole = "document" if self.visits > self.limits.max_nodes else "file"
+            raise Rejected(
+                f"{whole} expands to more than {self.limits.max_nodes} nodes (alias expansion); refused",
+                node.start_mark,
+            )
+        if len(path) > self.limits.max_depth:
+            raise Rejected(f"document nests deeper than {self.limits.max_depth} levels; refused", node.start_mark)
+        # One Span per node and provenance: an alias bomb revisits a few nodes up to max_nodes times.
+        span = self.spans.get((id(node), via))
+        if span is None:
+            mark, end = node.start_mark, node.end_mark
+            style = _STYLES.get(node.style, "plain") if isinstance(node, yaml.ScalarNode) else None
+            span = Span(mark.line + 1, mark.column + 1, end.line + 1, end.column + 1, mark.index, end.index, style, via)
+            self.spans[(id(node), via)] = span
+        self.positions.add_span(path, span)
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node)
+        if id(node) in self.active:
+            raise Rejected("recursive alias: a node contains itself", node.start_mark)
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self.build(child, (*path, i), via) for i, child in enumerate(node.value)]
+            if isinstance(node, yaml.MappingNode):
+                return self._mapping(node, path, via)
+        finally:
+            self.active.discard(id(node))
+        raise Rejected(f"unsupported YAML node {type(node).__name__}", node.start_mark)  # pragma: no cover
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag == _TIMESTAMP_TAG:
+            return node.value
+        if node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
+            raise Rejected(
+                f"number of {len(node.value)} characters is longer than the {MAX_NUMBER_CHARS}-character limit; refused",
+                node.start_mark,
+            )
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            raise Rejected(f"cannot read value: {exc.problem}", node.start_mark) from None
+        except (ValueError, LookupError, TypeError, ArithmeticError):
+            # an explicit standard tag whose text is not of that type: !!float abc, !!bool maybe
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            shown = shown if shown.isprintable() else repr(shown)[1:-1]
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise Rejected(
+                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001"
+            ) from None
+
+    def _key(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.ScalarNode):
+            value = self._scalar(node)
+            return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+        raise Rejected("mapping keys must be plain scalars", node.start_mark)
+
+    def _mapping(self, node: yaml.MappingNode, path: DocPath, via: str | None) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        explicit: dict[Any, yaml.Mark] = {}
+        merged: list[yaml.Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                if isinstance(value_node, yaml.SequenceNode):
+                    merged.extend(value_node.value)
+                else:
+                    merged.append(value_node)
+                continue
+            key = self._key(key_node)
+            km = key_node.start_mark
+            if key in explicit:
+                first = explicit[key]
+                self.findings.append(
+                    self.source.file_finding(
+                        "PL002",
+                        f"duplicate key '{key}' (first defined on line {first.line + 1}); YAML loaders silently keep"
+                        " the last value",
+                        line=km.line + 1,
+                        column=km.column + 1,
+                        hint="remove one of the two entries",
+                        doc_index=self.doc_index,
+                    )
+                )
+            else:
+                explicit[key] = km
+            child = (*path, key if isinstance(key, (str, int)) else str(key))
+            self.positions.add_key(child, km.line + 1, km.column + 1)
+            result[key] = self.build(value_node, child, via)
+        # Merge keys (<<) supply defaults; explicit keys win, earlier merges win.
+        for source in merged:
+            value = self.build(source, path, via or "merge")
+            if not isinstance(value, dict):
+                raise Rejected("merge key '<<' needs a mapping or a list of mappings", source.start_mark)
+            for k, v in value.items():
+                result.setdefault(k, v)
+        return result
