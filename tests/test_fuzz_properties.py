@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import policylint.model.load.compose as compose
-from policylint.model.config import check_plain, validate_settings
+from policylint.model.config_checks import check_plain, validate_settings
 from policylint.errors import PolicylintError
 from policylint.engine.filter import find_comment, parse_directive, read_baseline
 from policylint.model.load import LoadLimits, SourceFile, parse_text

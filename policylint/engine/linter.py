@@ -334,7 +334,7 @@ def judge(
 
 def _gate_facts(views: list[View], options: LintOptions) -> None:
     """Each cluster view learns how the run's configuration loosens the rule pack (PL977)."""
-    from policylint.model.config import CONFIG_NAMES, read_config_file
+    from policylint.model.config_files import CONFIG_NAMES, read_config_file
     from policylint.measure.integrity import loosened_options
 
     settings: dict[str, Any] = {}
