@@ -15,7 +15,7 @@ import yaml
 from conftest import EXAMPLES, run_cli
 from fixture_helpers import DATA, NOW, crd_schema, run
 from policylint.measure import measure
-from policylint.schedulers import export
+from policylint.schedulers import export, export_kueue
 from policylint.engine.views import build_views
 
 CRDS = {
@@ -199,7 +199,7 @@ def test_numbers_follow_the_bands(good_plans: list[export.PoolPlan]) -> None:
     # workloads' own daily bands add up to 58, which pooling does not need.
     assert (serving.guaranteed, serving.borrow) == (53, 3)
     assert sum(m.daily_gpus or 0 for m in serving.members) == 58
-    text = export.kueue(good_plans)["serving.yaml"]
+    text = export_kueue.kueue(good_plans)["serving.yaml"]
     assert f"nominalQuota: {serving.guaranteed}" in text
     assert f"borrowingLimit: {serving.borrow}" in text
     assert "# pooled baseline band, guaranteed: 53 GPUs (own baselines: chat-assistant" in text

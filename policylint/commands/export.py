@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
     from policylint.measure import measure
-    from policylint.schedulers import export
+    from policylint.schedulers import export, export_kueue, export_volcano
     from policylint.session import Session
     from policylint.engine.views import build_views
 
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             )
             code = _verify_update(again.lint().findings, updated, options)
         return code
-    files = export.kueue(plans) if args.scheduler == "kueue" else export.volcano(plans)
+    files = export_kueue.kueue(plans) if args.scheduler == "kueue" else export_volcano.volcano(plans)
     return _write_new(args, files, config.root)
 
 
@@ -175,7 +175,7 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
     from policylint.model.load import discover, display_path, is_scheduler_doc, load_file
-    from policylint.schedulers import export
+    from policylint.schedulers import export_kueue, export_volcano
     from policylint.schedulers.quantity import GPU_RESOURCES
     from policylint.schedulers.update import update
     from policylint.writer_transaction import WriteTransaction
@@ -223,11 +223,11 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
             batch.commit()
             return 0, written
         if args.scheduler == "kueue":
-            files = export.kueue(outcome.missing, existing_flavors=outcome.flavors, existing_cohorts=outcome.cohorts)
+            files = export_kueue.kueue(outcome.missing, existing_flavors=outcome.flavors, existing_cohorts=outcome.cohorts)
             if any(p.borrow for p in outcome.missing if p.cohort in outcome.cohorts):
                 sys.stderr.write("  note: the new ClusterQueues borrow in an existing Cohort: make sure it can lend their borrowingLimit\n")
         else:
-            files = export.volcano(outcome.missing, existing_parents=outcome.queues)
+            files = export_volcano.volcano(outcome.missing, existing_parents=outcome.queues)
         if args.dry_run:
             # stdout holds the diff alone, so that it can be applied as it is
             sys.stderr.write(f"  (dry run: {len(files)} new manifest file{'s' if len(files) != 1 else ''} not written; run without --dry-run to get them)\n")

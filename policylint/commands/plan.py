@@ -193,7 +193,7 @@ def _manifests(args: argparse.Namespace, checked: LintResult, plan: Plan) -> dic
     plan sized a pool otherwise (headroom, or a capacity its tolerance allows below the
     daily band) the planned numbers are exported, with the plan's reason as their comment.
     """
-    from policylint.schedulers import export
+    from policylint.schedulers import export, export_kueue, export_volcano
 
     if args.kueue is None and args.volcano is None:
         return {}
@@ -213,9 +213,9 @@ def _manifests(args: argparse.Namespace, checked: LintResult, plan: Plan) -> dic
             p.borrow_note = f"planned elastic GPUs: {target.derivation['elastic.maxGpus']['rule']}"
     out: dict[str, str] = {}
     if args.kueue is not None:
-        out["kueue"] = export.render(export.kueue(plans))
+        out["kueue"] = export.render(export_kueue.kueue(plans))
     if args.volcano is not None:
-        out["volcano"] = export.render(export.volcano(plans))
+        out["volcano"] = export.render(export_volcano.volcano(plans))
     return out
 
 

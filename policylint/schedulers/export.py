@@ -13,6 +13,10 @@ pool already has); without them the output says, in a comment, what to fill in.
 A declared ``overflow: reject`` is stated as something neither scheduler can
 enforce, with where to enforce it. Changing existing manifests in place is
 :mod:`policylint.schedulers.update`.
+
+This module makes the plans (:func:`plan`) and the comments both schedulers'
+manifests carry; the manifests themselves are written by
+:mod:`policylint.schedulers.export_kueue` and :mod:`policylint.schedulers.export_volcano`.
 """
 
 from __future__ import annotations
@@ -204,7 +208,7 @@ def _from_kueue(p: Pool, out: PoolPlan, index: Any) -> None:
         out.namespaces = sorted(names)
 
 
-def _q(value: Any) -> str:
+def scalar(value: Any) -> str:
     """A YAML scalar (JSON strings are valid YAML)."""
     return json.dumps(value)
 
@@ -216,14 +220,15 @@ def _band_comment(plan: PoolPlan, band: str) -> str:
     return " + ".join(parts) + (f" = {total}" if len(parts) > 1 else "")
 
 
-def _annotations(plan: PoolPlan, indent: str, kueue: bool) -> list[str]:
+def annotation_lines(plan: PoolPlan, indent: str, kueue: bool) -> list[str]:
+    """The queue's ``annotations:`` carrying what the pool declares and the scheduler does not enforce."""
     lines = []
     if plan.max_depth is not None:
         lines.append(f"{indent}  # declared queue.maxDepth of pool {plan.pool}; read by policylint, enforced by neither scheduler")
-        lines.append(f"{indent}  policylint.dev/queue-max-depth: {_q(str(plan.max_depth))}")
+        lines.append(f"{indent}  policylint.dev/queue-max-depth: {scalar(str(plan.max_depth))}")
     if plan.max_wait_seconds is not None:
         lines.append(f"{indent}  # declared queue.maxWaitSeconds of pool {plan.pool}; read by policylint, enforced by neither scheduler")
-        lines.append(f"{indent}  policylint.dev/queue-max-wait-seconds: {_q(_number(plan.max_wait_seconds))}")
+        lines.append(f"{indent}  policylint.dev/queue-max-wait-seconds: {scalar(_number(plan.max_wait_seconds))}")
     if plan.overflow == "reject":
         lines.append(f"{indent}  # declared overflow of pool {plan.pool}: what the scheduler cannot do, kept for policylint (see below)")
         lines.append(f"{indent}  policylint.dev/overflow: \"reject\"")
@@ -237,7 +242,8 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _header(plan: PoolPlan) -> list[str]:
+def header_lines(plan: PoolPlan) -> list[str]:
+    """The comment that opens a pool's queue: its workloads, and whether its numbers are measured."""
     names = ", ".join(f"{m.name} ({m.cls}, team {m.team or 'default'})" for m in plan.members)
     lines = [f"# Pool {plan.cluster}/{plan.pool}: {names}."]
     if not plan.measured:
@@ -249,7 +255,7 @@ def _peak(plan: PoolPlan) -> str:
     return "it is rejected (overflow: reject)" if plan.overflow == "reject" else "it waits in the queue"
 
 
-def _overflow(plan: PoolPlan, indent: str, scheduler: str) -> list[str]:
+def overflow_lines(plan: PoolPlan, indent: str, scheduler: str) -> list[str]:
     """How the pool's declared overflow maps onto the scheduler, truthfully."""
     if plan.overflow != "reject":
         what = "this queue keeps it pending" if scheduler == "Kueue" else "its PodGroups stay pending in this queue"
@@ -268,7 +274,8 @@ def _overflow(plan: PoolPlan, indent: str, scheduler: str) -> list[str]:
     ]
 
 
-def _gpu_numbers(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
+def gpu_number_lines(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
+    """The two comments (guaranteed, borrowed) saying which band each GPU number comes from."""
     if plan.measured:
         nominal = (
             f"{indent}# pooled baseline band, guaranteed: {plan.guaranteed} GPUs"
@@ -288,274 +295,9 @@ def _gpu_numbers(plan: PoolPlan, indent: str, borrowing: str) -> list[str]:
     return [nominal, extra]
 
 
-def _flow(value: Any) -> str:
+def flow(value: Any) -> str:
     """A value as one line of YAML flow style (JSON is valid YAML)."""
     return json.dumps(value, sort_keys=True)
-
-
-def _flavor_doc(name: str, group: list[PoolPlan]) -> str:
-    """A ResourceFlavor with exactly the declared node selection, or none and a note on what to fill in."""
-    p = group[0]
-    pools = ", ".join(f"{g.cluster}/{g.pool}" for g in group)
-    lines = [f"# GPU type {p.gpu_model or 'unknown'}, for pool{'s' if len(group) > 1 else ''} {pools}."]
-    spec: list[str] = []
-    if p.selects_nodes:
-        lines.append("# Node selection as the pool declares it (nodes: in the Cluster document).")
-        if p.node_labels:
-            spec += ["  nodeLabels:", *(f"    {_q(k)}: {_q(v)}" for k, v in sorted(p.node_labels.items()))]
-        if p.taints:
-            spec += ["  nodeTaints:", *(f"  - {_flow(x)}" for x in p.taints)]
-        if p.tolerations:
-            spec += ["  tolerations:", *(f"  - {_flow(x)}" for x in p.tolerations)]
-    else:
-        lines += [
-            "# TODO: no node selection is declared, and policylint does not guess one: as written this",
-            "# flavor matches every node. Fill spec.nodeLabels with labels the GPU nodes of this pool",
-            "# carry (see `kubectl get nodes --show-labels`; GPU feature discovery sets",
-            "# nvidia.com/gpu.product), and nodeTaints/tolerations if they are tainted - or declare",
-            f"# nodes: {{labels: ..., taints: ..., tolerations: ...}} (or nodes.resourceFlavor) on pool{'s' if len(group) > 1 else ''} {pools}",
-            "# and export again.",
-        ]
-    lines += ["apiVersion: kueue.x-k8s.io/v1beta2", "kind: ResourceFlavor", "metadata:", f"  name: {_q(name)}"]
-    lines += ["spec:", *spec] if spec else ["spec: {}"]
-    return "\n".join(lines)
-
-
-def _namespace_selector(p: PoolPlan) -> str:
-    if not p.namespaces:
-        return "  namespaceSelector: {}  # every namespace; declare namespaces: on the pool to admit only its own"
-    match = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": p.namespaces}]}
-    return f"  namespaceSelector: {_flow(match)}  # the namespaces that submit to the pool"
-
-
-def _cluster_queue(p: PoolPlan) -> str:
-    borrowing = f"borrowed within cohort {p.cohort}"
-    resources = p.kept_resources or [(GPU, None)]
-    covered = [name for name, _ in resources]
-    listed: list[str] = []
-    for name, quotas in resources:
-        listed.append(f"      - name: {_q(name)}")
-        if quotas is None:
-            listed += [
-                *_gpu_numbers(p, "        ", borrowing)[:1],
-                f"        nominalQuota: {p.guaranteed}",
-                *_gpu_numbers(p, "        ", borrowing)[1:],
-                f"        borrowingLimit: {p.borrow}",
-            ]
-            continue
-        listed.append(f"        # kept as ClusterQueue {p.queue} has it: policylint sizes GPUs only")
-        listed += [f"        {k}: {_q(v)}" for k, v in quotas.items()] or ["        nominalQuota: 0"]
-    flavor_note = (
-        f"    # ResourceFlavor {p.flavor} exists already; policylint does not write it"
-        if p.existing_flavor is not None
-        else f"    # ResourceFlavor {p.flavor}: see resource-flavors.yaml"
-    )
-    lines = [
-        *_header(p),
-        "apiVersion: kueue.x-k8s.io/v1beta2",
-        "kind: ClusterQueue",
-        "metadata:",
-        f"  name: {_q(p.queue)}",
-        *_annotations(p, "  ", kueue=True),
-        "spec:",
-        f"  cohortName: {_q(p.cohort)}",
-        _namespace_selector(p),
-        *_overflow(p, "  ", "Kueue"),
-        "  queueingStrategy: BestEffortFIFO",
-        "  preemption:",
-        "    # guaranteed GPUs lent to the cohort while idle come back by preemption",
-        "    reclaimWithinCohort: Any",
-        f"    withinClusterQueue: {'LowerPriority' if p.preemption else 'Never'}",
-        "  resourceGroups:",
-        f"  - coveredResources: [{', '.join(_q(c) for c in covered)}]",
-        "    flavors:",
-        flavor_note,
-        f"    - name: {_q(p.flavor)}",
-        "      resources:",
-        *listed,
-    ]
-    return "\n".join(lines)
-
-
-def _local_queues(p: PoolPlan) -> list[str]:
-    teams = ", ".join(p.teams)
-    if not p.namespaces:
-        return [
-            "\n".join(
-                [
-                    f"# TODO: no namespace is declared for pool {p.cluster}/{p.pool} (teams {teams}), and policylint",
-                    "# does not derive one from a team name. Declare namespaces: [...] on the pool and export",
-                    "# again, or create in each namespace that submits to it:",
-                    "#   apiVersion: kueue.x-k8s.io/v1beta2",
-                    "#   kind: LocalQueue",
-                    f"#   metadata: {{namespace: <namespace>, name: {p.queue}}}",
-                    f"#   spec: {{clusterQueue: {p.queue}}}",
-                    f"# and point the Workloads at it with spec.queue: {{scheduler: kueue, name: <namespace>/{p.queue}}}.",
-                ]
-            )
-        ]
-    docs = []
-    for ns in p.namespaces:
-        docs.append(
-            "\n".join(
-                [
-                    f"# Namespace {ns} (declared on pool {p.cluster}/{p.pool}; teams {teams}). Point Workloads at it with",
-                    f"#   spec.queue: {{scheduler: kueue, name: {ns}/{p.queue}}}",
-                    "apiVersion: kueue.x-k8s.io/v1beta2",
-                    "kind: LocalQueue",
-                    "metadata:",
-                    f"  namespace: {_q(ns)}",
-                    f"  name: {_q(p.queue)}",
-                    "spec:",
-                    f"  clusterQueue: {_q(p.queue)}",
-                ]
-            )
-        )
-    return docs
-
-
-def kueue(plans: list[PoolPlan], *, existing_flavors: frozenset[str] = frozenset(), existing_cohorts: frozenset[str] = frozenset()) -> dict[str, str]:
-    """File name -> YAML text: ResourceFlavors, Cohorts, and per pool a ClusterQueue plus LocalQueues.
-
-    Flavors the pools name as existing (or in ``existing_flavors``) and Cohorts in
-    ``existing_cohorts`` are not written again.
-    """
-    files: dict[str, str] = {}
-    flavors: dict[str, list[PoolPlan]] = {}
-    for p in plans:
-        if p.existing_flavor is None and p.flavor not in existing_flavors:
-            flavors.setdefault(p.flavor, []).append(p)
-    docs = [_flavor_doc(name, group) for name, group in sorted(flavors.items())]
-    if docs:
-        files["resource-flavors.yaml"] = "\n---\n".join(docs) + "\n"
-    cohorts: dict[str, list[PoolPlan]] = {}
-    for p in plans:
-        cohorts.setdefault(p.cohort, []).append(p)
-    docs = []
-    for cohort, members in sorted(cohorts.items()):
-        by_flavor: dict[str, list[PoolPlan]] = {}
-        for p in members:
-            by_flavor.setdefault(p.flavor, []).append(p)
-        if not any(p.borrow for p in members) or cohort in existing_cohorts:
-            continue
-        lines = [
-            f"# Cohort {cohort}: the elastic GPUs its ClusterQueues borrow for their daily bands.",
-            "# Back them with autoscaled or spot nodes (e.g. a ProvisioningRequest admission check), not reserved ones.",
-            "apiVersion: kueue.x-k8s.io/v1beta2",
-            "kind: Cohort",
-            "metadata:",
-            f"  name: {_q(cohort)}",
-            "spec:",
-            "  resourceGroups:",
-            f"  - coveredResources: [{_q(GPU)}]",
-            "    flavors:",
-        ]
-        for flavor, group in sorted(by_flavor.items()):
-            total = sum(p.borrow for p in group)
-            parts = " + ".join(f"{p.queue} {p.borrow}" for p in group)
-            lines += [
-                f"    - name: {_q(flavor)}",
-                "      resources:",
-                f"      - name: {_q(GPU)}",
-                f"        # daily band above baseline, summed: {parts} = {total} GPUs",
-                f"        nominalQuota: {total}",
-            ]
-        docs.append("\n".join(lines))
-    if docs:
-        files["cohorts.yaml"] = "\n---\n".join(docs) + "\n"
-    for p in plans:
-        # the TODO on LocalQueues (no namespace declared) stays a comment inside the ClusterQueue's document
-        queues = _local_queues(p) if p.namespaces else []
-        first = _cluster_queue(p) if p.namespaces else "\n".join([_cluster_queue(p), *_local_queues(p)])
-        files[f"{p.queue}.yaml"] = "\n---\n".join([first, *queues]) + "\n"
-    return files
-
-
-def _volcano_nodes(p: PoolPlan) -> list[str]:
-    """Volcano Queues select no nodes: say where the declared selection goes instead."""
-    if p.existing_flavor is not None and p.origin != "kueue":
-        return [f"# Node selection: pool {p.pool} names the Kueue ResourceFlavor {p.existing_flavor}; Volcano has no such",
-                "# object - give this queue's pods that flavor's nodeSelector and tolerations."]
-    if not p.selects_nodes:
-        return [
-            "# TODO: Volcano Queues do not choose nodes, and no node selection is declared for this pool.",
-            "# Give the pods of this queue a nodeSelector (and tolerations) for its GPU nodes, or declare",
-            f"# nodes: on pool {p.pool} to have them listed here.",
-        ]
-    out = ["# Node selection as the pool declares it. Volcano Queues do not choose nodes: put these on the pods",
-           "# of this queue (pod template of the Job):"]
-    if p.node_labels:
-        out.append(f"#   nodeSelector: {_flow(p.node_labels)}")
-    if p.tolerations:
-        out.append(f"#   tolerations: {_flow(p.tolerations)}")
-    if p.taints:
-        out.append(f"#   (the nodes carry the taints {_flow(p.taints)}: the pods need tolerations for them)")
-    return out
-
-
-def volcano(plans: list[PoolPlan], *, existing_parents: frozenset[str] = frozenset()) -> dict[str, str]:
-    """File name -> YAML text: one parent Queue per cluster and one leaf Queue per pool."""
-    files: dict[str, str] = {}
-    leaf_names = {p.queue for p in plans}
-    parents: dict[str, str] = {}
-    for p in plans:
-        name = p.cohort if p.cohort not in leaf_names and p.cohort != "root" else f"{p.cohort}-parent"
-        parents[p.cluster] = name
-    docs = []
-    for cluster, name in sorted(parents.items()):
-        if name in existing_parents:
-            continue
-        queues = ", ".join(p.queue for p in plans if p.cluster == cluster)
-        docs.append(
-            "\n".join(
-                [
-                    f"# Cluster {cluster}: parent of {queues}; its children share idle GPUs (hierarchical queues).",
-                    "apiVersion: scheduling.volcano.sh/v1beta1",
-                    "kind: Queue",
-                    "metadata:",
-                    f"  name: {_q(name)}",
-                    "spec:",
-                    "  reclaimable: true",
-                    "  # equal weight for every cluster: policylint sizes guarantees, not shares between clusters",
-                    "  weight: 1",
-                ]
-            )
-        )
-    if docs:
-        files["parents.yaml"] = "\n---\n".join(docs) + "\n"
-    for p in plans:
-        teams = ", ".join(p.teams)
-        lines = [
-            *_header(p),
-            f"# Teams submitting to it: {teams}. Point their Workloads at it with",
-            f"#   spec.queue: {{scheduler: volcano, name: {p.queue}}}",
-            *_volcano_nodes(p),
-            "apiVersion: scheduling.volcano.sh/v1beta1",
-            "kind: Queue",
-            "metadata:",
-            f"  name: {_q(p.queue)}",
-            *_annotations(p, "  ", kueue=False),
-            "spec:",
-            f"  parent: {_q(parents[p.cluster])}",
-            *_overflow(p, "  ", "Volcano"),
-            "  # GPUs used above the guarantee are given back when another queue needs its share",
-            "  reclaimable: true",
-            "  # equal weight among the cluster's queues: the guarantee, not the weight, carries the sizing",
-            "  weight: 1",
-            "  guarantee:",
-            "    resource:",
-            *_gpu_numbers(p, "      ", "borrowed from idle GPUs of the parent queue")[:1],
-            f"      {GPU}: {p.guaranteed}",
-            "  deserved:",
-            f"    # fair share = the guarantee ({p.guaranteed}): anything above it is borrowed and reclaimable",
-            f"    {GPU}: {p.guaranteed}",
-            "  capability:",
-            *_gpu_numbers(p, "    ", "borrowed from idle GPUs of the parent queue")[1:],
-            f"    # hard cap = guarantee {p.guaranteed} + {p.borrow}",
-            f"    {GPU}: {p.guaranteed + p.borrow}",
-        ]
-        files[f"{p.queue}.yaml"] = "\n".join(lines) + "\n"
-    return files
 
 
 def render(files: dict[str, str]) -> str:
