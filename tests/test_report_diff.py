@@ -262,7 +262,7 @@ def test_file_names_in_the_change_are_escaped(repo: Path, tmp_path: Path) -> Non
 
 
 def test_a_file_name_never_becomes_a_scheme() -> None:
-    from policylint.report.html_report import SourceLinks
+    from policylint.report.html_parts import SourceLinks
 
     links = SourceLinks(top=Path("/repo"), page_dir=Path("/repo"))
     assert links.href("javascript:alert(1).yaml", 3) == "javascript%3Aalert%281%29.yaml"

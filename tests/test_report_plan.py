@@ -248,7 +248,7 @@ def test_a_model_with_errors_gets_no_plan(tmp_path: Path) -> None:
 
 
 def test_user_text_in_the_plan_is_escaped(runs: dict[str, Any]) -> None:
-    from policylint.report.html_report import SourceLinks
+    from policylint.report.html_parts import SourceLinks
     from policylint.report.plan_section import PlanOutcome, plan_section
 
     doc = copy.deepcopy(runs["bad"][1])

@@ -80,7 +80,8 @@ def _positive(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
-    from policylint.report.html_report import HtmlSettings, SourceLinks, render
+    from policylint.report.html_parts import SourceLinks
+    from policylint.report.html_report import HtmlSettings, render
     from policylint.report.paths import rebase, repository_root
     from policylint.session import Session
     from policylint.writer import write_file

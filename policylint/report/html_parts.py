@@ -91,3 +91,16 @@ def cell(label: str, content: str, css: str = "") -> str:
     """A table cell that names its column (``data-label``): narrow screens show a table row as a card."""
     cls = f' class="{css}"' if css else ""
     return f'<td{cls} data-label="{esc(label)}"><span>{content}</span></td>'
+
+
+def duration(seconds: float | None) -> str:
+    """A length of time as a reader takes it in: seconds, minutes or hours ('–' when unknown)."""
+    if seconds is None:
+        return "–"
+    if not math.isfinite(seconds):
+        return "without bound"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7_200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
