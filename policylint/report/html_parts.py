@@ -1,8 +1,9 @@
 """The HTML primitives every section of the review page writes with.
 
-Escaping, numbers, data attributes, table cells and links to source lines live
-here, below :mod:`policylint.report.html_report` and the sections it assembles
-(:mod:`policylint.report.plan_section`), so a section never imports the page.
+Escaping, numbers, durations, data attributes, table cells and links to source
+lines live here, below :mod:`policylint.report.html_report` and the sections it
+assembles (the pool, proposal, change and plan sections), so a section never
+imports the page.
 """
 
 from __future__ import annotations
