@@ -375,8 +375,9 @@ class Client:
         fetched in windows of at most ``max_points`` points, joined per label set and sorted
         by labels. ``progress(done, total)`` is called after each window.
 
-        Every answer is checked (:func:`matrix_series`) before it is kept; the answers of one
-        trace together may hold at most ``max_answer_bytes`` bytes and ``max_samples`` samples.
+        Every answer is checked (:func:`~policylint.measure.sources.prometheus_answer.matrix_series`)
+        before it is kept; the answers of one trace together may hold at most
+        ``max_answer_bytes`` bytes and ``max_samples`` samples.
         """
         s = self.settings
         windows = chunks(start, end, step, max_points)
