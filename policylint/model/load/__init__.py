@@ -5,7 +5,7 @@ The step is split along its seams:
 
 * :mod:`~policylint.model.load.files` - discovery of YAML files, safe reading and
   decoding, and whether a walked file holds anything policylint reads;
-* :mod:`~policylint.model.load.limits` - the safety limits;
+* :mod:`~policylint.model.load.limits` - the safety limits (:class:`LoadLimits`);
 * :mod:`~policylint.model.load.compose` - the YAML composer (libyaml or pure Python,
   with the same results) and :mod:`~policylint.model.load.build`, which builds plain
   data and positions from its node graph;
@@ -21,6 +21,7 @@ where the parser looks it up.
 """
 
 from policylint import API_VERSION
+from policylint.model.load.build import MAX_NUMBER_CHARS
 from policylint.model.load.comments import Comment, source_comments
 from policylint.model.load.compose import parse_text
 from policylint.model.load.documents import Definitions, Document, SourceFile, api_version_near_miss, is_scheduler_doc
@@ -34,14 +35,7 @@ from policylint.model.load.files import (
     read_settings_yaml,
     within,
 )
-from policylint.model.load.limits import (
-    MAX_DEPTH,
-    MAX_DOCUMENTS,
-    MAX_FILE_BYTES,
-    MAX_NODES,
-    MAX_NUMBER_CHARS,
-    LoadLimits,
-)
+from policylint.model.load.limits import MAX_DEPTH, MAX_DOCUMENTS, MAX_FILE_BYTES, MAX_NODES, LoadLimits
 from policylint.model.load.positions import DocPath, PositionIndex, Span, parse_pointer, pointer
 
 __all__ = [

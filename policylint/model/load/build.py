@@ -23,8 +23,12 @@ import yaml
 
 from policylint.finding import Finding
 from policylint.model.load.documents import SourceFile
-from policylint.model.load.limits import MAX_NUMBER_CHARS, LoadLimits
+from policylint.model.load.limits import LoadLimits
 from policylint.model.load.positions import DocPath, PositionIndex, Span
+
+#: Longest number read (Python's own guard against quadratic int conversion is 4,300
+#: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
+MAX_NUMBER_CHARS = 4_300
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"

@@ -1,8 +1,8 @@
-"""The safety limits of loading a YAML file: size, nodes, nesting, documents, number length.
+"""The load limits: how large a YAML file, how many nodes and documents, how deep, before it is refused.
 
-Defaults for every limit, and :class:`LoadLimits`, which the configuration
-(``limits:``) may change. The composer (:mod:`policylint.model.load.compose`)
-and the builder (:mod:`policylint.model.load.build`) apply them.
+Plain data that imports nothing: the loader reads files within these bounds,
+and the caches that must read a file exactly as the loader would (the document
+and rule caches) take the same bounds from here.
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NODES = 100_000
 MAX_DEPTH = 100
 MAX_DOCUMENTS = 1_000
-#: Longest number read (Python's own guard against quadratic int conversion is 4,300
-#: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
-MAX_NUMBER_CHARS = 4_300
 
 
 @dataclass(frozen=True)
