@@ -18,6 +18,7 @@ from policylint import API_VERSION
 from policylint.finding import Finding, Severity, Subject
 from policylint.model.load.positions import DocPath, PositionIndex, ScalarScan, pointer
 
+
 @dataclass
 class Document:
     """One YAML document of a source file, parsed to plain data."""
