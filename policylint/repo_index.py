@@ -212,8 +212,8 @@ def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]
 class Record:
     """One workload's row of the index (see the module's description)."""
 
-    file: str  # the path of its document's file, as loaded
-    ident: list[int]  # that file's stat identity
+    file: str  # the path of its document's file, as first loaded (for reading the index; not compared)
+    ident: list[int]  # that file's stat identity: device and inode say which file it is
     pool: str  # pool_hash of its pool
     key: str  # its measurement key
     measured: list[list[Any]]  # [file, stat identity, provenance record path] per measurement
@@ -363,14 +363,14 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
         pools[qualified] = pool_hash(w.pool)
     if rec.pool != pools[qualified]:
         return False
-    path = os.fspath(w.doc.source.path)
-    if path != rec.file or _ident(path) != rec.ident:
+    # the same device and inode: the same file, however the run spells its path
+    if _ident(os.fspath(w.doc.source.path)) != rec.ident:
         return False
     files = _files(w)
     if files is None or len(files) != len(rec.measured):
         return False
-    for (measured, record), (stored, ident, stored_record) in zip(files, rec.measured, strict=True):
-        if measured != stored or record != stored_record or _ident(measured) != ident or not _absent(record):
+    for (measured, record), (_, ident, _) in zip(files, rec.measured, strict=True):
+        if _ident(measured) != ident or not _absent(record):
             return False
     return True
 
@@ -430,29 +430,41 @@ def prepare(
         if rec is not None and usable(rec, model.workloads[name], pools_seen):
             indexed[name] = rec
     full = [n for n in names if n not in indexed]
-    if len(full) > max(MAX_UNINDEXED, len(names) // 4):
+    if not indexed or len(full) > max(MAX_UNINDEXED, len(names) // 4):
         return None
-    facts: dict[str, Any]
-    measured, findings = measure(
-        model, now, limits=limits, cache_dir=cache_dir, jobs=jobs,
-        only=Needed(frozenset(full), frozenset(), frozenset(), frozenset()),
-    )
-    facts = dict(measured)
     keys: dict[str, str | None] = {n: r.key for n, r in indexed.items()}
     for name in full:
         keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir)
+    cached: dict[str, CachedPool] = _cached_pools(model, keys, cache_dir, only)
+    for q in only.pools:
+        entry = cached.get(q)
+        if entry is None or entry.key is None or (entry.facts is None and entry.base is None):
+            return None  # summed afresh from every member's series: today's path
+    # as measure() does: a member's series is read only when it joins a kept sum
+    joining = {n for entry in cached.values() if entry.facts is None for n in entry.joining}
+    facts: dict[str, Any] = {}
+    for name in full:
+        key = keys[name]
+        hit = cache.load(cache_dir, key, demand=name in joining) if key is not None else None
+        if hit is not None:
+            facts[name] = hit  # only finding-free measurements are stored
+    misses = frozenset(n for n in full if n not in facts)
+    findings: list[Finding] = []
+    if misses:
+        measured, findings = measure(
+            model, now, limits=limits, cache_dir=cache_dir, jobs=jobs,
+            only=Needed(misses, frozenset(), frozenset(), frozenset()),
+        )
+        facts.update(measured)
     cache.flush_digests(cache_dir)
     for name, rec in indexed.items():
         facts[name] = facts_of(rec)
     pools: dict[str, PoolFacts] = {}
-    cached: dict[str, CachedPool] = _cached_pools(model, keys, cache_dir, only)
     stores = []
     for pool in model.pools:
         if pool.qualified not in only.pools:
             continue
-        entry = cached.get(pool.qualified)
-        if entry is None or entry.key is None:
-            return None
+        entry = cached[pool.qualified]
         if entry.facts is not None:
             pools[pool.qualified] = entry.facts
             continue
@@ -462,6 +474,7 @@ def prepare(
         pools[pool.qualified] = updated[0]
         stores.append((entry.key, updated))
     for key, (pool_facts, kept) in stores:
+        assert key is not None
         cache.store_pool(cache_dir, key, pool_facts)
         pooled_cache.store(cache_dir, kept)
     views: dict[str, View] = {}
