@@ -212,62 +212,74 @@ def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]
 class Record:
     """One workload's row of the index (see the module's description)."""
 
-    file: str  # the path of its document's file, as first loaded (for reading the index; not compared)
-    ident: list[int]  # that file's stat identity: device and inode say which file it is
+    ident: list[int]  # its document file's stat identity: device and inode say which file it is
     pool: str  # pool_hash of its pool
     key: str  # its measurement key
-    measured: list[list[Any]]  # [file, stat identity, provenance record path] per measurement
-    facts: str  # its view's facts, JSON, the clock facts left as stored
+    measured: list[list[Any]]  # [stat identity] per measured file, in the order of its measurement roles
+    shape: tuple[str, ...]  # its view's fact names, in order
+    #: JSON of [its view's fact values in ``shape``'s order (clock facts left as None), its run sketch or None]
+    text: str
     paths: dict[str, list[Any]]  # its view's fact places
     report: bool  # a band report exists
     daily: float | None  # the report's daily band
     usable_max: float | None
-    sketch: list[int] | None  # the run sketch of its concurrency trace
     last_sample: str | None  # ISO text of the last sample (the age of the measurement)
     integrity: bool  # integrity facts were stored (the time facts are computed then)
     clock: dict[str, Any]  # the integrity facts the time facts are computed from
 
+    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
+        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
+        values = json.loads(self.text)
+        if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
+            return None
+        facts, sketch = values
+        if len(facts) != len(self.shape):
+            return None
+        if sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
+            return None
+        return dict(zip(self.shape, facts)), sketch
 
-def _record_from(row: Any) -> Record | None:
+
+def _record_from(row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]]) -> Record | None:
     """A record from its stored row, every field checked; None when anything is off."""
-    if not isinstance(row, list) or len(row) != 14:
+    if not isinstance(row, list) or len(row) != 12:
         return None
-    file, ident, pool, key, measured, facts, paths, report, daily, usable, sketch, last, integrity, clock = row
-    if not (isinstance(file, str) and isinstance(pool, str) and isinstance(key, str) and isinstance(facts, str)):
+    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest = row
+    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str)):
         return None
-    if not _ints(ident, 5) or not isinstance(measured, list) or not isinstance(paths, dict):
+    if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
         return None
-    for m in measured:
-        if not (isinstance(m, list) and len(m) == 3 and isinstance(m[0], str) and _ints(m[1], 5) and isinstance(m[2], str)):
-            return None
-    for place in paths.values():
-        if not isinstance(place, list) or any(type(p) not in (str, int) for p in place):
-            return None
-    if type(report) is not bool or type(integrity) is not bool:
+    if type(shape) is not int or not 0 <= shape < len(shapes) or type(paths) is not int or not 0 <= paths < len(places):
+        return None
+    if type(report) is not bool or not (isinstance(rest, list) and len(rest) == 2):
+        return None
+    integrity, clock = rest
+    if type(integrity) is not bool or not isinstance(clock, dict):
         return None
     if not (daily is None or type(daily) is float) or not (usable is None or type(usable) is float):
         return None
-    if not (sketch is None or (isinstance(sketch, list) and all(type(x) is int for x in sketch))):
-        return None
-    if not (last is None or isinstance(last, str)) or not isinstance(clock, dict):
+    if not (last is None or isinstance(last, str)):
         return None
     if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
         return None
-    return Record(file, ident, pool, key, measured, facts, paths, report, daily, usable, sketch, last, integrity, clock)
+    return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
+                  integrity, clock)
 
 
 def _ints(value: Any, n: int) -> bool:
     return isinstance(value, list) and len(value) == n and all(type(x) is int for x in value)
 
 
-def _row(r: Record) -> list[Any]:
-    return [r.file, r.ident, r.pool, r.key, r.measured, r.facts, r.paths, r.report, r.daily, r.usable_max, r.sketch,
-            r.last_sample, r.integrity, r.clock]
-
-
 @dataclass
 class Index:
-    """The repository's index for one run: read once, written back when it gained records."""
+    """The repository's index for one run: read once, written back when it gained records.
+
+    Stored as one sealed JSON object: the header (code, trace limits, GPU
+    resources, repository), a table of fact-name lists and one of fact-place
+    maps (the same for nearly every workload), and per workload one row of
+    identities and figures whose view values are one JSON text (parsed only
+    when the workload's view is rebuilt).
+    """
 
     folder: Path
     path: Path
@@ -276,6 +288,8 @@ class Index:
     records: dict[str, Record] = field(default_factory=dict)
     #: rows as stored, decoded into records when first asked for
     rows: dict[str, Any] = field(default_factory=dict)
+    shapes: list[tuple[str, ...]] = field(default_factory=list)
+    places: list[dict[str, list[Any]]] = field(default_factory=list)
     dirty: bool = False
 
     def get(self, name: str) -> Record | None:
@@ -284,7 +298,7 @@ class Index:
         row = self.rows.pop(name, None)
         if row is None:
             return None
-        rec = _record_from(row)
+        rec = _record_from(row, self.shapes, self.places)
         if rec is not None:
             self.records[name] = rec
         return rec
@@ -299,14 +313,27 @@ class Index:
             return
         from policylint.cache import _atomic_write, _seal_json
 
-        rows = dict(self.rows)
-        rows.update((n, _row(r)) for n, r in self.records.items())
-        body = {"header": self.header, "records": {n: rows[n] for n in sorted(rows)}}
+        shapes: dict[tuple[str, ...], int] = {}
+        places: dict[str, int] = {}
+        place_list: list[Any] = []
+        rows: dict[str, Any] = {}
+        for name in sorted({*self.rows, *self.records}):
+            rec = self.get(name)
+            if rec is None:
+                continue
+            shape = shapes.setdefault(rec.shape, len(shapes))
+            text = json.dumps(rec.paths, separators=(",", ":"))
+            if text not in places:
+                places[text] = len(place_list)
+                place_list.append(rec.paths)
+            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
+                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock]]
+        body = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list, "rows": rows}
         try:
-            text = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")
+            data = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")
         except (TypeError, ValueError):
             return
-        sealed = _seal_json(self.folder, KIND, text)
+        sealed = _seal_json(self.folder, KIND, data)
         if sealed is not None and len(sealed) <= MAX_BYTES:
             _atomic_write(self.path, sealed, self.folder)
         self.dirty = False
@@ -324,9 +351,22 @@ def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resourc
         if body is None:
             return index
         stored = json.loads(body)
-        if not isinstance(stored, dict) or stored.get("header") != header or not isinstance(stored.get("records"), dict):
+        if not isinstance(stored, dict) or stored.get("header") != header:
             return index
-        index.rows = stored["records"]
+        shapes, places, rows = stored.get("shapes"), stored.get("places"), stored.get("rows")
+        if not (isinstance(shapes, list) and isinstance(places, list) and isinstance(rows, dict)):
+            return index
+        for shape in shapes:
+            if not isinstance(shape, list) or not all(isinstance(k, str) for k in shape) or len(set(shape)) != len(shape):
+                return index
+        for paths in places:
+            if not isinstance(paths, dict) or not all(
+                isinstance(p, list) and all(type(x) in (str, int) for x in p) for p in paths.values()
+            ):
+                return index
+        index.shapes = [tuple(s) for s in shapes]
+        index.places = places
+        index.rows = rows
     except Exception:  # noqa: BLE001 - a damaged index is an empty one: every workload is measured
         index.rows = {}
     return index
@@ -369,27 +409,29 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     files = _files(w)
     if files is None or len(files) != len(rec.measured):
         return False
-    for (measured, record), (_, ident, _) in zip(files, rec.measured, strict=True):
+    for (measured, record), ident in zip(files, rec.measured, strict=True):
         if _ident(measured) != ident or not _absent(record):
             return False
     return True
 
 
-def view_of(rec: Record, w: Workload, now: dt.datetime) -> View | None:
-    """The view of ``w`` rebuilt from its record (None when the stored facts are not a view's)."""
+def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
+    """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names)."""
     from policylint.views import View
 
-    facts = json.loads(rec.facts)
-    if not isinstance(facts, dict):
+    decoded = rec.decode()
+    if decoded is None:
         return None
+    facts, sketch = decoded
     facts.update(_clock_facts(rec, w, now))
     paths = {k: tuple(v) for k, v in rec.paths.items()}
-    return View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), facts, paths)  # type: ignore[arg-type]
+    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), facts, paths)  # type: ignore[arg-type]
+    return view, sketch
 
 
-def facts_of(rec: Record) -> IndexedFacts:
+def facts_of(rec: Record, sketch: list[int] | None) -> IndexedFacts:
     return IndexedFacts(_Report(rec.daily if rec.daily is not None else math.nan) if rec.report else None,
-                        rec.usable_max, rec.sketch)
+                        rec.usable_max, sketch)
 
 
 @dataclass
@@ -457,8 +499,13 @@ def prepare(
         )
         facts.update(measured)
     cache.flush_digests(cache_dir)
+    views: dict[str, View] = {}
     for name, rec in indexed.items():
-        facts[name] = facts_of(rec)
+        rebuilt = view_of(rec, model.workloads[name], now)
+        if rebuilt is None:
+            return None
+        views[name] = rebuilt[0]
+        facts[name] = facts_of(rec, rebuilt[1])
     pools: dict[str, PoolFacts] = {}
     stores = []
     for pool in model.pools:
@@ -477,12 +524,6 @@ def prepare(
         assert key is not None
         cache.store_pool(cache_dir, key, pool_facts)
         pooled_cache.store(cache_dir, kept)
-    views: dict[str, View] = {}
-    for name, rec in indexed.items():
-        view = view_of(rec, model.workloads[name], now)
-        if view is None:
-            return None
-        views[name] = view
     STATS["indexed"] += len(indexed)
     STATS["full"] += len(full)
     STATS["runs"] += 1
@@ -514,6 +555,7 @@ class Recorder:
     def _record(self, w: Workload, wf: WorkloadFacts, view: View) -> Record | None:
         import datetime as dt
 
+        from policylint import cache
         from policylint.measure import WorkloadFacts
         from policylint.views import workload_view
 
@@ -525,13 +567,10 @@ class Recorder:
         files = _files(w)
         if not files:
             return None
-        from policylint import cache
-
         key = cache.workload_key(w, self.index.limits, self.index.folder)
         if key is None or key == cache.UNHASHED:
             return None
-        path = os.fspath(w.doc.source.path)
-        ident = _ident(path)
+        ident = _ident(os.fspath(w.doc.source.path))
         if ident is None or not self._settled(ident):
             return None
         measured = []
@@ -539,59 +578,51 @@ class Recorder:
             i = _ident(file)
             if i is None or not self._settled(i) or not _absent(record):
                 return None
-            measured.append([file, i, record])
+            measured.append(i)
         if view.subject != "workload" or view.base != ("metadata", "name") or view.target is not None or view.doc is not w.doc:
             return None
-        stored = dict(view.facts)
+        if wf.report is not None and wf.report.daily is None:
+            return None
         integrity = wf.integrity or {}
+        sketch = integrity.get("run_sketch")
+        if sketch is not None and not (isinstance(sketch, list) and set(map(type, sketch)) <= {int}):
+            return None
+        clock = {k: integrity[k] for k in CLOCK_KEYS if k in integrity}
+        if any(not (v is None or type(v) in (int, float)) for v in clock.values()):
+            return None
         rec = Record(
-            file=path,
             ident=ident,
             pool=pool_hash(w.pool),
             key=key,
             measured=measured,
-            facts="",
-            paths={},
+            shape=tuple(view.facts),
+            text="",
+            paths={k: list(v) for k, v in view.paths.items()},
             report=wf.report is not None,
             daily=_float(wf.report.daily) if wf.report is not None else None,
             usable_max=_float(wf.usable_max),
-            sketch=None,
             last_sample=wf.last_sample.isoformat() if wf.last_sample is not None else None,
             integrity=bool(wf.integrity),
-            clock={k: integrity[k] for k in CLOCK_KEYS if k in integrity},
+            clock=clock,
         )
-        if wf.report is not None and rec.daily is None:
-            return None
-        if wf.usable_max is not None and rec.usable_max is None:
-            return None
-        sketch = integrity.get("run_sketch")
-        if isinstance(sketch, list):
-            if not all(type(x) is int for x in sketch):
-                return None
-            rec.sketch = list(sketch)
-        elif sketch is not None:
-            return None
-        if any(not (v is None or type(v) in (int, float)) for v in rec.clock.values()):
-            return None
         # the stored facts: the view without its clock facts (recomputed on use)
+        stored = dict(view.facts)
         for k in _clock_facts(rec, w, self.now):
             if k not in stored:
                 return None
             stored[k] = None
-        text = _json(stored)
-        paths = {k: list(v) for k, v in view.paths.items()}
-        if text is None or _json(paths) is None:
+        text = _json([list(stored.values()), sketch])
+        if text is None or _json(rec.paths) is None:
             return None
-        rec.facts, rec.paths = text, paths
+        rec.text = text
         # the view rebuilt from the record is the view, at this instant and at another one
-        again = view_of(rec, w, self.now)
-        if again is None or not _same(again.facts, view.facts) or not _same(again.paths, view.paths):
-            return None
         later = self.now + dt.timedelta(days=3, seconds=7, microseconds=1234)
-        want = workload_view(w, wf, later)
-        got = view_of(rec, w, later)
-        if got is None or not _same(got.facts, want.facts) or not _same(got.paths, want.paths):
-            return None
+        for when, want in ((self.now, view), (later, workload_view(w, wf, later))):
+            got = view_of(rec, w, when)
+            if got is None or not _same(got[0].facts, want.facts) or not _same(got[0].paths, want.paths):
+                return None
+            if not _same(got[1], sketch):
+                return None
         return rec
 
     def _settled(self, ident: list[int]) -> bool:
