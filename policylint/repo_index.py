@@ -425,7 +425,7 @@ def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int]
     facts, sketch = decoded
     facts.update(_clock_facts(rec, w, now))
     paths = {k: tuple(v) for k, v in rec.paths.items()}
-    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), facts, paths)  # type: ignore[arg-type]
+    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), facts, paths)
     return view, sketch
 
 

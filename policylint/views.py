@@ -728,14 +728,14 @@ def build_views(
         pools = measure_pools(model, facts)
     wanted_pools = model.pools if only is None else [p for p in model.pools if p.qualified in only.pools]
     wviews: dict[str, View] = {}
-    for n, w in sorted(model.workloads.items()):
+    for n, workload in sorted(model.workloads.items()):
         if only is None or n in only.workloads:
             if prebuilt is not None and n in prebuilt:
                 wviews[n] = prebuilt[n]
                 continue
-            wviews[n] = workload_view(w, facts[n], now)
+            wviews[n] = workload_view(workload, facts[n], now)
             if record is not None:
-                record(w, facts[n], wviews[n])
+                record(workload, facts[n], wviews[n])
     for pool in wanted_pools:
         shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
         for member in pool.workloads:
