@@ -226,6 +226,8 @@ class Record:
     last_sample: str | None  # ISO text of the last sample (the age of the measurement)
     integrity: bool  # integrity facts were stored (the time facts are computed then)
     clock: dict[str, Any]  # the integrity facts the time facts are computed from
+    #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
+    tpaths: dict[str, tuple[Any, ...]] | None = None
 
     def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
         """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
@@ -240,7 +242,9 @@ class Record:
         return dict(zip(self.shape, facts)), sketch
 
 
-def _record_from(row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]]) -> Record | None:
+def _record_from(
+    row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]], tplaces: list[dict[str, tuple[Any, ...]]]
+) -> Record | None:
     """A record from its stored row, every field checked; None when anything is off."""
     if not isinstance(row, list) or len(row) != 12:
         return None
@@ -263,7 +267,7 @@ def _record_from(row: Any, shapes: list[tuple[str, ...]], places: list[dict[str,
     if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
         return None
     return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
-                  integrity, clock)
+                  integrity, clock, tplaces[paths])
 
 
 def _ints(value: Any, n: int) -> bool:
@@ -290,6 +294,7 @@ class Index:
     rows: dict[str, Any] = field(default_factory=dict)
     shapes: list[tuple[str, ...]] = field(default_factory=list)
     places: list[dict[str, list[Any]]] = field(default_factory=list)
+    tplaces: list[dict[str, tuple[Any, ...]]] = field(default_factory=list)
     dirty: bool = False
 
     def get(self, name: str) -> Record | None:
@@ -298,7 +303,7 @@ class Index:
         row = self.rows.pop(name, None)
         if row is None:
             return None
-        rec = _record_from(row, self.shapes, self.places)
+        rec = _record_from(row, self.shapes, self.places, self.tplaces)
         if rec is not None:
             self.records[name] = rec
         return rec
@@ -366,6 +371,7 @@ def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resourc
                 return index
         index.shapes = [tuple(s) for s in shapes]
         index.places = places
+        index.tplaces = [{k: tuple(v) for k, v in paths.items()} for paths in places]
         index.rows = rows
     except Exception:  # noqa: BLE001 - a damaged index is an empty one: every workload is measured
         index.rows = {}
@@ -424,7 +430,7 @@ def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int]
         return None
     facts, sketch = decoded
     facts.update(_clock_facts(rec, w, now))
-    paths = {k: tuple(v) for k, v in rec.paths.items()}
+    paths = dict(rec.tpaths) if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
     view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), facts, paths)
     return view, sketch
 
@@ -607,7 +613,8 @@ class Recorder:
         )
         # the stored facts: the view without its clock facts (recomputed on use)
         stored = dict(view.facts)
-        for k in _clock_facts(rec, w, self.now):
+        clock_keys = list(_clock_facts(rec, w, self.now))
+        for k in clock_keys:
             if k not in stored:
                 return None
             stored[k] = None
@@ -615,14 +622,20 @@ class Recorder:
         if text is None or _json(rec.paths) is None:
             return None
         rec.text = text
-        # the view rebuilt from the record is the view, at this instant and at another one
+        # The view rebuilt from the record is the view: at this instant its other facts are the
+        # view's by construction (stored exactly above), so the clock facts are compared; at
+        # another instant, everything, against a view built afresh (a fact that moves with the
+        # clock and is not recomputed shows there).
+        got = view_of(rec, w, self.now)
+        if got is None or not _same(got[1], sketch) or not _same(got[0].paths, view.paths):
+            return None
+        if list(got[0].facts) != list(view.facts) or not all(_same(got[0].facts[k], view.facts[k]) for k in clock_keys):
+            return None
         later = self.now + dt.timedelta(days=3, seconds=7, microseconds=1234)
-        for when, want in ((self.now, view), (later, workload_view(w, wf, later))):
-            got = view_of(rec, w, when)
-            if got is None or not _same(got[0].facts, want.facts) or not _same(got[0].paths, want.paths):
-                return None
-            if not _same(got[1], sketch):
-                return None
+        again = view_of(rec, w, later)
+        want = workload_view(w, wf, later)
+        if again is None or not _same(again[0].facts, want.facts) or not _same(again[0].paths, want.paths):
+            return None
         return rec
 
     def _settled(self, ident: list[int]) -> bool:
