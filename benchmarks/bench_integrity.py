@@ -1,10 +1,10 @@
-"""Integrity stage benchmark: :func:`policylint.integrity.trace_facts` per trace, against reading it.
+"""Integrity stage benchmark: :func:`policylint.measure.integrity.trace_facts` per trace, against reading it.
 
 For every trace given (default: the good example's 92-day, 5-minute traces) it reads
 the series once with policylint's reader, then times ``trace_facts`` on it (best of
 ``--rounds`` runs of ``--number`` calls) and ``pyarrow.csv.read_csv`` of the file (the
 reference reader), and prints both with their ratio. ``--against`` names another
-version's ``integrity.py`` (e.g. ``git show BASE:policylint/integrity.py >
+version's ``integrity.py`` (e.g. ``git show BASE:policylint/measure/integrity.py >
 /tmp/old_integrity.py``), timed in the same run on the same series so that before and
 after are side by side under one load; its facts are compared with this tree's too.
 Figures are ratios for reading, never asserted anywhere.
@@ -58,7 +58,7 @@ def main() -> None:
 
     import pyarrow.csv
 
-    from policylint import integrity
+    from policylint.measure import integrity
     from policylint.readers import read_series
 
     traces = args.traces or sorted((ROOT / "examples" / "good" / "measurements" / "traces").glob("*.csv"))

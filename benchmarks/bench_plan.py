@@ -19,7 +19,7 @@ machine the CPU time is the steadier of the two):
 * **plan** - :func:`policylint.plan.build_plan` on the measured facts: grouping, the
   pairwise pooling search and the sizing of the final pools (what this benchmark is for);
 * **one analysis** - one band analysis of the pooled series of the whole group
-  (:func:`policylint.pooled.pool_series`: the common grid, the pooled series and its
+  (:func:`policylint.measure.pooled.pool_series`: the common grid, the pooled series and its
   bands, spikes and queue, for one pool holding every workload): the unit the plan is
   compared with. The ratio plan / one analysis says how many pooled
   analyses the search costs.
@@ -127,7 +127,7 @@ def median_time(fn: Any, rounds: int) -> tuple[float, float]:
 def case(n: int, args: argparse.Namespace) -> None:
     from policylint import plan as planning
     from policylint.measure import pool_cold_start
-    from policylint.pooled import GpuMember, pool_series
+    from policylint.measure.pooled import GpuMember, pool_series
 
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as tmp:
         repo = make_repo(Path(tmp) / "r", n, args.tolerance)

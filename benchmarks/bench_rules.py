@@ -74,9 +74,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    from policylint.linter import LintOptions, judge, lint
+    from policylint.engine.linter import LintOptions, judge, lint
     from policylint.resources import rules_dir
-    from policylint.ruleset import load_rules
+    from policylint.engine.ruleset import load_rules
 
     ruleset = load_rules([rules_dir()])
     now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)

@@ -122,12 +122,12 @@ def _snapshot(source: Any) -> tuple[Any, ...]:
 
 
 def run_load(data: bytes) -> None:
-    import policylint.load as load
-    import policylint.load.compose as compose
-    from policylint.filter import scan_suppressions
+    import policylint.model.load as load
+    import policylint.model.load.compose as compose
+    from policylint.engine.filter import scan_suppressions
     from policylint.resources import rules_dir
-    from policylint.ruleset import load_rules
-    from policylint.validate import validate_document
+    from policylint.engine.ruleset import load_rules
+    from policylint.model.validate import validate_document
 
     global _RULESET
     if _RULESET is None:

@@ -89,7 +89,7 @@ def _fix_strategy(seeds: list[tuple[str, str, bytes, str]]) -> st.SearchStrategy
 
 
 def _yaml_broken(path: Path) -> bool:
-    from policylint.load import load_file
+    from policylint.model.load import load_file
 
     return any(f.code in ("PL001", "PL003", "PL005") for f in load_file(path, path.name).findings)
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint.config import Config, load_config, parse_when
-from policylint.linter import LintOptions, LintResult, lint
-from policylint.load import LoadLimits
+from policylint.model.config import Config, load_config, parse_when
+from policylint.engine.linter import LintOptions, LintResult, lint
+from policylint.model.load import LoadLimits
 
 if TYPE_CHECKING:
     from policylint.model import Model
@@ -44,7 +44,7 @@ class Session:
         changed_files = bool(getattr(args, "changed_files", False))
         paths = list(args.paths) or [Path(".")]
         if changed_files:
-            from policylint.history import staged_deletions
+            from policylint.engine.history import staged_deletions
 
             # The hook's view of the change: staged files (PATHs) and staged deletions, which
             # pre-commit never passes; both lead to the configuration, in any order.
@@ -53,7 +53,7 @@ class Session:
                                 isolated=args.isolated, changed_files=True)
             config = found
             if config.path is None and args.config is None and not args.isolated:
-                from policylint.history import tracked_configurations
+                from policylint.engine.history import tracked_configurations
 
                 if tracked_configurations(Path.cwd()):
                     # The repository has capacity repositories, and none of these changes is in one.
@@ -76,7 +76,7 @@ class Session:
         )
         from policylint.errors import PolicylintError
         from policylint.resources import rules_dir
-        from policylint.ruleset import select_rules
+        from policylint.engine.ruleset import select_rules
 
         source = str(config.path) if config.path else "<defaults>"
         from policylint.cache import load_rules_cached  # load_rules + configure_rules, reused between runs
@@ -124,21 +124,21 @@ class Session:
         )
 
     def lint(self) -> LintResult:
-        """Run the one pipeline (:func:`policylint.linter.lint`) and narrow what it reports.
+        """Run the one pipeline (:func:`policylint.engine.linter.lint`) and narrow what it reports.
 
         The repository root is always loaded and resolved; PATH arguments narrow
         the report to what they hold. With ``--changed-files`` the PATHs are the
         changed files; with ``--diff`` the files changed since the base, within
         the PATHs when some were given. A change is reported on together with
-        everything that depends on it (see :mod:`policylint.scope`).
+        everything that depends on it (see :mod:`policylint.engine.scope`).
         """
         from policylint.errors import PolicylintError
-        from policylint.scope import narrow
+        from policylint.engine.scope import narrow
 
         if self.changed_files:
             import os
 
-            from policylint.load import within
+            from policylint.model.load import within
 
             changed: list[Path] = []
             root = os.path.realpath(self.config.root)
@@ -153,14 +153,14 @@ class Session:
             # A deleted file's folder may be gone too: compare where it was, not its real path.
             changed += [p for p in self.deleted if within(os.path.abspath(p), os.path.abspath(self.config.root))]
             if not changed:
-                from policylint.linter import LintResult
+                from policylint.engine.linter import LintResult
 
                 # nothing of this capacity repository changed: nothing to load, measure or judge
                 return LintResult(findings=[], sources={}, model=None, documents=0, files=0)
             self.options.reported = self._reported(changed)
             return narrow(lint([self.config.root], self.options), changed, self.config, self.options.ruleset)
         if self.diff_base is not None:
-            from policylint.history import changed_since
+            from policylint.engine.history import changed_since
 
             change = changed_since(self.config.root, self.diff_base)
             self.options.change = change
@@ -170,7 +170,7 @@ class Session:
         return lint(self.paths, self.options)
 
     def _reported(self, changed: Sequence[Path]) -> Callable[[Model], Callable[[str, str], bool] | None] | None:
-        """What :func:`policylint.scope.narrow` will keep, for the linter to judge only that.
+        """What :func:`policylint.engine.scope.narrow` will keep, for the linter to judge only that.
 
         None (judge everything) with a baseline: an entry whose finding was not
         computed would look stale, and stale entries are reported whatever the scope.
@@ -182,7 +182,7 @@ class Session:
         ruleset = self.options.ruleset
 
         def reported(model: Model) -> Callable[[str, str], bool] | None:
-            from policylint.scope import changes_everything, reach
+            from policylint.engine.scope import changes_everything, reach
 
             if changes_everything(changed, config) is not None:
                 return None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from policylint.ruleset import RuleSet
+    from policylint.engine.ruleset import RuleSet
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -70,7 +70,7 @@ def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
 def ruleset() -> RuleSet:
     """The bundled rules, loaded once for the session; tests must not configure it in place."""
     from policylint.resources import rules_dir
-    from policylint.ruleset import load_rules
+    from policylint.engine.ruleset import load_rules
 
     return load_rules([rules_dir()])
 

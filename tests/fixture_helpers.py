@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from policylint.linter import LintOptions, LintResult, lint
+from policylint.engine.linter import LintOptions, LintResult, lint
 from policylint.resources import rules_dir
-from policylint.ruleset import load_rules
+from policylint.engine.ruleset import load_rules
 
 TESTS = Path(__file__).parent
 DATA = TESTS / "data"

@@ -17,7 +17,7 @@ from conftest import EXAMPLES, REPO, copy_minirepo, minirepo_path, replace_once,
 from fixture_helpers import MINI_POOLS
 
 from policylint import cache
-from policylint.linter import LintOptions, lint
+from policylint.engine.linter import LintOptions, lint
 from policylint.measure import CachedPool, PoolFacts, WorkloadFacts, measure, measure_pool, measure_pools
 from policylint.model import Model
 
@@ -370,7 +370,7 @@ def _rules_copy(tmp_path: Path) -> Path:
 
 
 def _count_rule_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    from policylint import ruleset as ruleset_module
+    from policylint.engine import ruleset as ruleset_module
 
     calls: list[int] = []
     real = ruleset_module.load_rules
@@ -389,7 +389,7 @@ def _rule_entries(folder: Path) -> list[Path]:
 
 def test_a_cached_rule_set_equals_a_loaded_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from policylint.resources import rules_dir
-    from policylint.ruleset import configure_rules, load_rules
+    from policylint.engine.ruleset import configure_rules, load_rules
 
     overrides = {"PL101": {"headroom": 0.3, "severity": "warning"}}
     fresh = configure_rules(load_rules([rules_dir()]), overrides, "cfg")

@@ -447,7 +447,7 @@ def test_the_type_table_holds_exactly_the_dataclasses_the_facts_are_made_of() ->
     from policylint.measure import GpuDemand, PoolFacts, WorkloadFacts
 
     names: dict[str, Any] = {"np": np, "dt": dt}
-    for module in ("policylint.readers.series", "policylint.bands", "policylint.pooled", "policylint.measure"):
+    for module in ("policylint.readers.series", "policylint.bands", "policylint.measure.pooled", "policylint.measure"):
         names.update(vars(sys.modules[module]))
     found: set[type] = set()
 

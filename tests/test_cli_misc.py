@@ -19,7 +19,7 @@ from conftest import copy_minirepo, minirepo_path, run_cli
 from fixture_helpers import document_counts, mini_bands
 from policylint.commands.check import use_color
 from policylint.resources import rules_dir
-from policylint.ruleset import load_rules
+from policylint.engine.ruleset import load_rules
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
 DOCUMENTS, FILES = document_counts(minirepo_path())
@@ -159,7 +159,7 @@ def test_statistics_prints_only_the_table(repo: Path) -> None:
 
 def test_statistics_sorts_by_count_then_code() -> None:
     from policylint.finding import Finding, Severity
-    from policylint.linter import LintResult
+    from policylint.engine.linter import LintResult
     from policylint.report.text_report import statistics_table
 
     def finding(code: str, line: int) -> Finding:

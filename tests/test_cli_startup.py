@@ -125,7 +125,7 @@ def test_rule_links_point_at_the_rule_reference_sections() -> None:
     """help URIs (SARIF, markdown, `rules --format json`) open the rule's section of docs/rules.md."""
     from conftest import REPO
     from policylint.resources import rules_dir
-    from policylint.ruleset import load_rules
+    from policylint.engine.ruleset import load_rules
 
     reference = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
     for rule in load_rules([rules_dir()]).rules.values():

@@ -425,7 +425,7 @@ def test_config_duplicate_key_is_refused(tmp_path: Path) -> None:
 
 def test_a_control_character_in_a_key_stays_on_one_line() -> None:
     """A newline inside a config key is shown escaped, so the error is still one line."""
-    from policylint.config import check_plain, validate_settings
+    from policylint.model.config import check_plain, validate_settings
     from policylint.errors import PolicylintError
 
     with pytest.raises(PolicylintError) as info:
@@ -450,7 +450,7 @@ def test_no_settings_at_all_are_valid_settings() -> None:
     jsonschema.Draft202012Validator(load_schema("Config")).validate({})
     probe = (
         "import sys\n"
-        "from policylint.config import validate_settings\n"
+        "from policylint.model.config import validate_settings\n"
         "validate_settings({}, 'cfg.yaml')\n"
         "print('jsonschema' in sys.modules)\n"
         "validate_settings({'now': '2026-12-01'}, 'cfg.yaml')\n"

@@ -15,7 +15,7 @@ from conftest import EXAMPLES, REPO, run_cli
 from fixture_helpers import all_marks
 
 from policylint.resources import rules_dir
-from policylint.ruleset import load_rules
+from policylint.engine.ruleset import load_rules
 
 def _check_json(folder: str) -> tuple[int, set[tuple[str, int, str]]]:
     code, out, err = run_cli(["check", folder, "--format", "json"], cwd=REPO)

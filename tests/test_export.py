@@ -16,7 +16,7 @@ from conftest import EXAMPLES, run_cli
 from fixture_helpers import DATA, NOW, crd_schema, run
 from policylint.measure import measure
 from policylint.schedulers import export
-from policylint.views import build_views
+from policylint.engine.views import build_views
 
 CRDS = {
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): ("kueue.x-k8s.io_clusterqueues.yaml", "v1beta2"),
@@ -265,7 +265,7 @@ def test_export_import_is_cheap() -> None:
     import subprocess
     import sys
 
-    code = "import sys, policylint.commands.export; print('policylint.linter' in sys.modules, 'numpy' in sys.modules)"
+    code = "import sys, policylint.commands.export; print('policylint.engine.linter' in sys.modules, 'numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 

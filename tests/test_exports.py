@@ -284,7 +284,7 @@ def test_unknown_aggregate_is_an_error(tmp_path: Path) -> None:
 
 def test_check_reads_a_long_table_by_key(tmp_path: Path) -> None:
     """A declaration's key block reaches the reader: the pods' sum is the concurrency."""
-    from policylint.linter import LintOptions, lint
+    from policylint.engine.linter import LintOptions, lint
     from policylint.measure import measure
 
     repo = _repo(tmp_path, mini=True)
@@ -431,9 +431,9 @@ def test_check_reports_dropped_rows_as_info_at_the_measurement(tmp_path: Path) -
 
 
 def test_a_gpu_weighted_trace_is_not_multiplied_by_gpus_per_replica(tmp_path: Path) -> None:
-    from policylint.linter import LintOptions, lint
+    from policylint.engine.linter import LintOptions, lint
     from policylint.measure import measure
-    from policylint.views import workload_view
+    from policylint.engine.views import workload_view
 
     repo = _repo(tmp_path)
     research = repo / "workloads/research.yaml"

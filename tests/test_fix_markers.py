@@ -127,7 +127,7 @@ def test_json_and_sarif_say_how_each_finding_is_fixed(bad: Path) -> None:
 
 def test_fixable_rules_are_the_rules_that_declare_a_fix() -> None:
     from policylint.edit.fixes import FIXABLE as IMPLEMENTED
-    from policylint.ruleset import fix_applicability
+    from policylint.engine.ruleset import fix_applicability
 
     assert set(fix_applicability()) == set(IMPLEMENTED)
     assert set(fix_applicability().values()) <= {"safe", "unsafe", "display-only"}
@@ -164,10 +164,10 @@ def test_the_schema_knows_the_applicabilities(tmp_path: Path) -> None:
 
 
 def test_a_display_only_fix_is_shown_never_written(bad: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import policylint.ruleset
+    import policylint.engine.ruleset
 
-    declared = {**policylint.ruleset.fix_applicability(), "PL104": "display-only"}
-    monkeypatch.setattr(policylint.ruleset, "fix_applicability", lambda: declared)
+    declared = {**policylint.engine.ruleset.fix_applicability(), "PL104": "display-only"}
+    monkeypatch.setattr(policylint.engine.ruleset, "fix_applicability", lambda: declared)
     cluster = bad / "clusters" / "prod-east.yaml"
     code, diff, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", *NOW], cwd=bad)
     assert code == 1 and any(line.startswith("+      reservedGpus: 17  # expect: PL104") for line in diff.splitlines())

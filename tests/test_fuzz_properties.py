@@ -20,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import policylint.load.compose as compose
-from policylint.config import check_plain, validate_settings
+import policylint.model.load.compose as compose
+from policylint.model.config import check_plain, validate_settings
 from policylint.errors import PolicylintError
-from policylint.filter import find_comment, parse_directive, read_baseline
-from policylint.load import LoadLimits, SourceFile, parse_text
+from policylint.engine.filter import find_comment, parse_directive, read_baseline
+from policylint.model.load import LoadLimits, SourceFile, parse_text
 from policylint.schedulers.quantity import MAX_COUNT, gpu_count, parse_quantity, whole_count
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,8 +18,8 @@ import pytest
 
 from conftest import EXAMPLES, copy_minirepo, git, minirepo_path, replace_once, run_cli
 from fixture_helpers import line_of
-import policylint.load.compose as compose
-from policylint.load import LoadLimits, SourceFile, load_file, parse_text
+import policylint.model.load.compose as compose
+from policylint.model.load import LoadLimits, SourceFile, load_file, parse_text
 
 CONFIG = 'now: "2026-12-01"\nselect: [PL0]\n'
 
@@ -413,7 +413,7 @@ def test_diff_sees_files_with_non_ascii_names(history: Path) -> None:
 def test_suppression_comment_with_100k_spaces_is_read_in_linear_time() -> None:
     """The old pattern backtracked (4,000 spaces: over 100 s); this runs in a subprocess with a timeout."""
     script = (
-        "from policylint.filter import find_comment, parse_directive\n"
+        "from policylint.engine.filter import find_comment, parse_directive\n"
         "for n in (100_000, 200_000):\n"
         "    line = 'x: 1  # policylint: disable=' + ' ' * n + '#'\n"
         "    hash_at, body = find_comment(line)\n"

@@ -18,7 +18,7 @@ import pytest
 from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
-from policylint import integrity
+from policylint.measure import integrity
 
 HELIOS = REPO.parent / "shared" / "data" / "traces" / "helios_vc3sl_2020-05.csv"
 
@@ -128,7 +128,7 @@ def test_time_facts_count_the_samples_after_now() -> None:
 def test_every_fact_of_a_view_is_in_the_catalogue_and_back() -> None:
     from fixture_helpers import run_fixture
 
-    from policylint.views import FACTS
+    from policylint.engine.views import FACTS
 
     result = run_fixture(FIXTURES / "PL961" / "fail")
     views = {v.subject: v for v in result.views}

@@ -1,7 +1,7 @@
 """The integrity stage computes every fact exactly as its first implementation did.
 
 The functions below, down to the line of dashes, are a frozen copy of the series
-functions of ``policylint/integrity.py`` as they were at commit 536acef, before the
+functions of ``policylint/measure/integrity.py`` as they were at commit 536acef, before the
 stage was made fast (issue: the integrity stage took 58% of a cold check). They are
 used only here: every fact the current module computes on a series must equal the
 copy's bit for bit (the same type, the same float to the last bit, the same hashes).
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from conftest import REPO
 
-from policylint import integrity
+from policylint.measure import integrity
 
 Fact = float | int | str | bool | None
 

@@ -24,7 +24,7 @@ NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 
 def _model(tmp_path: Path, copies: int) -> Any:
     """The small repository with ``copies`` more traced workloads, enough to go parallel."""
-    from policylint.linter import LintOptions, lint
+    from policylint.engine.linter import LintOptions, lint
 
     repo = copy_minirepo(tmp_path / "repo")
     text = (repo / "workloads" / "search.yaml").read_text(encoding="utf-8")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import policylint.load.compose as compose
-from policylint.load import LoadLimits, SourceFile, load_file
+import policylint.model.load.compose as compose
+from policylint.model.load import LoadLimits, SourceFile, load_file
 
 @pytest.fixture(autouse=True, params=["libyaml", "pure"])
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -387,7 +387,7 @@ def test_spans_are_offsets_in_characters_past_non_ascii_text(tmp_path: Path) -> 
 
 
 def test_document_paths_are_escaped_like_json_pointers(tmp_path: Path) -> None:
-    from policylint.load import parse_pointer, pointer
+    from policylint.model.load import parse_pointer, pointer
 
     assert pointer(("spec", "capability", "nvidia.com/gpu")) == "spec/capability/nvidia.com~1gpu"
     assert pointer(("a~b", 0)) == "a~0b/0"
@@ -415,7 +415,7 @@ def test_real_paths_equal_os_realpath(tmp_path: Path, monkeypatch: pytest.Monkey
     """RealPaths resolves folders once and files by one lstat: the answers are os.path.realpath's."""
     import os
 
-    from policylint.load import RealPaths
+    from policylint.model.load import RealPaths
 
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "a.yaml").write_text("x: 1\n")
@@ -437,7 +437,7 @@ def test_real_paths_equal_os_realpath(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_display_paths_are_the_same_through_real_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from policylint.load import RealPaths, display_path
+    from policylint.model.load import RealPaths, display_path
 
     (tmp_path / "repo" / "w").mkdir(parents=True)
     (tmp_path / "link").symlink_to(tmp_path / "repo")

@@ -9,10 +9,10 @@ from pathlib import Path
 from conftest import EXAMPLES, copy_minirepo
 from fixture_helpers import MINI_POOLS
 
-from policylint.linter import LintOptions, lint
+from policylint.engine.linter import LintOptions, lint
 from policylint.measure import measure
 from policylint.resources import rules_dir
-from policylint.ruleset import load_rules
+from policylint.engine.ruleset import load_rules
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 

@@ -1,7 +1,7 @@
 """A one-file run judges a changed workload's neighbours only by the rules that read what they take from it.
 
 The other workloads of a changed workload's pool ("neighbours") are judged by
-the rules whose facts can move with the change (:data:`policylint.scope.NEIGHBOUR_FACTS`,
+the rules whose facts can move with the change (:data:`policylint.engine.scope.NEIGHBOUR_FACTS`,
 read by the rules according to their metadata), and the narrowed run reports
 byte for byte what a fully judged run narrowed the same way reports.
 """
@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from conftest import EXAMPLES, run_cli
 
-from policylint.evaluate import check_reads, facts_read
-from policylint.linter import LintOptions, lint
+from policylint.engine.evaluate import check_reads, facts_read
+from policylint.engine.linter import LintOptions, lint
 from policylint.resources import rules_dir
-from policylint.ruleset import load_rules
-from policylint.scope import NEIGHBOUR_FACTS, neighbour_skips
+from policylint.engine.ruleset import load_rules
+from policylint.engine.scope import NEIGHBOUR_FACTS, neighbour_skips
 
 WHEN = ["--now", "2026-12-01"]
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
@@ -101,7 +101,8 @@ def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     """Judge every view with every rule, then narrow what is reported (as tests/test_warm.py does)."""
-    from policylint import linter, scope, session
+    from policylint.engine import linter, scope
+    from policylint import session
 
     monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
     monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
@@ -144,7 +145,7 @@ def test_the_same_on_a_generated_pool(file: str, fleet: Path, shared_cache: Path
 
 def _judged(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """(rule code, view label) of every rule run on a view."""
-    from policylint import evaluate
+    from policylint.engine import evaluate
 
     judged: list[tuple[str, str]] = []
     original = evaluate.evaluate_rule_on

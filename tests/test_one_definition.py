@@ -203,7 +203,7 @@ def test_flat_day_test_follows_the_series() -> None:
 
 
 def test_one_gpu_conversion() -> None:
-    from policylint.pooled import gpu_demand
+    from policylint.measure.pooled import gpu_demand
 
     c = np.array([[0.0, 1.0, 10.0, 10.1, np.nan], [3.0, 4.0, 5.0, 6.0, 7.0]])
     expected = bands.gpu_counts(c, np.array([10.0, 2.0]), np.array([2, 1]))
@@ -225,7 +225,7 @@ def test_one_window() -> None:
 
 def test_the_rules_window_is_the_calculators() -> None:
     from policylint.resources import rules_dir
-    from policylint.ruleset import load_rules
+    from policylint.engine.ruleset import load_rules
 
     params = load_rules([rules_dir()]).params
     assert params["PL106"]["min_window_days"] == bands.MIN_WINDOW_DAYS

@@ -142,7 +142,7 @@ def test_export_refuses_a_model_with_a_schema_error(tmp_path_factory: pytest.Tem
 
 def test_pool_fact_places_are_known_facts_and_places() -> None:
     from policylint.model import POOL_PLACES
-    from policylint.views import FACTS, POOL_FACT_PLACES
+    from policylint.engine.views import FACTS, POOL_FACT_PLACES
 
     assert set(POOL_FACT_PLACES.values()) <= set(POOL_PLACES)
     assert set(POOL_FACT_PLACES) - {"queue_depth_limit", "queue_wait_limit"} <= set(FACTS["pool"])
@@ -151,7 +151,7 @@ def test_pool_fact_places_are_known_facts_and_places() -> None:
 
 
 def test_a_reader_cannot_give_a_pool_an_unknown_place(tmp_path: Path) -> None:
-    from policylint.load import load_file
+    from policylint.model.load import load_file
     from policylint.model import Cluster, Pool
 
     (tmp_path / "q.yaml").write_text("kind: Queue\nmetadata: {name: q}\n")

@@ -21,12 +21,12 @@ import pytest
 
 from fixture_helpers import RULESET
 
-from policylint.evaluate import evaluate_rule
+from policylint.engine.evaluate import evaluate_rule
 from policylint.finding import Finding
-from policylint.linter import LintOptions, lint
-from policylint.load import Document
+from policylint.engine.linter import LintOptions, lint
+from policylint.model.load import Document
 from policylint.measure import measure
-from policylint.views import View, build_views
+from policylint.engine.views import View, build_views
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 END = int(dt.datetime(2026, 11, 30, 23, 55, tzinfo=dt.timezone.utc).timestamp())

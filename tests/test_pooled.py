@@ -1,7 +1,7 @@
 """Pooled demand against an independent, deliberately plain computation.
 
 The reference below uses only Python lists and loops - no numpy, no shared code with
-``policylint.pooled`` - and follows the definitions in docs/pooled.md word by word: the
+``policylint.measure.pooled`` - and follows the definitions in docs/pooled.md word by word: the
 grid is the finest step laid on the finest series, a coarser sample holds for its own
 step, an instant counts only when every workload has a sample, GPUs are rounded per
 workload before the sum, the sustained series is the minimum over the cold-start
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from policylint.bands import BandSettings, analyse, gpus_for
-from policylint.pooled import PoolMember, align, analyse_pool, pool_series
+from policylint.measure.pooled import PoolMember, align, analyse_pool, pool_series
 from policylint.traces import Series
 
 HELIOS = Path(__file__).parent / "data" / "helios_vc3sl_2020-05.csv"

@@ -34,8 +34,8 @@ from conftest import run_cli
 from realtools import in_ci, require
 
 from policylint.errors import PolicylintError
-from policylint.sources import prometheus as prom
-from policylint.sources.templates import TEMPLATES, render
+from policylint.measure.sources import prometheus as prom
+from policylint.measure.sources.templates import TEMPLATES, render
 
 #: the synthetic series: 2026-09-01 for 21 days at one-minute steps, last minute included
 T0 = int(dt.datetime(2026, 9, 1, tzinfo=dt.timezone.utc).timestamp())
@@ -638,12 +638,12 @@ def test_check_never_loads_the_client() -> None:
         "import sys\n"
         "from policylint.cli import main\n"
         "code = main(['check', 'examples/bad', '--format', 'json', '--no-cache'])\n"
-        "sys.stderr.write(str(sorted(m for m in sys.modules if m.startswith('policylint.sources'))))\n"
+        "sys.stderr.write(str(sorted(m for m in sys.modules if m.startswith('policylint.measure.sources'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert done.stderr.strip().splitlines()[-1] == (
-        "['policylint.sources', 'policylint.sources.declared', 'policylint.sources.provenance', "
-        "'policylint.sources.templates']"
+        "['policylint.measure.sources', 'policylint.measure.sources.declared', 'policylint.measure.sources.provenance', "
+        "'policylint.measure.sources.templates']"
     )
 
 

@@ -241,7 +241,7 @@ def test_check_with_headers_configured_never_loads_the_client(tmp_path: Path) ->
         "import sys\n"
         "from policylint.cli import main\n"
         f"main(['check', {str(repo)!r}, '--no-cache'])\n"
-        "sys.stderr.write(str('policylint.sources.prometheus' in sys.modules))\n"
+        "sys.stderr.write(str('policylint.measure.sources.prometheus' in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr[-2000:]

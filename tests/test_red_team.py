@@ -18,9 +18,10 @@ import pytest
 from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
-from policylint import integrity, traces
+from policylint.measure import integrity
+from policylint import traces
 from policylint.resources import rules_dir
-from policylint.ruleset import load_rules
+from policylint.engine.ruleset import load_rules
 
 TRACES = FIXTURES / "_traces"
 SHARED = REPO.parent / "shared" / "data"

@@ -1,4 +1,4 @@
-"""The repository index (:mod:`policylint.repo_index`): a narrowed run takes unchanged workloads from it, and prints what --no-cache prints.
+"""The repository index (:mod:`policylint.engine.repo_index`): a narrowed run takes unchanged workloads from it, and prints what --no-cache prints.
 
 A pool's members are edited in every way a repository changes - a spec value, a
 trace sample, a member added, moved to another pool, removed, a file renamed, a
@@ -24,7 +24,8 @@ from conftest import GIT_IDENTITY, run_cli
 from test_neighbours import WHEN
 from test_pooled_incremental import _CLUSTER, _write_trace, _write_workload
 
-from policylint import cache, repo_index
+from policylint import cache
+from policylint.engine import repo_index
 
 
 def _git(root: Path, *args: str) -> None:
@@ -190,7 +191,7 @@ def test_the_index_facts_are_what_a_run_judges(repo: Path, folder: Path) -> None
 
 
 def _limits(root: Path) -> Any:
-    from policylint.config import load_config
+    from policylint.model.config import load_config
 
     return load_config([root], changed_files=True).trace_limits()
 

@@ -20,11 +20,11 @@ import pytest
 
 from policylint import __version__
 from policylint.finding import Finding, Severity, sort_findings
-from policylint.linter import LintResult
-from policylint.load import SourceFile
+from policylint.engine.linter import LintResult
+from policylint.model.load import SourceFile
 from policylint.report import ReportContext, get_renderer
 from policylint.report import github_report, markdown_report, sarif_report
-from policylint.rule import Rule
+from policylint.engine.rule import Rule
 
 SCHEMA_PATH = Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json"
 FORMATS = ("sarif", "junit", "github", "gitlab", "markdown", "concise", "json")

@@ -18,10 +18,10 @@ import pytest
 from conftest import run_cli
 
 from policylint.finding import Finding
-from policylint.load import Document, display_path, load_file
+from policylint.model.load import Document, display_path, load_file
 from policylint.model import Model
-from policylint.resolve import resolve
-from policylint.validate import validate_document
+from policylint.model.resolve import resolve
+from policylint.model.validate import validate_document
 
 CLUSTERS = """\
 apiVersion: policylint/v1
@@ -414,9 +414,9 @@ def test_display_path_outside_the_working_directory(tmp_path: Path, monkeypatch:
 
 def test_proposal_workloads_are_linked_when_its_cluster_is_broken(tmp_path: Path) -> None:
     """A broken cluster must not make a proposal look like it cites no measured workload."""
-    from policylint.linter import LintOptions, lint
+    from policylint.engine.linter import LintOptions, lint
     from policylint.resources import rules_dir
-    from policylint.ruleset import load_rules
+    from policylint.engine.ruleset import load_rules
 
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -20,12 +20,12 @@ import yaml
 
 from conftest import git, minirepo_path
 from fixture_helpers import session_cache
-from policylint.history import changed_since
-from policylint.linter import LintOptions, lint
-from policylint.load import API_VERSION
+from policylint.engine.history import changed_since
+from policylint.engine.linter import LintOptions, lint
+from policylint.model.load import API_VERSION
 from policylint.resources import rules_dir, schemas_dir
-from policylint.rule import DOC_SECTIONS, Rule
-from policylint.ruleset import RuleSet, configure_rules, load_rules
+from policylint.engine.rule import DOC_SECTIONS, Rule
+from policylint.engine.ruleset import RuleSet, configure_rules, load_rules
 
 RULES_DIR = rules_dir()
 RULESET = load_rules([RULES_DIR])

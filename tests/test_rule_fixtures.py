@@ -21,7 +21,7 @@ from fixture_helpers import expected_marks as expected
 from fixture_helpers import reported_marks as reported
 
 if TYPE_CHECKING:
-    from policylint.linter import LintResult
+    from policylint.engine.linter import LintResult
 
 #: Rules that judge a change (--diff) need git history; tests/test_history_rule.py proves them.
 HISTORY_RULES = {"PL950"}
@@ -54,7 +54,7 @@ def test_rule_passes_on_pass_fixture(code: str) -> None:
 
 def applied_subjects(code: str, kind: str) -> set[str]:
     """The subjects rule ``code`` applied to (needs known, when met) in a fixture folder."""
-    from policylint.evaluate import Applied, evaluate
+    from policylint.engine.evaluate import Applied, evaluate
 
     result = pass_result(code) if kind == "pass" else run_fixture(FIXTURES / code / kind)
     applied: Applied = {}

@@ -184,8 +184,8 @@ def test_comments_are_exactly_the_ones_written_between_values(entries: list[tupl
     """Every value the emitter writes, in every style, holds no comment; each comment line written between them is one."""
     import yaml
 
-    import policylint.load.compose as compose
-    from policylint.load import SourceFile, parse_text, source_comments
+    import policylint.model.load.compose as compose
+    from policylint.model.load import SourceFile, parse_text, source_comments
 
     text, expected = "", []
     for i, (value, style, commented) in enumerate(entries):
@@ -215,7 +215,7 @@ def test_comments_are_exactly_the_ones_written_between_values(entries: list[tupl
 
 def test_a_character_the_reader_refuses_never_breaks_the_comment_scan(tmp_path: Path) -> None:
     """Found by the `load` fuzz target: a NUL before any event made the pure-Python reader raise."""
-    from policylint.load.compose import scan_scalars
+    from policylint.model.load.compose import scan_scalars
 
     text = "\x00apiVersion: policylint/v1\nkind: Cluster  # policylint: disable=PL101 -- launch buffer\n"
     scan = scan_scalars(text)  # no exception: a scan that read nothing uses no comment

@@ -54,7 +54,7 @@ def check(repo: Path) -> tuple[int, list[dict[str, Any]], str]:
 
 def measured(repo: Path) -> dict[str, Any]:
     """Facts of every workload of ``repo``, measured as ``check`` measures them."""
-    from policylint.linter import LintOptions, lint
+    from policylint.engine.linter import LintOptions, lint
     from policylint.measure import measure
 
     result = lint([repo], LintOptions(root=repo, now=NOW))

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from policylint.finding import Finding
-from policylint.load import Document, discover, load_file
-from policylint.validate import validate_document
+from policylint.model.load import Document, discover, load_file
+from policylint.model.validate import validate_document
 
 from conftest import EXAMPLES
 

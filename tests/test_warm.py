@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, copy_minirepo, run_cli
 
-from policylint import cache, load
+from policylint import cache
+from policylint.model import load
 
 WHEN = ["--now", "2026-12-01"]
 
@@ -35,11 +36,11 @@ def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         parse(source, limits)
 
     # load_file parses through the name in its own module; other steps (history, edits) import
-    # it from policylint.load when they run: count both
+    # it from policylint.model.load when they run: count both
     monkeypatch.setattr(load.files, "parse_text", counting_parse)
     monkeypatch.setattr(load, "parse_text", counting_parse)
     # the linter imports the validator when it runs: count through the validator's module
-    from policylint import validate as validate_module
+    from policylint.model import validate as validate_module
 
     original = validate_module.validate_document
 
@@ -166,9 +167,10 @@ CASES = [(example, file) for example in ("bad", "kueue", "kueue-bad", "good") fo
 
 def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     """Turn both narrowings of the evaluation off: the run judges every view, then drops findings."""
-    from policylint import linter, session
+    from policylint.engine import linter
+    from policylint import session
 
-    from policylint import scope
+    from policylint.engine import scope
 
     monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
     monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
@@ -201,7 +203,7 @@ def test_a_narrowed_run_reports_what_the_full_run_keeps(
 
 
 def test_narrowing_skips_the_rules_of_unreported_views(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from policylint import evaluate
+    from policylint.engine import evaluate
 
     judged: list[str] = []
     original = evaluate.evaluate_rule_on

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.analysis import analyse
     from policylint.calc.settings import BandSettings
-    from policylint.config import load_config
+    from policylint.model.config import load_config
     from policylint.traces import apply_exclusions, parse_exclusion
 
     exclusions = []
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     # Draw what was analysed: declared exclusions and outlier days masked out.
     shown = apply_exclusions(series, report.exclusions).values
     if args.plot:
-        from policylint.chart import save_plot
+        from policylint.report.chart import save_plot
 
         spans = [(g.start, g.end) for g in report.gaps] + [(e.start, e.end) for e in report.exclusions]
         save_plot(args.plot, series.times, shown, _band_values(report),
@@ -235,7 +235,7 @@ def _min_window_days(config: Any) -> float:
     if any(not str(key).upper().startswith("PL") for key in config.rules):
         # overrides may name the rule instead of giving its code: the name is the rule file's
         from policylint.resources import rules_dir
-        from policylint.ruleset import load_rules
+        from policylint.engine.ruleset import load_rules
 
         keys += [rule.name for rule in load_rules([rules_dir()]).rules.values() if rule.code == "PL106"]
     for key in keys:
@@ -246,13 +246,13 @@ def _min_window_days(config: Any) -> float:
 
 
 def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: Any) -> dict[str, Any]:
-    """The integrity facts of the trace (:mod:`policylint.integrity`), the same a workload view gets.
+    """The integrity facts of the trace (:mod:`policylint.measure.integrity`), the same a workload view gets.
 
     Judged at the configured ``now``, else the real present.
     """
     import datetime as dt
 
-    from policylint import integrity
+    from policylint.measure import integrity
 
     spans = [(float(e.start), float(e.end)) for e in exclusions]
     stored = integrity.trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
@@ -260,7 +260,7 @@ def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: A
     out = integrity.workload_facts(stored, when.timestamp(), len(report.outlier_days))
     from pathlib import Path
 
-    from policylint.sources.provenance import read_record
+    from policylint.measure.sources.provenance import read_record
 
     out["pulled_range_outside_seconds"] = integrity.pulled_range_outside(stored, read_record(Path(series.source))[0])
     return out
@@ -311,7 +311,7 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
     from rich.console import Console
     from rich.table import Table
 
-    from policylint.chart import draw, to_rich
+    from policylint.report.chart import draw, to_rich
     from policylint.report.quantities import duration as _duration
     from policylint.report.quantities import number as _n
     from policylint.traces import format_time

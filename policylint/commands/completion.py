@@ -62,7 +62,7 @@ def _choices(action: argparse.Action) -> list[str]:
 
 def rule_names() -> list[tuple[str, str]]:
     """(code, name) of every bundled rule, by code: what rule arguments complete to."""
-    from policylint.ruleset import catalogue
+    from policylint.engine.ruleset import catalogue
 
     return sorted((code, name) for code, (name, _) in catalogue().items())
 

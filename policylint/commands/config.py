@@ -17,9 +17,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from policylint.config import load_config
+    from policylint.model.config import load_config
     from policylint.resources import rules_dir
-    from policylint.ruleset import configure_rules, load_rules, select_rules
+    from policylint.engine.ruleset import configure_rules, load_rules, select_rules
 
     paths = list(args.paths) or [Path(".")]
     config = load_config(paths, config_file=args.config, isolated=args.isolated)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, Severity
-    from policylint.linter import LintOptions
+    from policylint.engine.linter import LintOptions
     from policylint.schedulers.export import PoolPlan
     from policylint.writer import WriteTransaction
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from policylint.measure import measure
     from policylint.schedulers import export
     from policylint.session import Session
-    from policylint.views import build_views
+    from policylint.engine.views import build_views
 
     if args.dry_run and not args.update:
         raise PolicylintError("--dry-run needs --update MANIFESTS")
@@ -174,7 +174,7 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     """
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
-    from policylint.load import discover, display_path, is_scheduler_doc, load_file
+    from policylint.model.load import discover, display_path, is_scheduler_doc, load_file
     from policylint.schedulers import export
     from policylint.schedulers.quantity import GPU_RESOURCES
     from policylint.schedulers.update import update

@@ -69,9 +69,9 @@ def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[st
 
 
 def _pulled(pool: Pool, name: str, stored: dict[str, Any] | None) -> float | None:
-    """How far the workload's trace reaches beyond the range its pull recorded (see policylint.integrity)."""
-    from policylint.integrity import pulled_range_outside
-    from policylint.sources.provenance import read_record
+    """How far the workload's trace reaches beyond the range its pull recorded (see policylint.measure.integrity)."""
+    from policylint.measure.integrity import pulled_range_outside
+    from policylint.measure.sources.provenance import read_record
 
     ref = next((w for w in pool.workloads if w.name == name)).measurements.get("concurrency")
     if ref is None or ref.path is None:
@@ -82,8 +82,8 @@ def _pulled(pool: Pool, name: str, stored: dict[str, Any] | None) -> float | Non
 def _add_integrity(
     own: dict[str, dict[str, Any]], facts: dict[str, WorkloadFacts], now: Any, pool: Pool | None = None
 ) -> None:
-    """Each measured workload's integrity facts (:mod:`policylint.integrity`), as ``check`` judges them."""
-    from policylint.integrity import workload_facts
+    """Each measured workload's integrity facts (:mod:`policylint.measure.integrity`), as ``check`` judges them."""
+    from policylint.measure.integrity import workload_facts
 
     for name, entry in own.items():
         f = facts[name]
@@ -113,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     """Measure the pool named by ``args.pool`` in the repository ``args.trace`` (default .)."""
     import datetime as dt
 
-    from policylint.config import load_config
-    from policylint.linter import LintOptions, lint
+    from policylint.model.config import load_config
+    from policylint.engine.linter import LintOptions, lint
     from policylint.measure import measure, measure_pool
 
     path = Path(args.trace or ".")
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         )
     doc = _document(pool, pooled, own)
     if args.plot and pooled.grid is not None and pooled.report.baseline is not None:
-        from policylint.chart import save_plot
+        from policylint.report.chart import save_plot
 
         save_plot(args.plot, pooled.grid.times, pooled.grid.pooled, _bands(pooled),
                   title=f"pooled GPU demand: {pool.qualified}", ylabel="GPUs")
@@ -164,7 +164,7 @@ def _print_text(pool: Pool, pooled: PoolFacts, doc: dict[str, Any], *, plot: str
     from rich.console import Console
     from rich.table import Table
 
-    from policylint.chart import draw, to_rich
+    from policylint.report.chart import draw, to_rich
     from policylint.report.quantities import duration as _duration
     from policylint.report.quantities import number as _n
     from policylint.traces import format_time

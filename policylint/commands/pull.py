@@ -2,7 +2,7 @@
 
 For every measurement block with a ``prometheus`` source, run its range query
 over the declared lookback and write the answer to the declared path, with its
-provenance beside it (:mod:`policylint.sources.provenance`). This is the only
+provenance beside it (:mod:`policylint.measure.sources.provenance`). This is the only
 command that opens a network connection and the only one that writes traces;
 the lint judges what it committed.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from policylint.sources.declared import PullTarget
+    from policylint.measure.sources.declared import PullTarget
 
 NAME = "pull"
 HELP = "refresh the traces whose measurement declares a Prometheus source (the only command that uses the network)"
@@ -60,7 +60,7 @@ DEFAULT_DEADLINE = 3600
 def _deadline(text: str) -> int:
     """``--deadline``: a duration such as ``90s`` or ``2h``, or whole seconds."""
     from policylint.errors import PolicylintError
-    from policylint.sources.declared import parse_duration
+    from policylint.measure.sources.declared import parse_duration
 
     try:
         return parse_duration(int(text) if text.isdigit() else text)
@@ -72,7 +72,7 @@ def _end_time(text: str | None) -> int:
     """The range end in whole unix seconds."""
     import datetime as dt
 
-    from policylint.config import parse_when
+    from policylint.model.config import parse_when
     from policylint.errors import PolicylintError
 
     if text is None:
@@ -177,14 +177,14 @@ def run(args: argparse.Namespace) -> int:
     import datetime as dt
     import os
 
-    from policylint.config import load_config
+    from policylint.model.config import load_config
     from policylint.errors import PolicylintError
-    from policylint.linter import LintOptions, lint
-    from policylint.sources.declared import pull_targets
-    from policylint.sources.prometheus import chunks
+    from policylint.engine.linter import LintOptions, lint
+    from policylint.measure.sources.declared import pull_targets
+    from policylint.measure.sources.prometheus import chunks
 
     if args.url is not None:
-        from policylint.sources.prometheus import check_url
+        from policylint.measure.sources.prometheus import check_url
 
         check_url(args.url, "--url")  # a bad URL is one clear error before anything else is done
     config = load_config([args.path], config_file=args.config, root=args.root, isolated=args.isolated)
@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
 def _pull(targets: list[PullTarget], config: Any, args: argparse.Namespace, end: int, root: Path) -> int:
     import os
 
-    from policylint.sources.prometheus import Client, DeadlineExceeded, settings_from
+    from policylint.measure.sources.prometheus import Client, DeadlineExceeded, settings_from
 
     if args.url:
         url, origin = args.url, "--url"
@@ -286,8 +286,8 @@ def _pull_one(t: PullTarget, client: Any, progress: _Progress, limits: Any, end:
 
     from policylint.errors import PolicylintError
     from policylint.readers.prometheus import answer_series
-    from policylint.sources import provenance
-    from policylint.sources.prometheus import DeadlineExceeded, chunks
+    from policylint.measure.sources import provenance
+    from policylint.measure.sources.prometheus import DeadlineExceeded, chunks
 
     settings = client.settings
     start, stop = _window(t, end)

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from policylint.history import Change
-    from policylint.linter import LintResult
+    from policylint.engine.history import Change
+    from policylint.engine.linter import LintResult
     from policylint.report.plan_section import PlanOutcome
     from policylint.session import Session
 
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     session.options.all_views = True  # the page draws every pool, whatever PATH narrows the findings to
     change = None
     if args.diff is not None:
-        from policylint.history import changed_since
+        from policylint.engine.history import changed_since
 
         # the revision is resolved as `check --diff` resolves it: one message for a bad BASE
         change = changed_since(session.config.root, args.diff)
@@ -261,7 +261,7 @@ def _lint_before(session: Session, tree: Path, base_root: Path, change: Change, 
     import dataclasses
 
     from policylint.errors import PolicylintError
-    from policylint.linter import LintResult, lint
+    from policylint.engine.linter import LintResult, lint
     from policylint.report.paths import rebase
 
     empty = LintResult(findings=[], sources={}, model=None, documents=0, files=0)

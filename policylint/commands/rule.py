@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from policylint.resources import rules_dir
-    from policylint.ruleset import load_rules
+    from policylint.engine.ruleset import load_rules
 
     ruleset = load_rules([rules_dir(), *(Path(d) for d in args.rule_dir)])
     rule = ruleset.find(args.rule)

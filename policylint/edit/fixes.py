@@ -17,7 +17,7 @@ Fixes converge: ``check --fix --unsafe-fixes`` followed by ``check`` reports non
 of the sizing findings it fixed and no new one (tests/test_fix_converges.py).
 
 How a rule's fix may be applied is declared in its rule file (``fix: safe``,
-``unsafe`` or ``display-only``; :func:`policylint.ruleset.fix_applicability`),
+``unsafe`` or ``display-only``; :func:`policylint.engine.ruleset.fix_applicability`),
 as in ruff: a *safe* fix is applied by ``--fix``; an *unsafe* one raises capacity
 and spends money, so it is applied only with ``--unsafe-fixes``; a
 *display-only* one is shown by ``--fix-dry-run`` and never written. A fix
@@ -48,9 +48,9 @@ from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_di
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, FindingKey
-    from policylint.linter import LintOptions, LintResult
+    from policylint.engine.linter import LintOptions, LintResult
     from policylint.model import Pool
-    from policylint.views import View
+    from policylint.engine.views import View
 
 #: Rules policylint has a fix for: code -> the field the fix rewrites. How each may be
 #: applied is declared in its rule file (``fix:``), never here; a test keeps both sets equal.
@@ -88,7 +88,7 @@ class Fix:
     @property
     def applicability(self) -> str:
         """``safe``, ``unsafe`` or ``display-only``: the rule's declaration, made unsafe by a raised number."""
-        from policylint.ruleset import fix_applicability
+        from policylint.engine.ruleset import fix_applicability
 
         declared = fix_applicability().get(self.code, "display-only")
         if declared == "safe" and self.new > self.old:
@@ -122,7 +122,7 @@ def _views(result: LintResult, options: LintOptions) -> list[View]:
     if result.views:
         return result.views
     from policylint.measure import measure, measure_pools
-    from policylint.views import build_views
+    from policylint.engine.views import build_views
 
     assert result.model is not None
     now = options.now or dt.datetime.now(dt.timezone.utc)
@@ -397,7 +397,7 @@ class _Prepared:
 def _prepare(path: Path, chosen: list[Fix], options: LintOptions) -> tuple[_Prepared | None, list[str]]:
     """Read ``path`` again and apply ``chosen`` in memory; (None, notes) when the file must be left alone."""
     from policylint.errors import PolicylintError
-    from policylint.load import pointer
+    from policylint.model.load import pointer
     from policylint.safeio import read_bytes
 
     display = chosen[0].file
@@ -437,7 +437,7 @@ def run_fixes(result: LintResult, options: LintOptions, *, unsafe: bool, write: 
     a read-only or hard-linked file, a full disk) is noted and left as it was.
     """
     from policylint.errors import PolicylintError
-    from policylint.load import pointer
+    from policylint.model.load import pointer
     from policylint.writer import write_file
 
     fixes, notes = plan(result, options)
@@ -536,7 +536,7 @@ def availability(result: LintResult, options: LintOptions) -> dict[FindingKey, s
     whose fix cannot be made (a note of the plan) is not marked. A pool's fixes go
     together: one unsafe fix of the group makes each of its findings unsafe.
     """
-    from policylint.ruleset import fix_applicability
+    from policylint.engine.ruleset import fix_applicability
 
     declared = fix_applicability()
     if not any(f.code in declared for f in result.findings):

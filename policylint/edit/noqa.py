@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint.filter import PLACEHOLDER_REASON
+from policylint.engine.filter import PLACEHOLDER_REASON
 
 if TYPE_CHECKING:
-    from policylint.linter import LintOptions, LintResult
+    from policylint.engine.linter import LintOptions, LintResult
 
 #: The reason ``--add-noqa`` writes; the filter step treats it as no reason (PL030).
 PLACEHOLDER = PLACEHOLDER_REASON
@@ -76,9 +76,9 @@ def _documents(text: str) -> list[Any] | None:
 
 def _covers(text: str, line: int, path: Path) -> bool:
     """Whether ``text`` holds a directive comment on ``line`` that covers ``line`` (or, on line 1 of a whole-file one, the file)."""
-    from policylint.filter import find_comment, parse_directive
-    from policylint.load.comments import source_comments
-    from policylint.load.documents import SourceFile
+    from policylint.engine.filter import find_comment, parse_directive
+    from policylint.model.load.comments import source_comments
+    from policylint.model.load.documents import SourceFile
 
     for comment in source_comments(SourceFile(path, str(path), text), "policylint:"):
         if comment.line != line:
@@ -93,9 +93,9 @@ def _covers(text: str, line: int, path: Path) -> bool:
 
 def _has_directive(text: str, path: Path) -> set[int]:
     """Lines of ``text`` that already hold a ``# policylint:`` directive comment."""
-    from policylint.filter import find_comment
-    from policylint.load.comments import source_comments
-    from policylint.load.documents import SourceFile
+    from policylint.engine.filter import find_comment
+    from policylint.model.load.comments import source_comments
+    from policylint.model.load.documents import SourceFile
 
     return {c.line for c in source_comments(SourceFile(path, str(path), text), "policylint:") if find_comment(c.text)}
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from policylint.load import Document, SourceFile, Span
+from policylint.model.load import Document, SourceFile, Span
 
 DocPath = tuple[str | int, ...]
 Scalar = int | float | str | bool
@@ -68,7 +68,7 @@ class EditResult:
 
 
 def _show(path: DocPath) -> str:
-    from policylint.load import pointer
+    from policylint.model.load import pointer
 
     return pointer(path)
 
@@ -143,7 +143,7 @@ def apply_edits(text: str, edits: Sequence[ScalarEdit]) -> EditResult:
     """
     from pathlib import Path
 
-    from policylint.load import parse_text
+    from policylint.model.load import parse_text
 
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom) :]

@@ -9,7 +9,7 @@ describe too short a stretch), and never when two of them cite one measurement
 first in name order wins.
 
 Every candidate is judged by the figures ``check`` would compute for it: the bands of
-its pooled series (:func:`policylint.pooled.pool_series`: the members' GPU demand
+its pooled series (:func:`policylint.measure.pooled.pool_series`: the members' GPU demand
 summed on their common grid, trailing minimum over the pool's cold start, p95 and p99
 of what is sustained, the maximum) and the capacity :func:`policylint.plan.sizing.capacity`
 gives them. Doing that from scratch for every pair of every round costs a pooled
@@ -29,7 +29,7 @@ batch at a time, and go back with their exact savings; when an exact saving is o
 no other pair can beat it, and it merges. A computed saving is kept until one of its
 parts merges.
 
-That shortcut gives the very series :func:`policylint.pooled.align` would build when
+That shortcut gives the very series :func:`policylint.measure.pooled.align` would build when
 every member is sampled on one grid of whole seconds (one step, samples on the same
 lattice): the common grid of any subset is then a run of the group's grid, and sums
 of whole GPU counts do not depend on their order. A group whose members are not all
@@ -53,7 +53,7 @@ from policylint.measure import gpu_conversion, pool_cold_start
 from policylint.plan.grouping import Group, is_reject, tightest
 from policylint.plan.models import Thresholds, WhatIf
 from policylint.plan.sizing import capacity, size, trial, trial_spec
-from policylint.pooled_facts import double_counted, identity_fingerprint
+from policylint.engine.pooled_facts import double_counted, identity_fingerprint
 
 if TYPE_CHECKING:
     from policylint.measure import WorkloadFacts

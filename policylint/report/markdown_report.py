@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING
 
 from policylint.finding import Finding, Severity
 from policylint.report import ReportContext
-from policylint.rule import Rule
+from policylint.engine.rule import Rule
 
 if TYPE_CHECKING:
-    from policylint.linter import LintResult
+    from policylint.engine.linter import LintResult
 
 #: More findings than this are folded into a <details> block.
 FOLD_AFTER = 20

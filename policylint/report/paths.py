@@ -18,11 +18,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from policylint.load import RealPaths
+from policylint.model.load import RealPaths
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
-    from policylint.linter import LintResult
+    from policylint.engine.linter import LintResult
 
 
 def repository_root(config_root: Path) -> Path:

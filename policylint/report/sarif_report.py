@@ -36,10 +36,10 @@ from policylint import __version__
 from policylint.finding import Finding, Severity
 from policylint.report import ReportContext, fix_of
 from policylint.report.safe_text import json_ascii_controls
-from policylint.rule import Rule
+from policylint.engine.rule import Rule
 
 if TYPE_CHECKING:
-    from policylint.linter import LintResult
+    from policylint.engine.linter import LintResult
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/policylint/policylint"

@@ -23,9 +23,9 @@ from policylint.schedulers.quantity import GPU_RESOURCES
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
-    from policylint.load import Document
+    from policylint.model.load import Document
     from policylint.model import Model, Pool, Workload
-    from policylint.load import Definitions
+    from policylint.model.load import Definitions
 
 __all__ = ["GPU_RESOURCES", "POOL_FACTS", "all_pools", "attach", "place", "pool_facts"]
 

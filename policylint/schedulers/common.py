@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from policylint.finding import Finding
-from policylint.load import Document, DocPath
+from policylint.model.load import Document, DocPath
 from policylint.model import Cluster, Model, Pool
 from policylint.schedulers.quantity import gpu_count
 
@@ -133,7 +133,7 @@ def scheduler_pool(
     negative quota) is reported on the manifest instead of reaching the rules.
     """
     from policylint.model import cluster_pool_places
-    from policylint.validate import error_message
+    from policylint.model.validate import error_message
 
     errors = sorted(_pool_validator().iter_errors(spec), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:

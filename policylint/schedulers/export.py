@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policylint.model import Model, Pool
-from policylint.views import View
+from policylint.engine.views import View
 
 GPU = "nvidia.com/gpu"
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policylint.finding import Finding
-from policylint.load import Definitions, Document, DocPath
+from policylint.model.load import Definitions, Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
 from policylint.schedulers.common import (
     ANNOTATION_ALL_OR_NOTHING,

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff
-from policylint.load import Document, SourceFile
+from policylint.model.load import Document, SourceFile
 from policylint.schedulers.common import mapping, sequence
 from policylint.schedulers.export import PoolPlan
 from policylint.schedulers.quantity import gpu_count
@@ -321,7 +321,7 @@ def _verify(
     scheduler: str, plans: list[PoolPlan], outcome: UpdateOutcome, sources: list[SourceFile], gpu_resources: tuple[str, ...]
 ) -> None:
     """Read the updated manifests back; note every pool that does not come back as planned."""
-    from policylint.load import parse_text
+    from policylint.model.load import parse_text
     from policylint.model import Model
     from policylint.schedulers import kueue, volcano
 

@@ -78,7 +78,7 @@ def bursty(i: int, t: int) -> str:
 
 
 def write_pulled_extended() -> None:
-    from policylint.sources.provenance import render_record, render_trace, sidecar
+    from policylint.measure.sources.provenance import render_record, render_trace, sidecar
 
     end = int(datetime(2026, 11, 30, 22, tzinfo=timezone.utc).timestamp())
     values = [[t, str(diurnal(t))] for t in range(end - 92 * 86_400, end + 1, 7200)]

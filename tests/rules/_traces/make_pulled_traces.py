@@ -17,7 +17,7 @@ import math
 from datetime import datetime, timezone
 from pathlib import Path
 
-from policylint.sources.provenance import render_record, render_trace, sidecar
+from policylint.measure.sources.provenance import render_record, render_trace, sidecar
 
 HERE = Path(__file__).parent
 STEP = 7200

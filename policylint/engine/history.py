@@ -1,0 +1,204 @@
+"""Git-aware runs: what changed since a base revision, and what a pool was then.
+
+Uses GitPython (imported lazily). A missing base revision - typical in a
+shallow CI clone - is a usage error with a message that says how to fetch it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from policylint.errors import PolicylintError
+
+if TYPE_CHECKING:
+    from policylint.model.load import Document, LoadLimits, SourceFile
+    from policylint.model import Model
+
+
+@dataclass
+class Change:
+    """Files changed since ``base`` and the previous reserved GPUs of each pool."""
+
+    base: str
+    files: list[Path] = field(default_factory=list)
+    reserved_before: dict[str, int] = field(default_factory=dict)  # "cluster/pool" -> GPUs at base
+    commit: Any = None  # the GitPython commit of ``base``
+    top: Path | None = None  # the repository's working tree
+
+
+def _repo(root: Path) -> Any:
+    try:
+        import git
+    except ImportError as exc:  # pragma: no cover - gitpython is a dependency
+        raise PolicylintError(f"--diff needs GitPython: {exc}") from None
+    try:
+        return git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise PolicylintError(f"--diff needs a git repository, and {root} is not inside one") from None
+
+
+def staged_deletions(where: Path) -> list[Path]:
+    """Files the staged change deletes (``git diff --cached --diff-filter=D``), as absolute paths.
+
+    pre-commit passes a hook only the staged files that still exist, so a commit that
+    deletes a workload or a trace would otherwise reach no check at all. Outside a git
+    repository (or without git) there is no staged change: an empty list. Plain
+    ``git`` is run rather than GitPython: this is on every commit's path.
+    """
+    import subprocess
+
+    def git(*args: str) -> bytes | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=where, capture_output=True, timeout=60, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    names = git("diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=D")
+    if not top or names is None:
+        return []
+    folder = Path(os.fsdecode(top.strip()))
+    return sorted(folder / os.fsdecode(n) for n in names.split(b"\0") if n)
+
+
+def tracked_configurations(where: Path) -> list[Path]:
+    """The policylint configuration files git tracks in the repository holding ``where``.
+
+    A change that leads to none of them, in a repository that has some, belongs to no
+    capacity repository (a monorepo's other projects).
+    """
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--full-name", ":(top,glob)**/.policylint.yaml", ":(top,glob)**/.policylint.yml"],
+            cwd=where, capture_output=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:
+        return []
+    return [Path(os.fsdecode(n)) for n in done.stdout.split(b"\0") if n]
+
+
+def changed_since(root: Path, base: str) -> Change:
+    """Files changed between ``base`` and the working tree (untracked files included).
+
+    The revision is resolved by git itself (``rev-parse --verify``), so every
+    form git accepts (``@{-1}``, ``HEAD@{yesterday}``, ``origin/main~3``) works
+    or fails with one message, instead of reaching GitPython's partial parser.
+    File names are read NUL-separated: git quotes non-ASCII names otherwise.
+    """
+    import git
+
+    if not base.strip():
+        raise PolicylintError("--diff needs a git revision, got an empty string")
+    if base.startswith("-"):
+        raise PolicylintError(f"--diff needs a git revision, got '{base}' (an option, not a revision)")
+    repo = _repo(root)
+    try:
+        sha = repo.git.rev_parse("--verify", "--quiet", f"{base}^{{commit}}").strip()
+        commit = repo.commit(sha)
+    except (git.GitCommandError, git.BadName, ValueError):
+        shallow = Path(repo.git_dir, "shallow").exists()
+        extra = (
+            " This is a shallow clone: fetch the base first (git fetch --deepen=50 origin, "
+            "or actions/checkout with fetch-depth: 0)."
+            if shallow
+            else ""
+        )
+        raise PolicylintError(f"git revision '{base}' not found.{extra}") from None
+    top = Path(repo.working_tree_dir or root)
+    try:
+        changed = repo.git.diff("--name-only", "-z", "--no-renames", commit.hexsha, "--", stdout_as_string=False)
+        untracked = repo.git.ls_files("--others", "--exclude-standard", "-z", stdout_as_string=False)
+    except git.GitCommandError as exc:
+        message = " ".join(str(exc.stderr or exc).split())
+        raise PolicylintError(f"git cannot list the changes since '{base}': {message}") from None
+    names = {os.fsdecode(n) for n in (changed + untracked).split(b"\0") if n}
+    return Change(base=base, files=sorted(top / n for n in names), commit=commit, top=top)
+
+
+def previous_reserved(
+    change: Change, model: Model, limits: LoadLimits | None = None, gpu_resources: tuple[str, ...] = ()
+) -> dict[str, int]:
+    """Reserved GPUs per pool (by qualified name) at the base revision, for pools present in both.
+
+    A pool is found again by the document that backs it - a Cluster's pool, a
+    Kueue ClusterQueue flavor, a Volcano Queue - and its name (see
+    :attr:`policylint.model.Pool.key`), whatever its kind: the base versions
+    of every file backing a pool are read and resolved by the same readers as
+    today's, so a raised ``nominalQuota`` or ``guarantee`` is a raised
+    ``reservedGpus`` like any other. The old text is read within the same limits
+    as the working tree's.
+    """
+    from policylint.model.load import LoadLimits, is_scheduler_doc
+    from policylint.model.resolve import resolve
+    from policylint.model.validate import validate_document
+
+    limits = limits or LoadLimits()
+    commit, top = change.commit, change.top
+    if commit is None or top is None:
+        return {}
+    files: set[str] = set()
+    for pool in model.pools:
+        files |= {pool.doc.source.path.as_posix(), pool.cluster.doc.source.path.as_posix()}
+    for doc in _scheduler_documents(model):
+        files.add(doc.source.path.as_posix())
+    clusters: list[Document] = []
+    scheduler_docs: list[Document] = []
+    for path in sorted(files):
+        old = _read_at(commit, top, Path(path), limits)
+        if old is None:
+            continue
+        for doc in old.documents:
+            if doc.is_policylint and doc.kind == "Cluster" and not validate_document(doc):
+                clusters.append(doc)
+            elif is_scheduler_doc(doc):
+                scheduler_docs.append(doc)
+    if not clusters and not scheduler_docs:
+        return {}
+    from policylint import schedulers
+
+    before, _ = resolve(clusters, model.root, [], scheduler_docs, gpu_resources or schedulers.GPU_RESOURCES)
+    reserved = {
+        pool.key: pool.spec["reservedGpus"]
+        for pool in [*before.pools, *schedulers.all_pools(before)]
+        if isinstance(pool.spec.get("reservedGpus"), int)
+    }
+    out = {pool.qualified: reserved[pool.key] for pool in model.pools if pool.key in reserved}
+    change.reserved_before = out
+    return out
+
+
+def _scheduler_documents(model: Model) -> list[Document]:
+    """Every scheduler document the model read (cohorts and flavors shape a queue's pool too)."""
+    out: list[Document] = []
+    for index in model.schedulers.values():
+        for name in ("flavors", "cluster_queues", "cohorts", "queues"):
+            out.extend(getattr(index, name, {}).values())
+    return out
+
+
+def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFile | None:
+    """The file at the base revision, parsed; None when it did not exist or cannot be read there."""
+    from policylint.model.load import SourceFile, parse_text
+
+    try:
+        rel = path.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+    try:
+        blob = commit.tree / rel
+        if blob.size > limits.max_file_bytes:
+            return None  # refused today too: never read an oversized file from history
+        text = blob.data_stream.read().decode("utf-8")
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return None  # new file, not a file, or unreadable at base: nothing to compare with
+    old = SourceFile(path=Path(rel), display=rel, text=text)
+    parse_text(old, limits)
+    return old

@@ -1,0 +1,366 @@
+"""The pipeline: load -> validate -> resolve -> measure -> evaluate -> filter.
+
+:func:`lint` wires the steps together and returns a :class:`LintResult` that the
+reporters consume. Each step lives in its own module; this one only decides the
+order and what flows between them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from pathlib import Path
+
+from policylint.errors import PolicylintError
+from policylint.finding import Finding, Severity, sort_findings
+from policylint.model.load import (
+    Document,
+    LoadLimits,
+    RealPaths,
+    SourceFile,
+    discover,
+    display_path,
+    is_scheduler_doc,
+    load_file,
+    looks_relevant,
+    within,
+)
+from policylint.model import Model
+
+if TYPE_CHECKING:
+    from policylint.engine.history import Change
+    from policylint.measure import PoolFacts
+    from policylint.readers.limits import TraceLimits
+    from policylint.engine.ruleset import RuleSet
+    from policylint.engine.views import View
+
+
+@dataclass
+class LintOptions:
+    """Everything a run needs besides the paths."""
+
+    root: Path
+    exclude: Sequence[str] = ()
+    limits: LoadLimits = field(default_factory=LoadLimits)
+    now: dt.datetime | None = None
+    ruleset: RuleSet | None = None  # None: structural checks only
+    selected: set[str] | None = None  # rule codes that run (None: all)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    baseline: Path | None = None
+    change: Change | None = None  # --diff: files changed since a base revision
+    gpu_resources: tuple[str, ...] = ()  # scheduler resources counted as GPUs (empty: default)
+    trace_limits: TraceLimits | None = None  # bounds for reading measurements (None: the readers' defaults)
+    cache_dir: Path | None = None  # measurement cache folder (None: measure everything afresh)
+    jobs: int = 1  # processes measuring workloads (results identical to 1)
+    #: the folder loaded and resolved as the repository (None: ``root``). Only test harnesses whose
+    #: small repositories share files above them (the rule fixtures' traces) set it.
+    repository: Path | None = None
+    #: given the resolved model, which findings (by file and ``Finding.key().subject``) the caller will
+    #: keep (None: all); rules then run only on views whose findings can be kept. Set by ``--changed-files``
+    #: and ``--diff``, whose narrowing (:func:`policylint.engine.scope.narrow`) uses the same test afterwards.
+    reported: Callable[[Model], Callable[[str, str], bool] | None] | None = None
+    #: build the view of every subject even when the report is narrowed (the HTML report draws them
+    #: all); otherwise a narrowed run measures and views only what its judged views read
+    all_views: bool = False
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    sources: dict[str, SourceFile]
+    model: Model | None
+    documents: int
+    files: int
+    #: findings hidden by an inline suppression, with its reason (justification)
+    suppressed: list[tuple[Finding, str]] = field(default_factory=list)
+    #: findings hidden because the baseline file records them
+    baselined: list[Finding] = field(default_factory=list)
+    #: baseline entries that no longer match any finding (fixed or stale)
+    stale_baseline: list[dict[str, str]] = field(default_factory=list)
+    #: the facts the rules judged (kept so that --fix reads the same numbers without measuring again)
+    views: list[View] = field(default_factory=list)
+    #: errors of loading, validation and resolution anywhere in the root, before any filter or scope:
+    #: a model built despite them is incomplete (``export`` refuses to write from it)
+    model_errors: list[Finding] = field(default_factory=list)
+    #: the pooled demand of every pool the rules judged (series included), by ``cluster/pool``, for the HTML report
+    pools: dict[str, PoolFacts] = field(default_factory=dict)
+
+
+def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
+    """Discover and parse files; keep those that hold policylint input."""
+    sources: list[SourceFile] = []
+    real = RealPaths()
+    for path, explicit in discover(paths, options.exclude, options.root, real):
+        source = load_file(path, display_path(path, real=real), options.limits, options.cache_dir)
+        if explicit or looks_relevant(source):
+            sources.append(source)
+    return sources
+
+
+def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
+    """Run the whole pipeline: the repository root is always loaded and resolved.
+
+    ``paths`` only choose what is *reported*: a workload is judged with the
+    cluster it names, a pool with all its workloads, whatever file or folder
+    was asked for. The named paths are read first (so their documents claim
+    their names before the rest of the root does), then the root for context;
+    findings outside ``paths`` are dropped at the end. Every command that needs
+    the model (check, baseline, export, bands of a pool) comes through here.
+
+    Raises :class:`PolicylintError` when nothing policylint can read was found
+    in ``paths``: a gate that passes on nothing would hide a misconfigured path.
+    """
+    from policylint.model.resolve import resolve
+    from policylint.model.validate import validate_document
+
+    scope = Scope.of(paths, options.repository or options.root)
+    sources = load_sources([*paths, options.repository or options.root], options)
+    findings: list[Finding] = []
+    valid: list[Document] = []
+    scheduler_docs: list[Document] = []
+    broken: list[Document] = []
+    for source in sources:
+        findings.extend(source.findings)
+        clean = not source.findings
+        for doc in source.documents:
+            if not doc.is_policylint:
+                if is_scheduler_doc(doc):
+                    scheduler_docs.append(doc)
+                continue
+            # a document-cache hit passed validation against the same schemas before
+            problems = [] if source.validated else validate_document(doc)
+            if problems:
+                findings.extend(problems)
+                broken.append(doc)
+                clean = False
+            else:
+                valid.append(doc)
+        if clean and source.cache_key is not None and options.cache_dir is not None:
+            from policylint import cache
+
+            # stored before resolving, so the entry holds the documents exactly as parsed
+            cache.store_source(options.cache_dir, source.cache_key, source)
+    scoped = [s for s in sources if scope.holds(s.path)]
+    scope.require_readable(scoped)
+    model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)
+    findings.extend(problems)
+    result = LintResult(
+        findings=[],
+        sources={s.display: s for s in sources},
+        model=model,
+        documents=sum(
+            1 for s in scoped for d in s.documents if d.is_policylint or is_scheduler_doc(d)
+        ),
+        files=len(scoped),
+        model_errors=sort_findings([f for f in findings if f.severity is Severity.ERROR]),
+    )
+    if options.ruleset is None:
+        result.findings = sort_findings(findings)
+        return scope.narrow(result)
+    judged, result.views, result.pools = judge(model, options, scope)
+    findings.extend(judged)
+    from policylint.engine.filter import FilterSettings, apply_filters
+
+    now = options.now or dt.datetime.now(dt.timezone.utc)
+    settings = FilterSettings(
+        selected=options.selected if options.selected is not None else set(options.ruleset.rules),
+        per_file_ignores=options.per_file_ignores,
+        root=options.root,
+        today=now.date(),
+        baseline=options.baseline,
+    )
+    reported, suppressed, baselined, stale = apply_filters(findings, result.sources, options.ruleset, settings)
+    result.findings = sort_findings(reported)
+    result.suppressed = sorted(suppressed, key=lambda x: x[0].sort_key())
+    result.baselined = sort_findings(baselined)
+    result.stale_baseline = stale
+    return scope.narrow(result)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a run reports on: files and folders (real paths); empty means the whole root."""
+
+    given: tuple[Path, ...]
+    real: tuple[str, ...]
+    root: Path
+    #: the answer of :meth:`holds` per file asked about: one real-path lookup per file and run
+    held: dict[Path | str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, paths: Sequence[Path], root: Path) -> Scope:
+        import os
+
+        real_root = os.path.realpath(root)
+        real = tuple(os.path.realpath(p) for p in paths)
+        # a path at or above the root reports on everything the root holds
+        if not real or any(within(real_root, r) for r in real):
+            return cls(tuple(paths), (), root)
+        return cls(tuple(paths), real, root)
+
+    def holds(self, file: Path | str) -> bool:
+        """True when ``file`` is reported on."""
+        import os
+
+        if not self.real:
+            return True
+        if file not in self.held:
+            real = os.path.realpath(file)
+            self.held[file] = any(within(real, r) for r in self.real)
+        return self.held[file]
+
+    def select(self, views: Sequence[View]) -> list[View]:
+        """The views whose document lies in the scope (all of them when it is the whole root)."""
+        return [view for view in views if self.holds(view.doc.file)]
+
+    def require_readable(self, sources: Sequence[SourceFile]) -> None:
+        """Refuse a scope with nothing policylint reads: a named file, or all the named folders together."""
+
+        def readable(source: SourceFile) -> bool:
+            return bool(source.findings) or any(d.is_policylint or is_scheduler_doc(d) for d in source.documents)
+
+        import os
+
+        for given in self.given:
+            if given.is_dir():
+                continue
+            real = os.path.realpath(given)
+            if not any(os.path.realpath(s.path) == real and readable(s) for s in sources):
+                raise PolicylintError(
+                    f"no policylint documents found in {given} (looked for YAML files with apiVersion: policylint/v1)"
+                )
+        if not any(readable(s) for s in sources):
+            shown = ", ".join(str(p) for p in self.given)
+            raise PolicylintError(
+                f"no policylint documents found in {shown} (looked for YAML files with apiVersion: policylint/v1)"
+            )
+
+    def narrow(self, result: LintResult) -> LintResult:
+        """Drop what lies outside the scope from what ``result`` reports."""
+        if not self.real:
+            return result
+        result.findings = [f for f in result.findings if self.holds(f.file)]
+        result.suppressed = [(f, r) for f, r in result.suppressed if self.holds(f.file)]
+        result.baselined = [f for f in result.baselined if self.holds(f.file)]
+        # baseline entries name files relative to the root
+        result.stale_baseline = [e for e in result.stale_baseline if self.holds(self.root / e.get("file", ""))]
+        return result
+
+
+def judge(
+    model: Model, options: LintOptions, scope: Scope | None = None
+) -> tuple[list[Finding], list[View], dict[str, PoolFacts]]:
+    """Measure (once per run), build views and evaluate every rule (the filter selects); the views and pooled demand come back too.
+
+    With a narrowing ``scope``, rules run only on the views whose document lies in
+    it. That changes nothing that is reported: a rule's findings on a view are all
+    located in the view's own document (``view.doc.finding``), and every later step
+    matches findings per file - a suppression comment only sees findings of its
+    own file, a baseline entry names its file - so findings in files the scope
+    drops can neither hide nor reveal one it keeps. ``options.reported`` narrows
+    the same way by file and subject: every finding of a view carries the view's
+    file and subject (:func:`policylint.engine.evaluate.subject_of`).
+
+    A narrowed run also measures and views only what the judged views read
+    (:func:`policylint.engine.scope.needed`: whole pools, whole clusters), so a one-file
+    pre-commit run does not decode the measurements of the rest of the
+    repository; a judged view's facts are still those of a whole-repository run
+    (a pool's sum has all its members). The views that come back serve ``--fix``,
+    which only fixes reported findings; with ``options.all_views`` every view is
+    built, for the HTML report. A changed workload's neighbours are judged only
+    by the rules that read what they take from it (:class:`policylint.engine.scope.Reach`),
+    as its narrowing reports only those rules' findings on them.
+    """
+    from policylint.engine.evaluate import evaluate
+    from policylint.measure import CachedPool, WorkloadFacts, _measure_one, measure, measure_pools
+    from policylint.model import Workload
+    from policylint.engine.views import build_views
+
+    assert options.ruleset is not None
+    now = options.now or dt.datetime.now(dt.timezone.utc)
+    # Every rule runs; selection happens in the filter step, after suppressions are matched.
+    rules = [r for r in options.ruleset.sorted() if not r.builtin]
+    keep = options.reported(model) if options.reported is not None else None
+    only = None
+    if not options.all_views and (keep is not None or (scope is not None and scope.real)):
+        from policylint.engine.scope import needed
+
+        def judged_view(file: str, subject: str) -> bool:
+            in_scope = scope is None or scope.holds(file)
+            return in_scope and (keep is None or keep(file, subject))
+
+        only = needed(model, judged_view)
+    cached: dict[str, CachedPool] = {}
+    # the repository index: a narrowed run takes unchanged workloads from it (policylint.engine.repo_index)
+    from policylint.engine.repo_index import indexed_run
+
+    index, prepared, recorder = indexed_run(model, options, keep, only, now)
+    if prepared is not None:
+        facts, findings, pools = prepared.facts, prepared.findings, prepared.pools
+    else:
+        facts, findings = measure(
+            model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
+            only=only,
+        )
+
+        def remeasure(workload: Workload, key: str) -> WorkloadFacts:
+            return _measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
+
+        pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
+        if recorder is not None:
+            recorder.skip_files.update(f.file for f in findings)
+    history = None
+    if options.change is not None:
+        import os
+
+        from policylint.engine.history import previous_reserved
+        from policylint.engine.views import History
+
+        history = History(
+            reserved_before=previous_reserved(options.change, model, options.limits, options.gpu_resources),
+            changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
+        )
+    views = build_views(model, facts, now, history, pools, only, prepared.views if prepared else None, recorder)
+    if index is not None:
+        index.write()
+    _gate_facts(views, options)
+    judged = views if scope is None else scope.select(views)
+    skip: Callable[[View], frozenset[str]] | None = None
+    if keep is not None:
+        from policylint.engine.evaluate import subject_of
+        from policylint.engine.scope import Reach
+
+        judged = [v for v in judged if keep(v.doc.file, str(subject_of(v)))]
+        if isinstance(keep, Reach):
+            reach = keep
+
+            # a changed workload's neighbours: only the rules that read what they take from it
+            def skip(view: View) -> frozenset[str]:
+                return reach.skips(view.doc.file, str(subject_of(view)))
+
+    findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip))
+    return findings, views, pools
+
+
+def _gate_facts(views: list[View], options: LintOptions) -> None:
+    """Each cluster view learns how the run's configuration loosens the rule pack (PL977)."""
+    from policylint.model.config import CONFIG_NAMES, read_config_file
+    from policylint.measure.integrity import loosened_options
+
+    settings: dict[str, Any] = {}
+    home = options.repository or options.root
+    for name in CONFIG_NAMES:  # the repository's own file: what a reviewer sees in the diff
+        path = home / name
+        if path.is_file():
+            try:
+                settings = read_config_file(path) or {}
+            except Exception:  # noqa: BLE001 - an unreadable configuration is load_config's error
+                settings = {}
+            break
+    assert options.ruleset is not None
+    loosened = loosened_options(options.ruleset, settings)
+    for view in views:
+        if view.subject == "cluster":
+            view.facts.update(loosened_options=loosened, loosened_count=len(loosened), loosened_summary="; ".join(loosened))

@@ -1,0 +1,389 @@
+"""Load, validate and select rules from rule files.
+
+Rule files are YAML validated against ``schemas/rule.schema.json``; then every
+rule's condition is checked: facts named in ``needs``/``when``/``require``/
+``at`` and in message placeholders must exist for the rule's subject, cerberus
+must accept the schemas, ``check`` must name a registered function, parameter
+defaults must fit their declared type. Any problem stops the run with one
+message naming the file and the rule key (exit 2).
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from policylint.errors import PolicylintError
+from policylint.finding import Severity
+from policylint.engine.rule import Param, Rule
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "number": (int, float),
+    "integer": (int,),
+    "string": (str,),
+    "boolean": (bool,),
+}
+
+
+@functools.cache
+def _bundled() -> dict[str, dict[str, Any]]:
+    """Code -> the raw entry of every bundled rule (read once per process, not validated)."""
+    import yaml
+
+    from policylint.resources import rules_dir
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(rules_dir().glob("*.y*ml")):
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
+        for raw in (data or {}).get("rules", []):
+            out[str(raw["code"])] = raw
+    return out
+
+
+@functools.cache
+def fix_applicability() -> dict[str, str]:
+    """Code -> how ``check --fix`` may apply the fix (``safe``, ``unsafe``, ``display-only``), from the rule files.
+
+    The rule files' ``fix:`` key is the one declaration; :mod:`policylint.edit.fixes`
+    reads it to decide what ``--fix`` writes, and the reporters to mark fixable findings.
+    """
+    return {code: str(raw["fix"]) for code, raw in _bundled().items() if raw.get("fix")}
+
+
+@functools.cache
+def catalogue() -> dict[str, tuple[str, Severity]]:
+    """Code -> (name, default severity) of every bundled rule, read from the rule files.
+
+    The steps that emit built-in findings (load, validate, resolve, measure,
+    schedulers, filter) take a rule's name and severity from here instead of
+    writing them out, so the rule files stay the one source. Only the two keys
+    are read (no validation): the loader's cost must stay small on runs that
+    never load the full rule set. Severity overrides of a run are applied later,
+    by the filter step, from the configured :class:`RuleSet`.
+    """
+    return {code: (str(raw["name"]), Severity.parse(str(raw["severity"]))) for code, raw in _bundled().items()}
+
+
+def builtin(code: str) -> tuple[str, Severity]:
+    """(name, default severity) of a bundled rule.
+
+    The rule files are the one registry of codes: a code missing from them is a
+    bug in policylint, refused loudly (:class:`UnknownRuleCode`) rather than
+    reported under an invented name and severity. The suite checks every code the
+    package emits against the rule files, so the refusal is never a user's problem.
+    """
+    try:
+        return catalogue()[code]
+    except KeyError:
+        raise UnknownRuleCode(code) from None
+
+
+class UnknownRuleCode(LookupError):
+    """A finding was emitted under a code no bundled rule file declares (a bug, not bad input)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(f"{code} is not declared in any bundled rule file (rules/*.yaml)")
+        self.code = code
+
+
+def _load_file(path: Path) -> list[dict[str, Any]]:
+    import jsonschema
+
+    from policylint.resources import load_schema
+
+    from policylint.model.load import read_settings_yaml
+
+    data = read_settings_yaml(path)
+    validator = jsonschema.Draft202012Validator(load_schema("Rule"))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        err = errors[0]
+        key = _key_path(data, list(err.absolute_path))
+        message = err.message
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            key = ".".join(filter(None, [key, extra[0] if extra else ""]))
+            message = "unknown key"
+        elif err.validator == "required":
+            message = err.message.replace("is a required property", "is required")
+        raise PolicylintError(message, source=str(path), key=key or "(top level)")
+    rules: list[dict[str, Any]] = data["rules"]
+    return rules
+
+
+def _key_path(data: Any, path: list[Any]) -> str:
+    """Human key path, naming rules by code: ``rules[PL101].docs.why``."""
+    parts: list[str] = []
+    node = data
+    for i, p in enumerate(path):
+        if isinstance(p, int) and parts and parts[-1] == "rules" and isinstance(node, list):
+            item = node[p] if p < len(node) else None
+            code = item.get("code") if isinstance(item, dict) else None
+            parts[-1] = f"rules[{code or p}]"
+        else:
+            parts.append(str(p))
+        try:
+            node = node[p]
+        except (KeyError, IndexError, TypeError):
+            node = None
+        del i
+    return ".".join(parts)
+
+
+def _fields_in(schema: Mapping[str, Any]) -> set[str]:
+    return set(schema)
+
+
+#: Condition arguments that name another fact, and where the name sits inside them.
+_FACT_ARGUMENTS = {"min_field": None, "max_field": None, "below_field": None, "max_over": "field"}
+
+
+def _references(condition: Mapping[str, Any], key: str) -> list[tuple[str, str]]:
+    """(key path, fact) for every fact a condition compares against, at any depth.
+
+    Top-level keys are facts too, but are checked by the caller; here it is the
+    arguments - ``max_over: {field: baseline_gpus}``, ``max_field: daily_gpus`` -
+    that a typo would otherwise turn into a comparison that never fires.
+    """
+    found: list[tuple[str, str]] = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, Mapping):
+            for name, value in node.items():
+                here = f"{where}.{name}"
+                if name in _FACT_ARGUMENTS:
+                    inner = _FACT_ARGUMENTS[name]
+                    if inner is None and isinstance(value, str):
+                        found.append((here, value))
+                    elif inner is not None and isinstance(value, Mapping) and isinstance(value.get(inner), str):
+                        found.append((f"{here}.{inner}", value[inner]))
+                walk(value, here)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, f"{where}[{i}]")
+
+    walk(condition, key)
+    return found
+
+
+def _placeholders(template: str) -> set[str]:
+    names = set()
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise ValueError(f"placeholder '{{{name}}}' must be a plain name (no attribute or index access)")
+        names.add(name)
+    return names
+
+
+def build_rule(raw: dict[str, Any], source: Path) -> Rule:
+    """Turn a schema-valid raw rule into a :class:`Rule`, checking its references."""
+    from policylint.engine.checks import CHECKS
+    from policylint.engine.evaluate import compile_schema
+    from policylint.engine.views import FACTS
+
+    code = raw["code"]
+    where = f"rules[{code}]"
+
+    def fail(key: str, message: str) -> PolicylintError:
+        return PolicylintError(message, source=str(source), key=f"{where}.{key}")
+
+    params: dict[str, Param] = {}
+    for name, p in (raw.get("params") or {}).items():
+        default = p["default"]
+        ok = isinstance(default, _TYPES[p["type"]]) and not (p["type"] != "boolean" and isinstance(default, bool))
+        if not ok:
+            raise fail(f"params.{name}.default", f"default {default!r} is not of type {p['type']}")
+        params[name] = Param(name, p["type"], default, p["description"], p.get("minimum"), p.get("maximum"))
+    builtin = bool(raw.get("builtin", False))
+    subject = raw["subject"]
+    if raw.get("fix") is not None:
+        from policylint.edit.fixes import FIXABLE
+
+        if code not in FIXABLE:
+            # the applicability of a fix nobody wrote: --fix would promise what it cannot do
+            raise fail("fix", f"policylint has no fix for {code} (fixes exist for {', '.join(sorted(FIXABLE))})")
+    if builtin and subject != "document":
+        raise fail("builtin", "built-in rules must have subject 'document'")
+    if builtin:
+        for key in ("message", "hint"):
+            if key in raw:
+                # One source of text: the step that finds the problem writes it.
+                raise fail(key, f"a built-in rule has no '{key}' template; the step that reports it writes the text")
+    elif "message" not in raw:
+        raise fail("message", "is required")
+    if not builtin:
+        if subject == "document":
+            raise fail("subject", "only built-in rules may have subject 'document'")
+        if not raw.get("require") and not raw.get("check"):
+            raise fail("require", "a rule needs a condition: 'require' (a schema) or 'check' (a function)")
+        known = set(FACTS[subject])
+        for key in ("needs",):
+            for fact in raw.get(key, []):
+                if fact not in known:
+                    raise fail(key, f"unknown fact '{fact}' for subject {subject}")
+        for key in ("when", "require"):
+            for fact in _fields_in(raw.get(key) or {}):
+                if fact not in known:
+                    raise fail(key, f"unknown fact '{fact}' for subject {subject}")
+        for key in ("when", "require"):
+            for argument, fact in _references(raw.get(key) or {}, key):
+                if fact not in known:
+                    raise fail(argument, f"unknown fact '{fact}' for subject {subject}")
+        if raw.get("at") and raw["at"] not in known:
+            raise fail("at", f"unknown fact '{raw['at']}' for subject {subject}")
+        check = raw.get("check")
+        if check and check not in CHECKS:
+            raise fail("check", f"unknown check function '{check}' (registered: {', '.join(sorted(CHECKS))})")
+        for key in ("when", "require"):
+            if raw.get(key):
+                try:
+                    compile_schema(raw[key], {n: p.default for n, p in params.items()})
+                except (ValueError, KeyError) as exc:
+                    raise fail(key, f"invalid condition: {exc}") from None
+        allowed = known | set(params) | {"subject"}
+        if check:
+            from policylint.engine.checks import CHECK_VARIABLES
+
+            allowed |= CHECK_VARIABLES.get(check, set())
+        for key in ("message", "hint"):
+            try:
+                names = _placeholders(raw.get(key, ""))
+            except ValueError as exc:
+                raise fail(key, str(exc)) from None
+            unknown = sorted(names - allowed)
+            if unknown:
+                raise fail(key, f"unknown placeholder '{{{unknown[0]}}}'")
+    return Rule(
+        code=code,
+        name=raw["name"],
+        severity=Severity.parse(raw["severity"]),
+        section=raw["section"],
+        subject=subject,
+        summary=raw["summary"],
+        message=raw.get("message", ""),
+        hint=raw.get("hint", ""),
+        docs=dict(raw["docs"]),
+        source=source,
+        params=params,
+        at=raw.get("at"),
+        needs=tuple(raw.get("needs", [])),
+        when=dict(raw.get("when") or {}),
+        require=dict(raw.get("require") or {}),
+        check=raw.get("check"),
+        builtin=builtin,
+        fix=raw.get("fix"),
+    )
+
+
+@dataclass
+class RuleSet:
+    """All loaded rules, by code, with their effective parameters and severities."""
+
+    rules: dict[str, Rule] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def find(self, key: str) -> Rule | None:
+        """A rule by code or name (case-insensitive)."""
+        k = key.strip()
+        rule = self.rules.get(k.upper())
+        if rule is not None:
+            return rule
+        for r in self.rules.values():
+            if r.name == k.lower():
+                return r
+        return None
+
+    def matches(self, selector: str) -> list[Rule]:
+        """Rules selected by a code, a code prefix (PL1), a name, or ALL."""
+        s = selector.strip()
+        if s.upper() == "ALL":
+            return list(self.rules.values())
+        by_name = [r for r in self.rules.values() if r.name == s.lower()]
+        if by_name:
+            return by_name
+        return [r for r in self.rules.values() if r.code.startswith(s.upper())]
+
+    def sorted(self) -> list[Rule]:
+        return [self.rules[c] for c in sorted(self.rules)]
+
+
+def load_rules(dirs: Iterable[Path]) -> RuleSet:
+    """Load every ``*.yaml`` rule file in ``dirs`` (bundled rules first)."""
+    ruleset = RuleSet()
+    for folder in dirs:
+        if not folder.is_dir():
+            raise PolicylintError(f"rule folder not found: {folder}")
+        for path in sorted(folder.glob("*.y*ml")):
+            for raw in _load_file(path):
+                rule = build_rule(raw, path)
+                for other in ruleset.rules.values():
+                    if other.code == rule.code or other.name == rule.name:
+                        raise PolicylintError(
+                            f"rule {rule.code} ({rule.name}) is already defined in {other.source}",
+                            source=str(path),
+                            key=f"rules[{rule.code}].code",
+                        )
+                ruleset.rules[rule.code] = rule
+                ruleset.params[rule.code] = {n: p.default for n, p in rule.params.items()}
+    return ruleset
+
+
+def configure_rules(
+    ruleset: RuleSet,
+    settings: Mapping[str, Mapping[str, Any]],
+    source: str,
+) -> RuleSet:
+    """Apply per-rule severity and parameter overrides from the configuration."""
+    for key, values in settings.items():
+        rule = ruleset.find(key)
+        if rule is None:
+            raise PolicylintError(f"unknown rule '{key}'", source=source, key=f"rules.{key}")
+        for name, value in values.items():
+            if name == "severity":
+                ruleset.rules[rule.code] = replace(ruleset.rules[rule.code], severity=Severity.parse(str(value)))
+                continue
+            param = rule.params.get(name)
+            if param is None:
+                options = ", ".join(sorted(rule.params)) or "none"
+                raise PolicylintError(
+                    f"rule {rule.code} ({rule.name}) has no option '{name}' (options: {options})",
+                    source=source,
+                    key=f"rules.{key}.{name}",
+                )
+            types = _TYPES[param.type]
+            if not isinstance(value, types) or (param.type != "boolean" and isinstance(value, bool)):
+                raise PolicylintError(
+                    f"must be of type {param.type}, got {value!r}", source=source, key=f"rules.{key}.{name}"
+                )
+            number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+            if number is not None and param.minimum is not None and number < param.minimum:
+                raise PolicylintError(f"must be >= {param.minimum}, got {value}", source=source, key=f"rules.{key}.{name}")
+            if number is not None and param.maximum is not None and number > param.maximum:
+                raise PolicylintError(f"must be <= {param.maximum}, got {value}", source=source, key=f"rules.{key}.{name}")
+            ruleset.params[rule.code][name] = value
+    return ruleset
+
+
+def select_rules(ruleset: RuleSet, select: list[str], extend: list[str], ignore: list[str], source: str) -> set[str]:
+    """Codes of the rules that run, from select / extend-select / ignore selectors."""
+
+    def resolve(selectors: list[str], key: str) -> set[str]:
+        out: set[str] = set()
+        for s in selectors:
+            found = ruleset.matches(s)
+            if not found:
+                raise PolicylintError(f"'{s}' matches no rule", source=source, key=key)
+            out |= {r.code for r in found}
+        return out
+
+    chosen = resolve(select, "select") if select else set(ruleset.rules)
+    chosen |= resolve(extend, "extend-select")
+    chosen -= resolve(ignore, "ignore")
+    return chosen

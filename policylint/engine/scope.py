@@ -1,0 +1,324 @@
+"""Narrow a whole-repository run to what a change touches.
+
+Used by the pre-commit hook (``--changed-files``: the staged files) and by
+``--diff BASE`` (files changed since a git revision). The whole repository is
+always loaded and resolved, and a pool is always judged with all its
+workloads; what is reported is narrowed to findings on changed files and on
+every subject that depends on them (and :func:`needed` then limits measuring
+and judging to what those subjects read):
+
+* a changed measurement file -> the workloads that reference it;
+* a changed workload -> itself, its pool and the pool's other workloads (pooled
+  demand), its cluster, proposals citing it;
+* a changed cluster -> its pools, their workloads, proposals for it;
+* a changed scheduler queue (Kueue ClusterQueue, Volcano Queue) -> the pools it
+  backs, their cluster and workloads, proposals for that cluster;
+* a changed proposal -> itself;
+* a changed configuration file, rule file (in a ``rule-dirs`` folder or given
+  with ``--rule-dir``) or baseline file, or any deleted file -> everything:
+  each of them can change the verdict on any document (what a deleted document
+  held is no longer there to say who depended on it), so nothing is narrowed away.
+
+A changed workload's neighbours (the other workloads of its pool, when neither
+their own files nor their pool's changed) are reported on only by the rules
+that read what a workload takes from its neighbours (:data:`NEIGHBOUR_FACTS`:
+the pooled queue, capacity shares, double counts): the verdicts of the other
+rules on them cannot change with the change, so they are neither judged nor
+reported (:class:`Reach`, :func:`neighbour_skips`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policylint.model.config import Config
+    from policylint.finding import Finding
+    from policylint.engine.linter import LintResult
+    from policylint.model import Model, Pool, Workload
+    from policylint.engine.ruleset import RuleSet
+
+#: Workload facts that come from the other workloads of the workload's pool (set when the
+#: pool's views are built, never by :func:`policylint.engine.views.workload_view` from the workload
+#: alone): the pooled queue's waits and rejections, the capacity share and the queue depth
+#: it sets, and the double-count facts. Every other workload fact depends on the workload's
+#: own documents and measurements, its pool's spec and the clock only; a test holds this list
+#: to that (tests/test_neighbours.py).
+NEIGHBOUR_FACTS: frozenset[str] = frozenset(
+    {
+        "max_wait_seconds",
+        "p99_wait_seconds",
+        "daily_max_wait_seconds",
+        "daily_rejected_share",
+        "queue_rejection_note",
+        "capacity_share",
+        "queue_depth_needed",
+        "measurement_double_counted",
+        "double_counted_with",
+        "double_count_basis",
+        # a near copy (PL97x) is judged against the other workloads' run sketches
+        "near_copy_of",
+        "near_copy_similarity",
+        "near_copy_trace",
+        "near_copy_pool",
+    }
+)
+
+
+def neighbour_skips(ruleset: RuleSet) -> frozenset[str]:
+    """Codes of the evaluated workload rules that read no neighbour fact: not run on a neighbour.
+
+    Derived from each rule's metadata (:func:`policylint.engine.evaluate.facts_read`); a
+    rule whose reads cannot be told (a check function that computes fact names)
+    is run on neighbours too.
+    """
+    from policylint.engine.evaluate import facts_read
+
+    skips = set()
+    for rule in ruleset.rules.values():
+        if rule.builtin or rule.subject != "workload":
+            continue
+        reads = facts_read(rule)
+        if reads is not None and not reads & NEIGHBOUR_FACTS:
+            skips.add(rule.code)
+    return frozenset(skips)
+
+
+def _abs(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _pool(pool: Pool) -> str:
+    """A pool's subject as :meth:`Finding.key` writes it (scheduler queues by queue name)."""
+    from policylint.finding import pool_subject
+
+    return str(pool_subject(pool.cluster.name, pool.name, pool.scheduler.get("scheduler") if pool.scheduler else None))
+
+
+def _workload_subjects(w: Workload) -> tuple[set[str], set[str]]:
+    """(subjects judged whole, neighbours) of a changed workload."""
+    subjects = {f"workload {w.name}"}
+    neighbours: set[str] = set()
+    if w.pool is not None:
+        subjects |= {_pool(w.pool), str(w.pool.cluster.subject)}
+        # Pooled demand: a workload's change moves the pool's queue (PL203) and may
+        # double-count another's measurement (PL111), verdicts reported on its neighbours.
+        neighbours |= {f"workload {other.name}" for other in w.pool.workloads}
+    return subjects, neighbours
+
+
+def affected(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str]]:
+    """(changed files as real paths, subject labels that depend on them, neighbours included)."""
+    files, subjects, neighbours = _reach(model, changed)
+    return files, subjects | neighbours
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What a change reaches: findings kept by a narrowed run, and the views and rules it judges.
+
+    A finding is kept when its file changed, when its subject depends on the
+    change, or when its subject is a neighbour (:data:`NEIGHBOUR_FACTS`) and its
+    rule is not among ``skipped`` (built-in findings included).
+    """
+
+    files: frozenset[Path]  # changed files, as real paths
+    subjects: frozenset[str]  # subjects judged by every rule
+    neighbours: frozenset[str]  # subjects judged by every rule but the skipped ones
+    skipped: frozenset[str] = frozenset()  # rule codes not judged on neighbours
+    #: the answer of :meth:`changed` per file asked about: one real-path lookup per file
+    seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def changed(self, file: str) -> bool:
+        if file not in self.seen:
+            self.seen[file] = _abs(file) in self.files
+        return self.seen[file]
+
+    def __call__(self, file: str, subject: str) -> bool:
+        """True when the view of ``subject`` in ``file`` is judged (by some rules at least)."""
+        return self.changed(file) or (bool(subject) and (subject in self.subjects or subject in self.neighbours))
+
+    def skips(self, file: str, subject: str) -> frozenset[str]:
+        """Rule codes not judged on the view of ``subject`` in ``file``."""
+        if self.changed(file) or subject in self.subjects or subject not in self.neighbours:
+            return frozenset()
+        return self.skipped
+
+    def keeps(self, finding: Finding) -> bool:
+        subject = finding.key().subject
+        return self(finding.file, subject) and finding.code not in self.skips(finding.file, subject)
+
+
+def reach(model: Model, changed: Iterable[Path], ruleset: RuleSet | None = None) -> Reach:
+    """What ``changed`` reaches in ``model``; with ``ruleset``, neighbours skip the rules that cannot change on them."""
+    files, subjects, neighbours = _reach(model, changed)
+    skipped = neighbour_skips(ruleset) if ruleset is not None else frozenset()
+    return Reach(frozenset(files), frozenset(subjects), frozenset(neighbours - subjects), skipped)
+
+
+def _reach(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str], set[str]]:
+    """(changed files as real paths, subject labels that depend on them, neighbours of changed workloads)."""
+    files = {_abs(p) for p in changed}
+    # Same file = same device and inode: one stat per path instead of a real-path walk
+    # (an lstat per component), which dominated a one-file run on a large repository.
+    # A changed file that no longer exists is matched by its real path.
+    idents = {(st.st_dev, st.st_ino) for st in map(_stat, files) if st is not None}
+    seen: dict[Path, bool] = {}
+
+    def _in_files(path: Path) -> bool:
+        if path not in seen:
+            st = _stat(path)
+            seen[path] = (st.st_dev, st.st_ino) in idents if st is not None else _abs(path) in files
+        return seen[path]
+
+    subjects: set[str] = set()
+    neighbours: set[str] = set()
+    for w in model.workloads.values():
+        if _in_files(w.doc.source.path) or any(
+            m.path is not None and _in_files(m.path) for m in w.measurements.values()
+        ):
+            whole, around = _workload_subjects(w)
+            subjects |= whole
+            neighbours |= around
+    for c in model.clusters.values():
+        if _in_files(c.doc.source.path):
+            subjects.add(str(c.subject))
+            for pool in c.pools.values():
+                subjects.add(_pool(pool))
+                for w in pool.workloads:
+                    subjects.add(f"workload {w.name}")
+        # A pool is backed by its own document, whatever its kind: a Kueue ClusterQueue or a
+        # Volcano Queue is not the document of the synthetic cluster (cohort, parent queue).
+        for pool in c.pools.values():
+            if _in_files(pool.doc.source.path):
+                subjects |= {str(c.subject), _pool(pool)}
+                subjects |= {f"workload {w.name}" for w in pool.workloads}
+    for p in model.proposals.values():
+        touched = _in_files(p.doc.source.path)
+        touched |= p.cluster is not None and str(p.cluster.subject) in subjects
+        touched |= any(f"workload {w.name}" in subjects or f"workload {w.name}" in neighbours for w in p.workloads)
+        if touched:
+            subjects.add(f"proposal {p.name}")
+    return files, subjects, neighbours - subjects
+
+
+@dataclass(frozen=True)
+class Needed:
+    """The part of a model whose facts a narrowed run reads: its views are built, the rest are not.
+
+    Names as the model keys them: workloads by name, pools by ``cluster/pool``,
+    clusters and proposals by name.
+    """
+
+    workloads: frozenset[str]
+    pools: frozenset[str]
+    clusters: frozenset[str]
+    proposals: frozenset[str]
+
+
+def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
+    """What must be measured and viewed so that every view ``judged(file, subject)`` keeps has its facts.
+
+    ``judged`` is asked once per subject of the model, with the file of its
+    document and its subject as :func:`policylint.engine.evaluate.subject_of` gives it.
+    The facts of a view come from more than its own subject, and everything they
+    come from is taken whole:
+
+    * a workload's view -> its whole pool (capacity shares and pooled demand are
+      per pool), or the workload alone when it has no pool;
+    * a pool's view -> its workloads;
+    * a cluster's view -> all its pools (tolerances of every member);
+    * a proposal's view -> all pools of its cluster (the measured count), the
+      pools it requests and the pools of the workloads it cites.
+    """
+    pools: dict[str, Pool] = {}
+    loose: set[str] = set()  # workloads without a pool
+    clusters: set[str] = set()
+    proposals: set[str] = set()
+
+    def take_workload(w: Workload) -> None:
+        if w.pool is not None:
+            pools[w.pool.qualified] = w.pool
+        else:
+            loose.add(w.name)
+
+    for w in model.workloads.values():
+        if judged(w.doc.file, f"workload {w.name}"):
+            take_workload(w)
+    for pool in model.pools:
+        if judged(pool.doc.file, _pool(pool)):
+            pools[pool.qualified] = pool
+    for name, c in model.clusters.items():
+        if judged(c.doc.file, str(c.subject)):
+            clusters.add(name)
+            pools.update((p.qualified, p) for p in c.pools.values())
+    for name, p in model.proposals.items():
+        if not judged(p.doc.file, f"proposal {name}"):
+            continue
+        proposals.add(name)
+        if p.cluster is not None:
+            pools.update((q.qualified, q) for q in p.cluster.pools.values())
+        pools.update((q.qualified, q) for q in p.pools.values())
+        for w in p.workloads:
+            take_workload(w)
+    workloads = loose | {w.name for pool in pools.values() for w in pool.workloads}
+    return Needed(frozenset(workloads), frozenset(pools), frozenset(clusters), frozenset(proposals))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def changes_everything(changed: Iterable[Path], config: Config) -> Path | None:
+    """The first changed file that can change the verdict on any document, if any.
+
+    That is the configuration file itself, a file under one of the rule
+    folders, the baseline file, or a file of the repository that was deleted.
+    """
+    global_files = [_abs(p) for p in (config.path, config.baseline) if p is not None]
+    rule_dirs = [_abs(d) for d in config.rule_dirs]
+    root = Path(os.path.abspath(config.root))
+    for p in sorted(_abs(p) for p in changed):
+        if p in global_files or any(_inside(p, d) for d in rule_dirs):
+            return p
+    for p in sorted(Path(os.path.abspath(p)) for p in changed):
+        if _inside(p, root) and _stat(p) is None:
+            # A deleted file: whatever referenced it (a pool's workloads, a proposal's
+            # citations, a trace's owner) may no longer be found from it - a workload whose
+            # trace is gone has no measurement path left, a deleted document no subject.
+            return p
+    return None
+
+
+def narrow(
+    result: LintResult, changed: Iterable[Path], config: Config | None = None, ruleset: RuleSet | None = None
+) -> LintResult:
+    """Keep only findings on changed files or on subjects that depend on them.
+
+    With ``config``, a change to the configuration, a rule folder or the
+    baseline keeps every finding (see :func:`changes_everything`). With
+    ``ruleset``, findings on neighbours are kept only for the rules that read
+    neighbour facts (:class:`Reach`).
+    """
+    changed = list(changed)
+    if result.model is None:
+        return result
+    if config is not None and changes_everything(changed, config) is not None:
+        return result
+    keeps = reach(result.model, changed, ruleset).keeps
+    # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
+    result.findings = [f for f in result.findings if keeps(f)]
+    result.suppressed = [(f, r) for f, r in result.suppressed if keeps(f)]
+    result.baselined = [f for f in result.baselined if keeps(f)]
+    return result

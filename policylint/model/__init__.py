@@ -1,0 +1,206 @@
+"""The repository model: declared workloads, clusters, pools and proposals.
+
+Built by :mod:`policylint.model.resolve` from validated documents. Every object keeps
+its :class:`~policylint.model.load.Document` and the document path of its own block,
+so later steps can place findings on the right line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from policylint.finding import Subject, cluster_subject
+from policylint.model.load import Document, DocPath
+
+
+@dataclass
+class MeasurementRef:
+    """A measurement file referenced by a document, resolved and checked."""
+
+    owner: str
+    role: str  # "concurrency", "vram", "durations"
+    doc: Document
+    doc_path: DocPath
+    spec: dict[str, Any]
+    path: Path | None  # None when the reference was rejected
+    display: str
+
+
+@dataclass
+class Workload:
+    name: str
+    doc: Document
+    spec: dict[str, Any]
+    metadata: dict[str, Any]
+    pool: Pool | None = None
+    measurements: dict[str, MeasurementRef] = field(default_factory=dict)
+
+    @property
+    def cls(self) -> str:
+        return str(self.spec.get("class", ""))
+
+    @property
+    def team(self) -> str:
+        return str(self.metadata.get("team", ""))
+
+
+#: The places of a pool a finding can point at, by what is written there (not by fact name).
+#: Every pool has each of them, whatever its source; :mod:`policylint.engine.views` maps facts to
+#: places in one table, checked against these and the known facts when it is imported.
+POOL_PLACES: dict[str, str] = {
+    "name": "the pool's name",
+    "reserved": "the reserved (guaranteed) GPUs",
+    "elastic": "the most GPUs added on demand",
+    "capacity": "reserved + elastic GPUs as a whole (the elastic block, or the reserved GPUs without one)",
+    "demand": "where measured demand is compared with the pool",
+    "overflow": "what happens to the peak band",
+    "queue": "the queue limits",
+    "queue_needs": "the queue limits, or the name without any",
+    "queue_depth": "the queue depth limit",
+    "queue_wait": "the queue wait limit",
+    "scheduling": "the scheduling block, or the name without one",
+    "gang": "gang (all-or-nothing) scheduling",
+    "preemption": "preemption",
+    "serves": "the classes the pool serves",
+    "gpu": "the GPU type and memory",
+    "reclaim": "how lent GPUs come back",
+}
+
+
+def cluster_pool_places(base: DocPath, spec: dict[str, Any]) -> dict[str, DocPath]:
+    """The places of a pool written as a policylint Cluster pool at ``base``.
+
+    Also the default of every place a scheduler reader does not give: its
+    ``base`` is then the block of the manifest the pool comes from.
+    """
+    reserved: DocPath = (*base, "reservedGpus")
+    name: DocPath = (*base, "name")
+    elastic_block: DocPath = (*base, "elastic") if "elastic" in spec else reserved
+    return {
+        "name": name,
+        "reserved": reserved,
+        "elastic": (*base, "elastic", "maxGpus"),
+        "capacity": elastic_block,
+        "demand": (*base, "elastic") if "elastic" in spec and not spec.get("reservedGpus") else reserved,
+        "overflow": (*base, "overflow"),
+        "queue": (*base, "queue"),
+        "queue_needs": (*base, "queue") if "queue" in spec else name,
+        "queue_depth": (*base, "queue", "maxDepth"),
+        "queue_wait": (*base, "queue", "maxWaitSeconds"),
+        "scheduling": (*base, "scheduling") if "scheduling" in spec else name,
+        "gang": (*base, "scheduling"),
+        "preemption": (*base, "scheduling"),
+        "serves": (*base, "serves"),
+        "gpu": (*base, "gpu"),
+        "reclaim": name,
+    }
+
+
+@dataclass
+class Pool:
+    """A GPU pool, whatever its source: a Cluster's pool, a Kueue ClusterQueue flavor, a Volcano Queue.
+
+    ``spec`` has the shape of a Cluster pool (``schemas/cluster.schema.json``,
+    ``$defs/pool``) for every source: scheduler readers translate their
+    manifests into it and validate the result against that schema, so every
+    rule and calculator reads one kind of pool.
+    """
+
+    name: str
+    cluster: Cluster
+    spec: dict[str, Any]
+    doc: Document
+    doc_path: DocPath
+    workloads: list[Workload] = field(default_factory=list)
+    origin: str = "policylint"  # or "kueue" / "volcano"
+    #: where each place (:data:`POOL_PLACES`) is written, when not where a Cluster pool writes it
+    places: dict[str, DocPath] = field(default_factory=dict)
+    #: what the scheduler manifest says beyond the policylint-shaped ``spec``
+    scheduler: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.places) - set(POOL_PLACES))
+        if unknown:  # a reader's mistake, caught when the pool is built rather than as a misplaced finding
+            raise ValueError(f"pool {self.name}: unknown places {', '.join(unknown)} (known: {', '.join(POOL_PLACES)})")
+
+    @property
+    def reserved_gpus(self) -> int:
+        """``reservedGpus`` (0 when the pool declares none)."""
+        return int(self.spec.get("reservedGpus", 0) or 0)
+
+    @property
+    def elastic_gpus(self) -> int:
+        """``elastic.maxGpus`` (0 without elastic capacity)."""
+        return int((self.spec.get("elastic") or {}).get("maxGpus", 0) or 0)
+
+    @property
+    def capacity_gpus(self) -> int:
+        """The pool's capacity: reserved + elastic GPUs - the one definition every command uses."""
+        return self.reserved_gpus + self.elastic_gpus
+
+    def place(self, name: str) -> DocPath:
+        """The document path of the place ``name`` (a key of :data:`POOL_PLACES`)."""
+        if name in self.places:
+            return self.places[name]
+        return cluster_pool_places(self.doc_path, self.spec)[name]
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.cluster.name}/{self.name}"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(kind, name) of the document that backs the pool, and the pool's name.
+
+        Stable across revisions and independent of the cluster name a scheduler
+        pool is given (a Kueue cohort may be renamed ``kueue-...`` to avoid a
+        policylint Cluster of the same name): history matches pools on it.
+        """
+        return (self.doc.kind or "", self.doc.name or "", self.name)
+
+
+@dataclass
+class Cluster:
+    """A policylint Cluster, or the synthetic cluster a scheduler's queues are shown under."""
+
+    name: str  # what reports show; a scheduler-made cluster may be renamed to avoid a clash
+    doc: Document
+    spec: dict[str, Any]
+    pools: dict[str, Pool] = field(default_factory=dict)
+    #: (scheduler, kind, name) of what a scheduler-made cluster stands for (a Kueue cohort, say);
+    #: None for a policylint Cluster, which is identified by its own name
+    backing: tuple[str, str, str] | None = None
+
+    @property
+    def subject(self) -> Subject:
+        """The typed identity findings on this cluster are keyed by (never its display name)."""
+        return cluster_subject(self.name, self.backing)
+
+
+@dataclass
+class Proposal:
+    name: str
+    doc: Document
+    spec: dict[str, Any]
+    cluster: Cluster | None = None
+    pools: dict[str, Pool] = field(default_factory=dict)
+    workloads: list[Workload] = field(default_factory=list)
+
+
+@dataclass
+class Model:
+    root: Path
+    workloads: dict[str, Workload] = field(default_factory=dict)
+    clusters: dict[str, Cluster] = field(default_factory=dict)
+    proposals: dict[str, Proposal] = field(default_factory=dict)
+    #: scheduler manifests read by :mod:`policylint.schedulers` (queues not yet in ``clusters``)
+    schedulers: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pools(self) -> list[Pool]:
+        return [p for c in self.clusters.values() for p in c.pools.values()]
+
+    def measurements(self) -> list[MeasurementRef]:
+        return [m for w in self.workloads.values() for m in w.measurements.values()]

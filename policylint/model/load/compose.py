@@ -1,0 +1,602 @@
+"""YAML parsing within limits: compose a node graph, then build plain data and its positions.
+
+The YAML is *composed* (not constructed) by PyYAML's safe composer, and plain
+Python data is then built from the node graph by :meth:`_Builder.build`. While
+building, every value's start mark is recorded in a
+:class:`~policylint.model.load.positions.PositionIndex` keyed by its document path.
+
+Building ourselves (instead of ``yaml.safe_load``) buys three things:
+
+* duplicate keys are reported instead of silently keeping the last one;
+* alias expansion is bounded: every visit of a node counts, so a "billion
+  laughs" document is refused after ``max_nodes`` visits instead of expanding;
+* YAML timestamps stay strings, so dates validate the same way in JSON Schema
+  and in editors.
+
+libyaml parses when it is installed (:data:`LIBYAML`); the pure-Python parser
+gives the same documents, findings and positions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from policylint.finding import Finding
+from policylint.model.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss, stray_documents
+from policylint.model.load.positions import DocPath, PositionIndex, Span
+
+#: Defaults for the safety limits; all can be changed through :class:`LoadLimits`.
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_NODES = 100_000
+MAX_DEPTH = 100
+MAX_DOCUMENTS = 1_000
+#: Longest number read (Python's own guard against quadratic int conversion is 4,300
+#: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
+MAX_NUMBER_CHARS = 4_300
+
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """Bounds that keep a hostile or accidental file from exhausting the run."""
+
+    max_file_bytes: int = MAX_FILE_BYTES
+    max_nodes: int = MAX_NODES  # per file: composed nodes, and nodes built after alias expansion
+    max_depth: int = MAX_DEPTH
+    max_documents: int = MAX_DOCUMENTS  # per file
+
+
+#: The text for which a parse records where the scalars are (every suppression comment holds it).
+NEEDLE = "policylint:"
+
+
+@dataclass
+class ScalarScan:
+    """Where the scalars of a text are, as far as the parser read it (for finding its comments).
+
+    ``starts`` and ``ends`` are the character offsets of every scalar event in
+    text order, keys included (two lists: the comment search bisects ``starts``). ``read_to`` is the offset up to which the text is
+    known: all of it when the parser reached the end of the stream, else the end
+    of the last scalar read before a YAML error or a limit stopped it (past that
+    point an unterminated quote may hide a ``#``).
+    """
+
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    read_to: int = 0
+
+    def finish(self, text_length: int, complete: bool) -> None:
+        """Close the scan: the whole text is known when the parser reached the end of the stream."""
+        self.read_to = text_length if complete else (self.ends[-1] if self.ends else 0)
+
+
+_STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
+
+
+class _Rejected(Exception):
+    """Raised while composing or building when a limit is hit or a value cannot be read."""
+
+    def __init__(self, message: str, mark: yaml.Mark | None, code: str = "PL005") -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+        self.code = code
+
+
+@dataclass
+class _BuildBudget:
+    """Nodes built so far in one file, alias expansions included (shared by its documents)."""
+
+    visits: int = 0
+
+
+class _Builder:
+    """Builds plain data from a composed node graph, recording positions."""
+
+    def __init__(self, source: SourceFile, doc_index: int, limits: LoadLimits, budget: _BuildBudget) -> None:
+        self.source = source
+        self.doc_index = doc_index
+        self.limits = limits
+        self.positions = PositionIndex()
+        self.budget = budget
+        self.visits = 0
+        self.active: set[int] = set()
+        self.built: set[int] = set()  # nodes built once already (a second visit is through an alias)
+        self.spans: dict[tuple[int, str | None], Span] = {}
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.findings: list[Finding] = []
+
+    def build(self, node: yaml.Node, path: DocPath = (), via: str | None = None) -> Any:
+        """Plain data of ``node`` at ``path``; ``via`` says how a shared node was reached (alias, merge)."""
+        # The composer hands an alias the anchored node itself: a node met again is an alias.
+        if via is None and id(node) in self.built:
+            via = "alias"
+        self.built.add(id(node))
+        self.visits += 1
+        self.budget.visits += 1
+        if self.budget.visits > self.limits.max_nodes:
+            whole = "document" if self.visits > self.limits.max_nodes else "file"
+            raise _Rejected(
+                f"{whole} expands to more than {self.limits.max_nodes} nodes (alias expansion); refused",
+                node.start_mark,
+            )
+        if len(path) > self.limits.max_depth:
+            raise _Rejected(f"document nests deeper than {self.limits.max_depth} levels; refused", node.start_mark)
+        # One Span per node and provenance: an alias bomb revisits a few nodes up to max_nodes times.
+        span = self.spans.get((id(node), via))
+        if span is None:
+            mark, end = node.start_mark, node.end_mark
+            style = _STYLES.get(node.style, "plain") if isinstance(node, yaml.ScalarNode) else None
+            span = Span(mark.line + 1, mark.column + 1, end.line + 1, end.column + 1, mark.index, end.index, style, via)
+            self.spans[(id(node), via)] = span
+        self.positions.add_span(path, span)
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node)
+        if id(node) in self.active:
+            raise _Rejected("recursive alias: a node contains itself", node.start_mark)
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self.build(child, (*path, i), via) for i, child in enumerate(node.value)]
+            if isinstance(node, yaml.MappingNode):
+                return self._mapping(node, path, via)
+        finally:
+            self.active.discard(id(node))
+        raise _Rejected(f"unsupported YAML node {type(node).__name__}", node.start_mark)  # pragma: no cover
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag == _TIMESTAMP_TAG:
+            return node.value
+        if node.tag in _NUMBER_TAGS and len(node.value) > MAX_NUMBER_CHARS:
+            raise _Rejected(
+                f"number of {len(node.value)} characters is longer than the {MAX_NUMBER_CHARS}-character limit; refused",
+                node.start_mark,
+            )
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            raise _Rejected(f"cannot read value: {exc.problem}", node.start_mark) from None
+        except (ValueError, LookupError, TypeError, ArithmeticError):
+            # an explicit standard tag whose text is not of that type: !!float abc, !!bool maybe
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            shown = shown if shown.isprintable() else repr(shown)[1:-1]
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise _Rejected(
+                f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001"
+            ) from None
+
+    def _key(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.ScalarNode):
+            value = self._scalar(node)
+            return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+        raise _Rejected("mapping keys must be plain scalars", node.start_mark)
+
+    def _mapping(self, node: yaml.MappingNode, path: DocPath, via: str | None) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        explicit: dict[Any, yaml.Mark] = {}
+        merged: list[yaml.Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                if isinstance(value_node, yaml.SequenceNode):
+                    merged.extend(value_node.value)
+                else:
+                    merged.append(value_node)
+                continue
+            key = self._key(key_node)
+            km = key_node.start_mark
+            if key in explicit:
+                first = explicit[key]
+                self.findings.append(
+                    self.source.file_finding(
+                        "PL002",
+                        f"duplicate key '{key}' (first defined on line {first.line + 1}); YAML loaders silently keep"
+                        " the last value",
+                        line=km.line + 1,
+                        column=km.column + 1,
+                        hint="remove one of the two entries",
+                        doc_index=self.doc_index,
+                    )
+                )
+            else:
+                explicit[key] = km
+            child = (*path, key if isinstance(key, (str, int)) else str(key))
+            self.positions.add_key(child, km.line + 1, km.column + 1)
+            result[key] = self.build(value_node, child, via)
+        # Merge keys (<<) supply defaults; explicit keys win, earlier merges win.
+        for source in merged:
+            value = self.build(source, path, via or "merge")
+            if not isinstance(value, dict):
+                raise _Rejected("merge key '<<' needs a mapping or a list of mappings", source.start_mark)
+            for k, v in value.items():
+                result.setdefault(k, v)
+        return result
+
+
+#: The characters YAML allows in a stream (YAML 1.1, section 5.1), as PyYAML checks them.
+_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]")
+
+
+class _Composer:
+    """Composes node graphs from a parser's event stream, within the limits.
+
+    PyYAML's own composer recurses once per nesting level (a few thousand ``[``
+    exhaust the Python stack) and counts nothing, so a file under the size limit
+    with millions of nodes or tens of thousands of documents would be composed
+    in full - tens of seconds and gigabytes - before any limit applied. This
+    composer works with an explicit stack and charges every node and document
+    to the file's budget as its event arrives, so such a file is refused after
+    at most ``max_nodes`` nodes or ``max_documents`` documents of work.
+
+    It needs only ``check_event``/``peek_event``/``get_event`` and ``resolve``,
+    which both the pure-Python parser and libyaml's provide.
+    """
+
+    #: True for libyaml, which marks an empty value inside a flow collection one column
+    #: off PyYAML's mark; such a text is composed again by the pure-Python parser
+    _inexact_empty_in_flow = False
+    _limits: LoadLimits
+    _nodes: int
+    _documents: int
+    _anchors: dict[str, yaml.Node]
+    #: where the scalars are, recorded for the comment search (None: not wanted for this text)
+    scan: ScalarScan | None
+    #: the end of the stream was reached
+    ended: bool
+
+    def _start_budget(self, limits: LoadLimits) -> None:
+        self._limits = limits
+        self._nodes = 0
+        self._documents = 0
+        self._anchors = {}
+        self.scan = None
+        self.ended = False
+
+    def next_document(self) -> yaml.Node | None:
+        """The root node of the next document, or None at the end of the stream."""
+        if self.check_event(yaml.StreamStartEvent):  # type: ignore[attr-defined]
+            self.get_event()  # type: ignore[attr-defined]
+        if self.check_event(yaml.StreamEndEvent):  # type: ignore[attr-defined]
+            self.get_event()  # type: ignore[attr-defined]
+            self.ended = True
+            return None
+        start = self.get_event()  # type: ignore[attr-defined]  # DocumentStartEvent
+        self._documents += 1
+        if self._documents > self._limits.max_documents:
+            raise _Rejected(f"file holds more than {self._limits.max_documents} documents; refused", start.start_mark)
+        node = self._compose()
+        self.get_event()  # type: ignore[attr-defined]  # DocumentEndEvent
+        self._anchors = {}
+        return node
+
+    def _charge(self, event: yaml.Event, depth: int, is_key: bool) -> None:
+        if depth > self._limits.max_depth:
+            raise _Rejected(f"document nests deeper than {self._limits.max_depth} levels; refused", event.start_mark)
+        if not is_key:  # keys are bounded by the values they introduce
+            self._nodes += 1
+            if self._nodes > self._limits.max_nodes:
+                raise _Rejected(f"file holds more than {self._limits.max_nodes} YAML nodes; refused", event.start_mark)
+
+    def _anchor(self, anchor: str | None, node: yaml.Node, event: yaml.Event) -> None:
+        if anchor is None:
+            return
+        if anchor in self._anchors:
+            raise yaml.composer.ComposerError(
+                f"found duplicate anchor {anchor!r}; first occurrence",
+                self._anchors[anchor].start_mark,
+                "second occurrence",
+                event.start_mark,
+            )
+        self._anchors[anchor] = node
+
+    def _compose(self) -> yaml.Node:
+        # Open collections, each with the key node waiting for its value (mappings).
+        stack: list[list[Any]] = []
+        while True:
+            event = self.get_event()  # type: ignore[attr-defined]
+            node: yaml.Node
+            is_key = bool(stack) and isinstance(stack[-1][0], yaml.MappingNode) and stack[-1][1] is None
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                node = stack.pop()[0]
+                node.end_mark = event.end_mark
+            elif isinstance(event, yaml.AliasEvent):
+                self._charge(event, len(stack), is_key)
+                if event.anchor not in self._anchors:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"found undefined alias {event.anchor!r}", event.start_mark
+                    )
+                node = self._anchors[event.anchor]
+            elif isinstance(event, yaml.ScalarEvent):
+                self._charge(event, len(stack), is_key)
+                if self.scan is not None:
+                    self.scan.starts.append(event.start_mark.index)
+                    self.scan.ends.append(event.end_mark.index)
+                if (
+                    self._inexact_empty_in_flow
+                    and event.value == ""
+                    and event.style not in ("'", '"', "|", ">")
+                    and stack
+                    and stack[-1][0].flow_style
+                ):
+                    raise _Diverged  # libyaml places an empty value in [...] or {...} elsewhere than PyYAML
+                tag = event.tag
+                if tag == "!":  # the non-specific tag: PyYAML resolves it like a plain scalar, libyaml not quite
+                    tag = self.resolve(yaml.ScalarNode, event.value, (True, False))  # type: ignore[attr-defined]
+                elif tag is None:
+                    tag = self.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[attr-defined]
+                node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+                self._anchor(event.anchor, node, event)
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                self._charge(event, len(stack), is_key)
+                tag = event.tag
+                sequence = isinstance(event, yaml.SequenceStartEvent)
+                kind = yaml.SequenceNode if sequence else yaml.MappingNode
+                if tag is None or tag == "!":
+                    tag = self.resolve(kind, None, event.implicit)  # type: ignore[attr-defined]
+                node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                self._anchor(event.anchor, node, event)
+                stack.append([node, None])
+                continue
+            else:  # pragma: no cover - the parser emits only the events above inside a document
+                raise yaml.composer.ComposerError(None, None, f"unexpected {type(event).__name__}", event.start_mark)
+            if not stack:
+                return node
+            top = stack[-1]
+            if isinstance(top[0], yaml.SequenceNode):
+                top[0].value.append(node)
+            elif top[1] is None:
+                top[1] = node
+            else:
+                top[0].value.append((top[1], node))
+                top[1] = None
+
+
+# PyYAML ships no type hints, so mypy sees its classes as Any.
+_PYYAML_PARTS: tuple[Any, ...] = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.resolver.Resolver)
+
+
+class _Diverged(Exception):
+    """libyaml met a construct it reports differently from PyYAML; parse in pure Python."""
+
+
+class _PureLoader(*_PYYAML_PARTS, _Composer):  # type: ignore[misc]
+    """PyYAML's pure-Python reader, scanner and parser with the bounded composer."""
+
+    def __init__(self, stream: str, limits: LoadLimits) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self._start_budget(limits)
+
+
+try:  # libyaml's parser is about 15x faster; the pure-Python parser is the fallback
+    from yaml._yaml import CParser as _CParser
+
+    #: Parse with libyaml when it is installed (tests switch this off to prove the fallback).
+    LIBYAML = True
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    _CParser = None
+    LIBYAML = False
+
+
+if _CParser is not None:
+
+    class _CLoader(_CParser, yaml.resolver.Resolver, _Composer):  # type: ignore[misc]
+        """libyaml's parser (events only) with the same bounded composer and resolver."""
+
+        _inexact_empty_in_flow = True
+
+        def __init__(self, stream: str, limits: LoadLimits) -> None:
+            _CParser.__init__(self, stream)
+            yaml.resolver.Resolver.__init__(self)
+            self._start_budget(limits)
+
+
+def _loader(text: str, limits: LoadLimits) -> Any:
+    if LIBYAML and _CParser is not None:
+        return _CLoader(text, limits)
+    return _PureLoader(text, limits)
+
+
+def _non_printable(source: SourceFile) -> bool:
+    """Report the first character YAML forbids (NUL, other control characters); True if found."""
+    bad = _NON_PRINTABLE.search(source.text)
+    if bad is None:
+        return False
+    before = source.text[: bad.start()]
+    line = before.count("\n") + 1
+    column = bad.start() - (before.rfind("\n") + 1) + 1
+    char = bad.group()
+    source.findings.append(
+        source.file_finding(
+            "PL001",
+            f"YAML syntax error: non-printable character U+{ord(char):04X} is not allowed in YAML",
+            line,
+            column,
+            hint="remove the character, or write it as an escape (\"\\x00\") inside a double-quoted string",
+        )
+    )
+    return True
+
+
+def _diverges(text: str) -> bool:
+    """True for text on which libyaml and PyYAML are known to disagree; it is parsed in pure Python.
+
+    libyaml accepts some inputs PyYAML refuses (a tab after ``key:``) and
+    counts columns differently after a byte-order mark inside the text; both
+    were found by the differential fuzz target. The rare line breaks of YAML
+    1.1 (NEL, LS, PS) go the same way. An error from libyaml already falls back
+    to the pure parser; these are the cases where libyaml would succeed instead.
+    """
+    return any(c in text for c in _DIVERGING) or _DIVERGING_TAG.search(text) is not None
+
+
+_DIVERGING = ("\t", "\ufeff", "\x85", "\u2028", "\u2029")
+#: A tag handle (``!name!``) whose name is not made of word characters: PyYAML stops
+#: with a scanner error, libyaml accepts it. Only tried at a ``!``, and each try ends
+#: at the next space or ``!``, so the search stays linear.
+_DIVERGING_TAG = re.compile(r"![^\s!]*[^0-9A-Za-z_\s!-][^\s!]*!")
+
+
+def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
+    """Parse ``source.text`` into documents and findings (in place).
+
+    The node, document and depth limits apply while the text is composed; the
+    alias-expansion limit while the data is built. With libyaml the events come
+    from C; when the text has a YAML error it is parsed again in pure Python, so
+    that the message and its position are the same with and without libyaml.
+    Never raises for bad content.
+    """
+    wanted = NEEDLE in source.text  # the comment search needs the scalars' spans
+    if _non_printable(source):
+        if wanted:
+            source.scalars = ScalarScan()
+        return
+    # libyaml ends an unterminated last line with a virtual line break, PyYAML does
+    # not: give both the same text, so that end-of-stream marks agree
+    text = source.text if source.text.endswith("\n") else source.text + "\n"
+    if LIBYAML and _CParser is not None and not _diverges(text):
+        documents, findings = len(source.documents), len(source.findings)
+        try:
+            if _parse(source, _CLoader(text, limits), limits, wanted):
+                source.findings.extend(stray_documents(source))
+                return
+        except _Diverged:
+            pass
+        del source.documents[documents:]
+        del source.findings[findings:]
+    _parse(source, _PureLoader(text, limits), limits, wanted)
+    source.findings.extend(stray_documents(source))
+
+
+def scan_scalars(text: str) -> ScalarScan:
+    """The scalars of a text the loader did not parse in this run (a document-cache hit).
+
+    One event pass, without composing or building. The parser is chosen as
+    :func:`parse_text` chooses it (libyaml unless the text is one it reads
+    differently, the pure-Python parser after a libyaml error), so the spans
+    are the ones a parse would have recorded; the events read are bounded like
+    the composer's nodes.
+    """
+    length = len(text)
+    if not text.endswith("\n"):
+        text += "\n"
+    parsers: list[Any] = []
+    if LIBYAML and _CParser is not None and not _diverges(text):
+        parsers.append(_CParser)
+    parsers.append(_EventParser)
+    scan = ScalarScan()
+    for make in parsers:
+        scan = ScalarScan()
+        try:
+            parser = make(text)
+        except yaml.YAMLError:  # the pure-Python reader refuses some characters before any event
+            scan.finish(length, False)
+            continue
+        complete = False
+        try:
+            for _ in range(4 * MAX_NODES + 2 * MAX_DOCUMENTS + 2):
+                event = parser.get_event()
+                if isinstance(event, yaml.ScalarEvent):
+                    scan.starts.append(event.start_mark.index)
+                    scan.ends.append(event.end_mark.index)
+                elif isinstance(event, yaml.StreamEndEvent):
+                    complete = True
+                    break
+        except yaml.YAMLError:
+            pass
+        finally:
+            parser.dispose()
+        scan.finish(length, complete)
+        if complete:
+            break
+    return scan
+
+
+class _EventParser(*_PYYAML_PARTS[:3]):  # type: ignore[misc]
+    """PyYAML's pure-Python reader, scanner and parser: events only."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+def _parse(source: SourceFile, loader: Any, limits: LoadLimits, scan: bool = False) -> bool:
+    """Compose and build every document; False when the text is not valid YAML.
+
+    With ``scan``, the scalars' spans are kept in ``source.scalars`` for the comment search.
+    """
+    budget = _BuildBudget()
+    if scan:
+        loader.scan = ScalarScan()
+    index = 0
+    valid = True
+    try:
+        while True:
+            node = loader.next_document()
+            if node is None:
+                break
+            _add_document(source, node, index, limits, budget)
+            index += 1
+    except _Rejected as exc:
+        line, col = (exc.mark.line + 1, exc.mark.column + 1) if exc.mark else (1, 1)
+        source.findings.append(source.file_finding(exc.code, exc.message, line, col, doc_index=index))
+    except yaml.MarkedYAMLError as exc:
+        valid = False
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or exc.context or "invalid YAML"
+        source.findings.append(
+            source.file_finding("PL001", f"YAML syntax error: {problem}", line, col, doc_index=index)
+        )
+    except yaml.YAMLError as exc:
+        valid = False
+        message = " ".join(str(exc).split())
+        source.findings.append(source.file_finding("PL001", f"YAML error: {message}", doc_index=index))
+    finally:
+        loader.dispose()
+        if loader.scan is not None:
+            loader.scan.finish(len(source.text), loader.ended)
+            source.scalars = loader.scan
+    if not source.documents and not source.findings:
+        source.findings.append(
+            source.file_finding("PL004", "file contains no YAML document", hint="delete the file")
+        )
+    return valid
+
+
+def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadLimits, budget: _BuildBudget) -> None:
+    builder = _Builder(source, index, limits, budget)
+    mark = node.start_mark
+    try:
+        data = builder.build(node)
+    except _Rejected as exc:
+        m = exc.mark or mark
+        source.findings.append(
+            source.file_finding(exc.code, exc.message, m.line + 1, m.column + 1, doc_index=index)
+        )
+        return
+    source.findings.extend(builder.findings)
+    doc = Document(source=source, index=index, data=data, positions=builder.positions)
+    if data is None:
+        source.findings.append(
+            source.file_finding(
+                "PL004", "document is empty", mark.line + 1, mark.column + 1, doc_index=index
+            )
+        )
+        return
+    source.documents.append(doc)
+    miss = api_version_near_miss(doc)
+    if miss is not None:
+        source.findings.append(miss)
+    listed = _listed_documents(doc)
+    if listed is not None:
+        source.findings.append(listed)

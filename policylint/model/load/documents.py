@@ -1,0 +1,274 @@
+"""The parsed forms of a file: :class:`SourceFile` and its :class:`Document` objects.
+
+Also the checks made on each document as soon as it is built: a near miss of
+policylint's ``apiVersion`` (PL007), a list of policylint documents (PL006), and
+whether a document belongs to a scheduler (Kueue, Volcano); and
+:class:`Definitions`, which gives each defined object one identity (PL021).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from policylint import API_VERSION
+from policylint.finding import Finding, Severity, Subject
+from policylint.model.load.positions import DocPath, PositionIndex, pointer
+
+if TYPE_CHECKING:
+    from policylint.model.load.compose import ScalarScan
+
+@dataclass
+class Document:
+    """One YAML document of a source file, parsed to plain data."""
+
+    source: SourceFile
+    index: int
+    data: Any
+    positions: PositionIndex
+
+    @property
+    def file(self) -> str:
+        return self.source.display
+
+    @property
+    def kind(self) -> str | None:
+        k = self.data.get("kind") if isinstance(self.data, dict) else None
+        return k if isinstance(k, str) else None
+
+    @property
+    def api_version(self) -> str | None:
+        v = self.data.get("apiVersion") if isinstance(self.data, dict) else None
+        return v if isinstance(v, str) else None
+
+    @property
+    def name(self) -> str | None:
+        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
+        n = meta.get("name") if isinstance(meta, dict) else None
+        return n if isinstance(n, str) else None
+
+    @property
+    def is_policylint(self) -> bool:
+        return self.api_version == API_VERSION
+
+    def locate(self, path: Iterable[str | int]) -> tuple[int, int]:
+        return self.positions.locate(path)
+
+    def finding(
+        self,
+        code: str,
+        message: str,
+        path: Iterable[str | int] = (),
+        *,
+        rule: tuple[str, Severity] | None = None,
+        hint: str = "",
+        subject: str = "",
+        target: Subject | None = None,
+        figures: tuple[float, float] | None = None,
+    ) -> Finding:
+        """A finding located at ``path`` inside this document.
+
+        The steps' built-in checks give the code only: the rule's name and
+        severity come from the rule catalogue (the rule files). The evaluator
+        gives ``rule`` - the (name, severity) of the rule it loaded, which may
+        be a team's own rule the catalogue does not hold.
+        """
+        from policylint.engine.ruleset import builtin
+
+        p = tuple(path)
+        line, col = self.positions.locate(p)
+        rule_name, default = builtin(code) if rule is None else rule
+        return Finding(
+            file=self.file,
+            line=line,
+            column=col,
+            code=code,
+            name=rule_name,
+            severity=default,
+            message=message,
+            hint=hint,
+            doc_index=self.index,
+            doc_path=pointer(p),
+            subject=subject,
+            target=target,
+            figures=figures,
+        )
+
+
+@dataclass
+class SourceFile:
+    """A file read from disk: its text, its documents and its load findings."""
+
+    path: Path
+    display: str
+    text: str = ""
+    documents: list[Document] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    #: refused unread (not a regular file, or over the size limit): nobody can tell
+    #: whether it holds policylint documents, so it is reported even when walked
+    refused: bool = False
+    #: every policylint document already passed schema validation (a document-cache hit)
+    validated: bool = False
+    #: the document-cache key of this file's bytes, when a cache is in use and it missed
+    cache_key: str | None = None
+    #: where the scalars are, for finding comments: recorded by the parse when the text holds
+    #: a suppression marker, else found when first asked for (see :mod:`policylint.model.load.comments`)
+    scalars: ScalarScan | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def file_finding(
+        self, code: str, message: str, line: int = 1, column: int = 1, hint: str = "", doc_index: int = 0
+    ) -> Finding:
+        """A built-in finding at a line of this file; its name and severity come from the rule catalogue."""
+        from policylint.engine.ruleset import builtin
+
+        rule_name, severity = builtin(code)
+        return Finding(
+            file=self.display,
+            line=line,
+            column=column,
+            code=code,
+            name=rule_name,
+            severity=severity,
+            message=message,
+            hint=hint,
+            doc_index=doc_index,
+        )
+
+
+class Definitions:
+    """One identity per defined object, whatever file or scheduler it comes from.
+
+    The first document that defines a (kind, name) holds it; a later one is a
+    PL021 finding at its ``metadata.name`` that points at the first, and is not
+    read (so a reference binds to the first, and the finding says so). Kinds are
+    told apart by API group too: a policylint ``Cluster``, a Kueue
+    ``ClusterQueue`` and a Volcano ``Queue`` never collide with one another.
+    """
+
+    def __init__(self, findings: list[Finding]) -> None:
+        self._first: dict[tuple[str, str, str], Document] = {}
+        self._findings = findings
+
+    def claim(self, kind: str, name: str, doc: Document) -> bool:
+        """True when ``doc`` is the first definition of ``kind`` ``name``; else a PL021 finding and False."""
+        key = ((doc.api_version or "").split("/", 1)[0], kind, name)
+        first = self._first.get(key)
+        if first is not None:
+            line, _ = first.locate(("metadata", "name"))
+            self._findings.append(
+                doc.finding(
+                    "PL021",
+                    f"{kind} '{name}' is already defined at {first.file}:{line}",
+                    ("metadata", "name"),
+                    hint=f"give each {kind} a unique metadata.name",
+                )
+            )
+            return False
+        self._first[key] = doc
+        return True
+
+
+def _listed_documents(doc: Document) -> Finding | None:
+    """PL006 for a document that is a list of policylint documents instead of one.
+
+    Such a file holds nothing policylint can read, so without this it would be
+    skipped like unrelated YAML (or refused as holding no documents when named),
+    and every rule that should judge its items would stay silent.
+    """
+    if not isinstance(doc.data, list):
+        return None
+    for i, item in enumerate(doc.data):
+        if isinstance(item, dict) and isinstance(item.get("apiVersion"), str) and item["apiVersion"] == API_VERSION:
+            return doc.finding(
+                "PL006",
+                "a policylint document must be a mapping, got a list of documents",
+                (i,),
+                hint="write each item as a document of its own, separated by '---'",
+            )
+    return None
+
+
+def stray_documents(source: SourceFile) -> list[Finding]:
+    """PL006 for each document that is not a mapping in a file holding policylint documents.
+
+    A scalar or a list between ``---`` separators of a policylint file (a line that
+    lost its indentation, a stray value) is part of that file, not unrelated YAML:
+    it is reported rather than skipped. Files with no policylint document keep
+    their other documents to themselves.
+    """
+    if not any(d.is_policylint for d in source.documents):
+        return []
+    flagged = {f.doc_index for f in source.findings if f.code == "PL006"}
+    return [
+        doc.finding(
+            "PL006",
+            f"a policylint document must be a mapping, got {type(doc.data).__name__}",
+            hint="indent it under the document it belongs to, or remove it",
+        )
+        for doc in source.documents
+        if not isinstance(doc.data, dict) and doc.index not in flagged
+    ]
+
+
+#: The kinds policylint reads, and spec fields no other kind of document uses.
+_OUR_KINDS = {"workload", "cluster", "proposal"}
+_OUR_SPEC_FIELDS = {"gpusPerReplica", "perGpuConcurrency", "coldStartSeconds"}
+_API_KEY_SPELLING = re.compile(r"[-_\s]")
+
+
+def _looks_like_our_spec(spec: Any) -> bool:
+    if not isinstance(spec, dict):
+        return False
+    if _OUR_SPEC_FIELDS & {k for k in spec if isinstance(k, str)}:
+        return True
+    pools = spec.get("pools")
+    if isinstance(pools, list) and any(isinstance(p, dict) and "reservedGpus" in p for p in pools):
+        return True
+    return "requests" in spec and "justification" in spec
+
+
+def api_version_near_miss(doc: Document) -> Finding | None:
+    """A finding when ``doc`` looks like a policylint document but will not be read as one.
+
+    ``policylint/v2``, ``policylint.dev/v1``, an ``apiversion`` key, or no
+    apiVersion at all on a document with our kinds or fields: without this the
+    document would be skipped like any unrelated YAML, and every rule that
+    should judge it would stay silent.
+    """
+    data = doc.data
+    if not isinstance(data, dict) or doc.is_policylint or is_scheduler_doc(doc):
+        return None
+    hint = f"start the document with apiVersion: {API_VERSION}"
+
+    def finding(message: str, path: DocPath) -> Finding:
+        return doc.finding("PL007", message, path, hint=hint)
+
+    for key in data:
+        if isinstance(key, str) and key != "apiVersion" and _API_KEY_SPELLING.sub("", key).lower() == "apiversion":
+            return finding(f"key '{key}' is not 'apiVersion' (keys are case-sensitive), so the document is not read", (key,))
+    api = data.get("apiVersion")
+    if isinstance(api, str):
+        if "policylint" in _API_KEY_SPELLING.sub("", api).lower():
+            return finding(f"apiVersion '{api}' is not {API_VERSION}, so the document is not read", ("apiVersion",))
+        return None
+    kind = data.get("kind")
+    ours = isinstance(kind, str) and kind.lower() in _OUR_KINDS
+    if ours or (kind is None and _looks_like_our_spec(data.get("spec"))):
+        what = f"a {kind}" if ours else "a document with policylint fields"
+        if "apiVersion" in data:
+            return finding(f"{what} with apiVersion {api!r} is not read; policylint reads {API_VERSION}", ("apiVersion",))
+        return finding(f"{what} without apiVersion is not read; policylint reads {API_VERSION}", ())
+    return None
+
+
+def is_scheduler_doc(doc: Document) -> bool:
+    """True for Kueue and Volcano documents, which the scheduler adapters read."""
+    api = doc.api_version or ""
+    return api.startswith(("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh/"))

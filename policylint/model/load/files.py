@@ -1,0 +1,236 @@
+"""Finding YAML files, reading them safely, and telling which ones hold something policylint reads."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from policylint.errors import PolicylintError
+from policylint.model.load.compose import LoadLimits, parse_text
+from policylint.model.load.documents import SourceFile, is_scheduler_doc
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _decode(raw: bytes, source: SourceFile) -> str | None:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        source.findings.append(
+            source.file_finding(
+                "PL003",
+                f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                line=line,
+                column=column,
+                hint="save the file as UTF-8",
+            )
+        )
+        return None
+
+
+def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache_dir: Path | None = None) -> SourceFile:
+    """Read and parse one file. Never raises for bad content.
+
+    With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
+    comes from the document cache (see :mod:`policylint.cache`); on a miss the key
+    is left on the source so that the caller can store it once validated.
+    """
+    from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
+
+    source = SourceFile(path=path, display=display)
+    try:
+        raw = read_bytes(path, limit=limits.max_file_bytes)
+    except RefusedFile as exc:
+        source.refused = True
+        source.findings.append(source.file_finding("PL005", exc.message))
+        return source
+    except UnreadableFile as exc:
+        source.findings.append(source.file_finding("PL003", exc.message))
+        return source
+    if cache_dir is not None:
+        from policylint import cache
+
+        key = cache.document_key(raw, limits)
+        hit: SourceFile | None = cache.load_source(cache_dir, key, path, display)
+        if hit is not None:
+            return hit
+        source.cache_key = key
+    text = _decode(raw, source)
+    if text is None:
+        # Kept for display and for telling a walked file of ours from unrelated YAML
+        # (looks_relevant): the undecodable bytes show as U+FFFD; nothing is parsed.
+        source.text = raw.decode("utf-8", errors="replace")
+        return source
+    source.text = text
+    if not text.strip():
+        source.findings.append(
+            source.file_finding("PL004", "file is empty", hint="delete the file or add a document")
+        )
+        return source
+    parse_text(source, limits)
+    return source
+
+
+class RealPaths:
+    """``os.path.realpath`` with each folder resolved once.
+
+    ``realpath`` makes one ``lstat`` per path component, and a run asks for the
+    real path of thousands of files in a few folders. The real path of a file
+    that is not itself a symlink is its folder's real path joined with its name,
+    so a folder is resolved once, and each file costs one ``lstat`` (to see
+    whether it is a link, which is resolved in full). Results equal
+    ``os.path.realpath``'s, errors included. Folders and files are remembered for
+    the life of the object: make one per run, not one per process.
+    """
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+        self._files: dict[str, str] = {}
+
+    def __call__(self, path: str | os.PathLike[str]) -> str:
+        text = os.fspath(path)
+        known = self._files.get(text)
+        if known is None:
+            known = self._files[text] = self._resolve(text)
+        return known
+
+    def _resolve(self, text: str) -> str:
+        head, tail = os.path.split(text)
+        if not tail or tail in (os.curdir, os.pardir):
+            return os.path.realpath(text)
+        try:
+            if stat.S_ISLNK(os.lstat(text).st_mode):
+                return os.path.realpath(text)
+        except OSError:
+            pass  # missing, or below a non-folder: realpath keeps the name as written
+        except ValueError:
+            return os.path.realpath(text)  # a NUL character: raises as realpath does
+        folder = self._folders.get(head)
+        if folder is None:
+            folder = self._folders[head] = os.path.realpath(head or os.curdir)
+        return os.path.join(folder, tail)
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether the absolute, normalised ``path`` is ``folder`` or lies below it (compared as text)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = None) -> str:
+    """Path as shown to the user: relative to the working directory when below it."""
+    try:
+        if real is None:
+            return path.resolve().relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
+        # the same answer from strings: real paths are absolute and normalised
+        resolved, folder = real(path), str(_resolved(str(cwd or Path.cwd())))
+    except ValueError:
+        return path.as_posix()
+    if resolved == folder:
+        return "."
+    if within(resolved, folder):
+        return resolved[len(folder.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+    return path.as_posix()
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(folder: str) -> Path:
+    """A folder's real path, resolved once per run and folder (a run displays thousands of paths)."""
+    return Path(folder).resolve()
+
+
+def discover(
+    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, real: RealPaths | None = None
+) -> Iterator[tuple[Path, bool]]:
+    """Yield ``(file, explicit)`` for YAML files under ``paths``, sorted.
+
+    ``explicit`` is True for files named on the command line: those are always
+    reported on, while files found by walking a folder are skipped silently when
+    they hold nothing policylint reads. Hidden folders (``.git``) are skipped.
+    A missing path is a usage error.
+    """
+    patterns = list(exclude)
+    resolve = real or RealPaths()
+    seen: set[Path] = set()
+    real_root = root.resolve() if root is not None and patterns else None
+    for given in paths:
+        if not given.exists() and not given.is_symlink():
+            raise PolicylintError(f"path does not exist: {given}")
+        if not given.is_dir():  # a file, or something that is not a folder (refused when read)
+            if given.resolve() not in seen:
+                seen.add(given.resolve())
+                yield given, True
+            continue
+        found: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(given):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+            for name in filenames:
+                if name.endswith(YAML_SUFFIXES):
+                    found.append(Path(dirpath, name))
+        for f in sorted(found, key=lambda f: f.parts):  # Path order, without a Path comparison per step
+            real_path = Path(resolve(f))
+            if patterns:
+                rel = _relative_for_glob(f, real_path, real_root)
+                if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
+                    continue
+            if real_path not in seen:
+                seen.add(real_path)
+                yield f, False
+
+
+def _relative_for_glob(path: Path, real: Path, real_root: Path | None) -> str:
+    if real_root is not None:
+        try:
+            return real.relative_to(real_root).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def looks_relevant(source: SourceFile) -> bool:
+    """True when a walked file holds (or tries to hold) a policylint document.
+
+    A file found by walking a folder is only reported on when one of its
+    documents declares a known apiVersion or nearly ours (PL007) or is a list of
+    policylint documents (PL006), when it was
+    refused unread (too large, not a regular file: it may well be ours), or - for
+    files that did not parse - when its text mentions ``policylint/`` at all, so
+    that a syntax error in a policylint file is never hidden while unrelated
+    YAML stays silent.
+    """
+    if source.refused or any(f.code in ("PL006", "PL007") for f in source.findings):
+        return True
+    if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
+        return True
+    if not source.documents and source.findings:
+        return "policylint/" in source.text
+    return False
+
+
+def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
+    """Parse a configuration or rule file with the same safety limits as documents.
+
+    Returns the data of its single document (None for an empty file). Any problem
+    - syntax, duplicate key, alias bomb, several documents - is a
+    :class:`PolicylintError` naming the file and the position.
+    """
+    source = load_file(path, str(path), limits)
+    problems = [f for f in source.findings if f.code != "PL004"]
+    if problems and not source.text:  # refused or unreadable before any YAML was seen
+        raise PolicylintError(problems[0].message, source=str(path))
+    if problems:
+        first = min(problems, key=lambda f: (f.line, f.column))
+        message = first.message.removeprefix("YAML syntax error: ")
+        raise PolicylintError(f"invalid YAML at line {first.line}, column {first.column}: {message}", source=str(path))
+    if len(source.documents) > 1:
+        second = source.documents[1]
+        line, _ = second.positions.locate(())
+        raise PolicylintError(f"expected one YAML document, found another at line {line}", source=str(path))
+    return source.documents[0].data if source.documents else None

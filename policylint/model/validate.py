@@ -1,0 +1,107 @@
+"""Step 2: validate each document against the JSON Schema of its kind.
+
+Validator errors carry a JSON path (``spec/pools/0/reservedGpus``); they are
+turned into findings at the nearest position the loader recorded for that path,
+so a schema violation is reported at its line and column like any other problem.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from policylint.finding import Finding
+from policylint.model.load import Document
+from policylint.resources import load_schema
+
+DOCUMENT_KINDS = ("Workload", "Cluster", "Proposal")
+
+
+@functools.cache
+def _validator(kind: str) -> Any:
+    import jsonschema
+
+    schema = load_schema(kind)
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def _unknown_keys(error: Any) -> list[Any]:
+    """Keys an additionalProperties error is about, sorted.
+
+    Sorted as text: YAML allows ``1: x`` next to ``foo: y``, and int and str do
+    not compare.
+    """
+    return sorted(set(error.instance) - set(error.schema.get("properties", {})), key=str)
+
+
+def _describe(error: Any) -> str:
+    """A short, user-facing description of one validation error."""
+    where = "/".join(str(p) for p in error.absolute_path)
+    validator = error.validator
+    if validator == "additionalProperties":
+        extra = _unknown_keys(error)
+        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        names = ", ".join(repr(e) for e in extra)
+        return f"unknown field {names}" + (f" in '{where}'" if where else "") + f" (allowed: {allowed})"
+    if validator == "required":
+        return str(error.message).replace("is a required property", "is required") + (f" in '{where}'" if where else "")
+    if validator in ("enum", "const"):
+        options = error.validator_value if validator == "enum" else [error.validator_value]
+        return f"'{where}' must be one of: {', '.join(str(o) for o in options)} (got {error.instance!r})"
+    message = error_message(error)
+    return f"'{where}': {message}" if where else message
+
+
+def error_message(error: Any) -> str:
+    """jsonschema's message for one error, without the schemas' line-break guard.
+
+    Every name pattern ends in ``$(?!\n)`` so that a trailing line break cannot pass
+    (Python's ``$`` matches before one); the guard is not part of what a name must look like.
+    """
+    if error.validator == "pattern" and isinstance(error.validator_value, str):
+        shown = error.validator_value.removesuffix("(?!\\n)")
+        return f"{error.instance!r} does not match {shown!r}"
+    return str(error.message)
+
+
+def _error_path(error: Any) -> tuple[str | int, ...]:
+    path = tuple(error.absolute_path)
+    if error.validator == "additionalProperties":
+        extra = _unknown_keys(error)
+        if extra:
+            return (*path, extra[0])
+    return path
+
+
+def validate_document(doc: Document) -> list[Finding]:
+    """Schema findings for one policylint document (empty when valid)."""
+    kind = doc.kind
+    if not isinstance(doc.data, dict):
+        return [
+            doc.finding(
+                "PL006",
+                f"a policylint document must be a mapping, got {type(doc.data).__name__}",
+            )
+        ]
+    if kind not in DOCUMENT_KINDS:
+        return [
+            doc.finding(
+                "PL011",
+                f"unknown kind {doc.data.get('kind')!r} for apiVersion {doc.api_version} (expected one of: {', '.join(DOCUMENT_KINDS)})",
+                ("kind",),
+            )
+        ]
+    validator = _validator(kind)
+    findings = []
+    for error in validator.iter_errors(doc.data):
+        path = _error_path(error)
+        findings.append(
+            doc.finding(
+                "PL010",
+                f"{kind}: {_describe(error)}",
+                path,
+                hint=f"see `policylint schema {kind.lower()}` for the allowed fields",
+            )
+        )
+    return findings
