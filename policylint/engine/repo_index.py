@@ -670,8 +670,11 @@ def indexed_run(
     recorder = Recorder(index, now, set())
     prepared = None
     if only is not None and options.change is None and not options.all_views:
-        prepared = prepare(model, only, now, index, limits=options.trace_limits, cache_dir=options.cache_dir,
-                           jobs=options.jobs)
+        try:
+            prepared = prepare(model, only, now, index, limits=options.trace_limits, cache_dir=options.cache_dir,
+                               jobs=options.jobs)
+        except Exception:  # noqa: BLE001 - an index that cannot be used is no index: today's path
+            prepared = None
         if prepared is not None:
             recorder.skip_files.update(f.file for f in prepared.findings)
     return index, prepared, recorder
