@@ -236,6 +236,7 @@ def test_rebuilt_views_equal_measured_views_on_the_examples(tmp_path: Path, monk
 
     monkeypatch.setattr(repo_index, "RACY_SECONDS", 0.0)
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "cache"))
+    before = repo_index.STATS["indexed"]
     for name in ("good", "bad"):
         root = tmp_path / name
         shutil.copytree(EXAMPLES / name, root)
@@ -246,3 +247,4 @@ def test_rebuilt_views_equal_measured_views_on_the_examples(tmp_path: Path, monk
             warm = run_cli(["check", "--changed-files", rel, "--format", "json", *WHEN], cwd=root)
             cold = run_cli(["check", "--changed-files", rel, "--format", "json", "--no-cache", *WHEN], cwd=root)
             assert warm == cold, rel
+    assert repo_index.STATS["indexed"] > before  # the examples' pools were taken from the index
