@@ -3,8 +3,11 @@
 Rule files are YAML validated against ``schemas/rule.schema.json``; then every
 rule's condition is checked: facts named in ``needs``/``when``/``require``/
 ``at`` and in message placeholders must exist for the rule's subject, cerberus
-must accept the schemas, ``check`` must name a registered function, parameter
-defaults must fit their declared type. Any problem stops the run with one
+must accept the schemas, ``check`` must name a registered function (whose
+message variables the bundled rules declare under ``provides:``), a ``fix`` must
+be the bundled rule's own, parameter defaults must fit their declared type.
+What the bundled files declare is read by :mod:`policylint.catalogue`, which
+the steps below the engine use too. Any problem stops the run with one
 message naming the file and the rule key (exit 2).
 """
 
