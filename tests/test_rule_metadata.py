@@ -101,7 +101,7 @@ def test_provides_needs_a_check(tmp_path: Path) -> None:
     text = (folder / "mine.yaml").read_text(encoding="utf-8").replace("    check: declared_bands_drift\n", "")
     (folder / "mine.yaml").write_text(text, encoding="utf-8")
     code, _, err = run_cli(["rules", "--rule-dir", str(folder)])
-    assert code == 2 and "rules[XY108]" in err
+    assert code == 2 and "rules[XY108]" in err and "'check' is a dependency of 'provides'" in err
 
 
 def test_the_steps_below_the_engine_read_rule_metadata_without_the_engine() -> None:
