@@ -28,7 +28,7 @@ from policylint.schedulers import POOL_FACTS as SCHEDULER_POOL_FACTS
 
 if TYPE_CHECKING:
     from policylint.finding import Subject
-    from policylint.measure import PoolFacts, WorkloadFacts
+    from policylint.measure.facts import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
     from policylint.engine.scope import Needed
 

@@ -42,7 +42,7 @@ from policylint.report.html_parts import num as _num
 if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.engine.linter import LintResult
-    from policylint.measure import PoolFacts
+    from policylint.measure.facts import PoolFacts
     from policylint.report.change import StateChange
     from policylint.report.plan_section import PlanOutcome
     from policylint.engine.views import View

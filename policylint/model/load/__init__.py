@@ -5,8 +5,9 @@ The step is split along its seams:
 
 * :mod:`~policylint.model.load.files` - discovery of YAML files, safe reading and
   decoding, and whether a walked file holds anything policylint reads;
-* :mod:`~policylint.model.load.compose` - the safety limits and the YAML composer and
-  builder (libyaml or pure Python, with the same results);
+* :mod:`~policylint.model.load.limits` - the safety limits (:class:`LoadLimits`);
+* :mod:`~policylint.model.load.compose` - the YAML composer and builder (libyaml or
+  pure Python, with the same results);
 * :mod:`~policylint.model.load.documents` - :class:`SourceFile` and :class:`Document`,
   and the checks made on a document as soon as it is built;
 * :mod:`~policylint.model.load.positions` - document paths and the position index;
@@ -20,19 +21,12 @@ where the parser looks it up.
 
 from policylint import API_VERSION
 from policylint.model.load.comments import Comment, source_comments
-from policylint.model.load.compose import (
-    MAX_DEPTH,
-    MAX_DOCUMENTS,
-    MAX_FILE_BYTES,
-    MAX_NODES,
-    MAX_NUMBER_CHARS,
-    LoadLimits,
-    parse_text,
-)
+from policylint.model.load.compose import MAX_NUMBER_CHARS, parse_text
 from policylint.model.load.documents import Definitions, Document, SourceFile, api_version_near_miss, is_scheduler_doc
 from policylint.model.load.files import (
     YAML_SUFFIXES,
     RealPaths,
+    cache_source,
     discover,
     display_path,
     load_file,
@@ -40,6 +34,7 @@ from policylint.model.load.files import (
     read_settings_yaml,
     within,
 )
+from policylint.model.load.limits import MAX_DEPTH, MAX_DOCUMENTS, MAX_FILE_BYTES, MAX_NODES, LoadLimits
 from policylint.model.load.positions import DocPath, PositionIndex, Span, parse_pointer, pointer
 
 __all__ = [
@@ -60,6 +55,7 @@ __all__ = [
     "SourceFile",
     "Span",
     "api_version_near_miss",
+    "cache_source",
     "discover",
     "display_path",
     "is_scheduler_doc",

@@ -27,13 +27,9 @@ import yaml
 
 from policylint.finding import Finding
 from policylint.model.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss, stray_documents
+from policylint.model.load.limits import MAX_DOCUMENTS, MAX_NODES, LoadLimits
 from policylint.model.load.positions import DocPath, PositionIndex, Span
 
-#: Defaults for the safety limits; all can be changed through :class:`LoadLimits`.
-MAX_FILE_BYTES = 5 * 1024 * 1024
-MAX_NODES = 100_000
-MAX_DEPTH = 100
-MAX_DOCUMENTS = 1_000
 #: Longest number read (Python's own guard against quadratic int conversion is 4,300
 #: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
 MAX_NUMBER_CHARS = 4_300
@@ -41,16 +37,6 @@ MAX_NUMBER_CHARS = 4_300
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
-
-
-@dataclass(frozen=True)
-class LoadLimits:
-    """Bounds that keep a hostile or accidental file from exhausting the run."""
-
-    max_file_bytes: int = MAX_FILE_BYTES
-    max_nodes: int = MAX_NODES  # per file: composed nodes, and nodes built after alias expansion
-    max_depth: int = MAX_DEPTH
-    max_documents: int = MAX_DOCUMENTS  # per file
 
 
 #: The text for which a parse records where the scalars are (every suppression comment holds it).
