@@ -46,7 +46,7 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
 
     With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
     comes from the document cache (see :mod:`policylint.cache.documents`); on a miss the key
-    is left on the source so that the caller can store it once validated.
+    is left on the source so that the caller can store it once validated (:func:`cache_source`).
     """
     from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
 
