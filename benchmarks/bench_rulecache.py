@@ -7,7 +7,7 @@ Not a test. Run from the repository root::
 Times (CPU), in fresh processes, what a ``check`` run spends on its rules: loading,
 schema-checking and configuring the bundled rule files (``load_rules`` +
 ``configure_rules``), against reading the same rule set back from the cache
-(:func:`policylint.cache.load_rules_cached` with a warm entry). Both include
+(:func:`policylint.engine.ruleset.load_rules_cached` with a warm entry). Both include
 compiling every rule condition once, as evaluation does. Prints medians and the
 ratio.
 """
@@ -24,11 +24,11 @@ _CHILD = r"""
 import sys, time
 from pathlib import Path
 start = time.process_time()
-from policylint import cache
 from policylint.engine.evaluate import compile_schema
+from policylint.engine.ruleset import load_rules_cached
 from policylint.resources import rules_dir
 folder = None if sys.argv[1] == "none" else Path(sys.argv[1])
-ruleset = cache.load_rules_cached([rules_dir()], {}, "bench", folder)
+ruleset = load_rules_cached([rules_dir()], {}, "bench", folder)
 for code, rule in ruleset.rules.items():
     for schema in (rule.when, rule.require):
         if schema and not rule.builtin:

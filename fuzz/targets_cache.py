@@ -44,7 +44,8 @@ def _setup() -> dict[str, Any]:
     """A copy of examples/good, its --no-cache output, and a warm cache folder for it (once per process)."""
     if _STATE:
         return _STATE
-    from policylint import cache
+    from policylint.cache import digests as digest_cache
+    from policylint.cache import store
 
     repo = _workdir() / "cache-repo"
     folder = _workdir() / "cache-folder"
@@ -55,7 +56,7 @@ def _setup() -> dict[str, Any]:
     copied = time.monotonic()
     expected = _cli([*ARGS, "--no-cache"], cwd=repo)
     # trace digests are recorded only for files last changed a while before hashing
-    time.sleep(max(0.0, cache._RACY_SECONDS + 0.2 - (time.monotonic() - copied)))
+    time.sleep(max(0.0, digest_cache._RACY_SECONDS + 0.2 - (time.monotonic() - copied)))
     with _cache_env(folder):
         cold = _cli(ARGS, cwd=repo)
     if cold != expected:
@@ -63,7 +64,7 @@ def _setup() -> dict[str, Any]:
     entries = {
         path.relative_to(folder).as_posix(): path.read_bytes()
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and path.name != cache.SECRET_FILE
+        if path.is_file() and path.name != store.SECRET_FILE
     }
     _STATE.update(repo=repo, folder=folder, expected=expected, entries=entries)
     return _STATE
@@ -102,12 +103,12 @@ def _strategy(seeds: list[tuple[str, bytes]]) -> st.SearchStrategy[tuple[str, by
 
 def _sealed_again(folder: Path, kind: str, data: bytes) -> bytes:
     """A mutated binary entry with its HMAC computed again with the folder's secret."""
-    from policylint import cache
+    from policylint.cache import store
 
-    key = cache._kind_key(folder, kind)
-    if key is None or len(data) < cache._HEADER or data[:8] != cache._MAGIC:
+    key = store._kind_key(folder, kind)
+    if key is None or len(data) < store._HEADER or data[:8] != store._MAGIC:
         return data
-    return data[:24] + hmac.digest(key, data[cache._HEADER :], "sha256") + data[cache._HEADER :]
+    return data[:24] + hmac.digest(key, data[store._HEADER :], "sha256") + data[store._HEADER :]
 
 
 def run_cache(item: tuple[str, bytes, bool]) -> None:

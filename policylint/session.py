@@ -76,11 +76,10 @@ class Session:
         )
         from policylint.errors import PolicylintError
         from policylint.resources import rules_dir
-        from policylint.engine.ruleset import select_rules
+        from policylint.engine.ruleset import load_rules_cached, select_rules
 
         source = str(config.path) if config.path else "<defaults>"
-        from policylint.cache import load_rules_cached  # load_rules + configure_rules, reused between runs
-
+        # load_rules + configure_rules, reused between runs
         ruleset = load_rules_cached([rules_dir(), *config.rule_dirs], config.rules, source, _cache_dir(args))
         # Selectors are checked where they were written, so the message names that place.
         select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
@@ -199,7 +198,7 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
     """The measurement cache folder; None with ``--no-cache`` or for commands without the flag."""
     if not hasattr(args, "no_cache") or args.no_cache:
         return None
-    from policylint.cache import default_dir
+    from policylint.cache.store import default_dir
 
     return default_dir()
 

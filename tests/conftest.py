@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from policylint.engine.ruleset import RuleSet
+    from policylint.engine.rule import RuleSet
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

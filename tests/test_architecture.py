@@ -191,3 +191,56 @@ def test_nothing_below_imports_the_top(package: Package, layer: str) -> None:
     allowed = tuple(m for name in above for m in TOP[name])
     bad = [imp for imp in package.imports if in_layer(imp.target, TOP[layer]) and not in_layer(imp.source, allowed)]
     assert not bad, f"only {', '.join(allowed)} may import {layer}; these import it from below:\n{_listing(bad)}"
+
+
+# --------------------------------------------------------------------------- the caches
+
+
+#: What each cache module may import of policylint, module by module (an exact list, not
+#: prefixes): each cache sits below the step it serves and takes the types it stores from
+#: modules below that step. ``cache.store`` (folder, seals, entry format) imports nothing
+#: of the pipeline; the document cache nothing above the loader's plain data.
+CACHE_IMPORTS: dict[str, tuple[str, ...]] = {
+    "policylint.cache": (),
+    "policylint.cache.store": ("policylint", "policylint.errors", "policylint.safeio", "policylint.writer"),
+    "policylint.cache.documents": (
+        "policylint.cache.store", "policylint.model.load.limits", "policylint.model.load.positions", "policylint.resources",
+    ),
+    "policylint.cache.rules": (
+        "policylint.cache.store", "policylint.engine.rule", "policylint.errors", "policylint.finding",
+        "policylint.model.load.limits", "policylint.safeio",
+    ),
+    "policylint.cache.digests": ("policylint.cache.store", "policylint.readers.limits"),
+    "policylint.cache.encoding": (
+        "policylint.cache.store", "policylint.bands", "policylint.measure.facts", "policylint.measure.pooled",
+        "policylint.readers.series",
+    ),
+    "policylint.cache.measurements": (
+        "policylint.cache.store", "policylint.cache.digests", "policylint.cache.encoding", "policylint.measure.facts",
+        "policylint.model", "policylint.readers.limits",
+    ),
+    "policylint.cache.pooled": ("policylint.cache.store", "policylint.measure.pooled"),
+}
+
+
+def test_each_cache_imports_only_what_lies_below_the_step_it_serves(package: Package) -> None:
+    modules = {m for m in package.files if in_layer(m, ("policylint.cache",))}
+    assert modules == set(CACHE_IMPORTS), "a cache module was added or removed: list what it may import in CACHE_IMPORTS"
+    bad = [
+        imp
+        for imp in package.imports
+        if imp.source in CACHE_IMPORTS and imp.target in package.files and imp.target not in CACHE_IMPORTS[imp.source]
+    ]
+    assert not bad, f"cache modules importing beyond CACHE_IMPORTS:\n{_listing(bad)}"
+
+
+def test_the_loader_reaches_only_the_document_cache(package: Package) -> None:
+    """The loader sits above the document cache and its store, and below every other cache."""
+    allowed = ("policylint.cache.documents", "policylint.cache.store")
+    bad = [
+        imp
+        for imp in package.imports
+        if in_layer(imp.source, ("policylint.model.load",)) and in_layer(imp.target, ("policylint.cache",))
+        and imp.target not in allowed
+    ]
+    assert not bad, f"the loader imports a cache above it:\n{_listing(bad)}"

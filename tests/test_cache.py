@@ -17,9 +17,14 @@ import pytest
 from conftest import EXAMPLES, REPO, copy_minirepo, minirepo_path, replace_once, run_cli
 from fixture_helpers import MINI_POOLS
 
-from policylint import cache
+from policylint.cache import digests as digest_cache
+from policylint.cache import encoding
+from policylint.cache import measurements as measure_cache
+from policylint.cache import store
 from policylint.engine.linter import LintOptions, lint
-from policylint.measure import CachedPool, PoolFacts, WorkloadFacts, measure, measure_pool, measure_pools
+from policylint.engine.ruleset import load_rules_cached
+from policylint.measure import CachedPool, measure, measure_pool, measure_pools
+from policylint.measure.facts import PoolFacts, WorkloadFacts
 from policylint.model import Model
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
@@ -213,15 +218,15 @@ def test_trace_limits_are_part_of_the_key(tmp_path: Path) -> None:
 
     model = model_of(copy_mini(tmp_path))
     workload = model.workloads["reranker"]
-    assert cache.workload_key(workload, None) != cache.workload_key(workload, TraceLimits(max_rows=10))
-    assert cache.workload_key(workload, None) == cache.workload_key(workload, None)
+    assert measure_cache.workload_key(workload, None) != measure_cache.workload_key(workload, TraceLimits(max_rows=10))
+    assert measure_cache.workload_key(workload, None) == measure_cache.workload_key(workload, None)
 
 
 def test_untraced_workloads_are_not_cached(tmp_path: Path) -> None:
     model = model_of(copy_good(tmp_path))
     untraced = [w for w in model.workloads.values() if not any(r.path for r in w.measurements.values())]
     for workload in untraced:
-        assert cache.workload_key(workload, None) is None
+        assert measure_cache.workload_key(workload, None) is None
 
 
 # --- damaged entries --------------------------------------------------------------------------
@@ -239,18 +244,18 @@ def test_damaged_entries_are_ignored_and_rewritten(cache_dir: Path) -> None:
     assert run_cli(["check", target, "--format", "json", *WHEN]) == expected
     for path in files[:3]:
         key = path.stem
-        assert cache.load(cache_dir, key) is not None, f"{path.name} was not rewritten"
+        assert measure_cache.load(cache_dir, key) is not None, f"{path.name} was not rewritten"
 
 
 def test_an_entry_under_the_wrong_name_is_not_trusted(tmp_path: Path) -> None:
     model = model_of(copy_mini(tmp_path))
     folder = tmp_path / "c"
     measure(model, NOW, cache_dir=folder)
-    a, b = (cache.workload_key(model.workloads[n], None) for n in ("reranker", "chat-assistant"))
+    a, b = (measure_cache.workload_key(model.workloads[n], None) for n in ("reranker", "chat-assistant"))
     assert a is not None and b is not None
-    path_a = cache._entry_path(folder, a)
-    shutil.copyfile(cache._entry_path(folder, b), path_a)  # b's facts filed under a's key
-    assert cache.load(folder, a) is None
+    path_a = measure_cache._entry_path(folder, a)
+    shutil.copyfile(measure_cache._entry_path(folder, b), path_a)  # b's facts filed under a's key
+    assert measure_cache.load(folder, a) is None
     facts = measure(model, NOW, cache_dir=folder)[0]
     assert_same_facts(facts["reranker"], measure(model, NOW)[0]["reranker"])
 
@@ -266,9 +271,9 @@ def test_an_entry_under_the_wrong_name_is_not_trusted(tmp_path: Path) -> None:
 def test_an_entry_names_only_policylint_dataclasses_with_current_fields(tmp_path: Path, facts: object) -> None:
     """The JSON of an entry cannot make the reader build anything else."""
     key = "ab" * 32
-    path = cache._entry_path(tmp_path, key)
-    cache._write_entry(path, {"format": cache.FORMAT_VERSION, "key": key, "facts": facts}, {})
-    assert cache.load(tmp_path, key) is None
+    path = measure_cache._entry_path(tmp_path, key)
+    store.write_entry(path, {"format": store.FORMAT_VERSION, "key": key, "facts": facts}, {})
+    assert measure_cache.load(tmp_path, key) is None
 
 
 def test_an_unwritable_cache_folder_costs_speed_not_correctness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -335,7 +340,7 @@ def test_a_parallel_cold_run_hashes_new_traces_in_its_workers(tmp_path: Path, mo
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "c"))
     repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
     traces = list(repo.joinpath("measurements").rglob("*.*"))
-    monkeypatch.setattr(cache, "_RACY_SECONDS", -60.0)  # the files were just written: record their digests at once
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", -60.0)  # the files were just written: record their digests at once
     command = ["check", str(repo), "--format", "json", "--jobs", "2", *WHEN]
     expected = run_cli(["check", str(repo), "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
     assert run_cli(command) == expected
@@ -396,8 +401,8 @@ def test_a_cached_rule_set_equals_a_loaded_one(tmp_path: Path, monkeypatch: pyte
     fresh = configure_rules(load_rules([rules_dir()]), overrides, "cfg")
     folder = tmp_path / "c"
     calls = _count_rule_loads(monkeypatch)
-    first = cache.load_rules_cached([rules_dir()], overrides, "cfg", folder)
-    second = cache.load_rules_cached([rules_dir()], overrides, "cfg", folder)
+    first = load_rules_cached([rules_dir()], overrides, "cfg", folder)
+    second = load_rules_cached([rules_dir()], overrides, "cfg", folder)
     assert calls == [1]  # the second run read the entry, not the rule files
     assert len(_rule_entries(folder)) == 1
     for got in (first, second):
@@ -405,25 +410,25 @@ def test_a_cached_rule_set_equals_a_loaded_one(tmp_path: Path, monkeypatch: pyte
         assert got.params == fresh.params
     assert second.rules["PL101"].severity.label == "warning" and second.params["PL101"]["headroom"] == 0.3
     # no cache folder (--no-cache): plain loading every time, nothing written
-    cache.load_rules_cached([rules_dir()], overrides, "cfg", None)
+    load_rules_cached([rules_dir()], overrides, "cfg", None)
     assert calls == [1, 1]
 
 
 def test_a_changed_rule_file_is_loaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = _rules_copy(tmp_path)
     folder = tmp_path / "c"
-    before = cache.load_rules_cached([rules], {}, "cfg", folder)
+    before = load_rules_cached([rules], {}, "cfg", folder)
     bands = rules / "bands.yaml"
     bands.write_text(bands.read_text().replace("default: 0.15", "default: 0.25", 1))  # PL101's headroom
     calls = _count_rule_loads(monkeypatch)
-    after = cache.load_rules_cached([rules], {}, "cfg", folder)
+    after = load_rules_cached([rules], {}, "cfg", folder)
     assert calls == [1]
     assert before.params["PL101"]["headroom"] == 0.15 and after.params["PL101"]["headroom"] == 0.25
     # a new rule file in the folder changes the key too
     # (copies of rules have no fix of their own: a `fix:` is only for codes policylint can fix)
     extra = re.sub(r"\n    fix:\n(?:      .*\n)+", "\n", (rules / "bands.yaml").read_text())
     (rules / "zz-extra.yaml").write_text(extra.replace("code: PL1", "code: XL1").replace("name: ", "name: x-"))
-    extended = cache.load_rules_cached([rules], {}, "cfg", folder)
+    extended = load_rules_cached([rules], {}, "cfg", folder)
     assert calls == [1, 1] and len(extended.rules) > len(after.rules)
 
 
@@ -432,9 +437,9 @@ def test_a_changed_override_is_configured_again(tmp_path: Path, monkeypatch: pyt
 
     folder = tmp_path / "c"
     calls = _count_rule_loads(monkeypatch)
-    plain = cache.load_rules_cached([rules_dir()], {}, "cfg", folder)
-    quiet = cache.load_rules_cached([rules_dir()], {"PL101": {"severity": "info"}}, "cfg", folder)
-    wider = cache.load_rules_cached([rules_dir()], {"PL101": {"headroom": 0.5}}, "cfg", folder)
+    plain = load_rules_cached([rules_dir()], {}, "cfg", folder)
+    quiet = load_rules_cached([rules_dir()], {"PL101": {"severity": "info"}}, "cfg", folder)
+    wider = load_rules_cached([rules_dir()], {"PL101": {"headroom": 0.5}}, "cfg", folder)
     assert calls == [1, 1, 1] and len(_rule_entries(folder)) == 3
     assert plain.rules["PL101"].severity.label == "error" and quiet.rules["PL101"].severity.label == "info"
     assert plain.params["PL101"]["headroom"] == 0.15 and wider.params["PL101"]["headroom"] == 0.5
@@ -442,7 +447,7 @@ def test_a_changed_override_is_configured_again(tmp_path: Path, monkeypatch: pyt
     from policylint.errors import PolicylintError
 
     with pytest.raises(PolicylintError, match="must be >= 0"):
-        cache.load_rules_cached([rules_dir()], {"PL101": {"headroom": -1}}, "cfg", folder)
+        load_rules_cached([rules_dir()], {"PL101": {"headroom": -1}}, "cfg", folder)
 
 
 @pytest.mark.parametrize(
@@ -455,7 +460,7 @@ def test_a_damaged_rule_entry_is_ignored_and_rewritten(
     from policylint.resources import rules_dir
 
     folder = tmp_path / "c"
-    good = cache.load_rules_cached([rules_dir()], {}, "cfg", folder)
+    good = load_rules_cached([rules_dir()], {}, "cfg", folder)
     (entry,) = _rule_entries(folder)
     text = entry.read_text()
     if damage == "truncate":
@@ -473,7 +478,7 @@ def test_a_damaged_rule_entry_is_ignored_and_rewritten(
     else:
         entry.write_text("")
     calls = _count_rule_loads(monkeypatch)
-    again = cache.load_rules_cached([rules_dir()], {}, "cfg", folder)
+    again = load_rules_cached([rules_dir()], {}, "cfg", folder)
     assert calls == [1]  # not trusted: loaded from the rule files
     assert again.rules == good.rules and again.params == good.params
     assert entry.read_text() == text  # and the entry was written back whole
@@ -501,59 +506,59 @@ def test_check_output_is_the_same_with_cached_rules_and_follows_a_config_change(
 
 def _count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = cache._file_digest
+    real = digest_cache._file_digest
 
     def counting(path: Path) -> str:
         calls.append(Path(path).name)
         return real(path)
 
-    monkeypatch.setattr(cache, "_file_digest", counting)
+    monkeypatch.setattr(digest_cache, "_file_digest", counting)
     return calls
 
 
 def test_an_unchanged_file_is_not_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)  # the file was just written: accept it at once
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)  # the file was just written: accept it at once
     trace = tmp_path / "t.csv"
     trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
     calls = _count_hashing(monkeypatch)
-    first = cache._known_digest(trace, tmp_path / "c")
-    second = cache._known_digest(trace, tmp_path / "c")
-    assert first == second == cache._file_digest(trace)
+    first = digest_cache.known_digest(trace, tmp_path / "c")
+    second = digest_cache.known_digest(trace, tmp_path / "c")
+    assert first == second == digest_cache._file_digest(trace)
     assert calls == ["t.csv", "t.csv"]  # the third call is the reference above, not a reuse
 
 
 def test_a_rewrite_that_keeps_size_and_mtime_is_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
     trace = tmp_path / "t.csv"
     trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
-    before = cache._known_digest(trace, tmp_path / "c")
+    before = digest_cache.known_digest(trace, tmp_path / "c")
     stat = trace.stat()
     trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,7\n")  # same size
     os.utime(trace, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the old modification time
     assert trace.stat().st_size == stat.st_size and trace.stat().st_mtime_ns == stat.st_mtime_ns
-    after = cache._known_digest(trace, tmp_path / "c")
-    assert after != before and after == cache._file_digest(trace)
+    after = digest_cache.known_digest(trace, tmp_path / "c")
+    assert after != before and after == digest_cache._file_digest(trace)
 
 
 def test_a_file_changed_just_before_hashing_is_not_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trace = tmp_path / "t.csv"
     trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")  # written now: within the racy window
     calls = _count_hashing(monkeypatch)
-    cache._known_digest(trace, tmp_path / "c")
-    cache._known_digest(trace, tmp_path / "c")
+    digest_cache.known_digest(trace, tmp_path / "c")
+    digest_cache.known_digest(trace, tmp_path / "c")
     assert calls == ["t.csv", "t.csv"]
     assert not list((tmp_path / "c").rglob("*.json"))
 
 
 def test_a_damaged_digest_record_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
     trace = tmp_path / "t.csv"
     trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
-    good = cache._known_digest(trace, tmp_path / "c")
+    good = digest_cache.known_digest(trace, tmp_path / "c")
     (record,) = (tmp_path / "c").rglob("*.json")
     for damage in ("", "{", json.dumps({"path": str(trace), "stat": [], "sha256": "0" * 64})):
         record.write_text(damage)
-        assert cache._known_digest(trace, tmp_path / "c") == good
+        assert digest_cache.known_digest(trace, tmp_path / "c") == good
 
 
 @pytest.mark.parametrize(
@@ -570,12 +575,12 @@ def test_a_damaged_digest_record_is_ignored(tmp_path: Path, monkeypatch: pytest.
     ],
 )
 def test_entry_arrays_come_back_bit_for_bit(tmp_path: Path, array: np.ndarray) -> None:
-    encoder = cache._Encoder()
-    document = {"format": cache.FORMAT_VERSION, "key": "k", "facts": encoder.encode((array, array.copy()))}
+    encoder = encoding.Encoder()
+    document = {"format": store.FORMAT_VERSION, "key": "k", "facts": encoder.encode((array, array.copy()))}
     path = tmp_path / "e.entry"
-    cache._write_entry(path, document, encoder.blobs())
-    meta, arrays = cache._read_entry(path)
-    for back in cache._decode(meta["facts"], arrays):
+    store.write_entry(path, document, encoder.blobs())
+    meta, arrays = store.read_entry(path)
+    for back in encoding.decode(meta["facts"], arrays):
         assert back.dtype == array.dtype and back.shape == array.shape
         assert back.tobytes() == array.tobytes()
     # a flipped byte anywhere after the header is caught by the checksum
@@ -583,7 +588,7 @@ def test_entry_arrays_come_back_bit_for_bit(tmp_path: Path, array: np.ndarray) -
     data[-1] ^= 0x01
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError):
-        cache._read_entry(path)
+        store.read_entry(path)
 
 
 # --- pooled demand ----------------------------------------------------------------------------
@@ -688,11 +693,11 @@ def test_a_damaged_pool_entry_is_summed_again_and_rewritten(tmp_path: Path, dama
         first.write_bytes(b"")
     else:
         first.write_bytes(second.read_bytes())  # another pool's sum filed under this pool's key
-    assert cache.load_pool(folder, first.stem) is None
+    assert measure_cache.load_pool(folder, first.stem) is None
     cached, _, warm = pooled_run(model, folder)
     assert sum(c.facts is None for c in cached.values()) == 1
     assert_same_pools(fresh, warm)
-    assert cache.load_pool(folder, first.stem) is not None  # written back whole
+    assert measure_cache.load_pool(folder, first.stem) is not None  # written back whole
 
 
 def test_a_damaged_series_entry_measures_the_workload_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -702,9 +707,9 @@ def test_a_damaged_series_entry_measures_the_workload_again(tmp_path: Path, monk
     pooled_run(model, folder)
     for path in pool_entries(folder) + sorted(folder.glob("poolsum-v*/*/*.sum")):
         path.unlink()  # the sums must be computed again, from the members' series
-    key = cache.workload_key(model.workloads["reranker"], None)
+    key = measure_cache.workload_key(model.workloads["reranker"], None)
     assert key is not None
-    series = cache._series_path(folder, key)
+    series = measure_cache._series_path(folder, key)
     series.write_bytes(series.read_bytes()[:200])
     calls = count_reads(monkeypatch)
     _, facts, warm = pooled_run(model, folder)
@@ -712,4 +717,4 @@ def test_a_damaged_series_entry_measures_the_workload_again(tmp_path: Path, monk
     monkeypatch.undo()
     assert_same_pools(fresh, warm)
     assert_same_facts(facts["reranker"], measure(model, NOW)[0]["reranker"])
-    assert cache.load(folder, key) is not None
+    assert measure_cache.load(folder, key) is not None

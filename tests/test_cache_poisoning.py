@@ -30,7 +30,12 @@ from typing import Any
 import pytest
 from conftest import EXAMPLES, run_cli
 
-from policylint import cache
+from policylint.cache import digests as digest_cache
+from policylint.cache import documents as document_cache
+from policylint.cache import encoding
+from policylint.cache import measurements as measure_cache
+from policylint.cache import rules as rule_cache
+from policylint.cache import store
 
 WHEN = ["--now", "2026-12-01"]
 #: a run that takes longer than this in a child process has hung
@@ -74,25 +79,25 @@ def run_bounded(args: list[str], cwd: Path, cache_folder: Path) -> tuple[int, st
 
 def entry_files(folder: Path) -> list[Path]:
     """Every entry and record in a cache folder (not its secret)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != cache.SECRET_FILE)
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != store.SECRET_FILE)
 
 
 def document_entries(folder: Path) -> list[Path]:
-    return sorted(folder.glob(f"documents-v{cache.DOCUMENT_FORMAT}/*/*.json"))
+    return sorted(folder.glob(f"documents-v{document_cache.DOCUMENT_FORMAT}/*/*.json"))
 
 
 def rule_entries(folder: Path) -> list[Path]:
-    return sorted(folder.glob(f"rules-v{cache.RULES_FORMAT_VERSION}/*.json"))
+    return sorted(folder.glob(f"rules-v{rule_cache.RULES_FORMAT_VERSION}/*.json"))
 
 
 def measure_entries(folder: Path, kind: str = "measure") -> list[Path]:
     ext = {"measure": "entry", "series": "series", "pooled": "pool"}[kind]
-    return sorted(folder.glob(f"{kind}-v{cache.FORMAT_VERSION}/*/*.{ext}"))
+    return sorted(folder.glob(f"{kind}-v{store.FORMAT_VERSION}/*/*.{ext}"))
 
 
 def seal_with(secret: bytes, kind: str, body: bytes) -> bytes:
     """What an attacker writes who made up a secret of their own."""
-    mac = hmac.digest(cache._derive(secret, kind), body, "sha256").hex().encode()
+    mac = hmac.digest(store._derive(secret, kind), body, "sha256").hex().encode()
     return body[:-1] + b',"mac":"' + mac + b'"}'
 
 
@@ -130,7 +135,7 @@ def test_a_document_entry_with_other_parsed_data_is_a_miss(tmp_path: Path, cache
         elif planting == "no mac":
             entry.write_bytes(body)
         else:
-            secret = cache_dir / cache.SECRET_FILE
+            secret = cache_dir / store.SECRET_FILE
             secret.unlink()
             secret.write_bytes(b"k" * 32)
             secret.chmod(0o644)  # the attacker's own secret: not the user's, readable by others
@@ -138,7 +143,7 @@ def test_a_document_entry_with_other_parsed_data_is_a_miss(tmp_path: Path, cache
         planted += 1
     assert planted
     assert_no_cache_output(repo, expected)
-    secret = cache_dir / cache.SECRET_FILE
+    secret = cache_dir / store.SECRET_FILE
     assert secret.stat().st_mode & 0o777 == 0o600 and secret.read_bytes() != b"k" * 32
 
 
@@ -175,14 +180,14 @@ def test_a_rule_set_entry_with_other_severities_is_a_miss(tmp_path: Path, cache_
 def test_the_rule_set_key_names_the_configuration_and_the_rule_folders(tmp_path: Path) -> None:
     from policylint.resources import rules_dir
 
-    base = cache.rules_key([rules_dir()], {}, "<defaults>")
+    base = rule_cache.rules_key([rules_dir()], {}, "<defaults>")
     assert base is not None
-    assert cache.rules_key([rules_dir()], {}, str(tmp_path / ".policylint.yaml")) != base
+    assert rule_cache.rules_key([rules_dir()], {}, str(tmp_path / ".policylint.yaml")) != base
     extra = tmp_path / "rules"
     extra.mkdir()
     link = tmp_path / "link"
     link.symlink_to(extra)
-    assert cache.rules_key([rules_dir(), extra], {}, "<defaults>") != cache.rules_key([rules_dir(), link], {}, "<defaults>")
+    assert rule_cache.rules_key([rules_dir(), extra], {}, "<defaults>") != rule_cache.rules_key([rules_dir(), link], {}, "<defaults>")
 
 
 # -- class names and invalid data in measurement entries --------------------------------------
@@ -193,10 +198,10 @@ def rewrite_measure_entries(folder: Path, change: Any, kind: str = "measure") ->
     field = {"measure": "facts", "series": "demand", "pooled": "pool"}[kind]
     count = 0
     for path in measure_entries(folder, kind):
-        document, arrays = cache._read_entry(path, kind=kind, folder=folder)
+        document, arrays = store.read_entry(path, kind=kind, folder=folder)
         blobs = {name: arrays[name] for name in document.pop("blobs")}
         document[field] = change(document[field])
-        cache._write_entry(path, document, blobs, kind=kind, folder=folder)
+        store.write_entry(path, document, blobs, kind=kind, folder=folder)
         count += 1
     return count
 
@@ -257,7 +262,7 @@ def test_a_sealed_entry_with_invalid_data_is_a_miss(tmp_path: Path, cache_dir: P
     assert rewrite_measure_entries(cache_dir, INVALID[damage]) >= 4
     assert_no_cache_output(repo, expected)
     for path in measure_entries(cache_dir):
-        assert cache.load(cache_dir, path.stem) is not None  # measured afresh and stored again
+        assert measure_cache.load(cache_dir, path.stem) is not None  # measured afresh and stored again
 
 
 # -- pipes and devices in the cache folder ----------------------------------------------------
@@ -272,11 +277,11 @@ def test_a_pipe_or_device_at_every_entry_path_is_a_miss(tmp_path: Path, plant: s
     args = ["check", ".", "--format", "json", *WHEN]
     expected = run_bounded([*args, "--no-cache"], repo, folder)
     # trace digests are recorded only for files last changed 2 s before hashing
-    time.sleep(max(0.0, cache._RACY_SECONDS + 0.2 - (time.monotonic() - copied)))
+    time.sleep(max(0.0, digest_cache._RACY_SECONDS + 0.2 - (time.monotonic() - copied)))
     assert run_bounded(args, repo, folder) == expected
-    planted = entry_files(folder) + [folder / cache.SECRET_FILE]
+    planted = entry_files(folder) + [folder / store.SECRET_FILE]
     kinds = {p.relative_to(folder).parts[0] for p in planted}
-    assert {"documents-v4", "measure-v4", "series-v4", "pooled-v4", "rules-v2", "stat-v4", cache.SECRET_FILE} <= kinds
+    assert {"documents-v4", "measure-v4", "series-v4", "pooled-v4", "rules-v2", "stat-v4", store.SECRET_FILE} <= kinds
     for path in planted:
         path.unlink()
         if plant == "fifo":
@@ -317,10 +322,10 @@ def test_a_pooled_entry_declaring_3e8_samples_is_not_expanded(tmp_path: Path) ->
 
 def test_the_expansion_bound_is_checked_before_allocating() -> None:
     with pytest.raises(ValueError, match="expands past its bound"):
-        cache._slice({}, ["=range", 0.0, 1.0, 300_000_000], cache._Budget(768 * 1024))
-    budget = cache._Budget(0)
-    assert cache._slice({}, ["=range", 0.0, 60.0, 1000], budget).size == 1000
-    assert budget.left == cache._EXPAND_FLOOR - 1000
+        encoding._slice({}, ["=range", 0.0, 1.0, 300_000_000], store.Budget(768 * 1024))
+    budget = store.Budget(0)
+    assert encoding._slice({}, ["=range", 0.0, 60.0, 1000], budget).size == 1000
+    assert budget.left == store._EXPAND_FLOOR - 1000
 
 
 # -- rule files and traces are checked before they are read or hashed -------------------------
@@ -345,13 +350,13 @@ def test_a_rule_file_that_is_a_pipe_or_device_is_refused_with_the_cache_on(tmp_p
 
 def _count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = cache._file_digest
+    real = digest_cache._file_digest
 
     def counting(path: Path) -> str:
         calls.append(os.path.realpath(path))
         return real(path)
 
-    monkeypatch.setattr(cache, "_file_digest", counting)
+    monkeypatch.setattr(digest_cache, "_file_digest", counting)
     return calls
 
 
@@ -386,7 +391,7 @@ def test_the_digest_refuses_a_pipe_swapped_in_after_the_check(tmp_path: Path) ->
     pipe = tmp_path / "t.csv"
     os.mkfifo(pipe)
     with pytest.raises(OSError):
-        cache._file_digest(pipe)  # opened without blocking, refused on the descriptor
+        digest_cache._file_digest(pipe)  # opened without blocking, refused on the descriptor
 
 
 # -- the secret ------------------------------------------------------------------------------
@@ -398,7 +403,7 @@ def test_a_secret_that_cannot_be_trusted_is_replaced_and_every_entry_misses(
 ) -> None:
     repo = copy_example(tmp_path, "good")
     expected = run_cli(["check", str(repo), *WHEN])
-    secret = cache_dir / cache.SECRET_FILE
+    secret = cache_dir / store.SECRET_FILE
     old = secret.read_bytes()
     if damage == "readable by others":
         secret.chmod(0o644)
@@ -425,14 +430,14 @@ def test_a_secret_that_cannot_be_trusted_is_replaced_and_every_entry_misses(
 
 def test_a_sealed_entry_passes_for_no_other_kind_and_no_changed_byte(tmp_path: Path) -> None:
     body = json.dumps({"key": "k", "data": [1, 2, 3]}).encode()
-    sealed = cache._seal_json(tmp_path, "documents", body)
+    sealed = store.seal_json(tmp_path, "documents", body)
     assert sealed is not None and json.loads(sealed)["data"] == [1, 2, 3]
-    assert cache._unseal_json(tmp_path, "documents", sealed) == body
-    assert cache._unseal_json(tmp_path, "rules", sealed) is None
+    assert store.unseal_json(tmp_path, "documents", sealed) == body
+    assert store.unseal_json(tmp_path, "rules", sealed) is None
     for i in range(len(sealed)):
         changed = bytearray(sealed)
         changed[i] ^= 0x01
-        assert cache._unseal_json(tmp_path, "documents", bytes(changed)) is None
+        assert store.unseal_json(tmp_path, "documents", bytes(changed)) is None
 
 
 # -- the type table ---------------------------------------------------------------------------
@@ -444,10 +449,10 @@ def test_the_type_table_holds_exactly_the_dataclasses_the_facts_are_made_of() ->
 
     import numpy as np
 
-    from policylint.measure import GpuDemand, PoolFacts, WorkloadFacts
+    from policylint.measure.facts import GpuDemand, PoolFacts, WorkloadFacts
 
     names: dict[str, Any] = {"np": np, "dt": dt}
-    for module in ("policylint.readers.series", "policylint.bands", "policylint.measure.pooled", "policylint.measure"):
+    for module in ("policylint.readers.series", "policylint.bands", "policylint.measure.pooled", "policylint.measure.facts"):
         names.update(vars(sys.modules[module]))
     found: set[type] = set()
 
@@ -466,4 +471,4 @@ def test_the_type_table_holds_exactly_the_dataclasses_the_facts_are_made_of() ->
 
     for root in (WorkloadFacts, PoolFacts, GpuDemand):
         walk(root)
-    assert found == {cls for cls, _ in cache._types().values()}
+    assert found == {cls for cls, _ in encoding._types().values()}

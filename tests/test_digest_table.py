@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from policylint import cache
+from policylint.cache import digests as digest_cache
+from policylint.cache import store
 
 
 def _traces(folder: Path, n: int = 5) -> list[Path]:
@@ -31,60 +32,60 @@ def _traces(folder: Path, n: int = 5) -> list[Path]:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The kind folder of every cache entry read."""
     seen: list[str] = []
-    real = cache._read_limited
+    real = digest_cache.read_limited
 
     def counting(path: Path | str, limit: int) -> Any:
         seen.append(Path(path).parts[-3])
         return real(path, limit)
 
-    monkeypatch.setattr(cache, "_read_limited", counting)
+    monkeypatch.setattr(digest_cache, "read_limited", counting)
     return seen
 
 
 def test_a_warm_run_reads_one_table_instead_of_a_record_per_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[str]
 ) -> None:
-    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)  # the files were just written: accept them at once
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)  # the files were just written: accept them at once
     folder = tmp_path / "c"
     traces = _traces(tmp_path / "traces")
-    digests = [cache._known_digest(t, folder) for t in traces]
-    cache.flush_digests(folder)
+    digests = [digest_cache.known_digest(t, folder) for t in traces]
+    digest_cache.flush_digests(folder)
     reads.clear()
-    assert [cache._known_digest(t, folder) for t in traces] == digests == [cache._file_digest(t) for t in traces]
-    assert reads == [f"stattable-v{cache.FORMAT_VERSION}"]
+    assert [digest_cache.known_digest(t, folder) for t in traces] == digests == [digest_cache._file_digest(t) for t in traces]
+    assert reads == [f"stattable-v{store.FORMAT_VERSION}"]
 
 
 def test_a_damaged_or_foreign_table_falls_back_to_the_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
     folder = tmp_path / "c"
     traces = _traces(tmp_path / "traces")
-    digests = [cache._known_digest(t, folder) for t in traces]
-    cache.flush_digests(folder)
+    digests = [digest_cache.known_digest(t, folder) for t in traces]
+    digest_cache.flush_digests(folder)
     (table,) = folder.glob("stattable-v*/*/*.json")
     data = table.read_bytes()
     lie = data.replace(digests[0].encode(), b"0" * 64)  # another digest for t0: the HMAC no longer matches
     assert lie != data
     for damage in (lie, b"", b"{", data[: len(data) // 2]):
         table.write_bytes(damage)
-        assert [cache._known_digest(t, folder) for t in traces] == digests
-        cache._TABLES.clear()  # as a new run: read from the folder again
+        assert [digest_cache.known_digest(t, folder) for t in traces] == digests
+        digest_cache._TABLES.clear()  # as a new run: read from the folder again
     # a table of another folder filed under this one's name is no table of this folder
     other = _traces(tmp_path / "elsewhere", 1)
-    cache._known_digest(other[0], folder)
-    cache.flush_digests(folder)
+    digest_cache.known_digest(other[0], folder)
+    digest_cache.flush_digests(folder)
     foreign = next(p for p in folder.glob("stattable-v*/*/*.json") if p != table)
     table.write_bytes(foreign.read_bytes())
-    assert cache._DigestTable(folder, os.path.dirname(os.path.realpath(traces[0]))).rows == {}
+    assert digest_cache._DigestTable(folder, os.path.dirname(os.path.realpath(traces[0]))).rows == {}
 
 
 def test_a_row_is_used_only_while_the_files_identity_is_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "_RACY_SECONDS", 0.0)
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
     folder = tmp_path / "c"
     (trace,) = _traces(tmp_path / "traces", 1)
-    before = cache._known_digest(trace, folder)
-    cache.flush_digests(folder)
+    before = digest_cache.known_digest(trace, folder)
+    digest_cache.flush_digests(folder)
     info = trace.stat()
     trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,7\n")  # same size
     os.utime(trace, ns=(info.st_atime_ns, info.st_mtime_ns))  # and the old modification time
-    after = cache._known_digest(trace, folder)
-    assert after != before and after == cache._file_digest(trace)
+    after = digest_cache.known_digest(trace, folder)
+    assert after != before and after == digest_cache._file_digest(trace)

@@ -21,8 +21,10 @@ import pytest
 from conftest import GIT_IDENTITY, run_cli
 from test_neighbours import _WORKLOAD, TRACES, WHEN, _trace
 
-from policylint import cache, measure
+from policylint import measure
+from policylint.cache import measurements as measure_cache
 from policylint.cache import pooled as pooled_cache
+from policylint.cache import store
 from policylint.measure.pooled import GpuMember, GridSpec, align, grid_spec, on_grid
 
 _CLUSTER = """apiVersion: policylint/v1
@@ -89,14 +91,14 @@ def repo(tmp_path: Path) -> Path:
 def series_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Keys of the GPU demand series entries read (every other entry kind is not counted)."""
     reads: list[str] = []
-    original = cache._load_value
+    original = measure_cache._load_value
 
     def counted(folder: Path, path: Path, kind: str, key: str, field: str) -> Any:
         if kind == "series":
             reads.append(key)
         return original(folder, path, kind, key, field)
 
-    monkeypatch.setattr(cache, "_load_value", counted)
+    monkeypatch.setattr(measure_cache, "_load_value", counted)
     return reads
 
 
@@ -130,7 +132,7 @@ def test_one_member_edited_again_and_again_stays_byte_identical_to_no_cache(
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
     # fill: every pool summed afresh, its sum kept
     _same_as_no_cache(repo, "workloads/w-2.yaml")
-    assert sorted(folder.glob(f"poolsum-v{cache.FORMAT_VERSION}/*/*.sum"))
+    assert sorted(folder.glob(f"poolsum-v{store.FORMAT_VERSION}/*/*.sum"))
 
     def step(*files: str, joined: int = 1) -> None:
         series_reads.clear()
@@ -179,7 +181,7 @@ def test_a_damaged_or_foreign_kept_sum_is_a_miss(repo: Path, tmp_path: Path, mon
     folder = tmp_path / "cache"
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
     _same_as_no_cache(repo, "workloads/w-2.yaml")
-    entries = sorted(folder.glob(f"poolsum-v{cache.FORMAT_VERSION}/*/*.sum"))
+    entries = sorted(folder.glob(f"poolsum-v{store.FORMAT_VERSION}/*/*.sum"))
     assert entries
     for path in entries:  # a changed byte in the arrays: the HMAC no longer matches
         data = bytearray(path.read_bytes())
@@ -188,7 +190,7 @@ def test_a_damaged_or_foreign_kept_sum_is_a_miss(repo: Path, tmp_path: Path, mon
     _write_workload(repo, 2, tolerance=99)
     _same_as_no_cache(repo, "workloads/w-2.yaml")
     for path in entries:  # an entry of another kind under this one's name is no kept sum
-        other = next(folder.glob(f"series-v{cache.FORMAT_VERSION}/*/*.series"))
+        other = next(folder.glob(f"series-v{store.FORMAT_VERSION}/*/*.series"))
         shutil.copyfile(other, path)
         assert pooled_cache.load(folder, path.stem) is None
     _write_workload(repo, 2, tolerance=98)

@@ -24,7 +24,8 @@ from conftest import GIT_IDENTITY, run_cli
 from test_neighbours import WHEN
 from test_pooled_incremental import _CLUSTER, _write_trace, _write_workload
 
-from policylint import cache
+from policylint.cache import documents as document_cache
+from policylint.cache import measurements as measure_cache
 from policylint.engine import repo_index
 
 
@@ -58,13 +59,13 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Keys of the measurement entries read (a workload measured or viewed in full reads its own)."""
     seen: list[str] = []
-    original = cache.load
+    original = measure_cache.load
 
     def counted(folder: Path, key: str, **kw: Any) -> Any:
         seen.append(key)
         return original(folder, key, **kw)
 
-    monkeypatch.setattr(cache, "load", counted)
+    monkeypatch.setattr(measure_cache, "load", counted)
     return seen
 
 
@@ -210,7 +211,7 @@ def test_a_damaged_or_foreign_index_is_a_miss(repo: Path, folder: Path) -> None:
     _same_as_no_cache(repo, "workloads/w-2.yaml")
     assert _used()["runs"] == 1
     # another kind's entry under the index's name
-    other = next(p for p in folder.glob(f"documents-v{cache.FORMAT_VERSION}/*/*") if p.is_file())
+    other = next(p for p in folder.glob(f"documents-v{document_cache.DOCUMENT_FORMAT}/*/*") if p.is_file())
     path.write_bytes(other.read_bytes())
     _same_as_no_cache(repo, "workloads/w-2.yaml")
     assert _used()["runs"] == 0

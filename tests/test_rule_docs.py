@@ -25,7 +25,8 @@ from policylint.engine.linter import LintOptions, lint
 from policylint.model.load import API_VERSION
 from policylint.resources import rules_dir, schemas_dir
 from policylint.engine.rule import DOC_SECTIONS, Rule
-from policylint.engine.ruleset import RuleSet, configure_rules, load_rules
+from policylint.engine.rule import RuleSet
+from policylint.engine.ruleset import configure_rules, load_rules
 
 RULES_DIR = rules_dir()
 RULESET = load_rules([RULES_DIR])

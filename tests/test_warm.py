@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, copy_minirepo, run_cli
 
-from policylint import cache
+from policylint.cache import documents as document_cache
 from policylint.model import load
 
 WHEN = ["--now", "2026-12-01"]
@@ -22,7 +22,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def document_entries(folder: Path) -> list[Path]:
-    return sorted(folder.glob(f"documents-v{cache.DOCUMENT_FORMAT}/*/*.json"))
+    return sorted(folder.glob(f"documents-v{document_cache.DOCUMENT_FORMAT}/*/*.json"))
 
 
 def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -92,13 +92,13 @@ def test_a_changed_file_is_parsed_again_and_its_new_finding_reported(
     assert load.display_path(workload) in seen
 
 
-@pytest.mark.parametrize("fingerprint", ["_schemas_fingerprint", "_code_fingerprint"])
+@pytest.mark.parametrize("fingerprint", ["_schemas_fingerprint", "code_fingerprint"])
 def test_a_schema_or_package_change_misses(
     fingerprint: str, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = copy_minirepo(tmp_path / "repo")
     first = run_cli(["check", str(repo), "--format", "json", *WHEN])
-    monkeypatch.setattr(cache, fingerprint, lambda: "another version")
+    monkeypatch.setattr(document_cache, fingerprint, lambda: "another version")
     seen = count_parses(monkeypatch)
     assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
     assert any(s.startswith("validate:") for s in seen) and any(not s.startswith("validate:") for s in seen)
@@ -133,15 +133,15 @@ def test_a_damaged_entry_is_ignored_and_rewritten(
 
 def test_load_limits_are_part_of_the_key() -> None:
     raw = b"apiVersion: policylint/v1\n"
-    assert cache.document_key(raw, load.LoadLimits()) != cache.document_key(raw, load.LoadLimits(max_depth=3))
-    assert cache.document_key(raw, load.LoadLimits()) != cache.document_key(raw + b"\n", load.LoadLimits())
+    assert document_cache.document_key(raw, load.LoadLimits()) != document_cache.document_key(raw, load.LoadLimits(max_depth=3))
+    assert document_cache.document_key(raw, load.LoadLimits()) != document_cache.document_key(raw + b"\n", load.LoadLimits())
 
 
 def test_data_json_cannot_keep_is_not_stored(tmp_path: Path) -> None:
     source = load.SourceFile(path=tmp_path / "x.yaml", display="x.yaml", text="1: a\n")
     load.parse_text(source)
     assert source.documents
-    cache.store_source(tmp_path, "k" * 64, source)
+    document_cache.store_source(tmp_path, "k" * 64, source)
     assert not list(tmp_path.rglob("*.json"))  # an integer key would come back as a string
 
 
@@ -294,13 +294,13 @@ def test_a_warm_run_decodes_the_positions_of_only_the_documents_it_reports_on(
     command = ["check", "--changed-files", "proposals/2027-q1-everything.yaml", "--format", "json", *WHEN]
     cold = run_cli(command, cwd=root)
     decoded: list[str] = []
-    original = cache._fill_positions
+    original = document_cache._fill_positions
 
     def counting(text: str, index: object) -> None:
         decoded.append(text)
         original(text, index)
 
-    monkeypatch.setattr(cache, "_fill_positions", counting)
+    monkeypatch.setattr(document_cache, "_fill_positions", counting)
     assert run_cli(command, cwd=root) == cold
     entries = [json.loads(p.read_bytes()) for p in document_entries(cache_dir)]
     stored = sum(len(e["documents"]) for e in entries)
@@ -313,8 +313,8 @@ def test_a_crafted_position_index_is_not_expanded_past_its_bound() -> None:
     import zlib
 
     bomb = base64.b64encode(zlib.compress(b" " * 50_000_000, 9)).decode("ascii")  # 50 MB from ~50 KB
-    index = load.PositionIndex.deferred(lambda target: cache._fill_positions(bomb, target))
+    index = load.PositionIndex.deferred(lambda target: document_cache._fill_positions(bomb, target))
     assert index.locate(("spec", "pools", 0)) == (1, 1)  # nothing decoded: positions fall back to the top
     honest = base64.b64encode(zlib.compress(b'{"keys":[[["spec"],[3,1]]],"values":[],"spans":[]}', 1)).decode("ascii")
-    index = load.PositionIndex.deferred(lambda target: cache._fill_positions(honest, target))
+    index = load.PositionIndex.deferred(lambda target: document_cache._fill_positions(honest, target))
     assert index.locate(("spec", "pools", 0)) == (3, 1)

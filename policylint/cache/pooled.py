@@ -1,6 +1,6 @@
 """The pooled-sum cache: a pool's summed GPU demand kept whole and updated one member at a time.
 
-A pool's exact entry (:func:`policylint.cache.pool_key`) is keyed by every
+A pool's exact entry (:func:`policylint.cache.measurements.pool_key`) is keyed by every
 member's measurement key, so any edit to any member misses it, and summing the
 pool afresh reads every member's GPU demand series back from the cache: in a
 one-pool repository of a thousand workloads that is hundreds of megabytes for a
@@ -30,7 +30,7 @@ number below the exact range, an old series that cannot be read, too many
 changed members - the pool is summed afresh from every member, exactly as
 without this cache, and a new entry is written.
 
-The entry is one sealed entry file of the measurement cache (:mod:`policylint.cache`:
+The entry is one sealed binary entry (:mod:`policylint.cache.store`:
 HMAC per entry under its own kind, read as user files are, size-limited), holding
 plain JSON and two integer arrays; every field is checked on reading and anything
 unexpected is a miss. It is found by the pool's name, the repository's real path
@@ -47,10 +47,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from policylint.cache.store import FORMAT_VERSION, code_fingerprint, load_entry, write_entry
+from policylint.measure.pooled import GridSpec, PoolMember, on_grid
+
 if TYPE_CHECKING:
     import numpy as np
-
-    from policylint.measure.pooled import GridSpec, PoolMember
 
 #: layout of a pooled-sum entry; part of its locator
 SUM_FORMAT = 1
@@ -107,16 +108,12 @@ class PoolSum:
 
 def locator(root: Path, qualified: str) -> str:
     """Where a pool's sum is kept: its repository (real path), its name and the code."""
-    from policylint.cache import FORMAT_VERSION, _code_fingerprint
-
     real = os.path.realpath(root)
-    text = f"poolsum/{SUM_FORMAT}/{FORMAT_VERSION}/{_code_fingerprint()}\0{real}\0{qualified}"
+    text = f"poolsum/{SUM_FORMAT}/{FORMAT_VERSION}/{code_fingerprint()}\0{real}\0{qualified}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _path(folder: Path, key: str) -> Path:
-    from policylint.cache import FORMAT_VERSION
-
     return folder / f"{KIND}-v{FORMAT_VERSION}" / key[:2] / f"{key}.sum"
 
 
@@ -188,8 +185,6 @@ def update(
     """``base`` with ``leaving`` taken out and ``joining`` put in, on the unchanged ``grid``; None when not exact."""
     if grid != base.grid:
         return None
-    from policylint.measure.pooled import on_grid
-
     times = grid.times()
     total = base.total.copy()
     missing = base.missing.copy()
@@ -215,8 +210,6 @@ def update(
 
 def store(folder: Path, pool_sum: PoolSum) -> None:
     """Write ``pool_sum`` under its locator (sealed, atomically); a folder that refuses is skipped."""
-    from policylint.cache import FORMAT_VERSION, _write_entry
-
     g = pool_sum.grid
     document = {
         "format": FORMAT_VERSION,
@@ -230,7 +223,7 @@ def store(folder: Path, pool_sum: PoolSum) -> None:
         ],
     }
     try:
-        _write_entry(
+        write_entry(
             _path(folder, pool_sum.locator),
             document,
             {"total": pool_sum.total, "missing": pool_sum.missing},
@@ -251,11 +244,8 @@ def load(folder: Path, loc: str) -> PoolSum | None:
     """The sum kept under ``loc``, or None: absent, damaged, foreign, or any field not as written."""
     import numpy as np
 
-    from policylint.cache import FORMAT_VERSION, _load_entry
-    from policylint.measure.pooled import GridSpec
-
     try:
-        meta, arrays, _ = _load_entry(_path(folder, loc), kind=KIND, folder=folder)
+        meta, arrays, _ = load_entry(_path(folder, loc), kind=KIND, folder=folder)
         if (
             meta.get("format") != FORMAT_VERSION
             or meta.get("sum_format") != SUM_FORMAT

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.errors import PolicylintError
 
 if TYPE_CHECKING:
-    from policylint.measure import PoolFacts, WorkloadFacts
+    from policylint.measure.facts import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool
 
 BANDS = ("baseline", "daily", "peak", "sustained_max")

@@ -140,6 +140,27 @@ def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Con
     return condition
 
 
+def trust_conditions(conditions: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+    """Tell cerberus that these (schema, parameters) conditions were already judged valid.
+
+    cerberus checks every schema against its own meta-schema before use and
+    remembers, per process, the hashes of schemas that passed. The hashes are of
+    Python objects (not stable across processes), so the rule cache stores the
+    fact "every condition of this rule set compiled" and this marks the conditions
+    again here: the validators are then built without the check. Only for a cached
+    rule set whose key (same code, same cerberus, same rule files and overrides)
+    proves that this exact set compiled before (:mod:`policylint.cache.rules`).
+    """
+    from cerberus.schema import DefinitionSchema
+    from cerberus.utils import mapping_hash
+
+    validator = _validator_class()
+    types = mapping_hash(validator.types_mapping)
+    for schema, params in conditions:
+        expanded = DefinitionSchema.expand(_substitute(schema, params))
+        validator._valid_schemas.add((mapping_hash(expanded), types))
+
+
 #: Within one :func:`evaluate` call, compiled conditions by the identity of their schema and
 #: parameters: the same rule meets thousands of views, and its cache key (the schema and
 #: parameters as JSON) cost more to build than the lookup it serves.

@@ -39,7 +39,7 @@ from policylint.model.load.comments import source_comments
 
 if TYPE_CHECKING:
     from policylint.model.load import SourceFile
-    from policylint.engine.ruleset import RuleSet
+    from policylint.engine.rule import RuleSet
 
 _MARKER = "policylint:"
 _RULE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,- ")

@@ -21,6 +21,7 @@ from policylint.model.load import (
     LoadLimits,
     RealPaths,
     SourceFile,
+    cache_source,
     discover,
     display_path,
     is_scheduler_doc,
@@ -32,9 +33,9 @@ from policylint.model import Model
 
 if TYPE_CHECKING:
     from policylint.engine.history import Change
-    from policylint.measure import PoolFacts
+    from policylint.measure.facts import PoolFacts
     from policylint.readers.limits import TraceLimits
-    from policylint.engine.ruleset import RuleSet
+    from policylint.engine.rule import RuleSet
     from policylint.engine.views import View
 
 
@@ -139,10 +140,8 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
             else:
                 valid.append(doc)
         if clean and source.cache_key is not None and options.cache_dir is not None:
-            from policylint import cache
-
             # stored before resolving, so the entry holds the documents exactly as parsed
-            cache.store_source(options.cache_dir, source.cache_key, source)
+            cache_source(options.cache_dir, source)
     scoped = [s for s in sources if scope.holds(s.path)]
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)
@@ -275,7 +274,8 @@ def judge(
     as its narrowing reports only those rules' findings on them.
     """
     from policylint.engine.evaluate import evaluate
-    from policylint.measure import CachedPool, WorkloadFacts, _measure_one, measure, measure_pools
+    from policylint.measure import CachedPool, _measure_one, measure, measure_pools
+    from policylint.measure.facts import WorkloadFacts
     from policylint.model import Workload
     from policylint.engine.views import build_views
 

@@ -16,7 +16,7 @@ from policylint.catalogue import catalogue
 from policylint.finding import Severity
 
 if TYPE_CHECKING:
-    from policylint.engine.ruleset import RuleSet
+    from policylint.engine.rule import RuleSet
 
 
 #: Rule options whose looser setting is the lower one (the rest: max_*, tolerance, headroom and

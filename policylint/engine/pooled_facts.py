@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from policylint.measure import PoolFacts
+    from policylint.measure.facts import PoolFacts
     from policylint.model import Pool, Workload
     from policylint.engine.views import View
 

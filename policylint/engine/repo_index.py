@@ -17,7 +17,7 @@ JSON parse instead:
   them) of the file its document is in and of every file it measures from, the
   absence of a provenance record beside each, and a hash of its pool's
   declaration (what its view reads of the pool);
-* its **measurement key** (:func:`policylint.cache.workload_key`), which the
+* its **measurement key** (:func:`policylint.cache.measurements.workload_key`), which the
   pool's kept sum (:mod:`policylint.cache.pooled`) is matched against;
 * its **view** as :func:`policylint.engine.views.workload_view` builds it, without the
   facts that depend on the clock (the age of the last sample, the time facts of
@@ -54,11 +54,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from policylint.cache import digests as digest_cache
+from policylint.cache import measurements as measure_cache
+from policylint.cache import pooled as pooled_cache
+from policylint.cache.store import FORMAT_VERSION, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
+from policylint.measure.facts import WorkloadFacts
+
 if TYPE_CHECKING:
     import datetime as dt
 
     from policylint.finding import Finding
-    from policylint.measure import PoolFacts, WorkloadFacts
+    from policylint.measure.facts import PoolFacts
     from policylint.model import Model, Pool, Workload
     from policylint.readers.limits import TraceLimits
     from policylint.engine.scope import Needed
@@ -188,20 +194,16 @@ def _locator(root: Path, header: Mapping[str, Any]) -> str:
 
 
 def _entry_path(folder: Path, loc: str) -> Path:
-    from policylint.cache import FORMAT_VERSION
-
     return folder / f"repoindex-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.json"
 
 
 def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> dict[str, Any]:
     import dataclasses
 
-    from policylint.cache import FORMAT_VERSION, _code_fingerprint
-
     return {
         "format": INDEX_FORMAT,
         "cache": FORMAT_VERSION,
-        "code": _code_fingerprint(),
+        "code": code_fingerprint(),
         "root": os.path.realpath(root),
         "limits": dataclasses.asdict(limits) if limits is not None else None,
         "gpu": list(gpu_resources),
@@ -316,8 +318,6 @@ class Index:
     def write(self) -> None:
         if not self.dirty:
             return
-        from policylint.cache import _atomic_write, _seal_json
-
         shapes: dict[tuple[str, ...], int] = {}
         places: dict[str, int] = {}
         place_list: list[Any] = []
@@ -338,21 +338,19 @@ class Index:
             data = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")
         except (TypeError, ValueError):
             return
-        sealed = _seal_json(self.folder, KIND, data)
+        sealed = seal_json(self.folder, KIND, data)
         if sealed is not None and len(sealed) <= MAX_BYTES:
-            _atomic_write(self.path, sealed, self.folder)
+            atomic_write(self.path, sealed, self.folder)
         self.dirty = False
 
 
 def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> Index:
     """The index of the repository at ``root`` in the cache ``folder`` (empty when missing, foreign or damaged)."""
-    from policylint.cache import _read_limited, _unseal_json
-
     header = _header(root, limits, gpu_resources)
     index = Index(folder, _entry_path(folder, _locator(root, header)), header, limits)
     try:
-        data = _read_limited(index.path, MAX_BYTES)
-        body = _unseal_json(folder, KIND, data) if data is not None else None
+        data = read_limited(index.path, MAX_BYTES)
+        body = unseal_json(folder, KIND, data) if data is not None else None
         if body is None:
             return index
         stored = json.loads(body)
@@ -466,8 +464,6 @@ def prepare(
     pool's demand is neither cached whole nor updatable from its kept sum with the
     keys of the index (that would need every member's series).
     """
-    from policylint import cache
-    from policylint.cache import pooled as pooled_cache
     from policylint.measure import CachedPool, _cached_pools, _update_pool, measure
     from policylint.engine.scope import Needed
 
@@ -483,7 +479,7 @@ def prepare(
         return None
     keys: dict[str, str | None] = {n: r.key for n, r in indexed.items()}
     for name in full:
-        keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir)
+        keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
     cached: dict[str, CachedPool] = _cached_pools(model, keys, cache_dir, only)
     for q in only.pools:
         entry = cached.get(q)
@@ -494,7 +490,7 @@ def prepare(
     facts: dict[str, Any] = {}
     for name in full:
         key = keys[name]
-        hit = cache.load(cache_dir, key, demand=name in joining) if key is not None else None
+        hit = measure_cache.load(cache_dir, key, demand=name in joining) if key is not None else None
         if hit is not None:
             facts[name] = hit  # only finding-free measurements are stored
     misses = frozenset(n for n in full if n not in facts)
@@ -505,7 +501,7 @@ def prepare(
             only=Needed(misses, frozenset(), frozenset(), frozenset()),
         )
         facts.update(measured)
-    cache.flush_digests(cache_dir)
+    digest_cache.flush_digests(cache_dir)
     views: dict[str, View] = {}
     for name, rec in indexed.items():
         rebuilt = view_of(rec, model.workloads[name], now)
@@ -529,7 +525,7 @@ def prepare(
         stores.append((entry.key, updated))
     for key, (pool_facts, kept) in stores:
         assert key is not None
-        cache.store_pool(cache_dir, key, pool_facts)
+        measure_cache.store_pool(cache_dir, key, pool_facts)
         pooled_cache.store(cache_dir, kept)
     STATS["indexed"] += len(indexed)
     STATS["full"] += len(full)
@@ -562,8 +558,6 @@ class Recorder:
     def _record(self, w: Workload, wf: WorkloadFacts, view: View) -> Record | None:
         import datetime as dt
 
-        from policylint import cache
-        from policylint.measure import WorkloadFacts
         from policylint.engine.views import workload_view
 
         if type(wf) is not WorkloadFacts or wf.errors or w.doc.file in self.skip_files:
@@ -574,8 +568,8 @@ class Recorder:
         files = _files(w)
         if not files:
             return None
-        key = cache.workload_key(w, self.index.limits, self.index.folder)
-        if key is None or key == cache.UNHASHED:
+        key = measure_cache.workload_key(w, self.index.limits, self.index.folder)
+        if key is None or key == measure_cache.UNHASHED:
             return None
         ident = _ident(os.fspath(w.doc.source.path))
         if ident is None or not self._settled(ident):

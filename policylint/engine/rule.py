@@ -1,7 +1,9 @@
-"""The Rule type: one rule's metadata, documentation, parameters and condition.
+"""The rule types: one rule's metadata, documentation, parameters and condition, and a set of rules.
 
 Rules are data (``rules/*.yaml``); this module only defines their in-memory
-shape. Loading and validation live in :mod:`policylint.engine.ruleset`, evaluation in
+shape: :class:`Rule`, :class:`Param`, and :class:`RuleSet` (the rules as loaded
+and configured, which :mod:`policylint.cache.rules` stores and rebuilds).
+Loading and validation live in :mod:`policylint.engine.ruleset`, evaluation in
 :mod:`policylint.engine.evaluate`.
 """
 
@@ -109,3 +111,35 @@ class Rule:
                 lines.append(str(body).rstrip())
             lines.append("")
         return "\n".join(lines).rstrip() + "\n"
+
+
+@dataclass
+class RuleSet:
+    """All loaded rules, by code, with their effective parameters and severities."""
+
+    rules: dict[str, Rule] = field(default_factory=dict)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def find(self, key: str) -> Rule | None:
+        """A rule by code or name (case-insensitive)."""
+        k = key.strip()
+        rule = self.rules.get(k.upper())
+        if rule is not None:
+            return rule
+        for r in self.rules.values():
+            if r.name == k.lower():
+                return r
+        return None
+
+    def matches(self, selector: str) -> list[Rule]:
+        """Rules selected by a code, a code prefix (PL1), a name, or ALL."""
+        s = selector.strip()
+        if s.upper() == "ALL":
+            return list(self.rules.values())
+        by_name = [r for r in self.rules.values() if r.name == s.lower()]
+        if by_name:
+            return by_name
+        return [r for r in self.rules.values() if r.code.startswith(s.upper())]
+
+    def sorted(self) -> list[Rule]:
+        return [self.rules[c] for c in sorted(self.rules)]

@@ -14,15 +14,17 @@ message naming the file and the rule key (exit 2).
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from policylint.cache import rules as rule_cache
 from policylint.catalogue import FixDeclaration, check_variables, fixes
+from policylint.engine.evaluate import compile_schema, trust_conditions
+from policylint.engine.rule import Param, Rule, RuleSet
 from policylint.errors import PolicylintError
 from policylint.finding import Severity
-from policylint.engine.rule import Param, Rule
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "number": (int, float),
@@ -231,38 +233,6 @@ def _fix_entry(declared: FixDeclaration | None) -> dict[str, Any] | None:
     return {"applicability": declared.applicability, "rewrites": declared.rewrites, "order": declared.order}
 
 
-@dataclass
-class RuleSet:
-    """All loaded rules, by code, with their effective parameters and severities."""
-
-    rules: dict[str, Rule] = field(default_factory=dict)
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def find(self, key: str) -> Rule | None:
-        """A rule by code or name (case-insensitive)."""
-        k = key.strip()
-        rule = self.rules.get(k.upper())
-        if rule is not None:
-            return rule
-        for r in self.rules.values():
-            if r.name == k.lower():
-                return r
-        return None
-
-    def matches(self, selector: str) -> list[Rule]:
-        """Rules selected by a code, a code prefix (PL1), a name, or ALL."""
-        s = selector.strip()
-        if s.upper() == "ALL":
-            return list(self.rules.values())
-        by_name = [r for r in self.rules.values() if r.name == s.lower()]
-        if by_name:
-            return by_name
-        return [r for r in self.rules.values() if r.code.startswith(s.upper())]
-
-    def sorted(self) -> list[Rule]:
-        return [self.rules[c] for c in sorted(self.rules)]
-
-
 def load_rules(dirs: Iterable[Path]) -> RuleSet:
     """Load every ``*.yaml`` rule file in ``dirs`` (bundled rules first)."""
     ruleset = RuleSet()
@@ -317,6 +287,32 @@ def configure_rules(
             if number is not None and param.maximum is not None and number > param.maximum:
                 raise PolicylintError(f"must be <= {param.maximum}, got {value}", source=source, key=f"rules.{key}.{name}")
             ruleset.params[rule.code][name] = value
+    return ruleset
+
+
+def load_rules_cached(
+    dirs: Sequence[Path], overrides: Mapping[str, Mapping[str, Any]], source: str, folder: Path | None
+) -> RuleSet:
+    """:func:`load_rules` then :func:`configure_rules`, reused between runs through the rule cache.
+
+    With ``folder`` None (``--no-cache``) this is exactly the two calls. Otherwise a
+    rule set stored under :func:`policylint.cache.rules.rules_key` is read back
+    instead of parsing, schema-checking and compiling the rule files again; a
+    missing, damaged or mismatching entry is ignored and rewritten. Rule files that
+    do not load raise exactly as without the cache (nothing is stored for them). An
+    entry is only written when it reads back equal to what was loaded, so JSON never
+    changes a value's type, and it records whether every condition compiled with the
+    configured options.
+    """
+    key = rule_cache.rules_key(dirs, overrides, source) if folder is not None else None
+    if key is not None and folder is not None:
+        cached = rule_cache.read_rules(folder, key, trust_conditions)
+        if cached is not None:
+            return cached
+    ruleset = load_rules(dirs)
+    configure_rules(ruleset, overrides, source)
+    if key is not None and folder is not None:
+        rule_cache.write_rules(folder, key, ruleset, compile_schema)
     return ruleset
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.engine.linter import LintResult
     from policylint.model import Model, Pool, Workload
-    from policylint.engine.ruleset import RuleSet
+    from policylint.engine.rule import RuleSet
 
 #: Workload facts that come from the other workloads of the workload's pool (set when the
 #: pool's views are built, never by :func:`policylint.engine.views.workload_view` from the workload

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from policylint.finding import Subject
-    from policylint.measure import PoolFacts, WorkloadFacts
+    from policylint.measure.facts import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
     from policylint.engine.scope import Needed
 

@@ -23,49 +23,18 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.errors import MeasurementError, PolicylintError
 from policylint.finding import Finding
+from policylint.measure.facts import GpuDemand, PoolFacts, WorkloadFacts
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import numpy as np
 
-    from policylint.bands import BandReport
     from policylint.model import MeasurementRef, Model, Pool, Workload
     from policylint.measure.pooled import GridSpec, PooledGrid, PooledReport, PoolMember
     from policylint.cache.pooled import PoolSum
     from policylint.engine.scope import Needed
     from policylint.traces import Series, TraceLimits
-
-
-@dataclass(frozen=True, eq=False)
-class GpuDemand:
-    """One workload's GPU demand at each sample of its cleaned series: what its pool sums.
-
-    The facts keep this instead of the cleaned series (time axis, values and validity
-    mask, about 450 KB for 92 days of 5-minute samples): a repository of a thousand
-    traced workloads would otherwise hold half a gigabyte of series until the pools
-    are summed, and a warm run would read all of it back from the cache.
-
-    ``gpus`` holds whole GPU counts, NaN where the sample is not usable, in the
-    narrowest float type that gives back every value bit for bit (float16 holds up
-    to 2,048 GPUs per sample). ``times`` is None when the time axis is exactly
-    ``axis_start + i x axis_step`` (a regular grid, as readers produce); otherwise
-    it is the axis itself. :meth:`axis` rebuilds it when a pool needs it.
-    """
-
-    gpus: np.ndarray
-    step_seconds: float
-    axis_start: float
-    axis_step: float
-    times: np.ndarray | None = None
-
-    def axis(self) -> np.ndarray:
-        """The time axis (unix seconds, float64), bit for bit the cleaned series' own."""
-        import numpy as np
-
-        if self.times is not None:
-            return self.times
-        return self.axis_start + np.arange(self.gpus.size, dtype=np.float64) * self.axis_step
 
 
 def _narrow(gpus: np.ndarray) -> np.ndarray:
@@ -106,43 +75,6 @@ def gpu_series(series: Series, per_gpu: float, gpus_per_replica: int) -> GpuDema
         axis_step=step,
         times=None if regular else times,
     )
-
-
-@dataclass
-class WorkloadFacts:
-    """Everything measured about one workload (None where unknown)."""
-
-    report: BandReport | None = None
-    #: highest usable sample of the cleaned concurrency (None when none is usable)
-    usable_max: float | None = None
-    #: GPU demand per cleaned sample, for the pool's sum (None without a trace or a per-GPU figure)
-    demand: GpuDemand | None = None
-    step_seconds: float | None = None
-    sustained_max: float | None = None
-    last_sample: dt.datetime | None = None
-    p50: float | None = None
-    p90: float | None = None
-    p99: float | None = None
-    tail_ratio: float | None = None
-    #: GPUs one long-tail job holds: the most GPUs among jobs at or above p99 duration
-    tail_job_gpus: int | None = None
-    vram_ratio: float | None = None
-    #: most GiB the model held while resident, from a VRAM trace (None without one)
-    vram_resident_gib: float | None = None
-    #: cold-start window the bands were computed with, seconds
-    cold_start_seconds: float | None = None
-    #: UTC day starts on which the concurrency trace was constant (left out of the window)
-    flat_days: tuple[float, ...] = ()
-    #: what the concurrency trace counts: "concurrency", or "gpus" (GPU-weighted jobs: no GPU conversion)
-    trace_unit: str = "concurrency"
-    #: VRAM from measurements: seconds the model was resident, and activity-weighted compute seconds
-    vram_residency_seconds: float | None = None
-    vram_active_seconds: float | None = None
-    #: the same per pod (key of a long VRAM table), sorted by pod
-    vram_pods: tuple[tuple[str, float, float], ...] = ()
-    #: integrity facts of the concurrency trace as read (:func:`policylint.measure.integrity.trace_facts`)
-    integrity: dict[str, float | int | str | bool | list[int] | None] | None = None
-    errors: list[str] = field(default_factory=list)
 
 
 #: Cold start of a workload that declares none, in a pool without elastic capacity.
@@ -600,7 +532,7 @@ def measure(
     """Facts for every workload of the model, computed once per run (traces read within ``limits``).
 
     ``cache_dir`` (None: no cache) keeps each traced workload's facts between runs
-    (:mod:`policylint.cache`). ``jobs`` above 1 measures the workloads the cache
+    (:mod:`policylint.cache.measurements`). ``jobs`` above 1 measures the workloads the cache
     does not hold in that many processes; the result is the same as with one.
 
     With the cache, ``pooled`` (when given) receives every pool's cache key and its
@@ -611,7 +543,8 @@ def measure(
     ``only`` (None: every workload) measures just those workloads and looks up
     just those pools (see :func:`policylint.engine.scope.needed`).
     """
-    from policylint import cache
+    from policylint.cache import digests
+    from policylint.cache import measurements as measure_cache
 
     names = sorted(model.workloads) if only is None else sorted(n for n in model.workloads if n in only.workloads)
     done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
@@ -624,14 +557,14 @@ def measure(
             continue
         # A parallel run leaves new traces to its workers, which hash them beside the measuring
         # instead of one after another here (a cold run reads every trace twice: hash, then parse).
-        key = cache.workload_key(model.workloads[name], limits, cache_dir, hash_files=not parallel)
-        if key == cache.UNHASHED:
+        key = measure_cache.workload_key(model.workloads[name], limits, cache_dir, hash_files=not parallel)
+        if key == measure_cache.UNHASHED:
             unhashed.append(name)
         else:
             keys[name] = key
     if len(unhashed) < PARALLEL_MIN_WORKLOADS:
         for name in unhashed:  # too few to start workers for: hashed here
-            keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir)
+            keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
         unhashed = []
     summed: set[str] = set()  # workloads whose pools all have their pooled demand cached
     if cache_dir is not None and pooled is not None and not unhashed:
@@ -646,7 +579,7 @@ def measure(
     for name in names:
         key = keys.get(name)
         hit = (
-            cache.load(cache_dir, key, demand=name not in summed)
+            measure_cache.load(cache_dir, key, demand=name not in summed)
             if cache_dir is not None and key is not None
             else None
         )
@@ -660,9 +593,9 @@ def measure(
         # fork, instead of once in every worker.
         first = traced[0]
         if first in unhashed:
-            keys[first] = cache.workload_key(model.workloads[first], limits, cache_dir)
+            keys[first] = measure_cache.workload_key(model.workloads[first], limits, cache_dir)
             key = keys[first]
-            hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+            hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
             if hit is not None:
                 done[first] = (hit, [])
         if first not in done:
@@ -674,12 +607,12 @@ def measure(
     for name in todo:
         if name not in done:
             if name not in keys:  # its worker failed before hashing: hashed here
-                keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir)
+                keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
             done[name] = _measure_one(model.workloads[name], keys[name], now, limits, cache_dir)
     if cache_dir is not None and pooled is not None and unhashed:
         # every key is known now: the pools' entries, for measure_pools to use or store
         pooled.update(_cached_pools(model, keys, cache_dir, only))
-    cache.flush_digests(cache_dir)  # the digests recorded or hashed here, one entry per folder
+    digests.flush_digests(cache_dir)  # the digests recorded or hashed here, one entry per folder
     out: dict[str, WorkloadFacts] = {}
     findings: list[Finding] = []
     for name in names:  # the order of the sequential run, whoever measured what
@@ -697,14 +630,14 @@ def _measure_one(
     workload: Workload, key: str | None, now: dt.datetime, limits: TraceLimits | None, cache_dir: Path | None
 ) -> tuple[WorkloadFacts, list[Finding]]:
     """Measure one workload and store a clean result in the cache."""
-    from policylint import cache
+    from policylint.cache import measurements as measure_cache
 
     try:
         facts, problems = measure_workload(workload, now, limits=limits)
     except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
         return WorkloadFacts(errors=[str(exc)]), []
     if cache_dir is not None and key is not None and not problems and not facts.errors:
-        cache.store(cache_dir, key, facts)
+        measure_cache.store(cache_dir, key, facts)
     return facts, problems
 
 
@@ -722,14 +655,14 @@ _WORK: tuple[Model, dict[str, str | None], frozenset[str], dt.datetime, TraceLim
 
 def _work(name: str) -> tuple[str, str | None, tuple[WorkloadFacts, list[Finding]]]:
     """In a worker: the workload's key (hashing its traces when asked), then its cached or measured facts."""
-    from policylint import cache
+    from policylint.cache import measurements as measure_cache
 
     assert _WORK is not None
     model, keys, rekey, now, limits, cache_dir = _WORK
     workload = model.workloads[name]
     if name in rekey:
-        key = cache.workload_key(workload, limits, cache_dir)
-        hit = cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+        key = measure_cache.workload_key(workload, limits, cache_dir)
+        hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
         if hit is not None:
             return name, key, (hit, [])
     else:
@@ -806,7 +739,7 @@ def _cached_pools(
 
     A pool whose exact entry misses gets its kept sum when few enough members changed.
     """
-    from policylint import cache
+    from policylint.cache import measurements as measure_cache
     from policylint.cache import pooled as pooled_cache
 
     out: dict[str, CachedPool] = {}
@@ -817,8 +750,8 @@ def _cached_pools(
         if not members or any(k is None for _, k in members):
             out[pool.qualified] = CachedPool(None)
             continue
-        key = cache.pool_key(pool, [(n, str(k)) for n, k in members])
-        found = cache.load_pool(cache_dir, key)
+        key = measure_cache.pool_key(pool, [(n, str(k)) for n, k in members])
+        found = measure_cache.load_pool(cache_dir, key)
         if found is not None:
             out[pool.qualified] = CachedPool(key, found)
             continue
@@ -830,25 +763,6 @@ def _cached_pools(
         else:
             out[pool.qualified] = CachedPool(key, None, base, tuple(changes[0]), tuple(changes[1]), named)
     return out
-
-
-@dataclass
-class PoolFacts:
-    """The pooled demand of one pool (see :mod:`policylint.measure.pooled`).
-
-    ``report`` is None when some workload's GPU demand is unknown (``unknown``
-    names them) or the pool has no workloads; ``measured`` names the workloads whose
-    GPU demand is known (a readable trace and a per-GPU figure).
-    """
-
-    measured: tuple[str, ...] = ()
-    unknown: tuple[str, ...] = ()
-    cold_start_seconds: float | None = None
-    report: PooledReport | None = None
-    grid: PooledGrid | None = None
-    #: each band summed over the workloads, every one computed alone at the pool's cold
-    #: start (baseline, daily, peak, sustained_max): "pooling saves" compares like with like
-    member_sums: tuple[float | None, float | None, float | None, float | None] | None = None
 
 
 def pool_cold_start(pool: Pool) -> float:
@@ -1009,7 +923,7 @@ def _update_pool(
     member's figures come from the kept sum. Anything that would make the result
     differ from summing afresh (see :mod:`policylint.cache.pooled`) gives None.
     """
-    from policylint import cache
+    from policylint.cache import measurements as measure_cache
     from policylint.cache import pooled as pooled_cache
     from policylint.measure.pooled import GpuMember, PooledGrid, analyse_pool, grid_spec
 
@@ -1043,7 +957,7 @@ def _update_pool(
     leaving: list[PoolMember] = []
     for name in entry.leaving:
         old = base.members[name]
-        demand = cache.load_demand(cache_dir, old.key)
+        demand = measure_cache.load_demand(cache_dir, old.key)
         if demand is None:
             return None
         leaving.append(
@@ -1077,7 +991,7 @@ def _fill_demand(
     remeasure: Callable[[Workload, str], WorkloadFacts] | None,
 ) -> None:
     """Read back the series of the members that came without one (left out for a kept sum that could not be used)."""
-    from policylint import cache
+    from policylint.cache import measurements as measure_cache
 
     if entry is None or cache_dir is None:
         return
@@ -1086,7 +1000,7 @@ def _fill_demand(
         key = entry.keys.get(w.name)
         if f is None or f.demand is not None or f.report is None or key is None:
             continue
-        hit = cache.load(cache_dir, key)
+        hit = measure_cache.load(cache_dir, key)
         if hit is not None:
             f.demand = hit.demand
         elif remeasure is not None:
@@ -1111,7 +1025,7 @@ def measure_pools(
     measures a workload again whose series cannot be read back when a kept sum
     turns out unusable (its facts then came without the series).
     """
-    from policylint import cache
+    from policylint.cache import measurements as measure_cache
     from policylint.cache import pooled as pooled_cache
 
     out: dict[str, PoolFacts] = {}
@@ -1131,7 +1045,7 @@ def measure_pools(
             keys = entry.keys if entry is not None and entry.key is not None and entry.keys else None
             out[pool.qualified], kept = _measure_pool(pool, facts, keys, model.root if keys else None)
         if cache_dir is not None and entry is not None and entry.key is not None:
-            cache.store_pool(cache_dir, entry.key, out[pool.qualified])
+            measure_cache.store_pool(cache_dir, entry.key, out[pool.qualified])
             if kept is not None:
                 pooled_cache.store(cache_dir, kept)
     return out

@@ -13,7 +13,7 @@ from policylint.plan.models import EPS, Plan, PlannedPool, Thresholds, Unplaced,
 from policylint.plan.search import merge
 
 if TYPE_CHECKING:
-    from policylint.measure import WorkloadFacts
+    from policylint.measure.facts import WorkloadFacts
     from policylint.model import Model
 
 __all__ = ["build_plan"]

@@ -20,7 +20,7 @@ from policylint.plan.search import Candidate
 from policylint.plan.sizing import Capacity, size
 
 if TYPE_CHECKING:
-    from policylint.measure import WorkloadFacts
+    from policylint.measure.facts import WorkloadFacts
     from policylint.model import Workload
 
 __all__ = ["apply_depths", "planned_pool", "unmeasured_pool"]

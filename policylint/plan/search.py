@@ -56,7 +56,7 @@ from policylint.plan.sizing import capacity, size, trial, trial_spec
 from policylint.engine.pooled_facts import double_counted, identity_fingerprint
 
 if TYPE_CHECKING:
-    from policylint.measure import WorkloadFacts
+    from policylint.measure.facts import WorkloadFacts
     from policylint.model import Workload
 
 __all__ = ["Candidate", "merge"]

@@ -31,7 +31,7 @@ from policylint.model import Cluster, Pool
 from policylint.plan.models import EPS, WhatIf
 
 if TYPE_CHECKING:
-    from policylint.measure import PoolFacts, WorkloadFacts
+    from policylint.measure.facts import PoolFacts, WorkloadFacts
     from policylint.model import Workload
 
 __all__ = ["Capacity", "Sized", "capacity", "size", "trial", "trial_spec"]

@@ -16,7 +16,7 @@ from policylint.report.html_parts import SourceLinks, attr, cell, duration, esc,
 
 if TYPE_CHECKING:
     from policylint.engine.views import View
-    from policylint.measure import PoolFacts
+    from policylint.measure.facts import PoolFacts
 
 
 def _delta(value: int | None) -> str:

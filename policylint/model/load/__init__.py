@@ -28,6 +28,7 @@ from policylint.model.load.documents import Definitions, Document, SourceFile, a
 from policylint.model.load.files import (
     YAML_SUFFIXES,
     RealPaths,
+    cache_source,
     discover,
     display_path,
     load_file,
@@ -56,6 +57,7 @@ __all__ = [
     "SourceFile",
     "Span",
     "api_version_near_miss",
+    "cache_source",
     "discover",
     "display_path",
     "is_scheduler_doc",

@@ -8,12 +8,16 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from policylint.cache import documents as document_cache
 from policylint.errors import PolicylintError
 from policylint.model.load.compose import parse_text
+from policylint.model.load.documents import Document, SourceFile, is_scheduler_doc
 from policylint.model.load.limits import LoadLimits
-from policylint.model.load.documents import SourceFile, is_scheduler_doc
+
+if TYPE_CHECKING:
+    from policylint.cache.documents import StoredSource
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -41,8 +45,8 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
     """Read and parse one file. Never raises for bad content.
 
     With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
-    comes from the document cache (see :mod:`policylint.cache`); on a miss the key
-    is left on the source so that the caller can store it once validated.
+    comes from the document cache (see :mod:`policylint.cache.documents`); on a miss the key
+    is left on the source so that the caller can store it once validated (:func:`cache_source`).
     """
     from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
 
@@ -57,12 +61,10 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
         source.findings.append(source.file_finding("PL003", exc.message))
         return source
     if cache_dir is not None:
-        from policylint import cache
-
-        key = cache.document_key(raw, limits)
-        hit: SourceFile | None = cache.load_source(cache_dir, key, path, display)
+        key = document_cache.document_key(raw, limits)
+        hit = document_cache.load_source(cache_dir, key)
         if hit is not None:
-            return hit
+            return _cached(path, display, hit)
         source.cache_key = key
     text = _decode(raw, source)
     if text is None:
@@ -78,6 +80,28 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
         return source
     parse_text(source, limits)
     return source
+
+
+def _cached(path: Path, display: str, hit: StoredSource) -> SourceFile:
+    """The :class:`SourceFile` of a document-cache hit: its documents passed validation when stored."""
+    source = SourceFile(path=path, display=display, text=hit.text)
+    for stored in hit.documents:
+        source.documents.append(Document(source=source, index=stored.index, data=stored.data, positions=stored.positions))
+    source.validated = True
+    return source
+
+
+def cache_source(folder: Path, source: SourceFile) -> None:
+    """Keep a file that loaded cleanly and whose documents passed validation in the document cache.
+
+    Stored under the key its load computed (:attr:`SourceFile.cache_key`); the
+    caller decides that it is clean, before resolving, so the entry holds the
+    documents exactly as parsed.
+    """
+    if source.cache_key is None:
+        return
+    documents = [document_cache.StoredDocument(d.index, d.data, d.positions) for d in source.documents]
+    document_cache.store_source(folder, source.cache_key, document_cache.StoredSource(source.text, documents))
 
 
 class RealPaths:

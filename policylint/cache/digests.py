@@ -1,0 +1,219 @@
+"""Trace digests: the SHA-256 of a trace's bytes, reused for a file whose identity has not changed.
+
+A measurement's cache key holds the digest of every trace it reads, so a warm
+run would read every trace just to hash it. Instead, a digest is recorded with
+the file's identity (device, inode, size, modification and status-change times)
+and reused while that identity is unchanged (:func:`known_digest`); the records
+of one folder of traces are read and written as one table (:class:`_DigestTable`,
+flushed at the end of a run by :func:`flush_digests`). Records and tables are
+sealed JSON entries of :mod:`policylint.cache.store` (kinds ``stat`` and
+``stattable``). A file is checked as the readers check it before a byte of it is
+hashed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from policylint.cache.store import FORMAT_VERSION, MAX_ENTRY_BYTES, atomic_write, read_limited, seal_json, unseal_json
+from policylint.readers.limits import TraceLimits
+
+
+def _file_digest(path: Path) -> str:
+    """The SHA-256 of a regular file's bytes (a pipe or device is refused on the open descriptor)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Refused(str(path))
+        digest = hashlib.sha256()
+        while block := os.read(fd, 1 << 20):
+            digest.update(block)
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
+
+
+class _Refused(OSError):
+    """A trace that is not hashed: not a regular file, or larger than any reader accepts."""
+
+
+#: a file changed less than this long before it was hashed is hashed again next time
+_RACY_SECONDS = 2.0
+
+
+def _stat_id(st: os.stat_result) -> list[int]:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+class Unhashed(Exception):
+    """A file's digest is not recorded, and the caller asked not to hash it here."""
+
+
+def hash_limit(limits: TraceLimits | None) -> int:
+    """The largest trace any reader accepts under ``limits``: larger files are never hashed."""
+    chosen = limits if limits is not None else TraceLimits()
+    return max(chosen.max_file_bytes, chosen.max_json_bytes)
+
+
+def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, limit: int | None = None) -> str:
+    """The SHA-256 of a file's bytes, reusing the one recorded for an unchanged file.
+
+    The file is checked first, as the readers check it: anything but a regular
+    file, or a file over ``limit`` bytes (default: the default trace limits),
+    raises :class:`_Refused` (an ``OSError``) before a byte is read or hashed -
+    the readers then report it.
+
+    A record maps a file (by real path) to its identity - device, inode, size,
+    modification and status-change times in nanoseconds - and the digest of its
+    bytes. Any write moves the status-change time (ctime) to the clock's current
+    time, and no ordinary program can set it back, so a file whose identity is
+    unchanged has unchanged bytes - except for a write in the same timestamp tick
+    as the hashing. To exclude that, a digest is only recorded for a file whose
+    times are at least two seconds older than the moment it was hashed, and only
+    when the file's identity is the same before and after hashing. Everything
+    else is hashed again. A record is sealed like every entry (see :func:`policylint.cache.store.seal_json`);
+    a damaged or foreign one is ignored. The digest still goes into the entry's
+    key, so an entry is only ever used for the bytes it was built from.
+
+    Without ``hash_files`` a file with no usable record raises :class:`Unhashed`
+    instead of being read (the caller hashes it elsewhere, in a worker).
+    """
+    if limit is None:
+        limit = hash_limit(None)
+    real = os.path.realpath(path)
+    before = os.stat(real)
+    if not stat.S_ISREG(before.st_mode) or before.st_size > limit:
+        raise _Refused(real)
+    if folder is None:
+        if not hash_files:
+            raise Unhashed(str(path))
+        return _file_digest(path)
+    ident = _stat_id(before)
+    table = _digest_table(folder, os.path.dirname(real))
+    found = table.get(real, ident)
+    if found is not None:
+        return found
+    name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
+    record = folder / f"stat-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
+    try:
+        data = read_limited(record, MAX_ENTRY_BYTES["stat"])
+        body = unseal_json(folder, "stat", data) if data is not None else None
+        if body is not None:
+            known = json.loads(body)
+            if known["path"] == real and known["stat"] == ident and _is_digest(known["sha256"]):
+                table.add(real, ident, known["sha256"])
+                return str(known["sha256"])
+    except Exception:  # noqa: BLE001 - a damaged record: hash the file
+        pass
+    if not hash_files:
+        raise Unhashed(real)
+    hashed_at = time.time_ns()
+    digest = _file_digest(Path(real))
+    after = _stat_id(os.stat(real))
+    settled = max(before.st_mtime_ns, before.st_ctime_ns) < hashed_at - int(_RACY_SECONDS * 1e9)
+    if after == ident and settled:
+        document = {"path": real, "stat": ident, "sha256": digest}
+        sealed = seal_json(folder, "stat", json.dumps(document, separators=(",", ":")).encode("utf-8"))
+        if sealed is not None:
+            atomic_write(record, sealed, folder)
+            table.add(real, ident, digest)
+    return digest
+
+
+def _is_digest(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+class _DigestTable:
+    """The recorded digests of one folder's files, read and written as one entry.
+
+    A warm run over a thousand traces in one folder reads one entry here instead
+    of a thousand records (:func:`known_digest`). Each row is exactly what a record
+    holds - the file's real path, its identity and its digest - and is added only
+    from a record or a settled hashing, so a row is as trustworthy as a record.
+    The entry is sealed like the records (kind ``stattable``) and read as user
+    files are; a damaged, foreign or mismatching entry is an empty table.
+    """
+
+    #: a table never grows past this many rows (files deleted since stay in it until then)
+    MAX_ROWS = 200_000
+
+    def __init__(self, folder: Path, directory: str) -> None:
+        self.folder = folder
+        self.directory = directory
+        name = hashlib.sha256(directory.encode("utf-8", "surrogateescape")).hexdigest()
+        self.path = folder / f"stattable-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
+        self.rows: dict[str, tuple[list[int], str]] = {}
+        self.dirty = False
+        try:
+            data = read_limited(self.path, MAX_ENTRY_BYTES["stattable"])
+            body = unseal_json(folder, "stattable", data) if data is not None else None
+            if body is None:
+                return
+            stored = json.loads(body)
+            if stored.get("dir") != directory or not isinstance(stored.get("files"), dict):
+                return
+            rows: dict[str, tuple[list[int], str]] = {}
+            for real, (ident, digest) in stored["files"].items():
+                if os.path.dirname(real) != directory or not _is_digest(digest):
+                    return
+                if not isinstance(ident, list) or len(ident) != 5 or any(type(x) is not int for x in ident):
+                    return
+                rows[real] = (ident, digest)
+            self.rows = rows
+        except Exception:  # noqa: BLE001 - a damaged table is an empty one: the records and hashing remain
+            self.rows = {}
+
+    def get(self, real: str, ident: list[int]) -> str | None:
+        row = self.rows.get(real)
+        return row[1] if row is not None and row[0] == ident else None
+
+    def add(self, real: str, ident: list[int], digest: str) -> None:
+        if self.rows.get(real) == (ident, digest):
+            return
+        if len(self.rows) >= self.MAX_ROWS:
+            self.rows.clear()
+        self.rows[real] = (list(ident), digest)
+        self.dirty = True
+
+    def write(self) -> None:
+        if not self.dirty:
+            return
+        document = {"dir": self.directory, "files": {k: [v[0], v[1]] for k, v in sorted(self.rows.items())}}
+        sealed = seal_json(self.folder, "stattable", json.dumps(document, separators=(",", ":")).encode("utf-8"))
+        if sealed is not None and len(sealed) <= MAX_ENTRY_BYTES["stattable"]:
+            atomic_write(self.path, sealed, self.folder)
+        self.dirty = False
+
+
+#: (cache folder, folder of the files) -> its table, for the length of a run
+_TABLES: dict[tuple[str, str], _DigestTable] = {}
+
+
+def _digest_table(folder: Path, directory: str) -> _DigestTable:
+    key = (os.fspath(folder), directory)
+    table = _TABLES.get(key)
+    if table is None:
+        table = _TABLES[key] = _DigestTable(folder, directory)
+    return table
+
+
+def flush_digests(folder: Path | None) -> None:
+    """Write the digest tables of ``folder`` that gained rows in this run (see :class:`_DigestTable`).
+
+    They are then forgotten: the next run in this process reads them afresh, as a new process would.
+    """
+    if folder is None:
+        return
+    for key, table in list(_TABLES.items()):
+        if key[0] == os.fspath(folder):
+            table.write()
+            del _TABLES[key]
+

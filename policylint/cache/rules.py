@@ -1,0 +1,210 @@
+"""The rule-set cache: the rules as loaded and configured, kept between runs as one sealed JSON entry.
+
+Loading rules parses and schema-checks every rule file and compiles every
+condition; :func:`policylint.engine.ruleset.load_rules_cached` reads a rule set
+stored here instead. The key (:func:`rules_key`) is a SHA-256 over the code
+fingerprint, the cerberus version, the rule folders, every rule file's name and
+bytes, the configuration file and its per-rule overrides. The entry holds the
+rule set as JSON and the fact that every condition compiled when it was stored.
+
+This module knows the rules only as data (:mod:`policylint.engine.rule`): the
+caller passes in what the evaluator does with a condition - compile it when an
+entry is written, and mark it as already checked when one is read (see
+:func:`policylint.engine.evaluate.trust_conditions`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from policylint.cache.store import MAX_ENTRY_BYTES, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
+from policylint.engine.rule import Param, Rule, RuleSet
+from policylint.errors import PolicylintError
+from policylint.finding import Severity
+from policylint.model.load.limits import LoadLimits
+from policylint.safeio import read_bytes
+
+#: bumped whenever the layout of a cached rule set changes; part of every rule key
+RULES_FORMAT_VERSION = 2
+
+#: one condition as the evaluator compiles it: a rule's ``when`` or ``require`` schema, and the rule's parameters
+Condition = tuple[Mapping[str, Any], Mapping[str, Any]]
+
+
+def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any], source: str = "") -> str | None:
+    """The cache key of a configured rule set; None when a rule file cannot be read.
+
+    A SHA-256 over the code fingerprint (policylint version and package source),
+    the cerberus version (it judges the conditions), every rule folder (as named
+    and as its real path: the repository's own folders identify it), every rule
+    file's name and bytes in loading order, the configuration file (``source``)
+    and its per-rule overrides. Any edit to a rule file, a new file in a rule
+    folder, or a changed option or severity gives another key.
+
+    Rule files are read exactly as the loader reads them (a regular file within
+    the load size limit): a pipe, a device or an oversized file gives None, and
+    the loader then reports it as it does without the cache.
+    """
+    try:
+        import cerberus
+
+        checker = str(getattr(cerberus, "__version__", "?"))
+    except ImportError:  # pragma: no cover - cerberus is a dependency
+        checker = "none"
+    digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{code_fingerprint()}/{checker}".encode())
+    digest.update(b"\0source\0" + source.encode("utf-8", "surrogateescape"))
+    limit = LoadLimits().max_file_bytes
+    for folder in dirs:
+        if not folder.is_dir():
+            return None  # the loader reports a missing folder; nothing to cache
+        real = os.path.realpath(folder)
+        digest.update(b"\0dir\0" + str(folder).encode("utf-8", "surrogateescape") + b"\0" + real.encode("utf-8", "surrogateescape"))
+        for path in sorted(folder.glob("*.y*ml")):
+            try:
+                data = read_bytes(path, limit=limit, what="rule file")
+            except (PolicylintError, OSError):
+                return None  # refused or unreadable: the loader says so, nothing is cached
+            digest.update(b"\0file\0" + path.name.encode("utf-8", "surrogateescape") + b"\0" + str(len(data)).encode() + b"\0" + data)
+    try:
+        text = json.dumps(overrides, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None  # an override JSON cannot spell (a YAML date): load afresh every time
+    digest.update(b"\0overrides\0" + text.encode())
+    return digest.hexdigest()
+
+
+def _rules_path(folder: Path, key: str) -> Path:
+    return folder / f"rules-v{RULES_FORMAT_VERSION}" / f"{key}.json"
+
+
+def _encode_ruleset(ruleset: RuleSet) -> dict[str, Any]:
+    rules = []
+    for rule in ruleset.rules.values():
+        rules.append(
+            {
+                "code": rule.code,
+                "name": rule.name,
+                "severity": rule.severity.name,
+                "section": rule.section,
+                "subject": rule.subject,
+                "summary": rule.summary,
+                "message": rule.message,
+                "hint": rule.hint,
+                "docs": rule.docs,
+                "source": str(rule.source),
+                "params": [
+                    [p.name, p.type, p.default, p.description, p.minimum, p.maximum] for p in rule.params.values()
+                ],
+                "at": rule.at,
+                "needs": list(rule.needs),
+                "when": rule.when,
+                "require": rule.require,
+                "check": rule.check,
+                "builtin": rule.builtin,
+                "fix": rule.fix,
+            }
+        )
+    return {"rules": rules, "params": ruleset.params}
+
+
+def _decode_ruleset(document: Mapping[str, Any]) -> RuleSet:
+    ruleset = RuleSet()
+    for raw in document["rules"]:
+        params = {p[0]: Param(*p) for p in raw["params"]}
+        rule = Rule(
+            code=raw["code"],
+            name=raw["name"],
+            severity=Severity[raw["severity"]],
+            section=raw["section"],
+            subject=raw["subject"],
+            summary=raw["summary"],
+            message=raw["message"],
+            hint=raw["hint"],
+            docs=raw["docs"],
+            source=Path(raw["source"]),
+            params=params,
+            at=raw["at"],
+            needs=tuple(raw["needs"]),
+            when=raw["when"],
+            require=raw["require"],
+            check=raw["check"],
+            builtin=raw["builtin"],
+            fix=raw["fix"],
+        )
+        ruleset.rules[rule.code] = rule
+    options: Any = document["params"]
+    if not isinstance(options, dict) or set(options) != set(ruleset.rules):
+        raise ValueError("parameters do not match the rules")
+    ruleset.params = {code: dict(values) for code, values in options.items()}
+    return ruleset
+
+
+def _conditions(ruleset: RuleSet) -> list[Condition]:
+    """Every (schema, parameters) pair the evaluator compiles for this rule set."""
+    return [
+        (schema, ruleset.params[code])
+        for code, rule in ruleset.rules.items()
+        for schema in (rule.when, rule.require)
+        if schema and not rule.builtin
+    ]
+
+
+
+def read_rules(folder: Path, key: str, trust: Callable[[Sequence[Condition]], None]) -> RuleSet | None:
+    """The rule set stored under ``key``, or None: absent, damaged, foreign or not matching.
+
+    When the entry records that every condition compiled, ``trust`` is given the
+    conditions so that the evaluator need not check them again. Anything that goes
+    wrong, in reading or in ``trust``, is a miss.
+    """
+    try:
+        data = read_limited(_rules_path(folder, key), MAX_ENTRY_BYTES["rules"])
+        body = unseal_json(folder, "rules", data) if data is not None else None
+        if body is None:
+            return None
+        document = json.loads(body.decode("utf-8"))
+        if document.get("format") != RULES_FORMAT_VERSION or document.get("key") != key:
+            return None
+        ruleset = _decode_ruleset(document["ruleset"])
+        if document.get("compiled") is True:
+            trust(_conditions(ruleset))
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - a damaged entry means "not cached", never an error
+        return None
+    return ruleset
+
+
+def write_rules(
+    folder: Path, key: str, ruleset: RuleSet, compile_condition: Callable[[Mapping[str, Any], Mapping[str, Any]], object]
+) -> None:
+    """Keep ``ruleset`` under ``key``, when it reads back equal to itself; a folder that refuses is skipped.
+
+    JSON must not change a value's type, so the rule set is decoded again before
+    anything is written. ``compile_condition`` (the evaluator's) is then called on
+    every condition; one that raises ``ValueError`` or ``KeyError`` is reported when
+    evaluated, and the entry records that not every condition compiled.
+    """
+    try:
+        body = _encode_ruleset(ruleset)
+        text = json.dumps(body, sort_keys=True, allow_nan=False)
+        back = _decode_ruleset(json.loads(text))
+    except (TypeError, ValueError, KeyError):
+        return  # a value JSON cannot carry faithfully: load afresh next time
+    if back.rules != ruleset.rules or back.params != ruleset.params:
+        return
+    compiled = True
+    for schema, params in _conditions(ruleset):
+        try:
+            compile_condition(schema, params)
+        except (ValueError, KeyError):
+            compiled = False  # reported when evaluated; never marked as checked
+    document = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
+    sealed = seal_json(folder, "rules", json.dumps(document, sort_keys=True, allow_nan=False).encode("utf-8"))
+    if sealed is not None and len(sealed) <= MAX_ENTRY_BYTES["rules"]:
+        atomic_write(_rules_path(folder, key), sealed, folder)

@@ -1,0 +1,349 @@
+"""The cache folder and the one entry format every cache writes: sealed, size-limited, atomic.
+
+Everything a cache keeps goes through this module, which knows nothing of what
+the entries hold:
+
+- the folder (:func:`default_dir`) and its secret (:func:`_secret`: 32 random
+  bytes in a file of mode 0600 that must belong to the user running policylint);
+- the seals: an HMAC-SHA256 per entry, keyed by a secret derived from the
+  folder's for each kind of entry, either at the end of a JSON entry
+  (:func:`seal_json`, :func:`unseal_json`) or in the header of a binary one;
+- reading an entry as a user file is read (:func:`read_limited`: regular files
+  only, within a size limit per kind) and writing one through
+  :func:`policylint.writer.write_file` (:func:`atomic_write`: a unique
+  temporary file, then a rename; a link at the entry's name is replaced, never
+  followed);
+- the binary entry (:func:`write_entry`, :func:`load_entry`): a header with the
+  HMAC, a JSON document, then arrays of a fixed set of dtypes as raw bytes, one
+  blob per dtype, and the :class:`Budget` that bounds how far the compact forms
+  in an entry may expand when :mod:`policylint.cache.encoding` rebuilds them;
+- the code fingerprint (:func:`code_fingerprint`) that every cache key holds, so
+  an upgrade or an edited calculator never reuses an entry.
+
+An entry that fails any check is a miss for the caller; nothing here raises for
+a damaged or foreign entry except :func:`load_entry`, whose ``ValueError`` the
+caches turn into a miss.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+from policylint import __version__
+from policylint.errors import PolicylintError
+from policylint.safeio import read_bytes
+from policylint.writer import WriteRefused, write_file
+
+#: bumped whenever the entry layout changes; part of every key
+FORMAT_VERSION = 4
+#: environment variable naming the cache folder (overrides the user cache folder)
+ENV_VAR = "POLICYLINT_CACHE_DIR"
+
+
+class Uncacheable(Exception):
+    """A value the entry format cannot represent faithfully: the facts are not stored."""
+
+
+def default_dir() -> Path:
+    """The cache folder: ``$POLICYLINT_CACHE_DIR``, else the user cache folder."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    import platformdirs  # only needed when the cache is used
+
+    return Path(platformdirs.user_cache_dir("policylint", appauthor=False))
+
+
+# --------------------------------------------------------------------------- trust
+#
+# Every entry is sealed with an HMAC-SHA256 keyed by a secret of the cache folder, so
+# an entry is used only when this user's policylint wrote it, for this key and kind.
+# One secret per folder (not per user): a folder can be deleted or moved as a whole.
+
+#: the file in the cache folder that holds its secret
+SECRET_FILE = "secret-v1"
+_SECRET_BYTES = 32
+#: largest entry read back, by kind of entry; a larger entry is neither written nor read
+MAX_ENTRY_BYTES = {"documents": 64 << 20, "rules": 16 << 20, "stat": 64 << 10, "stattable": 64 << 20}
+#: largest measurement, series or pooled entry (a series of 10 million float64 samples is 80 MB)
+_MAX_MEASURE_BYTES = 1 << 30
+
+#: folder -> (identity of its secret file, secret), re-read when the file changes
+_SECRETS: dict[str, tuple[tuple[int, ...], bytes]] = {}
+
+
+def _read_secret(path: str) -> tuple[tuple[int, ...], bytes] | None:
+    """The secret at ``path`` with its file identity, when it can be trusted; else None.
+
+    Trusted means: a regular file (a link is not followed), of exactly the secret's
+    size, owned by the user running policylint and readable by nobody else.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != _SECRET_BYTES:
+            return None
+        if os.name == "posix" and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
+            return None
+        value = os.read(fd, _SECRET_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(value) != _SECRET_BYTES:
+        return None
+    return _secret_id(info), value
+
+
+def _secret_id(info: os.stat_result) -> tuple[int, ...]:
+    # a chmod or chown moves the status-change time: the file is examined again
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode, info.st_uid)
+
+
+def _secret(folder: Path | str) -> bytes | None:
+    """The cache folder's secret, created on first use; None when the folder cannot hold one.
+
+    A secret file that cannot be trusted (a link, another owner, readable by others,
+    the wrong size) is replaced by a new one, which turns every entry into a miss.
+    None turns the cache off for the run: nothing is read, nothing is written.
+    """
+    root = os.fspath(folder)
+    path = os.path.join(root, SECRET_FILE)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except (OSError, ValueError):
+        return None
+    if info is not None:
+        known = _SECRETS.get(root)
+        if known is not None and known[0] == _secret_id(info):
+            return known[1]
+        found = _read_secret(path)
+        if found is not None:
+            _SECRETS[root] = found
+            return found[1]
+        try:
+            os.unlink(path)  # not one this user made, or damaged: start again
+        except OSError:
+            return None
+    return _create_secret(root, path)
+
+
+def _create_secret(root: str, path: str) -> bytes | None:
+    try:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        write_file(path, secrets.token_bytes(_SECRET_BYTES), root=root, overwrite=False, links="refuse", mode=0o600, what="cache secret")
+    except WriteRefused:
+        pass  # another run made one meanwhile: use that
+    except (PolicylintError, OSError, ValueError):
+        return None
+    found = _read_secret(path)
+    if found is None:
+        return None
+    _SECRETS[root] = found
+    return found[1]
+
+
+def _kind_key(folder: Path | str, kind: str) -> bytes | None:
+    """The HMAC key of one kind of entry (a secret per kind, derived from the folder's)."""
+    secret = _secret(folder)
+    if secret is None:
+        return None
+    return _derive(secret, kind)
+
+
+@functools.lru_cache(maxsize=64)
+def _derive(secret: bytes, kind: str) -> bytes:
+    # an entry of one kind never passes for another, even with the same bytes
+    return hmac.digest(secret, f"policylint-cache/{kind}".encode(), "sha256")
+
+
+#: how a sealed JSON entry ends: ``,"mac":"<64 hex digits>"}``
+_MAC_HEAD = b',"mac":"'
+_MAC_TAIL = len(_MAC_HEAD) + 64 + 2
+
+
+def seal_json(folder: Path | str, kind: str, body: bytes) -> bytes | None:
+    """``body`` (a JSON object) with its HMAC as a last member; None without a secret."""
+    key = _kind_key(folder, kind)
+    if key is None or not body.endswith(b"}") or len(body) < 3:
+        return None
+    mac = hmac.digest(key, body, "sha256").hex().encode("ascii")
+    return body[:-1] + _MAC_HEAD + mac + b'"}'
+
+
+def unseal_json(folder: Path | str, kind: str, data: bytes) -> bytes | None:
+    """The JSON object a sealed entry holds, when its HMAC matches; else None."""
+    if len(data) < _MAC_TAIL + 2 or not data.endswith(b'"}') or data[-_MAC_TAIL : -_MAC_TAIL + len(_MAC_HEAD)] != _MAC_HEAD:
+        return None
+    key = _kind_key(folder, kind)
+    if key is None:
+        return None
+    body = data[:-_MAC_TAIL] + b"}"
+    mac = hmac.digest(key, body, "sha256").hex().encode("ascii")
+    return body if hmac.compare_digest(mac, data[-66:-2]) else None
+
+
+def read_limited(path: Path | str, limit: int) -> bytes | None:
+    """An entry's bytes, read as user files are (regular files only, at most ``limit``); None if not."""
+    try:
+        return read_bytes(Path(path), limit=limit, what="cache entry")
+    except (PolicylintError, OSError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- code fingerprint
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Version plus a hash of the package source: edited code never reads old facts."""
+    digest = hashlib.sha256(f"{__version__}/{FORMAT_VERSION}".encode())
+    package = Path(__file__).resolve().parent.parent  # the whole policylint package
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- binary entries
+
+
+#: the array types an entry may hold (little-endian or byte-sized numbers and booleans)
+DTYPES = frozenset({"|b1", "|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8", "<f2", "<f4", "<f8"})
+#: an entry may expand to at most this many elements beyond what it stores (or 16 per byte of it)
+_EXPAND_FLOOR = 1 << 20
+_EXPAND_PER_BYTE = 16
+
+
+class Budget:
+    """How many elements the compact forms of one entry may still expand to."""
+
+    def __init__(self, size: int) -> None:
+        self.left = max(_EXPAND_FLOOR, _EXPAND_PER_BYTE * size)
+
+    def take(self, n: int) -> None:
+        if n < 0 or n > self.left:
+            raise ValueError("an entry expands past its bound")
+        self.left -= n
+
+
+#: first bytes of every entry file, with the layout version
+_MAGIC = b"PLCACHE3"
+#: magic, two little-endian uint64 (JSON length, blob-table offset), then the HMAC-SHA256 of the rest
+_HEADER = 56
+_ALIGN = 64
+
+
+def _entry_folder(path: Path) -> Path:
+    """The cache folder of an entry at ``<folder>/<kind>-v<N>/<xx>/<key>.<ext>`` (else the entry's own folder)."""
+    if path.parent.parent.name.endswith(f"-v{FORMAT_VERSION}"):
+        return path.parents[2]
+    return path.parent
+
+
+def write_entry(
+    path: Path, document: dict[str, Any], blobs: dict[str, Any], *, kind: str = "entry", folder: Path | None = None
+) -> None:
+    """One file: header, JSON document, then the arrays raw and aligned (written atomically).
+
+    The document gains a ``blobs`` table (dtype, byte offset, length per blob). An
+    HMAC-SHA256 over everything after the header, keyed by the cache folder's
+    secret for ``kind``, proves on reading that this user's policylint wrote it:
+    reading it back is one ``read``, one HMAC and no archive parsing. Without a
+    secret (a folder that cannot hold one) nothing is written.
+    """
+    folder = folder if folder is not None else _entry_folder(path)
+    key = _kind_key(folder, kind)
+    if key is None:
+        return
+    table: dict[str, list[Any]] = {}
+    chunks: list[bytes] = []
+    offset = 0
+    for name, arr in blobs.items():
+        raw = arr.tobytes()
+        table[name] = [arr.dtype.str, offset, int(arr.size)]
+        pad = -len(raw) % _ALIGN
+        chunks.append(raw + b"\0" * pad)
+        offset += len(raw) + pad
+    text = json.dumps({**document, "blobs": table}, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-(_HEADER + len(text)) % _ALIGN)  # blobs start aligned
+    body = text + b"".join(chunks)
+    if _HEADER + len(body) > _MAX_MEASURE_BYTES:
+        return  # it would be refused on reading
+    header = _MAGIC + len(text).to_bytes(8, "little") + (_HEADER + len(text)).to_bytes(8, "little")
+    header += hmac.digest(key, body, "sha256")
+    atomic_write(path, header + body, folder)
+
+
+def load_entry(path: Path, *, kind: str = "entry", folder: Path | None = None) -> tuple[dict[str, Any], dict[str, Any], Budget]:
+    """The document, the named arrays and the expansion budget of one entry; ValueError when not usable.
+
+    The file is read as user files are (regular file, size limit), and nothing of
+    it is parsed before its HMAC matches.
+    """
+    import numpy as np
+
+    folder = folder if folder is not None else _entry_folder(path)
+    raw = read_limited(path, _MAX_MEASURE_BYTES)
+    if raw is None:
+        raise ValueError("no readable entry")
+    if len(raw) < _HEADER or raw[:8] != _MAGIC:
+        raise ValueError("not an entry")
+    key = _kind_key(folder, kind)
+    if key is None:
+        raise ValueError("no cache secret")
+    if not hmac.compare_digest(hmac.digest(key, memoryview(raw)[_HEADER:], "sha256"), raw[24:_HEADER]):
+        raise ValueError("checksum mismatch")
+    data = bytearray(raw)  # writable, so the arrays are too (as np.load gave)
+    size = int.from_bytes(data[8:16], "little")
+    start = int.from_bytes(data[16:24], "little")
+    if start != _HEADER + size or start > len(data):
+        raise ValueError("bad header")
+    document = json.loads(bytes(data[_HEADER:start]).decode("utf-8"))
+    if not isinstance(document, dict):
+        raise ValueError("bad document")
+    arrays: dict[str, Any] = {}
+    for name, (dtype, offset, count) in document.get("blobs", {}).items():
+        if dtype not in DTYPES or type(offset) is not int or type(count) is not int or offset < 0 or count < 0:
+            raise ValueError("bad blob")
+        kind_ = np.dtype(dtype)
+        if start + offset + count * kind_.itemsize > len(data):
+            raise ValueError("blob outside the entry")
+        arrays[name] = np.frombuffer(data, dtype=kind_, count=count, offset=start + offset)
+    return document, arrays, Budget(len(data))
+
+
+def read_entry(path: Path, *, kind: str = "entry", folder: Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document and the named arrays of one entry file; ValueError when damaged."""
+    document, arrays, _ = load_entry(path, kind=kind, folder=folder)
+    return document, arrays
+
+
+def atomic_write(path: Path, data: bytes, folder: Path | None = None) -> None:
+    """Write an entry through :func:`policylint.writer.write_file`; a disk or folder that refuses is skipped.
+
+    The entry must lie in the cache folder ``folder`` (by default the folder of its
+    kind, two levels up); a link planted at its name is replaced, never followed,
+    and a pipe, device or folder there is left alone (the entry stays a miss).
+    """
+    root = folder if folder is not None else _entry_folder(path)
+    try:
+        # not fsynced: an entry lost or torn by a crash fails its HMAC and is a miss
+        write_file(path, data, root=root, links="replace", parents=True, mode=0o600, what="cache entry", durable=False)
+    except (PolicylintError, OSError, ValueError):
+        pass
