@@ -25,7 +25,7 @@ import sys, time
 from pathlib import Path
 start = time.process_time()
 from policylint import cache
-from policylint.engine.evaluate import compile_schema
+from policylint.engine.conditions import compile_schema
 from policylint.resources import rules_dir
 folder = None if sys.argv[1] == "none" else Path(sys.argv[1])
 ruleset = cache.load_rules_cached([rules_dir()], {}, "bench", folder)

@@ -18,6 +18,7 @@ import pytest
 from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
+from policylint.engine.gate import loosened_options
 from policylint.measure import integrity
 from policylint import traces
 from policylint.resources import rules_dir
@@ -169,7 +170,7 @@ def test_real_scheduler_manifests_contradict_nothing(folder: Path, tmp_path: Pat
 
 def test_only_looser_options_are_reported() -> None:
     ruleset = load_rules([rules_dir()])
-    assert integrity.loosened_options(ruleset, {}) == []
+    assert loosened_options(ruleset, {}) == []
     config = {
         "rules": {
             "PL961": {"max_share": 0.05, "max_top_share": 0.5},  # tighter, looser
@@ -181,7 +182,7 @@ def test_only_looser_options_are_reported() -> None:
         "ignore": ["PL96"],  # a prefix: every PL96x
         "per-file-ignores": {"legacy/*.yaml": ["PL972"]},
     }
-    found = integrity.loosened_options(ruleset, config)
+    found = loosened_options(ruleset, config)
     assert "PL961 max_top_share = 0.5, looser than its default 0.25" in found
     assert not any(line.startswith("PL961 max_share") for line in found)
     assert "PL970 min_value = 0.5, looser than its default 1" in found

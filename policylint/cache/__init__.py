@@ -1299,7 +1299,7 @@ def _trust_conditions(conditions: Sequence[tuple[Mapping[str, Any], Mapping[str,
     from cerberus.schema import DefinitionSchema
     from cerberus.utils import mapping_hash
 
-    from policylint.engine.evaluate import _substitute, _validator_class
+    from policylint.engine.conditions import _substitute, _validator_class
 
     validator = _validator_class()
     types = mapping_hash(validator.types_mapping)
@@ -1355,7 +1355,7 @@ def _read_rules(folder: Path, key: str) -> RuleSet | None:
 
 
 def _write_rules(folder: Path, key: str, ruleset: RuleSet) -> None:
-    from policylint.engine.evaluate import compile_schema
+    from policylint.engine.conditions import compile_schema
 
     try:
         body = _encode_ruleset(ruleset)

@@ -48,9 +48,10 @@ from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_di
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, FindingKey
-    from policylint.engine.linter import LintOptions, LintResult
+    from policylint.engine.linter import LintOptions
+    from policylint.engine.result import LintResult
     from policylint.model import Pool
-    from policylint.engine.views import View
+    from policylint.engine.view import View
 
 #: Rules policylint has a fix for: code -> the field the fix rewrites. How each may be
 #: applied is declared in its rule file (``fix:``), never here; a test keeps both sets equal.

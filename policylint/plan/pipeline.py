@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.model import Model
     from policylint.plan import Plan, Unplaced, WhatIf
 

@@ -1,6 +1,6 @@
 """``policylint report --html``: one self-contained page for a procurement review.
 
-The page is built from one linting run (:class:`policylint.engine.linter.LintResult`):
+The page is built from one linting run (:class:`policylint.engine.result.LintResult`):
 the findings, the views the rules judged and the pooled demand of every pool.
 It shows
 
@@ -41,11 +41,11 @@ from policylint.report.html_parts import num as _num
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.measure import PoolFacts
     from policylint.report.change import StateChange
     from policylint.report.plan_section import PlanOutcome
-    from policylint.engine.views import View
+    from policylint.engine.view import View
 
 __all__ = ["HtmlSettings", "SourceLinks", "render"]
 

@@ -1,0 +1,127 @@
+"""How facts are declared: one typed record per subject kind, each field a fact with its unit and description.
+
+A fact sheet is a dataclass deriving from :class:`Facts`. Each field is one fact
+(:func:`fact`), written once with its type, unit and description; a field marked
+with :func:`part` holds another sheet whose facts count as the owner's own (the
+stage that computes them declares them where it lives: the integrity facts in
+``measure``, the scheduler facts in ``schedulers``). From that one declaration
+come:
+
+* :func:`catalogue` - name -> description, what rule files are checked against
+  when they load, and what the documentation lists;
+* the read-only mapping every sheet is (``facts["name"]``, ``facts.get(...)``,
+  ``dict(facts)``), which rule conditions, check functions and message
+  templates read by name - the names are the declared fields and nothing else.
+
+Code that builds or changes a sheet uses its attributes, so the type checker
+sees every fact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+#: Keys of a field's metadata.
+_DESCRIPTION, _UNIT, _PART = "description", "unit", "part"
+
+#: How to reach one fact from a sheet: the chain of part fields, then the fact's own field.
+_Route = tuple[str, ...]
+
+
+def fact(description: str, unit: str | None = None, *, default: Any = dataclasses.MISSING) -> Any:
+    """One fact: a dataclass field with its description and unit (None: a count, a flag or a text).
+
+    Without ``default`` the builder of the sheet must give it; facts a later step
+    fills in (the pooled queue, near copies, the run's configuration) default to None.
+    """
+    return dataclasses.field(default=default, metadata={_DESCRIPTION: description, _UNIT: unit})
+
+
+def part(factory: Any = dataclasses.MISSING) -> Any:
+    """A field holding another sheet whose facts are read as the owner's own.
+
+    ``factory`` makes the sheet a later step replaces (every fact None until then).
+    """
+    return dataclasses.field(default_factory=factory, metadata={_PART: True})
+
+
+@dataclasses.dataclass(eq=False)
+class Facts(Mapping[str, Any]):
+    """Base of every fact sheet: a read-only mapping over its declared facts, parts flattened."""
+
+    #: per sheet class, fact name -> route (built once, on first use)
+    _routes: ClassVar[dict[type, dict[str, _Route]]] = {}
+
+    @classmethod
+    def routes(cls) -> dict[str, _Route]:
+        """Every fact of the sheet, in declaration order, with the fields that lead to it."""
+        found = Facts._routes.get(cls)
+        if found is None:
+            found = {}
+            for f in dataclasses.fields(cls):
+                if f.metadata.get(_PART):
+                    inner = _part_type(cls, f)
+                    items = [(name, (f.name, *route)) for name, route in inner.routes().items()]
+                elif _DESCRIPTION in f.metadata:
+                    items = [(f.name, (f.name,))]
+                else:
+                    raise TypeError(f"{cls.__name__}.{f.name} is neither a fact nor a part")
+                for name, route in items:
+                    if name in found:
+                        raise TypeError(f"fact {name!r} is declared twice in {cls.__name__}")
+                    found[name] = route
+            Facts._routes[cls] = found
+        return found
+
+    def __getitem__(self, name: str) -> Any:
+        route = self.routes().get(name)
+        if route is None:
+            raise KeyError(name)
+        value: Any = self
+        for step in route:
+            value = getattr(value, step)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.routes()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.routes())
+
+    def __len__(self) -> int:
+        return len(self.routes())
+
+
+def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
+    """The sheet class a part field holds (its annotation may be a string: ``from __future__ import annotations``)."""
+    inner = part_field.type
+    if not isinstance(inner, type):
+        inner = typing.get_type_hints(cls)[part_field.name]
+    if not (isinstance(inner, type) and issubclass(inner, Facts)):
+        raise TypeError(f"{cls.__name__}.{part_field.name} is a part but not a fact sheet")
+    return inner
+
+
+def declared(sheet: type[Facts]) -> dict[str, dataclasses.Field[Any]]:
+    """Every fact field of a sheet, parts flattened, in declaration order."""
+    out: dict[str, dataclasses.Field[Any]] = {}
+    for f in dataclasses.fields(sheet):
+        if f.metadata.get(_PART):
+            inner = _part_type(sheet, f)
+            out.update(declared(inner))
+        else:
+            out[f.name] = f
+    return out
+
+
+def catalogue(sheet: type[Facts]) -> dict[str, str]:
+    """Fact name -> description, for every fact of a sheet."""
+    return {name: f.metadata[_DESCRIPTION] for name, f in declared(sheet).items()}
+
+
+def units(sheet: type[Facts]) -> dict[str, str | None]:
+    """Fact name -> unit (None for counts, flags, texts and lists)."""
+    return {name: f.metadata.get(_UNIT) for name, f in declared(sheet).items()}
