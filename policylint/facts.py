@@ -8,7 +8,8 @@ stage that computes them declares them where it lives: the integrity facts in
 come:
 
 * :func:`catalogue` - name -> description, what rule files are checked against
-  when they load, and what the documentation lists;
+  when they load; :func:`declarations` - everything declared about each fact, from
+  which ``docs/facts.md`` is written (``python tools/fact_catalogue.py``);
 * the read-only mapping every sheet is (``facts["name"]``, ``facts.get(...)``,
   ``dict(facts)``), which rule conditions, check functions and message
   templates read by name - the names are the declared fields and nothing else.
@@ -105,23 +106,29 @@ def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
     return inner
 
 
-def declared(sheet: type[Facts]) -> dict[str, dataclasses.Field[Any]]:
-    """Every fact field of a sheet, parts flattened, in declaration order."""
-    out: dict[str, dataclasses.Field[Any]] = {}
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """One fact as declared: its name, type (as written), unit, description and the sheet that declares it."""
+
+    name: str
+    written_type: str
+    unit: str | None
+    description: str
+    sheet: type[Facts]
+
+
+def declarations(sheet: type[Facts]) -> list[Declared]:
+    """Every fact of a sheet, parts flattened, in declaration order."""
+    out: list[Declared] = []
     for f in dataclasses.fields(sheet):
         if f.metadata.get(_PART):
-            inner = _part_type(sheet, f)
-            out.update(declared(inner))
+            out += declarations(_part_type(sheet, f))
         else:
-            out[f.name] = f
+            written = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+            out.append(Declared(f.name, written, f.metadata.get(_UNIT), f.metadata[_DESCRIPTION], sheet))
     return out
 
 
 def catalogue(sheet: type[Facts]) -> dict[str, str]:
     """Fact name -> description, for every fact of a sheet."""
-    return {name: f.metadata[_DESCRIPTION] for name, f in declared(sheet).items()}
-
-
-def units(sheet: type[Facts]) -> dict[str, str | None]:
-    """Fact name -> unit (None for counts, flags, texts and lists)."""
-    return {name: f.metadata.get(_UNIT) for name, f in declared(sheet).items()}
+    return {d.name: d.description for d in declarations(sheet)}

@@ -18,10 +18,10 @@ import pytest
 from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
-from policylint.engine.gate import loosened_options
 from policylint.measure import integrity
 from policylint import traces
 from policylint.resources import rules_dir
+from policylint.engine.loosened import loosened_options
 from policylint.engine.ruleset import load_rules
 
 TRACES = FIXTURES / "_traces"

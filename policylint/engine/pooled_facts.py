@@ -22,86 +22,101 @@ if TYPE_CHECKING:
     from policylint.measure import PoolFacts
     from policylint.model import Pool, Workload
 
+
 @dataclass(kw_only=True, eq=False)
 class PooledPoolFacts(Facts):
     """A pool's pooled demand (see :mod:`policylint.measure.pooled`) next to the sums of its workloads' bands."""
 
-    baseline_gpus: int | None = fact('pooled baseline band, GPUs (p95 of the sustained pooled GPU-demand series)', 'GPUs')
-    daily_gpus: int | None = fact('pooled daily band, GPUs (p99 of the sustained pooled GPU-demand series)', 'GPUs')
-    peak_gpus: int | None = fact('pooled peak band, GPUs (max of the pooled GPU-demand series)', 'GPUs')
-    sustained_max_gpus: int | None = fact('highest pooled GPU demand held for a whole pool cold-start window', 'GPUs')
-    baseline_gpus_sum: int | None = fact((
+    baseline_gpus: int | None = fact("pooled baseline band, GPUs (p95 of the sustained pooled GPU-demand series)", "GPUs")
+    daily_gpus: int | None = fact("pooled daily band, GPUs (p99 of the sustained pooled GPU-demand series)", "GPUs")
+    peak_gpus: int | None = fact("pooled peak band, GPUs (max of the pooled GPU-demand series)", "GPUs")
+    sustained_max_gpus: int | None = fact("highest pooled GPU demand held for a whole pool cold-start window", "GPUs")
+    baseline_gpus_sum: int | None = fact(
         "sum of the workloads' own baseline band GPUs (an upper bound of the pooled figure in most "
-        'pools)'
-    ))
+        "pools)",
+    )
     daily_gpus_sum: int | None = fact("sum of the workloads' own daily band GPUs")
     peak_gpus_sum: int | None = fact("sum of the workloads' own peak band GPUs (never below the pooled peak)")
     sustained_max_gpus_sum: int | None = fact("sum of the workloads' own sustained-maximum GPUs")
-    baseline_pooling: str | None = fact('text: the summed baselines and what pooling saves, for messages')
-    daily_pooling: str | None = fact('text: the summed daily bands and what pooling saves, for messages')
-    sustained_pooling: str | None = fact('text: the summed sustained maxima and what pooling saves, for messages')
-    measured_workload_count: int = fact((
-        'workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)'
-    ))
-    pooled_window_days: float | None = fact((
-        'days of pooled samples: time in which every workload of the pool has a usable sample'
-    ), 'days')
-    pooled_cold_start_seconds: float | None = fact("the pool's cold start: the longest effective cold start of its workloads", 's')
-    pooled_step_seconds: float | None = fact("step of the pool's common grid (the finest workload step)", 's')
-    pooled_noise_spikes: int | None = fact((
-        "spikes of the pooled series above its baseline, narrower than the pool's cold start"
-    ))
-    pooled_real_spikes: int | None = fact((
-        "spikes of the pooled series above its baseline, at least as wide as the pool's cold start"
-    ))
-    pooled_highest_spike_gpus: float | None = fact('height of the highest pooled spike above the pooled baseline, GPUs', 'GPUs')
-    max_wait_seconds: float | None = fact((
-        'simulated max wait of the pooled GPU demand at reserved + elastic GPUs, seconds'
-    ), 's')
-    p99_wait_seconds: float | None = fact((
-        'simulated p99 wait of the pooled GPU demand at reserved + elastic GPUs, seconds'
-    ), 's')
-    daily_max_wait_seconds: float | None = fact((
-        'simulated max wait of the pooled demand cut at the pooled daily band, at reserved + '
-        'elastic GPUs, seconds'
-    ), 's')
-    daily_rejected_share: float | None = fact((
+    baseline_pooling: str | None = fact("text: the summed baselines and what pooling saves, for messages")
+    daily_pooling: str | None = fact("text: the summed daily bands and what pooling saves, for messages")
+    sustained_pooling: str | None = fact("text: the summed sustained maxima and what pooling saves, for messages")
+    measured_workload_count: int = fact(
+        "workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)",
+    )
+    pooled_window_days: float | None = fact(
+        "days of pooled samples: time in which every workload of the pool has a usable sample",
+        "days",
+    )
+    pooled_cold_start_seconds: float | None = fact("the pool's cold start: the longest effective cold start of its workloads", "s")
+    pooled_step_seconds: float | None = fact("step of the pool's common grid (the finest workload step)", "s")
+    pooled_noise_spikes: int | None = fact(
+        "spikes of the pooled series above its baseline, narrower than the pool's cold start",
+    )
+    pooled_real_spikes: int | None = fact(
+        "spikes of the pooled series above its baseline, at least as wide as the pool's cold start",
+    )
+    pooled_highest_spike_gpus: float | None = fact("height of the highest pooled spike above the pooled baseline, GPUs", "GPUs")
+    max_wait_seconds: float | None = fact(
+        "simulated max wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
+        "s",
+    )
+    p99_wait_seconds: float | None = fact(
+        "simulated p99 wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
+        "s",
+    )
+    daily_max_wait_seconds: float | None = fact(
+        "simulated max wait of the pooled demand cut at the pooled daily band, at reserved + "
+        "elastic GPUs, seconds",
+        "s",
+    )
+    daily_rejected_share: float | None = fact(
         "share of the pooled daily-band work the pool's queue turns away when it honours "
-        'queue.maxWaitSeconds'
-    ), 'share')
+        "queue.maxWaitSeconds",
+        "share",
+    )
 
 
 @dataclass(kw_only=True, eq=False)
 class PooledWorkloadFacts(Facts):
     """What a workload takes from its pool and its neighbours there: the pooled queue, repeated measurements."""
 
-    pool_capacity_gpus: int | None = fact("reserved + elastic GPUs of the workload's pool (the queue's capacity)", 'GPUs', default=None)
-    max_wait_seconds: float | None = fact((
-        "simulated max wait in the pool's queue (pooled GPU demand at the pool's capacity), seconds"
-    ), 's', default=None)
-    p99_wait_seconds: float | None = fact("simulated p99 wait in the pool's queue, seconds", 's', default=None)
-    daily_max_wait_seconds: float | None = fact((
+    pool_capacity_gpus: int | None = fact("reserved + elastic GPUs of the workload's pool (the queue's capacity)", "GPUs", default=None)
+    max_wait_seconds: float | None = fact(
+        "simulated max wait in the pool's queue (pooled GPU demand at the pool's capacity), seconds",
+        "s",
+        default=None,
+    )
+    p99_wait_seconds: float | None = fact("simulated p99 wait in the pool's queue, seconds", "s", default=None)
+    daily_max_wait_seconds: float | None = fact(
         "simulated max wait in the pool's queue for the pooled demand up to the pool's daily band, "
-        "seconds (demand above it is the peak band, left to the pool's overflow policy)"
-    ), 's', default=None)
-    daily_rejected_share: float | None = fact((
+        "seconds (demand above it is the peak band, left to the pool's overflow policy)",
+        "s",
+        default=None,
+    )
+    daily_rejected_share: float | None = fact(
         "share of the pool's pooled daily-band work its queue turns away when it honours the pool's"
-        " maxWaitSeconds (the pool's one fluid queue at reserved + elastic GPUs)"
-    ), 'share', default=None)
-    measurement_double_counted: bool | None = fact((
-        'true when another workload of the same pool cites the same concurrency measurement (file '
-        'and columns) and neither declares a share'
-    ), default=None)
-    double_counted_with: str | None = fact('the workload of the same pool whose measurement this one repeats', default=None)
-    double_count_basis: str | None = fact((
-        'how the repeat was recognised: the same file, or a copy (another file holding the same '
-        'series, by the series fingerprint) - text for messages'
-    ), default=None)
-    measurement_share: float | None = fact('declared concurrency.share.fraction (None when not declared)', 'share', default=None)
-    queue_rejection_note: str | None = fact((
+        " maxWaitSeconds (the pool's one fluid queue at reserved + elastic GPUs)",
+        "share",
+        default=None,
+    )
+    measurement_double_counted: bool | None = fact(
+        "true when another workload of the same pool cites the same concurrency measurement (file "
+        "and columns) and neither declares a share",
+        default=None,
+    )
+    double_counted_with: str | None = fact("the workload of the same pool whose measurement this one repeats", default=None)
+    double_count_basis: str | None = fact(
+        "how the repeat was recognised: the same file, or a copy (another file holding the same "
+        "series, by the series fingerprint) - text for messages",
+        default=None,
+    )
+    measurement_share: float | None = fact("declared concurrency.share.fraction (None when not declared)", "share", default=None)
+    queue_rejection_note: str | None = fact(
         "text for messages: what the pool's queue turns away when it honours queue.maxWaitSeconds "
-        '(empty when unknown)'
-    ), default=None)
+        "(empty when unknown)",
+        default=None,
+    )
 
 
 def _pooling(kind: str, pooled: int | None, summed: int | None) -> str | None:

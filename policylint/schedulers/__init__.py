@@ -36,14 +36,15 @@ __all__ = ["GPU_RESOURCES", "SchedulerPoolFacts", "all_pools", "attach", "place"
 class SchedulerPoolFacts(Facts):
     """Facts every pool carries besides policylint's own: its scheduler queue (all None for a ``Cluster`` pool)."""
 
-    scheduler: str | None = fact('kueue or volcano when the pool is a scheduler queue', default=None)
-    scheduler_queue: str | None = fact('the Kueue ClusterQueue or Volcano Queue behind the pool', default=None)
-    cohort: str | None = fact('Kueue cohort or Volcano parent queue the pool shares GPUs in', default=None)
-    cohort_training_queues: list[str] | None = fact('other queues of the same cohort (parent queue) that admit training', default=None)
-    reclaims_in_time: bool | None = fact((
-        'true when borrowed GPUs come back by preemption: Kueue reclaimWithinCohort is Any or '
-        'LowerPriority; Volcano: every training queue of the parent is reclaimable'
-    ), default=None)
+    scheduler: str | None = fact("kueue or volcano when the pool is a scheduler queue", default=None)
+    scheduler_queue: str | None = fact("the Kueue ClusterQueue or Volcano Queue behind the pool", default=None)
+    cohort: str | None = fact("Kueue cohort or Volcano parent queue the pool shares GPUs in", default=None)
+    cohort_training_queues: list[str] | None = fact("other queues of the same cohort (parent queue) that admit training", default=None)
+    reclaims_in_time: bool | None = fact(
+        "true when borrowed GPUs come back by preemption: Kueue reclaimWithinCohort is Any or "
+        "LowerPriority; Volcano: every training queue of the parent is reclaimable",
+        default=None,
+    )
 
 
 def attach(

@@ -1,9 +1,11 @@
-"""Integrity of the gate: how a run's configuration loosens the rule pack (the cluster facts of PL977).
+"""PL977's fact: how a repository's configuration loosens the rule pack (the integrity of the gate).
 
-A repository can weaken its own gate without touching a single plan: raise a
-limit, lower a severity, ignore a rule. :func:`loosened_options` lists every such
-change against the bundled rules' documented defaults, as sentences; the linter
-puts them into each cluster's fact sheet.
+A configuration can quietly lower the bar the plans are judged by: an option set
+looser than its documented default, a severity lowered, a rule ignored for the
+whole repository or for some files. :func:`loosened_options` reads the rule set in
+force and the repository's own configuration file and writes each loosening as one
+sentence; the linter puts them into every cluster's fact sheet. It judges a rule
+set, so it belongs to the engine, not to the measurements.
 """
 
 from __future__ import annotations
