@@ -21,8 +21,9 @@ sees every fact.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 #: Keys of a field's metadata.
@@ -55,6 +56,8 @@ class Facts(Mapping[str, Any]):
 
     #: per sheet class, fact name -> route (built once, on first use)
     _routes: ClassVar[dict[type, dict[str, _Route]]] = {}
+    #: per sheet class, fact name -> a getter of its value from a sheet (set when the first sheet is made)
+    _fact_getters: ClassVar[dict[str, Callable[[Any], Any]]]
 
     @classmethod
     def routes(cls) -> dict[str, _Route]:
@@ -64,8 +67,7 @@ class Facts(Mapping[str, Any]):
             found = {}
             for f in dataclasses.fields(cls):
                 if f.metadata.get(_PART):
-                    inner = _part_type(cls, f)
-                    items = [(name, (f.name, *route)) for name, route in inner.routes().items()]
+                    items = [(name, (f.name, *route)) for name, route in _part_type(cls, f).routes().items()]
                 elif _DESCRIPTION in f.metadata:
                     items = [(f.name, (f.name,))]
                 else:
@@ -77,23 +79,27 @@ class Facts(Mapping[str, Any]):
             Facts._routes[cls] = found
         return found
 
+    def __post_init__(self) -> None:
+        cls = type(self)
+        if "_fact_getters" not in cls.__dict__:
+            # rules read facts by name thousands of times a run: one C-level getter per fact
+            cls._fact_getters = {name: operator.attrgetter(".".join(route)) for name, route in cls.routes().items()}
+
     def __getitem__(self, name: str) -> Any:
-        route = self.routes().get(name)
-        if route is None:
-            raise KeyError(name)
-        value: Any = self
-        for step in route:
-            value = getattr(value, step)
-        return value
+        return self._fact_getters[name](self)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        getter = self._fact_getters.get(name)
+        return default if getter is None else getter(self)
 
     def __contains__(self, name: object) -> bool:
-        return name in self.routes()
+        return name in self._fact_getters
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.routes())
+        return iter(self._fact_getters)
 
     def __len__(self) -> int:
-        return len(self.routes())
+        return len(self._fact_getters)
 
 
 def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:

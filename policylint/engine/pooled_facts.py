@@ -284,12 +284,13 @@ def pool_workload_facts(
     pool: Pool, pool_facts: Mapping[str, Any], workloads: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, PooledWorkloadFacts]:
     """What every workload of ``pool`` (with facts in ``workloads``) takes from it: the queue figures, the double-count verdict."""
-    printed = {n: identity_fingerprint(f) for n, f in workloads.items()}
+    # repeats() looks only at the pool's own workloads: their fingerprints are all it needs
+    members = {w.name: workloads[w.name] for w in pool.workloads if w.name in workloads}
     found = repeats(
         pool,
-        printed,
-        {n: f.get("series_fingerprint") for n, f in workloads.items()},
-        {n: f.get("shape_fingerprint") for n, f in workloads.items()},
+        {n: identity_fingerprint(f) for n, f in members.items()},
+        {n: f.get("series_fingerprint") for n, f in members.items()},
+        {n: f.get("shape_fingerprint") for n, f in members.items()},
     )
     out: dict[str, PooledWorkloadFacts] = {}
     for w in pool.workloads:
