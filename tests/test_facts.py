@@ -11,13 +11,13 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import importlib.util
 import json
 import re
 import sys
 import types
 import typing
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,8 +32,6 @@ from policylint.engine.view import View
 from policylint.facts import Facts, catalogue, declarations, fact, part
 from policylint.measure.integrity_facts import IntegrityWorkloadFacts
 from policylint.resources import rules_dir
-
-import datetime as dt
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 
@@ -82,6 +80,9 @@ def _matches(value: Any, hint: Any) -> bool:
     """Whether ``value`` is of the declared type ``hint`` (int passes for float; list items checked)."""
     if hint is Any:
         return True
+    if typing.is_typeddict(hint):
+        fields = typing.get_type_hints(hint)
+        return isinstance(value, dict) and set(value) == set(fields) and all(_matches(value[k], fields[k]) for k in fields)
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         return any(_matches(value, h) for h in typing.get_args(hint))

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from policylint.engine.pooled_facts import pooled_pool_facts
-from policylint.engine.sheets import PoolFactSheet, WorkloadFactSheet
+from policylint.engine.sheets import PoolFactSheet, QueueNeed, WorkloadFactSheet, WorkloadTolerance
 from policylint.engine.view import History, View
 from policylint.engine.workload_view import gpus, num, to_gpus
 from policylint.model import POOL_PLACES
@@ -157,10 +157,18 @@ def pool_view(
         sharing=sharing,
         multi_gpu_jobs=[f.name for f in wv if f.multi_gpu_job],
         workload_tolerances=[
-            {"name": f.name, "tolerance_seconds": f.tolerance_seconds} for f in wv if f.tolerance_seconds is not None
+            WorkloadTolerance(name=f.name, tolerance_seconds=f.tolerance_seconds)
+            for f in wv
+            if f.tolerance_seconds is not None
         ],
         queue_needs=[
-            {k: f[k] for k in ("name", "queue_depth_needed", "tolerance_seconds", "daily_rejected_share")} for f in wv
+            QueueNeed(
+                name=f.name,
+                queue_depth_needed=f.queue_depth_needed,
+                tolerance_seconds=f.tolerance_seconds,
+                daily_rejected_share=f.pooled.daily_rejected_share,
+            )
+            for f in wv
         ],
         scheduler_queue_facts=pool_facts(pool),
         pooled=pooled_pool_facts(pooled, sums),

@@ -18,12 +18,51 @@ run's configuration); every other fact is given by the builder in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from policylint.engine.pooled_facts import PooledPoolFacts, PooledWorkloadFacts
 from policylint.facts import Facts, catalogue, fact, part
 from policylint.measure.integrity_facts import IntegrityPoolFacts, IntegrityWorkloadFacts
 from policylint.schedulers import SchedulerPoolFacts
+
+
+class WorkloadTolerance(TypedDict):
+    """One workload's declared tolerance, in a pool's ``workload_tolerances``."""
+
+    name: str
+    tolerance_seconds: float
+
+
+class QueueNeed(TypedDict):
+    """What one workload asks of its pool's queue, in the pool's ``queue_needs``."""
+
+    name: str
+    queue_depth_needed: int | None
+    tolerance_seconds: float | None
+    daily_rejected_share: float | None
+
+
+class ProposalAsk(TypedDict):
+    """One proposal asking for a pool, its GPUs summed over its requests, in ``pool_proposals``."""
+
+    name: str
+    gpus: int
+
+
+class ProposalRequest(TypedDict):
+    """One request of a proposal beside the pool it is for (None where the pool is unknown)."""
+
+    index: int
+    pool: str
+    gpus: int
+    reserved: int | None
+    baseline_gpus: int | None
+    baseline_gpus_sum: int | None
+    baseline_pooling: str | None
+    measured_workloads: int | None
+    pool_workloads: int | None
+    pool_proposed_gpus: int | None
+    pool_proposals: list[ProposalAsk]
 
 
 @dataclass(kw_only=True, eq=False)
@@ -183,8 +222,8 @@ class PoolFactSheet(Facts):
     sharing: str = fact(
         "exclusive (a GPU holds one model's replica, the default) or shared (models share GPUs)",
     )
-    workload_tolerances: list[dict[str, Any]] = fact("per workload: name and tolerance_seconds (list of objects)")
-    queue_needs: list[dict[str, Any]] = fact(
+    workload_tolerances: list[WorkloadTolerance] = fact("per workload: name and tolerance_seconds (list of objects)")
+    queue_needs: list[QueueNeed] = fact(
         "per workload: name, queue_depth_needed, tolerance_seconds, daily_rejected_share (list of "
         "objects)",
     )
@@ -233,7 +272,7 @@ class ProposalFactSheet(Facts):
     requested_gpus: int = fact("GPUs requested in total", "GPUs")
     cited_workloads: int = fact("number of workloads cited")
     cited_measured: int = fact("number of cited workloads backed by a readable measurement")
-    requests: list[dict[str, Any]] = fact(
+    requests: list[ProposalRequest] = fact(
         "per request: pool, gpus, reserved, baseline_gpus (pooled), baseline_gpus_sum, "
         "baseline_pooling, measured_workloads, pool_workloads, pool_proposed_gpus (GPUs every "
         "proposal of the repository asks for that pool, this one included), pool_proposals (those "

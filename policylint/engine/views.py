@@ -13,11 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from policylint.engine.pool_view import history_facts, pool_view
 from policylint.engine.pooled_facts import pool_workload_facts
-from policylint.engine.sheets import ClusterFactSheet, PoolFactSheet, ProposalFactSheet, WorkloadFactSheet
+from policylint.engine.sheets import (
+    ClusterFactSheet,
+    PoolFactSheet,
+    ProposalAsk,
+    ProposalFactSheet,
+    ProposalRequest,
+    WorkloadFactSheet,
+)
 from policylint.engine.view import History, View
 from policylint.engine.workload_view import capacity_shares, depth_facts, to_gpus, workload_view
 from policylint.measure import measure_pools
@@ -30,12 +37,12 @@ if TYPE_CHECKING:
     from policylint.model.load import DocPath
 
 
-def _group(asks: list[tuple[str, int]]) -> list[dict[str, Any]]:
+def _group(asks: list[tuple[str, int]]) -> list[ProposalAsk]:
     """The proposals asking for one pool, each once with its GPUs summed, by name."""
     total: dict[str, int] = {}
     for name, gpus in asks:
         total[name] = total.get(name, 0) + gpus
-    return [{"name": name, "gpus": total[name]} for name in sorted(total)]
+    return [ProposalAsk(name=name, gpus=total[name]) for name in sorted(total)]
 
 
 def build_views(
@@ -129,24 +136,24 @@ def _proposal_view(
 ) -> View:
     """The view of one proposal: its requests beside the pools they are for, its cited workloads."""
     p = model.proposals[name]
-    requests = []
+    requests: list[ProposalRequest] = []
     for i, req in enumerate(p.spec.get("requests", [])):
         target = p.pools.get(req["pool"])
         pv = psheets.get(target.qualified) if target else None
         requests.append(
-            {
-                "index": i,
-                "pool": req["pool"],
-                "gpus": int(req["gpus"]),
-                "reserved": pv.reserved_gpus if pv else None,
-                "baseline_gpus": pv.pooled.baseline_gpus if pv else None,
-                "baseline_gpus_sum": pv.pooled.baseline_gpus_sum if pv else None,
-                "baseline_pooling": pv.pooled.baseline_pooling if pv else None,
-                "measured_workloads": pv.pooled.measured_workload_count if pv else None,
-                "pool_workloads": pv.workload_count if pv else None,
-                "pool_proposed_gpus": proposed.get(target.qualified, 0) if target else None,
-                "pool_proposals": _group(proposed_by.get(target.qualified, [])) if target else [],
-            }
+            ProposalRequest(
+                index=i,
+                pool=req["pool"],
+                gpus=int(req["gpus"]),
+                reserved=pv.reserved_gpus if pv else None,
+                baseline_gpus=pv.pooled.baseline_gpus if pv else None,
+                baseline_gpus_sum=pv.pooled.baseline_gpus_sum if pv else None,
+                baseline_pooling=pv.pooled.baseline_pooling if pv else None,
+                measured_workloads=pv.pooled.measured_workload_count if pv else None,
+                pool_workloads=pv.workload_count if pv else None,
+                pool_proposed_gpus=proposed.get(target.qualified, 0) if target else None,
+                pool_proposals=_group(proposed_by.get(target.qualified, [])) if target else [],
+            )
         )
     cluster_measured = None
     if p.cluster is not None:
