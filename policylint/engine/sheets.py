@@ -73,7 +73,7 @@ class WorkloadFactSheet(Facts):
     team: str | None = fact("metadata.team")
     workload_class: str = fact("training, inference or batch")
     pool: str | None = fact("cluster/pool the workload runs in")
-    gpus_per_replica: int = fact("GPUs one replica or job occupies")
+    gpus_per_replica: int = fact("GPUs one replica or job occupies", "GPUs")
     trace_unit: str | None = fact(
         "what the concurrency trace counts: concurrency, or gpus (GPU-weighted jobs, not converted "
         "again)",
@@ -232,8 +232,12 @@ class PoolFactSheet(Facts):
     tolerance_spread: float | None = fact("loosest / tightest tolerance")
     resident_gib_total: float | None = fact("VRAM the inference models keep resident across their baseline replicas", "GiB")
     memory_gib_total: float | None = fact("GPU memory of the reserved GPUs", "GiB")
-    reserved_gpus_before: int | None = fact("reserved GPUs at the --diff base revision (unknown without --diff)", "GPUs", default=None)
-    evidence_changed: bool | None = fact("true when a measurement of the pool's workloads changed since the --diff base", default=None)
+    reserved_gpus_before: int | None = fact(
+        "reserved GPUs at the --diff base revision (unknown without --diff)", "GPUs", default=None
+    )
+    evidence_changed: bool | None = fact(
+        "true when a measurement of the pool's workloads changed since the --diff base", default=None
+    )
     resident_gib_per_gpu: float | None = fact(
         "GiB one GPU must hold: with sharing shared, every inference model of the pool at once (sum"
         " of residentGiB / gpusPerReplica); with exclusive GPUs, the largest one alone (unknown "
@@ -252,7 +256,7 @@ class ClusterFactSheet(Facts):
     name: str = fact("cluster name")
     workload_count: int = fact("workloads placed in the cluster's pools")
     tolerance_declared_count: int = fact("workloads with a declared tolerance")
-    tolerances: list[float] = fact("declared tolerances of the cluster's workloads, seconds")
+    tolerances: list[float] = fact("declared tolerances of the cluster's workloads, seconds", "s")
     loosened_options: list[str] | None = fact(
         "integrity of the gate: every rule option set looser than its documented default, every "
         "rule whose severity was lowered and every rule the repository's configuration ignores, as "
