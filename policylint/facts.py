@@ -24,7 +24,7 @@ import dataclasses
 import operator
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 #: Keys of a field's metadata.
 _DESCRIPTION, _UNIT, _PART = "description", "unit", "part"
@@ -102,6 +102,9 @@ class Facts(Mapping[str, Any]):
         return len(self._fact_getters)
 
 
+_Sheet = TypeVar("_Sheet", bound=Facts)
+
+
 def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
     """The sheet class a part field holds (its annotation may be a string: ``from __future__ import annotations``)."""
     inner = part_field.type
@@ -110,6 +113,14 @@ def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
     if not (isinstance(inner, type) and issubclass(inner, Facts)):
         raise TypeError(f"{cls.__name__}.{part_field.name} is a part but not a fact sheet")
     return inner
+
+
+def rebuild(sheet: type[_Sheet], flat: Mapping[str, Any]) -> _Sheet:
+    """A sheet from every one of its facts by name (``dict(sheet)`` read back); parts are rebuilt the same way."""
+    given: dict[str, Any] = {}
+    for f in dataclasses.fields(sheet):
+        given[f.name] = rebuild(_part_type(sheet, f), flat) if f.metadata.get(_PART) else flat[f.name]
+    return sheet(**given)
 
 
 @dataclasses.dataclass(frozen=True)

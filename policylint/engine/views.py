@@ -31,9 +31,11 @@ from policylint.measure import measure_pools
 from policylint.measure.integrity import copy_facts, pool_integrity_facts
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from policylint.measure import PoolFacts, WorkloadFacts
     from policylint.model.needed import Needed
-    from policylint.model import Model
+    from policylint.model import Model, Workload
     from policylint.model.load import DocPath
 
 
@@ -52,22 +54,35 @@ def build_views(
     history: History | None = None,
     pools: dict[str, PoolFacts] | None = None,
     only: Needed | None = None,
+    prebuilt: Mapping[str, View] | None = None,
+    record: Callable[[Workload, WorkloadFacts, View], None] | None = None,
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
     ``pools`` is the pooled demand from :func:`policylint.measure.measure_pools`;
     computed here when the caller did not. ``only`` (None: everything) limits the
     views to those subjects; ``facts`` and ``pools`` then need to hold just what
-    :func:`policylint.engine.scope.needed` says they read.
+    :func:`policylint.engine.scope.needed` says they read. ``prebuilt`` holds workload views
+    already built (from the repository index, :mod:`policylint.engine.repo_index`); ``record``
+    sees every workload view built here, before the pool steps add to it.
     """
     if pools is None:
         pools = measure_pools(model, facts)
     wanted_pools = model.pools if only is None else [p for p in model.pools if p.qualified in only.pools]
     wviews: dict[str, View] = {}
     wsheets: dict[str, WorkloadFactSheet] = {}
-    for n, w in sorted(model.workloads.items()):
+    for n, workload in sorted(model.workloads.items()):
         if only is None or n in only.workloads:
-            wviews[n], wsheets[n] = workload_view(w, facts[n], now)
+            if prebuilt is not None and n in prebuilt:
+                wviews[n] = prebuilt[n]
+                sheet = wviews[n].facts
+                if not isinstance(sheet, WorkloadFactSheet):
+                    raise TypeError(f"the prebuilt view of workload {n} holds no workload fact sheet")
+                wsheets[n] = sheet
+                continue
+            wviews[n], wsheets[n] = workload_view(workload, facts[n], now)
+            if record is not None:
+                record(workload, facts[n], wviews[n])
     for pool in wanted_pools:
         shares = capacity_shares(pool, {w.name: wsheets[w.name] for w in pool.workloads})
         for member in pool.workloads:
