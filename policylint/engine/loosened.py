@@ -2,18 +2,22 @@
 
 A configuration can quietly lower the bar the plans are judged by: an option set
 looser than its documented default, a severity lowered, a rule ignored for the
-whole repository or for some files. :func:`loosened_options` reads the rule set in
-force and the repository's own configuration file and writes each loosening as one
-sentence; the linter puts them into every cluster's fact sheet. It judges a rule
-set, so it belongs to the engine, not to the measurements.
+whole repository or for some files. This reads the rule set in force and the
+repository's own configuration file and writes each loosening as one sentence;
+the linter hands them to every cluster view (``loosened_options``). It judges a
+rule set, so it belongs to the engine, not to the measurements.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from policylint.engine.ruleset import catalogue
+from policylint.catalogue import catalogue
 from policylint.finding import Severity
+
+if TYPE_CHECKING:
+    from policylint.engine.ruleset import RuleSet
+
 
 #: Rule options whose looser setting is the lower one (the rest: max_*, tolerance, headroom and
 #: margins loosen upward; min_* downward; text options loosen by any change).
@@ -36,7 +40,7 @@ def _looser(name: str, default: Any, value: Any) -> bool | None:
     return value > default
 
 
-def loosened_options(ruleset: Any, config: dict[str, Any] | None = None) -> list[str]:
+def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> list[str]:
     """Integrity of the gate: the loosening a configuration applies to the rule pack, as sentences.
 
     ``ruleset`` holds the options and severities in force; ``config`` is the

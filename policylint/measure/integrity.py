@@ -1126,12 +1126,6 @@ def gpu_memory_contradicts_model(facts: Any, params: Any) -> list[dict[str, Any]
     return [{"_figures": (float(facts["gpu_memory_gib"]), float(facts["gpu_model_memory_gib"]))}]
 
 
-#: Variables each check function adds to the message context.
-CHECK_VARIABLES: dict[str, set[str]] = {
-    "samples_after_now": {"measurement", "seconds", "detail"},
-    "cold_start_floor": {"floor_seconds", "floor_reason"},
-    "gpu_memory_contradicts_model": set(),
-}
 CHECKS: dict[str, Any] = {
     "samples_after_now": samples_after_now,
     "cold_start_floor": cold_start_floor,
