@@ -24,7 +24,7 @@ _CHILD = r"""
 import sys, time
 from pathlib import Path
 start = time.process_time()
-from policylint.engine.evaluate import compile_schema
+from policylint.engine.conditions import compile_schema
 from policylint.engine.ruleset import load_rules_cached
 from policylint.resources import rules_dir
 folder = None if sys.argv[1] == "none" else Path(sys.argv[1])

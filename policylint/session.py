@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.model.config import Config, load_config, parse_when
-from policylint.engine.linter import LintOptions, LintResult, lint
+from policylint.engine.linter import LintOptions, lint
+from policylint.engine.result import LintResult
 from policylint.model.load import LoadLimits
 
 if TYPE_CHECKING:
@@ -152,8 +153,6 @@ class Session:
             # A deleted file's folder may be gone too: compare where it was, not its real path.
             changed += [p for p in self.deleted if within(os.path.abspath(p), os.path.abspath(self.config.root))]
             if not changed:
-                from policylint.engine.linter import LintResult
-
                 # nothing of this capacity repository changed: nothing to load, measure or judge
                 return LintResult(findings=[], sources={}, model=None, documents=0, files=0)
             self.options.reported = self._reported(changed)

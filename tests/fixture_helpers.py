@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from policylint.engine.linter import LintOptions, LintResult, lint
+from policylint.engine.linter import LintOptions, lint
+from policylint.engine.result import LintResult
 from policylint.resources import rules_dir
 from policylint.engine.ruleset import load_rules
 

@@ -351,7 +351,7 @@ def test_an_unrelated_file_named_inside_a_repository_is_a_usage_error(tmp_path: 
     [(1, "1 GPU"), (1.0, "1 GPU"), (1.001, "1 GPU"), (0, "0 GPUs"), (2, "2 GPUs"), (1.5, "1.5 GPUs"), (None, "unknown GPUs")],
 )
 def test_plural_spec_in_messages(value: object, expected: str) -> None:
-    from policylint.engine.evaluate import render
+    from policylint.engine.messages import render
 
     assert render("{n:plural:GPU}", {"n": value}) == expected
     assert render("{n:plural:entry:entries}", {"n": 2}) == "2 entries"

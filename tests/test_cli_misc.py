@@ -159,7 +159,7 @@ def test_statistics_prints_only_the_table(repo: Path) -> None:
 
 def test_statistics_sorts_by_count_then_code() -> None:
     from policylint.finding import Finding, Severity
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.report.text_report import statistics_table
 
     def finding(code: str, line: int) -> Finding:

@@ -18,7 +18,7 @@ import pytest
 from conftest import EXAMPLES, git, run_cli
 from policylint.report.paths import rebase, repository_root
 from policylint.finding import Finding, Severity
-from policylint.engine.linter import LintResult
+from policylint.engine.result import LintResult
 
 MACHINE = ("json", "sarif", "github", "gitlab", "junit")
 

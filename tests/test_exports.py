@@ -433,21 +433,21 @@ def test_check_reports_dropped_rows_as_info_at_the_measurement(tmp_path: Path) -
 def test_a_gpu_weighted_trace_is_not_multiplied_by_gpus_per_replica(tmp_path: Path) -> None:
     from policylint.engine.linter import LintOptions, lint
     from policylint.measure import measure
-    from policylint.engine.views import workload_view
+    from policylint.engine.workload_view import workload_view
 
     repo = _repo(tmp_path)
     research = repo / "workloads/research.yaml"
     before = lint([repo], LintOptions(root=repo, now=NOW))
     assert before.model is not None
     facts = measure(before.model, NOW)[0]["pre-training"]
-    counted = workload_view(before.model.workloads["pre-training"], facts, NOW).facts
+    counted = workload_view(before.model.workloads["pre-training"], facts, NOW)[1]
     _edit(research, "      startColumn: start\n      endColumn: end\n      stepSeconds: 300\n",
           "      startColumn: start\n      endColumn: end\n      stepSeconds: 300\n      unit: gpus\n")
     after = lint([repo], LintOptions(root=repo, now=NOW))
     assert after.model is not None
     wfacts = measure(after.model, NOW)[0]["pre-training"]
     assert wfacts.trace_unit == "gpus"
-    weighted = workload_view(after.model.workloads["pre-training"], wfacts, NOW).facts
+    weighted = workload_view(after.model.workloads["pre-training"], wfacts, NOW)[1]
     # Every job holds 64 GPUs: the GPU trace is 64 x the job count, and its GPUs are
     # the same as the job count converted with gpusPerReplica 64 - not 64 x 64.
     assert weighted["baseline"] == 64 * counted["baseline"]

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import EXAMPLES, copy_minirepo, git, run_cli
 from policylint.finding import Finding, Severity
-from policylint.engine.linter import LintResult
+from policylint.engine.result import LintResult
 from policylint.report import ReportContext, get_renderer
 from policylint.report.gitlab_report import SEVERITIES
 

@@ -18,7 +18,12 @@ import pytest
 from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
+from policylint.facts import catalogue
 from policylint.measure import integrity
+from policylint.measure.integrity_facts import IntegrityWorkloadFacts
+
+#: the integrity facts of a workload, as declared
+INTEGRITY_FACTS = catalogue(IntegrityWorkloadFacts)
 
 HELIOS = REPO.parent / "shared" / "data" / "traces" / "helios_vc3sl_2020-05.csv"
 
@@ -128,14 +133,14 @@ def test_time_facts_count_the_samples_after_now() -> None:
 def test_every_fact_of_a_view_is_in_the_catalogue_and_back() -> None:
     from fixture_helpers import run_fixture
 
-    from policylint.engine.views import FACTS
+    from policylint.engine.sheets import FACTS
 
     result = run_fixture(FIXTURES / "PL961" / "fail")
     views = {v.subject: v for v in result.views}
     for subject in ("workload", "pool", "proposal", "cluster"):
         if subject in views:
             assert set(views[subject].facts) == set(FACTS[subject]), subject
-    assert set(integrity.WORKLOAD_FACTS) <= set(FACTS["workload"])
+    assert set(INTEGRITY_FACTS) <= set(FACTS["workload"])
 
 
 def test_bands_json_carries_the_integrity_facts() -> None:
@@ -143,7 +148,7 @@ def test_bands_json_carries_the_integrity_facts() -> None:
     code, out, err = run_cli(["bands", str(trace), "--format", "json"])
     assert (code, err) == (0, "")
     facts = json.loads(out)["integrity"]
-    assert set(facts) == set(integrity.WORKLOAD_FACTS)
+    assert set(facts) == set(INTEGRITY_FACTS)
     assert facts["samples_after_now"] > 0 and facts["seconds_after_now"] > 0
     assert re.fullmatch(r"[0-9a-f]{64}", facts["series_fingerprint"])
 
@@ -246,7 +251,7 @@ def test_pool_bands_json_carries_each_workloads_integrity_facts() -> None:
     code, out, err = run_cli(["bands", "--pool", "prod-east/serving", "examples/good", "--format", "json"], cwd=REPO)
     assert (code, err) == (0, "")
     workloads = json.loads(out)["workloads"]
-    assert workloads and all(set(w["integrity"]) == set(integrity.WORKLOAD_FACTS) for w in workloads.values())
+    assert workloads and all(set(w["integrity"]) == set(INTEGRITY_FACTS) for w in workloads.values())
 
 
 def test_a_scaled_copy_is_the_same_demand(tmp_path: Path) -> None:
@@ -283,7 +288,7 @@ def test_the_review_page_lists_every_integrity_fact_of_each_traced_workload() ->
     from policylint.report.html_report import render
 
     page = render(run_fixture(FIXTURES / "PL960" / "fail"))
-    for name in integrity.WORKLOAD_FACTS:
+    for name in INTEGRITY_FACTS:
         assert f'<dd data-fact="{name}">' in page, name
 
 
@@ -309,7 +314,7 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
     valid = rng.random(n) > 0.2
     spans = [(float(times[0]) - 10.0, float(times[0]) + 3600.0)] if n else []
     facts = integrity.trace_facts(times, values, valid, step, spans)
-    assert set(integrity.WORKLOAD_FACTS) - set(facts) <= {
+    assert set(INTEGRITY_FACTS) - set(facts) <= {
         "first_sample", "seconds_after_now", "samples_after_now", "outlier_days_removed", "outlier_day_share",
         "job_gpus_max", "job_gpus_median", "pulled_range_outside_seconds",
         # judged later: against now, or against the other workloads of the model
@@ -322,4 +327,4 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
             continue
         assert value is None or isinstance(value, (int, float, str, bool))
     merged = integrity.workload_facts(facts, 1_790_000_000.0, 0)
-    assert set(merged) >= set(integrity.WORKLOAD_FACTS)
+    assert set(merged) >= set(INTEGRITY_FACTS)

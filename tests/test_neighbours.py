@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLES, run_cli
 
-from policylint.engine.evaluate import check_reads, facts_read
+from policylint.engine.reads import check_reads, facts_read
 from policylint.engine.linter import LintOptions, lint
 from policylint.resources import rules_dir
 from policylint.engine.ruleset import load_rules

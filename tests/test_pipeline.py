@@ -142,7 +142,8 @@ def test_export_refuses_a_model_with_a_schema_error(tmp_path_factory: pytest.Tem
 
 def test_pool_fact_places_are_known_facts_and_places() -> None:
     from policylint.model import POOL_PLACES
-    from policylint.engine.views import FACTS, POOL_FACT_PLACES
+    from policylint.engine.pool_view import POOL_FACT_PLACES
+    from policylint.engine.sheets import FACTS
 
     assert set(POOL_FACT_PLACES.values()) <= set(POOL_PLACES)
     assert set(POOL_FACT_PLACES) - {"queue_depth_limit", "queue_wait_limit"} <= set(FACTS["pool"])

@@ -26,7 +26,8 @@ from policylint.finding import Finding
 from policylint.engine.linter import LintOptions, lint
 from policylint.model.load import Document
 from policylint.measure import measure
-from policylint.engine.views import View, build_views
+from policylint.engine.view import View
+from policylint.engine.views import build_views
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 END = int(dt.datetime(2026, 11, 30, 23, 55, tzinfo=dt.timezone.utc).timestamp())

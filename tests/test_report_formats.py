@@ -20,7 +20,7 @@ import pytest
 
 from policylint import __version__
 from policylint.finding import Finding, Severity, sort_findings
-from policylint.engine.linter import LintResult
+from policylint.engine.result import LintResult
 from policylint.model.load import SourceFile
 from policylint.report import ReportContext, get_renderer
 from policylint.report import github_report, markdown_report, sarif_report

@@ -21,7 +21,7 @@ from fixture_helpers import expected_marks as expected
 from fixture_helpers import reported_marks as reported
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 #: Rules that judge a change (--diff) need git history; tests/test_history_rule.py proves them.
 HISTORY_RULES = {"PL950"}

@@ -70,7 +70,7 @@ def test_share_formatting(share: float | None, text: str) -> None:
 
 
 def test_rule_templates_write_shares_with_the_same_function() -> None:
-    from policylint.engine.evaluate import render
+    from policylint.engine.messages import render
 
     assert render("{s:share} turned away", {"s": 0.0000578}) == "0.0058% turned away"
     assert render("{s:share}", {"s": None}) == "unknown"

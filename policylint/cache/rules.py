@@ -10,7 +10,7 @@ rule set as JSON and the fact that every condition compiled when it was stored.
 This module knows the rules only as data (:mod:`policylint.engine.rule`): the
 caller passes in what the evaluator does with a condition - compile it when an
 entry is written, and mark it as already checked when one is read (see
-:func:`policylint.engine.evaluate.trust_conditions`).
+:func:`policylint.engine.conditions.trust_conditions`).
 """
 
 from __future__ import annotations

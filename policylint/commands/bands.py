@@ -262,8 +262,8 @@ def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: A
 
     from policylint.measure.sources.provenance import read_record
 
-    out["pulled_range_outside_seconds"] = integrity.pulled_range_outside(stored, read_record(Path(series.source))[0])
-    return out
+    out.pulled_range_outside_seconds = integrity.pulled_range_outside(stored, read_record(Path(series.source))[0])
+    return dict(out)
 
 
 def _unused(series: Series) -> list[str]:

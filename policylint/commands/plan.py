@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.plan import Plan, Unplaced, WhatIf
 
 NAME = "plan"

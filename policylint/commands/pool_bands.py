@@ -89,9 +89,10 @@ def _add_integrity(
         f = facts[name]
         if entry.get("measured") and f.integrity is not None:
             outliers = len(f.report.outlier_days) if f.report is not None else None
-            entry["integrity"] = workload_facts(f.integrity, now.timestamp(), outliers)
+            found = workload_facts(f.integrity, now.timestamp(), outliers)
             if pool is not None:
-                entry["integrity"]["pulled_range_outside_seconds"] = _pulled(pool, name, f.integrity)
+                found.pulled_range_outside_seconds = _pulled(pool, name, f.integrity)
+            entry["integrity"] = dict(found)
 
 
 def _document(pool: Pool, pooled: PoolFacts, own: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.engine.history import Change
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.report.plan_section import PlanOutcome
     from policylint.session import Session
 
@@ -262,7 +262,8 @@ def _lint_before(session: Session, tree: Path, base_root: Path, change: Change, 
     import dataclasses
 
     from policylint.errors import PolicylintError
-    from policylint.engine.linter import LintResult, lint
+    from policylint.engine.linter import lint
+    from policylint.engine.result import LintResult
     from policylint.report.paths import rebase
 
     empty = LintResult(findings=[], sources={}, model=None, documents=0, files=0)

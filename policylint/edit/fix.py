@@ -25,7 +25,7 @@ from policylint.edit.scalars import DocPath
 
 if TYPE_CHECKING:
     from policylint.finding import FindingKey
-    from policylint.engine.views import View
+    from policylint.engine.view import View
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,9 @@ from policylint.edit.scalars import ScalarEdit, apply_edits, unified_diff
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, FindingKey
-    from policylint.engine.linter import LintOptions, LintResult
-    from policylint.engine.views import View
+    from policylint.engine.linter import LintOptions
+    from policylint.engine.result import LintResult
+    from policylint.engine.view import View
 
 
 def _views(result: LintResult, options: LintOptions) -> list[View]:

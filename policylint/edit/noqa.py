@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 from policylint.engine.filter import PLACEHOLDER_REASON
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintOptions, LintResult
+    from policylint.engine.linter import LintOptions
+    from policylint.engine.result import LintResult
 
 #: The reason ``--add-noqa`` writes; the filter step treats it as no reason (PL030).
 PLACEHOLDER = PLACEHOLDER_REASON

@@ -32,7 +32,7 @@ from policylint.edit.fix import Fix, make_fix, number
 if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.model import Pool
-    from policylint.engine.views import View
+    from policylint.engine.view import View
 
 
 def reservation_fix(code: str, pool: Pool, view: View, asks: list[tuple[Finding, View, int, int]]) -> tuple[Fix | None, str]:

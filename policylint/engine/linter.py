@@ -31,12 +31,15 @@ from policylint.model.load import (
 )
 from policylint.model import Model
 
+from policylint.engine.result import LintResult
+from policylint.engine.sheets import ClusterFactSheet
+
 if TYPE_CHECKING:
     from policylint.engine.history import Change
+    from policylint.engine.view import View
     from policylint.measure.facts import PoolFacts
     from policylint.readers.limits import TraceLimits
     from policylint.engine.rule import RuleSet
-    from policylint.engine.views import View
 
 
 @dataclass
@@ -66,28 +69,6 @@ class LintOptions:
     #: build the view of every subject even when the report is narrowed (the HTML report draws them
     #: all); otherwise a narrowed run measures and views only what its judged views read
     all_views: bool = False
-
-
-@dataclass
-class LintResult:
-    findings: list[Finding]
-    sources: dict[str, SourceFile]
-    model: Model | None
-    documents: int
-    files: int
-    #: findings hidden by an inline suppression, with its reason (justification)
-    suppressed: list[tuple[Finding, str]] = field(default_factory=list)
-    #: findings hidden because the baseline file records them
-    baselined: list[Finding] = field(default_factory=list)
-    #: baseline entries that no longer match any finding (fixed or stale)
-    stale_baseline: list[dict[str, str]] = field(default_factory=list)
-    #: the facts the rules judged (kept so that --fix reads the same numbers without measuring again)
-    views: list[View] = field(default_factory=list)
-    #: errors of loading, validation and resolution anywhere in the root, before any filter or scope:
-    #: a model built despite them is incomplete (``export`` refuses to write from it)
-    model_errors: list[Finding] = field(default_factory=list)
-    #: the pooled demand of every pool the rules judged (series included), by ``cluster/pool``, for the HTML report
-    pools: dict[str, PoolFacts] = field(default_factory=dict)
 
 
 def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
@@ -317,7 +298,7 @@ def judge(
         import os
 
         from policylint.engine.history import previous_reserved
-        from policylint.engine.views import History
+        from policylint.engine.view import History
 
         history = History(
             reserved_before=previous_reserved(options.change, model, options.limits, options.gpu_resources),
@@ -362,5 +343,7 @@ def _gate_facts(views: list[View], options: LintOptions) -> None:
     assert options.ruleset is not None
     loosened = loosened_options(options.ruleset, settings)
     for view in views:
-        if view.subject == "cluster":
-            view.facts.update(loosened_options=loosened, loosened_count=len(loosened), loosened_summary="; ".join(loosened))
+        if isinstance(view.facts, ClusterFactSheet):
+            view.facts.loosened_options = loosened
+            view.facts.loosened_count = len(loosened)
+            view.facts.loosened_summary = "; ".join(loosened)

@@ -1,4 +1,4 @@
-"""Facts of pooled demand: what pool, workload and proposal views get from a pool's workloads together.
+"""Facts of pooled demand: what pool, workload and proposal sheets get from a pool's workloads together.
 
 The numbers come from :func:`policylint.measure.measure_pools` (see
 :mod:`policylint.measure.pooled`); this module turns them into plain facts for the rules:
@@ -12,54 +12,111 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from policylint.engine.checks import format_share
+from policylint.facts import Facts, fact
 
 if TYPE_CHECKING:
     from policylint.measure.facts import PoolFacts
     from policylint.model import Pool, Workload
-    from policylint.engine.views import View
 
-#: Pool facts of pooled demand (see policylint.measure.pooled) next to the sums they replace.
-POOLED_POOL_FACTS: dict[str, str] = {
-    "baseline_gpus_sum": "sum of the workloads' own baseline band GPUs (an upper bound of the pooled figure in most pools)",
-    "daily_gpus_sum": "sum of the workloads' own daily band GPUs",
-    "peak_gpus_sum": "sum of the workloads' own peak band GPUs (never below the pooled peak)",
-    "sustained_max_gpus_sum": "sum of the workloads' own sustained-maximum GPUs",
-    "baseline_pooling": "text: the summed baselines and what pooling saves, for messages",
-    "daily_pooling": "text: the summed daily bands and what pooling saves, for messages",
-    "sustained_pooling": "text: the summed sustained maxima and what pooling saves, for messages",
-    "measured_workload_count": "workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)",
-    "pooled_window_days": "days of pooled samples: time in which every workload of the pool has a usable sample",
-    "pooled_cold_start_seconds": "the pool's cold start: the longest effective cold start of its workloads",
-    "pooled_step_seconds": "step of the pool's common grid (the finest workload step)",
-    "pooled_noise_spikes": "spikes of the pooled series above its baseline, narrower than the pool's cold start",
-    "pooled_real_spikes": "spikes of the pooled series above its baseline, at least as wide as the pool's cold start",
-    "pooled_highest_spike_gpus": "height of the highest pooled spike above the pooled baseline, GPUs",
-    "max_wait_seconds": "simulated max wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
-    "p99_wait_seconds": "simulated p99 wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
-    "daily_max_wait_seconds": "simulated max wait of the pooled demand cut at the pooled daily band, at reserved + elastic GPUs, seconds",
-    "daily_rejected_share": (
-        "share of the pooled daily-band work the pool's queue turns away when it honours queue.maxWaitSeconds"
-    ),
-}
 
-#: Workload facts that come from the workload's pool or from its neighbours there.
-POOLED_WORKLOAD_FACTS: dict[str, str] = {
-    "measurement_double_counted": (
-        "true when another workload of the same pool cites the same concurrency measurement (file and"
-        " columns) and neither declares a share"
-    ),
-    "double_counted_with": "the workload of the same pool whose measurement this one repeats",
-    "double_count_basis": (
-        "how the repeat was recognised: the same file, or a copy (another file holding the same series,"
-        " by the series fingerprint) - text for messages"
-    ),
-    "measurement_share": "declared concurrency.share.fraction (None when not declared)",
-    "queue_rejection_note": (
-        "text for messages: what the pool's queue turns away when it honours queue.maxWaitSeconds (empty when unknown)"
-    ),
-}
+@dataclass(kw_only=True, eq=False)
+class PooledPoolFacts(Facts):
+    """A pool's pooled demand (see :mod:`policylint.measure.pooled`) next to the sums of its workloads' bands."""
 
+    baseline_gpus: int | None = fact("pooled baseline band, GPUs (p95 of the sustained pooled GPU-demand series)", "GPUs")
+    daily_gpus: int | None = fact("pooled daily band, GPUs (p99 of the sustained pooled GPU-demand series)", "GPUs")
+    peak_gpus: int | None = fact("pooled peak band, GPUs (max of the pooled GPU-demand series)", "GPUs")
+    sustained_max_gpus: int | None = fact("highest pooled GPU demand held for a whole pool cold-start window", "GPUs")
+    baseline_gpus_sum: int | None = fact(
+        "sum of the workloads' own baseline band GPUs (an upper bound of the pooled figure in most "
+        "pools)",
+    )
+    daily_gpus_sum: int | None = fact("sum of the workloads' own daily band GPUs")
+    peak_gpus_sum: int | None = fact("sum of the workloads' own peak band GPUs (never below the pooled peak)")
+    sustained_max_gpus_sum: int | None = fact("sum of the workloads' own sustained-maximum GPUs")
+    baseline_pooling: str | None = fact("text: the summed baselines and what pooling saves, for messages")
+    daily_pooling: str | None = fact("text: the summed daily bands and what pooling saves, for messages")
+    sustained_pooling: str | None = fact("text: the summed sustained maxima and what pooling saves, for messages")
+    measured_workload_count: int = fact(
+        "workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)",
+    )
+    pooled_window_days: float | None = fact(
+        "days of pooled samples: time in which every workload of the pool has a usable sample",
+        "days",
+    )
+    pooled_cold_start_seconds: float | None = fact("the pool's cold start: the longest effective cold start of its workloads", "s")
+    pooled_step_seconds: float | None = fact("step of the pool's common grid (the finest workload step)", "s")
+    pooled_noise_spikes: int | None = fact(
+        "spikes of the pooled series above its baseline, narrower than the pool's cold start",
+    )
+    pooled_real_spikes: int | None = fact(
+        "spikes of the pooled series above its baseline, at least as wide as the pool's cold start",
+    )
+    pooled_highest_spike_gpus: float | None = fact("height of the highest pooled spike above the pooled baseline, GPUs", "GPUs")
+    max_wait_seconds: float | None = fact(
+        "simulated max wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
+        "s",
+    )
+    p99_wait_seconds: float | None = fact(
+        "simulated p99 wait of the pooled GPU demand at reserved + elastic GPUs, seconds",
+        "s",
+    )
+    daily_max_wait_seconds: float | None = fact(
+        "simulated max wait of the pooled demand cut at the pooled daily band, at reserved + "
+        "elastic GPUs, seconds",
+        "s",
+    )
+    daily_rejected_share: float | None = fact(
+        "share of the pooled daily-band work the pool's queue turns away when it honours "
+        "queue.maxWaitSeconds",
+        "share",
+    )
+
+
+@dataclass(kw_only=True, eq=False)
+class PooledWorkloadFacts(Facts):
+    """What a workload takes from its pool and its neighbours there: the pooled queue, repeated measurements."""
+
+    pool_capacity_gpus: int | None = fact("reserved + elastic GPUs of the workload's pool (the queue's capacity)", "GPUs", default=None)
+    max_wait_seconds: float | None = fact(
+        "simulated max wait in the pool's queue (pooled GPU demand at the pool's capacity), seconds",
+        "s",
+        default=None,
+    )
+    p99_wait_seconds: float | None = fact("simulated p99 wait in the pool's queue, seconds", "s", default=None)
+    daily_max_wait_seconds: float | None = fact(
+        "simulated max wait in the pool's queue for the pooled demand up to the pool's daily band, "
+        "seconds (demand above it is the peak band, left to the pool's overflow policy)",
+        "s",
+        default=None,
+    )
+    daily_rejected_share: float | None = fact(
+        "share of the pool's pooled daily-band work its queue turns away when it honours the pool's"
+        " maxWaitSeconds (the pool's one fluid queue at reserved + elastic GPUs)",
+        "share",
+        default=None,
+    )
+    measurement_double_counted: bool | None = fact(
+        "true when another workload of the same pool cites the same concurrency measurement (file "
+        "and columns) and neither declares a share",
+        default=None,
+    )
+    double_counted_with: str | None = fact("the workload of the same pool whose measurement this one repeats", default=None)
+    double_count_basis: str | None = fact(
+        "how the repeat was recognised: the same file, or a copy (another file holding the same "
+        "series, by the series fingerprint) - text for messages",
+        default=None,
+    )
+    measurement_share: float | None = fact("declared concurrency.share.fraction (None when not declared)", "share", default=None)
+    queue_rejection_note: str | None = fact(
+        "text for messages: what the pool's queue turns away when it honours queue.maxWaitSeconds "
+        "(empty when unknown)",
+        default=None,
+    )
 
 
 def _pooling(kind: str, pooled: int | None, summed: int | None) -> str | None:
@@ -81,37 +138,37 @@ def _int(x: float | None) -> int | None:
     return None if x is None else int(x)
 
 
-def pooled_pool_facts(pooled: PoolFacts | None, sums: dict[str, int | None]) -> dict[str, Any]:
+def pooled_pool_facts(pooled: PoolFacts | None, sums: dict[str, int | None]) -> PooledPoolFacts:
     """The pooled-demand facts of one pool (None where unknown)."""
     r = pooled.report if pooled is not None else None
     known = r is not None and r.baseline is not None
     base = _int(r.baseline) if known and r else None
     daily = _int(r.daily) if known and r else None
     sustained = _int(r.sustained_max) if known and r else None
-    return {
-        "baseline_gpus": base,
-        "daily_gpus": daily,
-        "peak_gpus": _int(r.peak) if known and r else None,
-        "sustained_max_gpus": sustained,
-        "baseline_gpus_sum": sums["baseline"],
-        "daily_gpus_sum": sums["daily"],
-        "peak_gpus_sum": sums["peak"],
-        "sustained_max_gpus_sum": sums["sustained_max"],
-        "baseline_pooling": _pooling("baselines", base, sums["baseline"]),
-        "daily_pooling": _pooling("daily bands", daily, sums["daily"]),
-        "sustained_pooling": _pooling("sustained maxima", sustained, sums["sustained_max"]),
-        "measured_workload_count": len(pooled.measured) if pooled is not None else 0,
-        "pooled_window_days": r.window_days if r else None,
-        "pooled_cold_start_seconds": r.cold_start_seconds if r else None,
-        "pooled_step_seconds": r.step_seconds if r else None,
-        "pooled_noise_spikes": r.noise_spike_count if known and r else None,
-        "pooled_real_spikes": r.real_spike_count if known and r else None,
-        "pooled_highest_spike_gpus": r.highest_spike if known and r else None,
-        "max_wait_seconds": r.queue.max_wait if r and r.queue else None,
-        "p99_wait_seconds": r.queue.p99_wait if r and r.queue else None,
-        "daily_max_wait_seconds": r.daily_queue.max_wait if r and r.daily_queue else None,
-        "daily_rejected_share": r.daily_rejected_share if r else None,
-    }
+    return PooledPoolFacts(
+        baseline_gpus=base,
+        daily_gpus=daily,
+        peak_gpus=_int(r.peak) if known and r else None,
+        sustained_max_gpus=sustained,
+        baseline_gpus_sum=sums["baseline"],
+        daily_gpus_sum=sums["daily"],
+        peak_gpus_sum=sums["peak"],
+        sustained_max_gpus_sum=sums["sustained_max"],
+        baseline_pooling=_pooling("baselines", base, sums["baseline"]),
+        daily_pooling=_pooling("daily bands", daily, sums["daily"]),
+        sustained_pooling=_pooling("sustained maxima", sustained, sums["sustained_max"]),
+        measured_workload_count=len(pooled.measured) if pooled is not None else 0,
+        pooled_window_days=r.window_days if r else None,
+        pooled_cold_start_seconds=r.cold_start_seconds if r else None,
+        pooled_step_seconds=r.step_seconds if r else None,
+        pooled_noise_spikes=r.noise_spike_count if known and r else None,
+        pooled_real_spikes=r.real_spike_count if known and r else None,
+        pooled_highest_spike_gpus=r.highest_spike if known and r else None,
+        max_wait_seconds=r.queue.max_wait if r and r.queue else None,
+        p99_wait_seconds=r.queue.p99_wait if r and r.queue else None,
+        daily_max_wait_seconds=r.daily_queue.max_wait if r and r.daily_queue else None,
+        daily_rejected_share=r.daily_rejected_share if r else None,
+    )
 
 
 def _measurement_key(w: Workload) -> tuple[str, str, str] | None:
@@ -200,13 +257,11 @@ def _basis(kept: Workload, repeat: Workload, moved: bool = False) -> str:
     return f"a copy: {b.display} holds the same series as {a.display}"
 
 
-def _rejection_note(pv: View) -> str:
+def _rejection_note(pool: Mapping[str, Any]) -> str:
     """'; honouring ... it turns away N% ...' for messages, or '' when no limit or no queue is known."""
-    share, limit = pv.facts.get("daily_rejected_share"), pv.facts.get("queue_max_wait_seconds")
+    share, limit = pool.get("daily_rejected_share"), pool.get("queue_max_wait_seconds")
     if share is None or limit is None:
         return ""
-    from policylint.engine.checks import format_share  # the one way a share is written in messages
-
     return f"; honouring its wait limit of {limit:g} s the queue would turn away {format_share(share)} of the pool's daily-band work"
 
 
@@ -225,32 +280,33 @@ def identity_fingerprint(facts: Mapping[str, Any] | None) -> str | None:
     return str(value) if value else None
 
 
-def pool_workload_facts(pool: Pool, pv: View, wviews: dict[str, View]) -> None:
-    """Give every workload of ``pool`` the pool's queue figures and its double-count verdict."""
-    printed = {n: identity_fingerprint(v.facts) for n, v in wviews.items()}
+def pool_workload_facts(
+    pool: Pool, pool_facts: Mapping[str, Any], workloads: Mapping[str, Mapping[str, Any]]
+) -> dict[str, PooledWorkloadFacts]:
+    """What every workload of ``pool`` (with facts in ``workloads``) takes from it: the queue figures, the double-count verdict."""
+    # repeats() looks only at the pool's own workloads: their fingerprints are all it needs
+    members = {w.name: workloads[w.name] for w in pool.workloads if w.name in workloads}
     found = repeats(
         pool,
-        printed,
-        {n: v.facts.get("series_fingerprint") for n, v in wviews.items()},
-        {n: v.facts.get("shape_fingerprint") for n, v in wviews.items()},
+        {n: identity_fingerprint(f) for n, f in members.items()},
+        {n: f.get("series_fingerprint") for n, f in members.items()},
+        {n: f.get("shape_fingerprint") for n, f in members.items()},
     )
+    out: dict[str, PooledWorkloadFacts] = {}
     for w in pool.workloads:
-        view = wviews.get(w.name)
-        if view is None:
+        if w.name not in workloads:
             continue
         share = ((w.spec.get("concurrency") or {}).get("share") or {}).get("fraction")
-        view.facts.update(
-            {
-                "pool_capacity_gpus": pv.facts["capacity_gpus"],
-                "max_wait_seconds": pv.facts["max_wait_seconds"],
-                "p99_wait_seconds": pv.facts["p99_wait_seconds"],
-                "daily_max_wait_seconds": pv.facts["daily_max_wait_seconds"],
-                "daily_rejected_share": pv.facts["daily_rejected_share"],
-                "queue_rejection_note": _rejection_note(pv),
-                "measurement_double_counted": w.name in found,
-                "double_counted_with": found[w.name][0] if w.name in found else None,
-                "double_count_basis": found[w.name][1] if w.name in found else None,
-                "measurement_share": float(share) if isinstance(share, (int, float)) else None,
-            }
+        out[w.name] = PooledWorkloadFacts(
+            pool_capacity_gpus=pool_facts["capacity_gpus"],
+            max_wait_seconds=pool_facts["max_wait_seconds"],
+            p99_wait_seconds=pool_facts["p99_wait_seconds"],
+            daily_max_wait_seconds=pool_facts["daily_max_wait_seconds"],
+            daily_rejected_share=pool_facts["daily_rejected_share"],
+            queue_rejection_note=_rejection_note(pool_facts),
+            measurement_double_counted=w.name in found,
+            double_counted_with=found[w.name][0] if w.name in found else None,
+            double_count_basis=found[w.name][1] if w.name in found else None,
+            measurement_share=float(share) if isinstance(share, (int, float)) else None,
         )
-        view.paths.setdefault("measurement_double_counted", ("spec", "concurrency", "trace", "path"))
+    return out

@@ -19,7 +19,7 @@ JSON parse instead:
   declaration (what its view reads of the pool);
 * its **measurement key** (:func:`policylint.cache.measurements.workload_key`), which the
   pool's kept sum (:mod:`policylint.cache.pooled`) is matched against;
-* its **view** as :func:`policylint.engine.views.workload_view` builds it, without the
+* its **view** as :func:`policylint.engine.workload_view.workload_view` builds it, without the
   facts that depend on the clock (the age of the last sample, the time facts of
   the integrity stage, the provenance of pulls), which are recomputed from the
   few stored inputs they come from (:func:`_clock_facts`);
@@ -67,8 +67,8 @@ if TYPE_CHECKING:
     from policylint.measure.facts import PoolFacts
     from policylint.model import Model, Pool, Workload
     from policylint.readers.limits import TraceLimits
-    from policylint.engine.scope import Needed
-    from policylint.engine.views import View
+    from policylint.engine.view import View
+    from policylint.model.needed import Needed
 
 #: the layout of the entry; another layout is a miss
 INDEX_FORMAT = 1
@@ -380,7 +380,7 @@ def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resourc
 
 
 def _clock_facts(rec: Record, w: Workload, now: dt.datetime) -> dict[str, Any]:
-    """The facts of a workload view that depend on ``now``, as :func:`policylint.engine.views.workload_view` computes them."""
+    """The facts of a workload view that depend on ``now``, as :func:`policylint.engine.workload_view.workload_view` computes them."""
     import datetime as dt
 
     from policylint.measure.integrity import time_facts
@@ -421,15 +421,20 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
 
 def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
     """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names)."""
-    from policylint.engine.views import View
+    from policylint.engine.sheets import WorkloadFactSheet
+    from policylint.engine.view import View
+    from policylint.facts import rebuild
 
     decoded = rec.decode()
     if decoded is None:
         return None
     facts, sketch = decoded
     facts.update(_clock_facts(rec, w, now))
+    if list(facts) != list(WorkloadFactSheet.routes()):
+        return None  # recorded with other facts than a workload's sheet declares now
     paths = dict(rec.tpaths) if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
-    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), facts, paths)
+    sheet = rebuild(WorkloadFactSheet, facts)
+    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), sheet, paths)
     return view, sketch
 
 
@@ -465,7 +470,7 @@ def prepare(
     keys of the index (that would need every member's series).
     """
     from policylint.measure import CachedPool, _cached_pools, _update_pool, measure
-    from policylint.engine.scope import Needed
+    from policylint.model.needed import Needed
 
     names = sorted(n for n in model.workloads if n in only.workloads)
     pools_seen: dict[str, str] = {}
@@ -558,7 +563,7 @@ class Recorder:
     def _record(self, w: Workload, wf: WorkloadFacts, view: View) -> Record | None:
         import datetime as dt
 
-        from policylint.engine.views import workload_view
+        from policylint.engine.workload_view import workload_view
 
         if type(wf) is not WorkloadFacts or wf.errors or w.doc.file in self.skip_files:
             return None
@@ -628,8 +633,9 @@ class Recorder:
             return None
         later = self.now + dt.timedelta(days=3, seconds=7, microseconds=1234)
         again = view_of(rec, w, later)
-        want = workload_view(w, wf, later)
-        if again is None or not _same(again[0].facts, want.facts) or not _same(again[0].paths, want.paths):
+        want = workload_view(w, wf, later)[0]
+        # compared as plain dicts: _same is exact about types and NaN only there
+        if again is None or not _same(dict(again[0].facts), dict(want.facts)) or not _same(again[0].paths, want.paths):
             return None
         return rec
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from policylint.cache import rules as rule_cache
 from policylint.catalogue import FixDeclaration, check_variables, fixes
-from policylint.engine.evaluate import compile_schema, trust_conditions
+from policylint.engine.conditions import compile_schema, trust_conditions
 from policylint.engine.rule import Param, Rule, RuleSet
 from policylint.errors import PolicylintError
 from policylint.finding import Severity
@@ -128,8 +128,8 @@ def _placeholders(template: str) -> set[str]:
 def build_rule(raw: dict[str, Any], source: Path) -> Rule:
     """Turn a schema-valid raw rule into a :class:`Rule`, checking its references."""
     from policylint.engine.checks import CHECKS
-    from policylint.engine.evaluate import compile_schema
-    from policylint.engine.views import FACTS
+    from policylint.engine.conditions import compile_schema
+    from policylint.engine.sheets import FACTS
 
     code = raw["code"]
     where = f"rules[{code}]"

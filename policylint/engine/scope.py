@@ -35,15 +35,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from policylint.engine.reads import facts_read
+from policylint.engine.result import LintResult
+from policylint.finding import pool_subject
+from policylint.model.needed import Needed
+
 if TYPE_CHECKING:
     from policylint.model.config import Config
     from policylint.finding import Finding
-    from policylint.engine.linter import LintResult
     from policylint.model import Model, Pool, Workload
     from policylint.engine.rule import RuleSet
 
 #: Workload facts that come from the other workloads of the workload's pool (set when the
-#: pool's views are built, never by :func:`policylint.engine.views.workload_view` from the workload
+#: pool's views are built, never by :func:`policylint.engine.workload_view.workload_view` from the workload
 #: alone): the pooled queue's waits and rejections, the capacity share and the queue depth
 #: it sets, and the double-count facts. Every other workload fact depends on the workload's
 #: own documents and measurements, its pool's spec and the clock only; a test holds this list
@@ -72,12 +76,10 @@ NEIGHBOUR_FACTS: frozenset[str] = frozenset(
 def neighbour_skips(ruleset: RuleSet) -> frozenset[str]:
     """Codes of the evaluated workload rules that read no neighbour fact: not run on a neighbour.
 
-    Derived from each rule's metadata (:func:`policylint.engine.evaluate.facts_read`); a
+    Derived from each rule's metadata (:func:`policylint.engine.reads.facts_read`); a
     rule whose reads cannot be told (a check function that computes fact names)
     is run on neighbours too.
     """
-    from policylint.engine.evaluate import facts_read
-
     skips = set()
     for rule in ruleset.rules.values():
         if rule.builtin or rule.subject != "workload":
@@ -101,8 +103,6 @@ def _stat(path: Path) -> os.stat_result | None:
 
 def _pool(pool: Pool) -> str:
     """A pool's subject as :meth:`Finding.key` writes it (scheduler queues by queue name)."""
-    from policylint.finding import pool_subject
-
     return str(pool_subject(pool.cluster.name, pool.name, pool.scheduler.get("scheduler") if pool.scheduler else None))
 
 
@@ -211,20 +211,6 @@ def _reach(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str], 
         if touched:
             subjects.add(f"proposal {p.name}")
     return files, subjects, neighbours - subjects
-
-
-@dataclass(frozen=True)
-class Needed:
-    """The part of a model whose facts a narrowed run reads: its views are built, the rest are not.
-
-    Names as the model keys them: workloads by name, pools by ``cluster/pool``,
-    clusters and proposals by name.
-    """
-
-    workloads: frozenset[str]
-    pools: frozenset[str]
-    clusters: frozenset[str]
-    proposals: frozenset[str]
 
 
 def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:

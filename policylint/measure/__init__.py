@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from policylint.model import MeasurementRef, Model, Pool, Workload
     from policylint.measure.pooled import GridSpec, PooledGrid, PooledReport, PoolMember
     from policylint.cache.pooled import PoolSum
-    from policylint.engine.scope import Needed
+    from policylint.model.needed import Needed
     from policylint.traces import Series, TraceLimits
 
 

@@ -21,15 +21,18 @@ The checks are grouped by the trick they expose:
 Every function here is pure: arrays and plain metadata in, a dict of plain
 facts (int, float, str, bool, None) out, computed with numpy over whole arrays.
 The dict is stored with the workload's facts (and cached with them), and the
-views turn it into the ``integrity_*`` facts rules read (:data:`WORKLOAD_FACTS`).
+engine puts it into each workload's fact sheet (the facts are declared in
+:mod:`policylint.measure.integrity_facts`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
+
+from policylint.measure.integrity_facts import IntegrityPoolFacts, IntegrityWorkloadFacts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,102 +61,6 @@ SUB_DAY_SECONDS = 86_400.0
 RECUR_BIN_SECONDS = 900.0
 #: Share of the highest samples looked at for "exclusions fall where demand is high".
 TOP_SHARE = 0.05
-
-#: Workload facts of this stage: name -> description (merged into the view's fact catalogue).
-WORKLOAD_FACTS: dict[str, str] = {
-    "series_fingerprint": (
-        "identity: SHA-256 of the concurrency series as read (grid times and values of its valid samples):"
-        " equal for a byte-identical copy under another name or the same samples in another format"
-    ),
-    "values_fingerprint": (
-        "identity: SHA-256 of the values of the valid samples alone, without their times: equal for a copy"
-        " moved to other dates"
-    ),
-    "shape_fingerprint": (
-        "identity: SHA-256 of the sequence of rises, falls and holds between valid samples (the same for a copy"
-        " scaled by a factor >= 1 or shifted by a constant); None for series that change fewer than 24 times a"
-        " day (too little noise to tell two series apart)"
-    ),
-    "repeated_days": (
-        "identity: UTC days whose every sample repeats an earlier day of the same trace exactly (judged on"
-        " days that change value at least 24 times); None when the step does not divide a day"
-    ),
-    "repeated_day_share": "identity: repeated_days / the days judged, unrounded",
-    "first_sample": "time: timestamp of the first valid sample (ISO 8601, UTC)",
-    "seconds_after_now": "time: seconds by which the last sample lies after now (0 when none does), unrounded",
-    "samples_after_now": "time: number of grid samples dated after now",
-    "resolution_step_seconds": (
-        "resolution: the step the values really change at - the declared or inferred step times the length"
-        " of the blocks of repeated values the series is made of (equal to step_seconds when there are none)"
-    ),
-    "resolution_block_samples": "resolution: samples per block of repeated values (1 when the series is not blocky)",
-    "value_changes": "resolution: number of sample-to-sample value changes between valid samples",
-    "roughness": (
-        "resolution: std of second differences / std of first differences of the series (about 1.4 to 1.7 for"
-        " measured noise, near 0 for a smooth curve); None when the series never changes"
-    ),
-    "exclusion_count": "shaping: number of declared exclusion ranges",
-    "excluded_share": "shaping: share of the valid samples the declared exclusions remove, unrounded",
-    "exclusion_recurring": (
-        "shaping: the most sub-day exclusion ranges that start at one time of day (15-minute bins)"
-    ),
-    "exclusion_recurring_at": "shaping: that time of day, HH:MM UTC (None without sub-day ranges)",
-    "excluded_top_share": (
-        "shaping: share of the highest 5% of samples (before exclusions) that the exclusions remove"
-    ),
-    "excluded_demand_ratio": (
-        "shaping: mean demand of the excluded samples / mean demand of the kept ones (None when either is empty)"
-    ),
-    "outlier_days_removed": "shaping: days removed automatically as outliers (excludeOutlierDays)",
-    "outlier_day_share": "shaping: outlier_days_removed / the days the trace spans, unrounded",
-    "resolution_jump_share": (
-        "resolution: share of the series' movement (squared steps) on the block boundaries, when the blocks"
-        " were found under jitter (the values change at every sample, but the real moves fall on one phase);"
-        " None otherwise"
-    ),
-    "near_repeated_days": (
-        "identity: UTC days that repeat an earlier day (at most 35 days before, or exactly at any distance) at"
-        " 90% or more of their value changes - a copied day with a few samples edited; judged like"
-        " repeated_days"
-    ),
-    "near_repeated_day_share": "identity: near_repeated_days / the days judged, unrounded",
-    "edited_repeated_days": (
-        "identity: near_repeated_days that are not exact repeats (near_repeated_days - repeated_days, at least 0):"
-        " copied days with samples edited so that the exact test misses them"
-    ),
-    "edited_repeated_day_share": "identity: edited_repeated_days / the days judged, unrounded",
-    "near_copy_of": (
-        "identity: the workload of the model whose trace, in another file, shares the most 16-sample runs"
-        " with this one (None when none shares any); copies PL111 already reports are left out"
-    ),
-    "near_copy_similarity": "identity: estimated share of 16-sample runs the two traces have in common, unrounded",
-    "near_copy_trace": "identity: that workload's trace file, as written",
-    "near_copy_pool": "identity: that workload's pool",
-    "vram_seconds_after_now": (
-        "time: seconds by which the last sample of the VRAM trace lies after now (0 when none does; None"
-        " without a VRAM trace)"
-    ),
-    "jobs_seconds_after_now": (
-        "time: seconds by which the last job end of the job list (durations) lies after now (0 when none"
-        " does; None without a job list with start or end times)"
-    ),
-    "pulled_digest_matches": (
-        "time: whether the pulled trace is byte for byte the file its pull wrote (the SHA-256 its provenance"
-        " record holds); None without a record or a digest in it"
-    ),
-    "pulled_range_outside_seconds": (
-        "time: seconds by which the trace's samples reach beyond the start or end its pull recorded"
-        " (policylint pull's provenance record); 0 inside it, None without a record"
-    ),
-    "negative_samples": "plausibility: valid samples below zero (a count cannot be negative)",
-    "job_gpus_max": (
-        "plausibility: most GPUs any job of the measured job list (durations) held; None when the list"
-        " records no GPU column (every job then counts as one GPU)"
-    ),
-    "job_gpus_median": "plausibility: median GPUs per job of the measured job list (None as for job_gpus_max)",
-    "fractional_share": "plausibility: share of valid samples that are not whole numbers, unrounded",
-}
-
 
 def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str:
     """Identity: the SHA-256 of the valid samples (times and values as float64) and the step."""
@@ -579,13 +486,10 @@ def time_facts(stored: dict[str, Any] | None, now_seconds: float) -> dict[str, F
     return out
 
 
-def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_days: int | None) -> dict[str, Fact]:
+def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_days: int | None) -> IntegrityWorkloadFacts:
     """The integrity facts of a workload view: the stored trace facts plus the time facts at ``now``."""
     stored = stored or {}
-    out: dict[str, Fact] = {name: None for name in WORKLOAD_FACTS}
-    for name in WORKLOAD_FACTS:
-        if name in stored:
-            out[name] = stored[name]
+    out: dict[str, Any] = {name: stored.get(name) for name in IntegrityWorkloadFacts.routes()}
     out.update(time_facts(stored, now_seconds) if stored else {})
     out["near_copy_of"] = out["near_copy_similarity"] = out["near_copy_trace"] = out["near_copy_pool"] = None
     out["outlier_days_removed"] = outlier_days
@@ -593,7 +497,7 @@ def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_da
     if outlier_days is not None and isinstance(first, (int, float)) and isinstance(last, (int, float)):
         span = (float(last) - float(first) + float(step or 0.0)) / 86_400.0
         out["outlier_day_share"] = min(1.0, outlier_days / span) if span > 0 else None
-    return out
+    return IntegrityWorkloadFacts(**out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -923,54 +827,56 @@ def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BL
     return best, best_share
 
 
-def copy_facts(workloads: Sequence[Any], stored: dict[str, Any], views: dict[str, Any]) -> None:
-    """Give every workload view its near-copy facts (:func:`near_copies` over the whole model).
+def copy_facts(
+    workloads: Sequence[Any], stored: dict[str, Any], facts: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The near-copy facts of every workload (:func:`near_copies` over the whole model), by workload.
 
     ``workloads`` are the model's workloads, ``stored`` their measured facts by name
-    (``.integrity`` holds the run sketch), ``views`` the workload views by name.
-    Pairs PL111 already reports (``double_counted_with``) are left to it.
+    (``.integrity`` holds the run sketch), ``facts`` the facts of their views by name.
+    A workload judged without a partner gets ``near_copy_similarity`` 0; one with a
+    partner all four ``near_copy_*`` facts. Pairs PL111 already reports
+    (``double_counted_with``) are left to it.
     """
     import os
 
     entries: list[tuple[str, str | None, str | None, Sequence[int] | None]] = []
     trace: dict[str, str] = {}
     for w in sorted(workloads, key=lambda w: w.name):
-        view, facts = views.get(w.name), stored.get(w.name)
-        if view is None or facts is None:
+        view, measured = facts.get(w.name), stored.get(w.name)
+        if view is None or measured is None:
             continue
         ref = w.measurements.get("concurrency")
         path = os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
         trace[w.name] = ref.display if ref is not None else ""
-        sketch = (facts.integrity or {}).get("run_sketch")
-        entries.append((w.name, path, view.facts.get("pool"), sketch if isinstance(sketch, list) else None))
+        sketch = (measured.integrity or {}).get("run_sketch")
+        entries.append((w.name, path, view.get("pool"), sketch if isinstance(sketch, list) else None))
     skip = {
-        frozenset((name, str(view.facts["double_counted_with"])))
-        for name, view in views.items()
-        if view.facts.get("double_counted_with")
+        frozenset((name, str(view["double_counted_with"])))
+        for name, view in facts.items()
+        if view.get("double_counted_with")
     }
     # a workload PL111 reports as a copy has its finding already; it stays a partner for others
-    reported = {name for name, view in views.items() if view.facts.get("double_counted_with")}
+    reported = {name for name, view in facts.items() if view.get("double_counted_with")}
     # by values alone only when the series says enough to be recognised (as PL111 does)
     values_of = {
-        name: view.facts.get("values_fingerprint") if (view.facts.get("value_changes") or 0) >= 10 else None
-        for name, view in views.items()
+        name: view.get("values_fingerprint") if (view.get("value_changes") or 0) >= 10 else None
+        for name, view in facts.items()
     }
+    out: dict[str, dict[str, Any]] = {}
     for name, _, _, sketch in entries:
         if (sketch or values_of.get(name)) and name not in reported:
-            views[name].facts["near_copy_similarity"] = 0.0  # judged: no other trace shares a run
+            out[name] = {"near_copy_similarity": 0.0}  # judged: no other trace shares a run
     for name, (other, similarity) in near_copies(entries, skip, values_of).items():
         if name in reported:
             continue
-        view = views[name]
-        view.facts.update(
-            {
-                "near_copy_of": other,
-                "near_copy_similarity": similarity,
-                "near_copy_trace": trace.get(other),
-                "near_copy_pool": views[other].facts.get("pool"),
-            }
-        )
-        view.paths.setdefault("near_copy_similarity", ("spec", "concurrency", "trace", "path"))
+        out[name] = {
+            "near_copy_of": other,
+            "near_copy_similarity": similarity,
+            "near_copy_trace": trace.get(other),
+            "near_copy_pool": facts[other].get("pool"),
+        }
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -1017,47 +923,6 @@ GPU_MEMORY_GIB: dict[str, tuple[float, ...]] = {
     "GAUDI3": (128.0,),
     "GAUDI2": (96.0,),
 }
-
-POOL_FACTS: dict[str, str] = {
-    "gpu_model": "plausibility: the pool's declared GPU model (gpu.model, or the flavor's nvidia.com/gpu.product label)",
-    "gpu_model_memory_gib": (
-        "plausibility: the memory the GPU model is sold with, GiB - the size written in its name (80GB), else"
-        " policylint's table of common models; None for a model the table does not know"
-    ),
-    "gpu_memory_contradiction": (
-        "plausibility: the declared gpu.memoryGiB divided by the nearest size the model is sold with,"
-        " unrounded (1 when they agree; None when either is unknown)"
-    ),
-    "largest_gang_gpus": (
-        "plausibility: most GPUs one replica or job of the pool's measured workloads holds (gpusPerReplica);"
-        " None when none is measured"
-    ),
-    "largest_gang_workload": "plausibility: the workload that declares it",
-    "admissible_gpus": (
-        "plausibility: the most GPUs the pool can ever give one job - reserved + elastic GPUs plus the GPUs"
-        " proposals ask for it"
-    ),
-    "queue_contradictions": (
-        "plausibility: where the scheduler queue behind the pool contradicts itself (Kueue lendingLimit above"
-        " nominalQuota, a borrowingLimit the cohort cannot lend; Volcano capability below deserved or"
-        " guarantee, deserved below guarantee, children guaranteed more than their parent's capability), as"
-        " sentences; [] when none"
-    ),
-    "queue_contradiction_count": "plausibility: number of queue_contradictions",
-    "queue_contradiction_summary": "plausibility: queue_contradictions as one text, separated by semicolons",
-}
-
-#: Cluster facts of this stage.
-CLUSTER_FACTS: dict[str, str] = {
-    "loosened_options": (
-        "integrity of the gate: every rule option set looser than its documented default, every rule whose"
-        " severity was lowered and every rule the repository's configuration ignores, as sentences (None when"
-        " the run's configuration is unknown)"
-    ),
-    "loosened_count": "integrity of the gate: number of loosened_options",
-    "loosened_summary": "integrity of the gate: loosened_options as one text, separated by semicolons",
-}
-
 
 def _tokens(name: str) -> list[str]:
     import re
@@ -1156,8 +1021,10 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
     return out
 
 
-def pool_integrity_facts(pool: Any, facts: dict[str, Any], volcano_queues: dict[str, Any] | None = None) -> dict[str, Fact]:
-    """Plausibility facts of one pool view (keys of :data:`POOL_FACTS`)."""
+def pool_integrity_facts(
+    pool: Any, facts: Mapping[str, Any], volcano_queues: dict[str, Any] | None = None
+) -> IntegrityPoolFacts:
+    """Plausibility facts of one pool, from the pool's other facts."""
     spec = pool.spec
     model = (spec.get("gpu") or {}).get("model")
     sizes = model_memory_gib(str(model)) if model else None
@@ -1173,21 +1040,21 @@ def pool_integrity_facts(pool: Any, facts: dict[str, Any], volcano_queues: dict[
     top = max(gangs, key=lambda g: (g[0], [-ord(c) for c in g[1]])) if gangs else None
     found = queue_contradictions(pool, volcano_queues)
     capacity, proposed = facts.get("capacity_gpus"), facts.get("proposed_gpus") or 0
-    return {
-        "gpu_model": str(model) if model else None,
-        "gpu_model_memory_gib": (
+    return IntegrityPoolFacts(
+        gpu_model=str(model) if model else None,
+        gpu_model_memory_gib=(
             (min(sizes, key=lambda s: abs(math.log(float(cast(float, declared)) / s))) if contradiction is not None else sizes[0])
             if sizes
             else None
         ),
-        "gpu_memory_contradiction": contradiction,
-        "largest_gang_gpus": top[0] if top else None,
-        "largest_gang_workload": top[1] if top else None,
-        "admissible_gpus": (int(capacity) + int(proposed)) if isinstance(capacity, (int, float)) else None,
-        "queue_contradictions": found,
-        "queue_contradiction_count": len(found),
-        "queue_contradiction_summary": "; ".join(found),
-    }
+        gpu_memory_contradiction=contradiction,
+        largest_gang_gpus=top[0] if top else None,
+        largest_gang_workload=top[1] if top else None,
+        admissible_gpus=(int(capacity) + int(proposed)) if isinstance(capacity, (int, float)) else None,
+        queue_contradictions=found,
+        queue_contradiction_count=len(found),
+        queue_contradiction_summary="; ".join(found),
+    )
 
 
 # --------------------------------------------------------------------------------------------

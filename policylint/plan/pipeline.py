@@ -20,7 +20,7 @@ from policylint.writer import write_file
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.model import Model
     from policylint.plan import Plan, Unplaced, WhatIf
 

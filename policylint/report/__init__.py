@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, FindingKey
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 FORMATS = ("text", "concise", "json", "sarif", "junit", "github", "gitlab", "markdown")
 

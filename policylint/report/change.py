@@ -3,7 +3,7 @@
 ``report --html FILE --diff BASE`` lints the repository twice with the same
 pipeline and settings: as it is (the *after* state) and as it was at BASE (the
 *before* state, checked out by git into a temporary folder). :func:`compare`
-puts the two :class:`policylint.engine.linter.LintResult` side by side:
+puts the two :class:`policylint.engine.result.LintResult` side by side:
 
 - per pool, the capacity (reserved, elastic) and the justified GPUs (pooled
   baseline and daily bands) before and after, from the facts the rules judged;
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, FindingKey
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 __all__ = ["PoolChange", "EvidenceChange", "FindingChanges", "StateChange", "compare", "measurement_files"]
 

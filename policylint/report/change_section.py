@@ -16,7 +16,7 @@ from policylint.report.html_parts import SourceLinks, attr, cell, esc, num
 from policylint.report.pool_section import LEGEND, bands, chart, has_curve, no_curve, pool_lines
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.report.change import StateChange
 
 

@@ -22,7 +22,7 @@ from policylint.report import ReportContext, fix_marker, fix_summary
 from policylint.report.text_report import statistics_table, summary_line
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 
 def line(f: Finding, marker: str = "") -> str:

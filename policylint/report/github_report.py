@@ -23,7 +23,7 @@ from policylint.finding import Finding, Severity
 from policylint.report import ReportContext
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

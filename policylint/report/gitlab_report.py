@@ -34,7 +34,7 @@ from policylint.report.safe_text import json_ascii_controls
 from policylint.report.sarif_report import fingerprints
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 #: GitLab's severity scale, lowest first.
 SEVERITIES = ("info", "minor", "major", "critical", "blocker")

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from policylint.report.html_parts import SourceLinks, esc
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
-    from policylint.engine.views import View
+    from policylint.engine.result import LintResult
+    from policylint.engine.view import View
     from policylint.finding import Finding
 
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}

@@ -47,7 +47,7 @@ from policylint.report.pool_section import pool_section, pool_table
 from policylint.report.proposal_section import proposal_section
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
     from policylint.report.change import StateChange
     from policylint.report.plan_section import PlanOutcome
 

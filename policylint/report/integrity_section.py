@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from policylint.measure.integrity_facts import IntegrityWorkloadFacts
+
 if TYPE_CHECKING:
-    from policylint.engine.views import View
+    from policylint.engine.view import View
 
 #: (fact, column heading, how to show it)
 _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
@@ -29,7 +31,7 @@ _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 )
 
 
-#: View facts of the plausibility group that live outside :data:`policylint.measure.integrity.WORKLOAD_FACTS`.
+#: Workload facts of the plausibility group that live outside :class:`policylint.measure.integrity_facts.IntegrityWorkloadFacts`.
 _VIEW_FACTS = ("double_count_basis", "vram_exceeds_gpu_memory", "vram_declared_gib", "vram_trace_gib")
 
 
@@ -41,9 +43,7 @@ def _shown(value: Any) -> str:
 
 def _all_facts(view: View, escape: Callable[[object], str]) -> str:
     """Every integrity fact of one workload, as a definition list in a closed details element."""
-    from policylint.measure.integrity import WORKLOAD_FACTS
-
-    names = [*WORKLOAD_FACTS, *_VIEW_FACTS]
+    names = [*IntegrityWorkloadFacts.routes(), *_VIEW_FACTS]
     items = "".join(
         f'<dt>{escape(name)}</dt><dd data-fact="{escape(name)}">'
         f'{"—" if view.facts.get(name) is None else escape(_shown(view.facts[name]))}</dd>'

@@ -38,7 +38,7 @@ from policylint.report import ReportContext, fix_counts, fix_of
 from policylint.report.sarif_report import stale_key
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 
 def summary(result: LintResult) -> dict[str, int]:

@@ -35,7 +35,7 @@ from policylint.finding import Finding, Severity
 from policylint.report import ReportContext
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 # Characters XML 1.0 cannot carry at all, even escaped; ElementTree would write
 # them through and produce a file no parser accepts.

@@ -37,7 +37,7 @@ from policylint.report import ReportContext
 from policylint.engine.rule import Rule
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 #: More findings than this are folded into a <details> block.
 FOLD_AFTER = 20

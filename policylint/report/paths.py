@@ -22,7 +22,7 @@ from policylint.model.load import RealPaths
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 
 def repository_root(config_root: Path) -> Path:

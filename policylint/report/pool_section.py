@@ -15,7 +15,7 @@ from policylint.report.html_findings import Subjects, findings_list
 from policylint.report.html_parts import SourceLinks, attr, cell, duration, esc, num
 
 if TYPE_CHECKING:
-    from policylint.engine.views import View
+    from policylint.engine.view import View
     from policylint.measure.facts import PoolFacts
 
 

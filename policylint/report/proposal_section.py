@@ -15,7 +15,7 @@ from policylint.report.html_findings import Subjects, failing_findings, findings
 from policylint.report.html_parts import SourceLinks, attr, cell, esc, num
 
 if TYPE_CHECKING:
-    from policylint.engine.views import View
+    from policylint.engine.view import View
 
 
 def _gpu_formula(w: Mapping[str, Any]) -> str:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 __all__ = ["UNSAFE", "escape_controls", "json_ascii_controls", "safe_finding", "safe_result"]
 

@@ -39,7 +39,7 @@ from policylint.report.safe_text import json_ascii_controls
 from policylint.engine.rule import Rule
 
 if TYPE_CHECKING:
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/policylint/policylint"

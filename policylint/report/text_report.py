@@ -24,7 +24,7 @@ from policylint.report.safe_text import escape_controls
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from policylint.engine.linter import LintResult
+    from policylint.engine.result import LintResult
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 

@@ -7,7 +7,7 @@ Hooks called by the pipeline:
 * :func:`place` - link a Workload that names a scheduler queue (``spec.queue``);
 * :func:`adopt_unused` - put the pools no workload uses into the model too: a
   queue is a pool like a ``Cluster`` pool, so GPU quota nobody measured is PL110;
-* :data:`POOL_FACTS` / :func:`pool_facts` - extra facts of scheduler-backed pools.
+* :class:`SchedulerPoolFacts` / :func:`pool_facts` - extra facts of scheduler-backed pools.
 
 Each pool carries a policylint-shaped ``spec`` (``reservedGpus``, ``elastic``,
 ``serves``, ``overflow``, ``queue``, ``scheduling``, ``gpu``), so every framework
@@ -17,8 +17,10 @@ on the manifest's own lines (``nominalQuota:``, ``guarantee:``...).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from policylint.facts import Facts, fact
 from policylint.schedulers.quantity import GPU_RESOURCES
 
 if TYPE_CHECKING:
@@ -27,19 +29,22 @@ if TYPE_CHECKING:
     from policylint.model import Model, Pool, Workload
     from policylint.model.load import Definitions
 
-__all__ = ["GPU_RESOURCES", "POOL_FACTS", "all_pools", "attach", "place", "pool_facts"]
+__all__ = ["GPU_RESOURCES", "SchedulerPoolFacts", "all_pools", "attach", "place", "pool_facts"]
 
-#: Facts every pool view carries in addition to the policylint ones (None when not a scheduler pool).
-POOL_FACTS: dict[str, str] = {
-    "scheduler": "kueue or volcano when the pool is a scheduler queue",
-    "scheduler_queue": "the Kueue ClusterQueue or Volcano Queue behind the pool",
-    "cohort": "Kueue cohort or Volcano parent queue the pool shares GPUs in",
-    "cohort_training_queues": "other queues of the same cohort (parent queue) that admit training",
-    "reclaims_in_time": (
-        "true when borrowed GPUs come back by preemption: Kueue reclaimWithinCohort is Any or LowerPriority;"
-        " Volcano: every training queue of the parent is reclaimable"
-    ),
-}
+
+@dataclass(kw_only=True, eq=False)
+class SchedulerPoolFacts(Facts):
+    """Facts every pool carries besides policylint's own: its scheduler queue (all None for a ``Cluster`` pool)."""
+
+    scheduler: str | None = fact("kueue or volcano when the pool is a scheduler queue", default=None)
+    scheduler_queue: str | None = fact("the Kueue ClusterQueue or Volcano Queue behind the pool", default=None)
+    cohort: str | None = fact("Kueue cohort or Volcano parent queue the pool shares GPUs in", default=None)
+    cohort_training_queues: list[str] | None = fact("other queues of the same cohort (parent queue) that admit training", default=None)
+    reclaims_in_time: bool | None = fact(
+        "true when borrowed GPUs come back by preemption: Kueue reclaimWithinCohort is Any or "
+        "LowerPriority; Volcano: every training queue of the parent is reclaimable",
+        default=None,
+    )
 
 
 def attach(
@@ -106,11 +111,11 @@ def adopt_unused(model: Model) -> None:
         adopt(pool, model)
 
 
-def pool_facts(pool: Pool) -> dict[str, Any]:
-    """Scheduler-specific facts of one pool (keys of :data:`POOL_FACTS`)."""
+def pool_facts(pool: Pool) -> SchedulerPoolFacts:
+    """Scheduler-specific facts of one pool (all None when no scheduler queue backs it)."""
     info = pool.scheduler
     if not info:
-        return {}
+        return SchedulerPoolFacts()
     cohort = info.get("cohort")
     siblings = [
         p
@@ -123,10 +128,10 @@ def pool_facts(pool: Pool) -> dict[str, Any]:
         in_time = all(p.scheduler.get("reclaimable", True) for p in training)
     else:
         in_time = bool(info.get("reclaims_in_time"))
-    return {
-        "scheduler": info["scheduler"],
-        "scheduler_queue": info["queue"],
-        "cohort": cohort,
-        "cohort_training_queues": sorted(str(p.scheduler["queue"]) for p in training),
-        "reclaims_in_time": in_time,
-    }
+    return SchedulerPoolFacts(
+        scheduler=info["scheduler"],
+        scheduler_queue=info["queue"],
+        cohort=cohort,
+        cohort_training_queues=sorted(str(p.scheduler["queue"]) for p in training),
+        reclaims_in_time=in_time,
+    )

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from policylint.model import Model, Pool
-from policylint.engine.views import View
+from policylint.engine.view import View
 
 GPU = "nvidia.com/gpu"
 
@@ -135,7 +136,7 @@ def _selection_key(p: PoolPlan) -> str:
     return json.dumps([p.node_labels, p.taints, p.tolerations], sort_keys=True)
 
 
-def _plan_one(p: Pool, f: dict[str, Any], queue: str, wf: dict[str, dict[str, Any]], kueue_index: Any) -> PoolPlan:
+def _plan_one(p: Pool, f: Mapping[str, Any], queue: str, wf: Mapping[str, Mapping[str, Any]], kueue_index: Any) -> PoolPlan:
     members = [
         Member(w.name, w.team, w.cls, wf[w.name]["baseline_gpus"], wf[w.name]["daily_gpus"])
         for w in sorted(p.workloads, key=lambda w: w.name)

@@ -1,0 +1,209 @@
+"""Rule conditions: cerberus schemas over a subject's facts, with ``$parameters`` filled in.
+
+A rule's ``when`` and ``require`` are cerberus schemas; the few comparisons
+cerberus lacks (one fact against another, scaled by a parameter) are custom rules
+on the validator class. Parameters are referenced in schemas as ``"$name"`` and
+substituted before validation - data, not code. Compiled conditions are cached
+by their schema and parameters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+# Comparisons between facts allow this much float noise (0.1 + 0.2 vs 0.3), nothing more:
+# facts are never rounded before a verdict, and 19.996 stays below 20.
+_EPS = 1e-9
+
+
+@functools.cache
+def _validator_class() -> Any:
+    import cerberus
+
+    class FactValidator(cerberus.Validator):  # type: ignore[misc]
+        """cerberus plus comparisons between facts."""
+
+        def _other(self, name: str) -> Any:
+            return self.root_document.get(name) if self.root_document else None
+
+        def _validate_max_over(self, spec: Any, field: str, value: Any) -> None:
+            """Value must not exceed another fact scaled by (1 + margin).
+
+            The rule's arguments are validated against this schema:
+            {'type': 'dict', 'schema': {'field': {'type': 'string', 'required': True},
+             'margin': {'type': 'number'}}}
+            """
+            other = self._other(spec["field"])
+            if other is None or value is None:
+                return
+            limit = other * (1 + spec.get("margin", 0))
+            if value > limit + _EPS:
+                self._error(field, f"{value} exceeds {spec['field']} ({other}) + {spec.get('margin', 0):.0%}")
+
+        def _validate_min_field(self, other_name: Any, field: str, value: Any) -> None:
+            """Value must be at least another fact.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'string'}
+            """
+            other = self._other(other_name)
+            if other is not None and value is not None and value < other - _EPS:
+                self._error(field, f"{value} is below {other_name} ({other})")
+
+        def _validate_max_field(self, other_name: Any, field: str, value: Any) -> None:
+            """Value must be at most another fact.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'string'}
+            """
+            other = self._other(other_name)
+            if other is not None and value is not None and value > other + _EPS:
+                self._error(field, f"{value} is above {other_name} ({other})")
+
+        def _validate_below_field(self, other_name: Any, field: str, value: Any) -> None:
+            """Value must be strictly below another fact (exactly: equal is not below).
+
+            The rule's arguments are validated against this schema:
+            {'type': 'string'}
+            """
+            other = self._other(other_name)
+            if other is not None and value is not None and not value < other:
+                self._error(field, f"{value} is not below {other_name} ({other})")
+
+        def _validate_below(self, limit: Any, field: str, value: Any) -> None:
+            """Value must be strictly below a number.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'number'}
+            """
+            if value is not None and not value < limit:
+                self._error(field, f"{value} is not below {limit}")
+
+        def _validate_excludes_all(self, items: Any, field: str, value: Any) -> None:
+            """A list must not contain all of these items together.
+
+            The rule's arguments are validated against this schema:
+            {'type': 'list'}
+            """
+            if isinstance(value, list) and all(item in value for item in items):
+                self._error(field, f"contains all of {items}")
+
+    return FactValidator
+
+
+def _substitute(node: Any, params: Mapping[str, Any]) -> Any:
+    if isinstance(node, str) and node.startswith("$") and node[1:].isidentifier():
+        name = node[1:]
+        if name not in params:
+            raise KeyError(f"unknown parameter '${name}'")
+        return params[name]
+    if isinstance(node, dict):
+        return {k: _substitute(v, params) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute(v, params) for v in node]
+    return node
+
+
+def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Condition:
+    """A validator for ``schema`` with ``$param`` references filled in.
+
+    Raises ValueError when cerberus rejects the schema.
+    """
+    import cerberus
+
+    memo = _MEMO
+    if memo is not None:
+        hit = memo.get((id(schema), id(params)))
+        if hit is not None and hit[0] is schema and hit[1] is params:
+            return hit[2]
+    key = json.dumps([schema, params], sort_keys=True, default=str)
+    try:
+        condition = _compile(key)
+    except cerberus.SchemaError as exc:
+        raise ValueError(str(exc)) from None
+    if memo is not None:
+        # the entry holds schema and parameters, so their ids name them for as long as it lives
+        memo[(id(schema), id(params))] = (schema, params, condition)
+    return condition
+
+
+#: Within one :func:`memo` block (one :func:`policylint.engine.evaluate.evaluate` call), compiled
+#: conditions by the identity of their schema and parameters: the same rule meets thousands of
+#: views, and its cache key (the schema and parameters as JSON) cost more to build than the
+#: lookup it serves.
+_MEMO: dict[tuple[int, int], tuple[Any, Any, _Condition]] | None = None
+
+
+def trust_conditions(conditions: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+    """Tell cerberus that these (schema, parameters) conditions were already judged valid.
+
+    cerberus checks every schema against its own meta-schema before use and
+    remembers, per process, the hashes of schemas that passed. The hashes are of
+    Python objects (not stable across processes), so the rule cache stores the
+    fact "every condition of this rule set compiled" and this marks the conditions
+    again here: the validators are then built without the check. Only for a cached
+    rule set whose key (same code, same cerberus, same rule files and overrides)
+    proves that this exact set compiled before (:mod:`policylint.cache.rules`).
+    """
+    from cerberus.schema import DefinitionSchema
+    from cerberus.utils import mapping_hash
+
+    validator = _validator_class()
+    types = mapping_hash(validator.types_mapping)
+    for schema, params in conditions:
+        expanded = DefinitionSchema.expand(_substitute(schema, params))
+        validator._valid_schemas.add((mapping_hash(expanded), types))
+
+
+@contextlib.contextmanager
+def memo() -> Iterator[None]:
+    """Remember compiled conditions by identity while the block runs (nested blocks keep their own)."""
+    global _MEMO
+    outer, _MEMO = _MEMO, {}
+    try:
+        yield
+    finally:
+        _MEMO = outer
+
+
+class _Condition:
+    """A compiled schema plus the facts it reads, so only those are validated."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        # Facts not named by the schema are allowed; facts are never coerced.
+        self.validator = _validator_class()(schema, allow_unknown=True)
+        self.fields = sorted(set(schema) | _referenced(schema))
+
+    def validate(self, facts: Mapping[str, Any]) -> bool:
+        # Validating a projection without normalisation keeps cerberus fast: it
+        # would otherwise copy and normalise every fact of the view on each call.
+        projected = {k: facts[k] for k in self.fields if k in facts}
+        return bool(self.validator.validate(projected, normalize=False))
+
+    @property
+    def errors(self) -> dict[str, Any]:
+        return dict(self.validator.errors)
+
+
+def _referenced(node: Any) -> set[str]:
+    """Facts named as the other side of a comparison (field, min_field, max_field)."""
+    out: set[str] = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("field", "min_field", "max_field", "below_field") and isinstance(v, str):
+                out.add(v)
+            out |= _referenced(v)
+    elif isinstance(node, list):
+        for v in node:
+            out |= _referenced(v)
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _compile(key: str) -> _Condition:
+    schema, params = json.loads(key)
+    return _Condition(_substitute(schema, params))

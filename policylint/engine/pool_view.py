@@ -1,0 +1,192 @@
+"""The fact sheet of one pool: its declared capacity and limits, its workloads, their pooled demand.
+
+:func:`pool_view` builds a pool's :class:`~policylint.engine.sheets.PoolFactSheet` from
+the sheets of its workloads, the GPUs proposals ask for it and its pooled demand
+(:func:`policylint.measure.measure_pools`); :data:`POOL_FACT_PLACES` says where in the
+pool's document (a ``Cluster`` pool or a scheduler queue) a finding on each fact points.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from policylint.engine.pooled_facts import pooled_pool_facts
+from policylint.engine.sheets import PoolFactSheet, QueueNeed, WorkloadFactSheet, WorkloadTolerance
+from policylint.engine.view import History, View
+from policylint.engine.workload_view import gpus, num, to_gpus
+from policylint.model import POOL_PLACES
+from policylint.schedulers import pool_facts
+
+if TYPE_CHECKING:
+    from policylint.measure.facts import PoolFacts
+    from policylint.model import Pool
+
+#: Where a finding on a pool fact points: the place (:data:`policylint.model.POOL_PLACES`) it is
+#: written at, for a Cluster pool and a scheduler queue alike. Facts not named here point at the
+#: pool's name.
+POOL_FACT_PLACES: dict[str, str] = {
+    "name": "name",
+    "reserved_gpus": "reserved",
+    "committed_gpus": "reserved",
+    "reserved_gpus_before": "reserved",  # before and now compared where the reserved GPUs are written
+    "elastic_gpus": "elastic",
+    "capacity_gpus": "capacity",
+    "sustained_max_gpus": "capacity",
+    "measured_workload_count": "demand",
+    "pooled_window_days": "name",
+    "overflow": "overflow",
+    "queue_max_depth": "queue",
+    "queue_max_wait_seconds": "queue",
+    "queue_needs": "queue_needs",
+    # where PL206 and PL207 point: the limit that is too small
+    "queue_depth_limit": "queue_depth",
+    "queue_wait_limit": "queue_wait",
+    "gang": "gang",
+    "preemption": "preemption",
+    "multi_gpu_jobs": "scheduling",
+    "serves": "serves",
+    "classes": "serves",
+    "tolerance_spread": "name",
+    "resident_gib_total": "gpu",
+    "memory_gib_total": "gpu",
+    "resident_gib_per_gpu": "gpu",
+    "reclaims_in_time": "reclaim",
+    # integrity (plausibility) of a pool: the GPU it declares, the gangs it admits, its queue's own limits
+    "gpu_memory_contradiction": "gpu",
+    "largest_gang_gpus": "capacity",
+    "queue_contradiction_count": "capacity",
+}
+
+
+def _check_fact_places() -> None:
+    """Every mapped pool fact is a known fact at a known place; fails at start-up, not with a lost finding."""
+    facts = set(PoolFactSheet.routes()) | {"queue_depth_limit", "queue_wait_limit"}  # limits: finding places only
+    bad = sorted(f for f in POOL_FACT_PLACES if f not in facts)
+    bad += sorted(f"{f} -> {p}" for f, p in POOL_FACT_PLACES.items() if p not in POOL_PLACES)
+    if bad:
+        raise RuntimeError(f"pool facts mapped to unknown facts or places: {', '.join(bad)}")
+
+
+_check_fact_places()
+
+
+def _sum(values: list[int | None]) -> int | None:
+    if not values or any(x is None for x in values):
+        return None
+    return int(sum(x for x in values if x is not None))
+
+
+def pool_view(
+    pool: Pool, workloads: Mapping[str, WorkloadFactSheet], proposed: int, pooled: PoolFacts | None = None
+) -> tuple[View, PoolFactSheet]:
+    """The view of one pool and its fact sheet, from its workloads' sheets (``workloads``, by name)."""
+    spec = pool.spec
+    elastic = spec.get("elastic") or {}
+    queue = spec.get("queue") or {}
+    sched = spec.get("scheduling") or {}
+    names = sorted(w.name for w in pool.workloads)
+    wv = [workloads[n] for n in names]
+    reserved = pool.reserved_gpus
+    elastic_gpus = pool.elastic_gpus
+    tolerances = [f.tolerance_seconds for f in wv if f.tolerance_seconds is not None]
+    spread = None
+    if len(tolerances) >= 2:
+        lo, hi = min(tolerances), max(tolerances)
+        spread = math.inf if lo <= 0 else hi / lo  # unrounded: the verdict compares it exactly
+    memory = num((spec.get("gpu") or {}).get("memoryGiB"))
+    resident: list[float | None] = []
+    for f in wv:
+        if f.workload_class != "inference":
+            continue
+        if f.vram_resident_gib is None or f.baseline_gpus is None:
+            resident.append(None)
+            continue
+        replicas = max(1, math.ceil(f.baseline_gpus / max(1, f.gpus_per_replica)))
+        resident.append(f.vram_resident_gib * replicas)
+    # Shared GPUs (multi-model serving): any GPU may be asked to hold every model, so
+    # their memory adds up. Exclusive GPUs hold one replica each: the largest model decides.
+    sharing = spec.get("sharing", "exclusive")
+    per_gpu_resident = [
+        f.vram_resident_gib / max(1, f.gpus_per_replica)
+        for f in wv
+        if f.workload_class == "inference" and f.vram_resident_gib is not None
+    ]
+    sums = {
+        "baseline": _sum([f.baseline_gpus for f in wv]),
+        "daily": _sum([f.daily_gpus for f in wv]),
+        "peak": _sum([f.peak_gpus for f in wv]),
+        "sustained_max": _sum([gpus(f.sustained_max, *to_gpus(f)) for f in wv]),
+    }
+    if pooled is not None and pooled.member_sums is not None:
+        # The workloads' bands at the pool's own cold start: the same window as the pooled figure.
+        for name, value in zip(("baseline", "daily", "peak", "sustained_max"), pooled.member_sums):
+            sums[name] = None if value is None else int(value)
+    v = PoolFactSheet(
+        name=pool.name,
+        cluster=pool.cluster.name,
+        qualified=pool.qualified,
+        reserved_gpus=reserved,
+        elastic_gpus=elastic_gpus,
+        capacity_gpus=pool.capacity_gpus,
+        proposed_gpus=proposed,
+        committed_gpus=reserved + proposed,
+        gpu_memory_gib=memory,
+        serves=list(spec.get("serves") or []),
+        classes=sorted({f.workload_class for f in wv}),
+        workload_names=names,
+        workload_count=len(names),
+        unmeasured_workloads=[f.name for f in wv if f.baseline_gpus is None],
+        overflow=spec.get("overflow"),
+        queue_max_depth=queue.get("maxDepth"),
+        queue_max_wait_seconds=num(queue.get("maxWaitSeconds")),
+        gang=sched.get("gang"),
+        preemption=sched.get("preemption"),
+        buffer_gpus=spec.get("bufferGpus"),
+        multi_gpu_training=any(f.workload_class == "training" and f.gpus_per_replica > 1 for f in wv),
+        tolerance_min_seconds=min(tolerances) if tolerances else None,
+        tolerance_max_seconds=max(tolerances) if tolerances else None,
+        tolerance_spread=spread,
+        resident_gib_total=None if (not resident or None in resident) else sum(r for r in resident if r),
+        memory_gib_total=reserved * memory if memory is not None else None,
+        resident_gib_per_gpu=(
+            (sum(per_gpu_resident) if sharing == "shared" else max(per_gpu_resident)) if per_gpu_resident else None
+        ),
+        sharing=sharing,
+        multi_gpu_jobs=[f.name for f in wv if f.multi_gpu_job],
+        workload_tolerances=[
+            WorkloadTolerance(name=f.name, tolerance_seconds=f.tolerance_seconds)
+            for f in wv
+            if f.tolerance_seconds is not None
+        ],
+        queue_needs=[
+            QueueNeed(
+                name=f.name,
+                queue_depth_needed=f.queue_depth_needed,
+                tolerance_seconds=f.tolerance_seconds,
+                daily_rejected_share=f.pooled.daily_rejected_share,
+            )
+            for f in wv
+        ],
+        scheduler_queue_facts=pool_facts(pool),
+        pooled=pooled_pool_facts(pooled, sums),
+    )
+    # The queue is the pool's: what it turns away is the pooled figure, for every workload.
+    for need in v.queue_needs:
+        need["daily_rejected_share"] = v.pooled.daily_rejected_share
+    paths = {fact: pool.place(place) for fact, place in POOL_FACT_PLACES.items()}
+    return View("pool", f"pool {pool.qualified}", pool.doc, pool.place("name"), v, paths), v
+
+
+def history_facts(sheet: PoolFactSheet, pool: Pool, history: History | None) -> None:
+    """What the pool looked like at the ``--diff`` base: its reserved GPUs then, whether its evidence changed."""
+    if history is None:
+        return
+    sheet.evidence_changed = any(
+        m.path is not None and os.path.realpath(m.path) in history.changed_files
+        for w in pool.workloads
+        for m in w.measurements.values()
+    )
+    sheet.reserved_gpus_before = history.reserved_before.get(pool.qualified)

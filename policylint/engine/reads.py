@@ -1,0 +1,122 @@
+"""What a rule reads: every fact its verdict, location and message can depend on.
+
+Told from the rule's metadata and, for a check function, from its source; a
+narrowed run uses it to judge a changed workload's neighbours only by the rules
+that read what they take from it (:mod:`policylint.engine.scope`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import string
+import textwrap
+from typing import Any
+
+from policylint.engine.checks import CHECKS
+from policylint.engine.conditions import _referenced
+from policylint.engine.rule import Rule
+
+#: cerberus rules whose argument names other fields of the document (facts, here)
+_CROSS_FIELD = ("dependencies", "excludes")
+
+
+def _schema_facts(node: Any) -> set[str]:
+    """Facts a ``when``/``require`` schema reads: its top-level names and every fact a comparison names."""
+    if not isinstance(node, dict):
+        return set()
+    out = set(node) | _referenced(node)
+
+    def walk(item: Any) -> None:
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in _CROSS_FIELD:
+                    if isinstance(value, str):
+                        out.add(value)
+                    elif isinstance(value, (list, dict)):
+                        out.update(str(v) for v in value)
+                walk(value)
+        elif isinstance(item, list):
+            for value in item:
+                walk(value)
+
+    walk(node)
+    return out
+
+
+def _template_names(template: str) -> set[str]:
+    """The variables a message template names (facts, parameters, check variables alike)."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    except ValueError:
+        return set()
+
+
+@functools.cache
+def check_reads(name: str) -> frozenset[str] | None:
+    """The facts a registered check function reads, from its source; None when that cannot be told.
+
+    Only reads by a constant name count (``facts["x"]``, ``facts.get("x")``); any
+    other use of the facts (a computed name, handing them to another function,
+    iterating over them) makes the answer None, which callers take as "any fact".
+    """
+    function = CHECKS.get(name)
+    if function is None:
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0] if tree.body else None
+    if not isinstance(definition, ast.FunctionDef) or not definition.args.args:
+        return None
+    argument = definition.args.args[0].arg
+    reads: set[str] = set()
+    allowed: set[int] = set()  # the Name nodes used in a recognised read
+    for node in ast.walk(definition):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == argument
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            reads.add(node.slice.value)
+            allowed.add(id(node.value))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == argument
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            reads.add(node.args[0].value)
+            allowed.add(id(node.func.value))
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and node.id == argument and id(node) not in allowed:
+            return None
+    return frozenset(reads)
+
+
+def facts_read(rule: Rule) -> frozenset[str] | None:
+    """Every fact a rule's verdict, location and message on a view can depend on; None: any fact.
+
+    From the rule's metadata: ``needs``, the ``when`` and ``require`` schemas
+    (names and the facts their comparisons name), ``at``, the message and hint
+    templates, and the facts its check function reads (:func:`check_reads`).
+    Names that are parameters or check variables come along; they match no fact.
+    """
+    names = set(rule.needs) | _schema_facts(rule.when) | _schema_facts(rule.require)
+    names |= _template_names(rule.message) | _template_names(rule.hint)
+    if rule.at:
+        names.add(rule.at)
+    if rule.check:
+        reads = check_reads(rule.check)
+        if reads is None:
+            return None
+        names |= reads
+    return frozenset(names)

@@ -1,0 +1,298 @@
+"""The fact sheets: every fact of a workload, pool, cluster and proposal, declared once with its type.
+
+Rules judge these sheets and nothing else. A sheet is a dataclass
+(:class:`policylint.facts.Facts`): each field is a fact with its unit and
+description, and the facts other stages compute are parts declared where those
+stages live - the pooled demand (:mod:`policylint.engine.pooled_facts`), the
+integrity of the evidence (:mod:`policylint.measure.integrity_facts`) and the
+scheduler queue behind a pool (:class:`policylint.schedulers.SchedulerPoolFacts`).
+:data:`SHEETS` maps each subject kind to its sheet; :data:`FACTS`, the catalogue
+rule files are checked against when they load, is generated from them.
+
+Facts marked ``default=None`` are filled in after the sheet is built, when the
+subject's neighbours are known (capacity shares, the ``--diff`` history, the
+run's configuration); every other fact is given by the builder in
+:mod:`policylint.engine.views`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from policylint.engine.pooled_facts import PooledPoolFacts, PooledWorkloadFacts
+from policylint.facts import Facts, catalogue, fact, part
+from policylint.measure.integrity_facts import IntegrityPoolFacts, IntegrityWorkloadFacts
+from policylint.schedulers import SchedulerPoolFacts
+
+
+class WorkloadTolerance(TypedDict):
+    """One workload's declared tolerance, in a pool's ``workload_tolerances``."""
+
+    name: str
+    tolerance_seconds: float
+
+
+class QueueNeed(TypedDict):
+    """What one workload asks of its pool's queue, in the pool's ``queue_needs``."""
+
+    name: str
+    queue_depth_needed: int | None
+    tolerance_seconds: float | None
+    daily_rejected_share: float | None
+
+
+class ProposalAsk(TypedDict):
+    """One proposal asking for a pool, its GPUs summed over its requests, in ``pool_proposals``."""
+
+    name: str
+    gpus: int
+
+
+class ProposalRequest(TypedDict):
+    """One request of a proposal beside the pool it is for (None where the pool is unknown)."""
+
+    index: int
+    pool: str
+    gpus: int
+    reserved: int | None
+    baseline_gpus: int | None
+    baseline_gpus_sum: int | None
+    baseline_pooling: str | None
+    measured_workloads: int | None
+    pool_workloads: int | None
+    pool_proposed_gpus: int | None
+    pool_proposals: list[ProposalAsk]
+
+
+@dataclass(kw_only=True, eq=False)
+class WorkloadFactSheet(Facts):
+    """One workload: its declarations, its measured bands and spikes, its pool's limits as it sees them."""
+
+    name: str = fact("metadata.name")
+    team: str | None = fact("metadata.team")
+    workload_class: str = fact("training, inference or batch")
+    pool: str | None = fact("cluster/pool the workload runs in")
+    gpus_per_replica: int = fact("GPUs one replica or job occupies", "GPUs")
+    trace_unit: str | None = fact(
+        "what the concurrency trace counts: concurrency, or gpus (GPU-weighted jobs, not converted "
+        "again)",
+    )
+    concurrency_measured: bool = fact("true when a readable concurrency trace backs the workload")
+    concurrency_declared: float | None = fact("a bare declared concurrency number (no measurement)", "concurrency")
+    concurrency_trace_declared: bool = fact("true when the workload references a concurrency trace (readable or not)")
+    baseline: float | None = fact("baseline band top, concurrency (p95 of the sustained series)", "concurrency")
+    daily: float | None = fact("daily band top, concurrency (p99 of the sustained series)", "concurrency")
+    peak: float | None = fact("peak band top, concurrency (max of the series)", "concurrency")
+    sustained_max: float | None = fact("highest level held for a whole cold-start window", "concurrency")
+    baseline_gpus: int | None = fact("GPUs the baseline band needs", "GPUs")
+    daily_gpus: int | None = fact("GPUs the daily band needs", "GPUs")
+    peak_gpus: int | None = fact("GPUs the peak band needs", "GPUs")
+    window_days: float | None = fact(
+        "days of valid samples after cleaning (exclusions, flat days, outlier days), unrounded",
+        "days",
+    )
+    flat_days: int | None = fact(
+        "number of UTC days on which the trace holds one constant value (left out of the window)",
+    )
+    flat_day_list: str | None = fact("the first flat days, as dates")
+    step_seconds: float | None = fact("sampling step of the concurrency trace, seconds", "s")
+    cold_start_window_seconds: float | None = fact(
+        "effective cold start the bands were computed with: the longer of the declared and the "
+        "pool's elastic coldStartSeconds (either alone when the other is missing), else 300 s",
+        "s",
+    )
+    measurement_age_days: float | None = fact("days between the last sample and now, unrounded", "days")
+    last_sample: str | None = fact("timestamp of the last sample")
+    noise_spikes: int | None = fact("spikes narrower than the cold-start window")
+    real_spikes: int | None = fact("spikes at least as wide as the cold-start window")
+    per_gpu: float | None = fact("declared concurrency one GPU sustains", "concurrency")
+    per_gpu_measured_in: str | None = fact("where the per-GPU figure was measured")
+    per_gpu_source: str | None = fact("source of the per-GPU figure")
+    cold_start_seconds: float | None = fact("declared cold-start window, seconds", "s")
+    tolerance_seconds: float | None = fact("declared maximum tolerable queue seconds", "s")
+    tolerance_evidence: str | None = fact("evidence for the tolerance, as one readable text")
+    tolerance_evidence_form: str | None = fact(
+        "structured (objective and service time), document, url, text (free text), or unknown",
+    )
+    tolerance_evidence_texts: list[list[str]] = fact(
+        "every text of the evidence as [field, text] pairs (free text, note, document, url)",
+    )
+    evidence_objective_seconds: float | None = fact("latency objective the tolerance was derived from, seconds", "s")
+    evidence_service_seconds: float | None = fact("service time the tolerance was derived from, seconds", "s")
+    evidence_queue_budget_seconds: float | None = fact("objective - service time: the most the work may wait, seconds", "s")
+    tolerance_label: str | None = fact("free-form priority label")
+    capacity_share: float | None = fact(
+        "the part of the pool's GPUs, in concurrency, the workload's baseline takes (for queue "
+        "depth)",
+        "concurrency",
+        default=None,
+    )
+    queue_depth_needed: int | None = fact(
+        "most requests or jobs above capacity_share at one time: the queue depth its spikes need "
+        "(demand up to the daily band when the pool rejects overflow, all demand when it queues)",
+        default=None,
+    )
+    declared_baseline: float | None = fact("declared baseline band top", "concurrency")
+    declared_daily: float | None = fact("declared daily band top", "concurrency")
+    declared_peak: float | None = fact("declared peak band top", "concurrency")
+    vram_resident_gib: float | None = fact(
+        "GiB the model keeps resident per replica (declared residentGiB, else the peak of its VRAM "
+        "trace)",
+        "GiB",
+    )
+    vram_ratio: float | None = fact(
+        "VRAM residency seconds / active compute seconds (resident samples only), unrounded",
+    )
+    vram_residency_seconds: float | None = fact(
+        "seconds the model was resident (declared per day, or measured: summed over pods)",
+        "s",
+    )
+    vram_active_seconds: float | None = fact(
+        "active compute seconds (declared per day, or measured activity over resident samples, "
+        "summed over pods)",
+        "s",
+    )
+    vram_measured: bool = fact("true when both the residency ratio and the resident GiB are known")
+    vram_missing: str | None = fact("what VRAM residency data the workload lacks")
+    durations_measured: bool = fact("true when the job duration distribution (p50 and p99) is known")
+    p50_seconds: float | None = fact("median job duration", "s")
+    p90_seconds: float | None = fact("p90 job duration", "s")
+    p99_seconds: float | None = fact("p99 job duration", "s")
+    tail_ratio: float | None = fact("p99 / p50 job duration, unrounded")
+    tail_job_gpus: int = fact(
+        "GPUs one long-tail job holds (most GPUs among jobs at or above p99 duration, at least "
+        "gpusPerReplica)",
+        "GPUs",
+    )
+    multi_gpu_job: bool = fact("true for a training or batch workload whose jobs hold more than one GPU")
+    pool_serves_class: bool | None = fact("true when the pool lists this workload's class in serves")
+    pool_buffer_gpus: int = fact("GPUs the pool keeps free for long-tail jobs", "GPUs")
+    pool_preemption: bool | None = fact("true when the pool can preempt")
+    pool_tail_protected: bool | None = fact(
+        "true when the pool has preemption, or buffer GPUs that hold at least one long-tail job",
+    )
+    pool_overflow: str | None = fact("the pool's overflow policy (queue or reject)")
+    pool_queue_max_depth: int | None = fact("the pool's queue depth limit")
+    pool_queue_max_wait_seconds: float | None = fact("the pool's queue wait limit, seconds", "s")
+    pool_gpu_memory_gib: float | None = fact("memory of one GPU in the pool", "GiB")
+    pulls: list[dict[str, Any]] = fact(
+        "per measurement with a Prometheus source: declared and pulled query and step, days since "
+        "the pull",
+    )
+    vram_exceeds_gpu_memory: bool | None = fact(
+        "plausibility: true when the resident GiB of one replica exceed the memory of the GPUs it "
+        "occupies (pool gpu.memoryGiB x gpusPerReplica)",
+    )
+    vram_declared_gib: float | None = fact("plausibility: the declared vram.residentGiB (None when not declared)", "GiB")
+    vram_trace_gib: float | None = fact(
+        "plausibility: the most GiB the VRAM trace shows resident (None without a VRAM trace)",
+        "GiB",
+    )
+    pooled: PooledWorkloadFacts = part(PooledWorkloadFacts)
+    integrity: IntegrityWorkloadFacts = part()
+
+
+@dataclass(kw_only=True, eq=False)
+class PoolFactSheet(Facts):
+    """One pool: its declared capacity and limits, its workloads, their pooled demand."""
+
+    name: str = fact("pool name")
+    cluster: str = fact("cluster name")
+    qualified: str = fact("cluster/pool")
+    reserved_gpus: int = fact("dedicated GPUs", "GPUs")
+    elastic_gpus: int = fact("most GPUs added on demand", "GPUs")
+    capacity_gpus: int = fact("reserved + elastic GPUs", "GPUs")
+    proposed_gpus: int = fact("GPUs requested for this pool by proposals", "GPUs")
+    committed_gpus: int = fact("reserved + proposed GPUs", "GPUs")
+    gpu_memory_gib: float | None = fact("memory of one GPU", "GiB")
+    serves: list[str] = fact("classes the pool is meant for")
+    classes: list[str] = fact("classes of the workloads placed in the pool")
+    workload_names: list[str] = fact("names of the workloads placed in the pool")
+    workload_count: int = fact("number of workloads placed in the pool")
+    unmeasured_workloads: list[str] = fact("workloads whose demand facts are unknown")
+    overflow: str | None = fact("declared peak-band behaviour (queue or reject)")
+    queue_max_depth: int | None = fact("declared queue depth limit")
+    queue_max_wait_seconds: float | None = fact("declared queue wait limit", "s")
+    gang: bool | None = fact("gang scheduling enabled")
+    preemption: bool | None = fact("preemption enabled")
+    buffer_gpus: int | None = fact("GPUs kept free for long-tail jobs", "GPUs")
+    multi_gpu_training: bool = fact("true when a training workload needs more than one GPU per job")
+    multi_gpu_jobs: list[str] = fact("training or batch workloads whose jobs hold more than one GPU")
+    sharing: str = fact(
+        "exclusive (a GPU holds one model's replica, the default) or shared (models share GPUs)",
+    )
+    workload_tolerances: list[WorkloadTolerance] = fact("per workload: name and tolerance_seconds (list of objects)")
+    queue_needs: list[QueueNeed] = fact(
+        "per workload: name, queue_depth_needed, tolerance_seconds, daily_rejected_share (list of "
+        "objects)",
+    )
+    tolerance_min_seconds: float | None = fact("tightest tolerance of the pool's workloads", "s")
+    tolerance_max_seconds: float | None = fact("loosest tolerance of the pool's workloads", "s")
+    tolerance_spread: float | None = fact("loosest / tightest tolerance")
+    resident_gib_total: float | None = fact("VRAM the inference models keep resident across their baseline replicas", "GiB")
+    memory_gib_total: float | None = fact("GPU memory of the reserved GPUs", "GiB")
+    reserved_gpus_before: int | None = fact(
+        "reserved GPUs at the --diff base revision (unknown without --diff)", "GPUs", default=None
+    )
+    evidence_changed: bool | None = fact(
+        "true when a measurement of the pool's workloads changed since the --diff base", default=None
+    )
+    resident_gib_per_gpu: float | None = fact(
+        "GiB one GPU must hold: with sharing shared, every inference model of the pool at once (sum"
+        " of residentGiB / gpusPerReplica); with exclusive GPUs, the largest one alone (unknown "
+        "when no inference workload has resident GiB)",
+        "GiB",
+    )
+    scheduler_queue_facts: SchedulerPoolFacts = part()
+    pooled: PooledPoolFacts = part()
+    integrity: IntegrityPoolFacts = part(IntegrityPoolFacts)
+
+
+@dataclass(kw_only=True, eq=False)
+class ClusterFactSheet(Facts):
+    """One cluster: the tolerances of its workloads, and how the run's configuration loosens the gate."""
+
+    name: str = fact("cluster name")
+    workload_count: int = fact("workloads placed in the cluster's pools")
+    tolerance_declared_count: int = fact("workloads with a declared tolerance")
+    tolerances: list[float] = fact("declared tolerances of the cluster's workloads, seconds", "s")
+    loosened_options: list[str] | None = fact(
+        "integrity of the gate: every rule option set looser than its documented default, every "
+        "rule whose severity was lowered and every rule the repository's configuration ignores, as "
+        "sentences (None when the run's configuration is unknown)",
+        default=None,
+    )
+    loosened_count: int | None = fact("integrity of the gate: number of loosened_options", default=None)
+    loosened_summary: str | None = fact("integrity of the gate: loosened_options as one text, separated by semicolons", default=None)
+
+
+@dataclass(kw_only=True, eq=False)
+class ProposalFactSheet(Facts):
+    """One proposal: the GPUs it asks for, per pool, and the measurements it cites."""
+
+    name: str = fact("proposal name")
+    cluster: str | None = fact("cluster the GPUs are for")
+    requested_gpus: int = fact("GPUs requested in total", "GPUs")
+    cited_workloads: int = fact("number of workloads cited")
+    cited_measured: int = fact("number of cited workloads backed by a readable measurement")
+    requests: list[ProposalRequest] = fact(
+        "per request: pool, gpus, reserved, baseline_gpus (pooled), baseline_gpus_sum, "
+        "baseline_pooling, measured_workloads, pool_workloads, pool_proposed_gpus (GPUs every "
+        "proposal of the repository asks for that pool, this one included), pool_proposals (those "
+        "proposals as name and gpus) (list of objects)",
+    )
+    cluster_measured: int | None = fact("workloads of the proposal's cluster whose GPU demand is measured")
+    justification: str | None = fact("justification text")
+
+
+#: The sheet of each subject kind.
+SHEETS: dict[str, type[Facts]] = {
+    "workload": WorkloadFactSheet,
+    "pool": PoolFactSheet,
+    "cluster": ClusterFactSheet,
+    "proposal": ProposalFactSheet,
+}
+
+#: Every fact per subject kind, name -> description: what rule files are checked against when they load.
+FACTS: dict[str, dict[str, str]] = {subject: catalogue(sheet) for subject, sheet in SHEETS.items()}

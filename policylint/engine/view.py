@@ -1,0 +1,47 @@
+"""What the rules judge: one subject's facts, and where in its document each fact is written.
+
+The types here are the bottom of the engine: the views are built from them
+(:mod:`policylint.engine.views`), judged (:mod:`policylint.engine.evaluate`),
+narrowed and reported above, and nothing here imports another engine module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from policylint.finding import Subject
+from policylint.model.load import DocPath, Document
+
+
+@dataclass
+class View:
+    """One subject's facts plus where each is written.
+
+    ``facts`` is the subject's fact sheet (:mod:`policylint.engine.sheets`), read
+    by name like a mapping.
+    """
+
+    subject: str
+    label: str  # e.g. "workload chat-api", "pool prod/serving"
+    doc: Document
+    base: DocPath
+    facts: Mapping[str, Any]
+    paths: dict[str, DocPath] = field(default_factory=dict)
+    #: the typed identity findings are keyed by, when the facts' ``name`` does not give it
+    #: (a scheduler-made cluster is identified by what backs it, not by its shown name)
+    target: Subject | None = None
+
+    def path_of(self, fact: str | None) -> DocPath:
+        if fact and fact in self.paths:
+            return self.paths[fact]
+        return self.base
+
+
+@dataclass(frozen=True)
+class History:
+    """What a pool looked like at the ``--diff`` base revision."""
+
+    reserved_before: dict[str, int]  # "cluster/pool" -> reserved GPUs at the base
+    changed_files: frozenset[str]  # real paths of files changed since the base

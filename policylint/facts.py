@@ -1,0 +1,151 @@
+"""How facts are declared: one typed record per subject kind, each field a fact with its unit and description.
+
+A fact sheet is a dataclass deriving from :class:`Facts`. Each field is one fact
+(:func:`fact`), written once with its type, unit and description; a field marked
+with :func:`part` holds another sheet whose facts count as the owner's own (the
+stage that computes them declares them where it lives: the integrity facts in
+``measure``, the scheduler facts in ``schedulers``). From that one declaration
+come:
+
+* :func:`catalogue` - name -> description, what rule files are checked against
+  when they load; :func:`declarations` - everything declared about each fact, from
+  which ``docs/facts.md`` is written (``python tools/fact_catalogue.py``);
+* the read-only mapping every sheet is (``facts["name"]``, ``facts.get(...)``,
+  ``dict(facts)``), which rule conditions, check functions and message
+  templates read by name - the names are the declared fields and nothing else.
+
+Code that builds or changes a sheet uses its attributes, so the type checker
+sees every fact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, ClassVar, TypeVar
+
+#: Keys of a field's metadata.
+_DESCRIPTION, _UNIT, _PART = "description", "unit", "part"
+
+#: How to reach one fact from a sheet: the chain of part fields, then the fact's own field.
+_Route = tuple[str, ...]
+
+
+def fact(description: str, unit: str | None = None, *, default: Any = dataclasses.MISSING) -> Any:
+    """One fact: a dataclass field with its description and unit (None: a count, a flag or a text).
+
+    Without ``default`` the builder of the sheet must give it; facts a later step
+    fills in (the pooled queue, near copies, the run's configuration) default to None.
+    """
+    return dataclasses.field(default=default, metadata={_DESCRIPTION: description, _UNIT: unit})
+
+
+def part(factory: Any = dataclasses.MISSING) -> Any:
+    """A field holding another sheet whose facts are read as the owner's own.
+
+    ``factory`` makes the sheet a later step replaces (every fact None until then).
+    """
+    return dataclasses.field(default_factory=factory, metadata={_PART: True})
+
+
+@dataclasses.dataclass(eq=False)
+class Facts(Mapping[str, Any]):
+    """Base of every fact sheet: a read-only mapping over its declared facts, parts flattened."""
+
+    #: per sheet class, fact name -> route (built once, on first use)
+    _routes: ClassVar[dict[type, dict[str, _Route]]] = {}
+    #: per sheet class, fact name -> a getter of its value from a sheet (set when the first sheet is made)
+    _fact_getters: ClassVar[dict[str, Callable[[Any], Any]]]
+
+    @classmethod
+    def routes(cls) -> dict[str, _Route]:
+        """Every fact of the sheet, in declaration order, with the fields that lead to it."""
+        found = Facts._routes.get(cls)
+        if found is None:
+            found = {}
+            for f in dataclasses.fields(cls):
+                if f.metadata.get(_PART):
+                    items = [(name, (f.name, *route)) for name, route in _part_type(cls, f).routes().items()]
+                elif _DESCRIPTION in f.metadata:
+                    items = [(f.name, (f.name,))]
+                else:
+                    raise TypeError(f"{cls.__name__}.{f.name} is neither a fact nor a part")
+                for name, route in items:
+                    if name in found:
+                        raise TypeError(f"fact {name!r} is declared twice in {cls.__name__}")
+                    found[name] = route
+            Facts._routes[cls] = found
+        return found
+
+    def __post_init__(self) -> None:
+        cls = type(self)
+        if "_fact_getters" not in cls.__dict__:
+            # rules read facts by name thousands of times a run: one C-level getter per fact
+            cls._fact_getters = {name: operator.attrgetter(".".join(route)) for name, route in cls.routes().items()}
+
+    def __getitem__(self, name: str) -> Any:
+        return self._fact_getters[name](self)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        getter = self._fact_getters.get(name)
+        return default if getter is None else getter(self)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._fact_getters
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fact_getters)
+
+    def __len__(self) -> int:
+        return len(self._fact_getters)
+
+
+_Sheet = TypeVar("_Sheet", bound=Facts)
+
+
+def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
+    """The sheet class a part field holds (its annotation may be a string: ``from __future__ import annotations``)."""
+    inner = part_field.type
+    if not isinstance(inner, type):
+        inner = typing.get_type_hints(cls)[part_field.name]
+    if not (isinstance(inner, type) and issubclass(inner, Facts)):
+        raise TypeError(f"{cls.__name__}.{part_field.name} is a part but not a fact sheet")
+    return inner
+
+
+def rebuild(sheet: type[_Sheet], flat: Mapping[str, Any]) -> _Sheet:
+    """A sheet from every one of its facts by name (``dict(sheet)`` read back); parts are rebuilt the same way."""
+    given: dict[str, Any] = {}
+    for f in dataclasses.fields(sheet):
+        given[f.name] = rebuild(_part_type(sheet, f), flat) if f.metadata.get(_PART) else flat[f.name]
+    return sheet(**given)
+
+
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """One fact as declared: its name, type (as written), unit, description and the sheet that declares it."""
+
+    name: str
+    written_type: str
+    unit: str | None
+    description: str
+    sheet: type[Facts]
+
+
+def declarations(sheet: type[Facts]) -> list[Declared]:
+    """Every fact of a sheet, parts flattened, in declaration order."""
+    out: list[Declared] = []
+    for f in dataclasses.fields(sheet):
+        if f.metadata.get(_PART):
+            out += declarations(_part_type(sheet, f))
+        else:
+            written = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+            out.append(Declared(f.name, written, f.metadata.get(_UNIT), f.metadata[_DESCRIPTION], sheet))
+    return out
+
+
+def catalogue(sheet: type[Facts]) -> dict[str, str]:
+    """Fact name -> description, for every fact of a sheet."""
+    return {d.name: d.description for d in declarations(sheet)}
