@@ -246,23 +246,24 @@ def _min_window_days(config: Any) -> float:
 
 
 def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: Any) -> dict[str, Any]:
-    """The integrity facts of the trace (:mod:`policylint.measure.integrity`), the same a workload view gets.
+    """The integrity facts of the trace (:mod:`policylint.measure.integrity.facts`), the same a workload view gets.
 
     Judged at the configured ``now``, else the real present.
     """
     import datetime as dt
 
-    from policylint.measure import integrity
+    from policylint.measure.integrity.facts import trace_facts, workload_facts
+    from policylint.measure.integrity.timing import pulled_range_outside
 
     spans = [(float(e.start), float(e.end)) for e in exclusions]
-    stored = integrity.trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
+    stored = trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
     when = now if isinstance(now, dt.datetime) else dt.datetime.now(dt.timezone.utc)
-    out = integrity.workload_facts(stored, when.timestamp(), len(report.outlier_days))
+    out = workload_facts(stored, when.timestamp(), len(report.outlier_days))
     from pathlib import Path
 
     from policylint.measure.sources.provenance import read_record
 
-    out["pulled_range_outside_seconds"] = integrity.pulled_range_outside(stored, read_record(Path(series.source))[0])
+    out["pulled_range_outside_seconds"] = pulled_range_outside(stored, read_record(Path(series.source))[0])
     return out
 
 

@@ -41,13 +41,13 @@ def _find_pool(model: Model, name: str) -> Pool:
 def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[str, Any]]:
     """Each workload's own GPU bands (what the pool used to be sized from).
 
-    Converted as ``check`` converts them (:func:`policylint.measure.gpu_conversion`):
+    Converted as ``check`` converts them (:func:`policylint.measure.conversion.gpu_conversion`):
     a GPU-weighted trace is GPUs already.
     """
     import numpy as np
 
     from policylint.calc.gpus import gpus_for
-    from policylint.measure import gpu_conversion
+    from policylint.measure.conversion import gpu_conversion
 
     out: dict[str, dict[str, Any]] = {}
     for w in sorted(pool.workloads, key=lambda w: w.name):
@@ -69,8 +69,8 @@ def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[st
 
 
 def _pulled(pool: Pool, name: str, stored: dict[str, Any] | None) -> float | None:
-    """How far the workload's trace reaches beyond the range its pull recorded (see policylint.measure.integrity)."""
-    from policylint.measure.integrity import pulled_range_outside
+    """How far the workload's trace reaches beyond the range its pull recorded (see policylint.measure.integrity.timing)."""
+    from policylint.measure.integrity.timing import pulled_range_outside
     from policylint.measure.sources.provenance import read_record
 
     ref = next((w for w in pool.workloads if w.name == name)).measurements.get("concurrency")
@@ -82,8 +82,8 @@ def _pulled(pool: Pool, name: str, stored: dict[str, Any] | None) -> float | Non
 def _add_integrity(
     own: dict[str, dict[str, Any]], facts: dict[str, WorkloadFacts], now: Any, pool: Pool | None = None
 ) -> None:
-    """Each measured workload's integrity facts (:mod:`policylint.measure.integrity`), as ``check`` judges them."""
-    from policylint.measure.integrity import workload_facts
+    """Each measured workload's integrity facts (:mod:`policylint.measure.integrity.facts`), as ``check`` judges them."""
+    from policylint.measure.integrity.facts import workload_facts
 
     for name, entry in own.items():
         f = facts[name]
@@ -115,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.model.config import load_config
     from policylint.engine.linter import LintOptions, lint
-    from policylint.measure import measure, measure_pool
+    from policylint.measure.pools import measure_pool
+    from policylint.measure.run import measure
 
     path = Path(args.trace or ".")
     if not path.exists():
@@ -178,7 +179,7 @@ def _print_text(pool: Pool, pooled: PoolFacts, doc: dict[str, Any], *, plot: str
 
     # names and paths are the user's: control characters escaped, and never read as rich markup
     console.print(f"[bold]Pooled demand[/bold] of pool {escape(escape_controls(pool.qualified))} ({len(r.members)} workloads)")
-    from policylint.measure import pool_cold_start_source
+    from policylint.measure.cold_start import pool_cold_start_source
 
     source = pool_cold_start_source(pool)
     console.print(

@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policylint.measure.integrity import CHECK_VARIABLES as INTEGRITY_CHECK_VARIABLES
-from policylint.measure.integrity import CHECKS as INTEGRITY_CHECKS
+from policylint.measure.integrity.checks import CHECK_VARIABLES as INTEGRITY_CHECK_VARIABLES
+from policylint.measure.integrity.checks import CHECKS as INTEGRITY_CHECKS
 from policylint.measure.sources.provenance import pull_query_changed, pull_stale
 
 Problem = dict[str, Any]
@@ -416,7 +416,7 @@ CHECKS: dict[str, CheckFunction] = {
     "trace_coarser_than_step": trace_coarser_than_step,
     "vram_exceeds_memory": vram_exceeds_memory,
 }
-CHECKS.update(INTEGRITY_CHECKS)  # the integrity stage's own (policylint.measure.integrity)
+CHECKS.update(INTEGRITY_CHECKS)  # the integrity stage's own (policylint.measure.integrity.checks)
 
 
 #: Variables each check function adds to the message context.

@@ -274,7 +274,10 @@ def judge(
     as its narrowing reports only those rules' findings on them.
     """
     from policylint.engine.evaluate import evaluate
-    from policylint.measure import CachedPool, WorkloadFacts, _measure_one, measure, measure_pools
+    from policylint.measure import WorkloadFacts
+    from policylint.measure.parallel import measure_one
+    from policylint.measure.pools import CachedPool, measure_pools
+    from policylint.measure.run import measure
     from policylint.model import Workload
     from policylint.engine.views import build_views
 
@@ -298,7 +301,7 @@ def judge(
         only=only,
     )
     def remeasure(workload: Workload, key: str) -> WorkloadFacts:
-        return _measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
+        return measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
 
     pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
     history = None
@@ -335,7 +338,7 @@ def judge(
 def _gate_facts(views: list[View], options: LintOptions) -> None:
     """Each cluster view learns how the run's configuration loosens the rule pack (PL977)."""
     from policylint.model.config import CONFIG_NAMES, read_config_file
-    from policylint.measure.integrity import loosened_options
+    from policylint.measure.integrity.checks import loosened_options
 
     settings: dict[str, Any] = {}
     home = options.repository or options.root

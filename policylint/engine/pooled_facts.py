@@ -1,6 +1,6 @@
 """Facts of pooled demand: what pool, workload and proposal views get from a pool's workloads together.
 
-The numbers come from :func:`policylint.measure.measure_pools` (see
+The numbers come from :func:`policylint.measure.pools.measure_pools` (see
 :mod:`policylint.measure.pooled`); this module turns them into plain facts for the rules:
 the pooled bands next to the sum of the workloads' own bands (and a sentence that
 compares them for messages), the pool's queue figures handed to each of its
@@ -146,14 +146,14 @@ def repeats(
     """Workload -> (workload it repeats, how that was recognised), for one pool.
 
     Identity is content-based: two workloads whose concurrency series, as read,
-    hold the same values (:func:`policylint.measure.integrity.values_fingerprint`, in
+    hold the same values (:func:`policylint.measure.integrity.copies.values_fingerprint`, in
     ``fingerprints`` by workload) cite the same demand, whatever the files are
     called and whatever dates they carry - a byte-identical copy under another
     name, or the same samples moved to other dates, is the same evidence. A
     workload whose series is unknown (unreadable) is grouped by its file,
     columns and selector instead. ``series`` (the fingerprints with times, by
     workload) tells a copy moved to other dates from a plain copy in messages.
-    ``shapes`` (:func:`policylint.measure.integrity.shape_fingerprint`) then finds a
+    ``shapes`` (:func:`policylint.measure.integrity.copies.shape_fingerprint`) then finds a
     copy scaled up or shifted: it rises and falls at exactly the same samples.
     """
     groups: dict[tuple[str, ...], list[Workload]] = {}

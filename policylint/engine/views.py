@@ -19,9 +19,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from policylint.measure.integrity import CLUSTER_FACTS as INTEGRITY_CLUSTER_FACTS
-from policylint.measure.integrity import POOL_FACTS as INTEGRITY_POOL_FACTS
-from policylint.measure.integrity import WORKLOAD_FACTS as INTEGRITY_WORKLOAD_FACTS
+from policylint.measure.integrity.catalogue import CLUSTER_FACTS as INTEGRITY_CLUSTER_FACTS
+from policylint.measure.integrity.catalogue import POOL_FACTS as INTEGRITY_POOL_FACTS
+from policylint.measure.integrity.catalogue import WORKLOAD_FACTS as INTEGRITY_WORKLOAD_FACTS
 from policylint.model.load import Document, DocPath
 from policylint.engine.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FACTS
 from policylint.schedulers import POOL_FACTS as SCHEDULER_POOL_FACTS
@@ -333,7 +333,7 @@ def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
 
 def _to_gpus(f: dict[str, Any]) -> tuple[float | None, int]:
     """Concurrency per GPU and GPUs per replica of a workload view; a GPU-weighted trace needs neither."""
-    from policylint.measure import conversion_for
+    from policylint.measure.conversion import conversion_for
 
     return conversion_for(f.get("trace_unit"), f["per_gpu"], f["gpus_per_replica"])
 
@@ -368,7 +368,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
     per_gpu = _num(per.get("value"))
     per_replica = int(spec.get("gpusPerReplica", 1))
     # The one conversion (a GPU-weighted trace is GPU demand already: no second one).
-    from policylint.measure import gpu_conversion
+    from policylint.measure.conversion import gpu_conversion
 
     to_gpu, to_replica = gpu_conversion(w, facts.trace_unit)
     r = facts.report
@@ -460,12 +460,12 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> View:
         "vram_declared_gib": _num(vram.get("residentGiB")),
         "vram_trace_gib": facts.vram_resident_gib,
     }
-    from policylint.measure.integrity import pulled_range_outside
-    from policylint.measure.integrity import workload_facts as integrity_facts
+    from policylint.measure.integrity.facts import workload_facts as integrity_facts
+    from policylint.measure.integrity.timing import pulled_range_outside
 
     v.update(integrity_facts(facts.integrity, now.timestamp(), len(r.outlier_days) if r else None))
     v["pulled_range_outside_seconds"] = pulled_range_outside(facts.integrity, _pull_record(w))
-    from policylint.measure.integrity import pulled_digest_matches
+    from policylint.measure.integrity.timing import pulled_digest_matches
 
     ref = w.measurements.get("concurrency")
     v["pulled_digest_matches"] = pulled_digest_matches(_pull_record(w), str(ref.path) if ref is not None and ref.path is not None else None)
@@ -709,7 +709,7 @@ def build_views(
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
-    ``pools`` is the pooled demand from :func:`policylint.measure.measure_pools`;
+    ``pools`` is the pooled demand from :func:`policylint.measure.pools.measure_pools`;
     computed here when the caller did not. ``only`` (None: everything) limits the
     views to those subjects; ``facts`` and ``pools`` then need to hold just what
     :func:`policylint.engine.scope.needed` says they read.
@@ -717,7 +717,7 @@ def build_views(
     from policylint.engine.pooled_facts import POOLED_WORKLOAD_FACTS, pool_workload_facts
 
     if pools is None:
-        from policylint.measure import measure_pools
+        from policylint.measure.pools import measure_pools
 
         pools = measure_pools(model, facts)
     wanted_pools = model.pools if only is None else [p for p in model.pools if p.qualified in only.pools]
@@ -754,7 +754,8 @@ def build_views(
     for pool in wanted_pools:
         pool_workload_facts(pool, pviews[pool.qualified], wviews)
         pviews[pool.qualified].facts.update(_history_facts(pool, history))
-    from policylint.measure.integrity import copy_facts, pool_integrity_facts
+    from policylint.measure.integrity.copies import copy_facts
+    from policylint.measure.integrity.plausibility import pool_integrity_facts
 
     copy_facts(list(model.workloads.values()), facts, wviews)  # near copies, across pools too
     for pool in wanted_pools:

@@ -29,7 +29,7 @@ workloads, never over samples):
    workload, so the rounding happens before the sum.
 4. **Pooled series** ``g(t)`` = the column sums of that 2-D array.
 5. **Bands, spikes and queue** of ``g`` with the pool's cold start (the longest
-   effective cold start of its workloads, :func:`policylint.measure.pool_cold_start`),
+   effective cold start of its workloads, :func:`policylint.measure.cold_start.pool_cold_start`),
    by the same functions the single-workload calculator uses (:mod:`policylint.bands`).
 
 For a workload alone in its pool the pooled GPU bands equal its own GPU bands: the

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from policylint.measure import effective_cold_start
+from policylint.measure.cold_start import effective_cold_start
 from policylint.plan.grouping import Group, common_nodes, is_reject, reason, tightest
 from policylint.plan.models import Plan, PlannedPool, Thresholds, WhatIf, plain
 from policylint.plan.search import Candidate

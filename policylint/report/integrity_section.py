@@ -29,7 +29,7 @@ _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 )
 
 
-#: View facts of the plausibility group that live outside :data:`policylint.measure.integrity.WORKLOAD_FACTS`.
+#: View facts of the plausibility group that live outside :data:`policylint.measure.integrity.catalogue.WORKLOAD_FACTS`.
 _VIEW_FACTS = ("double_count_basis", "vram_exceeds_gpu_memory", "vram_declared_gib", "vram_trace_gib")
 
 
@@ -41,7 +41,7 @@ def _shown(value: Any) -> str:
 
 def _all_facts(view: View, escape: Callable[[object], str]) -> str:
     """Every integrity fact of one workload, as a definition list in a closed details element."""
-    from policylint.measure.integrity import WORKLOAD_FACTS
+    from policylint.measure.integrity.catalogue import WORKLOAD_FACTS
 
     names = [*WORKLOAD_FACTS, *_VIEW_FACTS]
     items = "".join(
