@@ -18,6 +18,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from policylint.calc.settings import DEFAULT_COLD_START_SECONDS
 from policylint.errors import PolicylintError
 
 if TYPE_CHECKING:
@@ -115,8 +116,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--exclude", action="append", default=None, metavar="START/END",
                        help="leave out a range, ISO dates or datetimes; a date-only END includes that day")
     calc = parser.add_argument_group("calculation")
-    calc.add_argument("--cold-start", type=_positive, default=300.0, metavar="SECONDS",
-                      help="time to bring up capacity; shorter spikes are noise (default 300)")
+    calc.add_argument("--cold-start", type=_positive, default=DEFAULT_COLD_START_SECONDS, metavar="SECONDS",
+                      help=f"time to bring up capacity; shorter spikes are noise (default {DEFAULT_COLD_START_SECONDS:g})")
     calc.add_argument("--min-window-days", type=_non_negative, default=None, metavar="N",
                       help="cleaned window needed for trustworthy bands (default: PL106's min_window_days in the"
                            " configuration governing TRACE, else 90)")

@@ -95,14 +95,15 @@ def _add_integrity(
 
 
 def _document(pool: Pool, pooled: PoolFacts, own: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    reserved, elastic = pool.reserved_gpus, pool.elastic_gpus
     summed: dict[str, int] | None = None
     if pooled.member_sums is not None and None not in pooled.member_sums:
         # The figures `check` compares with: each workload alone at the pool's cold start.
         summed = {b: int(v) for b, v in zip(BANDS, pooled.member_sums, strict=True) if v is not None}
     return {
         "pool": pool.qualified,
-        "capacity": {"reserved_gpus": reserved, "elastic_gpus": elastic, "total_gpus": reserved + elastic},
+        "capacity": {
+            "reserved_gpus": pool.reserved_gpus, "elastic_gpus": pool.elastic_gpus, "total_gpus": pool.capacity_gpus
+        },
         "workloads": own,
         "sum_of_workload_bands_gpus": summed,
         "pooled": None if pooled.report is None else pooled.report.to_dict(),

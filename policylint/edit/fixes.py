@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff
+from policylint.model import pool_capacity
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, FindingKey
@@ -302,7 +303,7 @@ def _capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: boo
     elif origin == "volcano" and path[:2] in (("spec", "capability"), ("spec", "deserved")):
         if keep:
             return None, "", False  # capability (or deserved) holds the capacity whatever the guarantee
-        new = reserved + elastic
+        new = pool_capacity(reserved, elastic)
     else:
         # nothing elastic to write: the capacity is the reservation (plus what a cohort lends)
         after = reserved + (int(f["elastic_gpus"] or 0) if origin == "kueue" else 0)

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from policylint.calc.settings import DEFAULT_COLD_START_SECONDS
+
 if TYPE_CHECKING:
     from policylint.model import Pool, Workload
-
-#: Cold start of a workload that declares none, in a pool without elastic capacity.
-DEFAULT_COLD_START_SECONDS = 300.0
 
 
 def positive_seconds(value: Any) -> float | None:
@@ -71,4 +70,4 @@ def pool_cold_start_source(pool: Pool) -> str:
         return "the pool's elastic coldStartSeconds"
     if slowest and positive_seconds(slowest[0].spec.get("coldStartSeconds")) == chosen:
         return f"workload {slowest[0].name}'s coldStartSeconds, the slowest of the pool"
-    return "the default of 300 s: no workload or elastic capacity declares one"
+    return f"the default of {DEFAULT_COLD_START_SECONDS:g} s: no workload or elastic capacity declares one"
