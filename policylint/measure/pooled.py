@@ -51,7 +51,9 @@ import numpy as np
 from policylint.bands import (
     BandSettings,
     QueueStats,
+    bounded_queue,
     find_spikes,
+    gpu_counts,
     percentile,
     queue_stats,
     rolling_min,
@@ -180,8 +182,6 @@ def gpu_demand(values: np.ndarray, per_gpu: np.ndarray, gpus_per_replica: np.nda
     one entry per row. The conversion is the calculator's one definition,
     :func:`policylint.bands.gpu_counts`.
     """
-    from policylint.bands import gpu_counts
-
     return gpu_counts(np.atleast_2d(np.asarray(values, dtype=np.float64)), per_gpu, gpus_per_replica)
 
 
@@ -443,8 +443,6 @@ def analyse_pool(
         queue = queue_stats(g, capacity, step, settings.queue_percentile)
         daily_queue = queue_stats(within, capacity, step, settings.queue_percentile)
         if limit_seconds is not None:
-            from policylint.bands import bounded_queue
-
             rejected = bounded_queue(within, capacity, step, limit_seconds).rejected_share
     return replace(
         unknown,
