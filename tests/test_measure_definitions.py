@@ -6,6 +6,8 @@
   workload's declaration or the pool's elastic one wins;
 * the capacity: :func:`policylint.model.pool_capacity` (reserved + elastic), for a
   declared pool, a planned one and ``bands --pool``;
+* the GPU conversion skip: :func:`policylint.measure.conversion.counts_gpus`, the one
+  test for a trace that counts GPUs already;
 * a measurement block's reader arguments: :func:`policylint.measure.reading.reader_arguments`,
   whose every argument the reader it is meant for accepts.
 """
@@ -23,6 +25,7 @@ import pytest
 from conftest import copy_minirepo, run_cli
 from policylint.calc.settings import DEFAULT_COLD_START_SECONDS
 from policylint.measure.cold_start import effective_cold_start, pool_cold_start, pool_cold_start_source
+from policylint.measure.conversion import conversion_for, counts_gpus
 from policylint.measure.reading import READERS, reader_arguments
 from policylint.model import MeasurementRef, pool_capacity
 
@@ -163,6 +166,16 @@ def test_capacity_is_reserved_plus_elastic_everywhere(repo: Path) -> None:
     planned = PlannedPool(cluster="c", name="p", cls="inference", gpu={}, tier="t", gang=False, preemption=False,
                           members=("w",), measured=True, reserved=7, elastic=3)
     assert planned.capacity == pool_capacity(7, 3) == 10
+
+
+# --------------------------------------------------------------------------- GPU conversion
+
+
+def test_a_trace_counted_in_gpus_is_never_converted() -> None:
+    assert counts_gpus("gpus") and not counts_gpus("concurrency") and not counts_gpus(None)
+    assert conversion_for("gpus", 10.0, 4) == (1.0, 1)
+    assert conversion_for("concurrency", 10.0, 4) == (10.0, 4)
+    assert conversion_for("concurrency", None, 2) == (None, 2)
 
 
 # --------------------------------------------------------------------------- reader arguments

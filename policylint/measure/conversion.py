@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from policylint.model import Workload
 
 
+def counts_gpus(trace_unit: str | None) -> bool:
+    """Whether a trace counted in ``trace_unit`` is GPU demand already (jobs weighted by their GPUs).
+
+    Such a trace is never converted: one unit is one GPU. The one test for it.
+    """
+    return trace_unit == "gpus"
+
+
 def gpus_per_replica(workload: Workload) -> int:
     """The workload's ``gpusPerReplica``: a whole number, 1 when it declares none (or something else)."""
     value = workload.spec.get("gpusPerReplica", 1)
@@ -36,6 +44,6 @@ def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, i
 
 def conversion_for(trace_unit: str | None, per_gpu: float | None, gpus_per_replica: int) -> tuple[float | None, int]:
     """The conversion of a trace counted in ``trace_unit`` (:func:`gpu_conversion`, from figures already read)."""
-    if trace_unit == "gpus":
+    if counts_gpus(trace_unit):
         return 1.0, 1
     return per_gpu, gpus_per_replica

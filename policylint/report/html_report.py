@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from policylint import __version__
+from policylint.measure.conversion import counts_gpus
 from policylint.report.html_parts import SourceLinks
 from policylint.report.html_parts import attr as _attr
 from policylint.report.html_parts import cell as _cell
@@ -447,7 +448,7 @@ def _gpu_formula(w: Mapping[str, Any]) -> str:
     demand already and is not divided again; any other trace is concurrency, divided
     by the per-GPU concurrency and multiplied by the GPUs per replica.
     """
-    if w.get("trace_unit") == "gpus":
+    if counts_gpus(w.get("trace_unit")):
         return f'⌈{_num(w["baseline"])}⌉ (the trace counts GPUs: no conversion)'
     return f'⌈{_num(w["baseline"])} / {_num(w["per_gpu"])}⌉ × {_num(w["gpus_per_replica"])}'
 
