@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from policylint.writer import write_file
+
 if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.engine.linter import LintResult
@@ -157,7 +159,7 @@ def planned(
         needed = {v.facts["name"]: v.facts.get("queue_depth_needed") for v in first.views if v.subject == "workload"}
         apply_depths(plan, needed)
         clusters_text = cluster_yaml(plan, model)
-        clusters_file.write_text(clusters_text, encoding="utf-8")
+        write_file(clusters_file, clusters_text, root=planned_root, links="replace", what="the planned clusters file")
         checked = _lint_planned(planned_root, args, planned_config, now)
         remaining = [f for f in checked.findings if f.code in SIZING_RULES] + _broken(checked, plan)
         today = current(result, root) if current is not None else result.findings

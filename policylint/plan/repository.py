@@ -7,6 +7,7 @@ planned pool, edited in place where it can be (:mod:`policylint.edit.scalars`).
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from policylint.edit.scalars import ScalarEdit, apply_edits
 from policylint.errors import PolicylintError
 from policylint.model.load import is_scheduler_doc
 from policylint.plan.models import PLANNED_CLUSTERS_FILE, Plan, plain
+from policylint.writer import write_file
 
 if TYPE_CHECKING:
     from policylint.model.load import SourceFile
@@ -70,19 +72,28 @@ def write_repository(
             ]
             text = yaml.safe_dump_all(kept, sort_keys=False, width=10_000) if kept else None
         target = dest / rel
+        if text is not None:
+            # A copied link (to a file or, above it, to a folder) is never written through:
+            # a link at the file is replaced by a file, a folder outside DEST is refused.
+            write_file(target, text, root=dest, links="replace", parents=True, what="the planned file")
+            continue
+        _inside(target.parent, dest)
         if target.is_symlink() or target.exists():
             target.unlink()
-        if text is not None:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8", newline="")
-            continue
         folder = target.parent  # a folder left empty (clusters/, proposals/) goes too
-        while folder != dest and folder.is_dir() and not any(folder.iterdir()):
+        while folder != dest and not folder.is_symlink() and folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
             folder = folder.parent
     out = dest / PLANNED_CLUSTERS_FILE
-    out.write_text(clusters_text, encoding="utf-8")
+    write_file(out, clusters_text, root=dest, links="replace", what="the planned clusters file")
     return out
+
+
+def _inside(folder: Path, dest: Path) -> None:
+    """Refuse to remove anything from a folder that a copied link leads out of DEST."""
+    real, top = os.path.realpath(folder), os.path.realpath(dest)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        raise PolicylintError(f"{folder}: a symbolic link leads this folder out of {dest}; the planned repository was not written there")
 
 
 def _is_workload(doc: Any, model: Model) -> bool:
