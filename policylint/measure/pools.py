@@ -151,15 +151,18 @@ def _grid_size(spec: GridSpec) -> int:
     return max(0, spec.k1 - spec.k0)
 
 
+def _queue_limit(pool: Pool) -> float | None:
+    """The pool's ``queue.maxWaitSeconds`` (None when it declares no number)."""
+    limit = (pool.spec.get("queue") or {}).get("maxWaitSeconds")
+    return float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
+
+
 def _pool_series(
     pool: Pool, members: list[PoolMember], cold_start: float, parts: Any = None
 ) -> tuple[PooledGrid, PooledReport]:
     """The pool's grid and report at its capacity and queue limit (``parts`` sees each member's row)."""
-    capacity = float(pool.capacity_gpus)
-    limit = (pool.spec.get("queue") or {}).get("maxWaitSeconds")
-    limit_seconds = float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
     grid = align(members, parts)
-    return grid, analyse_pool(grid, cold_start, capacity=capacity, limit_seconds=limit_seconds)
+    return grid, analyse_pool(grid, cold_start, capacity=float(pool.capacity_gpus), limit_seconds=_queue_limit(pool))
 
 
 def _alone(member: PoolMember, cold_start_seconds: float) -> tuple[float | None, float | None, float | None, float | None]:
@@ -184,7 +187,6 @@ def _sum_alone(
             current = totals[i]
             totals[i] = None if current is None or value is None else current + value
     return (totals[0], totals[1], totals[2], totals[3])
-
 
 
 def _update_pool(
@@ -244,11 +246,8 @@ def _update_pool(
     if updated is None or sorted(updated.members) != names:
         return None
     out = PoolFacts(measured=tuple(names), unknown=(), cold_start_seconds=cold)
-    capacity = float(pool.capacity_gpus)
-    limit = (pool.spec.get("queue") or {}).get("maxWaitSeconds")
-    limit_seconds = float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
     out.grid = PooledGrid(times=spec.times(), step_seconds=spec.step, names=tuple(names), pooled=updated.pooled())
-    out.report = analyse_pool(out.grid, cold, capacity=capacity, limit_seconds=limit_seconds)
+    out.report = analyse_pool(out.grid, cold, capacity=float(pool.capacity_gpus), limit_seconds=_queue_limit(pool))
     out.member_sums = _sum_alone([updated.members[n].alone for n in names])
     return out, updated
 
