@@ -223,3 +223,23 @@ def test_one_mapping_from_a_measurement_block_to_each_readers_arguments() -> Non
     assert (bare["format"], bare["skip_incomplete"], bare["key_column"], bare["key_select"]) == ("auto", False, None, None)
     with pytest.raises(ValueError, match="unknown reader"):
         reader_arguments(_ref(FULL), None, "csv")
+
+
+# --------------------------------------------------------------------------- the package's shape
+
+
+def test_measure_modules_stay_small_and_package_faces_hold_no_code() -> None:
+    """Each part of the measuring step fits in one reading; ``integrity/__init__.py`` is a docstring."""
+    import ast
+
+    import policylint.measure
+
+    root = Path(policylint.measure.__file__).parent
+    long = {
+        str(p.relative_to(root)): n
+        for p in root.rglob("*.py")
+        if "sources" not in p.relative_to(root).parts and (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+    }
+    assert not long, f"measure modules over 500 lines: {long}"
+    face = ast.parse((root / "integrity" / "__init__.py").read_text(encoding="utf-8"))
+    assert len(face.body) == 1 and ast.get_docstring(face), "integrity/__init__.py holds code besides its docstring"
