@@ -296,14 +296,24 @@ def judge(
 
         only = needed(model, judged_view)
     cached: dict[str, CachedPool] = {}
-    facts, findings = measure(
-        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
-        only=only,
-    )
-    def remeasure(workload: Workload, key: str) -> WorkloadFacts:
-        return measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
+    # the repository index: a narrowed run takes unchanged workloads from it (policylint.engine.repo_index)
+    from policylint.engine.repo_index import indexed_run
 
-    pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
+    index, prepared, recorder = indexed_run(model, options, keep, only, now)
+    if prepared is not None:
+        facts, findings, pools = prepared.facts, prepared.findings, prepared.pools
+    else:
+        facts, findings = measure(
+            model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
+            only=only,
+        )
+
+        def remeasure(workload: Workload, key: str) -> WorkloadFacts:
+            return measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
+
+        pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
+        if recorder is not None:
+            recorder.skip_files.update(f.file for f in findings)
     history = None
     if options.change is not None:
         import os
@@ -315,7 +325,9 @@ def judge(
             reserved_before=previous_reserved(options.change, model, options.limits, options.gpu_resources),
             changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
         )
-    views = build_views(model, facts, now, history, pools, only)
+    views = build_views(model, facts, now, history, pools, only, prepared.views if prepared else None, recorder)
+    if index is not None:
+        index.write()
     _gate_facts(views, options)
     judged = views if scope is None else scope.select(views)
     skip: Callable[[View], frozenset[str]] | None = None

@@ -27,6 +27,8 @@ from policylint.engine.pooled_facts import POOLED_POOL_FACTS, POOLED_WORKLOAD_FA
 from policylint.schedulers import POOL_FACTS as SCHEDULER_POOL_FACTS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from policylint.finding import Subject
     from policylint.measure import PoolFacts, WorkloadFacts
     from policylint.model import Model, Pool, Workload
@@ -706,13 +708,17 @@ def build_views(
     history: History | None = None,
     pools: dict[str, PoolFacts] | None = None,
     only: Needed | None = None,
+    prebuilt: Mapping[str, View] | None = None,
+    record: Callable[[Workload, WorkloadFacts, View], None] | None = None,
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
     ``pools`` is the pooled demand from :func:`policylint.measure.pools.measure_pools`;
     computed here when the caller did not. ``only`` (None: everything) limits the
     views to those subjects; ``facts`` and ``pools`` then need to hold just what
-    :func:`policylint.engine.scope.needed` says they read.
+    :func:`policylint.engine.scope.needed` says they read. ``prebuilt`` holds workload views
+    already built (from the repository index, :mod:`policylint.engine.repo_index`); ``record``
+    sees every workload view built here, before the pool steps add to it.
     """
     from policylint.engine.pooled_facts import POOLED_WORKLOAD_FACTS, pool_workload_facts
 
@@ -721,11 +727,15 @@ def build_views(
 
         pools = measure_pools(model, facts)
     wanted_pools = model.pools if only is None else [p for p in model.pools if p.qualified in only.pools]
-    wviews = {
-        n: workload_view(w, facts[n], now)
-        for n, w in sorted(model.workloads.items())
-        if only is None or n in only.workloads
-    }
+    wviews: dict[str, View] = {}
+    for n, workload in sorted(model.workloads.items()):
+        if only is None or n in only.workloads:
+            if prebuilt is not None and n in prebuilt:
+                wviews[n] = prebuilt[n]
+                continue
+            wviews[n] = workload_view(workload, facts[n], now)
+            if record is not None:
+                record(workload, facts[n], wviews[n])
     for pool in wanted_pools:
         shares = capacity_shares(pool, {w.name: wviews[w.name].facts for w in pool.workloads})
         for member in pool.workloads:

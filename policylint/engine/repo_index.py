@@ -1,0 +1,681 @@
+"""The repository index: what a narrowed run needs of each unchanged workload, without measuring it again.
+
+A one-file pre-commit run in a repository of one big pool judges the changed
+workload, its pool and its cluster; the pool's facts come from every member's
+view (tolerances, bands, GPU figures, fingerprints for double counts and near
+copies), and the neighbours are judged again by the rules that read what they
+take from the pool. Building those views read every member's measurement entry
+and computed every member's key and view: most of such a run.
+
+The index is one sealed cache entry per repository (kind ``repoindex``) holding,
+per workload, what its view is built from and what the pool steps read of its
+measured facts, so that an unchanged workload costs two ``stat`` calls and a
+JSON parse instead:
+
+* its **identity**: the real path and stat identity (device, inode, size,
+  modification and status-change times in nanoseconds, as git's index keeps
+  them) of the file its document is in and of every file it measures from, the
+  absence of a provenance record beside each, and a hash of its pool's
+  declaration (what its view reads of the pool);
+* its **measurement key** (:func:`policylint.cache.workload_key`), which the
+  pool's kept sum (:mod:`policylint.cache.pooled`) is matched against;
+* its **view** as :func:`policylint.engine.views.workload_view` builds it, without the
+  facts that depend on the clock (the age of the last sample, the time facts of
+  the integrity stage, the provenance of pulls), which are recomputed from the
+  few stored inputs they come from (:func:`_clock_facts`);
+* what the pool steps read of its measured facts (:class:`IndexedFacts`): whether
+  it has a band report and its daily band (queue depth), its highest usable
+  sample, its run sketch (near copies).
+
+A record is written only when the view rebuilt from it is exactly (values and
+types, key order included) the view built from the measurement, at the run's
+``now`` and at another instant; and only for files whose times are settled
+(older than two seconds when the record is made, as git treats racily clean
+files), so that a write in the same timestamp tick cannot go unseen. A file
+changed behind the index's back changes its status-change time, which no
+ordinary program can set back: its workload is measured and viewed afresh.
+
+Anything in doubt falls back to today's path: no index, a foreign or damaged
+one (HMAC, every field checked, size limited), another code version, other
+trace limits, a workload whose record does not match, more than a few
+workloads without a usable record, a pool whose demand is neither cached
+nor updatable from its kept sum. A cache makes a run faster, never different.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from policylint.finding import Finding
+    from policylint.measure import PoolFacts, WorkloadFacts
+    from policylint.model import Model, Pool, Workload
+    from policylint.readers.limits import TraceLimits
+    from policylint.engine.scope import Needed
+    from policylint.engine.views import View
+
+#: the layout of the entry; another layout is a miss
+INDEX_FORMAT = 1
+KIND = "repoindex"
+#: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
+MAX_BYTES = 256 << 20
+#: a file whose modification or status-change time is this close to the moment a record is made
+#: is not recorded (it may change again in the same timestamp tick)
+RACY_SECONDS = 2.0
+#: with more workloads than this without a usable record (and more than a quarter of those needed),
+#: the run takes today's path, which records them all
+MAX_UNINDEXED = 16
+#: the clock-dependent facts of a workload view, recomputed on every use (see :func:`_clock_facts`)
+CLOCK_KEYS = ("first_time", "last_time", "step_seconds", "vram_last_time", "jobs_last_time")
+
+#: counters for tests: workloads measured and viewed in full, and workloads taken from the index
+STATS: dict[str, int] = {"indexed": 0, "full": 0, "runs": 0}
+
+
+class _Report:
+    """What the pool steps read of an indexed workload's band report: that it exists, and its daily band."""
+
+    __slots__ = ("daily",)
+
+    def __init__(self, daily: float) -> None:
+        self.daily = daily
+
+
+class IndexedFacts:
+    """Stands for an indexed workload's :class:`~policylint.measure.WorkloadFacts` in the pool steps.
+
+    Exactly what :func:`policylint.engine.views.build_views` (queue depth),
+    :func:`policylint.measure.integrity.copies.copy_facts` (run sketch) and
+    :func:`policylint.measure.pools._update_pool` (a report exists) read of a member's
+    facts. Nothing else reads a neighbour's facts in an indexed run.
+    """
+
+    __slots__ = ("report", "usable_max", "integrity", "demand")
+
+    def __init__(self, report: _Report | None, usable_max: float | None, sketch: list[int] | None) -> None:
+        self.report = report
+        self.usable_max = usable_max
+        self.integrity = {"run_sketch": sketch} if sketch is not None else None
+        self.demand = None
+
+
+# --------------------------------------------------------------------------- exactness
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same types all the way down (dict key order and NaN included)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        if math.isnan(a):
+            return math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def _json(value: Any) -> str | None:
+    """``value`` as JSON text when reading it back gives exactly ``value``; else None."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text if _same(json.loads(text), value) else None
+
+
+# --------------------------------------------------------------------------- identities
+
+
+def _ident(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _absent(path: str) -> bool:
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def pool_hash(pool: Pool | None) -> str:
+    """What a workload's view and key read of its pool, hashed (its name and declaration)."""
+    if pool is None:
+        return ""
+    text = json.dumps([pool.qualified, pool.spec], sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _files(w: Workload) -> list[tuple[str, str]] | None:
+    """(measured file, its provenance record's path) per measurement; None when one has no file."""
+    from policylint.measure.sources.provenance import sidecar
+
+    out = []
+    for role in sorted(w.measurements):
+        ref = w.measurements[role]
+        if ref.path is None:
+            return None
+        out.append((os.fspath(ref.path), os.fspath(sidecar(ref.path))))
+    return out
+
+
+# --------------------------------------------------------------------------- the entry
+
+
+def _locator(root: Path, header: Mapping[str, Any]) -> str:
+    real = os.path.realpath(root)
+    text = json.dumps([real, header], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _entry_path(folder: Path, loc: str) -> Path:
+    from policylint.cache import FORMAT_VERSION
+
+    return folder / f"repoindex-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.json"
+
+
+def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> dict[str, Any]:
+    import dataclasses
+
+    from policylint.cache import FORMAT_VERSION, _code_fingerprint
+
+    return {
+        "format": INDEX_FORMAT,
+        "cache": FORMAT_VERSION,
+        "code": _code_fingerprint(),
+        "root": os.path.realpath(root),
+        "limits": dataclasses.asdict(limits) if limits is not None else None,
+        "gpu": list(gpu_resources),
+    }
+
+
+@dataclass
+class Record:
+    """One workload's row of the index (see the module's description)."""
+
+    ident: list[int]  # its document file's stat identity: device and inode say which file it is
+    pool: str  # pool_hash of its pool
+    key: str  # its measurement key
+    measured: list[list[Any]]  # [stat identity] per measured file, in the order of its measurement roles
+    shape: tuple[str, ...]  # its view's fact names, in order
+    #: JSON of [its view's fact values in ``shape``'s order (clock facts left as None), its run sketch or None]
+    text: str
+    paths: dict[str, list[Any]]  # its view's fact places
+    report: bool  # a band report exists
+    daily: float | None  # the report's daily band
+    usable_max: float | None
+    last_sample: str | None  # ISO text of the last sample (the age of the measurement)
+    integrity: bool  # integrity facts were stored (the time facts are computed then)
+    clock: dict[str, Any]  # the integrity facts the time facts are computed from
+    #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
+    tpaths: dict[str, tuple[Any, ...]] | None = None
+
+    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
+        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
+        values = json.loads(self.text)
+        if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
+            return None
+        facts, sketch = values
+        if len(facts) != len(self.shape):
+            return None
+        if sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
+            return None
+        return dict(zip(self.shape, facts)), sketch
+
+
+def _record_from(
+    row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]], tplaces: list[dict[str, tuple[Any, ...]]]
+) -> Record | None:
+    """A record from its stored row, every field checked; None when anything is off."""
+    if not isinstance(row, list) or len(row) != 12:
+        return None
+    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest = row
+    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str)):
+        return None
+    if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
+        return None
+    if type(shape) is not int or not 0 <= shape < len(shapes) or type(paths) is not int or not 0 <= paths < len(places):
+        return None
+    if type(report) is not bool or not (isinstance(rest, list) and len(rest) == 2):
+        return None
+    integrity, clock = rest
+    if type(integrity) is not bool or not isinstance(clock, dict):
+        return None
+    if not (daily is None or type(daily) is float) or not (usable is None or type(usable) is float):
+        return None
+    if not (last is None or isinstance(last, str)):
+        return None
+    if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
+        return None
+    return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
+                  integrity, clock, tplaces[paths])
+
+
+def _ints(value: Any, n: int) -> bool:
+    return isinstance(value, list) and len(value) == n and all(type(x) is int for x in value)
+
+
+@dataclass
+class Index:
+    """The repository's index for one run: read once, written back when it gained records.
+
+    Stored as one sealed JSON object: the header (code, trace limits, GPU
+    resources, repository), a table of fact-name lists and one of fact-place
+    maps (the same for nearly every workload), and per workload one row of
+    identities and figures whose view values are one JSON text (parsed only
+    when the workload's view is rebuilt).
+    """
+
+    folder: Path
+    path: Path
+    header: dict[str, Any]
+    limits: TraceLimits | None = None
+    records: dict[str, Record] = field(default_factory=dict)
+    #: rows as stored, decoded into records when first asked for
+    rows: dict[str, Any] = field(default_factory=dict)
+    shapes: list[tuple[str, ...]] = field(default_factory=list)
+    places: list[dict[str, list[Any]]] = field(default_factory=list)
+    tplaces: list[dict[str, tuple[Any, ...]]] = field(default_factory=list)
+    dirty: bool = False
+
+    def get(self, name: str) -> Record | None:
+        if name in self.records:
+            return self.records[name]
+        row = self.rows.pop(name, None)
+        if row is None:
+            return None
+        rec = _record_from(row, self.shapes, self.places, self.tplaces)
+        if rec is not None:
+            self.records[name] = rec
+        return rec
+
+    def put(self, name: str, rec: Record) -> None:
+        self.rows.pop(name, None)
+        self.records[name] = rec
+        self.dirty = True
+
+    def write(self) -> None:
+        if not self.dirty:
+            return
+        from policylint.cache import _atomic_write, _seal_json
+
+        shapes: dict[tuple[str, ...], int] = {}
+        places: dict[str, int] = {}
+        place_list: list[Any] = []
+        rows: dict[str, Any] = {}
+        for name in sorted({*self.rows, *self.records}):
+            rec = self.get(name)
+            if rec is None:
+                continue
+            shape = shapes.setdefault(rec.shape, len(shapes))
+            text = json.dumps(rec.paths, separators=(",", ":"))
+            if text not in places:
+                places[text] = len(place_list)
+                place_list.append(rec.paths)
+            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
+                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock]]
+        body = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list, "rows": rows}
+        try:
+            data = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")
+        except (TypeError, ValueError):
+            return
+        sealed = _seal_json(self.folder, KIND, data)
+        if sealed is not None and len(sealed) <= MAX_BYTES:
+            _atomic_write(self.path, sealed, self.folder)
+        self.dirty = False
+
+
+def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> Index:
+    """The index of the repository at ``root`` in the cache ``folder`` (empty when missing, foreign or damaged)."""
+    from policylint.cache import _read_limited, _unseal_json
+
+    header = _header(root, limits, gpu_resources)
+    index = Index(folder, _entry_path(folder, _locator(root, header)), header, limits)
+    try:
+        data = _read_limited(index.path, MAX_BYTES)
+        body = _unseal_json(folder, KIND, data) if data is not None else None
+        if body is None:
+            return index
+        stored = json.loads(body)
+        if not isinstance(stored, dict) or stored.get("header") != header:
+            return index
+        shapes, places, rows = stored.get("shapes"), stored.get("places"), stored.get("rows")
+        if not (isinstance(shapes, list) and isinstance(places, list) and isinstance(rows, dict)):
+            return index
+        for shape in shapes:
+            if not isinstance(shape, list) or not all(isinstance(k, str) for k in shape) or len(set(shape)) != len(shape):
+                return index
+        for paths in places:
+            if not isinstance(paths, dict) or not all(
+                isinstance(p, list) and all(type(x) in (str, int) for x in p) for p in paths.values()
+            ):
+                return index
+        index.shapes = [tuple(s) for s in shapes]
+        index.places = places
+        index.tplaces = [{k: tuple(v) for k, v in paths.items()} for paths in places]
+        index.rows = rows
+    except Exception:  # noqa: BLE001 - a damaged index is an empty one: every workload is measured
+        index.rows = {}
+    return index
+
+
+# --------------------------------------------------------------------------- use
+
+
+def _clock_facts(rec: Record, w: Workload, now: dt.datetime) -> dict[str, Any]:
+    """The facts of a workload view that depend on ``now``, as :func:`policylint.engine.views.workload_view` computes them."""
+    import datetime as dt
+
+    from policylint.measure.integrity.timing import time_facts
+    from policylint.measure.sources.provenance import pull_facts
+
+    out: dict[str, Any] = {}
+    if rec.last_sample is not None:
+        last = dt.datetime.fromisoformat(rec.last_sample)
+        out["measurement_age_days"] = (now - last).total_seconds() / 86_400.0
+    else:
+        out["measurement_age_days"] = None
+    out["pulls"] = pull_facts(w, now)
+    if rec.integrity:
+        out.update(time_facts(rec.clock, now.timestamp()))
+    return out
+
+
+def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
+    """True when ``rec`` describes ``w`` as it is now: same files, same identities, same pool."""
+    if rec is None:
+        return False
+    qualified = w.pool.qualified if w.pool is not None else ""
+    if qualified not in pools:
+        pools[qualified] = pool_hash(w.pool)
+    if rec.pool != pools[qualified]:
+        return False
+    # the same device and inode: the same file, however the run spells its path
+    if _ident(os.fspath(w.doc.source.path)) != rec.ident:
+        return False
+    files = _files(w)
+    if files is None or len(files) != len(rec.measured):
+        return False
+    for (measured, record), ident in zip(files, rec.measured, strict=True):
+        if _ident(measured) != ident or not _absent(record):
+            return False
+    return True
+
+
+def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
+    """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names)."""
+    from policylint.engine.views import View
+
+    decoded = rec.decode()
+    if decoded is None:
+        return None
+    facts, sketch = decoded
+    facts.update(_clock_facts(rec, w, now))
+    paths = dict(rec.tpaths) if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
+    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), facts, paths)
+    return view, sketch
+
+
+def facts_of(rec: Record, sketch: list[int] | None) -> IndexedFacts:
+    return IndexedFacts(_Report(rec.daily if rec.daily is not None else math.nan) if rec.report else None,
+                        rec.usable_max, sketch)
+
+
+@dataclass
+class Prepared:
+    """What an indexed run measured: facts (indexed workloads stood for), findings, pooled demand, prebuilt views."""
+
+    facts: dict[str, Any]
+    findings: list[Finding]
+    pools: dict[str, PoolFacts]
+    views: dict[str, View]
+
+
+def prepare(
+    model: Model,
+    only: Needed,
+    now: dt.datetime,
+    index: Index,
+    *,
+    limits: TraceLimits | None,
+    cache_dir: Path,
+    jobs: int,
+) -> Prepared | None:
+    """Measure and view the needed workloads, taking every one with a usable record from the index.
+
+    None (take today's path) when too many have no usable record, or when a needed
+    pool's demand is neither cached whole nor updatable from its kept sum with the
+    keys of the index (that would need every member's series).
+    """
+    from policylint import cache
+    from policylint.cache import pooled as pooled_cache
+    from policylint.measure.pools import CachedPool, _update_pool, cached_pools
+    from policylint.measure.run import measure
+    from policylint.engine.scope import Needed
+
+    names = sorted(n for n in model.workloads if n in only.workloads)
+    pools_seen: dict[str, str] = {}
+    indexed: dict[str, Record] = {}
+    for name in names:
+        rec = index.get(name)
+        if rec is not None and usable(rec, model.workloads[name], pools_seen):
+            indexed[name] = rec
+    full = [n for n in names if n not in indexed]
+    if not indexed or len(full) > max(MAX_UNINDEXED, len(names) // 4):
+        return None
+    keys: dict[str, str | None] = {n: r.key for n, r in indexed.items()}
+    for name in full:
+        keys[name] = cache.workload_key(model.workloads[name], limits, cache_dir)
+    cached: dict[str, CachedPool] = cached_pools(model, keys, cache_dir, only)
+    for q in only.pools:
+        entry = cached.get(q)
+        if entry is None or entry.key is None or (entry.facts is None and entry.base is None):
+            return None  # summed afresh from every member's series: today's path
+    # as measure() does: a member's series is read only when it joins a kept sum
+    joining = {n for entry in cached.values() if entry.facts is None for n in entry.joining}
+    facts: dict[str, Any] = {}
+    for name in full:
+        key = keys[name]
+        hit = cache.load(cache_dir, key, demand=name in joining) if key is not None else None
+        if hit is not None:
+            facts[name] = hit  # only finding-free measurements are stored
+    misses = frozenset(n for n in full if n not in facts)
+    findings: list[Finding] = []
+    if misses:
+        measured, findings = measure(
+            model, now, limits=limits, cache_dir=cache_dir, jobs=jobs,
+            only=Needed(misses, frozenset(), frozenset(), frozenset()),
+        )
+        facts.update(measured)
+    cache.flush_digests(cache_dir)
+    views: dict[str, View] = {}
+    for name, rec in indexed.items():
+        rebuilt = view_of(rec, model.workloads[name], now)
+        if rebuilt is None:
+            return None
+        views[name] = rebuilt[0]
+        facts[name] = facts_of(rec, rebuilt[1])
+    pools: dict[str, PoolFacts] = {}
+    stores = []
+    for pool in model.pools:
+        if pool.qualified not in only.pools:
+            continue
+        entry = cached[pool.qualified]
+        if entry.facts is not None:
+            pools[pool.qualified] = entry.facts
+            continue
+        updated = _update_pool(pool, facts, entry, cache_dir)
+        if updated is None:
+            return None
+        pools[pool.qualified] = updated[0]
+        stores.append((entry.key, updated))
+    for key, (pool_facts, kept) in stores:
+        assert key is not None
+        cache.store_pool(cache_dir, key, pool_facts)
+        pooled_cache.store(cache_dir, kept)
+    STATS["indexed"] += len(indexed)
+    STATS["full"] += len(full)
+    STATS["runs"] += 1
+    return Prepared(facts, findings, pools, views)
+
+
+# --------------------------------------------------------------------------- recording
+
+
+class Recorder:
+    """Adds to the index a record for each workload viewed from its measurement (see :func:`record`)."""
+
+    def __init__(self, index: Index, now: dt.datetime, skip_files: set[str]) -> None:
+        self.index = index
+        self.now = now
+        #: files with a measurement finding: their workloads are never recorded
+        self.skip_files = skip_files
+        self.pools: dict[str, str] = {}
+        self.settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
+
+    def __call__(self, w: Workload, wf: WorkloadFacts, view: View) -> None:
+        try:
+            rec = self._record(w, wf, view)
+        except Exception:  # noqa: BLE001 - a workload that cannot be recorded is measured every time
+            rec = None
+        if rec is not None:
+            self.index.put(w.name, rec)
+
+    def _record(self, w: Workload, wf: WorkloadFacts, view: View) -> Record | None:
+        import datetime as dt
+
+        from policylint import cache
+        from policylint.measure import WorkloadFacts
+        from policylint.engine.views import workload_view
+
+        if type(wf) is not WorkloadFacts or wf.errors or w.doc.file in self.skip_files:
+            return None
+        existing = self.index.get(w.name)
+        if existing is not None and usable(existing, w, self.pools):
+            return None  # already recorded as it is
+        files = _files(w)
+        if not files:
+            return None
+        key = cache.workload_key(w, self.index.limits, self.index.folder)
+        if key is None or key == cache.UNHASHED:
+            return None
+        ident = _ident(os.fspath(w.doc.source.path))
+        if ident is None or not self._settled(ident):
+            return None
+        measured = []
+        for file, record in files:
+            i = _ident(file)
+            if i is None or not self._settled(i) or not _absent(record):
+                return None
+            measured.append(i)
+        if view.subject != "workload" or view.base != ("metadata", "name") or view.target is not None or view.doc is not w.doc:
+            return None
+        if wf.report is not None and wf.report.daily is None:
+            return None
+        integrity = wf.integrity or {}
+        sketch = integrity.get("run_sketch")
+        if sketch is not None and not (isinstance(sketch, list) and set(map(type, sketch)) <= {int}):
+            return None
+        clock = {k: integrity[k] for k in CLOCK_KEYS if k in integrity}
+        if any(not (v is None or type(v) in (int, float)) for v in clock.values()):
+            return None
+        rec = Record(
+            ident=ident,
+            pool=pool_hash(w.pool),
+            key=key,
+            measured=measured,
+            shape=tuple(view.facts),
+            text="",
+            paths={k: list(v) for k, v in view.paths.items()},
+            report=wf.report is not None,
+            daily=_float(wf.report.daily) if wf.report is not None else None,
+            usable_max=_float(wf.usable_max),
+            last_sample=wf.last_sample.isoformat() if wf.last_sample is not None else None,
+            integrity=bool(wf.integrity),
+            clock=clock,
+        )
+        # the stored facts: the view without its clock facts (recomputed on use)
+        stored = dict(view.facts)
+        clock_keys = list(_clock_facts(rec, w, self.now))
+        for k in clock_keys:
+            if k not in stored:
+                return None
+            stored[k] = None
+        text = _json([list(stored.values()), sketch])
+        if text is None or _json(rec.paths) is None:
+            return None
+        rec.text = text
+        # The view rebuilt from the record is the view: at this instant its other facts are the
+        # view's by construction (stored exactly above), so the clock facts are compared; at
+        # another instant, everything, against a view built afresh (a fact that moves with the
+        # clock and is not recomputed shows there).
+        got = view_of(rec, w, self.now)
+        if got is None or not _same(got[1], sketch) or not _same(got[0].paths, view.paths):
+            return None
+        if list(got[0].facts) != list(view.facts) or not all(_same(got[0].facts[k], view.facts[k]) for k in clock_keys):
+            return None
+        later = self.now + dt.timedelta(days=3, seconds=7, microseconds=1234)
+        again = view_of(rec, w, later)
+        want = workload_view(w, wf, later)
+        if again is None or not _same(again[0].facts, want.facts) or not _same(again[0].paths, want.paths):
+            return None
+        return rec
+
+    def _settled(self, ident: list[int]) -> bool:
+        return max(ident[3], ident[4]) < self.settled_before
+
+
+def _float(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(type(value))
+    return float(value)
+
+
+def indexed_run(
+    model: Model, options: Any, keep: Any, only: Needed | None, now: dt.datetime
+) -> tuple[Index | None, Prepared | None, Recorder | None]:
+    """For :func:`policylint.engine.linter.judge`: the index, what it gave (None: today's path) and its recorder.
+
+    Nothing without a cache folder or a rule set. Only a narrowed run (``only``)
+    takes workloads from the index - a whole run measures every workload anyway -
+    and not with ``--diff`` history or when every view is wanted; every cached run
+    records the workloads it viewed from their measurements.
+    """
+    if options.cache_dir is None or options.ruleset is None:
+        return None, None, None
+    try:
+        index = open_index(options.cache_dir, model.root, options.trace_limits, options.gpu_resources)
+    except Exception:  # noqa: BLE001 - no index: today's path, nothing recorded
+        return None, None, None
+    recorder = Recorder(index, now, set())
+    prepared = None
+    if only is not None and options.change is None and not options.all_views:
+        try:
+            prepared = prepare(model, only, now, index, limits=options.trace_limits, cache_dir=options.cache_dir,
+                               jobs=options.jobs)
+        except Exception:  # noqa: BLE001 - an index that cannot be used is no index: today's path
+            prepared = None
+        if prepared is not None:
+            recorder.skip_files.update(f.file for f in prepared.findings)
+    return index, prepared, recorder
