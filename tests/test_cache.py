@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -422,11 +423,8 @@ def test_a_changed_rule_file_is_loaded_again(tmp_path: Path, monkeypatch: pytest
     assert before.params["PL101"]["headroom"] == 0.15 and after.params["PL101"]["headroom"] == 0.25
     # a new rule file in the folder changes the key too
     # (copies of rules have no fix of their own: a `fix:` is only for codes policylint can fix)
-    extra = "\n".join(
-        line for line in (rules / "bands.yaml").read_text().replace("code: PL1", "code: XL1").replace("name: ", "name: x-")
-        .splitlines() if not line.strip().startswith("fix: ")
-    )
-    (rules / "zz-extra.yaml").write_text(extra + "\n")
+    extra = re.sub(r"\n    fix:\n(?:      .*\n)+", "\n", (rules / "bands.yaml").read_text())
+    (rules / "zz-extra.yaml").write_text(extra.replace("code: PL1", "code: XL1").replace("name: ", "name: x-"))
     extended = cache.load_rules_cached([rules], {}, "cfg", folder)
     assert calls == [1, 1] and len(extended.rules) > len(after.rules)
 

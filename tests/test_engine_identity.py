@@ -125,7 +125,7 @@ def test_call_sites_write_the_code_only_and_the_name_comes_from_the_rule_files(s
     written = [(path.name, m.group(0)) for path in sorted((REPO / "policylint").rglob("*.py"))
                for m in pair.finditer(path.read_text(encoding="utf-8"))]
     assert written == []
-    from policylint.engine.ruleset import catalogue
+    from policylint.catalogue import catalogue
 
     _, findings = check_json(small, "--select", "PL0")
     assert {f["code"] for f in findings} == {"PL010", "PL020"}
@@ -159,7 +159,7 @@ def test_rule_file_templates_are_used_or_absent(cohort_repo: Path) -> None:
 
 
 def test_every_builtin_code_the_package_emits_is_in_the_rule_files() -> None:
-    from policylint.engine.ruleset import catalogue
+    from policylint.catalogue import catalogue
 
     emitted = set()
     for path in sorted((REPO / "policylint").rglob("*.py")):
@@ -440,7 +440,7 @@ def test_changed_files_keep_the_scheduler_cluster_finding(
 
 def test_every_code_literal_in_the_package_is_a_declared_rule() -> None:
     """Any "PLnnn" written in the package names a rule of the rule files (the one registry)."""
-    from policylint.engine.ruleset import catalogue
+    from policylint.catalogue import catalogue
 
     written: dict[str, set[str]] = {}
     for path in sorted((REPO / "policylint").rglob("*.py")):
@@ -451,7 +451,7 @@ def test_every_code_literal_in_the_package_is_a_declared_rule() -> None:
 
 
 def test_an_undeclared_code_is_refused_loudly() -> None:
-    from policylint.engine.ruleset import UnknownRuleCode, builtin
+    from policylint.catalogue import UnknownRuleCode, builtin
 
     assert builtin("PL001")[0]
     with pytest.raises(UnknownRuleCode, match="PL999 is not declared"):

@@ -24,7 +24,7 @@ from conftest import EXAMPLES, REPO, replace_once, run_cli
 from test_plans_inputs import day_samples, diurnal, write_trace
 
 from policylint.commands.export import QUOTA_RULES
-from policylint.edit.fixes import FIXABLE
+from policylint.catalogue import fixes
 from policylint.plan import SIZING_RULES
 
 Key = tuple[str, str]  # (code, subject)
@@ -48,7 +48,7 @@ def assert_fixes_converge(root: Path) -> tuple[set[Key], set[Key]]:
     _, err = _sizing(root, "--fix", "--unsafe-fixes")
     unfixed = {(m.group(4), f"{m.group(1)}:{m.group(2)}:{m.group(3)}") for m in map(NOTE.match, err.splitlines()) if m}
     addressed = {
-        _key(f) for f in before if f["code"] in FIXABLE and (f["code"], f"{f['file']}:{f['line']}:{f['column']}") not in unfixed
+        _key(f) for f in before if f["code"] in fixes() and (f["code"], f"{f['file']}:{f['line']}:{f['column']}") not in unfixed
     }
     after, _ = _sizing(root)
     left = {_key(f) for f in after}

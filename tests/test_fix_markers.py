@@ -126,11 +126,32 @@ def test_json_and_sarif_say_how_each_finding_is_fixed(bad: Path) -> None:
 
 
 def test_fixable_rules_are_the_rules_that_declare_a_fix() -> None:
-    from policylint.edit.fixes import FIXABLE as IMPLEMENTED
-    from policylint.engine.ruleset import fix_applicability
+    # Every fix policylint implements (edit/rewrites.py) is named by a rule file, and
+    # every rule file's fix names one of them: neither exists without the other.
+    from policylint.catalogue import fix_applicability, fixes
+    from policylint.edit.rewrites import REWRITES
+    from policylint.resources import load_schema
 
-    assert set(fix_applicability()) == set(IMPLEMENTED)
+    declared = {d.rewrites for d in fixes().values()}
+    assert declared == set(REWRITES)
+    assert set(load_schema("Rule")["$defs"]["rule"]["properties"]["fix"]["properties"]["rewrites"]["enum"]) == set(REWRITES)
     assert set(fix_applicability().values()) <= {"safe", "unsafe", "display-only"}
+    assert fix_applicability() == {"PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL801": "safe"}
+    # of the two rules that rewrite a pool's reservation, PL101 (lowering it) goes first
+    assert [c for c, d in fixes().items() if d.rewrites == "reserved"] == ["PL101", "PL104"]
+
+
+def test_every_fix_function_is_registered() -> None:
+    """A public function of edit/rewrites.py is a fix a rule file can name, or it is not there."""
+    import inspect
+
+    import policylint.edit.rewrites as rewrites
+
+    public = {
+        name for name, f in inspect.getmembers(rewrites, inspect.isfunction)
+        if f.__module__ == rewrites.__name__ and not name.startswith("_")
+    }
+    assert public == {f.__name__ for f in rewrites.REWRITES.values()}
 
 
 def test_rules_and_rule_show_the_fix() -> None:
@@ -157,17 +178,17 @@ def test_a_rule_file_may_not_declare_a_fix_policylint_does_not_have(tmp_path: Pa
 
 def test_the_schema_knows_the_applicabilities(tmp_path: Path) -> None:
     raw = (REPO / "rules" / "bands.yaml").read_text(encoding="utf-8").split("\n  - code: PL102")[0]
-    text = raw.replace("code: PL101", "code: PL901").replace("fix: safe", "fix: sometimes")
+    text = raw.replace("code: PL101", "code: PL901").replace("applicability: safe", "applicability: sometimes")
     (tmp_path / "mine.yaml").write_text(text.replace("name: reserved-above-baseline", "name: my-own-rule"), "utf-8")
     code, _, err = run_cli(["rules", "--rule-dir", str(tmp_path)])
     assert code == 2 and "rules[PL901].fix" in err
 
 
 def test_a_display_only_fix_is_shown_never_written(bad: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import policylint.engine.ruleset
+    import policylint.edit.fix
 
-    declared = {**policylint.engine.ruleset.fix_applicability(), "PL104": "display-only"}
-    monkeypatch.setattr(policylint.engine.ruleset, "fix_applicability", lambda: declared)
+    declared = {**policylint.edit.fix.fix_applicability(), "PL104": "display-only"}
+    monkeypatch.setattr(policylint.edit.fix, "fix_applicability", lambda: declared)
     cluster = bad / "clusters" / "prod-east.yaml"
     code, diff, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", *NOW], cwd=bad)
     assert code == 1 and any(line.startswith("+      reservedGpus: 17  # expect: PL104") for line in diff.splitlines())

@@ -251,12 +251,13 @@ def test_an_edit_saved_during_the_fix_is_not_lost(bad: Path, monkeypatch: pytest
 def test_the_span_must_still_hold_the_old_value(bad: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A fix whose number moved, even in a file read back identical, is refused by the editor."""
     import policylint.edit.fixes as fixes
+    from policylint.edit.fix import Fix
 
     original = fixes.plan
 
     def shifted(*args: Any, **kwargs: Any) -> Any:
         planned, notes = original(*args, **kwargs)
-        return [f if f.at is None else fixes.Fix(**{**f.__dict__, "at": (f.at[0] + 1, f.at[1] + 1)}) for f in planned], notes
+        return [f if f.at is None else Fix(**{**f.__dict__, "at": (f.at[0] + 1, f.at[1] + 1)}) for f in planned], notes
 
     monkeypatch.setattr(fixes, "plan", shifted)
     before = (bad / PROD_EAST).read_bytes()

@@ -18,13 +18,14 @@ import pytest
 from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
-from policylint.measure.integrity.checks import cold_start_floor, gpu_memory_contradicts_model, loosened_options
+from policylint.measure.integrity.checks import cold_start_floor, gpu_memory_contradicts_model
 from policylint.measure.integrity.copies import SKETCH_SIZE, near_copies, run_sketch, sketch_similarity
 from policylint.measure.integrity.facts import trace_facts
 from policylint.measure.integrity.plausibility import model_memory_gib
 from policylint.measure.integrity.resolution import JUMP_SHARE, jump_block
 from policylint import traces
 from policylint.resources import rules_dir
+from policylint.engine.loosened import loosened_options
 from policylint.engine.ruleset import load_rules
 
 TRACES = FIXTURES / "_traces"

@@ -16,6 +16,8 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
+from policylint.catalogue import catalogue
+
 NAME = "completion"
 HELP = "print a shell completion script (bash, zsh or fish)"
 DESCRIPTION = (
@@ -62,8 +64,6 @@ def _choices(action: argparse.Action) -> list[str]:
 
 def rule_names() -> list[tuple[str, str]]:
     """(code, name) of every bundled rule, by code: what rule arguments complete to."""
-    from policylint.engine.ruleset import catalogue
-
     return sorted((code, name) for code, (name, _) in catalogue().items())
 
 

@@ -6,7 +6,10 @@ optional ``_at`` (a fact name or a document path tuple) saying where the
 finding belongs, and optional ``_figures`` (measured, allowed) when the
 problem compares numbers (the baseline records them). The engine adds code,
 severity and location. Rule files can
-only *name* a function listed in :data:`CHECKS`; they never carry code.
+only *name* a function listed in :data:`CHECKS`; they never carry code. The
+message variables a function returns are declared beside the name, in the
+rule's ``provides:`` (read through :func:`policylint.catalogue.check_variables`);
+the suite runs every check and holds what it returns to that declaration.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policylint.measure.integrity.checks import CHECK_VARIABLES as INTEGRITY_CHECK_VARIABLES
 from policylint.measure.integrity.checks import CHECKS as INTEGRITY_CHECKS
 from policylint.measure.sources.provenance import pull_query_changed, pull_stale
 
@@ -417,28 +419,3 @@ CHECKS: dict[str, CheckFunction] = {
     "vram_exceeds_memory": vram_exceeds_memory,
 }
 CHECKS.update(INTEGRITY_CHECKS)  # the integrity stage's own (policylint.measure.integrity.checks)
-
-
-#: Variables each check function adds to the message context.
-CHECK_VARIABLES: dict[str, set[str]] = {
-    "declared_bands_drift": {"band", "declared", "computed", "drift"},
-    "priority_inflation": {"tight", "total", "share"},
-    "proposal_exceeds_shortfall": {
-        "pool", "gpus", "reserved", "baseline_gpus", "baseline_pooling", "shortfall", "allowed",
-        "pool_proposed_gpus", "split_note",
-    },
-    "proposal_for_unmeasured_pool": {"pool", "gpus", "pool_workloads"},
-    "tolerance_spread": {"spread"},
-    "tolerance_evidence_uncheckable": {"reason"},
-    "queue_depth_short": {"depth_needed", "short_workloads"},
-    "queue_cannot_absorb": {"queue_wait", "over_workloads", "over_count", "queue_note"},
-    "queue_wait_below_tolerance": {"longest_tolerance", "cut_workloads", "rejected_share"},
-    "queue_limit_tighter_than_tolerance": {"longest_tolerance", "cut_workloads", "rejection_known"},
-    "realtime_mixed": {"realtime_workloads", "queue_tolerant_workloads"},
-    "pull_query_changed": {"trace", "reason"},
-    "pull_stale": {"trace", "pulled_at", "pull_age_days"},
-    "exclusions_shape_series": {"reasons", "demand_note"},
-    "trace_coarser_than_step": {"real_step", "declared_step", "cold_start"},
-    "vram_exceeds_memory": {"physical_gib", "gpus"},
-    **INTEGRITY_CHECK_VARIABLES,
-}

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from policylint.catalogue import builtin
 from policylint.errors import PolicylintError
 from policylint.finding import Finding
 from policylint.model.load.comments import source_comments
@@ -129,8 +130,6 @@ class SuppressionScan:
 
 def _meta(file: str, line: int, column: int, code: str, message: str, hint: str = "") -> Finding:
     """A finding about a suppression comment; name and severity come from the rule catalogue."""
-    from policylint.engine.ruleset import builtin
-
     rule_name, severity = builtin(code)
     return Finding(file=file, line=line, column=column, code=code, name=rule_name, severity=severity, message=message, hint=hint)
 

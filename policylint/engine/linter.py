@@ -15,6 +15,7 @@ from pathlib import Path
 
 from policylint.errors import PolicylintError
 from policylint.finding import Finding, Severity, sort_findings
+from policylint.engine.loosened import loosened_options
 from policylint.model.load import (
     Document,
     LoadLimits,
@@ -350,7 +351,6 @@ def judge(
 def _gate_facts(views: list[View], options: LintOptions) -> None:
     """Each cluster view learns how the run's configuration loosens the rule pack (PL977)."""
     from policylint.model.config import CONFIG_NAMES, read_config_file
-    from policylint.measure.integrity.checks import loosened_options
 
     settings: dict[str, Any] = {}
     home = options.repository or options.root

@@ -17,7 +17,7 @@ from policylint.finding import Severity
 #: anchor); {code} (lower case) and {name} are filled in.
 DOCS_URL = "https://github.com/policylint/policylint/blob/main/docs/rules.md#{code}-{name}"
 
-#: How ``check --fix`` may apply a rule's fix (``fix:`` in a rule file), as in ruff:
+#: How ``check --fix`` may apply a rule's fix (``fix: applicability:`` in a rule file), as in ruff:
 #: ``safe`` fixes are applied by ``--fix``; ``unsafe`` ones raise capacity and wait for
 #: ``--unsafe-fixes``; ``display-only`` fixes are shown by ``--fix-dry-run`` and never written.
 FIX_APPLICABILITY = ("safe", "unsafe", "display-only")
@@ -73,7 +73,8 @@ class Rule:
     require: dict[str, Any] = field(default_factory=dict)
     check: str | None = None
     builtin: bool = False  # emitted by the pipeline (load/validate/resolve), not evaluated
-    #: how ``check --fix`` may apply the rule's fix (one of :data:`FIX_APPLICABILITY`); None: no fix
+    #: how ``check --fix`` may apply the rule's fix (one of :data:`FIX_APPLICABILITY`); None: no fix.
+    #: The rest of the declaration (what it rewrites, its order) is read by :func:`policylint.catalogue.fixes`.
     fix: str | None = None
 
     @property

@@ -3,20 +3,23 @@
 Rule files are YAML validated against ``schemas/rule.schema.json``; then every
 rule's condition is checked: facts named in ``needs``/``when``/``require``/
 ``at`` and in message placeholders must exist for the rule's subject, cerberus
-must accept the schemas, ``check`` must name a registered function, parameter
-defaults must fit their declared type. Any problem stops the run with one
+must accept the schemas, ``check`` must name a registered function (whose
+message variables the bundled rules declare under ``provides:``), a ``fix`` must
+be the bundled rule's own, parameter defaults must fit their declared type.
+What the bundled files declare is read by :mod:`policylint.catalogue`, which
+the steps below the engine use too. Any problem stops the run with one
 message naming the file and the rule key (exit 2).
 """
 
 from __future__ import annotations
 
-import functools
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from policylint.catalogue import FixDeclaration, check_variables, fixes
 from policylint.errors import PolicylintError
 from policylint.finding import Severity
 from policylint.engine.rule import Param, Rule
@@ -27,68 +30,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "boolean": (bool,),
 }
-
-
-@functools.cache
-def _bundled() -> dict[str, dict[str, Any]]:
-    """Code -> the raw entry of every bundled rule (read once per process, not validated)."""
-    import yaml
-
-    from policylint.resources import rules_dir
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    out: dict[str, dict[str, Any]] = {}
-    for path in sorted(rules_dir().glob("*.y*ml")):
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
-        for raw in (data or {}).get("rules", []):
-            out[str(raw["code"])] = raw
-    return out
-
-
-@functools.cache
-def fix_applicability() -> dict[str, str]:
-    """Code -> how ``check --fix`` may apply the fix (``safe``, ``unsafe``, ``display-only``), from the rule files.
-
-    The rule files' ``fix:`` key is the one declaration; :mod:`policylint.edit.fixes`
-    reads it to decide what ``--fix`` writes, and the reporters to mark fixable findings.
-    """
-    return {code: str(raw["fix"]) for code, raw in _bundled().items() if raw.get("fix")}
-
-
-@functools.cache
-def catalogue() -> dict[str, tuple[str, Severity]]:
-    """Code -> (name, default severity) of every bundled rule, read from the rule files.
-
-    The steps that emit built-in findings (load, validate, resolve, measure,
-    schedulers, filter) take a rule's name and severity from here instead of
-    writing them out, so the rule files stay the one source. Only the two keys
-    are read (no validation): the loader's cost must stay small on runs that
-    never load the full rule set. Severity overrides of a run are applied later,
-    by the filter step, from the configured :class:`RuleSet`.
-    """
-    return {code: (str(raw["name"]), Severity.parse(str(raw["severity"]))) for code, raw in _bundled().items()}
-
-
-def builtin(code: str) -> tuple[str, Severity]:
-    """(name, default severity) of a bundled rule.
-
-    The rule files are the one registry of codes: a code missing from them is a
-    bug in policylint, refused loudly (:class:`UnknownRuleCode`) rather than
-    reported under an invented name and severity. The suite checks every code the
-    package emits against the rule files, so the refusal is never a user's problem.
-    """
-    try:
-        return catalogue()[code]
-    except KeyError:
-        raise UnknownRuleCode(code) from None
-
-
-class UnknownRuleCode(LookupError):
-    """A finding was emitted under a code no bundled rule file declares (a bug, not bad input)."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(f"{code} is not declared in any bundled rule file (rules/*.yaml)")
-        self.code = code
 
 
 def _load_file(path: Path) -> list[dict[str, Any]]:
@@ -204,11 +145,10 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
     builtin = bool(raw.get("builtin", False))
     subject = raw["subject"]
     if raw.get("fix") is not None:
-        from policylint.edit.fixes import FIXABLE
-
-        if code not in FIXABLE:
-            # the applicability of a fix nobody wrote: --fix would promise what it cannot do
-            raise fail("fix", f"policylint has no fix for {code} (fixes exist for {', '.join(sorted(FIXABLE))})")
+        fixable = fixes()
+        if raw["fix"] != _fix_entry(fixable.get(code)):
+            # a fix nobody wrote, or one other than the bundled rule's: --fix would promise what it cannot do
+            raise fail("fix", f"policylint has no fix for {code} (fixes exist for {', '.join(sorted(fixable))})")
     if builtin and subject != "document":
         raise fail("builtin", "built-in rules must have subject 'document'")
     if builtin:
@@ -249,9 +189,11 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
                     raise fail(key, f"invalid condition: {exc}") from None
         allowed = known | set(params) | {"subject"}
         if check:
-            from policylint.engine.checks import CHECK_VARIABLES
-
-            allowed |= CHECK_VARIABLES.get(check, set())
+            provided = check_variables().get(check, frozenset())
+            if "provides" in raw and set(raw["provides"]) != provided:
+                listed = ", ".join(sorted(provided)) or "nothing"
+                raise fail("provides", f"check function '{check}' provides {listed} (as the bundled rules declare)")
+            allowed |= provided
         for key in ("message", "hint"):
             try:
                 names = _placeholders(raw.get(key, ""))
@@ -278,8 +220,15 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
         require=dict(raw.get("require") or {}),
         check=raw.get("check"),
         builtin=builtin,
-        fix=raw.get("fix"),
+        fix=raw["fix"]["applicability"] if raw.get("fix") else None,
     )
+
+
+def _fix_entry(declared: FixDeclaration | None) -> dict[str, Any] | None:
+    """A bundled fix declaration as the rule file writes it (None: the rule has no fix)."""
+    if declared is None:
+        return None
+    return {"applicability": declared.applicability, "rewrites": declared.rewrites, "order": declared.order}
 
 
 @dataclass

@@ -28,5 +28,5 @@ whole arrays: arrays and plain metadata in, a dict of plain facts out. The dict 
 stored with the workload's facts (and cached with them), and the views turn it into
 the facts rules read, declared in :mod:`~policylint.measure.integrity.catalogue`.
 :mod:`~policylint.measure.integrity.checks` holds the integrity rules' check
-functions and the gate's own loosening (PL977).
+functions.
 """

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint import API_VERSION
+from policylint.catalogue import builtin
 from policylint.finding import Finding, Severity, Subject
 from policylint.model.load.positions import DocPath, PositionIndex, pointer
 
@@ -76,8 +77,6 @@ class Document:
         gives ``rule`` - the (name, severity) of the rule it loaded, which may
         be a team's own rule the catalogue does not hold.
         """
-        from policylint.engine.ruleset import builtin
-
         p = tuple(path)
         line, col = self.positions.locate(p)
         rule_name, default = builtin(code) if rule is None else rule
@@ -126,8 +125,6 @@ class SourceFile:
         self, code: str, message: str, line: int = 1, column: int = 1, hint: str = "", doc_index: int = 0
     ) -> Finding:
         """A built-in finding at a line of this file; its name and severity come from the rule catalogue."""
-        from policylint.engine.ruleset import builtin
-
         rule_name, severity = builtin(code)
         return Finding(
             file=self.display,

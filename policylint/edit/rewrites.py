@@ -1,0 +1,166 @@
+"""The fixes policylint implements: which number each rewrites, and to what.
+
+A rule's ``fix: rewrites:`` names one of :data:`REWRITES`; the planner
+(:func:`policylint.edit.fixes.plan`) makes the fixes of one pool together:
+
+- ``reserved`` (PL101 reserved above the pooled baseline, PL104 reserved +
+  proposed below it): ``reservedGpus`` := pooled baseline - the GPUs the pool's
+  proposals ask (``proposed_gpus``, the fact PL104 judges), counting each
+  request to be lowered at one GPU - so that reserved + proposed is what the
+  rules require after the fix;
+- ``capacity`` (PL102 reserved + elastic above the pooled daily band):
+  ``elastic.maxGpus`` := daily - reserved (the reserved figure after this run's
+  fixes), at least 0; a reservation that moves without PL102 keeps reserved +
+  elastic where it was;
+- ``requests`` (PL801 a proposal asks beyond the shortfall): the reported
+  requests of a pool share pooled baseline - reserved (after this run's fixes) -
+  the other requests.
+
+A Kueue ClusterQueue is fixed through its GPU ``nominalQuota`` (reserved =
+nominal - lendingLimit inside a cohort, so the lending limit is kept) and its
+``borrowingLimit``; a Volcano Queue through ``guarantee`` and ``capability``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from policylint.edit.fix import Fix, make_fix, number
+from policylint.model import pool_capacity
+
+if TYPE_CHECKING:
+    from policylint.finding import Finding
+    from policylint.model import Pool
+    from policylint.engine.views import View
+
+
+def reservation_fix(code: str, pool: Pool, view: View, asks: list[tuple[Finding, View, int, int]]) -> tuple[Fix | None, str]:
+    """PL101 / PL104: reserved := pooled baseline - what the pool's proposals will ask after this run.
+
+    ``proposed_gpus`` is the fact PL104 adds to the reservation; the requests PL801
+    reports (``asks``) will be lowered, to one GPU each at least, so the reservation
+    counts them at one each - owned GPUs are kept before GPUs still to be bought.
+    """
+    f = view.facts
+    fixable = sum(gpus for *_, gpus in asks)
+    kept = int(f["proposed_gpus"]) - fixable + len(asks)
+    target = max(0, int(f["baseline_gpus"]) - kept)
+    if code == "PL104":
+        # reserved + proposed is below the baseline: raise the reservation to close the gap
+        target = max(target, int(f["reserved_gpus"]))
+    origin = pool.origin
+    if origin == "policylint":
+        return make_fix(code, view, (*pool.doc_path, "reservedGpus"), target)
+    path = pool.place("reserved")
+    if origin == "kueue" and path[-1:] == ("nominalQuota",):
+        # reserved = nominalQuota - lendingLimit inside a cohort: keep what it lends, move the nominal quota
+        lending = (pool.scheduler.get("lending_limit") or 0) if pool.scheduler.get("cohort") else 0
+        if number(view, path) != pool.scheduler.get("nominal"):
+            return None, "the flavor's GPU quota is split over several resources; edit it by hand"
+        fix, note = make_fix(code, view, path, target + lending)
+        return (None, note) if fix is None else (replace(fix, reserved=target), "")
+    if origin == "volcano" and path[:3] == ("spec", "guarantee", "resource") and len(path) == 4:
+        return make_fix(code, view, path, target)
+    return None, "the reserved GPUs are not written as one number; add them by hand"
+
+
+def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool) -> tuple[Fix | None, str, bool]:
+    """The elastic number that gives the pool its capacity once ``reserved`` GPUs are reserved.
+
+    ``keep``: the capacity stays what it is (a reservation moved, capacity was not
+    reported); else it becomes the pooled daily band (PL102). Returns (fix or None,
+    note, refused): ``refused`` when the reservation must not move - the capacity
+    would fall below both what it was and the daily band, with nothing elastic to
+    write that could carry the difference.
+    """
+    f = view.facts
+    daily, capacity = int(f["daily_gpus"]), int(f["capacity_gpus"])
+    elastic = max(0, (capacity if keep else daily) - reserved)
+    origin = pool.origin
+    path = pool.place("capacity")
+    new: int
+    if origin == "policylint" and "maxGpus" in (pool.spec.get("elastic") or {}):
+        path, new = (*pool.doc_path, "elastic", "maxGpus"), elastic
+    elif origin == "kueue" and path[-1:] == ("borrowingLimit",):
+        new = elastic
+    elif origin == "volcano" and path[:2] in (("spec", "capability"), ("spec", "deserved")):
+        if keep:
+            return None, "", False  # capability (or deserved) holds the capacity whatever the guarantee
+        new = pool_capacity(reserved, elastic)
+    else:
+        # nothing elastic to write: the capacity is the reservation (plus what a cohort lends)
+        after = reserved + (int(f["elastic_gpus"] or 0) if origin == "kueue" else 0)
+        if after < min(capacity, daily):
+            return None, (
+                f"a reservation of {reserved} would leave {after} GPUs for a pooled daily band of {daily} and there is"
+                f" no elastic limit to carry the rest; add elastic capacity of {min(capacity, daily) - after} GPUs,"
+                " then lower the reservation"
+            ), True
+        if keep or after <= daily:
+            return None, "", False  # the reservation alone brings capacity within the band
+        if origin == "policylint":
+            return None, "no elastic.maxGpus to lower; lower the reservation", False
+        if origin == "kueue":
+            return None, f"borrowing from the cohort is unlimited; add borrowingLimit: {elastic} to the GPU resource", False
+        return None, f"no capability to lower; add capability {reserved + elastic} for the GPU resource", False
+    old = number(view, path)
+    if not keep and old is not None and new >= old and reserved == int(f["reserved_gpus"]):
+        if reserved > daily:
+            return None, "reserved GPUs alone exceed the daily band; lower the reservation", False
+        return None, "", False  # the reservation's fix brings capacity within the band
+    if old == new:
+        return None, "", False
+    fix, note = make_fix(code, view, path, new)
+    return fix, note, False
+
+
+def request_fixes(asks: list[tuple[Finding, View, int, int]], reserved: int | None) -> tuple[list[Fix], list[str]]:
+    """PL801: the reported requests of one pool share the shortfall left after this run's reservation.
+
+    The shortfall is the pool's baseline minus its reservation (after its fix) minus
+    the requests that stay as written; the reported requests get it in order, each
+    at most what it asks now. When it cannot give each of them a GPU, none is
+    lowered: the pool's proposals are judged together, so only dropping requests
+    helps, and that is the user's edit.
+    """
+    if not asks:
+        return [], []
+    _, view0, index0, _ = asks[0]
+    req0 = view0.facts["requests"][index0]
+    baseline = req0["baseline_gpus"]
+    if reserved is None:
+        reserved = req0["reserved"]
+    fixable = sum(gpus for *_, gpus in asks)
+    others = int(req0.get("pool_proposed_gpus") or fixable) - fixable
+    left = int(baseline) - int(reserved) - others
+    notes: list[str] = []
+    if left < len(asks):
+        for finding, *_ in asks:
+            notes.append(
+                f"{finding.file}:{finding.line}:{finding.column}: {finding.code}: no fix (the pool needs no more GPUs"
+                + (": drop this request)" if len(asks) == 1 else f" than {max(0, left)} across {len(asks)} requests: drop requests)")
+            )
+        return [], notes
+    fixes: list[Fix] = []
+    for i, (finding, view, index, gpus) in enumerate(asks):
+        share = min(gpus, left - (len(asks) - 1 - i))
+        left -= share
+        if share != gpus:
+            fix, note = make_fix(finding.code, view, ("spec", "requests", index, "gpus"), share)
+            if fix is not None:
+                fixes.append(replace(fix, origin=finding.key()))
+            if note:
+                notes.append(f"{finding.file}:{finding.line}:{finding.column}: {finding.code}: no fix ({note})")
+    return fixes, notes
+
+
+
+#: The fixes policylint implements, by the name a rule file's ``fix: rewrites:`` gives
+#: (the enum of ``schemas/rule.schema.json``); a test holds the three to one set.
+REWRITES: dict[str, Callable[..., Any]] = {
+    "reserved": reservation_fix,
+    "capacity": capacity_fix,
+    "requests": request_fixes,
+}

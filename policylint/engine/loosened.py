@@ -1,0 +1,100 @@
+"""PL977's fact: how a repository's configuration loosens the rule pack (the integrity of the gate).
+
+A configuration can quietly lower the bar the plans are judged by: an option set
+looser than its documented default, a severity lowered, a rule ignored for the
+whole repository or for some files. This reads the rule set in force and the
+repository's own configuration file and writes each loosening as one sentence;
+the linter hands them to every cluster view (``loosened_options``). It judges a
+rule set, so it belongs to the engine, not to the measurements.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from policylint.catalogue import catalogue
+from policylint.finding import Severity
+
+if TYPE_CHECKING:
+    from policylint.engine.ruleset import RuleSet
+
+
+#: Rule options whose looser setting is the lower one (the rest: max_*, tolerance, headroom and
+#: margins loosen upward; min_* downward; text options loosen by any change).
+_LOOSER_DOWN = {"tight_seconds", "latency_seconds", "realtime_seconds"}
+_LOOSER_UP = {"min_workloads", "queue_tolerant_seconds"}
+
+
+def _looser(name: str, default: Any, value: Any) -> bool | None:
+    """True when ``value`` loosens option ``name`` against ``default``; None when no direction is known."""
+    if value == default:
+        return False
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(default, (int, float)):
+        return None
+    if name in _LOOSER_UP:
+        return value > default
+    if name in _LOOSER_DOWN:
+        return value < default
+    if name.startswith("min_"):
+        return value < default
+    return value > default
+
+
+def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> list[str]:
+    """Integrity of the gate: the loosening a configuration applies to the rule pack, as sentences.
+
+    ``ruleset`` holds the options and severities in force; ``config`` is the
+    repository's own configuration file as read (its ``rules``, ``ignore``, ``select``,
+    ``extend-select`` and ``per-file-ignores``), so a configuration is judged even when
+    the run that reads it used other options. A ``--select`` or ``--ignore`` given on
+    the command line is not reported: it is written in the CI job, where a reviewer sees it.
+    """
+    config = config or {}
+    bundled = catalogue()
+    found: dict[tuple[str, str], str] = {}
+    merged: dict[str, dict[str, Any]] = {code: dict(values) for code, values in ruleset.params.items()}
+    severities = {code: rule.severity for code, rule in ruleset.rules.items()}
+    rules_cfg = config.get("rules")
+    settings: dict[str, Any] = rules_cfg if isinstance(rules_cfg, dict) else {}
+    for key, values in settings.items():
+        rule = ruleset.find(str(key)) if isinstance(values, dict) else None
+        if rule is None:
+            continue
+        for name, value in values.items():
+            if name == "severity":
+                try:
+                    severities[rule.code] = Severity.parse(str(value))
+                except ValueError:  # an unreadable severity is the configuration loader's error
+                    continue
+            elif name in rule.params:
+                merged.setdefault(rule.code, {})[name] = value
+
+    def codes(selectors: Any) -> set[str]:
+        if not isinstance(selectors, list):
+            return set()
+        return {r.code for sel in selectors for r in ruleset.matches(str(sel))}
+
+    ignored = codes(config.get("ignore"))
+    if isinstance(config.get("select"), list):
+        chosen = codes(config.get("select")) | codes(config.get("extend-select"))
+        ignored |= {code for code, rule in ruleset.rules.items() if not rule.builtin and code not in chosen}
+    per_file_cfg = config.get("per-file-ignores")
+    per_file: dict[str, Any] = per_file_cfg if isinstance(per_file_cfg, dict) else {}
+    for code in sorted(ruleset.rules):
+        rule = ruleset.rules[code]
+        for name, param in rule.params.items():
+            value = merged.get(code, {}).get(name, param.default)
+            looser = _looser(name, param.default, value)
+            if looser or looser is None:
+                how = "looser than" if looser else "changed from"
+                found[(code, name)] = f"{code} {name} = {value!r}, {how} its default {param.default!r}"
+        default = bundled.get(code, (None, None))[1]
+        now = severities.get(code)
+        if default is not None and now is not None and now < default:
+            found[(code, "severity")] = f"{code} reports as {now.label}, not {default.label}"
+        if code in ignored:
+            found[(code, "ignore")] = f"{code} ({rule.name}) is ignored"
+        globs = sorted(str(g) for g, sel in per_file.items() if code in codes(sel))
+        if globs:
+            found[(code, "per-file")] = f"{code} ({rule.name}) is ignored in {', '.join(globs)}"
+    return [found[k] for k in sorted(found)]
