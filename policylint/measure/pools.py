@@ -11,9 +11,9 @@ pool need not bring their series.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from policylint import cache
 from policylint.cache import pooled as pooled_cache
@@ -27,9 +27,22 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from policylint.cache.pooled import PoolSum
-    from policylint.engine.scope import Needed
     from policylint.measure.pooled import GridSpec, PooledReport, PoolMember
     from policylint.model import Model, Pool, Workload
+
+
+class Needed(Protocol):
+    """The part of a model a narrowed run measures: workloads by name, pools by ``cluster/pool``.
+
+    Plain names, so that the measuring step need not know the engine that works
+    them out (:func:`policylint.engine.scope.needed` gives one).
+    """
+
+    @property
+    def workloads(self) -> Collection[str]: ...
+
+    @property
+    def pools(self) -> Collection[str]: ...
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 from policylint import cache
 from policylint.finding import Finding
 from policylint.measure import WorkloadFacts, parallel
-from policylint.measure.pools import CachedPool, cached_pools
+from policylint.measure.pools import CachedPool, Needed, cached_pools
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from policylint.engine.scope import Needed
     from policylint.model import Model
     from policylint.traces import TraceLimits
 
