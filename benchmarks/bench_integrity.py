@@ -4,9 +4,10 @@ For every trace given (default: the good example's 92-day, 5-minute traces) it r
 the series once with policylint's reader, then times ``trace_facts`` on it (best of
 ``--rounds`` runs of ``--number`` calls) and ``pyarrow.csv.read_csv`` of the file (the
 reference reader), and prints both with their ratio. ``--against`` names another
-version's ``integrity.py`` (e.g. ``git show BASE:policylint/measure/integrity.py >
-/tmp/old_integrity.py``), timed in the same run on the same series so that before and
-after are side by side under one load; its facts are compared with this tree's too.
+version's integrity stage as one file - a version from before the stage became a
+package (e.g. ``git show BASE:policylint/measure/integrity.py > /tmp/old_integrity.py``)
+- timed in the same run on the same series so that before and after are side by side
+under one load; its facts are compared with this tree's too.
 Figures are ratios for reading, never asserted anywhere.
 
     python benchmarks/bench_integrity.py [--against /tmp/old_integrity.py] [TRACE ...]
@@ -51,14 +52,14 @@ def best(call: object, number: int, rounds: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=Path, help="CSV traces (default: examples/good's traces)")
-    parser.add_argument("--against", type=Path, help="another version's integrity.py, timed beside this one")
+    parser.add_argument("--against", type=Path, help="another version's single-file integrity module, timed beside this one")
     parser.add_argument("--number", type=int, default=5, help="calls per run (default 5)")
     parser.add_argument("--rounds", type=int, default=3, help="runs per figure, the best kept (default 3)")
     args = parser.parse_args()
 
     import pyarrow.csv
 
-    from policylint.measure import integrity
+    from policylint.measure.integrity import trace_facts
     from policylint.readers import read_series
 
     traces = args.traces or sorted((ROOT / "examples" / "good" / "measurements" / "traces").glob("*.csv"))
@@ -73,14 +74,14 @@ def main() -> None:
         s = read_series(path)
         step = float(s.step_seconds)
         arrow = best(lambda: pyarrow.csv.read_csv(path), args.number, args.rounds)
-        ours = best(lambda: integrity.trace_facts(s.times, s.values, s.valid, step), args.number, args.rounds)
+        ours = best(lambda: trace_facts(s.times, s.values, s.valid, step), args.number, args.rounds)
         totals[0] += arrow
         totals[1] += ours
         line = f"{path.name:<28} {s.values.size:>8,} {arrow * 1e3:>7.2f}ms {ours * 1e3:>8.2f}ms {ours / arrow:>5.2f}x"
         if other is not None:
             theirs = best(lambda: other.trace_facts(s.times, s.values, s.valid, step), args.number, args.rounds)
             totals[2] += theirs
-            same = repr(integrity.trace_facts(s.times, s.values, s.valid, step)) == repr(
+            same = repr(trace_facts(s.times, s.values, s.valid, step)) == repr(
                 other.trace_facts(s.times, s.values, s.valid, step)
             )
             line += f" {theirs * 1e3:>7.2f}ms {theirs / arrow:>5.2f}x {theirs / ours:>7.1f}x  {'yes' if same else 'NO'}"

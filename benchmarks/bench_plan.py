@@ -99,7 +99,7 @@ def make_repo(dest: Path, n: int, tolerance: float, seed: int = 7) -> Path:
 
 def measured(repo: Path) -> tuple[Any, Any, Any]:
     """The repository's model, measured facts and rule thresholds, as ``plan`` gets them."""
-    from policylint.measure import measure
+    from policylint.measure.run import measure
     from policylint.plan import Thresholds
     from policylint.session import Session
 
@@ -126,7 +126,7 @@ def median_time(fn: Any, rounds: int) -> tuple[float, float]:
 
 def case(n: int, args: argparse.Namespace) -> None:
     from policylint import plan as planning
-    from policylint.measure import pool_cold_start
+    from policylint.measure.cold_start import pool_cold_start
     from policylint.measure.pooled import GpuMember, pool_series
 
     with tempfile.TemporaryDirectory(prefix="bench-plan-") as tmp:

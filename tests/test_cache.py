@@ -23,8 +23,9 @@ from policylint.cache import measurements as measure_cache
 from policylint.cache import store
 from policylint.engine.linter import LintOptions, lint
 from policylint.engine.ruleset import load_rules_cached
-from policylint.measure import CachedPool, measure, measure_pool, measure_pools
 from policylint.measure.facts import PoolFacts, WorkloadFacts
+from policylint.measure.pools import CachedPool, measure_pool, measure_pools
+from policylint.measure.run import measure
 from policylint.model import Model
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
@@ -303,40 +304,40 @@ def test_two_concurrent_runs_share_one_cache_folder(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("example", ["clean", "bad"])
 def test_jobs_give_the_same_result_as_one_process(example: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from policylint import measure as measure_module
+    from policylint.measure import parallel
 
-    parallel: list[int] = []
-    real = measure_module._measure_parallel
+    started: list[int] = []
+    real = parallel.measure_parallel
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         out = real(*args, **kwargs)
-        parallel.append(len(out))
+        started.append(len(out))
         return out
 
-    monkeypatch.setattr(measure_module, "_measure_parallel", spy)
+    monkeypatch.setattr(parallel, "measure_parallel", spy)
     # these repositories hold fewer workloads than make processes pay; force them here
-    monkeypatch.setattr(measure_module, "PARALLEL_MIN_WORKLOADS", 2)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORKLOADS", 2)
     target = target_of(example)
     one = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
-    assert parallel == []
+    assert started == []
     two = run_cli(["check", target, "--format", "json", "--no-cache", "--jobs", "2", *WHEN])
     assert one == two
-    assert len(parallel) == 1 and parallel[0] >= measure_module.PARALLEL_MIN_WORKLOADS
+    assert len(started) == 1 and started[0] >= parallel.PARALLEL_MIN_WORKLOADS
 
 
 def test_a_parallel_cold_run_hashes_new_traces_in_its_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Traces without a digest record are hashed by the worker that measures them: same report, same entries."""
-    from policylint import measure as measure_module
+    from policylint.measure import parallel
 
     rekeyed: list[frozenset[str]] = []
-    real = measure_module._measure_parallel
+    real = parallel.measure_parallel
 
     def spy(model, names, keys, rekey, *rest):  # type: ignore[no-untyped-def]
         rekeyed.append(rekey)
         return real(model, names, keys, rekey, *rest)
 
-    monkeypatch.setattr(measure_module, "_measure_parallel", spy)
-    monkeypatch.setattr(measure_module, "PARALLEL_MIN_WORKLOADS", 2)
+    monkeypatch.setattr(parallel, "measure_parallel", spy)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORKLOADS", 2)
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "c"))
     repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
     traces = list(repo.joinpath("measurements").rglob("*.*"))
@@ -632,7 +633,7 @@ def test_a_warm_run_takes_each_pools_sum_from_the_cache(tmp_path: Path, monkeypa
     assert len(pool_entries(folder)) == len(MINI_POOLS)
     calls = count_reads(monkeypatch)
     for summing in ("measure_pool", "_measure_pool", "_update_pool"):
-        monkeypatch.setattr(f"policylint.measure.{summing}", lambda *a: pytest.fail("a cached pool was summed again"))
+        monkeypatch.setattr(f"policylint.measure.pools.{summing}", lambda *a: pytest.fail("a cached pool was summed again"))
     cached, facts, warm = pooled_run(model, folder)
     assert calls == []
     assert all(c.facts is not None for c in cached.values())
@@ -649,10 +650,10 @@ def test_a_changed_member_misses_its_pools_entry(tmp_path: Path, monkeypatch: py
     lines = trace.read_text().splitlines()
     trace.write_text("\n".join([lines[0], *(f"{t},{int(v) * 2}" for t, v in (x.split(",") for x in lines[1:]))]) + "\n")
     model = model_of(repo)
-    from policylint import measure as measure_mod
+    from policylint.measure import pools
 
     summed: list[str] = []
-    real, update = measure_mod._measure_pool, measure_mod._update_pool
+    real, update = pools._measure_pool, pools._update_pool
 
     def counting(pool: Any, *args: Any) -> Any:
         summed.append(pool.name)
@@ -662,8 +663,8 @@ def test_a_changed_member_misses_its_pools_entry(tmp_path: Path, monkeypatch: py
         summed.append(pool.name)  # summed again, from its kept sum and the changed member only
         return update(pool, *args)
 
-    monkeypatch.setattr(measure_mod, "_measure_pool", counting)
-    monkeypatch.setattr(measure_mod, "_update_pool", updating)
+    monkeypatch.setattr(pools, "_measure_pool", counting)
+    monkeypatch.setattr(pools, "_update_pool", updating)
     cached, _, after = pooled_run(model, folder)
     assert set(summed) == {"serving"}  # the pool of the changed workload, and no other
     serving = next(q for q in after if q.endswith("/serving"))

@@ -101,7 +101,7 @@ _OPTIONS = {
 
 def _bands_args(workload: Any) -> list[str] | None:
     """``bands`` arguments that read and analyse the workload's trace as ``check`` does; None when they cannot."""
-    from policylint.measure import effective_cold_start
+    from policylint.measure.cold_start import effective_cold_start
 
     ref = workload.measurements.get("concurrency")
     conc = workload.spec.get("concurrency") or {}
@@ -135,7 +135,7 @@ def _bands_args(workload: Any) -> list[str] | None:
 
 
 def _gpu_args(workload: Any, trace_unit: str) -> list[str]:
-    from policylint.measure import gpu_conversion
+    from policylint.measure.conversion import gpu_conversion
 
     if trace_unit == "gpus":
         return []

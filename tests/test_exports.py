@@ -285,7 +285,7 @@ def test_unknown_aggregate_is_an_error(tmp_path: Path) -> None:
 def test_check_reads_a_long_table_by_key(tmp_path: Path) -> None:
     """A declaration's key block reaches the reader: the pods' sum is the concurrency."""
     from policylint.engine.linter import LintOptions, lint
-    from policylint.measure import measure
+    from policylint.measure.run import measure
 
     repo = _repo(tmp_path, mini=True)
     trace = repo / "measurements/traces/chat-assistant.csv"
@@ -345,7 +345,7 @@ def test_prometheus_series_aggregate_and_select_by_label(tmp_path: Path) -> None
 
 def test_residency_per_pod_from_two_prometheus_exports(tmp_path: Path) -> None:
     """DCGM framebuffer (MiB) and utilisation (%) per pod, each from its own query_range answer."""
-    from policylint.measure import _vram_trace
+    from policylint.measure.vram import vram_trace
     from policylint.model import MeasurementRef
 
     fb = _prometheus(tmp_path, "fb.json", "DCGM_FI_DEV_FB_USED", {"a": [40960] * 4 + [0] * 2, "b": [20480] * 6})
@@ -359,7 +359,7 @@ def test_residency_per_pod_from_two_prometheus_exports(tmp_path: Path) -> None:
         return MeasurementRef("w", "vram", None, ("spec", "vram", "trace"), {"path": path.name, **spec}, path,
                               path.name)  # type: ignore[arg-type]
 
-    got = _vram_trace(
+    got = vram_trace(
         _W(),  # type: ignore[arg-type]
         ref(fb, {"unit": "MiB", "key": {"column": "pod"}}),
         None,
@@ -372,8 +372,8 @@ def test_residency_per_pod_from_two_prometheus_exports(tmp_path: Path) -> None:
     assert got.resident_gib == 40.0  # the largest pod's peak, per replica
     missing = _prometheus(tmp_path, "u2.json", "DCGM_FI_DEV_GPU_UTIL", {"a": [50] * 6})
     with pytest.raises(MeasurementError, match=r"pod 'b' has no activity series \(activity keys: a\)"):
-        _vram_trace(_W(), ref(fb, {"unit": "MiB", "key": {"column": "pod"}}), None,  # type: ignore[arg-type]
-                    ref(missing, {"unit": "percent", "key": {"column": "pod"}}))
+        vram_trace(_W(), ref(fb, {"unit": "MiB", "key": {"column": "pod"}}), None,  # type: ignore[arg-type]
+                   ref(missing, {"unit": "percent", "key": {"column": "pod"}}))
 
 
 def test_read_parts_groups_a_long_table_by_pod(tmp_path: Path) -> None:
@@ -432,7 +432,7 @@ def test_check_reports_dropped_rows_as_info_at_the_measurement(tmp_path: Path) -
 
 def test_a_gpu_weighted_trace_is_not_multiplied_by_gpus_per_replica(tmp_path: Path) -> None:
     from policylint.engine.linter import LintOptions, lint
-    from policylint.measure import measure
+    from policylint.measure.run import measure
     from policylint.engine.workload_view import workload_view
 
     repo = _repo(tmp_path)

@@ -43,17 +43,18 @@ def _bug(name: str) -> Any:
 
 @pytest.fixture
 def model(tmp_path: Path) -> Any:
-    from policylint import measure
+    from policylint.measure import parallel
 
-    return _model(tmp_path, measure.PARALLEL_MIN_WORKLOADS + 2)
+    return _model(tmp_path, parallel.PARALLEL_MIN_WORKLOADS + 2)
 
 
 def test_a_broken_pool_is_said_and_the_run_measures_in_process(model: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
-    from policylint import measure
+    from policylint.measure import parallel
+    from policylint.measure.run import measure
 
-    alone, alone_findings = measure.measure(model, NOW, jobs=1)
+    alone, alone_findings = measure(model, NOW, jobs=1)
     capsys.readouterr()
 
     class Broken(ProcessPoolExecutor):
@@ -61,7 +62,7 @@ def test_a_broken_pool_is_said_and_the_run_measures_in_process(model: Any, monke
             raise BrokenProcessPool("a worker was killed")
 
     monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", Broken)
-    facts, findings = measure.measure(model, NOW, jobs=2)
+    facts, findings = measure(model, NOW, jobs=2)
     err = capsys.readouterr().err
     assert "measuring in 2 processes failed (BrokenProcessPool: a worker was killed); measuring in one process instead" in err
     assert sorted(facts) == sorted(alone)
@@ -70,18 +71,19 @@ def test_a_broken_pool_is_said_and_the_run_measures_in_process(model: Any, monke
         return {n: (f.report.baseline, f.report.daily, f.report.peak) if f.report else None for n, f in measured.items()}
 
     assert bands(facts) == bands(alone)
-    assert sum(r is not None for r in bands(facts).values()) > measure.PARALLEL_MIN_WORKLOADS
+    assert sum(r is not None for r in bands(facts).values()) > parallel.PARALLEL_MIN_WORKLOADS
 
 
 def test_a_bug_in_a_worker_ends_the_run(model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from policylint import measure
+    from policylint.measure import parallel
+    from policylint.measure.run import measure
 
-    if not measure._can_fork():
+    if not parallel.can_fork():
         pytest.fail("this platform cannot fork: --jobs never starts workers here")
 
-    monkeypatch.setattr(measure, "_work", _bug)
+    monkeypatch.setattr(parallel, "_work", _bug)
     with pytest.raises(ZeroDivisionError, match="bug while measuring"):
-        measure.measure(model, NOW, jobs=2)
+        measure(model, NOW, jobs=2)
 
 
 def test_default_workers_are_the_cores_this_process_may_use() -> None:

@@ -10,7 +10,7 @@ from conftest import EXAMPLES, copy_minirepo
 from fixture_helpers import MINI_POOLS
 
 from policylint.engine.linter import LintOptions, lint
-from policylint.measure import measure
+from policylint.measure.run import measure
 from policylint.resources import rules_dir
 from policylint.engine.ruleset import load_rules
 

@@ -1,7 +1,7 @@
 """One definition per quantity: flat days, job-list conversion, GPU conversion and the window.
 
 Each is computed by one function (``bands.flat_day_test``, the interval reader,
-``bands.gpu_counts`` with ``measure.gpu_conversion``, ``bands.window_days`` and
+``bands.gpu_counts`` with ``measure.conversion.gpu_conversion``, ``bands.window_days`` and
 ``bands.MIN_WINDOW_DAYS``); these tests drive ``bands`` and ``check`` on the same
 job list and ask for the same figures.
 """

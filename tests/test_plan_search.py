@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policylint.measure import measure
+from policylint.measure.run import measure
 from policylint.plan.grouping import Group, group_of, is_reject, tightest, tolerance_of
 from policylint.plan.models import Thresholds, Unplaced, WhatIf
 from policylint.plan.search import merge

@@ -25,7 +25,7 @@ from policylint.engine.evaluate import evaluate_rule
 from policylint.finding import Finding
 from policylint.engine.linter import LintOptions, lint
 from policylint.model.load import Document
-from policylint.measure import measure
+from policylint.measure.run import measure
 from policylint.engine.view import View
 from policylint.engine.views import build_views
 

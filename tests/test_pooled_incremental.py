@@ -21,8 +21,8 @@ import pytest
 from conftest import GIT_IDENTITY, run_cli
 from test_neighbours import _WORKLOAD, TRACES, WHEN, _trace
 
-from policylint import measure
 from policylint.cache import measurements as measure_cache
+from policylint.measure import pools
 from policylint.cache import pooled as pooled_cache
 from policylint.cache import store
 from policylint.measure.pooled import GpuMember, GridSpec, align, grid_spec, on_grid
@@ -106,14 +106,14 @@ def series_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def updates(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Per pool summed from a kept sum: whether the update could be used."""
     seen: list[bool] = []
-    original = measure._update_pool
+    original = pools._update_pool
 
     def spied(*args: Any) -> Any:
         out = original(*args)
         seen.append(out is not None)
         return out
 
-    monkeypatch.setattr(measure, "_update_pool", spied)
+    monkeypatch.setattr(pools, "_update_pool", spied)
     return seen
 
 

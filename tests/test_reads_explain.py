@@ -124,7 +124,7 @@ def _pods(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_pod_without_an_activity_series_is_named(tmp_path: Path) -> None:
     from typing import Any
 
-    from policylint.measure import _vram_trace
+    from policylint.measure.vram import vram_trace
     from policylint.model import MeasurementRef
 
     fb, busy = _pods(tmp_path)
@@ -138,8 +138,8 @@ def test_a_pod_without_an_activity_series_is_named(tmp_path: Path) -> None:
                               path.name)  # type: ignore[arg-type]
 
     with pytest.raises(MeasurementError) as err:
-        _vram_trace(_W(), ref(fb, {"unit": "MiB", "key": {"column": "pod"}}), None,  # type: ignore[arg-type]
-                    ref(busy, {"unit": "percent", "key": {"column": "pod"}}))
+        vram_trace(_W(), ref(fb, {"unit": "MiB", "key": {"column": "pod"}}), None,  # type: ignore[arg-type]
+                   ref(busy, {"unit": "percent", "key": {"column": "pod"}}))
     assert err.value.message == (
         "pod 'b' has no activity series (activity keys: a); its activity rows form none:"
         " only one sample: a series needs at least two"

@@ -55,7 +55,7 @@ def check(repo: Path) -> tuple[int, list[dict[str, Any]], str]:
 def measured(repo: Path) -> dict[str, Any]:
     """Facts of every workload of ``repo``, measured as ``check`` measures them."""
     from policylint.engine.linter import LintOptions, lint
-    from policylint.measure import measure
+    from policylint.measure.run import measure
 
     result = lint([repo], LintOptions(root=repo, now=NOW))
     assert result.model is not None

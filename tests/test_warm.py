@@ -218,16 +218,16 @@ def test_narrowing_skips_the_rules_of_unreported_views(cache_dir: Path, monkeypa
 
 
 def _measured_workloads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    from policylint import measure
+    from policylint.measure import parallel
 
     seen: list[str] = []
-    original = measure.measure_workload
+    original = parallel.measure_workload
 
     def counting(workload, now, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(workload.name)
         return original(workload, now, **kwargs)
 
-    monkeypatch.setattr(measure, "measure_workload", counting)
+    monkeypatch.setattr(parallel, "measure_workload", counting)
     return seen
 
 

@@ -15,7 +15,7 @@ def gpu_counts(values: np.ndarray, per_gpu: np.ndarray | float, gpus_per_replica
     one ``per_gpu`` and ``gpus_per_replica`` per row. NaN stays NaN (an unusable
     sample stays unusable); the result is float64 whole numbers. A GPU-weighted
     trace is converted with ``per_gpu = 1`` and one GPU per replica
-    (:func:`policylint.measure.gpu_conversion`).
+    (:func:`policylint.measure.conversion.gpu_conversion`).
     """
     x = np.asarray(values, dtype=np.float64)
     per = np.asarray(per_gpu, dtype=np.float64)

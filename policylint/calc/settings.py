@@ -20,6 +20,10 @@ CEIL_EPS = 1e-9
 #: rules' ``min_window_days`` options default to it; commands take it from here.
 MIN_WINDOW_DAYS = 90.0
 
+#: Cold start, in seconds, when nothing declares one (FRAMEWORK: effective cold start): the
+#: calculator's default, ``bands --cold-start``'s, and a workload's or pool's without a declaration.
+DEFAULT_COLD_START_SECONDS = 300.0
+
 #: Values of :attr:`BandSettings.flat_days`.
 FLAT_DAY_TESTS = ("auto", "constant", "empty", "off")
 
@@ -33,7 +37,7 @@ def window_days(valid_samples: int, step_seconds: float) -> float:
 class BandSettings:
     """Every number the calculator uses, with the framework's defaults."""
 
-    cold_start_seconds: float = 300.0
+    cold_start_seconds: float = DEFAULT_COLD_START_SECONDS
     min_window_days: float = MIN_WINDOW_DAYS
     baseline_percentile: float = 95.0
     daily_percentile: float = 99.0

@@ -18,7 +18,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from policylint.calc.settings import DEFAULT_COLD_START_SECONDS
 from policylint.errors import PolicylintError
+from policylint.measure.conversion import counts_gpus
 
 if TYPE_CHECKING:
     from policylint.analysis import BandReport
@@ -115,8 +117,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--exclude", action="append", default=None, metavar="START/END",
                        help="leave out a range, ISO dates or datetimes; a date-only END includes that day")
     calc = parser.add_argument_group("calculation")
-    calc.add_argument("--cold-start", type=_positive, default=300.0, metavar="SECONDS",
-                      help="time to bring up capacity; shorter spikes are noise (default 300)")
+    calc.add_argument("--cold-start", type=_positive, default=DEFAULT_COLD_START_SECONDS, metavar="SECONDS",
+                      help=f"time to bring up capacity; shorter spikes are noise (default {DEFAULT_COLD_START_SECONDS:g})")
     calc.add_argument("--min-window-days", type=_non_negative, default=None, metavar="N",
                       help="cleaned window needed for trustworthy bands (default: PL106's min_window_days in the"
                            " configuration governing TRACE, else 90)")
@@ -191,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
     with listen(terminal_progress()):
         series = _read(args, limits)
-    if series.unit == "gpus" and (args.per_gpu is not None or args.gpus_per_replica != 1):
+    if counts_gpus(series.unit) and (args.per_gpu is not None or args.gpus_per_replica != 1):
         # The series counts GPUs already: converting again would double count.
         raise PolicylintError("--per-gpu and --gpus-per-replica do not apply to a GPU-weighted series "
                               "(--unit gpus / --gpus-column): its bands are GPUs already")
@@ -317,7 +319,7 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
     from policylint.traces import format_time
 
     console = Console(no_color="NO_COLOR" in os.environ or None, highlight=False, soft_wrap=True, file=sys.stdout)
-    unit = " (GPUs: jobs weighted by their GPU count)" if series.unit == "gpus" else ""
+    unit = " (GPUs: jobs weighted by their GPU count)" if counts_gpus(series.unit) else ""
     console.print(f"[bold]Concurrency bands[/bold] for {report.source}{unit}")
     for note in [*series.notes, *_unused(series)]:
         console.print(f"  read: {note}", markup=False)

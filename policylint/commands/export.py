@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
-    from policylint.measure import measure
+    from policylint.measure.run import measure
     from policylint.schedulers import export, export_kueue, export_volcano
     from policylint.session import Session
     from policylint.engine.views import build_views

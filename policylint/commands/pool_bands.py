@@ -41,13 +41,13 @@ def _find_pool(model: Model, name: str) -> Pool:
 def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[str, Any]]:
     """Each workload's own GPU bands (what the pool used to be sized from).
 
-    Converted as ``check`` converts them (:func:`policylint.measure.gpu_conversion`):
+    Converted as ``check`` converts them (:func:`policylint.measure.conversion.gpu_conversion`):
     a GPU-weighted trace is GPUs already.
     """
     import numpy as np
 
     from policylint.calc.gpus import gpus_for
-    from policylint.measure import gpu_conversion
+    from policylint.measure.conversion import gpu_conversion
 
     out: dict[str, dict[str, Any]] = {}
     for w in sorted(pool.workloads, key=lambda w: w.name):
@@ -96,14 +96,15 @@ def _add_integrity(
 
 
 def _document(pool: Pool, pooled: PoolFacts, own: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    reserved, elastic = pool.reserved_gpus, pool.elastic_gpus
     summed: dict[str, int] | None = None
     if pooled.member_sums is not None and None not in pooled.member_sums:
         # The figures `check` compares with: each workload alone at the pool's cold start.
         summed = {b: int(v) for b, v in zip(BANDS, pooled.member_sums, strict=True) if v is not None}
     return {
         "pool": pool.qualified,
-        "capacity": {"reserved_gpus": reserved, "elastic_gpus": elastic, "total_gpus": reserved + elastic},
+        "capacity": {
+            "reserved_gpus": pool.reserved_gpus, "elastic_gpus": pool.elastic_gpus, "total_gpus": pool.capacity_gpus
+        },
         "workloads": own,
         "sum_of_workload_bands_gpus": summed,
         "pooled": None if pooled.report is None else pooled.report.to_dict(),
@@ -116,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
 
     from policylint.model.config import load_config
     from policylint.engine.linter import LintOptions, lint
-    from policylint.measure import measure, measure_pool
+    from policylint.measure.pools import measure_pool
+    from policylint.measure.run import measure
 
     path = Path(args.trace or ".")
     if not path.exists():
@@ -179,7 +181,7 @@ def _print_text(pool: Pool, pooled: PoolFacts, doc: dict[str, Any], *, plot: str
 
     # names and paths are the user's: control characters escaped, and never read as rich markup
     console.print(f"[bold]Pooled demand[/bold] of pool {escape(escape_controls(pool.qualified))} ({len(r.members)} workloads)")
-    from policylint.measure import pool_cold_start_source
+    from policylint.measure.cold_start import pool_cold_start_source
 
     source = pool_cold_start_source(pool)
     console.print(

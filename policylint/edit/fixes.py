@@ -41,7 +41,8 @@ def _views(result: LintResult, options: LintOptions) -> list[View]:
     """The views the run judged; measured again only for a result that kept none."""
     if result.views:
         return result.views
-    from policylint.measure import measure, measure_pools
+    from policylint.measure.pools import measure_pools
+    from policylint.measure.run import measure
     from policylint.engine.views import build_views
 
     assert result.model is not None

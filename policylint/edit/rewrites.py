@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from policylint.edit.fix import Fix, make_fix, number
+from policylint.model import pool_capacity
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
@@ -87,7 +88,7 @@ def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool
     elif origin == "volcano" and path[:2] in (("spec", "capability"), ("spec", "deserved")):
         if keep:
             return None, "", False  # capability (or deserved) holds the capacity whatever the guarantee
-        new = reserved + elastic
+        new = pool_capacity(reserved, elastic)
     else:
         # nothing elastic to write: the capacity is the reservation (plus what a cohort lends)
         after = reserved + (int(f["elastic_gpus"] or 0) if origin == "kueue" else 0)

@@ -255,8 +255,10 @@ def judge(
     as its narrowing reports only those rules' findings on them.
     """
     from policylint.engine.evaluate import evaluate
-    from policylint.measure import CachedPool, _measure_one, measure, measure_pools
     from policylint.measure.facts import WorkloadFacts
+    from policylint.measure.parallel import measure_one
+    from policylint.measure.pools import CachedPool, measure_pools
+    from policylint.measure.run import measure
     from policylint.model import Workload
     from policylint.engine.views import build_views
 
@@ -288,7 +290,7 @@ def judge(
         )
 
         def remeasure(workload: Workload, key: str) -> WorkloadFacts:
-            return _measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
+            return measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
 
         pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
         if recorder is not None:

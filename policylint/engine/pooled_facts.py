@@ -1,6 +1,6 @@
 """Facts of pooled demand: what pool, workload and proposal sheets get from a pool's workloads together.
 
-The numbers come from :func:`policylint.measure.measure_pools` (see
+The numbers come from :func:`policylint.measure.pools.measure_pools` (see
 :mod:`policylint.measure.pooled`); this module turns them into plain facts for the rules:
 the pooled bands next to the sum of the workloads' own bands (and a sentence that
 compares them for messages), the pool's queue figures handed to each of its

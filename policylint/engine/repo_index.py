@@ -102,7 +102,7 @@ class IndexedFacts:
 
     Exactly what :func:`policylint.engine.views.build_views` (queue depth),
     :func:`policylint.measure.integrity.copy_facts` (run sketch) and
-    :func:`policylint.measure._update_pool` (a report exists) read of a member's
+    :func:`policylint.measure.pools._update_pool` (a report exists) read of a member's
     facts. Nothing else reads a neighbour's facts in an indexed run.
     """
 
@@ -469,7 +469,8 @@ def prepare(
     pool's demand is neither cached whole nor updatable from its kept sum with the
     keys of the index (that would need every member's series).
     """
-    from policylint.measure import CachedPool, _cached_pools, _update_pool, measure
+    from policylint.measure.pools import CachedPool, _update_pool, cached_pools
+    from policylint.measure.run import measure
     from policylint.model.needed import Needed
 
     names = sorted(n for n in model.workloads if n in only.workloads)
@@ -485,7 +486,7 @@ def prepare(
     keys: dict[str, str | None] = {n: r.key for n, r in indexed.items()}
     for name in full:
         keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
-    cached: dict[str, CachedPool] = _cached_pools(model, keys, cache_dir, only)
+    cached: dict[str, CachedPool] = cached_pools(model, keys, cache_dir, only)
     for q in only.pools:
         entry = cached.get(q)
         if entry is None or entry.key is None or (entry.facts is None and entry.base is None):

@@ -27,7 +27,7 @@ from policylint.engine.sheets import (
 )
 from policylint.engine.view import History, View
 from policylint.engine.workload_view import capacity_shares, depth_facts, to_gpus, workload_view
-from policylint.measure import measure_pools
+from policylint.measure.pools import measure_pools
 from policylint.measure.integrity import copy_facts, pool_integrity_facts
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def build_views(
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
-    ``pools`` is the pooled demand from :func:`policylint.measure.measure_pools`;
+    ``pools`` is the pooled demand from :func:`policylint.measure.pools.measure_pools`;
     computed here when the caller did not. ``only`` (None: everything) limits the
     views to those subjects; ``facts`` and ``pools`` then need to hold just what
     :func:`policylint.engine.scope.needed` says they read. ``prebuilt`` holds workload views

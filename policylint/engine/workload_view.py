@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.bands import gpus_for
 from policylint.engine.sheets import WorkloadFactSheet
 from policylint.engine.view import View
-from policylint.measure import conversion_for, gpu_conversion
+from policylint.measure.conversion import conversion_for, gpu_conversion
 from policylint.measure.integrity import pulled_digest_matches, pulled_range_outside
 from policylint.measure.integrity import workload_facts as integrity_facts
 from policylint.measure.sources.provenance import pull_facts, read_record

@@ -29,7 +29,7 @@ workloads, never over samples):
    workload, so the rounding happens before the sum.
 4. **Pooled series** ``g(t)`` = the column sums of that 2-D array.
 5. **Bands, spikes and queue** of ``g`` with the pool's cold start (the longest
-   effective cold start of its workloads, :func:`policylint.measure.pool_cold_start`),
+   effective cold start of its workloads, :func:`policylint.measure.cold_start.pool_cold_start`),
    by the same functions the single-workload calculator uses (:mod:`policylint.bands`).
 
 For a workload alone in its pool the pooled GPU bands equal its own GPU bands: the
@@ -51,7 +51,9 @@ import numpy as np
 from policylint.bands import (
     BandSettings,
     QueueStats,
+    bounded_queue,
     find_spikes,
+    gpu_counts,
     percentile,
     queue_stats,
     rolling_min,
@@ -180,8 +182,6 @@ def gpu_demand(values: np.ndarray, per_gpu: np.ndarray, gpus_per_replica: np.nda
     one entry per row. The conversion is the calculator's one definition,
     :func:`policylint.bands.gpu_counts`.
     """
-    from policylint.bands import gpu_counts
-
     return gpu_counts(np.atleast_2d(np.asarray(values, dtype=np.float64)), per_gpu, gpus_per_replica)
 
 
@@ -443,8 +443,6 @@ def analyse_pool(
         queue = queue_stats(g, capacity, step, settings.queue_percentile)
         daily_queue = queue_stats(within, capacity, step, settings.queue_percentile)
         if limit_seconds is not None:
-            from policylint.bands import bounded_queue
-
             rejected = bounded_queue(within, capacity, step, limit_seconds).rejected_share
     return replace(
         unknown,

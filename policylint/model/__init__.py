@@ -98,6 +98,15 @@ def cluster_pool_places(base: DocPath, spec: dict[str, Any]) -> dict[str, DocPat
     }
 
 
+def pool_capacity(reserved_gpus: int, elastic_gpus: int) -> int:
+    """A pool's capacity: its reserved plus its elastic GPUs.
+
+    The one definition, for a declared pool (:attr:`Pool.capacity_gpus`), a planned
+    one and the capacity a fix writes.
+    """
+    return reserved_gpus + elastic_gpus
+
+
 @dataclass
 class Pool:
     """A GPU pool, whatever its source: a Cluster's pool, a Kueue ClusterQueue flavor, a Volcano Queue.
@@ -137,8 +146,8 @@ class Pool:
 
     @property
     def capacity_gpus(self) -> int:
-        """The pool's capacity: reserved + elastic GPUs - the one definition every command uses."""
-        return self.reserved_gpus + self.elastic_gpus
+        """The pool's capacity (:func:`pool_capacity`): what every command shows and judges."""
+        return pool_capacity(self.reserved_gpus, self.elastic_gpus)
 
     def place(self, name: str) -> DocPath:
         """The document path of the place ``name`` (a key of :data:`POOL_PLACES`)."""

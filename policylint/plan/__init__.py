@@ -15,7 +15,7 @@ measurements alone, by the framework's rules (FRAMEWORK.md). The steps, one modu
    short a stretch), and never when two of them cite one measurement (its demand would
    count twice). Candidates are judged from running pooled sums, a round at a time.
 3. **Sizing** (:mod:`~policylint.plan.sizing`), from the pool's pooled series
-   (:func:`policylint.measure.measure_pool` at :func:`policylint.measure.pool_cold_start`):
+   (:func:`policylint.measure.pools.measure_pool` at :func:`policylint.measure.cold_start.pool_cold_start`):
    reserved = pooled baseline band; elastic = pooled daily band minus the baseline,
    the framework's definition. For a pool that queues its overflow, the least capacity
    at which the daily-band demand waits no longer than the pool's tightest tolerance

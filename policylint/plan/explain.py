@@ -10,14 +10,13 @@ the planned repository's own views.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from policylint.measure import effective_cold_start
+from policylint.measure.cold_start import pool_cold_start
 from policylint.plan.grouping import Group, common_nodes, is_reject, reason, tightest
 from policylint.plan.models import Plan, PlannedPool, Thresholds, WhatIf, plain
 from policylint.plan.search import Candidate
-from policylint.plan.sizing import Capacity, size
+from policylint.plan.sizing import Capacity, size, trial, trial_spec
 
 if TYPE_CHECKING:
     from policylint.measure.facts import WorkloadFacts
@@ -189,7 +188,8 @@ def unmeasured_pool(
         n for n in members if (f := facts.get(n)) is not None and f.tail_ratio is not None and f.tail_ratio >= th.max_tail_ratio
     )
     known = [t for n in members if (t := tol[n]) is not None]
-    cold = max(effective_cold_start(replace(planned[n], pool=None)) for n in members)
+    # the cold start of the members together in a pool without elastic capacity, as a measured one gets it
+    cold = pool_cold_start(trial([planned[n] for n in members], trial_spec(group.cls, group.gpu)))
     pool = PlannedPool(
         cluster=group.cluster,
         name=name,

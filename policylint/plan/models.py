@@ -10,6 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from policylint.calc.settings import MIN_WINDOW_DAYS
+from policylint.model import pool_capacity
+
 __all__ = [
     "CLASSES",
     "EPS",
@@ -79,7 +82,7 @@ class Thresholds:
     realtime_seconds: float = 10.0  # PL306
     queue_tolerant_seconds: float = 300.0  # PL306
     max_spread: float = 100.0  # PL303
-    min_window_days: float = 90.0  # PL112
+    min_window_days: float = MIN_WINDOW_DAYS  # PL112
     max_tail_ratio: float = 20.0  # PL601
     headroom: float = 0.15  # least of PL101, PL102, PL201
 
@@ -151,7 +154,8 @@ class PlannedPool:
 
     @property
     def capacity(self) -> int:
-        return self.reserved + self.elastic
+        """Reserved + elastic GPUs (:func:`policylint.model.pool_capacity`)."""
+        return pool_capacity(self.reserved, self.elastic)
 
     def spec(self) -> dict[str, Any]:
         """The pool as a policylint Cluster pool (``schemas/cluster.schema.json``)."""

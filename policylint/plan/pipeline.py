@@ -115,7 +115,7 @@ def planned(
     import tempfile
 
     from policylint.errors import PolicylintError
-    from policylint.measure import measure
+    from policylint.measure.run import measure
     from policylint.plan import (
         SIZING_RULES,
         Thresholds,

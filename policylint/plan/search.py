@@ -49,7 +49,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from policylint.bands import BandSettings, capacity_for_tolerance, percentile, rolling_min, window_days, window_samples
-from policylint.measure import gpu_conversion, pool_cold_start
+from policylint.measure.cold_start import pool_cold_start
+from policylint.measure.conversion import gpu_conversion
 from policylint.plan.grouping import Group, is_reject, tightest
 from policylint.plan.models import Thresholds, WhatIf
 from policylint.plan.sizing import capacity, size, trial, trial_spec

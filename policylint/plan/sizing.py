@@ -13,7 +13,7 @@ queueing would save; it sizes by it only when asked to
 the framework's elastic band is the daily band, not a queue's.
 
 :func:`size` is the full analysis of one candidate pool, by the functions ``check``
-uses (:func:`policylint.measure.measure_pool` at :func:`policylint.measure.pool_cold_start`).
+uses (:func:`policylint.measure.pools.measure_pool` at :func:`policylint.measure.cold_start.pool_cold_start`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from policylint.bands import capacity_for_tolerance
-from policylint.measure import measure_pool, pool_cold_start, pool_cold_start_source
+from policylint.measure.cold_start import pool_cold_start, pool_cold_start_source
+from policylint.measure.pools import measure_pool
 from policylint.model import Cluster, Pool
 from policylint.plan.models import EPS, WhatIf
 
@@ -104,7 +105,7 @@ def trial(members: Sequence[Workload], spec: dict[str, Any]) -> Pool:
     """A pool that exists only for measuring: copies of ``members`` placed in one pool with ``spec``.
 
     The copies keep their declarations and measurements; only their pool changes, so
-    :func:`policylint.measure.effective_cold_start` sees the planned pool.
+    :func:`policylint.measure.cold_start.effective_cold_start` sees the planned pool.
     """
     doc = members[0].doc
     current = members[0].pool

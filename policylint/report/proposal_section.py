@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from policylint.measure.conversion import counts_gpus
 from policylint.report.html_findings import Subjects, failing_findings, findings_list
 from policylint.report.html_parts import SourceLinks, attr, cell, esc, num
 
@@ -25,7 +26,7 @@ def _gpu_formula(w: Mapping[str, Any]) -> str:
     demand already and is not divided again; any other trace is concurrency, divided
     by the per-GPU concurrency and multiplied by the GPUs per replica.
     """
-    if w.get("trace_unit") == "gpus":
+    if counts_gpus(w.get("trace_unit")):
         return f'⌈{num(w["baseline"])}⌉ (the trace counts GPUs: no conversion)'
     return f'⌈{num(w["baseline"])} / {num(w["per_gpu"])}⌉ × {num(w["gpus_per_replica"])}'
 

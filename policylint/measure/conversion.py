@@ -1,0 +1,49 @@
+"""GPU conversion: the figures that turn a workload's traced demand into GPUs.
+
+The one place that reads ``perGpuConcurrency`` and ``gpusPerReplica`` for the
+arithmetic, and the one place that skips the conversion for a trace counted in
+GPUs already. Every command converts with these and :func:`policylint.calc.gpus.gpu_counts`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from policylint.model import Workload
+
+
+def counts_gpus(trace_unit: str | None) -> bool:
+    """Whether a trace counted in ``trace_unit`` is GPU demand already (jobs weighted by their GPUs).
+
+    Such a trace is never converted: one unit is one GPU. The one test for it.
+    """
+    return trace_unit == "gpus"
+
+
+def gpus_per_replica(workload: Workload) -> int:
+    """The workload's ``gpusPerReplica``: a whole number, 1 when it declares none (or something else)."""
+    value = workload.spec.get("gpusPerReplica", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, int]:
+    """Concurrency per GPU and GPUs per replica that turn a workload's trace into GPUs.
+
+    The one place that reads them: every command converts with these and
+    :func:`policylint.calc.gpus.gpu_counts`. A GPU-weighted trace (``unit: gpus``) is
+    GPU demand already: one unit is one GPU, and gpusPerReplica must not multiply
+    it again. The per-GPU figure is None when the workload declares none.
+    """
+    value = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    per_gpu = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        per_gpu = float(value)
+    return conversion_for(trace_unit, per_gpu, gpus_per_replica(workload))
+
+
+def conversion_for(trace_unit: str | None, per_gpu: float | None, gpus_per_replica: int) -> tuple[float | None, int]:
+    """The conversion of a trace counted in ``trace_unit`` (:func:`gpu_conversion`, from figures already read)."""
+    if counts_gpus(trace_unit):
+        return 1.0, 1
+    return per_gpu, gpus_per_replica

@@ -1,0 +1,84 @@
+"""From a measurement block of a document to the keyword arguments of a reader.
+
+A measurement block (``concurrency.trace``, ``durations.jobs``, ``vram.trace``,
+``vram.activity``) names its file and how to read it in the document's words
+(``timestampColumn``, ``where``, ``key`` ...). :func:`reader_arguments` is the one
+translation of those words into the readers' options, for every reader the
+measuring step calls (:func:`policylint.traces.read_series`, ``read_jobs``,
+``read_parts``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policylint.model import MeasurementRef
+    from policylint.traces import TraceLimits
+
+#: The readers :func:`reader_arguments` prepares for: a concurrency trace (a time series,
+#: an interval log or a long table), a job list, one plain time series (VRAM, activity),
+#: and a long table read one series per key.
+READERS = ("trace", "jobs", "series", "parts")
+
+
+def reader_arguments(
+    ref: MeasurementRef,
+    limits: TraceLimits | None,
+    reader: str,
+    *,
+    columns: list[str] | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments that read ``ref``'s file with ``reader`` (one of :data:`READERS`).
+
+    ``columns`` are the value columns of a ``series`` or ``parts`` read (a VRAM
+    block's ``columns``, or its ``activeColumn`` alone); a ``trace`` read takes the
+    block's own ``columns``. ``limits`` bound what the reader may hold (None: its
+    defaults).
+    """
+    if reader not in READERS:
+        raise ValueError(f"unknown reader {reader!r} (known: {', '.join(READERS)})")
+    spec = ref.spec
+    # options every block may declare: units, origin, row filters, limits
+    out: dict[str, Any] = {
+        "display_name": ref.display,
+        "timestamp_unit": spec.get("timestampUnit"),
+        "duration_unit": spec.get("durationUnit"),
+        "time_origin": spec.get("timeOrigin"),
+        "where": spec.get("where"),
+        "skip_incomplete": bool(spec.get("skipIncomplete", False)),
+        "limits": limits,
+    }
+    if reader == "jobs":
+        out.update(
+            duration_column=spec.get("durationColumn"),
+            start_column=spec.get("startColumn"),
+            end_column=spec.get("endColumn"),
+            gpus_column=spec.get("gpusColumn"),
+        )
+        return out
+    out.update(
+        format=spec.get("format", "auto"),
+        timestamp_column=spec.get("timestampColumn"),
+        match=spec.get("match"),
+        step_seconds=spec.get("stepSeconds"),
+        value_columns=spec.get("columns") if reader == "trace" else columns,
+    )
+    key = spec.get("key") or {}
+    select = None if key.get("select") is None else str(key["select"])
+    if reader == "parts":
+        out.update(key_column=str(key["column"]), key_select=select)
+    elif reader == "trace":
+        # a job list is an interval log: running jobs (or their GPUs) = concurrency
+        out.update(
+            start_column=spec.get("startColumn"),
+            end_column=spec.get("endColumn"),
+            duration_column=spec.get("durationColumn"),
+            gpus_column=spec.get("gpusColumn"),
+            unit=spec.get("unit"),
+            # a long table: ``key: {column, select | aggregate}``
+            key_column=key.get("column"),
+            key_select=select,
+            aggregate=key.get("aggregate"),
+        )
+    return out
