@@ -26,7 +26,7 @@ from test_pooled_incremental import _CLUSTER, _write_trace, _write_workload
 
 from policylint.cache import documents as document_cache
 from policylint.cache import measurements as measure_cache
-from policylint.engine import repo_index
+from policylint.engine import index_store, repo_index
 
 
 def _git(root: Path, *args: str) -> None:
@@ -176,7 +176,7 @@ def test_the_index_facts_are_what_a_run_judges(repo: Path, folder: Path) -> None
     """A fact planted in the index (sealed as the cache seals it) shows in the report: the index is read, not recomputed."""
     _run(repo, ".")
     honest = _same_as_no_cache(repo, "workloads/w-2.yaml")
-    index = repo_index.open_index(folder, repo, _limits(repo), ())
+    index = index_store.open_index(folder, repo, _limits(repo), ())
     rec = index.get("w-1")
     assert rec is not None
     values, sketch = json.loads(rec.text)

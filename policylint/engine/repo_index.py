@@ -44,20 +44,28 @@ nor updatable from its kept sum. A cache makes a run faster, never different.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache import digests as digest_cache
 from policylint.cache import measurements as measure_cache
 from policylint.cache import pooled as pooled_cache
-from policylint.cache.store import FORMAT_VERSION, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
+from policylint.engine.index_store import (
+    CLOCK_KEYS,
+    Index,
+    Record,
+    file_ident,
+    files_of,
+    json_text,
+    no_record,
+    open_index,
+    pool_hash,
+    same_value,
+)
 from policylint.measure.facts import WorkloadFacts
 
 if TYPE_CHECKING:
@@ -71,20 +79,11 @@ if TYPE_CHECKING:
     from policylint.model.needed import Needed
 
 #: the layout of the entry; another layout is a miss
-INDEX_FORMAT = 1
-KIND = "repoindex"
-#: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
-MAX_BYTES = 256 << 20
-#: a file whose modification or status-change time is this close to the moment a record is made
-#: is not recorded (it may change again in the same timestamp tick)
 RACY_SECONDS = 2.0
 #: with more workloads than this without a usable record (and more than a quarter of those needed),
 #: the run takes today's path, which records them all
 MAX_UNINDEXED = 16
 #: the clock-dependent facts of a workload view, recomputed on every use (see :func:`_clock_facts`)
-CLOCK_KEYS = ("first_time", "last_time", "step_seconds", "vram_last_time", "jobs_last_time")
-
-#: counters for tests: workloads measured and viewed in full, and workloads taken from the index
 STATS: dict[str, int] = {"indexed": 0, "full": 0, "runs": 0}
 
 
@@ -118,267 +117,6 @@ class IndexedFacts:
 # --------------------------------------------------------------------------- exactness
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal values of the same types all the way down (dict key order and NaN included)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        if math.isnan(a):
-            return math.isnan(b)
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return bool(a == b)
-
-
-def _json(value: Any) -> str | None:
-    """``value`` as JSON text when reading it back gives exactly ``value``; else None."""
-    try:
-        text = json.dumps(value, separators=(",", ":"), allow_nan=True)
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return text if _same(json.loads(text), value) else None
-
-
-# --------------------------------------------------------------------------- identities
-
-
-def _ident(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
-def _absent(path: str) -> bool:
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        return True
-    except (OSError, ValueError):
-        return False
-    return False
-
-
-def pool_hash(pool: Pool | None) -> str:
-    """What a workload's view and key read of its pool, hashed (its name and declaration)."""
-    if pool is None:
-        return ""
-    text = json.dumps([pool.qualified, pool.spec], sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _files(w: Workload) -> list[tuple[str, str]] | None:
-    """(measured file, its provenance record's path) per measurement; None when one has no file."""
-    from policylint.measure.sources.provenance import sidecar
-
-    out = []
-    for role in sorted(w.measurements):
-        ref = w.measurements[role]
-        if ref.path is None:
-            return None
-        out.append((os.fspath(ref.path), os.fspath(sidecar(ref.path))))
-    return out
-
-
-# --------------------------------------------------------------------------- the entry
-
-
-def _locator(root: Path, header: Mapping[str, Any]) -> str:
-    real = os.path.realpath(root)
-    text = json.dumps([real, header], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _entry_path(folder: Path, loc: str) -> Path:
-    return folder / f"repoindex-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.json"
-
-
-def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> dict[str, Any]:
-    import dataclasses
-
-    return {
-        "format": INDEX_FORMAT,
-        "cache": FORMAT_VERSION,
-        "code": code_fingerprint(),
-        "root": os.path.realpath(root),
-        "limits": dataclasses.asdict(limits) if limits is not None else None,
-        "gpu": list(gpu_resources),
-    }
-
-
-@dataclass
-class Record:
-    """One workload's row of the index (see the module's description)."""
-
-    ident: list[int]  # its document file's stat identity: device and inode say which file it is
-    pool: str  # pool_hash of its pool
-    key: str  # its measurement key
-    measured: list[list[Any]]  # [stat identity] per measured file, in the order of its measurement roles
-    shape: tuple[str, ...]  # its view's fact names, in order
-    #: JSON of [its view's fact values in ``shape``'s order (clock facts left as None), its run sketch or None]
-    text: str
-    paths: dict[str, list[Any]]  # its view's fact places
-    report: bool  # a band report exists
-    daily: float | None  # the report's daily band
-    usable_max: float | None
-    last_sample: str | None  # ISO text of the last sample (the age of the measurement)
-    integrity: bool  # integrity facts were stored (the time facts are computed then)
-    clock: dict[str, Any]  # the integrity facts the time facts are computed from
-    #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
-    tpaths: dict[str, tuple[Any, ...]] | None = None
-
-    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
-        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
-        values = json.loads(self.text)
-        if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
-            return None
-        facts, sketch = values
-        if len(facts) != len(self.shape):
-            return None
-        if sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
-            return None
-        return dict(zip(self.shape, facts)), sketch
-
-
-def _record_from(
-    row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]], tplaces: list[dict[str, tuple[Any, ...]]]
-) -> Record | None:
-    """A record from its stored row, every field checked; None when anything is off."""
-    if not isinstance(row, list) or len(row) != 12:
-        return None
-    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest = row
-    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str)):
-        return None
-    if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
-        return None
-    if type(shape) is not int or not 0 <= shape < len(shapes) or type(paths) is not int or not 0 <= paths < len(places):
-        return None
-    if type(report) is not bool or not (isinstance(rest, list) and len(rest) == 2):
-        return None
-    integrity, clock = rest
-    if type(integrity) is not bool or not isinstance(clock, dict):
-        return None
-    if not (daily is None or type(daily) is float) or not (usable is None or type(usable) is float):
-        return None
-    if not (last is None or isinstance(last, str)):
-        return None
-    if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
-        return None
-    return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
-                  integrity, clock, tplaces[paths])
-
-
-def _ints(value: Any, n: int) -> bool:
-    return isinstance(value, list) and len(value) == n and all(type(x) is int for x in value)
-
-
-@dataclass
-class Index:
-    """The repository's index for one run: read once, written back when it gained records.
-
-    Stored as one sealed JSON object: the header (code, trace limits, GPU
-    resources, repository), a table of fact-name lists and one of fact-place
-    maps (the same for nearly every workload), and per workload one row of
-    identities and figures whose view values are one JSON text (parsed only
-    when the workload's view is rebuilt).
-    """
-
-    folder: Path
-    path: Path
-    header: dict[str, Any]
-    limits: TraceLimits | None = None
-    records: dict[str, Record] = field(default_factory=dict)
-    #: rows as stored, decoded into records when first asked for
-    rows: dict[str, Any] = field(default_factory=dict)
-    shapes: list[tuple[str, ...]] = field(default_factory=list)
-    places: list[dict[str, list[Any]]] = field(default_factory=list)
-    tplaces: list[dict[str, tuple[Any, ...]]] = field(default_factory=list)
-    dirty: bool = False
-
-    def get(self, name: str) -> Record | None:
-        if name in self.records:
-            return self.records[name]
-        row = self.rows.pop(name, None)
-        if row is None:
-            return None
-        rec = _record_from(row, self.shapes, self.places, self.tplaces)
-        if rec is not None:
-            self.records[name] = rec
-        return rec
-
-    def put(self, name: str, rec: Record) -> None:
-        self.rows.pop(name, None)
-        self.records[name] = rec
-        self.dirty = True
-
-    def write(self) -> None:
-        if not self.dirty:
-            return
-        shapes: dict[tuple[str, ...], int] = {}
-        places: dict[str, int] = {}
-        place_list: list[Any] = []
-        rows: dict[str, Any] = {}
-        for name in sorted({*self.rows, *self.records}):
-            rec = self.get(name)
-            if rec is None:
-                continue
-            shape = shapes.setdefault(rec.shape, len(shapes))
-            text = json.dumps(rec.paths, separators=(",", ":"))
-            if text not in places:
-                places[text] = len(place_list)
-                place_list.append(rec.paths)
-            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
-                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock]]
-        body = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list, "rows": rows}
-        try:
-            data = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")
-        except (TypeError, ValueError):
-            return
-        sealed = seal_json(self.folder, KIND, data)
-        if sealed is not None and len(sealed) <= MAX_BYTES:
-            atomic_write(self.path, sealed, self.folder)
-        self.dirty = False
-
-
-def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> Index:
-    """The index of the repository at ``root`` in the cache ``folder`` (empty when missing, foreign or damaged)."""
-    header = _header(root, limits, gpu_resources)
-    index = Index(folder, _entry_path(folder, _locator(root, header)), header, limits)
-    try:
-        data = read_limited(index.path, MAX_BYTES)
-        body = unseal_json(folder, KIND, data) if data is not None else None
-        if body is None:
-            return index
-        stored = json.loads(body)
-        if not isinstance(stored, dict) or stored.get("header") != header:
-            return index
-        shapes, places, rows = stored.get("shapes"), stored.get("places"), stored.get("rows")
-        if not (isinstance(shapes, list) and isinstance(places, list) and isinstance(rows, dict)):
-            return index
-        for shape in shapes:
-            if not isinstance(shape, list) or not all(isinstance(k, str) for k in shape) or len(set(shape)) != len(shape):
-                return index
-        for paths in places:
-            if not isinstance(paths, dict) or not all(
-                isinstance(p, list) and all(type(x) in (str, int) for x in p) for p in paths.values()
-            ):
-                return index
-        index.shapes = [tuple(s) for s in shapes]
-        index.places = places
-        index.tplaces = [{k: tuple(v) for k, v in paths.items()} for paths in places]
-        index.rows = rows
-    except Exception:  # noqa: BLE001 - a damaged index is an empty one: every workload is measured
-        index.rows = {}
-    return index
-
-
-# --------------------------------------------------------------------------- use
-
-
 def _clock_facts(rec: Record, w: Workload, now: dt.datetime) -> dict[str, Any]:
     """The facts of a workload view that depend on ``now``, as :func:`policylint.engine.workload_view.workload_view` computes them."""
     import datetime as dt
@@ -408,13 +146,13 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     if rec.pool != pools[qualified]:
         return False
     # the same device and inode: the same file, however the run spells its path
-    if _ident(os.fspath(w.doc.source.path)) != rec.ident:
+    if file_ident(os.fspath(w.doc.source.path)) != rec.ident:
         return False
-    files = _files(w)
+    files = files_of(w)
     if files is None or len(files) != len(rec.measured):
         return False
     for (measured, record), ident in zip(files, rec.measured, strict=True):
-        if _ident(measured) != ident or not _absent(record):
+        if file_ident(measured) != ident or not no_record(record):
             return False
     return True
 
@@ -571,19 +309,19 @@ class Recorder:
         existing = self.index.get(w.name)
         if existing is not None and usable(existing, w, self.pools):
             return None  # already recorded as it is
-        files = _files(w)
+        files = files_of(w)
         if not files:
             return None
         key = measure_cache.workload_key(w, self.index.limits, self.index.folder)
         if key is None or key == measure_cache.UNHASHED:
             return None
-        ident = _ident(os.fspath(w.doc.source.path))
+        ident = file_ident(os.fspath(w.doc.source.path))
         if ident is None or not self._settled(ident):
             return None
         measured = []
         for file, record in files:
-            i = _ident(file)
-            if i is None or not self._settled(i) or not _absent(record):
+            i = file_ident(file)
+            if i is None or not self._settled(i) or not no_record(record):
                 return None
             measured.append(i)
         if view.subject != "workload" or view.base != ("metadata", "name") or view.target is not None or view.doc is not w.doc:
@@ -619,8 +357,8 @@ class Recorder:
             if k not in stored:
                 return None
             stored[k] = None
-        text = _json([list(stored.values()), sketch])
-        if text is None or _json(rec.paths) is None:
+        text = json_text([list(stored.values()), sketch])
+        if text is None or json_text(rec.paths) is None:
             return None
         rec.text = text
         # The view rebuilt from the record is the view: at this instant its other facts are the
@@ -628,15 +366,15 @@ class Recorder:
         # another instant, everything, against a view built afresh (a fact that moves with the
         # clock and is not recomputed shows there).
         got = view_of(rec, w, self.now)
-        if got is None or not _same(got[1], sketch) or not _same(got[0].paths, view.paths):
+        if got is None or not same_value(got[1], sketch) or not same_value(got[0].paths, view.paths):
             return None
-        if list(got[0].facts) != list(view.facts) or not all(_same(got[0].facts[k], view.facts[k]) for k in clock_keys):
+        if list(got[0].facts) != list(view.facts) or not all(same_value(got[0].facts[k], view.facts[k]) for k in clock_keys):
             return None
         later = self.now + dt.timedelta(days=3, seconds=7, microseconds=1234)
         again = view_of(rec, w, later)
         want = workload_view(w, wf, later)[0]
-        # compared as plain dicts: _same is exact about types and NaN only there
-        if again is None or not _same(dict(again[0].facts), dict(want.facts)) or not _same(again[0].paths, want.paths):
+        # compared as plain dicts: same_value is exact about types and NaN only there
+        if again is None or not same_value(dict(again[0].facts), dict(want.facts)) or not same_value(again[0].paths, want.paths):
             return None
         return rec
 

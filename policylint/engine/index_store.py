@@ -1,0 +1,294 @@
+"""The repository index's storage: what one record holds, how files are identified, and the sealed entry.
+
+:mod:`policylint.engine.repo_index` decides when a narrowed run may use a record
+and builds views from it; this module only keeps records: the stat identity of a
+workload's files (device, inode, size, mtime, ctime - not the path's spelling),
+a hash of its pool's declaration, and one sealed, size-limited cache entry per
+repository (:mod:`policylint.cache.store`), checked field by field when read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from policylint.cache.store import FORMAT_VERSION, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
+
+if TYPE_CHECKING:
+    from policylint.model import Pool, Workload
+    from policylint.readers.limits import TraceLimits
+
+INDEX_FORMAT = 1
+KIND = "repoindex"
+#: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
+MAX_BYTES = 256 << 20
+#: a file whose modification or status-change time is this close to the moment a record is made
+#: is not recorded (it may change again in the same timestamp tick)
+CLOCK_KEYS = ("first_time", "last_time", "step_seconds", "vram_last_time", "jobs_last_time")
+
+#: counters for tests: workloads measured and viewed in full, and workloads taken from the index
+def same_value(a: Any, b: Any) -> bool:
+    """Equal values of the same types all the way down (dict key order and NaN included)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        if math.isnan(a):
+            return math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def json_text(value: Any) -> str | None:
+    """``value`` as JSON text when reading it back gives exactly ``value``; else None."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return text if same_value(json.loads(text), value) else None
+
+
+# --------------------------------------------------------------------------- identities
+
+
+def file_ident(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def no_record(path: str) -> bool:
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def pool_hash(pool: Pool | None) -> str:
+    """What a workload's view and key read of its pool, hashed (its name and declaration)."""
+    if pool is None:
+        return ""
+    text = json.dumps([pool.qualified, pool.spec], sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def files_of(w: Workload) -> list[tuple[str, str]] | None:
+    """(measured file, its provenance record's path) per measurement; None when one has no file."""
+    from policylint.measure.sources.provenance import sidecar
+
+    out = []
+    for role in sorted(w.measurements):
+        ref = w.measurements[role]
+        if ref.path is None:
+            return None
+        out.append((os.fspath(ref.path), os.fspath(sidecar(ref.path))))
+    return out
+
+
+# --------------------------------------------------------------------------- the entry
+
+
+def _locator(root: Path, header: Mapping[str, Any]) -> str:
+    real = os.path.realpath(root)
+    text = json.dumps([real, header], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _entry_path(folder: Path, loc: str) -> Path:
+    return folder / f"repoindex-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.json"
+
+
+def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> dict[str, Any]:
+    import dataclasses
+
+    return {
+        "format": INDEX_FORMAT,
+        "cache": FORMAT_VERSION,
+        "code": code_fingerprint(),
+        "root": os.path.realpath(root),
+        "limits": dataclasses.asdict(limits) if limits is not None else None,
+        "gpu": list(gpu_resources),
+    }
+
+
+@dataclass
+class Record:
+    """One workload's row of the index (see the module's description)."""
+
+    ident: list[int]  # its document file's stat identity: device and inode say which file it is
+    pool: str  # pool_hash of its pool
+    key: str  # its measurement key
+    measured: list[list[Any]]  # [stat identity] per measured file, in the order of its measurement roles
+    shape: tuple[str, ...]  # its view's fact names, in order
+    #: JSON of [its view's fact values in ``shape``'s order (clock facts left as None), its run sketch or None]
+    text: str
+    paths: dict[str, list[Any]]  # its view's fact places
+    report: bool  # a band report exists
+    daily: float | None  # the report's daily band
+    usable_max: float | None
+    last_sample: str | None  # ISO text of the last sample (the age of the measurement)
+    integrity: bool  # integrity facts were stored (the time facts are computed then)
+    clock: dict[str, Any]  # the integrity facts the time facts are computed from
+    #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
+    tpaths: dict[str, tuple[Any, ...]] | None = None
+
+    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
+        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
+        values = json.loads(self.text)
+        if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
+            return None
+        facts, sketch = values
+        if len(facts) != len(self.shape):
+            return None
+        if sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
+            return None
+        return dict(zip(self.shape, facts)), sketch
+
+
+def _record_from(
+    row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]], tplaces: list[dict[str, tuple[Any, ...]]]
+) -> Record | None:
+    """A record from its stored row, every field checked; None when anything is off."""
+    if not isinstance(row, list) or len(row) != 12:
+        return None
+    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest = row
+    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str)):
+        return None
+    if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
+        return None
+    if type(shape) is not int or not 0 <= shape < len(shapes) or type(paths) is not int or not 0 <= paths < len(places):
+        return None
+    if type(report) is not bool or not (isinstance(rest, list) and len(rest) == 2):
+        return None
+    integrity, clock = rest
+    if type(integrity) is not bool or not isinstance(clock, dict):
+        return None
+    if not (daily is None or type(daily) is float) or not (usable is None or type(usable) is float):
+        return None
+    if not (last is None or isinstance(last, str)):
+        return None
+    if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
+        return None
+    return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
+                  integrity, clock, tplaces[paths])
+
+
+def _ints(value: Any, n: int) -> bool:
+    return isinstance(value, list) and len(value) == n and all(type(x) is int for x in value)
+
+
+@dataclass
+class Index:
+    """The repository's index for one run: read once, written back when it gained records.
+
+    Stored as one sealed JSON object: the header (code, trace limits, GPU
+    resources, repository), a table of fact-name lists and one of fact-place
+    maps (the same for nearly every workload), and per workload one row of
+    identities and figures whose view values are one JSON text (parsed only
+    when the workload's view is rebuilt).
+    """
+
+    folder: Path
+    path: Path
+    header: dict[str, Any]
+    limits: TraceLimits | None = None
+    records: dict[str, Record] = field(default_factory=dict)
+    #: rows as stored, decoded into records when first asked for
+    rows: dict[str, Any] = field(default_factory=dict)
+    shapes: list[tuple[str, ...]] = field(default_factory=list)
+    places: list[dict[str, list[Any]]] = field(default_factory=list)
+    tplaces: list[dict[str, tuple[Any, ...]]] = field(default_factory=list)
+    dirty: bool = False
+
+    def get(self, name: str) -> Record | None:
+        if name in self.records:
+            return self.records[name]
+        row = self.rows.pop(name, None)
+        if row is None:
+            return None
+        rec = _record_from(row, self.shapes, self.places, self.tplaces)
+        if rec is not None:
+            self.records[name] = rec
+        return rec
+
+    def put(self, name: str, rec: Record) -> None:
+        self.rows.pop(name, None)
+        self.records[name] = rec
+        self.dirty = True
+
+    def write(self) -> None:
+        if not self.dirty:
+            return
+        shapes: dict[tuple[str, ...], int] = {}
+        places: dict[str, int] = {}
+        place_list: list[Any] = []
+        rows: dict[str, Any] = {}
+        for name in sorted({*self.rows, *self.records}):
+            rec = self.get(name)
+            if rec is None:
+                continue
+            shape = shapes.setdefault(rec.shape, len(shapes))
+            text = json.dumps(rec.paths, separators=(",", ":"))
+            if text not in places:
+                places[text] = len(place_list)
+                place_list.append(rec.paths)
+            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
+                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock]]
+        body = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list, "rows": rows}
+        try:
+            data = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")
+        except (TypeError, ValueError):
+            return
+        sealed = seal_json(self.folder, KIND, data)
+        if sealed is not None and len(sealed) <= MAX_BYTES:
+            atomic_write(self.path, sealed, self.folder)
+        self.dirty = False
+
+
+def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> Index:
+    """The index of the repository at ``root`` in the cache ``folder`` (empty when missing, foreign or damaged)."""
+    header = _header(root, limits, gpu_resources)
+    index = Index(folder, _entry_path(folder, _locator(root, header)), header, limits)
+    try:
+        data = read_limited(index.path, MAX_BYTES)
+        body = unseal_json(folder, KIND, data) if data is not None else None
+        if body is None:
+            return index
+        stored = json.loads(body)
+        if not isinstance(stored, dict) or stored.get("header") != header:
+            return index
+        shapes, places, rows = stored.get("shapes"), stored.get("places"), stored.get("rows")
+        if not (isinstance(shapes, list) and isinstance(places, list) and isinstance(rows, dict)):
+            return index
+        for shape in shapes:
+            if not isinstance(shape, list) or not all(isinstance(k, str) for k in shape) or len(set(shape)) != len(shape):
+                return index
+        for paths in places:
+            if not isinstance(paths, dict) or not all(
+                isinstance(p, list) and all(type(x) in (str, int) for x in p) for p in paths.values()
+            ):
+                return index
+        index.shapes = [tuple(s) for s in shapes]
+        index.places = places
+        index.tplaces = [{k: tuple(v) for k, v in paths.items()} for paths in places]
+        index.rows = rows
+    except Exception:  # noqa: BLE001 - a damaged index is an empty one: every workload is measured
+        index.rows = {}
+    return index
+
+
+# --------------------------------------------------------------------------- use
