@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.catalogue import fix_applicability
-from policylint.edit.scalars import DocPath
+from policylint.edit.scalars import DocPath, whole_number
 
 if TYPE_CHECKING:
     from policylint.finding import FindingKey
@@ -98,14 +98,7 @@ def doc_value(view: View, path: DocPath) -> Any:
 
 def number(view: View, path: DocPath) -> int | None:
     """The whole number written at ``path`` (a quoted "8" counts; 8.5 or 8k do not)."""
-    value = doc_value(view, path)
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
+    return whole_number(doc_value(view, path))
 
 
 def make_fix(code: str, view: View, path: DocPath, new: int) -> tuple[Fix | None, str]:

@@ -24,6 +24,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
@@ -216,3 +217,14 @@ def unified_diff(old: str, new: str, name: str) -> str:
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def whole_number(value: Any) -> int | None:
+    """A number written as a whole number (8 or a quoted "8"); None for a bool, 8.5, 2000m or other text."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None

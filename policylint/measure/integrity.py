@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from policylint.measure.integrity_facts import IntegrityPoolFacts, IntegrityWorkloadFacts
+from policylint.measure.sources.provenance import record_time
 
 if TYPE_CHECKING:
     import numpy as np
@@ -426,8 +427,6 @@ def pulled_range_outside(stored: dict[str, Any] | None, record: dict[str, Any] |
     before or after it were added to the file afterwards (a month prepended to reach
     the window, days appended to look fresh).
     """
-    import datetime as dt
-
     if not stored or not record:
         return None
     first, last = stored.get("first_time"), stored.get("last_time")
@@ -435,14 +434,10 @@ def pulled_range_outside(stored: dict[str, Any] | None, record: dict[str, Any] |
         return None
     bounds = []
     for key in ("start", "end"):
-        text = record.get(key)
-        if not isinstance(text, str):
+        moment = record_time(record.get(key))
+        if moment is None:
             return None
-        try:
-            moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        bounds.append((moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp())
+        bounds.append(moment.timestamp())
     lookback = record.get("lookback_seconds")
     if isinstance(lookback, (int, float)) and not isinstance(lookback, bool) and lookback > 0:
         # the pull asked for the lookback before its end: the wider of the two starts is the range

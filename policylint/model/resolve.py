@@ -123,7 +123,7 @@ def _check_on_disk(
             hint="check the path; it is relative to the folder of this file",
         )
     real = Path(real_path(lexical))
-    if not _inside(real, Path(real_path(root_abs))):
+    if not inside(real, Path(real_path(root_abs))):
         return None, doc.finding(
             "PL023",
             f"{what} path '{relative}' is a symlink pointing outside the repository",
@@ -135,7 +135,8 @@ def _check_on_disk(
     return lexical, None
 
 
-def _inside(path: Path, root: Path) -> bool:
+def inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` is ``root`` or lies below it, compared part by part."""
     try:
         path.relative_to(root)
     except ValueError:

@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff
+from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff, whole_number
 from policylint.model.load import Document, SourceFile
 from policylint.schedulers.common import mapping, sequence
 from policylint.schedulers.export import PoolPlan
@@ -80,17 +80,6 @@ class UpdateOutcome:
     @property
     def diff(self) -> str:
         return "".join(unified_diff(old, new, display) for display, old, new in self.texts.values())
-
-
-def _whole(value: Any) -> int | None:
-    """A number written as a whole number (8 or "8"); None for 2000m, 8.5, text."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
 
 
 def _objects(sources: list[SourceFile], api: str, kind: str) -> dict[str, list[Document]]:
@@ -179,7 +168,7 @@ def _kueue_edits(
             notes.append(f"{head}: lendingLimit is not a quantity; not updated")
             return []
     out: list[QuotaEdit] = []
-    old = _whole(entry.get("nominalQuota"))
+    old = whole_number(entry.get("nominalQuota"))
     # Without a cohort there is nothing to borrow: the nominal quota is all the queue can use,
     # so it carries the daily band (guaranteed + borrowed), or the daily band's bursts would queue.
     nominal = plan.guaranteed + lending if cohort else plan.guaranteed + plan.borrow
@@ -202,7 +191,7 @@ def _kueue_edits(
         return out
     why = _band_why(plan, "daily") + f", borrowed within cohort {cohort}"
     if "borrowingLimit" in entry:
-        old = _whole(entry["borrowingLimit"])
+        old = whole_number(entry["borrowingLimit"])
         if old is None:
             notes.append(f"{head}: borrowingLimit is not written as a whole number; set it to {plan.borrow} by hand")
             return out
@@ -228,7 +217,7 @@ def _volcano_edits(plan: PoolPlan, doc: Document, gpu_resources: tuple[str, ...]
         if len(keys) != 1:
             notes.append(f"{head}: no single GPU resource in {shown}; add {gpu_resources[0]}: {value} there by hand")
             continue
-        old = _whole(mapping(node)[keys[0]])
+        old = whole_number(mapping(node)[keys[0]])
         if old is None:
             notes.append(f"{head}: {shown}.{keys[0]} is not written as a whole number; set it to {value} by hand")
             continue
@@ -237,7 +226,7 @@ def _volcano_edits(plan: PoolPlan, doc: Document, gpu_resources: tuple[str, ...]
     # a deserved GPU share is kept unless the new numbers put it outside, then moved to the nearest end.
     deserved = mapping(spec.get("deserved"))
     keys = [k for k in deserved if k in gpu_resources]
-    if len(keys) == 1 and (old := _whole(deserved[keys[0]])) is not None:
+    if len(keys) == 1 and (old := whole_number(deserved[keys[0]])) is not None:
         low, high = plan.guaranteed, plan.guaranteed + plan.borrow
         new = min(max(old, low), high)
         if new != old:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.errors import PolicylintError
+from policylint.model.resolve import inside
 
 if TYPE_CHECKING:
     from policylint.model import MeasurementRef, Model
@@ -78,14 +79,6 @@ def declared_query(block: dict[str, Any], *, source: str | None = None, key: str
     return render(str(block.get("template")), dict(block.get("params") or {}), source=source, key=key)
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
 def target_path(ref: MeasurementRef, root: Path) -> Path:
     """Absolute path of the file ``ref`` declares, refused unless it stays inside ``root``.
 
@@ -101,7 +94,7 @@ def target_path(ref: MeasurementRef, root: Path) -> Path:
     base = Path(os.path.abspath(doc_file)).parent
     lexical = Path(os.path.normpath(base / relative))
     real = Path(os.path.realpath(lexical))
-    if not _inside(lexical, Path(os.path.abspath(root))) or not _inside(real, root_abs):
+    if not inside(lexical, Path(os.path.abspath(root))) or not inside(real, root_abs):
         raise PolicylintError(
             f"trace path '{relative}' leaves the repository root; pull does not write there", source=doc_file, key=where
         )

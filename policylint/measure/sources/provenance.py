@@ -93,7 +93,8 @@ def read_record(trace: Path) -> tuple[dict[str, Any] | None, str | None]:
     return record, None
 
 
-def _when(text: Any) -> dt.datetime | None:
+def record_time(text: Any) -> dt.datetime | None:
+    """A provenance record's timestamp (ISO 8601, ``Z`` allowed, naive = UTC); None when it is not one."""
     if not isinstance(text, str):
         return None
     try:
@@ -146,7 +147,7 @@ def pull_facts(w: Workload, now: dt.datetime) -> list[dict[str, Any]]:
             continue
         entry["pulled_query"] = record["query"]
         entry["pulled_step"] = record.get("step_seconds")
-        pulled = _when(record.get("pulled_at"))
+        pulled = record_time(record.get("pulled_at"))
         if pulled is not None:
             entry["pulled_at"] = iso(pulled)
             # Unrounded: 7.0001 days is older than 7; messages round, verdicts do not.
