@@ -1,8 +1,8 @@
 """The facts the measure step gives, as plain data: what a workload and a pool measured to.
 
 These dataclasses are the measure step's output and the measurement cache's
-payload (:mod:`policylint.cache.measurements` stores and rebuilds them through
-the closed type table of :mod:`policylint.cache.encoding`). They hold numbers,
+payload (:mod:`policylint.measure.measurement_cache` stores and rebuilds them through
+the closed type table of :mod:`policylint.measure.cache_encoding`). They hold numbers,
 arrays and the calculator's report types only, and this module imports nothing
 of the measuring itself, so the cache can sit below the step that fills them.
 """

@@ -101,7 +101,7 @@ def model_memory_gib(model: str | None) -> tuple[float, ...] | None:
 
 
 def _quantity(value: Any) -> int | None:
-    from policylint.schedulers.quantity import gpu_count
+    from policylint.model.schedulers.quantity import gpu_count
 
     try:
         return gpu_count(value)
@@ -132,7 +132,7 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
             )
     elif info.get("scheduler") == "volcano":
         spec = (pool.doc.data or {}).get("spec") or {}
-        from policylint.schedulers.quantity import GPU_RESOURCES
+        from policylint.model.schedulers.quantity import GPU_RESOURCES
 
         def gpu_of(section: Any) -> int | None:
             if not isinstance(section, dict):
