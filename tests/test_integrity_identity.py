@@ -668,3 +668,62 @@ def test_pasted_days_at_every_lag_and_an_edited_copy_are_unchanged() -> None:
             values = days.ravel()
             times = MIDNIGHT + np.arange(values.size) * 300.0
             _check(times, values, np.ones(values.size, dtype=bool), 300.0)
+
+
+# --- the day-pair screens and the sketch's distinct hashes, at their edges ------------------------------
+
+
+@st.composite
+def near_days(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, float]:
+    """Days copied at some lag with a number of edits around the NEAR_MATCH line, at day widths that
+    do and do not divide into words of four samples (and a width under four), busy or quiet."""
+    # 288, 96, 72, 30 and 25 samples a day (days under 25 samples are never judged), and a day of 6
+    step = draw(st.sampled_from([300.0, 300.0, 900.0, 1_200.0, 2_880.0, 3_456.0, 14_400.0]))
+    width = int(round(86_400.0 / step))
+    days = draw(st.integers(2, 45))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    spread = draw(st.sampled_from([2, 3, 5, 60, 1000]))
+    rows = rng.integers(0, spread, size=(days, width)).astype(float)
+    if draw(st.booleans()):  # quiet days: a value that moves at a share of the samples, so change flags screen
+        moving = rng.random((days, width)) < draw(st.sampled_from([0.15, 0.3, 0.45]))
+        moving[:, 0] = True
+        held = np.maximum.accumulate(np.where(moving, np.arange(width), 0), axis=1)
+        rows = np.take_along_axis(rows, held, axis=1)
+    for _ in range(draw(st.integers(0, 12))):
+        lag = int(draw(st.integers(1, 40)))
+        day = int(draw(st.integers(0, days - 1)))
+        if day >= lag:
+            rows[day] = rows[day - lag]
+            edits = int(draw(st.integers(0, max(1, width // 6))))
+            rows[day, rng.integers(0, width, size=edits)] += float(draw(st.sampled_from([1.0, -0.0, 0.5])))
+    if draw(st.booleans()):
+        rows[rows == 0] = -0.0
+    return rows.ravel(), MIDNIGHT + np.arange(rows.size) * step, step
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(near_days())
+def test_near_and_exact_repeats_at_the_threshold_are_unchanged(case: tuple[np.ndarray, np.ndarray, float]) -> None:
+    values, times, step = case
+    valid = np.ones(values.size, dtype=bool)
+    _same(current_days.near_repeated_days(times, values, valid, step), near_repeated_days(times, values, valid, step))
+    _same(current_days.repeated_days(times, values, valid, step), repeated_days(times, values, valid, step))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=3000), st.integers(0, 6))
+def test_distinct_hashes_are_numpy_unique(values: list[int], repeats: int) -> None:
+    h = np.array(values * (1 + repeats % 3), dtype=np.uint64)
+    _same(current_copies._distinct(h), np.unique(h))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 600), st.sampled_from(["all", "some", "none"]))
+def test_fingerprints_with_and_without_gaps_are_unchanged(seed: int, n: int, gaps: str) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.normal(10, 3, size=n).round(int(rng.integers(0, 3)))
+    times = MIDNIGHT + np.arange(n) * 300.0
+    valid = np.ones(n, dtype=bool) if gaps == "all" else (rng.random(n) < 0.8 if gaps == "some" else np.zeros(n, dtype=bool))
+    _same(current_copies.fingerprint(times, values, valid, 300.0), fingerprint(times, values, valid, 300.0))
+    _same(current_copies.values_fingerprint(values, valid), values_fingerprint(values, valid))
+    _same(current_copies.fingerprint(times[::2], values[::2], valid[::2], 600.0), fingerprint(times[::2], values[::2], valid[::2], 600.0))

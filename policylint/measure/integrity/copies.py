@@ -24,9 +24,18 @@ def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_s
 
     digest = hashlib.sha256(b"policylint-series/1\0")
     digest.update(np.float64(step_seconds).tobytes())
-    digest.update(np.ascontiguousarray(times[valid], dtype="<f8").tobytes())
-    digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
+    everything = bool(np.all(valid))
+    digest.update(_float64_bytes(times, valid, everything))
+    digest.update(_float64_bytes(values, valid, everything))
     return digest.hexdigest()
+
+
+def _float64_bytes(a: np.ndarray, valid: np.ndarray, everything: bool) -> memoryview:
+    """The valid samples of ``a`` as contiguous little-endian float64, hashed in place (no copy when all are valid)."""
+    import numpy as np
+
+    picked = a if everything and valid.dtype == bool and a.shape == valid.shape else a[valid]
+    return memoryview(np.ascontiguousarray(picked, dtype="<f8")).cast("B")
 
 
 def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
@@ -34,7 +43,7 @@ def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
     import numpy as np
 
     digest = hashlib.sha256(b"policylint-values/1\0")
-    digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
+    digest.update(_float64_bytes(values, valid, bool(np.all(valid))))
     return digest.hexdigest()
 
 
@@ -56,7 +65,7 @@ def shape_fingerprint(values: np.ndarray, valid: np.ndarray, step_seconds: float
     if days <= 0 or np.count_nonzero(signs) / days < MIN_DAY_CHANGES:
         return None
     digest = hashlib.sha256(b"policylint-shape/1\0")
-    digest.update(np.ascontiguousarray(signs).tobytes())
+    digest.update(memoryview(np.ascontiguousarray(signs)).cast("B"))
     return digest.hexdigest()
 
 
@@ -129,14 +138,24 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     if h.size > 2 * cut:
         head = np.partition(h, cut)
         pivot = head[cut]
-        below = np.unique(head[:cut])
+        below = _distinct(head[:cut])
         below = below[below < pivot]
         if below.size >= SKETCH_SIZE:
             return [int(x) for x in below[:SKETCH_SIZE]]
-    distinct = np.unique(h)
+    distinct = _distinct(h)
     if distinct.size < SKETCH_MIN:
         return None
     return [int(x) for x in distinct[:SKETCH_SIZE]]
+
+
+def _distinct(h: np.ndarray) -> np.ndarray:
+    """The distinct values of ``h``, ascending: ``np.unique``'s answer, by one sort (its hashing is ten times slower on 26,000 integers)."""
+    import numpy as np
+
+    ordered = np.sort(h)
+    first = np.ones(ordered.size, dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered[first]
 
 
 def sketch_similarity(a: Sequence[int], b: Sequence[int]) -> float:
