@@ -35,7 +35,7 @@ def _float64_bytes(a: np.ndarray, valid: np.ndarray, everything: bool) -> memory
     import numpy as np
 
     picked = a if everything and valid.dtype == bool and a.shape == valid.shape else a[valid]
-    return memoryview(np.ascontiguousarray(picked, dtype="<f8")).cast("B")
+    return np.ascontiguousarray(picked, dtype="<f8").data.cast("B")
 
 
 def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
@@ -65,7 +65,7 @@ def shape_fingerprint(values: np.ndarray, valid: np.ndarray, step_seconds: float
     if days <= 0 or np.count_nonzero(signs) / days < MIN_DAY_CHANGES:
         return None
     digest = hashlib.sha256(b"policylint-shape/1\0")
-    digest.update(memoryview(np.ascontiguousarray(signs)).cast("B"))
+    digest.update(np.ascontiguousarray(signs).data.cast("B"))
     return digest.hexdigest()
 
 
