@@ -160,12 +160,19 @@ def _distinct(h: np.ndarray) -> np.ndarray:
 
 def sketch_similarity(a: Sequence[int], b: Sequence[int]) -> float:
     """Estimated share of runs two traces have in common (Jaccard), from their bottom-k sketches."""
-    sa, sb = set(a), set(b)
+    return _set_similarity(frozenset(a), frozenset(b))
+
+
+def _set_similarity(sa: frozenset[int], sb: frozenset[int]) -> float:
+    """:func:`sketch_similarity` of two sketches as sets."""
     k = min(len(sa), len(sb))
     if k == 0:
         return 0.0
+    both = sa & sb
+    if not both:
+        return 0.0  # no run in common: none among the k smallest either
     union = sorted(sa | sb)[:k]
-    return sum(1 for x in union if x in sa and x in sb) / k
+    return sum(1 for x in union if x in both) / k
 
 
 def near_copies(
@@ -187,11 +194,12 @@ def near_copies(
         for x in sketch or ():
             by_run.setdefault(x, []).append(i)
     pairs: set[tuple[int, int]] = set()
-    for members in by_run.values():
-        if 1 < len(members) <= 64:
-            for j, a in enumerate(members):
-                for b in members[j + 1 :]:
-                    pairs.add((a, b) if a < b else (b, a))
+    # the copies of one trace share most runs, so most runs name the same members: each group once
+    groups = {tuple(members) for members in by_run.values() if 1 < len(members) <= 64}
+    for group in groups:
+        for j, a in enumerate(group):
+            for b in group[j + 1 :]:
+                pairs.add((a, b) if a < b else (b, a))
     # a copy too plain for a sketch (fewer than SKETCH_MIN distinct runs) is found by its values
     by_values: dict[str, list[int]] = {}
     for i, entry in enumerate(entries):
@@ -203,6 +211,7 @@ def near_copies(
             for b in members[j + 1 :]:
                 pairs.add((a, b) if a < b else (b, a))
     out: dict[str, tuple[str, float]] = {}
+    sets: dict[int, frozenset[int]] = {}  # each sketch as a set once, not once per pair
     for a, b in sorted(pairs):
         (na, pa, _, sa), (nb, pb, _, sb) = entries[a], entries[b]
         if na == nb or (pa is not None and pa == pb) or frozenset((na, nb)) in skip:
@@ -211,7 +220,11 @@ def near_copies(
         if same:
             sim = 1.0
         elif sa and sb:
-            sim = sketch_similarity(sa, sb)
+            if a not in sets:
+                sets[a] = frozenset(sa)
+            if b not in sets:
+                sets[b] = frozenset(sb)
+            sim = _set_similarity(sets[a], sets[b])
         else:
             continue
         first, second = sorted((na, nb))
