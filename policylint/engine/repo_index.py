@@ -100,7 +100,7 @@ class IndexedFacts:
     """Stands for an indexed workload's :class:`~policylint.measure.WorkloadFacts` in the pool steps.
 
     Exactly what :func:`policylint.engine.views.build_views` (queue depth),
-    :func:`policylint.measure.integrity.copy_facts` (run sketch) and
+    :func:`policylint.measure.integrity.copies.copy_facts` (run sketch) and
     :func:`policylint.measure.pools._update_pool` (a report exists) read of a member's
     facts. Nothing else reads a neighbour's facts in an indexed run.
     """
@@ -121,7 +121,7 @@ def _clock_facts(rec: Record, w: Workload, now: dt.datetime) -> dict[str, Any]:
     """The facts of a workload view that depend on ``now``, as :func:`policylint.engine.workload_view.workload_view` computes them."""
     import datetime as dt
 
-    from policylint.measure.integrity import time_facts
+    from policylint.measure.integrity.timing import time_facts
     from policylint.measure.sources.provenance import pull_facts
 
     out: dict[str, Any] = {}

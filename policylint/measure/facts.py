@@ -83,7 +83,7 @@ class WorkloadFacts:
     vram_active_seconds: float | None = None
     #: the same per pod (key of a long VRAM table), sorted by pod
     vram_pods: tuple[tuple[str, float, float], ...] = ()
-    #: integrity facts of the concurrency trace as read (:func:`policylint.measure.integrity.trace_facts`)
+    #: integrity facts of the concurrency trace as read (:func:`policylint.measure.integrity.workload.trace_facts`)
     integrity: dict[str, float | int | str | bool | list[int] | None] | None = None
     errors: list[str] = field(default_factory=list)
 
