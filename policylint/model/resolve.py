@@ -42,10 +42,10 @@ def _get(data: Any, path: DocPath) -> Any:
 
 
 def _is_reference(block: object) -> TypeGuard[ReferenceSpec]:
-    """Whether ``block``, found at a reference path of a validated Workload, is there at all.
+    """Whether ``block``, read at a reference path of a validated Workload, is a reference block.
 
-    The schema allows nothing but a mapping of a reference block's keys at those
-    paths (a measurement, or the evidence block; a plain-text evidence is no reference).
+    The schema allows only such a block there (a measurement, or the evidence block),
+    so any mapping found is one; a plain-text evidence is no reference.
     """
     return isinstance(block, dict)
 
