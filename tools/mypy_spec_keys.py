@@ -18,7 +18,12 @@ from collections.abc import Callable
 from mypy.errorcodes import TYPEDDICT_ITEM
 from mypy.nodes import StrExpr
 from mypy.plugin import MethodContext, Plugin
-from mypy.plugins.default import typed_dict_get_callback
+
+try:  # mypy's own typing of TypedDict.get; internal, so a mypy without it keeps its default
+    from mypy.plugins.default import typed_dict_get_callback
+except ImportError:  # pragma: no cover - depends on the mypy release
+    def typed_dict_get_callback(ctx: MethodContext) -> Type:
+        return ctx.default_return_type
 from mypy.types import Type, TypedDictType, get_proper_type
 
 _GET = "typing.Mapping.get"
