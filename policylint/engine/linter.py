@@ -324,7 +324,23 @@ def judge(
             def skip(view: View) -> frozenset[str]:
                 return reach.skips(view.doc.file, str(subject_of(view)))
 
-    findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip))
+    verdicts = None
+    if skip is not None and options.cache_dir is not None:
+        # a changed workload's neighbours: their kept verdicts, when what the rules read of them is unchanged
+        from policylint.engine.verdicts import open_verdicts
+
+        verdicts = open_verdicts(options.cache_dir, model.root)
+        if verdicts is not None:
+            try:
+                verdicts.prepare(rules, judged, options.ruleset.params, skip)
+            except Exception:  # noqa: BLE001 - kept verdicts that cannot be used: every view is evaluated
+                verdicts = None
+    findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip,
+                             given=verdicts.given if verdicts is not None else None,
+                             found=verdicts.found if verdicts is not None else None))
+    if verdicts is not None:
+        verdicts.keep()
+        verdicts.write()
     return findings, views, pools
 
 
