@@ -1,4 +1,4 @@
-"""Integrity stage benchmark: :func:`policylint.measure.integrity.trace_facts` per trace, against reading it.
+"""Integrity stage benchmark: :func:`policylint.measure.integrity.workload.trace_facts` per trace, against reading it.
 
 For every trace given (default: the good example's 92-day, 5-minute traces) it reads
 the series once with policylint's reader, then times ``trace_facts`` on it (best of
@@ -59,7 +59,7 @@ def main() -> None:
 
     import pyarrow.csv
 
-    from policylint.measure.integrity import trace_facts
+    from policylint.measure.integrity.workload import trace_facts
     from policylint.readers import read_series
 
     traces = args.traces or sorted((ROOT / "examples" / "good" / "measurements" / "traces").glob("*.csv"))

@@ -39,12 +39,15 @@ class FixDeclaration:
 
     ``rewrites`` names a fix of :data:`policylint.edit.rewrites.REWRITES`;
     ``order`` ranks the rules whose fixes rewrite the same number of one pool:
-    when several of them report on it, the fix of the lowest order is made.
+    when several of them report on it, the fix of the lowest order is made;
+    ``direction`` is ``set`` (the number becomes the target) or ``raise`` (only
+    where the target is higher: the fix never lowers it).
     """
 
     applicability: str
     rewrites: str
     order: int
+    direction: str = "set"
 
 
 @functools.cache
@@ -89,7 +92,12 @@ def builtin(code: str) -> tuple[str, Severity]:
 def fixes() -> dict[str, FixDeclaration]:
     """Code -> its ``fix:`` declaration, for every bundled rule that has one, lowest ``order`` first."""
     found = {
-        code: FixDeclaration(str(raw["fix"]["applicability"]), str(raw["fix"]["rewrites"]), int(raw["fix"]["order"]))
+        code: FixDeclaration(
+            str(raw["fix"]["applicability"]),
+            str(raw["fix"]["rewrites"]),
+            int(raw["fix"]["order"]),
+            str(raw["fix"].get("direction", "set")),
+        )
         for code, (_, raw) in _bundled().items()
         if raw.get("fix")
     }

@@ -129,7 +129,8 @@ def build_parser(only: str | None = None, *, every: bool = False) -> argparse.Ar
             continue  # a command not built into this version
         p = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
         module.configure(p)
-        p.set_defaults(_run=module.run)
+        # the whole parser, for a command that describes the others (completion)
+        p.set_defaults(_run=module.run, _full_parser=lambda: build_parser(every=True))
     return parser
 
 

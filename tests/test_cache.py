@@ -18,8 +18,8 @@ from conftest import EXAMPLES, REPO, copy_minirepo, minirepo_path, replace_once,
 from fixture_helpers import MINI_POOLS
 
 from policylint.cache import digests as digest_cache
-from policylint.cache import encoding
-from policylint.cache import measurements as measure_cache
+from policylint.measure import cache_encoding as encoding
+from policylint.measure import measurement_cache as measure_cache
 from policylint.cache import store
 from policylint.engine.linter import LintOptions, lint
 from policylint.engine.ruleset import load_rules_cached

@@ -31,10 +31,10 @@ import pytest
 from conftest import EXAMPLES, run_cli
 
 from policylint.cache import digests as digest_cache
-from policylint.cache import documents as document_cache
-from policylint.cache import encoding
-from policylint.cache import measurements as measure_cache
-from policylint.cache import rules as rule_cache
+from policylint.model.load import document_cache
+from policylint.measure import cache_encoding as encoding
+from policylint.measure import measurement_cache as measure_cache
+from policylint.engine import rule_cache
 from policylint.cache import store
 
 WHEN = ["--now", "2026-12-01"]

@@ -15,7 +15,7 @@ import yaml
 from conftest import EXAMPLES, run_cli
 from fixture_helpers import DATA, NOW, crd_schema, run
 from policylint.measure.run import measure
-from policylint.schedulers import export, export_kueue
+from policylint.export import kueue as export_kueue, plans as export
 from policylint.engine.views import build_views
 
 CRDS = {

@@ -25,7 +25,7 @@ from policylint.model.config_checks import check_plain, validate_settings
 from policylint.errors import PolicylintError
 from policylint.engine.filter import find_comment, parse_directive, read_baseline
 from policylint.model.load import LoadLimits, SourceFile, parse_text
-from policylint.schedulers.quantity import MAX_COUNT, gpu_count, parse_quantity, whole_count
+from policylint.model.schedulers.quantity import MAX_COUNT, gpu_count, parse_quantity, whole_count
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

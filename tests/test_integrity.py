@@ -19,7 +19,12 @@ from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
 from policylint.facts import catalogue
-from policylint.measure import integrity
+from policylint.measure.integrity.copies import fingerprint, shape_fingerprint
+from policylint.measure.integrity.days import repeated_days
+from policylint.measure.integrity.resolution import roughness
+from policylint.measure.integrity.shaping import recurring_exclusions, shaping
+from policylint.measure.integrity.timing import time_facts
+from policylint.measure.integrity.workload import trace_facts, workload_facts
 from policylint.measure.integrity_facts import IntegrityWorkloadFacts
 
 #: the integrity facts of a workload, as declared
@@ -44,21 +49,21 @@ def _noise(n: int, size: int = 20) -> np.ndarray:
 def test_a_copy_has_the_fingerprint_of_its_original_and_another_series_does_not() -> None:
     times, valid = _grid(1000)
     values = _noise(1000)
-    first = integrity.fingerprint(times, values, valid, 60.0)
-    assert integrity.fingerprint(times.copy(), values.copy(), valid.copy(), 60.0) == first
+    first = fingerprint(times, values, valid, 60.0)
+    assert fingerprint(times.copy(), values.copy(), valid.copy(), 60.0) == first
     changed = values.copy()
     changed[500] += 1
-    assert integrity.fingerprint(times, changed, valid, 60.0) != first
-    assert integrity.fingerprint(times + 60.0, values, valid, 60.0) != first
+    assert fingerprint(times, changed, valid, 60.0) != first
+    assert fingerprint(times + 60.0, values, valid, 60.0) != first
 
 
 def test_blocks_of_repeated_values_reveal_the_real_step() -> None:
     times, valid = _grid(12 * 400, 300.0)
     hourly = np.repeat(_noise(400), 12)
-    facts = integrity.trace_facts(times, hourly, valid, 300.0)
+    facts = trace_facts(times, hourly, valid, 300.0)
     assert facts["resolution_block_samples"] == 12
     assert facts["resolution_step_seconds"] == 3600.0
-    fine = integrity.trace_facts(times, _noise(12 * 400), valid, 300.0)
+    fine = trace_facts(times, _noise(12 * 400), valid, 300.0)
     assert fine["resolution_block_samples"] == 1
 
 
@@ -66,16 +71,16 @@ def test_a_step_function_that_moves_twice_a_day_is_not_called_coarse() -> None:
     times, valid = _grid(144 * 30, 600.0)
     hour = (times % 86_400) // 3600
     values = np.where((hour >= 14) & (hour < 15), 360.0, 330.0)
-    assert integrity.trace_facts(times, values, valid, 600.0)["resolution_block_samples"] == 1
+    assert trace_facts(times, values, valid, 600.0)["resolution_block_samples"] == 1
 
 
 def test_roughness_tells_counts_from_drawn_or_averaged_curves() -> None:
     times, valid = _grid(20_000)
     counts = _noise(20_000)
     sine = 100 + 40 * np.sin(2 * np.pi * np.arange(20_000) / 1440)
-    assert integrity.roughness(counts, valid) > 1.0
-    assert integrity.roughness(sine, valid) < 0.01
-    assert integrity.roughness(np.full(100, 3.0), np.ones(100, dtype=bool)) is None
+    assert roughness(counts, valid) > 1.0
+    assert roughness(sine, valid) < 0.01
+    assert roughness(np.full(100, 3.0), np.ones(100, dtype=bool)) is None
 
 
 @pytest.mark.skipif(not HELIOS.exists(), reason="the shared Helios trace is not available")
@@ -86,16 +91,16 @@ def test_a_real_gpu_cluster_trace_is_rough_and_fine() -> None:
     cells = [r.split(",") for r in rows[1:]]
     values = np.array([float(c[running]) + float(c[pending]) for c in cells])
     times, valid = _grid(values.size)
-    facts = integrity.trace_facts(times, values, valid, 60.0)
+    facts = trace_facts(times, values, valid, 60.0)
     assert facts["resolution_block_samples"] == 1
     assert facts["roughness"] is not None and facts["roughness"] > 1.0
     assert facts["fractional_share"] == 0.0
     # the same trace averaged over an hour, on its own minute grid: too smooth
     smoothed = np.convolve(values, np.ones(60) / 60, mode="same")
-    assert integrity.trace_facts(times, smoothed, valid, 60.0)["roughness"] < 0.25
+    assert trace_facts(times, smoothed, valid, 60.0)["roughness"] < 0.25
     # and kept hourly on the minute grid: coarse (every 60 samples)
     hourly = np.repeat(values[::60], 60)[: values.size]
-    assert integrity.trace_facts(times, hourly, valid, 60.0)["resolution_block_samples"] == 60
+    assert trace_facts(times, hourly, valid, 60.0)["resolution_block_samples"] == 60
 
 
 def test_nightly_exclusions_recur_and_take_the_busy_hours() -> None:
@@ -105,7 +110,7 @@ def test_nightly_exclusions_recur_and_take_the_busy_hours() -> None:
     values = np.where(busy, 120.0, 40.0)
     day0 = times[0] - times[0] % 86_400
     spans = [(day0 + d * 86_400 + 22 * 3600, day0 + d * 86_400 + 26 * 3600) for d in range(120)]
-    facts = integrity.shaping(times, values, valid, spans)
+    facts = shaping(times, values, valid, spans)
     assert facts["exclusion_count"] == 120
     assert facts["exclusion_recurring"] == 120 and facts["exclusion_recurring_at"] == "22:00"
     assert facts["excluded_share"] == pytest.approx(1 / 6, abs=0.01)
@@ -115,16 +120,16 @@ def test_nightly_exclusions_recur_and_take_the_busy_hours() -> None:
 
 def test_holidays_are_not_a_daily_pattern() -> None:
     spans = [(d * 86_400.0, (d + 1) * 86_400.0) for d in (10, 40, 70, 100)]
-    assert integrity.recurring_exclusions(spans) == (0, None)
+    assert recurring_exclusions(spans) == (0, None)
 
 
 def test_time_facts_count_the_samples_after_now() -> None:
     stored = {"first_time": 0.0, "last_time": 10_000.0, "step_seconds": 1000.0}
-    facts = integrity.time_facts(stored, 7_500.0)
+    facts = time_facts(stored, 7_500.0)
     assert facts["seconds_after_now"] == 2_500.0
     assert facts["samples_after_now"] == 3  # 8000, 9000, 10000
-    assert integrity.time_facts(stored, 20_000.0)["seconds_after_now"] == 0.0
-    assert integrity.time_facts(stored, 20_000.0)["samples_after_now"] == 0
+    assert time_facts(stored, 20_000.0)["seconds_after_now"] == 0.0
+    assert time_facts(stored, 20_000.0)["samples_after_now"] == 0
 
 
 # --- the facts in every output ----------------------------------------------------------------------
@@ -235,10 +240,10 @@ def test_pasted_days_are_found_and_measured_days_are_not() -> None:
     times = times - times[0] % 86_400  # start at midnight
     week = _noise(96 * 7)
     pasted = np.tile(week, 4)
-    assert integrity.repeated_days(times, pasted, valid, 900.0) == (21, 28)
-    assert integrity.repeated_days(times, _noise(96 * 28) + (np.arange(96 * 28) // 96), valid, 900.0)[0] == 0
+    assert repeated_days(times, pasted, valid, 900.0) == (21, 28)
+    assert repeated_days(times, _noise(96 * 28) + (np.arange(96 * 28) // 96), valid, 900.0)[0] == 0
     # a step that does not divide a day: not judged
-    assert integrity.repeated_days(times, pasted, valid, 7000.0) == (None, 0)
+    assert repeated_days(times, pasted, valid, 7000.0) == (None, 0)
 
 
 def test_a_copy_moved_in_time_is_the_same_demand(tmp_path: Path) -> None:
@@ -263,14 +268,14 @@ def test_a_scaled_copy_is_the_same_demand(tmp_path: Path) -> None:
 def test_shape_fingerprint_ignores_scale_and_offset_but_not_other_noise() -> None:
     times, valid = _grid(96 * 30, 900.0)
     base = _noise(96 * 30)
-    shape = integrity.shape_fingerprint(base, valid, 900.0)
+    shape = shape_fingerprint(base, valid, 900.0)
     assert shape is not None
-    assert integrity.shape_fingerprint(np.round(base * 1.3) + 7, valid, 900.0) == shape
+    assert shape_fingerprint(np.round(base * 1.3) + 7, valid, 900.0) == shape
     other = base + np.where(np.arange(base.size) % 97 == 0, 0.5, 0.0)
-    assert integrity.shape_fingerprint(other, valid, 900.0) != shape
+    assert shape_fingerprint(other, valid, 900.0) != shape
     # too few changes a day to be told apart: no shape
     steps = np.repeat(np.arange(30) % 2, 96).astype(float)
-    assert integrity.shape_fingerprint(steps, valid, 900.0) is None
+    assert shape_fingerprint(steps, valid, 900.0) is None
 
 
 def test_correctly_sized_scheduler_queues_pass_every_integrity_rule() -> None:
@@ -313,7 +318,7 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
     values = rng.choice([0.0, 1.0, 2.5, np.nan, np.inf, -3.0], size=n) if seed % 2 else np.full(n, 7.0)
     valid = rng.random(n) > 0.2
     spans = [(float(times[0]) - 10.0, float(times[0]) + 3600.0)] if n else []
-    facts = integrity.trace_facts(times, values, valid, step, spans)
+    facts = trace_facts(times, values, valid, step, spans)
     assert set(INTEGRITY_FACTS) - set(facts) <= {
         "first_sample", "seconds_after_now", "samples_after_now", "outlier_days_removed", "outlier_day_share",
         "job_gpus_max", "job_gpus_median", "pulled_range_outside_seconds",
@@ -326,5 +331,5 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
             assert value is None or all(isinstance(x, int) and 0 <= x < 2**53 for x in value)
             continue
         assert value is None or isinstance(value, (int, float, str, bool))
-    merged = integrity.workload_facts(facts, 1_790_000_000.0, 0)
+    merged = workload_facts(facts, 1_790_000_000.0, 0)
     assert set(merged) >= set(INTEGRITY_FACTS)

@@ -1,7 +1,8 @@
 """The integrity stage computes every fact exactly as its first implementation did.
 
 The functions below, down to the line of dashes, are a frozen copy of the series
-functions of ``policylint/measure/integrity.py`` as they were at commit 536acef, before the
+functions of ``policylint/measure/integrity.py`` (since split into the package
+``policylint/measure/integrity/``) as they were at commit 536acef, before the
 stage was made fast (issue: the integrity stage took 58% of a cold check). They are
 used only here: every fact the current module computes on a series must equal the
 copy's bit for bit (the same type, the same float to the last bit, the same hashes).
@@ -27,7 +28,12 @@ from hypothesis import strategies as st
 
 from conftest import REPO
 
-from policylint.measure import integrity
+# the stage as it is, each function from the module that defines it (the reference below reuses the names)
+from policylint.measure.integrity import copies as current_copies
+from policylint.measure.integrity import days as current_days
+from policylint.measure.integrity import resolution as current_resolution
+from policylint.measure.integrity import shaping as current_shaping
+from policylint.measure.integrity import workload as current_workload
 
 Fact = float | int | str | bool | None
 
@@ -491,27 +497,27 @@ def _sanitised(times: np.ndarray, values: np.ndarray, valid: np.ndarray) -> tupl
 
 def _check(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step: float, spans: Sequence[tuple[float, float]] = ()) -> None:
     """Every public series function of the stage against the reference, on raw and sanitised arrays."""
-    _same(integrity.trace_facts(times, values, valid, step, spans), trace_facts(times, values, valid, step, spans))
+    _same(current_workload.trace_facts(times, values, valid, step, spans), trace_facts(times, values, valid, step, spans))
     t, v, ok = _sanitised(times, values, valid)
     for arrays in ((t, v, ok), (t, np.asarray(values, dtype=np.float64), np.asarray(valid, dtype=bool))):
         a, b, c = arrays
-        _same(integrity.repeated_days(a, b, c, step), repeated_days(a, b, c, step))
-        _same(integrity.near_repeated_days(a, b, c, step), near_repeated_days(a, b, c, step))
+        _same(current_days.repeated_days(a, b, c, step), repeated_days(a, b, c, step))
+        _same(current_days.near_repeated_days(a, b, c, step), near_repeated_days(a, b, c, step))
         with np.errstate(all="ignore"):
-            _same(integrity.run_sketch(b, c), run_sketch(b, c))
-            _same(integrity.jump_block(b, c), jump_block(b, c))
-            _same(integrity.roughness(b, c), roughness(b, c))
-        _same(integrity.change_positions(b, c), change_positions(b, c))
+            _same(current_copies.run_sketch(b, c), run_sketch(b, c))
+            _same(current_resolution.jump_block(b, c), jump_block(b, c))
+            _same(current_resolution.roughness(b, c), roughness(b, c))
+        _same(current_resolution.change_positions(b, c), change_positions(b, c))
         changes = change_positions(b, c)
         pairs = int(np.count_nonzero(c[1:] & c[:-1]))
-        _same(integrity.block_length(changes, pairs), block_length(changes, pairs))
-        _same(integrity.fingerprint(a, b, c, step), fingerprint(a, b, c, step))
-        _same(integrity.values_fingerprint(b, c), values_fingerprint(b, c))
+        _same(current_resolution.block_length(changes, pairs), block_length(changes, pairs))
+        _same(current_copies.fingerprint(a, b, c, step), fingerprint(a, b, c, step))
+        _same(current_copies.values_fingerprint(b, c), values_fingerprint(b, c))
         with np.errstate(all="ignore"):
-            _same(integrity.shape_fingerprint(b, c, step), shape_fingerprint(b, c, step))
-    _same(integrity.exclusion_mask(t, spans), exclusion_mask(t, spans))
-    _same(integrity.recurring_exclusions(spans), recurring_exclusions(spans))
-    _same(integrity.shaping(t, v, ok, spans), shaping(t, v, ok, spans))
+            _same(current_copies.shape_fingerprint(b, c, step), shape_fingerprint(b, c, step))
+    _same(current_shaping.exclusion_mask(t, spans), exclusion_mask(t, spans))
+    _same(current_shaping.recurring_exclusions(spans), recurring_exclusions(spans))
+    _same(current_shaping.shaping(t, v, ok, spans), shaping(t, v, ok, spans))
 
 
 # --- real and fixture traces ------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_cli
 from fixture_helpers import DATA, FIXTURES, expected_marks, reported_marks, run
-from policylint.schedulers.quantity import gpu_count, parse_quantity
+from policylint.model.schedulers.quantity import gpu_count, parse_quantity
 
 
 @pytest.mark.parametrize(

@@ -229,10 +229,10 @@ def test_one_mapping_from_a_measurement_block_to_each_readers_arguments() -> Non
 
 
 def test_measure_modules_stay_small_and_package_faces_hold_no_code() -> None:
-    """Each part of the measuring step fits in one reading; ``measure/__init__.py`` is a docstring.
+    """Each part of the measuring step fits in one reading, the ``integrity`` package's parts included.
 
-    ``integrity.py`` is the one known exception (1,152 lines): its split into a
-    package waits on the typed integrity facts landing in every part. It may only shrink.
+    ``measure/__init__.py`` and ``measure/integrity/__init__.py`` are docstrings only:
+    every importer names the module that defines what it uses.
     """
     import ast
 
@@ -244,7 +244,8 @@ def test_measure_modules_stay_small_and_package_faces_hold_no_code() -> None:
         for p in root.rglob("*.py")
         if "sources" not in p.relative_to(root).parts and (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
     }
-    assert long.pop("integrity.py", 0) <= 1152, "integrity.py grew: split it rather"
     assert not long, f"measure modules over 500 lines: {long}"
-    face = ast.parse((root / "__init__.py").read_text(encoding="utf-8"))
-    assert len(face.body) == 1 and ast.get_docstring(face), "measure/__init__.py holds code besides its docstring"
+    for face_path in (root / "__init__.py", root / "integrity" / "__init__.py"):
+        face = ast.parse(face_path.read_text(encoding="utf-8"))
+        name = face_path.relative_to(root.parent)
+        assert len(face.body) == 1 and ast.get_docstring(face), f"{name} holds code besides its docstring"

@@ -5,7 +5,7 @@ of its trace, a member added, removed, moved to another pool, a trace file
 swapped - and after every edit the pre-commit run (``check --changed-files``)
 with a warm cache prints byte for byte what the same run prints with
 ``--no-cache``. The warm runs update the pool's kept sum
-(:mod:`policylint.cache.pooled`) instead of reading every member's series back:
+(:mod:`policylint.measure.pooled_cache`) instead of reading every member's series back:
 that is checked too, by counting the series entries read.
 """
 
@@ -21,9 +21,9 @@ import pytest
 from conftest import GIT_IDENTITY, run_cli
 from test_neighbours import _WORKLOAD, TRACES, WHEN, _trace
 
-from policylint.cache import measurements as measure_cache
+from policylint.measure import measurement_cache as measure_cache
 from policylint.measure import pools
-from policylint.cache import pooled as pooled_cache
+from policylint.measure import pooled_cache
 from policylint.cache import store
 from policylint.measure.pooled import GpuMember, GridSpec, align, grid_spec, on_grid
 

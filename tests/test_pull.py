@@ -35,7 +35,7 @@ from realtools import in_ci, require
 
 from policylint.errors import PolicylintError
 from policylint.measure.sources import prometheus as prom
-from policylint.measure.sources import prometheus_settings as prom_settings
+from policylint.model import prometheus_settings as prom_settings
 from policylint.measure.sources.templates import TEMPLATES, render
 
 #: the synthetic series: 2026-09-01 for 21 days at one-minute steps, last minute included

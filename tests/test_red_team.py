@@ -18,7 +18,11 @@ import pytest
 from conftest import REPO, run_cli
 from fixture_helpers import FIXTURES
 
-from policylint.measure import integrity
+from policylint.measure.integrity.checks import cold_start_floor, gpu_memory_contradicts_model
+from policylint.measure.integrity.copies import SKETCH_SIZE, near_copies, run_sketch, sketch_similarity
+from policylint.measure.integrity.plausibility import model_memory_gib
+from policylint.measure.integrity.resolution import JUMP_SHARE, jump_block
+from policylint.measure.integrity.workload import trace_facts
 from policylint import traces
 from policylint.resources import rules_dir
 from policylint.engine.loosened import loosened_options
@@ -30,12 +34,12 @@ SHARED = REPO.parent / "shared" / "data"
 
 def _facts(name: str) -> dict[str, object]:
     s = traces.read_series(TRACES / name)
-    return integrity.trace_facts(s.times, s.values, s.valid, float(s.step_seconds))
+    return trace_facts(s.times, s.values, s.valid, float(s.step_seconds))
 
 
 def _sketch(name: str) -> list[int] | None:
     s = traces.read_series(TRACES / name)
-    return integrity.run_sketch(s.values, s.valid)
+    return run_sketch(s.values, s.valid)
 
 
 # --- identity ----------------------------------------------------------------------------------
@@ -61,20 +65,20 @@ def test_measured_days_are_not_near_repeats() -> None:
 def test_a_near_copy_shares_most_runs_and_a_measured_trace_none() -> None:
     original, edited, other = _sketch("minutely-5min.csv"), _sketch("minutely-5min-edited.csv"), _sketch("bursty-sustained.csv")
     assert original is not None and edited is not None and other is not None
-    assert len(original) == integrity.SKETCH_SIZE
+    assert len(original) == SKETCH_SIZE
     # five samples changed spoil the runs around them: 121 of the 128 smallest hashes survive
-    assert integrity.sketch_similarity(original, edited) == 121 / 128
-    assert integrity.sketch_similarity(original, other) == 0.0
-    assert integrity.sketch_similarity(original, original) == 1.0
+    assert sketch_similarity(original, edited) == 121 / 128
+    assert sketch_similarity(original, other) == 0.0
+    assert sketch_similarity(original, original) == 1.0
 
 
 def test_near_copies_skip_one_file_cited_twice_and_pairs_pl111_reports() -> None:
     a, b = [1, 2, 3, 4], [1, 2, 3, 5]
     entries = [("chat", "/t/a.csv", "p/s", a), ("embed", "/t/b.csv", "p/b", b), ("rerank", "/t/a.csv", "p/s", a)]
-    found = integrity.near_copies(entries)
+    found = near_copies(entries)
     # chat and rerank cite one file (open, visible): not judged; embed is later than chat by name
     assert found == {"embed": ("chat", 3 / 4), "rerank": ("embed", 3 / 4)}
-    assert integrity.near_copies(entries, {frozenset(("chat", "embed")), frozenset(("embed", "rerank"))}) == {}
+    assert near_copies(entries, {frozenset(("chat", "embed")), frozenset(("embed", "rerank"))}) == {}
 
 
 # --- resolution --------------------------------------------------------------------------------
@@ -83,7 +87,7 @@ def test_near_copies_skip_one_file_cited_twice_and_pairs_pl111_reports() -> None
 def test_hourly_blocks_under_jitter_are_found() -> None:
     jittered = _facts("hourly-jitter-5min.csv")
     assert (jittered["resolution_block_samples"], jittered["resolution_step_seconds"]) == (12, 3600.0)
-    assert jittered["resolution_jump_share"] is not None and jittered["resolution_jump_share"] >= integrity.JUMP_SHARE
+    assert jittered["resolution_jump_share"] is not None and jittered["resolution_jump_share"] >= JUMP_SHARE
 
 
 @pytest.mark.parametrize("name", ["bursty-sustained.csv", "night-busy-120d.csv", "minutely-5min.csv"])
@@ -97,7 +101,7 @@ def test_a_daily_burst_whose_edges_fall_on_one_phase_is_not_a_block(name: str) -
 def test_jitter_blocks_on_a_random_walk_are_not_found() -> None:
     rng = np.random.default_rng(7)
     values = 200 + np.cumsum(rng.integers(-3, 4, size=20_000)).astype(float)
-    assert integrity.jump_block(values, np.ones(values.size, dtype=bool)) == (1, None)
+    assert jump_block(values, np.ones(values.size, dtype=bool)) == (1, None)
 
 
 # --- plausibility ------------------------------------------------------------------------------
@@ -122,17 +126,17 @@ def test_jitter_blocks_on_a_random_walk_are_not_found() -> None:
     ],
 )
 def test_gpu_model_memory_is_read_from_the_name_or_the_table(model: str | None, sizes: tuple[float, ...] | None) -> None:
-    assert integrity.model_memory_gib(model) == sizes
+    assert model_memory_gib(model) == sizes
 
 
 def test_a_gfd_memory_label_in_mib_agrees_with_its_model() -> None:
     # nvidia.com/gpu.memory of an H100 80GB is 81559 MiB: 79.65 GiB, within PL974's 10%
     ratio = (81559 / 1024) / 80.0
-    assert integrity.gpu_memory_contradicts_model(
+    assert gpu_memory_contradicts_model(
         {"gpu_memory_contradiction": ratio, "gpu_memory_gib": 81559 / 1024, "gpu_model_memory_gib": 80.0},
         {"tolerance": 0.1},
     ) == []
-    assert integrity.gpu_memory_contradicts_model(
+    assert gpu_memory_contradicts_model(
         {"gpu_memory_contradiction": 0.5, "gpu_memory_gib": 40.0, "gpu_model_memory_gib": 80.0}, {"tolerance": 0.1}
     ) == [{"_figures": (40.0, 80.0)}]
 
@@ -140,13 +144,13 @@ def test_a_gfd_memory_label_in_mib_agrees_with_its_model() -> None:
 def test_the_cold_start_floor_adds_loading_each_gpus_part_of_the_model() -> None:
     params = {"min_seconds": 60, "load_gib_per_second": 2}
     # 70 GiB on one GPU: 60 + 35 = 95 s
-    found = integrity.cold_start_floor({"cold_start_window_seconds": 61.0, "vram_resident_gib": 70.0, "gpus_per_replica": 1}, params)
+    found = cold_start_floor({"cold_start_window_seconds": 61.0, "vram_resident_gib": 70.0, "gpus_per_replica": 1}, params)
     assert [p["floor_seconds"] for p in found] == [95.0]
     # the same model over two GPUs loads in parallel: 60 + 17.5 = 77.5 s, and 80 s passes
-    assert integrity.cold_start_floor({"cold_start_window_seconds": 80.0, "vram_resident_gib": 70.0, "gpus_per_replica": 2}, params) == []
+    assert cold_start_floor({"cold_start_window_seconds": 80.0, "vram_resident_gib": 70.0, "gpus_per_replica": 2}, params) == []
     # without a known resident size only the fixed minimum counts, exactly as before
-    assert integrity.cold_start_floor({"cold_start_window_seconds": 60.0, "vram_resident_gib": None}, params) == []
-    assert integrity.cold_start_floor({"cold_start_window_seconds": 59.0, "vram_resident_gib": None}, params)[0]["_figures"] == (59.0, 60.0)
+    assert cold_start_floor({"cold_start_window_seconds": 60.0, "vram_resident_gib": None}, params) == []
+    assert cold_start_floor({"cold_start_window_seconds": 59.0, "vram_resident_gib": None}, params)[0]["_figures"] == (59.0, 60.0)
 
 
 @pytest.mark.parametrize(

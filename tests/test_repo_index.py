@@ -24,8 +24,8 @@ from conftest import GIT_IDENTITY, run_cli
 from test_neighbours import WHEN
 from test_pooled_incremental import _CLUSTER, _write_trace, _write_workload
 
-from policylint.cache import documents as document_cache
-from policylint.cache import measurements as measure_cache
+from policylint.model.load import document_cache
+from policylint.measure import measurement_cache as measure_cache
 from policylint.engine import index_store, repo_index
 
 

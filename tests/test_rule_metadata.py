@@ -118,3 +118,39 @@ def test_the_steps_below_the_engine_read_rule_metadata_without_the_engine() -> N
         or (imp.source == "policylint.engine.ruleset" and imp.target.startswith("policylint.edit"))
     ]
     assert cut == []
+
+
+def test_fixes_are_chosen_by_their_declaration_never_by_a_code_written_in_the_code() -> None:
+    """What a fix rewrites, its order and which way it may move the number come from ``fix:`` alone.
+
+    No module of ``edit/`` that plans or makes a fix compares a finding's code with a
+    literal code: a rule file that declares the same fix gets the same behaviour (codes
+    may appear in docstrings). ``scalars.py`` is not a fix: it reads the loader's own
+    duplicate-key finding (PL002, a built-in code) to refuse editing such a key.
+    """
+    import ast
+    import re
+
+    code_like = re.compile(r"PL\d{3}")
+    found = []
+    edit = Path(policylint.__file__).parent / "edit"
+    for path in sorted(p for p in edit.glob("*.py") if p.name != "scalars.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                for side in (node.left, *node.comparators):
+                    if isinstance(side, ast.Constant) and isinstance(side.value, str) and code_like.fullmatch(side.value):
+                        found.append(f"{path.name}:{node.lineno}: {side.value}")
+    assert found == []
+
+
+def test_a_raising_fix_is_declared_so_in_its_rule_file() -> None:
+    """PL104 reports too little reserved: its fix may only raise the reservation, and says so in its rule file."""
+    from policylint.catalogue import fixes
+
+    declared = fixes()
+    assert declared["PL104"].direction == "raise"
+    assert {code for code, d in declared.items() if d.direction == "raise"} == {"PL104"}
+    assert declared["PL101"].direction == "set"
+    raw = {rule["code"]: rule for rule in _raw_rules()}
+    assert raw["PL104"]["fix"]["direction"] == "raise"
+    assert "direction" not in raw["PL101"]["fix"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, copy_minirepo, run_cli
 
-from policylint.cache import documents as document_cache
+from policylint.model.load import document_cache
 from policylint.model import load
 
 WHEN = ["--now", "2026-12-01"]

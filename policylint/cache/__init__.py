@@ -1,24 +1,27 @@
-"""The caches: parsed documents, rule sets and measured facts kept between runs, outside the repository.
+"""The cache store: one sealed entry format under every cache, outside the repository.
 
-One module per cached step, each below the step it serves, all over one entry
-format:
+This package is the bottom of the caching: it knows entries, not what is in them.
 
 - :mod:`~policylint.cache.store` - the cache folder (``POLICYLINT_CACHE_DIR``,
   else the user cache folder), its secret, the HMAC seals, size-limited reads,
   atomic writes, the binary entry format and the code fingerprint every key
   holds. It imports nothing of the pipeline;
-- :mod:`~policylint.cache.documents` - a YAML file's parsed documents and
-  position index (below the loader, :mod:`policylint.model.load`);
-- :mod:`~policylint.cache.rules` - the rules as loaded and configured (below
-  :func:`policylint.engine.ruleset.load_rules_cached`);
 - :mod:`~policylint.cache.digests` - the digests of traces, reused for files
-  whose identity has not changed;
-- :mod:`~policylint.cache.encoding` - the values of measurement entries: the
-  facts' dataclasses, tuples and arrays, rebuilt from a closed table of types;
-- :mod:`~policylint.cache.measurements` - a workload's facts and GPU demand
-  series, and a pool's pooled demand (below :mod:`policylint.measure`);
-- :mod:`~policylint.cache.pooled` - a pool's sum kept so that one changed
-  member can be taken out of it and put back in.
+  whose identity has not changed (a trace's bytes, nothing of the model).
+
+Each cached step keeps its own cache module in the package of that step, below
+the code that uses it, so that no step reaches up into another's:
+
+- :mod:`policylint.model.load.document_cache` - a YAML file's parsed documents and
+  position index (used by the loader, :mod:`policylint.model.load.files`);
+- :mod:`policylint.engine.rule_cache` - the rules as loaded and configured (used by
+  :func:`policylint.engine.ruleset.load_rules_cached`);
+- :mod:`policylint.measure.measurement_cache` - a workload's facts and GPU demand
+  series, and a pool's pooled demand, their values encoded by
+  :mod:`policylint.measure.cache_encoding` (a closed table of types);
+- :mod:`policylint.measure.pooled_cache` - a pool's sum kept so that one changed
+  member can be taken out of it and put back in;
+- :mod:`policylint.engine.index_store` - the repository index of a narrowed run.
 
 **A cache can make a run faster, never different.** The cache folder is input
 policylint did not write in this run, so every entry is treated as untrusted:

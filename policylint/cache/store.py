@@ -16,7 +16,7 @@ the entries hold:
 - the binary entry (:func:`write_entry`, :func:`load_entry`): a header with the
   HMAC, a JSON document, then arrays of a fixed set of dtypes as raw bytes, one
   blob per dtype, and the :class:`Budget` that bounds how far the compact forms
-  in an entry may expand when :mod:`policylint.cache.encoding` rebuilds them;
+  in an entry may expand when :mod:`policylint.measure.cache_encoding` rebuilds them;
 - the code fingerprint (:func:`code_fingerprint`) that every cache key holds, so
   an upgrade or an edited calculator never reuses an entry.
 

@@ -254,17 +254,18 @@ def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: A
     """
     import datetime as dt
 
-    from policylint.measure import integrity
+    from policylint.measure.integrity.timing import pulled_range_outside
+    from policylint.measure.integrity.workload import trace_facts, workload_facts
 
     spans = [(float(e.start), float(e.end)) for e in exclusions]
-    stored = integrity.trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
+    stored = trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
     when = now if isinstance(now, dt.datetime) else dt.datetime.now(dt.timezone.utc)
-    out = integrity.workload_facts(stored, when.timestamp(), len(report.outlier_days))
+    out = workload_facts(stored, when.timestamp(), len(report.outlier_days))
     from pathlib import Path
 
     from policylint.measure.sources.provenance import read_record
 
-    out.pulled_range_outside_seconds = integrity.pulled_range_outside(stored, read_record(Path(series.source))[0])
+    out.pulled_range_outside_seconds = pulled_range_outside(stored, read_record(Path(series.source))[0])
     return dict(out)
 
 

@@ -72,11 +72,12 @@ def _names_rules(action: argparse.Action) -> bool:
     return action.metavar in ("RULE", "CODE|NAME")
 
 
-def describe() -> list[Command]:
-    """Every subcommand with its options, read from the real parser."""
-    from policylint.cli import build_parser
+def describe(parser: argparse.ArgumentParser) -> list[Command]:
+    """Every subcommand with its options, read from the real parser (every subcommand configured).
 
-    parser = build_parser(every=True)
+    The command line hands its parser down (``args._full_parser``): a command never
+    imports the command line that dispatches it.
+    """
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helps = {a.dest: a.help or "" for a in sub._choices_actions}
     commands = []
@@ -270,5 +271,5 @@ def fish(commands: list[Command]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     render = {"bash": bash, "zsh": zsh, "fish": fish}[args.shell]
-    sys.stdout.write(render(describe()))
+    sys.stdout.write(render(describe(args._full_parser())))
     return 0

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from policylint.finding import Finding, Severity
     from policylint.engine.linter import LintOptions
-    from policylint.schedulers.export import PoolPlan
+    from policylint.export.plans import PoolPlan
     from policylint.writer_transaction import WriteTransaction
 
 NAME = "export"
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
     from policylint.measure.run import measure
-    from policylint.schedulers import export, export_kueue, export_volcano
+    from policylint.export import kueue as export_kueue, plans as export, volcano as export_volcano
     from policylint.session import Session
     from policylint.engine.views import build_views
 
@@ -132,7 +132,7 @@ def _write_new(args: argparse.Namespace, files: dict[str, str], root: Path, batc
     With ``batch`` (an update's edited manifests, staged already) the new files join it and
     everything is written together; otherwise they are a transaction of their own.
     """
-    from policylint.schedulers import export
+    from policylint.export import plans as export
     from policylint.writer_transaction import WriteTransaction
 
     with WriteTransaction() if batch is None else batch as staged:
@@ -175,9 +175,9 @@ def _update(args: argparse.Namespace, plans: list[PoolPlan], options: LintOption
     from policylint.errors import PolicylintError
     from policylint.finding import Severity
     from policylint.model.load import discover, display_path, is_scheduler_doc, load_file
-    from policylint.schedulers import export_kueue, export_volcano
-    from policylint.schedulers.quantity import GPU_RESOURCES
-    from policylint.schedulers.update import update
+    from policylint.export import kueue as export_kueue, volcano as export_volcano
+    from policylint.model.schedulers.quantity import GPU_RESOURCES
+    from policylint.export.update import update
     from policylint.writer_transaction import WriteTransaction
 
     for path in args.update:

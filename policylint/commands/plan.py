@@ -193,7 +193,7 @@ def _manifests(args: argparse.Namespace, checked: LintResult, plan: Plan) -> dic
     plan sized a pool otherwise (headroom, or a capacity its tolerance allows below the
     daily band) the planned numbers are exported, with the plan's reason as their comment.
     """
-    from policylint.schedulers import export, export_kueue, export_volcano
+    from policylint.export import kueue as export_kueue, plans as export, volcano as export_volcano
 
     if args.kueue is None and args.volcano is None:
         return {}

@@ -69,8 +69,8 @@ def _own_bands(pool: Pool, facts: dict[str, WorkloadFacts]) -> dict[str, dict[st
 
 
 def _pulled(pool: Pool, name: str, stored: dict[str, Any] | None) -> float | None:
-    """How far the workload's trace reaches beyond the range its pull recorded (see policylint.measure.integrity)."""
-    from policylint.measure.integrity import pulled_range_outside
+    """How far the workload's trace reaches beyond the range its pull recorded (see policylint.measure.integrity.timing)."""
+    from policylint.measure.integrity.timing import pulled_range_outside
     from policylint.measure.sources.provenance import read_record
 
     ref = next((w for w in pool.workloads if w.name == name)).measurements.get("concurrency")
@@ -83,7 +83,7 @@ def _add_integrity(
     own: dict[str, dict[str, Any]], facts: dict[str, WorkloadFacts], now: Any, pool: Pool | None = None
 ) -> None:
     """Each measured workload's integrity facts (:mod:`policylint.measure.integrity`), as ``check`` judges them."""
-    from policylint.measure.integrity import workload_facts
+    from policylint.measure.integrity.workload import workload_facts
 
     for name, entry in own.items():
         f = facts[name]

@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     from policylint.measure.sources.prometheus import chunks
 
     if args.url is not None:
-        from policylint.measure.sources.prometheus_settings import check_url
+        from policylint.model.prometheus_settings import check_url
 
         check_url(args.url, "--url")  # a bad URL is one clear error before anything else is done
     config = load_config([args.path], config_file=args.config, root=args.root, isolated=args.isolated)
@@ -233,7 +233,7 @@ def _pull(targets: list[PullTarget], config: Any, args: argparse.Namespace, end:
     import os
 
     from policylint.measure.sources.prometheus import Client, DeadlineExceeded
-    from policylint.measure.sources.prometheus_settings import settings_from
+    from policylint.model.prometheus_settings import settings_from
 
     if args.url:
         url, origin = args.url, "--url"

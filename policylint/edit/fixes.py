@@ -127,7 +127,10 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         reserved = int(view.facts["reserved_gpus"])
         fix: Fix | None = None
         if reservation is not None:
-            fix, note = reservation_fix(reservation.code, pool, view, asks.get(qualified, []))
+            fix, note = reservation_fix(
+                reservation.code, pool, view, asks.get(qualified, []),
+                raise_only=declared[reservation.code].direction == "raise",
+            )
             if fix is None:
                 notes.append(f"{where(reservation)}: no fix ({note})")
                 if capacity is not None:

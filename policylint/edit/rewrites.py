@@ -36,19 +36,22 @@ if TYPE_CHECKING:
     from policylint.engine.view import View
 
 
-def reservation_fix(code: str, pool: Pool, view: View, asks: list[tuple[Finding, View, int, int]]) -> tuple[Fix | None, str]:
+def reservation_fix(
+    code: str, pool: Pool, view: View, asks: list[tuple[Finding, View, int, int]], *, raise_only: bool
+) -> tuple[Fix | None, str]:
     """PL101 / PL104: reserved := pooled baseline - what the pool's proposals will ask after this run.
 
     ``proposed_gpus`` is the fact PL104 adds to the reservation; the requests PL801
     reports (``asks``) will be lowered, to one GPU each at least, so the reservation
     counts them at one each - owned GPUs are kept before GPUs still to be bought.
+    ``raise_only`` (the rule's ``fix: direction: raise``) never lowers the reservation:
+    its rule reports too little reserved, so its fix only closes that gap.
     """
     f = view.facts
     fixable = sum(gpus for *_, gpus in asks)
     kept = int(f["proposed_gpus"]) - fixable + len(asks)
     target = max(0, int(f["baseline_gpus"]) - kept)
-    if code == "PL104":
-        # reserved + proposed is below the baseline: raise the reservation to close the gap
+    if raise_only:
         target = max(target, int(f["reserved_gpus"]))
     origin = pool.origin
     if origin == "policylint":

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policylint.measure.integrity import CHECKS as INTEGRITY_CHECKS
+from policylint.measure.integrity.checks import CHECKS as INTEGRITY_CHECKS
 from policylint.measure.sources.provenance import pull_query_changed, pull_stale
 
 Problem = dict[str, Any]
@@ -423,4 +423,4 @@ CHECKS: dict[str, CheckFunction] = {
     "trace_coarser_than_step": trace_coarser_than_step,
     "vram_exceeds_memory": vram_exceeds_memory,
 }
-CHECKS.update(INTEGRITY_CHECKS)  # the integrity stage's own (policylint.measure.integrity)
+CHECKS.update(INTEGRITY_CHECKS)  # the integrity stage's own (policylint.measure.integrity.checks)

@@ -147,7 +147,7 @@ def trust_conditions(conditions: Iterable[tuple[Mapping[str, Any], Mapping[str, 
     fact "every condition of this rule set compiled" and this marks the conditions
     again here: the validators are then built without the check. Only for a cached
     rule set whose key (same code, same cerberus, same rule files and overrides)
-    proves that this exact set compiled before (:mod:`policylint.cache.rules`).
+    proves that this exact set compiled before (:mod:`policylint.engine.rule_cache`).
     """
     from cerberus.schema import DefinitionSchema
     from cerberus.utils import mapping_hash

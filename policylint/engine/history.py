@@ -162,7 +162,7 @@ def previous_reserved(
                 scheduler_docs.append(doc)
     if not clusters and not scheduler_docs:
         return {}
-    from policylint import schedulers
+    from policylint.model import schedulers
 
     before, _ = resolve(clusters, model.root, [], scheduler_docs, gpu_resources or schedulers.GPU_RESOURCES)
     reserved = {

@@ -18,7 +18,7 @@ from policylint.engine.sheets import PoolFactSheet, QueueNeed, WorkloadFactSheet
 from policylint.engine.view import History, View
 from policylint.engine.workload_view import gpus, num, to_gpus
 from policylint.model import POOL_PLACES
-from policylint.schedulers import pool_facts
+from policylint.model.schedulers import pool_facts
 
 if TYPE_CHECKING:
     from policylint.measure.facts import PoolFacts

@@ -203,14 +203,14 @@ def repeats(
     """Workload -> (workload it repeats, how that was recognised), for one pool.
 
     Identity is content-based: two workloads whose concurrency series, as read,
-    hold the same values (:func:`policylint.measure.integrity.values_fingerprint`, in
+    hold the same values (:func:`policylint.measure.integrity.copies.values_fingerprint`, in
     ``fingerprints`` by workload) cite the same demand, whatever the files are
     called and whatever dates they carry - a byte-identical copy under another
     name, or the same samples moved to other dates, is the same evidence. A
     workload whose series is unknown (unreadable) is grouped by its file,
     columns and selector instead. ``series`` (the fingerprints with times, by
     workload) tells a copy moved to other dates from a plain copy in messages.
-    ``shapes`` (:func:`policylint.measure.integrity.shape_fingerprint`) then finds a
+    ``shapes`` (:func:`policylint.measure.integrity.copies.shape_fingerprint`) then finds a
     copy scaled up or shifted: it rises and falls at exactly the same samples.
     """
     groups: dict[tuple[str, ...], list[Workload]] = {}

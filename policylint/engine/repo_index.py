@@ -17,8 +17,8 @@ JSON parse instead:
   them) of the file its document is in and of every file it measures from, the
   absence of a provenance record beside each, and a hash of its pool's
   declaration (what its view reads of the pool);
-* its **measurement key** (:func:`policylint.cache.measurements.workload_key`), which the
-  pool's kept sum (:mod:`policylint.cache.pooled`) is matched against;
+* its **measurement key** (:func:`policylint.measure.measurement_cache.workload_key`), which the
+  pool's kept sum (:mod:`policylint.measure.pooled_cache`) is matched against;
 * its **view** as :func:`policylint.engine.workload_view.workload_view` builds it, without the
   facts that depend on the clock (the age of the last sample, the time facts of
   the integrity stage, the provenance of pulls), which are recomputed from the
@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache import digests as digest_cache
-from policylint.cache import measurements as measure_cache
-from policylint.cache import pooled as pooled_cache
+from policylint.measure import measurement_cache as measure_cache
+from policylint.measure import pooled_cache
 from policylint.engine.index_store import (
     CLOCK_KEYS,
     Index,
@@ -100,7 +100,7 @@ class IndexedFacts:
     """Stands for an indexed workload's :class:`~policylint.measure.WorkloadFacts` in the pool steps.
 
     Exactly what :func:`policylint.engine.views.build_views` (queue depth),
-    :func:`policylint.measure.integrity.copy_facts` (run sketch) and
+    :func:`policylint.measure.integrity.copies.copy_facts` (run sketch) and
     :func:`policylint.measure.pools._update_pool` (a report exists) read of a member's
     facts. Nothing else reads a neighbour's facts in an indexed run.
     """
@@ -121,7 +121,7 @@ def _clock_facts(rec: Record, w: Workload, now: dt.datetime) -> dict[str, Any]:
     """The facts of a workload view that depend on ``now``, as :func:`policylint.engine.workload_view.workload_view` computes them."""
     import datetime as dt
 
-    from policylint.measure.integrity import time_facts
+    from policylint.measure.integrity.timing import time_facts
     from policylint.measure.sources.provenance import pull_facts
 
     out: dict[str, Any] = {}

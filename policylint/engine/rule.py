@@ -2,7 +2,7 @@
 
 Rules are data (``rules/*.yaml``); this module only defines their in-memory
 shape: :class:`Rule`, :class:`Param`, and :class:`RuleSet` (the rules as loaded
-and configured, which :mod:`policylint.cache.rules` stores and rebuilds).
+and configured, which :mod:`policylint.engine.rule_cache` stores and rebuilds).
 Loading and validation live in :mod:`policylint.engine.ruleset`, evaluation in
 :mod:`policylint.engine.evaluate`.
 """

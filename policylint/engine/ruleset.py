@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from policylint.cache import rules as rule_cache
+from policylint.engine import rule_cache
 from policylint.catalogue import FixDeclaration, check_variables, fixes
 from policylint.engine.conditions import compile_schema, trust_conditions
 from policylint.engine.rule import Param, Rule, RuleSet
@@ -148,7 +148,7 @@ def build_rule(raw: dict[str, Any], source: Path) -> Rule:
     subject = raw["subject"]
     if raw.get("fix") is not None:
         fixable = fixes()
-        if raw["fix"] != _fix_entry(fixable.get(code)):
+        if {"direction": "set", **raw["fix"]} != _fix_entry(fixable.get(code)):
             # a fix nobody wrote, or one other than the bundled rule's: --fix would promise what it cannot do
             raise fail("fix", f"policylint has no fix for {code} (fixes exist for {', '.join(sorted(fixable))})")
     if builtin and subject != "document":
@@ -230,7 +230,12 @@ def _fix_entry(declared: FixDeclaration | None) -> dict[str, Any] | None:
     """A bundled fix declaration as the rule file writes it (None: the rule has no fix)."""
     if declared is None:
         return None
-    return {"applicability": declared.applicability, "rewrites": declared.rewrites, "order": declared.order}
+    return {
+        "applicability": declared.applicability,
+        "rewrites": declared.rewrites,
+        "order": declared.order,
+        "direction": declared.direction,
+    }
 
 
 def load_rules(dirs: Iterable[Path]) -> RuleSet:
@@ -296,7 +301,7 @@ def load_rules_cached(
     """:func:`load_rules` then :func:`configure_rules`, reused between runs through the rule cache.
 
     With ``folder`` None (``--no-cache``) this is exactly the two calls. Otherwise a
-    rule set stored under :func:`policylint.cache.rules.rules_key` is read back
+    rule set stored under :func:`policylint.engine.rule_cache.rules_key` is read back
     instead of parsing, schema-checking and compiling the rule files again; a
     missing, damaged or mismatching entry is ignored and rewritten. Rule files that
     do not load raise exactly as without the cache (nothing is stored for them). An

@@ -5,7 +5,7 @@ Rules judge these sheets and nothing else. A sheet is a dataclass
 description, and the facts other stages compute are parts declared where those
 stages live - the pooled demand (:mod:`policylint.engine.pooled_facts`), the
 integrity of the evidence (:mod:`policylint.measure.integrity_facts`) and the
-scheduler queue behind a pool (:class:`policylint.schedulers.SchedulerPoolFacts`).
+scheduler queue behind a pool (:class:`policylint.model.schedulers.SchedulerPoolFacts`).
 :data:`SHEETS` maps each subject kind to its sheet; :data:`FACTS`, the catalogue
 rule files are checked against when they load, is generated from them.
 
@@ -23,7 +23,7 @@ from typing import Any, TypedDict
 from policylint.engine.pooled_facts import PooledPoolFacts, PooledWorkloadFacts
 from policylint.facts import Facts, catalogue, fact, part
 from policylint.measure.integrity_facts import IntegrityPoolFacts, IntegrityWorkloadFacts
-from policylint.schedulers import SchedulerPoolFacts
+from policylint.model.schedulers import SchedulerPoolFacts
 
 
 class WorkloadTolerance(TypedDict):

@@ -28,7 +28,8 @@ from policylint.engine.sheets import (
 from policylint.engine.view import History, View
 from policylint.engine.workload_view import capacity_shares, depth_facts, to_gpus, workload_view
 from policylint.measure.pools import measure_pools
-from policylint.measure.integrity import copy_facts, pool_integrity_facts
+from policylint.measure.integrity.copies import copy_facts
+from policylint.measure.integrity.plausibility import pool_integrity_facts
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

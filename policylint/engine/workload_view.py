@@ -18,8 +18,8 @@ from policylint.bands import gpus_for
 from policylint.engine.sheets import WorkloadFactSheet
 from policylint.engine.view import View
 from policylint.measure.conversion import conversion_for, gpu_conversion
-from policylint.measure.integrity import pulled_digest_matches, pulled_range_outside
-from policylint.measure.integrity import workload_facts as integrity_facts
+from policylint.measure.integrity.timing import pulled_digest_matches, pulled_range_outside
+from policylint.measure.integrity.workload import workload_facts as integrity_facts
 from policylint.measure.sources.provenance import pull_facts, read_record
 from policylint.model.load import DocPath
 

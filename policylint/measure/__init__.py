@@ -12,8 +12,10 @@ The package, module by module:
   effective cold start and the GPU conversion, the one definition of each;
 * :mod:`~policylint.measure.pools` - every pool's pooled demand, summed, updated or
   taken from the cache; :mod:`~policylint.measure.pooled` - the pooling arithmetic;
-* :mod:`~policylint.measure.integrity` - the integrity facts of the evidence
-  (declared in :mod:`~policylint.measure.integrity_facts`);
+* :mod:`~policylint.measure.integrity` - the integrity facts of the evidence, a package
+  with one module per trick it exposes (copies, days, resolution, timing, shaping,
+  plausibility), the facts of a workload (``workload``) and the integrity rules' checks
+  (``checks``); declared in :mod:`~policylint.measure.integrity_facts`;
 * :mod:`~policylint.measure.sources` - pulling traces (``policylint pull``).
 
 * :mod:`~policylint.measure.facts` - what the step hands on: one

@@ -1,8 +1,8 @@
 """The facts the measure step gives, as plain data: what a workload and a pool measured to.
 
 These dataclasses are the measure step's output and the measurement cache's
-payload (:mod:`policylint.cache.measurements` stores and rebuilds them through
-the closed type table of :mod:`policylint.cache.encoding`). They hold numbers,
+payload (:mod:`policylint.measure.measurement_cache` stores and rebuilds them through
+the closed type table of :mod:`policylint.measure.cache_encoding`). They hold numbers,
 arrays and the calculator's report types only, and this module imports nothing
 of the measuring itself, so the cache can sit below the step that fills them.
 """
@@ -83,7 +83,7 @@ class WorkloadFacts:
     vram_active_seconds: float | None = None
     #: the same per pod (key of a long VRAM table), sorted by pod
     vram_pods: tuple[tuple[str, float, float], ...] = ()
-    #: integrity facts of the concurrency trace as read (:func:`policylint.measure.integrity.trace_facts`)
+    #: integrity facts of the concurrency trace as read (:func:`policylint.measure.integrity.workload.trace_facts`)
     integrity: dict[str, float | int | str | bool | list[int] | None] | None = None
     errors: list[str] = field(default_factory=list)
 

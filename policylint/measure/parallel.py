@@ -16,7 +16,7 @@ import sys
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
-from policylint.cache import measurements as measure_cache
+from policylint.measure import measurement_cache as measure_cache
 from policylint.errors import MeasurementError, escape_controls
 from policylint.finding import Finding
 from policylint.measure.facts import WorkloadFacts

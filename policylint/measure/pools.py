@@ -2,7 +2,7 @@
 
 :func:`measure_pools` runs after every workload is measured. A pool found in the
 pooled-demand cache is taken as stored; a pool whose kept sum
-(:mod:`policylint.cache.pooled`) can be updated reads only the series of the members
+(:mod:`policylint.measure.pooled_cache`) can be updated reads only the series of the members
 that joined or left; any other pool is summed afresh from its members' GPU demand
 (:mod:`policylint.measure.pooled` does the arithmetic). :func:`cached_pools` looks the
 pools up for the run before the workloads are measured, so that members of a cached
@@ -15,8 +15,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from policylint.cache import measurements as measure_cache
-from policylint.cache import pooled as pooled_cache
+from policylint.measure import measurement_cache as measure_cache
+from policylint.measure import pooled_cache
 from policylint.errors import PolicylintError
 from policylint.measure.facts import PoolFacts, WorkloadFacts
 from policylint.measure.cold_start import pool_cold_start
@@ -26,7 +26,7 @@ from policylint.measure.pooled import GpuMember, PooledGrid, align, analyse_pool
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from policylint.cache.pooled import PoolSum
+    from policylint.measure.pooled_cache import PoolSum
     from policylint.measure.pooled import GridSpec, PooledReport, PoolMember
     from policylint.model import Model, Pool, Workload
 
@@ -50,7 +50,7 @@ class CachedPool:
     """A pool's pooled-demand cache key (None: not cacheable) and what the cache held under it.
 
     When the exact entry misses, ``base`` is the pool's kept sum
-    (:mod:`policylint.cache.pooled`) when it can be updated: ``joining`` names the
+    (:mod:`policylint.measure.pooled_cache`) when it can be updated: ``joining`` names the
     members whose series must be added (every other member's series is not read),
     ``keys`` holds every member's measurement key.
     """
@@ -118,7 +118,7 @@ def measure_pool(
     """Pooled demand of one pool from its workloads' measured series.
 
     With every member's measurement key (``keys``) and the repository ``root``,
-    the sum is also made ready for the pooled-sum cache (see :mod:`policylint.cache.pooled`).
+    the sum is also made ready for the pooled-sum cache (see :mod:`policylint.measure.pooled_cache`).
     """
     return _measure_pool(pool, facts, keys, root)[0]
 
@@ -210,7 +210,7 @@ def _update_pool(
     Only the joining members' new series (in ``facts``) and the leaving members' old
     series (their series entries, by their old keys) are read; every other
     member's figures come from the kept sum. Anything that would make the result
-    differ from summing afresh (see :mod:`policylint.cache.pooled`) gives None.
+    differ from summing afresh (see :mod:`policylint.measure.pooled_cache`) gives None.
     """
     base = entry.base
     if base is None:
@@ -300,7 +300,7 @@ def measure_pools(
 
     ``cached`` is what :func:`policylint.measure.run.measure` found in the cache folder ``cache_dir``: a pool
     found there is taken as stored; a pool whose kept sum can be updated is updated
-    (:mod:`policylint.cache.pooled`); another with a key is computed and stored, its
+    (:mod:`policylint.measure.pooled_cache`); another with a key is computed and stored, its
     sum kept. ``only`` (None: every pool) computes just those pools. ``remeasure``
     measures a workload again whose series cannot be read back when a kept sum
     turns out unusable (its facts then came without the series).

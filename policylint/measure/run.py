@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from policylint.cache import measurements as measure_cache
+from policylint.measure import measurement_cache as measure_cache
 from policylint.cache import digests as digest_cache
 from policylint.finding import Finding
 from policylint.measure import parallel

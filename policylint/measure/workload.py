@@ -21,7 +21,8 @@ from policylint.finding import Finding
 from policylint.measure.facts import GpuDemand, WorkloadFacts
 from policylint.measure.cold_start import effective_cold_start
 from policylint.measure.conversion import gpu_conversion, gpus_per_replica
-from policylint.measure.integrity import job_facts, trace_facts
+from policylint.measure.integrity.plausibility import job_facts
+from policylint.measure.integrity.workload import trace_facts
 from policylint.measure.pooled import gpu_demand
 from policylint.measure.reading import reader_arguments
 from policylint.measure.vram import vram_trace
@@ -225,5 +226,5 @@ def _integrity(series: Series, exclusions: list[Any]) -> dict[str, Any]:
 
 
 def _job_integrity(jobs: Any, spec: dict[str, Any]) -> dict[str, Any]:
-    """Plausibility facts of a job list: the GPUs its jobs record (:func:`policylint.measure.integrity.job_facts`)."""
+    """Plausibility facts of a job list: the GPUs its jobs record (:func:`policylint.measure.integrity.plausibility.job_facts`)."""
     return {**job_facts(jobs.gpus, spec.get("gpusColumn") is not None), "jobs_last_time": jobs.last_time}

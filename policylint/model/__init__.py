@@ -204,7 +204,7 @@ class Model:
     workloads: dict[str, Workload] = field(default_factory=dict)
     clusters: dict[str, Cluster] = field(default_factory=dict)
     proposals: dict[str, Proposal] = field(default_factory=dict)
-    #: scheduler manifests read by :mod:`policylint.schedulers` (queues not yet in ``clusters``)
+    #: scheduler manifests read by :mod:`policylint.model.schedulers` (queues not yet in ``clusters``)
     schedulers: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -57,7 +57,7 @@ class Config:
     prometheus_timeout_seconds: float = 60.0
     prometheus_max_attempts: int = 5
     #: ``prometheus.headers``: extra request headers, name -> a literal value or ``{"env": VARIABLE}``
-    #: (checked by :func:`policylint.measure.sources.headers.check_header_settings`; resolved by ``pull``)
+    #: (checked by :func:`policylint.model.prometheus_headers.check_header_settings`; resolved by ``pull``)
     prometheus_headers: dict[str, str | dict[str, str]] = field(default_factory=dict)
     #: ``report.source-url``: where the review page links a file:line (see :func:`check_source_url`); None:
     #: relative links from the page to the files
@@ -220,7 +220,7 @@ def load_config(
     config.prometheus_timeout_seconds = float(prom.get("timeout-seconds", 60.0))
     config.prometheus_max_attempts = int(prom.get("max-attempts", 5))
     if "headers" in prom:
-        from policylint.measure.sources.headers import check_header_settings
+        from policylint.model.prometheus_headers import check_header_settings
 
         config.prometheus_headers = check_header_settings(prom["headers"], source=source)
     report = raw.get("report", {})

@@ -120,7 +120,7 @@ def _explain(err: Any, path: list[str]) -> str:
             words = "a list of rule codes, prefixes or names"
         return f"must be {words}, got {got!r}"
     if err.validator == "pattern" and path == ["prometheus", "url"]:
-        from policylint.measure.sources.prometheus_settings import server_name
+        from policylint.model.prometheus_settings import server_name
 
         # Shown without its user information: a password written here must not be echoed.
         return f"must be an http:// or https:// URL without a user or password, got {server_name(str(got))!r}"

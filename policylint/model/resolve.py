@@ -15,7 +15,7 @@ from typing import Any
 
 from policylint.finding import Finding
 from policylint.model.load import Definitions, Document, DocPath, RealPaths, within
-from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload
+from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload, schedulers
 
 #: Document paths of the measurement references a Workload can make.
 MEASUREMENT_PATHS: dict[str, DocPath] = {
@@ -210,8 +210,6 @@ def resolve(
             cluster.pools[pname] = Pool(pname, cluster, pool_spec, doc, ("spec", "pools", i))
         model.clusters[cluster.name] = cluster
 
-    from policylint import schedulers
-
     findings.extend(
         schedulers.attach(scheduler_documents or [], model, gpu_resources or schedulers.GPU_RESOURCES, definitions)
     )
@@ -266,8 +264,6 @@ def _place_workload(w: Workload, model: Model, broken: dict[str, set[str]]) -> l
     pool_name = spec.get("pool")
     if pool_name is None:
         if "queue" in spec:
-            from policylint import schedulers
-
             return schedulers.place(w, model) or []
         return [
             doc.finding(

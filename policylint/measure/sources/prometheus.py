@@ -21,7 +21,7 @@ and ``pull`` needs nothing a plain Python lacks. What it takes care of:
   (for one answer, and for all the answers of one trace together) it is
   dropped unparsed.
 - **Strict answers**, checked by :mod:`policylint.measure.sources.prometheus_answer`.
-- **Secrets.** The settings (:mod:`policylint.measure.sources.prometheus_settings`)
+- **Secrets.** The settings (:mod:`policylint.model.prometheus_settings`)
   say what is secret; every message the client makes is scrubbed of them on
   every path, retried errors included. Redirects are refused so the
   ``Authorization`` header cannot follow one to another host.
@@ -49,7 +49,7 @@ from typing import Any
 from policylint import __version__
 from policylint.errors import PolicylintError
 from policylint.measure.sources.prometheus_answer import Series, decode_answer, error_text, label_text, matrix_series
-from policylint.measure.sources.prometheus_settings import ENV_CA, ServerSettings
+from policylint.model.prometheus_settings import ENV_CA, ServerSettings
 
 #: Prometheus' own limit on points per series in one range query.
 MAX_POINTS = 11_000

@@ -10,14 +10,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint.cache import documents as document_cache
+from policylint.model.load import document_cache
 from policylint.errors import PolicylintError
 from policylint.model.load.compose import parse_text
 from policylint.model.load.documents import Document, SourceFile, is_scheduler_doc
 from policylint.model.load.limits import LoadLimits
 
 if TYPE_CHECKING:
-    from policylint.cache.documents import StoredSource
+    from policylint.model.load.document_cache import StoredSource
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -45,7 +45,7 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
     """Read and parse one file. Never raises for bad content.
 
     With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
-    comes from the document cache (see :mod:`policylint.cache.documents`); on a miss the key
+    comes from the document cache (see :mod:`policylint.model.load.document_cache`); on a miss the key
     is left on the source so that the caller can store it once validated (:func:`cache_source`).
     """
     from policylint.safeio import RefusedFile, UnreadableFile, read_bytes

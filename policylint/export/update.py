@@ -33,9 +33,9 @@ import yaml
 
 from policylint.edit.scalars import DocPath, ScalarEdit, apply_edits, unified_diff, whole_number
 from policylint.model.load import Document, SourceFile
-from policylint.schedulers.common import mapping, sequence
-from policylint.schedulers.export import PoolPlan
-from policylint.schedulers.quantity import gpu_count
+from policylint.model.schedulers.common import mapping, sequence
+from policylint.export.plans import PoolPlan
+from policylint.model.schedulers.quantity import gpu_count
 
 KUEUE = "kueue.x-k8s.io/"
 VOLCANO = "scheduling.volcano.sh/"
@@ -133,7 +133,7 @@ def update(
 def _kueue_edits(
     plan: PoolPlan, doc: Document, gpu_resources: tuple[str, ...], notes: list[str], expected: dict[str, tuple[int, int]]
 ) -> list[QuotaEdit]:
-    from policylint.schedulers.kueue import cohort_of
+    from policylint.model.schedulers.kueue import cohort_of
 
     spec = mapping(doc.data.get("spec"))
     found: list[tuple[str, DocPath, list[tuple[int, dict[str, Any]]]]] = []
@@ -312,7 +312,7 @@ def _verify(
     """Read the updated manifests back; note every pool that does not come back as planned."""
     from policylint.model.load import parse_text
     from policylint.model import Model
-    from policylint.schedulers import kueue, volcano
+    from policylint.model.schedulers import kueue, volcano
 
     documents: list[Document] = []
     for source in sources:

@@ -9,7 +9,7 @@ from typing import Any
 from policylint.finding import Finding
 from policylint.model.load import Document, DocPath
 from policylint.model import Cluster, Model, Pool
-from policylint.schedulers.quantity import gpu_count
+from policylint.model.schedulers.quantity import gpu_count
 
 #: Annotations a ClusterQueue or Volcano Queue may carry to declare what the
 #: scheduler itself cannot express (policylint reads them, the scheduler ignores them).

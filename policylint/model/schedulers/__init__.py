@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from policylint.facts import Facts, fact
-from policylint.schedulers.quantity import GPU_RESOURCES
+from policylint.model.schedulers.quantity import GPU_RESOURCES
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
@@ -58,7 +58,7 @@ def attach(
     ``definitions`` holds the names already defined: a second ClusterQueue (or
     Volcano Queue, LocalQueue, ResourceFlavor, Cohort) of one name is PL021.
     """
-    from policylint.schedulers import kueue, volcano
+    from policylint.model.schedulers import kueue, volcano
 
     findings: list[Finding] = []
     taken: set[str] = set()
@@ -75,7 +75,7 @@ def place(workload: Workload, model: Model) -> list[Finding] | None:
     queue = workload.spec.get("queue")
     if not isinstance(queue, dict):
         return None
-    from policylint.schedulers import kueue, volcano
+    from policylint.model.schedulers import kueue, volcano
 
     name = str(queue.get("name", ""))
     if queue.get("scheduler") == "kueue":
@@ -105,7 +105,7 @@ def adopt_unused(model: Model) -> None:
     queue with GPU quota and no measured workload is capacity nobody measured
     (PL110), exactly as a ``Cluster`` pool with no workload is.
     """
-    from policylint.schedulers.common import adopt
+    from policylint.model.schedulers.common import adopt
 
     for pool in all_pools(model):
         adopt(pool, model)

@@ -12,11 +12,11 @@ LocalQueue namespaces only from its ``namespaces`` (or the LocalQueues a Kueue
 pool already has); without them the output says, in a comment, what to fill in.
 A declared ``overflow: reject`` is stated as something neither scheduler can
 enforce, with where to enforce it. Changing existing manifests in place is
-:mod:`policylint.schedulers.update`.
+:mod:`policylint.export.update`.
 
 This module makes the plans (:func:`plan`) and the comments both schedulers'
 manifests carry; the manifests themselves are written by
-:mod:`policylint.schedulers.export_kueue` and :mod:`policylint.schedulers.export_volcano`.
+:mod:`policylint.export.kueue` and :mod:`policylint.export.volcano`.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def _from_kueue(p: Pool, out: PoolPlan, index: Any) -> None:
         flavor = group["flavors"][fi]
     except (KeyError, IndexError, TypeError, ValueError):
         group, flavor = {}, {}
-    from policylint.schedulers.quantity import GPU_RESOURCES
+    from policylint.model.schedulers.quantity import GPU_RESOURCES
 
     by_name = {str(r.get("name")): r for r in flavor.get("resources") or [] if isinstance(r, dict)}
     for name in [str(c) for c in group.get("coveredResources") or []]:

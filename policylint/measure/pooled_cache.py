@@ -1,6 +1,6 @@
 """The pooled-sum cache: a pool's summed GPU demand kept whole and updated one member at a time.
 
-A pool's exact entry (:func:`policylint.cache.measurements.pool_key`) is keyed by every
+A pool's exact entry (:func:`policylint.measure.measurement_cache.pool_key`) is keyed by every
 member's measurement key, so any edit to any member misses it, and summing the
 pool afresh reads every member's GPU demand series back from the cache: in a
 one-pool repository of a thousand workloads that is hundreds of megabytes for a

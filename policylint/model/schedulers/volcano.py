@@ -18,7 +18,7 @@ from typing import Any
 from policylint.finding import Finding
 from policylint.model.load import Definitions, Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
-from policylint.schedulers.common import (
+from policylint.model.schedulers.common import (
     adopt,
     declared_overflow,
     gpus,
@@ -29,7 +29,7 @@ from policylint.schedulers.common import (
     sequence,
     unique_cluster_name,
 )
-from policylint.schedulers.quantity import whole_count
+from policylint.model.schedulers.quantity import whole_count
 
 SCHEDULING = "scheduling.volcano.sh/"
 BATCH = "batch.volcano.sh/"

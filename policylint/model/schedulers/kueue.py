@@ -23,7 +23,7 @@ from typing import Any
 from policylint.finding import Finding
 from policylint.model.load import Definitions, Document, DocPath
 from policylint.model import Cluster, Model, Pool, Workload
-from policylint.schedulers.common import (
+from policylint.model.schedulers.common import (
     ANNOTATION_ALL_OR_NOTHING,
     adopt,
     annotations_of,

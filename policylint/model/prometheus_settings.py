@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from policylint.errors import PolicylintError
-from policylint.measure.sources.headers import HEADERS_KEY, check_header_settings, header_value_problem
+from policylint.model.prometheus_headers import HEADERS_KEY, check_header_settings, header_value_problem
 
 #: Largest answer read from the server for one trace when the caller names no limit
 #: (``pull`` passes the trace readers' limit on a Prometheus file, so that nothing is

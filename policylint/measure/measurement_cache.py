@@ -18,7 +18,7 @@ A workload's GPU demand series, which only its pool's sum reads, is a second ent
 next to its facts (``series-v*``), and each pool's sum and bands have their own
 entry keyed by the pool's spec and its members' keys (:func:`pool_key`): a warm
 run whose pools are cached reads no series at all. Entries are binary entries of
-:mod:`policylint.cache.store`, their values encoded by :mod:`policylint.cache.encoding`.
+:mod:`policylint.cache.store`, their values encoded by :mod:`policylint.measure.cache_encoding`.
 
 Only measurements that succeeded without findings are stored (the caller decides),
 so findings at file positions (which depend on the YAML, not on the trace) are
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache.digests import Unhashed, hash_limit, known_digest
-from policylint.cache.encoding import Encoder, decode
+from policylint.measure.cache_encoding import Encoder, decode
 from policylint.cache.store import FORMAT_VERSION, Uncacheable, code_fingerprint, load_entry, write_entry
 from policylint.measure.facts import GpuDemand, PoolFacts, WorkloadFacts
 
@@ -139,7 +139,7 @@ def load_demand(folder: Path, key: str) -> Any:
     """The GPU demand series (:class:`~policylint.measure.facts.GpuDemand`) stored under ``key``, or None.
 
     Read alone, without the facts: the pooled-sum cache takes an old series out of a
-    pool's sum by the key it was added under (:mod:`policylint.cache.pooled`).
+    pool's sum by the key it was added under (:mod:`policylint.measure.pooled_cache`).
     """
     try:
         series = _load_value(folder, _series_path(folder, key), "series", key, "demand")

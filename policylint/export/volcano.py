@@ -3,12 +3,12 @@
 One parent Queue per cluster, whose children share idle GPUs, and one leaf
 Queue per pool with its guarantee, fair share and cap. Volcano Queues select no
 nodes, so a declared node selection is written as a note for the pods. The
-plans and the comments on every number come from :mod:`policylint.schedulers.export`.
+plans and the comments on every number come from :mod:`policylint.export.plans`.
 """
 
 from __future__ import annotations
 
-from policylint.schedulers.export import (
+from policylint.export.plans import (
     GPU,
     PoolPlan,
     annotation_lines,

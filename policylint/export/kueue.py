@@ -3,12 +3,12 @@
 ResourceFlavors with exactly the node selection a pool declares (or a note on
 what to fill in), Cohorts holding the GPUs their ClusterQueues borrow, and per
 pool a ClusterQueue plus a LocalQueue in each namespace that submits to it. The
-plans and the comments on every number come from :mod:`policylint.schedulers.export`.
+plans and the comments on every number come from :mod:`policylint.export.plans`.
 """
 
 from __future__ import annotations
 
-from policylint.schedulers.export import (
+from policylint.export.plans import (
     GPU,
     PoolPlan,
     annotation_lines,

@@ -1,0 +1,253 @@
+"""Identity between traces: the same evidence counted twice, as a copy or a near copy.
+
+Fingerprints recognise a byte-identical copy under another name, the same samples
+re-encoded in another format, a copy moved in time (values alone) and a copy scaled or
+shifted (its rises and falls). A run sketch per trace finds a near copy with a few samples
+edited; :func:`copy_facts` compares the sketches across the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from policylint.measure.integrity.days import MIN_DAY_CHANGES
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str:
+    """Identity: the SHA-256 of the valid samples (times and values as float64) and the step."""
+    import numpy as np
+
+    digest = hashlib.sha256(b"policylint-series/1\0")
+    digest.update(np.float64(step_seconds).tobytes())
+    digest.update(np.ascontiguousarray(times[valid], dtype="<f8").tobytes())
+    digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
+    """Identity: the SHA-256 of the valid samples' values alone (a copy moved in time keeps it)."""
+    import numpy as np
+
+    digest = hashlib.sha256(b"policylint-values/1\0")
+    digest.update(np.ascontiguousarray(values[valid], dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+def shape_fingerprint(values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str | None:
+    """Identity: the SHA-256 of sign(difference) between consecutive valid samples.
+
+    A copy multiplied by a factor of one or more (rounded or not), or shifted by
+    a constant, rises and falls at exactly the same samples; two measured series
+    with noise never do over thousands of changes. Only series changing at least
+    :data:`~policylint.measure.integrity.days.MIN_DAY_CHANGES` times a day on average get one.
+    """
+    import numpy as np
+
+    good = values[valid]
+    if good.size < 3:
+        return None
+    signs = np.sign(np.diff(good)).astype(np.int8)
+    days = good.size * float(step_seconds) / 86_400.0
+    if days <= 0 or np.count_nonzero(signs) / days < MIN_DAY_CHANGES:
+        return None
+    digest = hashlib.sha256(b"policylint-shape/1\0")
+    digest.update(np.ascontiguousarray(signs).tobytes())
+    return digest.hexdigest()
+
+
+#: Samples in one run of a trace compared between traces (a near copy shares most of its runs).
+RUN_SAMPLES = 16
+#: Fewest value changes a run needs to take part: flat or nearly flat runs are alike in every trace.
+RUN_MIN_CHANGES = 8
+#: Runs kept per trace (the smallest hashes: a bottom-k sample, so two traces' samples are comparable).
+SKETCH_SIZE = 128
+#: Fewest runs a trace needs before its copies are judged.
+SKETCH_MIN = 32
+_RUN_MULTIPLIERS: np.ndarray | None = None
+
+
+def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
+    """Identity: the smallest hashes of the trace's informative 16-sample runs (a bottom-k sketch).
+
+    A run is :data:`RUN_SAMPLES` consecutive valid samples (values to a thousandth)
+    that change value at least :data:`RUN_MIN_CHANGES` times. Two traces that share
+    most runs share most of their smallest hashes: a copy with a few samples edited
+    loses only the runs around each edit, whatever file it is in and whatever dates it
+    carries. Measured series of noisy demand share almost none. None when the trace
+    has fewer than :data:`SKETCH_MIN` distinct runs.
+    """
+    import numpy as np
+
+    if values.size < RUN_SAMPLES:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = np.where(valid, np.round(values * 1000.0), 0.0).astype(np.int64).view(np.uint64)
+    runs = values.size - RUN_SAMPLES + 1
+    # per run, by running sums: invalid samples in it, and value changes inside it
+    valid = np.asarray(valid, dtype=bool)
+    if valid.all():
+        full = np.ones(runs, dtype=bool)
+    else:
+        invalid = np.concatenate(([0], np.cumsum(~valid, dtype=np.int64)))
+        full = invalid[RUN_SAMPLES:] == invalid[:runs]
+    moved = np.concatenate(([0], np.cumsum(q[1:] != q[:-1], dtype=np.int64)))
+    changes = moved[RUN_SAMPLES - 1 :] - moved[:runs]
+    keep = np.flatnonzero(full & (changes >= RUN_MIN_CHANGES))
+    if keep.size < SKETCH_MIN:
+        return None
+    global _RUN_MULTIPLIERS
+    if _RUN_MULTIPLIERS is None:
+        rng = np.random.default_rng(20261201)  # fixed: the hashes of every trace must agree
+        _RUN_MULTIPLIERS = rng.integers(1, 2**63 - 1, size=RUN_SAMPLES, dtype=np.int64).view(np.uint64) | np.uint64(1)
+    mult = _RUN_MULTIPLIERS
+    with np.errstate(over="ignore"):
+        # sum of sample j of each run times multiplier j, modulo 2**64: one pass per position of a
+        # run, over every run (slices) when most runs are kept, else over the kept ones (gathers)
+        if keep.size * 3 >= runs:
+            h = q[:runs] * mult[0]
+            term = np.empty_like(h)
+            for j in range(1, RUN_SAMPLES):
+                np.multiply(q[j : j + runs], mult[j], out=term)
+                h += term
+            h = h[keep]
+        else:
+            h = q[keep] * mult[0]
+            for j in range(1, RUN_SAMPLES):
+                h += q[keep + j] * mult[j]
+        h ^= h >> np.uint64(31)
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    h >>= np.uint64(11)  # 53 bits: exact in JSON and in any reader of it
+    # the SKETCH_SIZE smallest distinct hashes: the smallest few hundred, partitioned out, hold
+    # them whenever enough distinct ones lie strictly below the pivot; else sort all
+    cut = 4 * SKETCH_SIZE
+    if h.size > 2 * cut:
+        head = np.partition(h, cut)
+        pivot = head[cut]
+        below = np.unique(head[:cut])
+        below = below[below < pivot]
+        if below.size >= SKETCH_SIZE:
+            return [int(x) for x in below[:SKETCH_SIZE]]
+    distinct = np.unique(h)
+    if distinct.size < SKETCH_MIN:
+        return None
+    return [int(x) for x in distinct[:SKETCH_SIZE]]
+
+
+def sketch_similarity(a: Sequence[int], b: Sequence[int]) -> float:
+    """Estimated share of runs two traces have in common (Jaccard), from their bottom-k sketches."""
+    sa, sb = set(a), set(b)
+    k = min(len(sa), len(sb))
+    if k == 0:
+        return 0.0
+    union = sorted(sa | sb)[:k]
+    return sum(1 for x in union if x in sa and x in sb) / k
+
+
+def near_copies(
+    entries: Sequence[tuple[str, str | None, str | None, Sequence[int] | None]],
+    skip: set[frozenset[str]] | None = None,
+    values_of: dict[str, str | None] | None = None,
+) -> dict[str, tuple[str, float]]:
+    """Identity: workload -> (workload whose trace it repeats, share of runs in common), across the model.
+
+    ``entries`` are (workload, real path of its trace file, pool, sketch). Pairs citing the
+    same file are an open citation (a reviewer sees the path) and are not judged; pairs in
+    ``skip`` were already recognised (PL111). Of a pair, the workload later by name carries
+    the finding. Only pairs sharing at least one sketched run are compared, so the cost
+    follows the copies, not the square of the workloads.
+    """
+    skip = skip or set()
+    by_run: dict[int, list[int]] = {}
+    for i, (_, _, _, sketch) in enumerate(entries):
+        for x in sketch or ():
+            by_run.setdefault(x, []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for members in by_run.values():
+        if 1 < len(members) <= 64:
+            for j, a in enumerate(members):
+                for b in members[j + 1 :]:
+                    pairs.add((a, b) if a < b else (b, a))
+    # a copy too plain for a sketch (fewer than SKETCH_MIN distinct runs) is found by its values
+    by_values: dict[str, list[int]] = {}
+    for i, entry in enumerate(entries):
+        printed = values_of.get(entry[0]) if values_of else None
+        if printed:
+            by_values.setdefault(printed, []).append(i)
+    for members in by_values.values():
+        for j, a in enumerate(members):
+            for b in members[j + 1 :]:
+                pairs.add((a, b) if a < b else (b, a))
+    out: dict[str, tuple[str, float]] = {}
+    for a, b in sorted(pairs):
+        (na, pa, _, sa), (nb, pb, _, sb) = entries[a], entries[b]
+        if na == nb or (pa is not None and pa == pb) or frozenset((na, nb)) in skip:
+            continue
+        same = values_of is not None and values_of.get(na) is not None and values_of.get(na) == values_of.get(nb)
+        if same:
+            sim = 1.0
+        elif sa and sb:
+            sim = sketch_similarity(sa, sb)
+        else:
+            continue
+        first, second = sorted((na, nb))
+        if second not in out or sim > out[second][1]:
+            out[second] = (first, sim)
+    return out
+
+
+def copy_facts(
+    workloads: Sequence[Any], stored: dict[str, Any], facts: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """The near-copy facts of every workload (:func:`near_copies` over the whole model), by workload.
+
+    ``workloads`` are the model's workloads, ``stored`` their measured facts by name
+    (``.integrity`` holds the run sketch), ``facts`` the facts of their views by name.
+    A workload judged without a partner gets ``near_copy_similarity`` 0; one with a
+    partner all four ``near_copy_*`` facts. Pairs PL111 already reports
+    (``double_counted_with``) are left to it.
+    """
+    import os
+
+    entries: list[tuple[str, str | None, str | None, Sequence[int] | None]] = []
+    trace: dict[str, str] = {}
+    for w in sorted(workloads, key=lambda w: w.name):
+        view, measured = facts.get(w.name), stored.get(w.name)
+        if view is None or measured is None:
+            continue
+        ref = w.measurements.get("concurrency")
+        path = os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
+        trace[w.name] = ref.display if ref is not None else ""
+        sketch = (measured.integrity or {}).get("run_sketch")
+        entries.append((w.name, path, view.get("pool"), sketch if isinstance(sketch, list) else None))
+    skip = {
+        frozenset((name, str(view["double_counted_with"])))
+        for name, view in facts.items()
+        if view.get("double_counted_with")
+    }
+    # a workload PL111 reports as a copy has its finding already; it stays a partner for others
+    reported = {name for name, view in facts.items() if view.get("double_counted_with")}
+    # by values alone only when the series says enough to be recognised (as PL111 does)
+    values_of = {
+        name: view.get("values_fingerprint") if (view.get("value_changes") or 0) >= 10 else None
+        for name, view in facts.items()
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for name, _, _, sketch in entries:
+        if (sketch or values_of.get(name)) and name not in reported:
+            out[name] = {"near_copy_similarity": 0.0}  # judged: no other trace shares a run
+    for name, (other, similarity) in near_copies(entries, skip, values_of).items():
+        if name in reported:
+            continue
+        out[name] = {
+            "near_copy_of": other,
+            "near_copy_similarity": similarity,
+            "near_copy_trace": trace.get(other),
+            "near_copy_pool": facts[other].get("pool"),
+        }
+    return out

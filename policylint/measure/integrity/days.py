@@ -1,0 +1,218 @@
+"""Identity inside one trace: whole UTC days that repeat an earlier day, exactly or nearly.
+
+A week pasted again and again to fill the window repeats sample for sample; the same
+paste with a sample of each copy edited still repeats at almost every value change.
+Both tests lay the days side by side once (:func:`near_and_exact_repeats`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Fewest value changes a day needs before its repetition is judged: a day of real, noisy demand
+#: changes at most of its samples; a synthetic or idle day (a step function) repeats by nature.
+MIN_DAY_CHANGES = 24
+
+
+def _day_rows(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The whole UTC days of a series side by side: (rows, moves, judged), or None when they cannot be.
+
+    ``rows`` is days x samples-per-day, ``moves`` where a day's value changes from
+    one sample to the next, ``judged`` the days with every sample valid and at least
+    :data:`MIN_DAY_CHANGES` changes. None when the step does not divide a day, the grid
+    has no sample at a UTC midnight, or it holds fewer than two whole days.
+    """
+    import numpy as np
+
+    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
+    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+        return None
+    n = int(round(per_day))
+    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
+    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
+    steps = (first_midnight - float(times[0])) / float(step_seconds)
+    if abs(steps - round(steps)) > 1e-6:
+        return None
+    offset = int(round(steps))
+    days = (times.size - offset) // n
+    if days < 2:
+        return None
+    rows = values[offset : offset + days * n].reshape(days, n)
+    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    moves = np.diff(rows, axis=1) != 0
+    judged = ok & (np.count_nonzero(moves, axis=1) >= MIN_DAY_CHANGES)
+    return rows, moves, judged
+
+
+_ROW_WEIGHTS: dict[int, np.ndarray] = {}
+
+
+def _row_weights(width: int) -> np.ndarray:
+    """Fixed odd 64-bit weights, one per sample of a day (drawn once per day length)."""
+    import numpy as np
+
+    if width not in _ROW_WEIGHTS:
+        drawn = np.random.default_rng(20261203).integers(1, 2**62, size=width, dtype=np.int64)
+        _ROW_WEIGHTS[width] = drawn.view(np.uint64) | np.uint64(1)
+    return _ROW_WEIGHTS[width]
+
+
+def _exact_repeats(rows: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """The judged days equal, sample for sample (``==`` on every value), to an earlier judged day.
+
+    Days are compared by their bytes with negative zeros made positive (so -0.0 equals
+    0.0, as ``==`` says); a day holding a NaN equals no other day. The loop runs over
+    days, never over samples.
+    """
+    import numpy as np
+
+    out = np.zeros(rows.shape[0], dtype=bool)
+    index = np.flatnonzero(judged)
+    if index.size < 2:
+        return out
+    chosen = rows[index] + 0.0  # -0.0 + 0.0 is +0.0: equal values, equal bytes
+    # equal days have equal sums of their bits times fixed odd weights (modulo 2**64): when no two
+    # days share one, no day repeats another and the bytes need no comparing
+    weights = _row_weights(chosen.shape[1])
+    with np.errstate(over="ignore"):
+        keys = (chosen.view(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    keys.sort()
+    if bool(np.all(keys[1:] != keys[:-1])):
+        return out
+    plain = np.asarray(~np.isnan(chosen).any(axis=1), dtype=bool)
+    seen: set[bytes] = set()
+    for day, row, comparable in zip(index.tolist(), chosen, plain):
+        if not comparable:
+            continue
+        key = row.tobytes()
+        if key in seen:
+            out[day] = True
+        else:
+            seen.add(key)
+    return out
+
+
+def repeated_days(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[int | None, int]:
+    """Identity: (days that repeat an earlier day sample for sample, days judged).
+
+    Only whole UTC days with every sample valid and at least :data:`MIN_DAY_CHANGES`
+    value changes are judged. Two such days of measured demand are never equal by
+    chance; a week pasted again and again to fill the window is. None when the step
+    does not divide a day (the days cannot be laid side by side).
+    """
+    import numpy as np
+
+    laid = _day_rows(times, values, valid, step_seconds)
+    if laid is None:
+        return None, 0
+    rows, _, judged = laid
+    count = int(np.count_nonzero(judged))
+    if count < 2:
+        return 0, count
+    return int(np.count_nonzero(_exact_repeats(rows, judged))), count
+
+
+#: Share of a day's value changes that must repeat an earlier day's (same samples, same values)
+#: for the day to count as a near repeat. A week pasted again with one sample per day edited
+#: keeps about 98% of them; two measured days of noisy demand keep a few percent.
+NEAR_MATCH = 0.9
+#: Earliest day looked back at for a near repeat (five weeks: a pasted week or fortnight, with
+#: every copy edited, is found; an exact repeat at any distance is found by the exact test).
+NEAR_MAX_LAG_DAYS = 35
+
+
+def near_repeated_days(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[int | None, int]:
+    """Identity: (days that nearly repeat an earlier day, days judged).
+
+    Days are laid out as in :func:`repeated_days` and judged under the same
+    conditions (every sample valid, at least :data:`MIN_DAY_CHANGES` changes). Two
+    days are compared at their value changes: of the steps where either day changes
+    value, the share where both hold the same values on both sides of the step. A
+    day counts when that share reaches :data:`NEAR_MATCH` against some day at most
+    :data:`NEAR_MAX_LAG_DAYS` before it, or when it equals an earlier day exactly.
+    Editing one sample of a copied day changes two of its ~100 steps; it stays a copy.
+    """
+    near, judged, _ = near_and_exact_repeats(times, values, valid, step_seconds)
+    return near, judged
+
+
+def near_and_exact_repeats(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[int | None, int, int | None]:
+    """(near repeated days, days judged, exact repeated days): both day tests on one layout of the days.
+
+    Every pair of judged days at most :data:`NEAR_MAX_LAG_DAYS` apart is first screened
+    on two conditions a near repeat must meet, computed over all days at once on change
+    flags packed 64 to a word and on one byte per sample; only the pairs left
+    are compared step by step, exactly as the test states:
+
+    1. the samples whose bytes agree (equal values always do) are at least
+       :data:`NEAR_MATCH` of the busier day's changes;
+    2. the steps where both days change are at least :data:`NEAR_MATCH` of the steps
+       where either does (a step kept has equal values on both sides, so both days
+       change there or neither).
+    """
+    import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    laid = _day_rows(times, values, valid, step_seconds)
+    if laid is None:
+        return None, 0, None
+    rows, moves, judged = laid
+    count = int(np.count_nonzero(judged))
+    if count < 2:
+        return 0, count, 0
+    exact = _exact_repeats(rows, judged)
+    near = exact.copy()
+    days, width = rows.shape
+    lags = min(NEAR_MAX_LAG_DAYS, days - 1)
+    busy = np.count_nonzero(moves, axis=1)
+    # one byte per sample standing for its value: equal values, equal bytes (-0.0 made 0.0)
+    with np.errstate(over="ignore"):
+        codes = (((rows + 0.0).view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(56)).astype(np.uint8)
+    # Days that change at most steps share most change steps whatever they hold: the flags then
+    # screen out nothing and are not counted.
+    shared = np.ones((days, lags), dtype=bool)
+    if int(busy.sum()) * 2 < days * (width - 1):
+        # the change flags packed 64 to a word, every lag at once: [day, lags - lag] steps where both
+        # days change and where either does
+        packed = np.packbits(moves, axis=1)
+        words = np.zeros((days, -(-packed.shape[1] // 8) * 8), dtype=np.uint8)
+        words[:, : packed.shape[1]] = packed
+        words64 = words.view(np.uint64)
+        earlier = sliding_window_view(
+            np.concatenate((np.zeros((lags, words64.shape[1]), dtype=np.uint64), words64)), lags + 1, axis=0
+        )[:, :, :lags].transpose(0, 2, 1)  # [day, lags - lag, word]: lag days before (zeros before day 0)
+        both_move = np.bitwise_count(earlier & words64[:, None, :]).sum(axis=2, dtype=np.int64)
+        either_move = np.bitwise_count(earlier | words64[:, None, :]).sum(axis=2, dtype=np.int64)
+        shared = (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
+    wide = np.uint16 if width < 65_535 else np.int64
+    candidate = np.zeros((days, lags), dtype=bool)
+    for lag in range(1, lags + 1):
+        pair = judged[lag:] & judged[:-lag] & shared[lag:, lags - lag]
+        if not pair.any():
+            continue
+        equal = (codes[lag:] == codes[:-lag]).view(np.uint8).sum(axis=1, dtype=wide)
+        pair &= equal >= NEAR_MATCH * np.maximum(busy[lag:], busy[:-lag])
+        candidate[lag:, lag - 1] = pair
+    later, column = np.nonzero(candidate)
+    if later.size:
+        before = later - (column + 1)
+        same = rows[later] == rows[before]
+        both = same[:, 1:] & same[:, :-1]
+        either = moves[later] | moves[before]
+        total = np.count_nonzero(either, axis=1)
+        kept = np.count_nonzero(both & either, axis=1)
+        hit = (total > 0) & (kept >= NEAR_MATCH * np.maximum(total, 1))
+        near[later[hit]] = True
+    return int(np.count_nonzero(near & judged)), count, int(np.count_nonzero(exact))

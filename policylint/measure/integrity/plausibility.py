@@ -1,0 +1,207 @@
+"""Plausibility: what a job list and a pool declare that cannot be so.
+
+GPUs per job as a job list records them; a pool's GPU model against the memory it
+declares, its scheduler queue against itself, and the largest gang it must admit
+(:func:`pool_integrity_facts`, the pool's integrity facts).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from policylint.measure.integrity.values import Fact
+from policylint.measure.integrity_facts import IntegrityPoolFacts
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def job_facts(gpus: np.ndarray, column_declared: bool) -> dict[str, Fact]:
+    """Plausibility: GPUs per job as the job list records them.
+
+    A reader gives every job one GPU when the list has no GPU column, so the figures
+    are only facts when the column was declared or some job holds more than one.
+    """
+    import numpy as np
+
+    values = np.asarray(gpus, dtype=np.float64)
+    if values.size == 0 or not (column_declared or bool(np.any(values > 1))):
+        return {"job_gpus_max": None, "job_gpus_median": None}
+    return {"job_gpus_max": int(np.max(values)), "job_gpus_median": float(np.median(values))}
+
+
+#: Memory of common data-centre GPUs, GiB (the sizes the vendors sell them with; a name that
+#: states its size, such as A100-SXM4-40GB, is read by its size). Keys are the tokens of a model
+#: name in upper case; a tuple holds every size the model is sold with.
+GPU_MEMORY_GIB: dict[str, tuple[float, ...]] = {
+    "B200": (180.0, 192.0),
+    "GB200": (186.0, 192.0),
+    "H200": (141.0,),
+    "GH200": (96.0, 144.0),
+    "H100 NVL": (94.0,),
+    "H100": (80.0,),
+    "H800": (80.0,),
+    "H20": (96.0,),
+    "A100": (40.0, 80.0),
+    "A800": (40.0, 80.0),
+    "A40": (48.0,),
+    "A30": (24.0,),
+    "A10G": (24.0,),
+    "A10": (24.0,),
+    "A16": (16.0,),
+    "A2": (16.0,),
+    "L40S": (48.0,),
+    "L40": (48.0,),
+    "L20": (48.0,),
+    "L4": (24.0,),
+    "T4": (16.0,),
+    "V100": (16.0, 32.0),
+    "P100": (12.0, 16.0),
+    "P4": (8.0,),
+    "RTX 6000 ADA": (48.0,),
+    "RTX A6000": (48.0,),
+    "RTX 4090": (24.0,),
+    "RTX 3090": (24.0,),
+    "MI325X": (256.0,),
+    "MI300X": (192.0,),
+    "MI250X": (128.0,),
+    "MI250": (128.0,),
+    "MI210": (64.0,),
+    "GAUDI3": (128.0,),
+    "GAUDI2": (96.0,),
+}
+
+
+def _tokens(name: str) -> list[str]:
+    import re
+
+    return [t for t in re.split(r"[^A-Z0-9]+", name.upper()) if t]
+
+
+def model_memory_gib(model: str | None) -> tuple[float, ...] | None:
+    """The memory sizes (GiB) a GPU model is sold with: the size in its name, else the table."""
+    import re
+
+    if not model:
+        return None
+    sized = re.search(r"(?<![0-9A-Z])([0-9]{1,3})\s*(?:GB|GIB|G)(?![A-Z0-9])", model.upper())
+    if sized:
+        return (float(sized.group(1)),)
+    tokens = _tokens(model)
+    joined = " ".join(tokens)
+    for key in sorted(GPU_MEMORY_GIB, key=lambda k: (-len(k.split()), -len(k))):
+        parts = key.split()
+        if len(parts) > 1 and f" {key} " in f" {joined} ":
+            return GPU_MEMORY_GIB[key]
+        if len(parts) == 1 and key in tokens:
+            return GPU_MEMORY_GIB[key]
+    return None
+
+
+def _quantity(value: Any) -> int | None:
+    from policylint.model.schedulers.quantity import gpu_count
+
+    try:
+        return gpu_count(value)
+    except (ValueError, TypeError):
+        return None
+
+
+def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None) -> list[str]:
+    """Plausibility: what the scheduler queue behind ``pool`` says against itself, as sentences."""
+    info = getattr(pool, "scheduler", None) or {}
+    out: list[str] = []
+    if info.get("scheduler") == "kueue":
+        nominal, lending, borrowing = info.get("nominal"), info.get("lending_limit"), info.get("borrowing_limit")
+        queue = info.get("queue")
+        if isinstance(lending, int) and isinstance(nominal, int) and lending > nominal:
+            out.append(
+                f"ClusterQueue {queue} may lend {lending} GPUs but holds a nominalQuota of {nominal}"
+                " (Kueue refuses a lendingLimit above the quota)"
+            )
+        elastic = (pool.spec.get("elastic") or {}).get("maxGpus")
+        # a limit without a cohort is PL901's; a limit above what the cohort lends today is common
+        # (the cohort may grow) and policylint already counts only what can be lent - but a limit
+        # with nothing at all to borrow is an elastic part that can never be reached
+        if info.get("cohort") and isinstance(borrowing, int) and borrowing > 0 and elastic == 0:
+            out.append(
+                f"ClusterQueue {queue} may borrow up to {borrowing} GPUs, but nothing else in cohort"
+                f" {info.get('cohort')} lends any: its elastic part can never be reached"
+            )
+    elif info.get("scheduler") == "volcano":
+        spec = (pool.doc.data or {}).get("spec") or {}
+        from policylint.model.schedulers.quantity import GPU_RESOURCES
+
+        def gpu_of(section: Any) -> int | None:
+            if not isinstance(section, dict):
+                return None
+            key = next((r for r in GPU_RESOURCES if r in section), None)
+            return _quantity(section[key]) if key else None
+
+        capability = gpu_of(spec.get("capability"))
+        deserved = gpu_of(spec.get("deserved"))
+        guarantee = gpu_of((spec.get("guarantee") or {}).get("resource") if isinstance(spec.get("guarantee"), dict) else None)
+        queue = info.get("queue")
+        if capability is not None and deserved is not None and capability < deserved:
+            out.append(f"Queue {queue} deserves {deserved} GPUs but its capability caps it at {capability}")
+        if capability is not None and guarantee is not None and capability < guarantee:
+            out.append(f"Queue {queue} is guaranteed {guarantee} GPUs but its capability caps it at {capability}")
+        if deserved is not None and guarantee is not None and deserved < guarantee:
+            out.append(f"Queue {queue} is guaranteed {guarantee} GPUs but deserves only {deserved}")
+        parent = spec.get("parent")
+        if isinstance(parent, str) and parent != "root":
+            queues = volcano_queues or {}
+            parent_doc = queues.get(parent)
+            if parent_doc is not None:
+                parent_cap = gpu_of(((parent_doc.data or {}).get("spec") or {}).get("capability"))
+                children = [
+                    gpu_of(((d.data or {}).get("spec") or {}).get("guarantee", {}).get("resource"))
+                    for d in queues.values()
+                    if ((d.data or {}).get("spec") or {}).get("parent") == parent
+                    and isinstance(((d.data or {}).get("spec") or {}).get("guarantee"), dict)
+                ]
+                total = sum(x for x in children if x)
+                if parent_cap is not None and total > parent_cap:
+                    out.append(
+                        f"the queues under {parent} are guaranteed {total} GPUs together, but {parent}'s capability"
+                        f" is {parent_cap}"
+                    )
+    return out
+
+
+def pool_integrity_facts(
+    pool: Any, facts: Mapping[str, Any], volcano_queues: dict[str, Any] | None = None
+) -> IntegrityPoolFacts:
+    """Plausibility facts of one pool, from the pool's other facts."""
+    spec = pool.spec
+    model = (spec.get("gpu") or {}).get("model")
+    sizes = model_memory_gib(str(model)) if model else None
+    declared = facts.get("gpu_memory_gib")
+    contradiction = None
+    if sizes and isinstance(declared, (int, float)) and declared > 0:
+        nearest = min(sizes, key=lambda s: abs(math.log(float(declared) / s)))
+        contradiction = float(declared) / nearest
+    # measured workloads only: an unmeasured one is PL105's, and a pool planned for unmeasured
+    # workloads alone may hold no GPUs yet
+    unmeasured = set(facts.get("unmeasured_workloads") or [])
+    gangs = [(int(w.spec.get("gpusPerReplica", 1)), w.name) for w in pool.workloads if w.name not in unmeasured]
+    top = max(gangs, key=lambda g: (g[0], [-ord(c) for c in g[1]])) if gangs else None
+    found = queue_contradictions(pool, volcano_queues)
+    capacity, proposed = facts.get("capacity_gpus"), facts.get("proposed_gpus") or 0
+    return IntegrityPoolFacts(
+        gpu_model=str(model) if model else None,
+        gpu_model_memory_gib=(
+            (min(sizes, key=lambda s: abs(math.log(float(cast(float, declared)) / s))) if contradiction is not None else sizes[0])
+            if sizes
+            else None
+        ),
+        gpu_memory_contradiction=contradiction,
+        largest_gang_gpus=top[0] if top else None,
+        largest_gang_workload=top[1] if top else None,
+        admissible_gpus=(int(capacity) + int(proposed)) if isinstance(capacity, (int, float)) else None,
+        queue_contradictions=found,
+        queue_contradiction_count=len(found),
+        queue_contradiction_summary="; ".join(found),
+    )

@@ -1,0 +1,103 @@
+"""One workload's integrity facts: every part's figures on its concurrency trace, and at ``now``.
+
+:func:`trace_facts` runs when the measuring step reads the trace (its result is stored
+and cached with the workload's facts); :func:`workload_facts` turns what was stored into
+the typed facts of a workload view, adding the time facts at ``now``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from policylint.measure.integrity.copies import fingerprint, run_sketch, shape_fingerprint, values_fingerprint
+from policylint.measure.integrity.days import near_and_exact_repeats
+from policylint.measure.integrity.resolution import (
+    MIN_CHANGES_PER_DAY,
+    block_length,
+    change_positions,
+    jump_block,
+    roughness,
+)
+from policylint.measure.integrity.shaping import shaping
+from policylint.measure.integrity.timing import time_facts
+from policylint.measure.integrity.values import Fact
+from policylint.measure.integrity_facts import IntegrityWorkloadFacts
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def trace_facts(
+    times: np.ndarray,
+    values: np.ndarray,
+    valid: np.ndarray,
+    step_seconds: float,
+    spans: Sequence[tuple[float, float]] = (),
+) -> dict[str, Fact]:
+    """Every integrity fact of one concurrency series as read, with its declared exclusion spans.
+
+    ``times``/``values``/``valid`` are the reader's grid (before any share or
+    exclusion is applied); ``spans`` are the declared exclusions as
+    (start, end) unix seconds. Facts that depend on ``now`` are not computed
+    here (they are not cached with the series): see
+    :func:`~policylint.measure.integrity.timing.time_facts`.
+    """
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    times = np.asarray(times, dtype=np.float64)
+    valid = np.asarray(valid, dtype=bool) & np.isfinite(values)
+    # invalid samples (gaps, NaN, infinities) take part in no figure: zero them so no
+    # arithmetic on them can warn
+    values = np.where(valid, values, 0.0)
+    good = values[valid]
+    changes = change_positions(values, valid)
+    pairs = int(np.count_nonzero(valid[1:] & valid[:-1]))
+    days = pairs * float(step_seconds) / 86_400.0
+    often = days > 0 and changes.size / days >= MIN_CHANGES_PER_DAY
+    block = block_length(changes, pairs) if often else 1
+    jump, jump_share = jump_block(values, valid) if often and block == 1 else (1, None)
+    block = max(block, jump)
+    near, near_judged, repeated = near_and_exact_repeats(times, values, valid, step_seconds)
+    judged = near_judged
+    out: dict[str, Fact] = {
+        "series_fingerprint": fingerprint(times, values, valid, step_seconds),
+        "values_fingerprint": values_fingerprint(values, valid),
+        "shape_fingerprint": shape_fingerprint(values, valid, step_seconds),
+        "repeated_days": repeated,
+        "repeated_day_share": (repeated / judged) if repeated is not None and judged else (0.0 if repeated is not None else None),
+        "first_time": float(times[valid][0]) if good.size else None,
+        "last_time": float(times[valid][-1]) if good.size else None,
+        "step_seconds": float(step_seconds),
+        "resolution_step_seconds": float(step_seconds) * block,
+        "resolution_block_samples": block,
+        "resolution_jump_share": jump_share,
+        "near_repeated_days": near,
+        "near_repeated_day_share": (near / near_judged) if near is not None and near_judged else (0.0 if near is not None else None),
+        "edited_repeated_days": (near - repeated) if near is not None and repeated is not None and near > repeated else (0 if near is not None else None),
+        "edited_repeated_day_share": (
+            ((near - repeated) / near_judged if near > repeated else 0.0) if near is not None and repeated is not None and near_judged else (0.0 if near is not None else None)
+        ),
+        "run_sketch": run_sketch(values, valid),
+        "value_changes": int(changes.size),
+        "roughness": roughness(values, valid),
+        "negative_samples": int(np.count_nonzero(good < 0)),
+        "fractional_share": float(np.count_nonzero(good != np.floor(good))) / good.size if good.size else None,
+    }
+    out.update(shaping(times, values, valid, spans))
+    return out
+
+
+def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_days: int | None) -> IntegrityWorkloadFacts:
+    """The integrity facts of a workload view: the stored trace facts plus the time facts at ``now``."""
+    stored = stored or {}
+    out: dict[str, Any] = {name: stored.get(name) for name in IntegrityWorkloadFacts.routes()}
+    out.update(time_facts(stored, now_seconds) if stored else {})
+    out["near_copy_of"] = out["near_copy_similarity"] = out["near_copy_trace"] = out["near_copy_pool"] = None
+    out["outlier_days_removed"] = outlier_days
+    first, last, step = stored.get("first_time"), stored.get("last_time"), stored.get("step_seconds")
+    if outlier_days is not None and isinstance(first, (int, float)) and isinstance(last, (int, float)):
+        span = (float(last) - float(first) + float(step or 0.0)) / 86_400.0
+        out["outlier_day_share"] = min(1.0, outlier_days / span) if span > 0 else None
+    return IntegrityWorkloadFacts(**out)
