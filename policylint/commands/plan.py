@@ -319,7 +319,7 @@ def text(doc: dict[str, Any]) -> str:
     lines += ["", "Today vs planned (GPUs)"]
     rows: list[tuple[str, ...]] = [("today's pool", "reserved", "elastic", "proposed", "planned in", "resolves")]
     for c in comparison["current_pools"]:
-        codes = ", ".join(sorted({f["code"] for f in c["resolves"]})) or "-"
+        codes = ", ".join(sorted({finding["code"] for finding in c["resolves"]})) or "-"
         rows.append((safe(c["pool"]), str(c["reserved_gpus"]), str(c["elastic_gpus"]), str(c["proposed_gpus"]),
                      safe(", ".join(c["planned_in"]) or "-"), codes))
     lines += _table(rows, {1, 2, 3})
@@ -356,7 +356,7 @@ def text(doc: dict[str, Any]) -> str:
         lines.append("check on the planned repository: no sizing finding")
     else:
         lines.append(f"check on the planned repository: {len(check['sizing_findings'])} sizing findings")
-        lines += [f"  {f['code']} {safe(f['message'])}" for f in check["sizing_findings"]]
+        lines += [f"  {finding['code']} {safe(finding['message'])}" for finding in check["sizing_findings"]]
     return "\n".join(lines) + "\n"
 
 
@@ -407,7 +407,7 @@ def markdown(doc: dict[str, Any]) -> str:
         )
     lines += ["", "| today's pool | reserved | elastic | proposed | planned in | resolves |", "|---|---:|---:|---:|---|---|"]
     for c in comparison["current_pools"]:
-        codes = ", ".join(sorted({f["code"] for f in c["resolves"]})) or "-"
+        codes = ", ".join(sorted({finding["code"] for finding in c["resolves"]})) or "-"
         lines.append(
             f"| {_md(c['pool'])} | {c['reserved_gpus']} | {c['elastic_gpus']} | {c['proposed_gpus']}"
             f" | {_md(', '.join(c['planned_in']) or '-')} | {codes} |"

@@ -23,6 +23,7 @@ from policylint.model.schedulers import pool_facts
 if TYPE_CHECKING:
     from policylint.measure.facts import PoolFacts
     from policylint.model import Pool
+    from policylint.model.specs import ElasticSpec, NoBlock
 
 #: Where a finding on a pool fact points: the place (:data:`policylint.model.POOL_PLACES`) it is
 #: written at, for a Cluster pool and a scheduler queue alike. Facts not named here point at the
@@ -84,7 +85,7 @@ def pool_view(
 ) -> tuple[View, PoolFactSheet]:
     """The view of one pool and its fact sheet, from its workloads' sheets (``workloads``, by name)."""
     spec = pool.spec
-    elastic = spec.get("elastic") or {}
+    elastic: ElasticSpec | NoBlock = spec.get("elastic") or {}
     queue = spec.get("queue") or {}
     sched = spec.get("scheduling") or {}
     names = sorted(w.name for w in pool.workloads)

@@ -21,6 +21,7 @@ from policylint.facts import Facts, fact
 if TYPE_CHECKING:
     from policylint.measure.facts import PoolFacts
     from policylint.model import Pool, Workload
+    from policylint.model.specs import NoBlock, ShareSpec
 
 
 @dataclass(kw_only=True, eq=False)
@@ -296,7 +297,8 @@ def pool_workload_facts(
     for w in pool.workloads:
         if w.name not in workloads:
             continue
-        share = ((w.spec.get("concurrency") or {}).get("share") or {}).get("fraction")
+        declared: ShareSpec | NoBlock = (w.spec.get("concurrency") or {}).get("share") or {}
+        share = declared.get("fraction")
         out[w.name] = PooledWorkloadFacts(
             pool_capacity_gpus=pool_facts["capacity_gpus"],
             max_wait_seconds=pool_facts["max_wait_seconds"],

@@ -26,6 +26,7 @@ from policylint.model.load import DocPath
 if TYPE_CHECKING:
     from policylint.measure.facts import WorkloadFacts
     from policylint.model import Pool, Workload
+    from policylint.model.specs import NoBlock, PerGpuConcurrencySpec, PoolSpec, ToleranceSpec
 
 
 def num(x: Any) -> float | None:
@@ -38,7 +39,7 @@ def gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int | 
     return int(gpus_for(value, per_gpu, per_replica))
 
 
-def _evidence(tol: dict[str, Any]) -> dict[str, Any]:
+def _evidence(tol: ToleranceSpec) -> dict[str, Any]:
     """Facts about a tolerance's evidence: its form, its texts, its latency budget."""
     ev = tol.get("evidence")
     out: dict[str, Any] = {
@@ -102,7 +103,7 @@ def _pull_record(w: Workload) -> dict[str, Any] | None:
     return read_record(ref.path)[0]
 
 
-def _vram_exceeds(resident_gib: float | None, pool_spec: dict[str, Any], per_replica: int) -> bool | None:
+def _vram_exceeds(resident_gib: float | None, pool_spec: PoolSpec, per_replica: int) -> bool | None:
     """Plausibility: a replica cannot keep more resident than its GPUs hold."""
     memory = num((pool_spec.get("gpu") or {}).get("memoryGiB"))
     if resident_gib is None or memory is None:
@@ -113,7 +114,7 @@ def _vram_exceeds(resident_gib: float | None, pool_spec: dict[str, Any], per_rep
 def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[View, WorkloadFactSheet]:
     """The view of one workload, and its fact sheet (the pooled facts come later, per pool)."""
     spec = w.spec
-    per = spec.get("perGpuConcurrency") or {}
+    per: PerGpuConcurrencySpec | NoBlock = spec.get("perGpuConcurrency") or {}
     tol = spec.get("tolerance") or {}
     vram = spec.get("vram") or {}
     declared = spec.get("bands") or {}
@@ -124,7 +125,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
     to_gpu, to_replica = gpu_conversion(w, facts.trace_unit)
     r = facts.report
     pool = w.pool
-    pool_spec = pool.spec if pool else {}
+    pool_spec: PoolSpec | NoBlock = pool.spec if pool else {}
     queue = pool_spec.get("queue") or {}
     sched = pool_spec.get("scheduling") or {}
     age = None
@@ -206,7 +207,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         pool_queue_max_wait_seconds=num(queue.get("maxWaitSeconds")),
         pool_gpu_memory_gib=num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
         pulls=pull_facts(w, now),
-        vram_exceeds_gpu_memory=_vram_exceeds(resident_gib, pool_spec, per_replica) if pool else None,
+        vram_exceeds_gpu_memory=_vram_exceeds(resident_gib, pool.spec, per_replica) if pool else None,
         vram_declared_gib=num(vram.get("residentGiB")),
         vram_trace_gib=facts.vram_resident_gib,
         integrity=integrity,

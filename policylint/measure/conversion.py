@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.model import Workload
+    from policylint.model.specs import NoBlock, PerGpuConcurrencySpec
 
 
 def counts_gpus(trace_unit: str | None) -> bool:
@@ -35,7 +36,8 @@ def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, i
     GPU demand already: one unit is one GPU, and gpusPerReplica must not multiply
     it again. The per-GPU figure is None when the workload declares none.
     """
-    value = (workload.spec.get("perGpuConcurrency") or {}).get("value")
+    per: PerGpuConcurrencySpec | NoBlock = workload.spec.get("perGpuConcurrency") or {}
+    value = per.get("value")
     per_gpu = None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         per_gpu = float(value)

@@ -79,12 +79,12 @@ def workload_key(
         files.append([role, ref.display, ref.path.suffix.lower(), ref.spec, content])
     if not files:
         return None
-    pool = workload.pool.spec if workload.pool is not None else {}
+    pool = workload.pool
     settings = {
         "code": code_fingerprint(),
         "workload": workload.name,
         "spec": workload.spec,
-        "pool": {"elastic": pool.get("elastic"), "gpu": pool.get("gpu")},
+        "pool": {"elastic": pool.spec.get("elastic"), "gpu": pool.spec.get("gpu")} if pool is not None else {"elastic": None, "gpu": None},
         "limits": dataclasses.asdict(limits) if limits is not None else None,
         "files": files,
     }

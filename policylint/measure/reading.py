@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.model import MeasurementRef
+    from policylint.model.specs import NoBlock, TraceKeySpec
     from policylint.traces import TraceLimits
 
 #: The readers :func:`reader_arguments` prepares for: a concurrency trace (a time series,
@@ -64,7 +65,7 @@ def reader_arguments(
         step_seconds=spec.get("stepSeconds"),
         value_columns=spec.get("columns") if reader == "trace" else columns,
     )
-    key = spec.get("key") or {}
+    key: TraceKeySpec | NoBlock = spec.get("key") or {}
     select = None if key.get("select") is None else str(key["select"])
     if reader == "parts":
         out.update(key_column=str(key["column"]), key_select=select)

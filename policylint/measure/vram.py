@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from policylint.model import MeasurementRef, Workload
+    from policylint.model.specs import NoBlock, TraceKeySpec
     from policylint.traces import Series, TraceLimits
 
 
@@ -55,7 +56,8 @@ def vram_series(
     recorded there with the reason, so that the pairing names the pod.
     """
     assert ref.path is not None
-    if (ref.spec.get("key") or {}).get("column"):
+    key: TraceKeySpec | NoBlock = ref.spec.get("key") or {}
+    if key.get("column"):
         return traces.read_parts(ref.path, unusable=unusable, **reader_arguments(ref, limits, "parts", columns=columns))
     return {"": traces.read_series(ref.path, **reader_arguments(ref, limits, "series", columns=columns))}
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from policylint.model import MeasurementRef, Workload
+    from policylint.model.specs import NoBlock, ReferenceSpec, ShareSpec
     from policylint.traces import Series, TraceLimits
 
 
@@ -102,7 +103,8 @@ def _problem(ref: MeasurementRef, exc: PolicylintError) -> Finding:
 
 def _apply_share(workload: Workload, series: Series) -> Series:
     """A declared share (``concurrency.share.fraction``) scales the traced concurrency."""
-    share = ((workload.spec.get("concurrency") or {}).get("share") or {}).get("fraction")
+    declared: ShareSpec | NoBlock = (workload.spec.get("concurrency") or {}).get("share") or {}
+    share = declared.get("fraction")
     if not isinstance(share, (int, float)) or isinstance(share, bool) or share == 1:
         return series
     return replace(series, values=series.values * float(share))
@@ -225,6 +227,6 @@ def _integrity(series: Series, exclusions: list[Any]) -> dict[str, Any]:
     return trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
 
 
-def _job_integrity(jobs: Any, spec: dict[str, Any]) -> dict[str, Any]:
+def _job_integrity(jobs: Any, spec: ReferenceSpec) -> dict[str, Any]:
     """Plausibility facts of a job list: the GPUs its jobs record (:func:`policylint.measure.integrity.plausibility.job_facts`)."""
     return {**job_facts(jobs.gpus, spec.get("gpusColumn") is not None), "jobs_last_time": jobs.last_time}

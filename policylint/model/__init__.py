@@ -13,6 +13,16 @@ from typing import Any
 
 from policylint.finding import Subject, cluster_subject
 from policylint.model.load import Document, DocPath
+from policylint.model.specs import (
+    ClusterSpec,
+    ElasticSpec,
+    MetadataSpec,
+    NoBlock,
+    PoolSpec,
+    ProposalSpec,
+    ReferenceSpec,
+    WorkloadSpec,
+)
 
 
 @dataclass
@@ -23,7 +33,7 @@ class MeasurementRef:
     role: str  # "concurrency", "vram", "durations"
     doc: Document
     doc_path: DocPath
-    spec: dict[str, Any]
+    spec: ReferenceSpec
     path: Path | None  # None when the reference was rejected
     display: str
 
@@ -32,8 +42,8 @@ class MeasurementRef:
 class Workload:
     name: str
     doc: Document
-    spec: dict[str, Any]
-    metadata: dict[str, Any]
+    spec: WorkloadSpec
+    metadata: MetadataSpec
     pool: Pool | None = None
     measurements: dict[str, MeasurementRef] = field(default_factory=dict)
 
@@ -69,7 +79,7 @@ POOL_PLACES: dict[str, str] = {
 }
 
 
-def cluster_pool_places(base: DocPath, spec: dict[str, Any]) -> dict[str, DocPath]:
+def cluster_pool_places(base: DocPath, spec: PoolSpec) -> dict[str, DocPath]:
     """The places of a pool written as a policylint Cluster pool at ``base``.
 
     Also the default of every place a scheduler reader does not give: its
@@ -119,7 +129,7 @@ class Pool:
 
     name: str
     cluster: Cluster
-    spec: dict[str, Any]
+    spec: PoolSpec
     doc: Document
     doc_path: DocPath
     workloads: list[Workload] = field(default_factory=list)
@@ -142,7 +152,8 @@ class Pool:
     @property
     def elastic_gpus(self) -> int:
         """``elastic.maxGpus`` (0 without elastic capacity)."""
-        return int((self.spec.get("elastic") or {}).get("maxGpus", 0) or 0)
+        elastic: ElasticSpec | NoBlock = self.spec.get("elastic") or {}
+        return int(elastic.get("maxGpus", 0) or 0)
 
     @property
     def capacity_gpus(self) -> int:
@@ -176,7 +187,7 @@ class Cluster:
 
     name: str  # what reports show; a scheduler-made cluster may be renamed to avoid a clash
     doc: Document
-    spec: dict[str, Any]
+    spec: ClusterSpec
     pools: dict[str, Pool] = field(default_factory=dict)
     #: (scheduler, kind, name) of what a scheduler-made cluster stands for (a Kueue cohort, say);
     #: None for a policylint Cluster, which is identified by its own name
@@ -192,7 +203,7 @@ class Cluster:
 class Proposal:
     name: str
     doc: Document
-    spec: dict[str, Any]
+    spec: ProposalSpec
     cluster: Cluster | None = None
     pools: dict[str, Pool] = field(default_factory=dict)
     workloads: list[Workload] = field(default_factory=list)

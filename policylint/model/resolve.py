@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from policylint.finding import Finding
 from policylint.model.load import Definitions, Document, DocPath, RealPaths, within
 from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload, schedulers
+from policylint.model.specs import ReferenceSpec
 
 #: Document paths of the measurement references a Workload can make.
 MEASUREMENT_PATHS: dict[str, DocPath] = {
@@ -38,6 +39,15 @@ def _get(data: Any, path: DocPath) -> Any:
         else:
             return None
     return data
+
+
+def _is_reference(block: object) -> TypeGuard[ReferenceSpec]:
+    """Whether ``block``, read at a reference path of a validated Workload, is a reference block.
+
+    The schema allows only such a block there (a measurement, or the evidence block),
+    so any mapping found is one; a plain-text evidence is no reference.
+    """
+    return isinstance(block, dict)
 
 
 def check_reference(
@@ -222,7 +232,7 @@ def resolve(
         findings.extend(_place_workload(w, model, broken))
         for role, path in MEASUREMENT_PATHS.items():
             spec = _get(doc.data, path)
-            if not isinstance(spec, dict):
+            if not _is_reference(spec):
                 continue
             resolved, problem = check_reference(doc, path, str(spec["path"]), root, real=real)
             if problem:
@@ -231,7 +241,7 @@ def resolve(
             w.measurements[role] = MeasurementRef(w.name, role, doc, path, spec, resolved, str(display))
         # A tolerance's evidence document is resolved like a measurement: inside the root, existing.
         evidence = _get(doc.data, EVIDENCE_PATH)
-        if isinstance(evidence, dict) and isinstance(evidence.get("document"), str):
+        if _is_reference(evidence) and isinstance(evidence.get("document"), str):
             resolved, problem = check_reference(
                 doc, EVIDENCE_PATH, evidence["document"], root, key="document", what="evidence document", real=real
             )

@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from policylint.plan.models import CLASSES, Thresholds, Unplaced, WhatIf, number, plain
 
 if TYPE_CHECKING:
     from policylint.model import Pool, Workload
+    from policylint.model.specs import GpuSpec, NodesSpec, WorkloadSpec
 
 __all__ = [
     "Group",
@@ -35,20 +36,20 @@ __all__ = [
 ]
 
 
-def planned_spec(w: Workload, whatif: WhatIf) -> dict[str, Any]:
+def planned_spec(w: Workload, whatif: WhatIf) -> WorkloadSpec:
     """The workload's spec with the what-if inputs applied (a copy)."""
-    spec = dict(w.spec)
+    spec = w.spec.copy()
     if whatif.cold_start_seconds is not None:
         spec["coldStartSeconds"] = plain(whatif.cold_start_seconds)
     for name, seconds in whatif.tolerances:
         if name == w.name:
-            tol = dict(spec.get("tolerance") or {})
+            tol = (spec.get("tolerance") or {}).copy()
             tol["maxQueueSeconds"] = plain(seconds)
             spec["tolerance"] = tol
     return spec
 
 
-def tolerance_of(spec: Mapping[str, Any]) -> float | None:
+def tolerance_of(spec: WorkloadSpec) -> float | None:
     """The declared maximum tolerable queue seconds, None when not a number."""
     return number((spec.get("tolerance") or {}).get("maxQueueSeconds"))
 
@@ -59,7 +60,7 @@ def tightest(tolerances: Iterable[float | None]) -> float | None:
     return None if any(t is None for t in tols) else min(t for t in tols if t is not None)
 
 
-def _replicas(spec: Mapping[str, Any]) -> int:
+def _replicas(spec: WorkloadSpec) -> int:
     value = spec.get("gpusPerReplica", 1)
     return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
@@ -91,7 +92,7 @@ class Group:
     tier: str
 
     @property
-    def gpu(self) -> dict[str, Any]:
+    def gpu(self) -> GpuSpec:
         """The GPU type as a Cluster pool declares it."""
         return {"model": self.gpu_model, "memoryGiB": plain(self.gpu_memory)}
 
@@ -105,7 +106,7 @@ def is_reject(group: Group) -> bool:
     return group.tier == "realtime"
 
 
-def group_of(w: Workload, spec: Mapping[str, Any], th: Thresholds, unplaced: Unplaced) -> Group | str:
+def group_of(w: Workload, spec: WorkloadSpec, th: Thresholds, unplaced: Unplaced) -> Group | str:
     """The group a workload belongs to, or why it cannot be planned."""
     if w.cls not in CLASSES:
         return f"its class {w.cls!r} is not one of {', '.join(CLASSES)}"
@@ -145,9 +146,9 @@ def split_spread(names: list[str], tolerances: Mapping[str, float | None], max_s
     return parts
 
 
-def common_nodes(pools: Iterable[Pool | None]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+def common_nodes(pools: Iterable[Pool | None]) -> tuple[NodesSpec | None, tuple[str, ...]]:
     """The node selection all current pools agree on (else none), and every namespace they name."""
-    nodes: list[Any] = []
+    nodes: list[NodesSpec | None] = []
     namespaces: set[str] = set()
     for p in pools:
         if p is None:
@@ -156,7 +157,7 @@ def common_nodes(pools: Iterable[Pool | None]) -> tuple[dict[str, Any] | None, t
         namespaces.update(str(n) for n in p.spec.get("namespaces") or [])
     first = nodes[0] if nodes else None
     same = all(n == first for n in nodes)
-    return (dict(first) if same and isinstance(first, dict) and first else None), tuple(sorted(namespaces))
+    return (first.copy() if same and isinstance(first, dict) and first else None), tuple(sorted(namespaces))
 
 
 def reason(group: Group, tol: float | None, alone: bool) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from policylint.calc.settings import MIN_WINDOW_DAYS
 from policylint.model import pool_capacity
+from policylint.model.specs import ElasticSpec, GpuSpec, NodesSpec, PoolSpec
 
 __all__ = [
     "CLASSES",
@@ -125,7 +126,7 @@ class PlannedPool:
     cluster: str
     name: str
     cls: str
-    gpu: dict[str, Any]
+    gpu: GpuSpec
     tier: str
     gang: bool
     preemption: bool
@@ -137,7 +138,7 @@ class PlannedPool:
     overflow: str = "queue"
     max_wait_seconds: float = 0.0
     max_depth: int = 0
-    nodes: dict[str, Any] | None = None
+    nodes: NodesSpec | None = None
     namespaces: tuple[str, ...] = ()
     #: pooled figures (GPUs) and what surrounds them; None for an unmeasured pool
     bands: dict[str, Any] | None = None
@@ -157,15 +158,22 @@ class PlannedPool:
         """Reserved + elastic GPUs (:func:`policylint.model.pool_capacity`)."""
         return pool_capacity(self.reserved, self.elastic)
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> PoolSpec:
         """The pool as a policylint Cluster pool (``schemas/cluster.schema.json``)."""
-        out: dict[str, Any] = {"name": self.name, "gpu": dict(self.gpu), "reservedGpus": self.reserved}
+        # in the order a Cluster pool is written: the elastic block, when there is one, before serves
         if self.elastic > 0:
-            elastic: dict[str, Any] = {"maxGpus": self.elastic, "kind": "autoscale"}
+            elastic: ElasticSpec = {"maxGpus": self.elastic, "kind": "autoscale"}
             if self.cold_start_seconds is not None:
                 elastic["coldStartSeconds"] = plain(self.cold_start_seconds)
-            out["elastic"] = elastic
-        out["serves"] = [self.cls]
+            out: PoolSpec = {
+                "name": self.name,
+                "gpu": self.gpu.copy(),
+                "reservedGpus": self.reserved,
+                "elastic": elastic,
+                "serves": [self.cls],
+            }
+        else:
+            out = {"name": self.name, "gpu": self.gpu.copy(), "reservedGpus": self.reserved, "serves": [self.cls]}
         out["sharing"] = "exclusive"
         out["overflow"] = self.overflow
         out["queue"] = {"maxDepth": self.max_depth, "maxWaitSeconds": plain(self.max_wait_seconds)}

@@ -12,6 +12,7 @@ from policylint.plan.models import SIZING_RULES, Plan, PlannedPool
 if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.model import Model
+    from policylint.model.specs import ClusterSpec, MetadataSpec
 
 __all__ = ["cluster_documents", "cluster_yaml", "compare", "to_dict"]
 
@@ -21,12 +22,12 @@ def cluster_documents(plan: Plan, model: Model) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for cluster in sorted({p.cluster for p in plan.pools}):
         current = model.clusters.get(cluster)
-        meta: dict[str, Any] = {"name": cluster}
+        meta: MetadataSpec = {"name": cluster}
         if current is not None and current.backing is None:
             team = (current.doc.data.get("metadata") or {}).get("team") if isinstance(current.doc.data, dict) else None
             if isinstance(team, str):
                 meta["team"] = team
-        spec: dict[str, Any] = {}
+        spec: ClusterSpec = {}
         region = current.spec.get("region") if current is not None and current.backing is None else None
         if isinstance(region, str):
             spec["region"] = region

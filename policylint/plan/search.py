@@ -59,6 +59,7 @@ from policylint.engine.pooled_facts import double_counted, identity_fingerprint
 if TYPE_CHECKING:
     from policylint.measure.facts import WorkloadFacts
     from policylint.model import Workload
+    from policylint.model.specs import PoolSpec
 
 __all__ = ["Candidate", "merge"]
 
@@ -314,7 +315,8 @@ def merge(
     # PL111: workloads citing one measurement (without a declared share) never share a pool
     # (by content, as PL111 judges it: a copy under another file name is the same demand)
     printed = {n: identity_fingerprint(facts[n].integrity) if n in facts else None for n in ordered}
-    repeats = double_counted(trial([planned[n] for n in ordered], {"name": "trial"}), printed) if ordered else {}
+    together: PoolSpec = {"name": "trial", "reservedGpus": 0, "serves": []}  # holds them only: its spec is never read
+    repeats = double_counted(trial([planned[n] for n in ordered], together), printed) if ordered else {}
     parts: dict[int, _Part] = {}
     for rank, n in enumerate(ordered):
         parts[rank] = _Part(rank, (n,), rank, frozenset({repeats.get(n, n)}), None if reject else tol[n])

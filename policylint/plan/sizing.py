@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from policylint.plan.models import EPS, WhatIf
 if TYPE_CHECKING:
     from policylint.measure.facts import PoolFacts, WorkloadFacts
     from policylint.model import Workload
+    from policylint.model.specs import GpuSpec, PoolSpec
 
 __all__ = ["Capacity", "Sized", "capacity", "size", "trial", "trial_spec"]
 
@@ -101,7 +102,7 @@ def capacity(
     return Capacity(reserved, queued, rule, full, tol_cap, queued, by)
 
 
-def trial(members: Sequence[Workload], spec: dict[str, Any]) -> Pool:
+def trial(members: Sequence[Workload], spec: PoolSpec) -> Pool:
     """A pool that exists only for measuring: copies of ``members`` placed in one pool with ``spec``.
 
     The copies keep their declarations and measurements; only their pool changes, so
@@ -115,7 +116,7 @@ def trial(members: Sequence[Workload], spec: dict[str, Any]) -> Pool:
     return pool
 
 
-def trial_spec(cls: str, gpu: dict[str, Any]) -> dict[str, Any]:
+def trial_spec(cls: str, gpu: GpuSpec) -> PoolSpec:
     """The spec of a trial pool: the GPU type, no reserved or elastic capacity."""
     return {"name": "trial", "gpu": gpu, "reservedGpus": 0, "serves": [cls]}
 
@@ -139,7 +140,7 @@ def size(
     facts: Mapping[str, WorkloadFacts],
     whatif: WhatIf,
     tolerance: float | None,
-    gpu: dict[str, Any],
+    gpu: GpuSpec,
     *,
     explain: bool = True,
 ) -> Sized:

@@ -285,14 +285,14 @@ def _clusters(clusters: Mapping[str, Mapping[str, int]]) -> str:
     return f'<table class="stack plan-clusters"><thead><tr><th>cluster</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
-def _resolved_item(f: Mapping[str, Any], links: SourceLinks) -> str:
-    where = f'{esc(f["file"])}:{f["line"]}'
-    href = links.href(str(f["file"]), int(f["line"]))
+def _resolved_item(finding: Mapping[str, Any], links: SourceLinks) -> str:
+    where = f'{esc(finding["file"])}:{finding["line"]}'
+    href = links.href(str(finding["file"]), int(finding["line"]))
     if href is not None:
         where = f'<a href="{esc(href)}">{where}</a>'
     return (
-        f'<li data-resolves-code="{esc(f["code"])}" data-resolves-subject="{esc(f["subject"])}">'
-        f'<b>{esc(f["code"])}</b> <code>{esc(f["name"])}</code> — {esc(f["message"])} <span class="muted">({where})</span></li>'
+        f'<li data-resolves-code="{esc(finding["code"])}" data-resolves-subject="{esc(finding["subject"])}">'
+        f'<b>{esc(finding["code"])}</b> <code>{esc(finding["name"])}</code> — {esc(finding["message"])} <span class="muted">({where})</span></li>'
     )
 
 
@@ -300,7 +300,7 @@ def _today(current: Sequence[Mapping[str, Any]], planned: set[str], today: set[s
     rows, lists = [], []
     for c in current:
         name = str(c["pool"])
-        codes = sorted({str(f["code"]) for f in c["resolves"]})
+        codes = sorted({str(finding["code"]) for finding in c["resolves"]})
         moved = ", ".join(
             f'<a href="#plan-pool-{esc(p)}">{esc(p)}</a>' if p in planned else esc(p) for p in c["planned_in"]
         ) or "–"
@@ -364,7 +364,7 @@ def plan_section(outcome: PlanOutcome, today: set[str], links: SourceLinks) -> s
         if check["passes"]
         else f'<span class="badge error">fails</span> <code>check</code> on the planned repository reports '
         f'{len(check["sizing_findings"])} sizing finding{"s" if len(check["sizing_findings"]) != 1 else ""}: '
-        + "; ".join(f'{esc(f["code"])} {esc(f["message"])}' for f in check["sizing_findings"])
+        + "; ".join(f'{esc(finding["code"])} {esc(finding["message"])}' for finding in check["sizing_findings"])
     )
     notes = []
     if comparison["unmeasured_workloads"]:

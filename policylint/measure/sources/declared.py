@@ -22,13 +22,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from policylint.errors import PolicylintError
 from policylint.model.resolve import inside
 
 if TYPE_CHECKING:
     from policylint.model import MeasurementRef, Model
+    from policylint.model.specs import PrometheusSourceSpec
 
 #: measurement roles whose file ``pull`` can write (a query_range answer is a time series)
 PULLABLE_ROLES = ("concurrency", "vram")
@@ -70,7 +71,7 @@ class PullTarget:
     params: dict[str, str] = field(default_factory=dict)
 
 
-def declared_query(block: dict[str, Any], *, source: str | None = None, key: str | None = None) -> str:
+def declared_query(block: PrometheusSourceSpec, *, source: str | None = None, key: str | None = None) -> str:
     """The PromQL a ``prometheus`` block asks for: its own ``query`` or its rendered template."""
     from policylint.measure.sources.templates import render
 

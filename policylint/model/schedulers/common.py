@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from policylint.finding import Finding
 from policylint.model.load import Document, DocPath
 from policylint.model import Cluster, Model, Pool
 from policylint.model.schedulers.quantity import gpu_count
+from policylint.model.specs import PoolQueueSpec, PoolSpec
+
+_Number = TypeVar("_Number", int, float)
 
 #: Annotations a ClusterQueue or Volcano Queue may carry to declare what the
 #: scheduler itself cannot express (policylint reads them, the scheduler ignores them).
@@ -54,22 +58,30 @@ def declared_overflow(doc: Document) -> str:
     return "reject" if str(annotations_of(doc).get(ANNOTATION_OVERFLOW, "")).strip() == "reject" else "queue"
 
 
-def queue_limits(doc: Document) -> dict[str, Any]:
+def queue_limits(doc: Document) -> PoolQueueSpec:
     """Queue limits declared by annotation (Kueue and Volcano queues have no such fields)."""
     notes = annotations_of(doc)
-    out: dict[str, Any] = {}
-    for key, field_name, kind in (
-        (ANNOTATION_MAX_DEPTH, "maxDepth", int),
-        (ANNOTATION_MAX_WAIT, "maxWaitSeconds", float),
-    ):
-        if key in notes:
-            try:
-                value = kind(str(notes[key]))
-            except ValueError:
-                continue
-            if math.isfinite(value) and 0 <= value <= 1e15:  # "nan", "inf" and absurd limits say nothing
-                out[field_name] = value
+    out: PoolQueueSpec = {}
+    depth = _annotated_limit(notes, ANNOTATION_MAX_DEPTH, int)
+    if depth is not None:
+        out["maxDepth"] = depth
+    wait = _annotated_limit(notes, ANNOTATION_MAX_WAIT, float)
+    if wait is not None:
+        out["maxWaitSeconds"] = wait
     return out
+
+
+def _annotated_limit(notes: dict[str, Any], key: str, kind: Callable[[str], _Number]) -> _Number | None:
+    """The limit annotation ``key`` read with ``kind``; None when absent or saying nothing usable."""
+    if key not in notes:
+        return None
+    try:
+        value = kind(str(notes[key]))
+    except ValueError:
+        return None
+    if math.isfinite(value) and 0 <= value <= 1e15:  # "nan", "inf" and absurd limits say nothing
+        return value
+    return None
 
 
 def unique_cluster_name(wanted: str, prefix: str, model: Model, taken: set[str]) -> str:
@@ -119,7 +131,7 @@ def _pool_validator() -> Any:
 def scheduler_pool(
     name: str,
     cluster: Cluster,
-    spec: dict[str, Any],
+    spec: PoolSpec,
     doc: Document,
     doc_path: DocPath,
     origin: str,

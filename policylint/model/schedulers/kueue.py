@@ -36,6 +36,7 @@ from policylint.model.schedulers.common import (
     sequence,
     unique_cluster_name,
 )
+from policylint.model.specs import GpuSpec, PoolSpec
 
 API_GROUP = "kueue.x-k8s.io/"
 PREEMPTING = ("Any", "LowerPriority")
@@ -253,7 +254,7 @@ def _pool(
     flavor_spec = mapping(flavor_doc.data.get("spec")) if flavor_doc else {}
     labels = mapping(flavor_spec.get("nodeLabels"))
     all_or_nothing = str(annotations_of(doc).get(ANNOTATION_ALL_OR_NOTHING, "")).lower() == "true"
-    pool_spec: dict[str, Any] = {
+    pool_spec: PoolSpec = {
         "name": name,
         "reservedGpus": reserved,
         "elastic": {"maxGpus": elastic, "kind": "borrow"},
@@ -268,7 +269,7 @@ def _pool(
             "preemption": within != "Never" or reclaim != "Never",
         },
     }
-    gpu: dict[str, Any] = {}
+    gpu: GpuSpec = {}
     if "nvidia.com/gpu.product" in labels:
         gpu["model"] = str(labels["nvidia.com/gpu.product"])
     if "nvidia.com/gpu.memory" in labels:  # GPU feature discovery label, MiB

@@ -30,6 +30,7 @@ from policylint.model.schedulers.common import (
     unique_cluster_name,
 )
 from policylint.model.schedulers.quantity import whole_count
+from policylint.model.specs import PoolSpec
 
 SCHEDULING = "scheduling.volcano.sh/"
 BATCH = "batch.volcano.sh/"
@@ -190,7 +191,7 @@ def _pool(
         home = index.queues.get(parent, doc)
         clusters[parent] = new_cluster(unique_cluster_name(parent, "volcano", model, taken), home, ("volcano", "Queue", parent))
     reclaimable = spec.get("reclaimable") is not False
-    pool_spec: dict[str, Any] = {
+    pool_spec: PoolSpec = {
         "name": name,
         "reservedGpus": reserved,
         "elastic": {"maxGpus": max(0, top - reserved), "kind": "borrow"},
