@@ -148,7 +148,7 @@ def evaluate(
     applied: Applied | None = None,
     skip: Callable[[View], Container[str]] | None = None,
     given: Mapping[int, Mapping[str, list[Finding]]] | None = None,
-    found: Mapping[int, dict[str, list[Finding]]] | None = None,
+    found: Mapping[int, dict[str, list[Finding] | None]] | None = None,
 ) -> list[Finding]:
     """Run every (non built-in) rule on every view of its subject.
 
@@ -160,7 +160,7 @@ def evaluate(
     ``given`` holds, per view (by ``id``), the findings of rules on it known
     beforehand (:mod:`policylint.engine.verdicts`): taken instead of evaluating
     those rules there (not with ``applied``, which needs them run); ``found``
-    collects, per view named in it, each evaluated rule's findings there.
+    collects, per view named in it, the findings of each rule code it names there.
     """
     if applied is not None:
         given = None
@@ -185,8 +185,9 @@ def evaluate(
                     continue
                 ran, made = evaluate_rule_on(rule, view, values)
                 findings.extend(made)
-                if found is not None and id(view) in found:
-                    found[id(view)][rule.code] = made
+                slot = found.get(id(view)) if found else None
+                if slot is not None and rule.code in slot:
+                    slot[rule.code] = made
                 if ran and applied is not None:
                     applied.setdefault(rule.code, set()).add(str(subject_of(view)))
     return findings

@@ -325,14 +325,20 @@ def judge(
                 return reach.skips(view.doc.file, str(subject_of(view)))
 
     verdicts = None
-    if skip is not None and options.cache_dir is not None:
-        # a changed workload's neighbours: their kept verdicts, when what the rules read of them is unchanged
+    if options.cache_dir is not None and (skip is not None or keep is None):
+        # a changed workload's neighbours: their kept verdicts, when what the rules read of them is
+        # unchanged; a whole run keeps every workload's, for the narrowed runs after it
+        from policylint.engine.scope import neighbour_skips
         from policylint.engine.verdicts import open_verdicts
 
         verdicts = open_verdicts(options.cache_dir, model.root)
         if verdicts is not None:
             try:
-                verdicts.prepare(rules, judged, options.ruleset.params, skip)
+                if skip is not None:
+                    verdicts.prepare(rules, judged, options.ruleset.params, skip)
+                else:
+                    as_neighbour = neighbour_skips(options.ruleset)
+                    verdicts.prepare(rules, judged, options.ruleset.params, lambda view: as_neighbour, give=False)
             except Exception:  # noqa: BLE001 - kept verdicts that cannot be used: every view is evaluated
                 verdicts = None
     findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip,

@@ -158,8 +158,8 @@ class Verdicts:
         self.digests: dict[int, tuple[str, str, list[str]]] = {}
         #: per view (by id), its findings per rule code taken from the entry
         self.given: dict[int, dict[str, list[Finding]]] = {}
-        #: per view (by id), the findings per rule code evaluated this run, to keep
-        self.found: dict[int, dict[str, list[Finding]]] = {}
+        #: per view (by id) to keep, the findings of each rule code to keep (None until evaluated)
+        self.found: dict[int, dict[str, list[Finding] | None]] = {}
         self._texts: dict[str, str] = {}  # doc text digests by file
         self._places: dict[int, str] = {}  # canonical fact places, by the identity of the (shared) dict
 
@@ -224,8 +224,15 @@ class Verdicts:
         views: Sequence[View],
         params: Mapping[str, Mapping[str, Any]],
         skip: Callable[[View], Container[str]],
+        *,
+        give: bool = True,
     ) -> None:
-        """For each neighbour view (some rule skipped on it): its digest, and its findings when the entry holds them."""
+        """For each neighbour view (some rule skipped on it): its digest, and its findings when the entry holds them.
+
+        With ``give`` False (a whole run, which judges every view by every rule) nothing is
+        taken from the entry: the views ``skip`` names rules for are only kept, with the
+        findings of the rules a narrowed run would judge them by as neighbours.
+        """
         plans: dict[frozenset[str], tuple[list[str], str, list[str], list[str] | None] | None] = {}
         for view in views:
             if view.subject != "workload":
@@ -245,7 +252,7 @@ class Verdicts:
             if digest is None:
                 continue
             self.digests[id(view)] = (view.label, digest, order)
-            row = self.rows.get(view.label)
+            row = self.rows.get(view.label) if give else None
             if isinstance(row, list) and len(row) == 2 and row[0] == digest:
                 try:
                     stored = row[1]
@@ -255,15 +262,16 @@ class Verdicts:
                 except Exception:  # noqa: BLE001 - a row that does not read back is evaluated again
                     self.given.pop(id(view), None)
             if id(view) not in self.given:
-                self.found[id(view)] = {}
+                self.found[id(view)] = dict.fromkeys(order)
 
     def keep(self) -> None:
         """Record the findings evaluated this run for the neighbour views (when every rule run on it gave its list)."""
         for view_id, by_code in self.found.items():
             label, digest, order = self.digests[view_id]
-            if sorted(by_code) != sorted(order):
+            made = [by_code.get(code) for code in order]
+            if any(found is None for found in made):
                 continue  # not every rule gave its findings: nothing kept
-            rows = {code: [_finding_row(f) for f in found] for code, found in by_code.items()}
+            rows = {code: [_finding_row(f) for f in found or ()] for code, found in zip(order, made)}
             self.rows[label] = [digest, rows]
             self.dirty = True
             STATS["kept"] += 1
