@@ -115,11 +115,24 @@ def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
     return inner
 
 
+#: per sheet class, its fields in order with the sheet class of each part (None for a fact);
+#: built once: resolving a string annotation is a ``get_type_hints`` of the whole class
+_PLANS: dict[type, list[tuple[str, type[Facts] | None]]] = {}
+
+
+def _plan(sheet: type[Facts]) -> list[tuple[str, type[Facts] | None]]:
+    found = _PLANS.get(sheet)
+    if found is None:
+        found = [(f.name, _part_type(sheet, f) if f.metadata.get(_PART) else None) for f in dataclasses.fields(sheet)]
+        _PLANS[sheet] = found
+    return found
+
+
 def rebuild(sheet: type[_Sheet], flat: Mapping[str, Any]) -> _Sheet:
     """A sheet from every one of its facts by name (``dict(sheet)`` read back); parts are rebuilt the same way."""
     given: dict[str, Any] = {}
-    for f in dataclasses.fields(sheet):
-        given[f.name] = rebuild(_part_type(sheet, f), flat) if f.metadata.get(_PART) else flat[f.name]
+    for name, inner in _plan(sheet):
+        given[name] = flat[name] if inner is None else rebuild(inner, flat)
     return sheet(**given)
 
 
