@@ -21,7 +21,6 @@ sees every fact.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import operator
 import typing
 from collections.abc import Callable, Iterator, Mapping
@@ -106,28 +105,34 @@ class Facts(Mapping[str, Any]):
 _Sheet = TypeVar("_Sheet", bound=Facts)
 
 
-@functools.cache
-def _type_hints(cls: type) -> dict[str, Any]:
-    """``typing.get_type_hints(cls)``, once per class: it compiles every string annotation on each call
-    (a run that rebuilds a thousand indexed views called it four thousand times, about 3 ms each)."""
-    return typing.get_type_hints(cls)
-
-
 def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
     """The sheet class a part field holds (its annotation may be a string: ``from __future__ import annotations``)."""
     inner = part_field.type
     if not isinstance(inner, type):
-        inner = _type_hints(cls)[part_field.name]
+        inner = typing.get_type_hints(cls)[part_field.name]
     if not (isinstance(inner, type) and issubclass(inner, Facts)):
         raise TypeError(f"{cls.__name__}.{part_field.name} is a part but not a fact sheet")
     return inner
 
 
+#: per sheet class, its fields in order with the sheet class of each part (None for a fact);
+#: built once: resolving a string annotation is a ``get_type_hints`` of the whole class
+_PLANS: dict[type, list[tuple[str, type[Facts] | None]]] = {}
+
+
+def _plan(sheet: type[Facts]) -> list[tuple[str, type[Facts] | None]]:
+    found = _PLANS.get(sheet)
+    if found is None:
+        found = [(f.name, _part_type(sheet, f) if f.metadata.get(_PART) else None) for f in dataclasses.fields(sheet)]
+        _PLANS[sheet] = found
+    return found
+
+
 def rebuild(sheet: type[_Sheet], flat: Mapping[str, Any]) -> _Sheet:
     """A sheet from every one of its facts by name (``dict(sheet)`` read back); parts are rebuilt the same way."""
     given: dict[str, Any] = {}
-    for f in dataclasses.fields(sheet):
-        given[f.name] = rebuild(_part_type(sheet, f), flat) if f.metadata.get(_PART) else flat[f.name]
+    for name, inner in _plan(sheet):
+        given[name] = flat[name] if inner is None else rebuild(inner, flat)
     return sheet(**given)
 
 

@@ -230,8 +230,37 @@ def test_what_a_rule_reads_comes_from_its_metadata() -> None:
     assert reads is not None and "measurement_double_counted" in reads and "double_counted_with" in reads
     # a check function's reads come from its source; one that computes fact names reads "anything"
     assert check_reads("vram_exceeds_memory") == {"vram_resident_gib", "pool_gpu_memory_gib", "gpus_per_replica"}
-    assert check_reads("declared_bands_drift") is None
-    assert facts_read(rules["PL108"]) is None
+    assert check_reads("queue_wait_below_tolerance") is None
+    # names taken by a loop from a module-level table of constant names are read by name
+    assert check_reads("declared_bands_drift") == {
+        "baseline", "daily", "peak", "declared_baseline", "declared_daily", "declared_peak"}
+    assert check_reads("samples_after_now") == {
+        "seconds_after_now", "vram_seconds_after_now", "jobs_seconds_after_now", "samples_after_now", "first_sample"}
     skipped = neighbour_skips(load_rules([rules_dir()]))
-    assert "PL108" not in skipped and "PL111" not in skipped
+    assert "PL108" in skipped and "PL960" in skipped and "PL111" not in skipped and "PL972" not in skipped
     assert all(rules[c].subject == "workload" for c in skipped)
+
+
+def test_a_loop_variable_reads_by_name_only_when_it_holds_nothing_but_a_tables_names() -> None:
+    import ast
+
+    from policylint.engine.reads import _loop_names
+
+    source = (
+        "def f(facts, params):\n"
+        "    for a, b in T:\n"
+        "        facts.get(a), facts.get(b)\n"
+        "    for c in T:\n"
+        "        c = c + 'x'\n"  # assigned again: any name
+        "    for d, e in U:\n"  # e holds a number
+        "        pass\n"
+        "    for g, *h in T:\n"  # a starred target: columns unknown
+        "        pass\n"
+        "    for k in V:\n"  # a table the function rebinds
+        "        pass\n"
+        "    V = ()\n"
+    )
+    function = ast.parse(source).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    tables = {"T": (("x", "y"), ("z", "w")), "U": (("x", 1),), "V": ("v",)}
+    assert _loop_names(function, tables) == {"a": {"x", "z"}, "b": {"y", "w"}, "d": {"x"}}

@@ -1,129 +1,108 @@
-"""Plain conditions judged without cerberus give cerberus' verdict (policylint.engine.verdicts).
+"""Kept verdicts (policylint/engine/verdicts.py): a neighbour's findings taken from the cache only when nothing they are made from moved.
 
-Every ``when`` and ``require`` of the shipped rules, and generated schemas over every rule
-the fast verdict handles, are judged on generated facts (absent, None, booleans, integers,
-floats with NaN and infinities, strings, empty and full lists, dictionaries) both ways: the
-verdicts must agree, and after a failed verdict the errors read are cerberus' own.
+Every warm narrowed run is compared byte for byte with the same run under
+``--no-cache``; the counters show that kept verdicts were taken (or not).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from test_pooled_incremental import _write_workload
+from test_repo_index import _run, _same_as_no_cache, folder, repo  # noqa: F401 - fixtures
 
-from conftest import REPO
-from policylint.engine.conditions import _substitute, _validator_class, compile_schema
-from policylint.engine.ruleset import load_rules
-from policylint.engine.verdicts import RULES, verdict_of
-
-RULESET = load_rules([REPO / "rules"])
-CONDITIONS = [
-    (f"{rule.code}.{part}", _substitute(schema, RULESET.params.get(rule.code, {})))
-    for rule in RULESET.sorted()
-    if not rule.builtin
-    for part, schema in (("when", rule.when), ("require", rule.require))
-    if schema
-]
-FACT_NAMES = sorted({name for _, schema in CONDITIONS for name in schema} | {"other", "spare"})
-
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-5, 5),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([0.0, 1.0, 1.0 + 1e-10, 2.0, 0.5, -0.0, 19.996, 20.0]),
-    st.sampled_from(["", "reject", "inference", "training", "queue", "x"]),
-)
-values = st.one_of(
-    scalars,
-    st.lists(st.one_of(st.integers(0, 3), st.sampled_from(["a", "b", "reject", True])), max_size=4),
-    st.dictionaries(st.sampled_from(["a", "b"]), st.integers(0, 2), max_size=2),
-)
+from policylint.engine import verdicts
 
 
-def _cerberus(schema: dict[str, Any], facts: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-    validator = _validator_class()(schema, allow_unknown=True)
-    ok = bool(validator.validate(facts, normalize=False))
-    return ok, dict(validator.errors)
+def _hits(root: Path, *files: str) -> tuple[str, int, int]:
+    before = dict(verdicts.STATS)
+    out = _same_as_no_cache(root, *files)
+    return out, verdicts.STATS["hits"] - before["hits"], verdicts.STATS["kept"] - before["kept"]
 
 
-def _agree(schema: dict[str, Any], facts: dict[str, Any]) -> None:
-    try:
-        expected = _cerberus(schema, facts)
-    except TypeError:  # cerberus raises: so must the verdict
-        verdict = verdict_of(_validator_class()(schema, allow_unknown=True).schema)
-        if verdict is not None:
-            with pytest.raises(TypeError):
-                verdict(facts)
-        return
-    verdict = verdict_of(_validator_class()(schema, allow_unknown=True).schema)
-    if verdict is not None:
-        assert verdict(facts) is expected[0], (schema, facts)
+def _on(report: str, file: str, code: str) -> bool:
+    import json
+
+    return any(f["file"] == file and f["code"] == code for f in json.loads(report)["findings"])
 
 
-@pytest.mark.parametrize(("name", "schema"), CONDITIONS, ids=[n for n, _ in CONDITIONS])
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_every_shipped_condition_gets_cerberus_verdict(name: str, schema: dict[str, Any], data: st.DataObject) -> None:
-    facts = data.draw(st.dictionaries(st.sampled_from(FACT_NAMES), values, max_size=8))
-    _agree(schema, facts)
+def _entry(folder: Path) -> Path:  # noqa: F811 - the fixture's name
+    (found,) = folder.glob("verdicts-v*/*/*.json")
+    return found
 
 
-def test_most_shipped_conditions_are_judged_without_cerberus() -> None:
-    fast = [name for name, schema in CONDITIONS if verdict_of(_validator_class()(schema, allow_unknown=True).schema)]
-    assert len(fast) >= len(CONDITIONS) * 3 // 4, sorted(set(n for n, _ in CONDITIONS) - set(fast))
+def test_a_neighbours_verdict_follows_the_pools_facts(repo: Path, folder: Path) -> None:  # noqa: F811
+    before = dict(verdicts.STATS)
+    assert _run(repo, ".")[0] in (0, 1)
+    # a whole run keeps every workload's verdicts of the rules a neighbour is judged by
+    assert verdicts.STATS["kept"] - before["kept"] >= 9 and verdicts.STATS["hits"] == before["hits"]
+    _entry(folder)
+    first, hits, kept = _hits(repo, "workloads/w-2.yaml")
+    assert hits >= 7 and kept == 0  # the neighbours of w-2 in pool shared, as the whole run judged them
+    again, hits, kept = _hits(repo, "workloads/w-2.yaml")
+    assert again == first and hits >= 7 and kept == 0
+    # w-2 now cites w-4's trace: w-4 (a neighbour, its own files unchanged; the second by name
+    # of the two) is double counted - the pool's facts moved, w-4's kept verdict must not be used
+    _write_workload(repo, 2, trace="w-4.csv")
+    moved, hits, kept = _hits(repo, "workloads/w-2.yaml")
+    # (w-4 was a near copy of w-0 - PL972 - and is now a double count of w-2 - PL111)
+    assert _on(moved, "workloads/w-4.yaml", "PL111") and not _on(first, "workloads/w-4.yaml", "PL111")
+    assert _on(first, "workloads/w-4.yaml", "PL972") and not _on(moved, "workloads/w-4.yaml", "PL972")
+    assert kept >= 1  # w-4 judged again, and kept with its new facts
+    # the same again: now taken from the entry, the same double count
+    same, hits, kept = _hits(repo, "workloads/w-2.yaml")
+    assert same == moved and hits >= 7
+    # and back
+    _write_workload(repo, 2)
+    back, hits, kept = _hits(repo, "workloads/w-2.yaml")
+    assert back == first
 
 
-rule_values = {
-    "min": st.one_of(st.integers(-2, 3), st.floats(-2, 3), st.just("b")),
-    "max": st.one_of(st.integers(-2, 3), st.floats(-2, 3)),
-    "allowed": st.lists(st.one_of(st.integers(0, 3), st.sampled_from(["a", "reject", True, False])), max_size=3),
-    "nullable": st.booleans(),
-    "empty": st.booleans(),
-    "max_over": st.fixed_dictionaries({"field": st.just("other")}, optional={"margin": st.sampled_from([0, 0.1, 0.5])}),
-    "min_field": st.just("other"),
-    "max_field": st.just("other"),
-    "below_field": st.just("other"),
-    "below": st.sampled_from([0, 1, 2.5]),
-    "excludes_all": st.lists(st.sampled_from(["a", "b", 1]), min_size=1, max_size=2),
-}
+def test_a_changed_rule_or_configuration_is_not_served_kept_verdicts(repo: Path, folder: Path) -> None:  # noqa: F811
+    _write_workload(repo, 2, trace="w-4.csv")  # a double count to report on a neighbour
+    assert _run(repo, ".")[0] in (0, 1)
+    plain, hits, _ = _hits(repo, "workloads/w-2.yaml")
+    assert hits >= 7 and _on(plain, "workloads/w-4.yaml", "PL111")
+    # the configuration changes the rule's severity: the neighbour's finding changes with it
+    (repo / ".policylint.yaml").write_text("rules:\n  PL111: {severity: warning}\n")
+    warned, hits, _ = _hits(repo, "workloads/w-2.yaml")
+    assert warned != plain and '"severity": "warning"' in warned
+    assert hits == 0
+    # a rule folder with a rule reading a neighbour fact, its message then edited
+    rules = repo / "policy"
+    rules.mkdir()
+    rule = (
+        "rules:\n"
+        "  - code: ACME901\n    name: twice-counted\n    severity: warning\n    section: bands\n"
+        "    subject: workload\n    summary: A workload repeats another's measurement.\n"
+        "    message: \"{subject} repeats {double_counted_with} (MARK)\"\n    hint: \"cite its own\"\n"
+        "    needs: [measurement_double_counted]\n    at: measurement_double_counted\n"
+        "    require:\n      measurement_double_counted: {allowed: [false]}\n"
+        "    docs:\n      what: Flags a repeated measurement.\n      why: A pool counts it twice.\n"
+        "      example: \"measurements: same\"\n      use_instead: \"measurements: own\"\n"
+        "      references: [\"ACME capacity handbook\"]\n"
+    )
+    (rules / "team.yaml").write_text(rule.replace("MARK", "one"))
+    (repo / ".policylint.yaml").write_text("rule-dirs: [policy]\n")
+    ran = _run(repo, "--changed-files", "workloads/w-2.yaml")
+    assert ran == _run(repo, "--changed-files", "workloads/w-2.yaml", "--no-cache")
+    assert "(one)" in ran[1], ran
+    (rules / "team.yaml").write_text(rule.replace("MARK", "two"))
+    edited, hits, _ = _hits(repo, "workloads/w-2.yaml")
+    assert "(two)" in edited and "(one)" not in edited and hits == 0
 
 
-@st.composite
-def schemas(draw: st.DrawFn) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for field in draw(st.lists(st.sampled_from(["x", "y", "spare"]), min_size=1, max_size=2, unique=True)):
-        names = draw(st.lists(st.sampled_from(sorted(RULES)), min_size=1, max_size=3, unique=True))
-        out[field] = {n: draw(rule_values[n]) for n in names}
-    return out
-
-
-@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(schemas(), st.dictionaries(st.sampled_from(["x", "y", "other", "spare"]), values, max_size=4))
-def test_generated_plain_conditions_get_cerberus_verdict(schema: dict[str, Any], facts: dict[str, Any]) -> None:
-    _agree(schema, facts)
-
-
-@settings(max_examples=300, deadline=None)
-@given(schemas(), st.dictionaries(st.sampled_from(["x", "y", "other", "spare"]), values, max_size=4))
-def test_a_compiled_condition_reports_cerberus_errors(schema: dict[str, Any], facts: dict[str, Any]) -> None:
-    condition = compile_schema(schema, {})
-    # as the condition was before its verdicts: cerberus on the compiled schema (keys sorted) and the projection
-    compiled = json.loads(json.dumps(schema, sort_keys=True))
-    try:
-        expected_ok, expected_errors = _cerberus(compiled, {k: facts[k] for k in condition.fields if k in facts})
-    except TypeError:
-        return
-    assert condition.validate(facts) is expected_ok
-    assert condition.errors == expected_errors
-
-
-def test_a_condition_with_other_rules_is_left_to_cerberus(tmp_path: Path) -> None:
-    assert verdict_of({"x": {"contains": "a"}}) is None
-    assert verdict_of({"x": {"min": 1, "type": "number"}}) is None
-    assert compile_schema({"x": {"contains": "a"}}, {}).verdict is None
+def test_a_damaged_or_planted_entry(repo: Path, folder: Path) -> None:  # noqa: F811
+    _write_workload(repo, 2, trace="w-4.csv")
+    assert _run(repo, ".")[0] in (0, 1)
+    honest, _, _ = _hits(repo, "workloads/w-2.yaml")
+    entry = _entry(folder)
+    data = entry.read_bytes()
+    # a finding's message changed without its seal: the entry is refused, nothing taken from it
+    entry.write_bytes(data.replace(b"counts that demand twice", b"counts that demand thrice", 1))
+    damaged, hits, kept = _hits(repo, "workloads/w-2.yaml")
+    assert damaged == honest and hits == 0 and kept >= 7  # judged afresh, and kept again
+    # truncated
+    entry.write_bytes(entry.read_bytes()[:100])
+    cut, hits, _ = _hits(repo, "workloads/w-2.yaml")
+    assert cut == honest and hits == 0

@@ -29,12 +29,17 @@ _EPS = 1e-9
 CheckFunction = Callable[[Mapping[str, Any], Mapping[str, Any]], list[Problem]]
 
 
+#: each band with the fact declaring it, named in full so that the facts the check reads can be
+#: told from its source (:func:`policylint.engine.reads.check_reads`)
+_DECLARED_BANDS = (("baseline", "declared_baseline"), ("daily", "declared_daily"), ("peak", "declared_peak"))
+
+
 def declared_bands_drift(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
     """Declared bands that differ from the computed ones by more than ``tolerance`` (relative)."""
     problems = []
     limit = float(params["tolerance"])
-    for band in ("baseline", "daily", "peak"):
-        declared = facts.get(f"declared_{band}")
+    for band, declared_fact in _DECLARED_BANDS:
+        declared = facts.get(declared_fact)
         computed = facts.get(band)
         if declared is None or computed is None:
             continue
@@ -47,7 +52,7 @@ def declared_bands_drift(facts: Mapping[str, Any], params: Mapping[str, Any]) ->
                     "declared": declared,
                     "computed": round(computed, 2),
                     "drift": drift,
-                    "_at": f"declared_{band}",
+                    "_at": declared_fact,
                 }
             )
     return problems

@@ -15,8 +15,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from policylint.engine.verdicts import FACT_EPS as _EPS
-from policylint.engine.verdicts import verdict_of
+from policylint.engine.plain_conditions import FACT_EPS as _EPS
+from policylint.engine.plain_conditions import verdict_of
 
 
 @functools.cache
@@ -176,7 +176,7 @@ class _Condition:
         # Facts not named by the schema are allowed; facts are never coerced.
         self.validator = _validator_class()(schema, allow_unknown=True)
         self.fields = sorted(set(schema) | _referenced(schema))
-        # the verdict without a cerberus run, for conditions of plain rules (policylint.engine.verdicts)
+        # the verdict without a cerberus run, for conditions of plain rules (policylint.engine.plain_conditions)
         self.verdict = verdict_of(self.validator.schema)
         #: the facts last judged by ``verdict``: cerberus judges them again only if the errors are read
         self.pending: dict[str, Any] | None = None

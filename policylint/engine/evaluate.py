@@ -147,6 +147,8 @@ def evaluate(
     params: Mapping[str, Mapping[str, Any]],
     applied: Applied | None = None,
     skip: Callable[[View], Container[str]] | None = None,
+    given: Mapping[int, Mapping[str, list[Finding]]] | None = None,
+    found: Mapping[int, dict[str, list[Finding] | None]] | None = None,
 ) -> list[Finding]:
     """Run every (non built-in) rule on every view of its subject.
 
@@ -155,7 +157,13 @@ def evaluate(
     passing example proves a rule only if the rule looked at something.
     ``skip(view)`` names rule codes not run on that view (asked once per view);
     the findings of the others come in the same order as without it.
+    ``given`` holds, per view (by ``id``), the findings of rules on it known
+    beforehand (:mod:`policylint.engine.verdicts`): taken instead of evaluating
+    those rules there (not with ``applied``, which needs them run); ``found``
+    collects, per view named in it, the findings of each rule code it names there.
     """
+    if applied is not None:
+        given = None
     by_subject: dict[str, list[View]] = {}
     for view in views:
         by_subject.setdefault(view.subject, []).append(view)
@@ -171,8 +179,15 @@ def evaluate(
             for view in by_subject.get(rule.subject, []):
                 if skipped and rule.code in skipped[id(view)]:
                     continue
-                ran, found = evaluate_rule_on(rule, view, values)
-                findings.extend(found)
+                known = given.get(id(view)) if given else None
+                if known is not None and rule.code in known:
+                    findings.extend(known[rule.code])
+                    continue
+                ran, made = evaluate_rule_on(rule, view, values)
+                findings.extend(made)
+                slot = found.get(id(view)) if found else None
+                if slot is not None and rule.code in slot:
+                    slot[rule.code] = made
                 if ran and applied is not None:
                     applied.setdefault(rule.code, set()).add(str(subject_of(view)))
     return findings

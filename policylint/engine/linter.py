@@ -324,7 +324,29 @@ def judge(
             def skip(view: View) -> frozenset[str]:
                 return reach.skips(view.doc.file, str(subject_of(view)))
 
-    findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip))
+    verdicts = None
+    if options.cache_dir is not None and (skip is not None or keep is None):
+        # a changed workload's neighbours: their kept verdicts, when what the rules read of them is
+        # unchanged; a whole run keeps every workload's, for the narrowed runs after it
+        from policylint.engine.scope import neighbour_skips
+        from policylint.engine.verdicts import open_verdicts
+
+        verdicts = open_verdicts(options.cache_dir, model.root)
+        if verdicts is not None:
+            try:
+                if skip is not None:
+                    verdicts.prepare(rules, judged, options.ruleset.params, skip)
+                else:
+                    as_neighbour = neighbour_skips(options.ruleset)
+                    verdicts.prepare(rules, judged, options.ruleset.params, lambda view: as_neighbour, give=False)
+            except Exception:  # noqa: BLE001 - kept verdicts that cannot be used: every view is evaluated
+                verdicts = None
+    findings.extend(evaluate(rules, judged, options.ruleset.params, skip=skip,
+                             given=verdicts.given if verdicts is not None else None,
+                             found=verdicts.found if verdicts is not None else None))
+    if verdicts is not None:
+        verdicts.keep()
+        verdicts.write()
     return findings, views, pools
 
 

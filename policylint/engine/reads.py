@@ -57,7 +57,8 @@ def _template_names(template: str) -> set[str]:
 def check_reads(name: str) -> frozenset[str] | None:
     """The facts a registered check function reads, from its source; None when that cannot be told.
 
-    Only reads by a constant name count (``facts["x"]``, ``facts.get("x")``); any
+    Only reads by a constant name count (``facts["x"]``, ``facts.get("x")``), or
+    by a loop variable that takes constant names only (:func:`_loop_names`); any
     other use of the facts (a computed name, handing them to another function,
     iterating over them) makes the answer None, which callers take as "any fact".
     """
@@ -72,18 +73,13 @@ def check_reads(name: str) -> frozenset[str] | None:
     if not isinstance(definition, ast.FunctionDef) or not definition.args.args:
         return None
     argument = definition.args.args[0].arg
+    names = _loop_names(definition, getattr(function, "__globals__", {}))
     reads: set[str] = set()
     allowed: set[int] = set()  # the Name nodes used in a recognised read
     for node in ast.walk(definition):
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == argument
-            and isinstance(node.slice, ast.Constant)
-            and isinstance(node.slice.value, str)
-        ):
-            reads.add(node.slice.value)
-            allowed.add(id(node.value))
+        key: ast.expr | None = None
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == argument:
+            key, reader = node.slice, node.value
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -91,15 +87,74 @@ def check_reads(name: str) -> frozenset[str] | None:
             and isinstance(node.func.value, ast.Name)
             and node.func.value.id == argument
             and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
         ):
-            reads.add(node.args[0].value)
-            allowed.add(id(node.func.value))
+            key, reader = node.args[0], node.func.value
+        if key is None:
+            continue
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            reads.add(key.value)
+            allowed.add(id(reader))
+        elif isinstance(key, ast.Name) and key.id in names:
+            reads |= names[key.id]
+            allowed.add(id(reader))
     for node in ast.walk(definition):
         if isinstance(node, ast.Name) and node.id == argument and id(node) not in allowed:
             return None
     return frozenset(reads)
+
+
+def _loop_names(definition: ast.FunctionDef, globals_: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """Loop variables of ``definition`` that only ever hold constant strings: name -> the strings.
+
+    A variable counts when its one assignment in the function is the target (or
+    an element of a tuple target) of ``for ... in TABLE``, where ``TABLE`` is a
+    module-level name the function does not assign, whose value is a tuple of
+    strings or a tuple of tuples of the same length (the column taken holding
+    strings only). Anything else is left out, and a read through it makes
+    :func:`check_reads` answer None.
+    """
+    stored: dict[str, int] = {}
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stored[node.id] = stored.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stored[node.arg] = stored.get(node.arg, 0) + 1
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            stored[node.name] = stored.get(node.name, 0) + 1
+        elif isinstance(node, ast.alias):
+            bound = node.asname or node.name.split(".")[0]
+            stored[bound] = stored.get(bound, 0) + 1
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            stored[node.name] = stored.get(node.name, 0) + 1
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            stored[node.rest] = stored.get(node.rest, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                stored[name] = stored.get(name, 0) + 2
+    out: dict[str, frozenset[str]] = {}
+    for node in ast.walk(definition):
+        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id not in stored):
+            continue
+        table = globals_.get(node.iter.id)
+        if not isinstance(table, tuple) or not table:
+            continue
+        targets: list[tuple[str, int | None]] = []
+        if isinstance(node.target, ast.Name):
+            targets.append((node.target.id, None))
+        elif isinstance(node.target, ast.Tuple) and not any(isinstance(t, ast.Starred) for t in node.target.elts):
+            targets += [(t.id, i) for i, t in enumerate(node.target.elts) if isinstance(t, ast.Name)]
+        for name, column in targets:
+            if stored.get(name) != 1:
+                continue
+            if column is None:
+                values = list(table)
+            elif all(isinstance(row, tuple) and len(row) > column for row in table):
+                values = [row[column] for row in table]
+            else:
+                continue
+            if all(type(v) is str for v in values):
+                out[name] = frozenset(values)
+    return out
 
 
 def facts_read(rule: Rule) -> frozenset[str] | None:

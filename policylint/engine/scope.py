@@ -139,11 +139,30 @@ class Reach:
     skipped: frozenset[str] = frozenset()  # rule codes not judged on neighbours
     #: the answer of :meth:`changed` per file asked about: one real-path lookup per file
     seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    #: the (device, inode) of the changed files that exist, once asked for (a one-item list)
+    idents: list[set[tuple[int, int]]] = field(default_factory=list, compare=False, repr=False)
 
     def changed(self, file: str) -> bool:
         if file not in self.seen:
-            self.seen[file] = _abs(file) in self.files
+            self.seen[file] = self._changed(file)
         return self.seen[file]
+
+    def _changed(self, file: str) -> bool:
+        # An existing file whose device and inode are no changed file's is not one of them: equal
+        # real paths name the same file, and a changed file that is gone has no existing real path.
+        # One stat instead of a real-path walk (an lstat per component) per neighbour's file.
+        if not self.files:
+            return False
+        try:
+            st: os.stat_result | None = os.stat(file)
+        except (OSError, ValueError):
+            st = None
+        if st is not None:
+            if not self.idents:
+                self.idents.append({(s.st_dev, s.st_ino) for s in map(_stat, self.files) if s is not None})
+            if (st.st_dev, st.st_ino) not in self.idents[0]:
+                return False
+        return _abs(file) in self.files
 
     def __call__(self, file: str, subject: str) -> bool:
         """True when the view of ``subject`` in ``file`` is judged (by some rules at least)."""

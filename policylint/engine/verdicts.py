@@ -1,120 +1,330 @@
-"""Verdicts of plain rule conditions without a cerberus run: the same answer, by the same comparisons.
+"""Kept verdicts: a changed workload's neighbours judged again only when what the rules read of them moved.
 
-A rule's ``when`` and ``require`` are cerberus schemas (:mod:`policylint.engine.conditions`).
-Validating one builds cerberus' processing state, an error tree and a rule queue per
-field - about forty microseconds, thousands of times per run. Most conditions use a
-handful of rules; for those, :func:`verdict_of` returns a function that reaches the
-verdict cerberus 1.3 reaches, rule for rule:
+A one-file pre-commit run in a pool of N workloads judges every neighbour of the
+changed workload with the rules that read neighbour facts (double counts, near
+copies, the pooled queue: :func:`policylint.engine.scope.neighbour_skips`), and
+locates and renders each of their findings in the neighbour's document. Those
+verdicts rarely move: the same neighbour with the same facts gives the same
+findings.
 
-* a field absent from the facts is not judged (no condition marks one ``required``);
-* ``None`` fails unless ``nullable`` is true, and then no other rule of the field can fail
-  (cerberus drops the built-in rules; the comparisons between facts pass on ``None``);
-* ``empty``: an empty sized value fails unless ``empty`` is true, and ``allowed`` is then
-  not applied;
-* ``min`` and ``max`` compare with ``<`` and ``>``, a comparison that raises TypeError
-  passing; ``allowed`` checks each item of a non-string iterable, else the value itself;
-* the comparisons between facts (``max_over``, ``min_field``, ``max_field``,
-  ``below_field``, ``below``, ``excludes_all``) are the validator's own, with the same
-  tolerance.
+This module keeps, per repository, one sealed cache entry (kind ``verdicts``)
+holding for each neighbour view the findings of each rule run on it, under a
+digest of everything those findings are made from:
 
-Every rule of every field is applied, as cerberus applies them, so a comparison that
-raises does so here too. A condition using any other rule gets None and is validated
-by cerberus. The error messages of a failed ``require`` still come from cerberus
-(:class:`policylint.engine.conditions._Condition` runs it when they are read).
+* the rules run on the view - every field of theirs that evaluation reads, and
+  their parameters; a rule whose reads cannot be told
+  (:func:`policylint.engine.reads.facts_read` answers None) makes the view
+  uncacheable;
+* the values (types included) of every fact those rules read
+  (:func:`~policylint.engine.reads.facts_read`: needs, conditions, ``at``,
+  message and hint templates, check functions' reads);
+* where the view's facts are written (all of its fact places and its base
+  path) and its label, subject and identity;
+* the text of the view's file and the document's place in it (a finding's line
+  and column), and the file's display path;
+* the entry's header: the code fingerprint and the repository.
+
+A view whose digest matches takes its findings from the entry instead of being
+evaluated; every other one is evaluated, and its findings are kept for the next
+run. Any value that has no exact canonical form (a type other than None, bool,
+int, float, str, list, tuple and dict with string keys) makes the view
+uncacheable; a damaged or foreign entry is an empty one. A cache makes a run
+faster, never different.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sized
-from typing import Any
+import hashlib
+import json
+import os
+from collections.abc import Callable, Container, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-#: Comparisons between facts allow this much float noise (0.1 + 0.2 vs 0.3), nothing more:
-#: facts are never rounded before a verdict, and 19.996 stays below 20.
-FACT_EPS = 1e-9
+from policylint.cache.store import FORMAT_VERSION, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
+from policylint.engine.reads import facts_read
+from policylint.finding import Finding, Severity, Subject
 
-#: The rules a verdict is computed for here; a condition with any other is left to cerberus.
-RULES = frozenset(
-    {"min", "max", "allowed", "nullable", "empty", "max_over", "min_field", "max_field", "below_field", "below", "excludes_all"}
-)
+if TYPE_CHECKING:
+    from policylint.engine.rule import Rule
+    from policylint.engine.view import View
 
-Verdict = Callable[[Mapping[str, Any]], bool]
-
-
-def verdict_of(schema: Mapping[str, Any]) -> Verdict | None:
-    """The verdict function of a condition (its schema as cerberus expanded it), or None when it uses other rules."""
-    fields: list[tuple[str, dict[str, Any]]] = []
-    for field, rules in schema.items():
-        if not isinstance(field, str) or not isinstance(rules, Mapping) or not set(rules) <= RULES:
-            return None
-        fields.append((field, dict(rules)))
-
-    def verdict(document: Mapping[str, Any]) -> bool:
-        ok = True
-        for field, rules in fields:
-            if field in document and not _field_passes(rules, document[field], document):
-                ok = False
-        return ok
-
-    return verdict
+VERDICTS_FORMAT = 1
+KIND = "verdicts"
+#: largest entry read back or written
+MAX_BYTES = 128 << 20
+#: counters for tests: views whose findings came from the entry, and views evaluated and kept
+STATS: dict[str, int] = {"hits": 0, "kept": 0}
 
 
-def _field_passes(rules: dict[str, Any], value: Any, document: Mapping[str, Any]) -> bool:
-    """Whether no rule of one field fails on ``value``; every rule that cerberus would apply is applied."""
-    ok = True
+class _Uncanonical(Exception):
+    """A value without an exact canonical text: the view is evaluated, never taken from the entry."""
+
+
+def _canon(value: Any, out: list[str]) -> None:
+    """Append an exact, type-tagged text of ``value`` (two values share a text only when equal and of the same types)."""
+    t = type(value)
     if value is None:
-        if not rules.get("nullable"):
-            ok = False
-        # the built-in rules are dropped; the comparisons between facts still run and pass on None
-        for name in ("max_over", "min_field", "max_field", "below_field", "below", "excludes_all"):
-            if name in rules and not _compares(name, rules[name], value, document):
-                ok = False
-        return ok
-    allowed = "allowed" in rules
-    if "empty" in rules and isinstance(value, Sized) and len(value) == 0:
-        allowed = False
-        if not rules["empty"]:
-            ok = False
-    if "min" in rules:
-        try:
-            if value < rules["min"]:
-                ok = False
-        except TypeError:
-            pass
-    if "max" in rules:
-        try:
-            if value > rules["max"]:
-                ok = False
-        except TypeError:
-            pass
-    if allowed:
-        values = rules["allowed"]
-        if isinstance(value, Iterable) and not isinstance(value, str):
-            if tuple(x for x in value if x not in values):
-                ok = False
-        elif value not in values:
-            ok = False
-    for name in ("max_over", "min_field", "max_field", "below_field", "below", "excludes_all"):
-        if name in rules and not _compares(name, rules[name], value, document):
-            ok = False
-    return ok
+        out.append("N")
+    elif t is bool:
+        out.append("T" if value else "F")
+    elif t is int:
+        out.append(f"i{value}")
+    elif t is float:
+        out.append(f"f{value.hex()}")  # exact, NaN and signed zero included
+    elif t is str:
+        out.append("s" + repr(value))  # exact: distinct strings, distinct texts
+    elif t is list or t is tuple:
+        out.append("L[" if t is list else "U[")
+        for item in value:
+            _canon(item, out)
+            out.append(",")
+        out.append("]")
+    elif t is dict:
+        out.append("D{")
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _Uncanonical
+            out.append(repr(key))
+            out.append(":")
+            _canon(item, out)
+            out.append(",")
+        out.append("}")
+    else:
+        raise _Uncanonical
 
 
-def _compares(name: str, spec: Any, value: Any, document: Mapping[str, Any]) -> bool:
-    """One comparison between facts, as :func:`policylint.engine.conditions._validator_class` defines it."""
-    if name == "max_over":
-        other = document.get(spec["field"]) if document else None
-        if other is None or value is None:
-            return True
-        return not value > other * (1 + spec.get("margin", 0)) + FACT_EPS
-    if name == "below":
-        return not (value is not None and not value < spec)
-    if name == "excludes_all":
-        return not (isinstance(value, list) and all(item in value for item in spec))
-    other = document.get(spec) if document else None
-    if other is None or value is None:
-        return True
-    if name == "min_field":
-        return not value < other - FACT_EPS
-    if name == "max_field":
-        return not value > other + FACT_EPS
-    return bool(value < other)  # below_field
+def canonical(value: Any) -> str | None:
+    """The exact type-tagged text :func:`_canon` gives, or None when ``value`` has none."""
+    out: list[str] = []
+    try:
+        _canon(value, out)
+    except (_Uncanonical, RecursionError, ValueError):
+        return None
+    return "".join(out)
+
+
+def _rule_text(rule: Rule, params: Mapping[str, Any]) -> str | None:
+    """Everything of a rule that evaluating it reads (its definition and parameters), or None."""
+    return canonical([
+        rule.code, rule.name, int(rule.severity), rule.subject, list(rule.needs), rule.when, rule.require,
+        rule.check, rule.at, rule.message, rule.hint, dict(params),
+    ])
+
+
+def _finding_row(f: Finding) -> list[Any]:
+    target = [f.target.kind, f.target.name] if f.target is not None else None
+    return [f.file, f.line, f.column, f.code, f.name, int(f.severity), f.message, f.hint, f.doc_index, f.doc_path,
+            f.subject, target, list(f.figures) if f.figures is not None else None]
+
+
+def _finding_of(row: Any) -> Finding:
+    """A finding from its stored row; raises on anything that is not exactly a stored row."""
+    if not (isinstance(row, list) and len(row) == 13):
+        raise ValueError("row")
+    file, line, column, code, name, severity, message, hint, doc_index, doc_path, subject, target, figures = row
+    if not all(type(v) is str for v in (file, code, name, message, hint, doc_path, subject)):
+        raise ValueError("text")
+    if not all(type(v) is int for v in (line, column, severity, doc_index)):
+        raise ValueError("number")
+    subject_of: Subject | None = None
+    if target is not None:
+        if not (isinstance(target, list) and len(target) == 2 and all(type(v) is str for v in target)):
+            raise ValueError("target")
+        subject_of = Subject(target[0], target[1])
+    pair: tuple[float, float] | None = None
+    if figures is not None:
+        if not (isinstance(figures, list) and len(figures) == 2 and all(type(v) is float for v in figures)):
+            raise ValueError("figures")
+        pair = (figures[0], figures[1])
+    return Finding(file=file, line=line, column=column, code=code, name=name, severity=Severity(severity),
+                   message=message, hint=hint, doc_index=doc_index, doc_path=doc_path, subject=subject,
+                   target=subject_of, figures=pair)
+
+
+class Verdicts:
+    """The kept verdicts of one repository, and the digests of this run's neighbour views."""
+
+    def __init__(self, folder: Path, root: Path) -> None:
+        self.folder = folder
+        real = os.path.realpath(root)
+        self.header = {"format": VERDICTS_FORMAT, "cache": FORMAT_VERSION, "code": code_fingerprint(), "root": real}
+        locator = hashlib.sha256(json.dumps(self.header, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+        self.path = folder / f"verdicts-v{FORMAT_VERSION}" / locator[:2] / f"{locator}.json"
+        #: view label -> [digest, {rule code: [finding rows]}]
+        self.rows: dict[str, Any] = {}
+        self.dirty = False
+        #: per view (by id) judged this run: (label, digest, rule codes run on it) when it may be kept
+        self.digests: dict[int, tuple[str, str, list[str]]] = {}
+        #: per view (by id), its findings per rule code taken from the entry
+        self.given: dict[int, dict[str, list[Finding]]] = {}
+        #: per view (by id) to keep, the findings of each rule code to keep (None until evaluated)
+        self.found: dict[int, dict[str, list[Finding] | None]] = {}
+        self._texts: dict[str, str] = {}  # doc text digests by file
+        self._places: dict[int, str] = {}  # canonical fact places, by the identity of the (shared) dict
+
+    def read(self) -> None:
+        try:
+            data = read_limited(self.path, MAX_BYTES)
+            body = unseal_json(self.folder, KIND, data) if data is not None else None
+            if body is None:
+                return
+            stored = json.loads(body)
+            if isinstance(stored, dict) and stored.get("header") == self.header and isinstance(stored.get("rows"), dict):
+                self.rows = stored["rows"]
+        except Exception:  # noqa: BLE001 - a damaged entry is an empty one: every view is evaluated
+            self.rows = {}
+
+    def _text_digest(self, view: View) -> str:
+        file = view.doc.file
+        found = self._texts.get(file)
+        if found is None:
+            found = hashlib.sha256(view.doc.source.text.encode("utf-8", "surrogateescape")).hexdigest()
+            self._texts[file] = found
+        return found
+
+    def _places_text(self, view: View, at: Sequence[str] | None) -> str | None:
+        """Where the facts in ``at`` are written in ``view``'s document (None for ``at``: every fact's place)."""
+        paths = view.paths
+        if at is not None:
+            return canonical([paths.get(name) for name in at])
+        found = self._places.get(id(paths))
+        if found is None:
+            found = canonical(paths)
+            if found is None:
+                return None
+            self._places[id(paths)] = found
+        return found
+
+    def digest(self, view: View, rules_text: str, reads: Sequence[str], at: Sequence[str] | None) -> str | None:
+        """The digest of everything the kept rules' findings on ``view`` are made from (None: not cacheable).
+
+        ``at`` names every fact a finding of those rules can be placed at (None: any).
+        """
+        from policylint.engine.evaluate import subject_of
+
+        facts = view.facts
+        values = canonical([facts.get(name) for name in reads])
+        places = self._places_text(view, at)
+        target = subject_of(view)
+        ident = canonical([view.subject, view.label, target.kind, target.name, list(view.base),
+                           None if view.target is None else [view.target.kind, view.target.name],
+                           view.doc.file, view.doc.index])
+        if values is None or places is None or ident is None or not isinstance(view.doc.source.text, str):
+            return None
+        digest = hashlib.sha256()
+        for part in (rules_text, ident, self._text_digest(view), places, values):
+            digest.update(part.encode("utf-8", "surrogateescape"))
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def prepare(
+        self,
+        rules: Sequence[Rule],
+        views: Sequence[View],
+        params: Mapping[str, Mapping[str, Any]],
+        skip: Callable[[View], Container[str]],
+        *,
+        give: bool = True,
+    ) -> None:
+        """For each neighbour view (some rule skipped on it): its digest, and its findings when the entry holds them.
+
+        With ``give`` False (a whole run, which judges every view by every rule) nothing is
+        taken from the entry: the views ``skip`` names rules for are only kept, with the
+        findings of the rules a narrowed run would judge them by as neighbours.
+        """
+        plans: dict[frozenset[str], tuple[list[str], str, list[str], list[str] | None] | None] = {}
+        for view in views:
+            if view.subject != "workload":
+                continue
+            skipped = skip(view)
+            if not skipped:
+                continue  # judged by every rule: not a neighbour
+            run = [r for r in rules if not r.builtin and r.subject == "workload" and r.code not in skipped]
+            codes = frozenset(r.code for r in run)
+            if codes not in plans:
+                plans[codes] = _plan(run, params)
+            plan = plans[codes]
+            if plan is None:
+                continue
+            order, rules_text, reads, at = plan
+            digest = self.digest(view, rules_text, reads, at)
+            if digest is None:
+                continue
+            self.digests[id(view)] = (view.label, digest, order)
+            row = self.rows.get(view.label) if give else None
+            if isinstance(row, list) and len(row) == 2 and row[0] == digest:
+                try:
+                    stored = row[1]
+                    if not (isinstance(stored, dict) and sorted(stored) == sorted(order)):
+                        raise ValueError("codes")
+                    self.given[id(view)] = {code: [_finding_of(r) for r in stored[code]] for code in order}
+                except Exception:  # noqa: BLE001 - a row that does not read back is evaluated again
+                    self.given.pop(id(view), None)
+            if id(view) not in self.given:
+                self.found[id(view)] = dict.fromkeys(order)
+
+    def keep(self) -> None:
+        """Record the findings evaluated this run for the neighbour views (when every rule run on it gave its list)."""
+        for view_id, by_code in self.found.items():
+            label, digest, order = self.digests[view_id]
+            made = [by_code.get(code) for code in order]
+            if any(found is None for found in made):
+                continue  # not every rule gave its findings: nothing kept
+            rows = {code: [_finding_row(f) for f in found or ()] for code, found in zip(order, made)}
+            self.rows[label] = [digest, rows]
+            self.dirty = True
+            STATS["kept"] += 1
+        STATS["hits"] += len(self.given)
+
+    def write(self) -> None:
+        if not self.dirty:
+            return
+        body = {"header": self.header, "rows": self.rows}
+        try:
+            data = json.dumps(body, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogateescape")
+        except (TypeError, ValueError):
+            return
+        sealed = seal_json(self.folder, KIND, data)
+        if sealed is not None and len(sealed) <= MAX_BYTES:
+            atomic_write(self.path, sealed, self.folder)
+        self.dirty = False
+
+
+def _plan(
+    run: Sequence[Rule], params: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[str], str, list[str], list[str] | None] | None:
+    """(rule codes in order, the rules' canonical text, the sorted facts they read, the facts a finding of theirs
+    can be placed at - None when a check function places them), or None when not cacheable.
+
+    A finding is placed at the rule's ``at``, else at the first failing fact of its
+    ``require`` (always one of its reads), or where a check function says.
+    """
+    reads: set[str] = set()
+    at: set[str] | None = set()
+    texts = []
+    for rule in run:
+        read = facts_read(rule)
+        if read is None:
+            return None
+        reads |= read
+        if rule.check or at is None:
+            at = None
+        else:
+            at |= set(rule.require)
+            if rule.at:
+                at.add(rule.at)
+        text = _rule_text(rule, params.get(rule.code, {}))
+        if text is None:
+            return None
+        texts.append(text)
+    return [r.code for r in run], "\n".join(texts), sorted(reads), None if at is None else sorted(at)
+
+
+def open_verdicts(folder: Path, root: Path) -> Verdicts | None:
+    try:
+        verdicts = Verdicts(folder, root)
+        verdicts.read()
+    except Exception:  # noqa: BLE001 - no entry: every view is evaluated
+        return None
+    return verdicts

@@ -155,7 +155,8 @@ def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = N
         if real is None:
             return path.resolve().relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
         # the same answer from strings: real paths are absolute and normalised
-        resolved, folder = real(path), str(_resolved(str(cwd or Path.cwd())))
+        # os.getcwd() is the text of Path.cwd(), without a Path made per file
+        resolved, folder = real(path), str(_resolved(os.fspath(cwd) if cwd is not None else os.getcwd()))
     except ValueError:
         return path.as_posix()
     if resolved == folder:
@@ -183,14 +184,15 @@ def discover(
     """
     patterns = list(exclude)
     resolve = real or RealPaths()
-    seen: set[Path] = set()
+    # real paths as text: Path.resolve() is os.path.realpath, which RealPaths answers alike
+    seen: set[str] = set()
     real_root = root.resolve() if root is not None and patterns else None
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PolicylintError(f"path does not exist: {given}")
         if not given.is_dir():  # a file, or something that is not a folder (refused when read)
-            if given.resolve() not in seen:
-                seen.add(given.resolve())
+            if str(given.resolve()) not in seen:
+                seen.add(str(given.resolve()))
                 yield given, True
             continue
         found: list[Path] = []
@@ -200,9 +202,9 @@ def discover(
                 if name.endswith(YAML_SUFFIXES):
                     found.append(Path(dirpath, name))
         for f in sorted(found, key=lambda f: f.parts):  # Path order, without a Path comparison per step
-            real_path = Path(resolve(f))
+            real_path = resolve(f)
             if patterns:
-                rel = _relative_for_glob(f, real_path, real_root)
+                rel = _relative_for_glob(f, Path(real_path), real_root)
                 if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
                     continue
             if real_path not in seen:
