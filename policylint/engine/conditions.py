@@ -15,9 +15,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-# Comparisons between facts allow this much float noise (0.1 + 0.2 vs 0.3), nothing more:
-# facts are never rounded before a verdict, and 19.996 stays below 20.
-_EPS = 1e-9
+from policylint.engine.plain_conditions import FACT_EPS as _EPS
+from policylint.engine.plain_conditions import verdict_of
 
 
 @functools.cache
@@ -177,15 +176,25 @@ class _Condition:
         # Facts not named by the schema are allowed; facts are never coerced.
         self.validator = _validator_class()(schema, allow_unknown=True)
         self.fields = sorted(set(schema) | _referenced(schema))
+        # the verdict without a cerberus run, for conditions of plain rules (policylint.engine.plain_conditions)
+        self.verdict = verdict_of(self.validator.schema)
+        #: the facts last judged by ``verdict``: cerberus judges them again only if the errors are read
+        self.pending: dict[str, Any] | None = None
 
     def validate(self, facts: Mapping[str, Any]) -> bool:
         # Validating a projection without normalisation keeps cerberus fast: it
         # would otherwise copy and normalise every fact of the view on each call.
         projected = {k: facts[k] for k in self.fields if k in facts}
+        if self.verdict is not None:
+            self.pending = projected
+            return self.verdict(projected)
         return bool(self.validator.validate(projected, normalize=False))
 
     @property
     def errors(self) -> dict[str, Any]:
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.validator.validate(pending, normalize=False)
         return dict(self.validator.errors)
 
 

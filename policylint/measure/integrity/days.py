@@ -197,17 +197,29 @@ def near_and_exact_repeats(
         either_move = np.bitwise_count(earlier | words64[:, None, :]).sum(axis=2, dtype=np.int64)
         shared = (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
     wide = np.uint16 if width < 65_535 else np.int64
-    candidate = np.zeros((days, lags), dtype=bool)
-    for lag in range(1, lags + 1):
-        pair = judged[lag:] & judged[:-lag] & shared[lag:, lags - lag]
-        if not pair.any():
-            continue
-        equal = (codes[lag:] == codes[:-lag]).view(np.uint8).sum(axis=1, dtype=wide)
-        pair &= equal >= NEAR_MATCH * np.maximum(busy[lag:], busy[:-lag])
-        candidate[lag:, lag - 1] = pair
-    later, column = np.nonzero(candidate)
+    # every pair at once, [day, lags - lag] as the flags above: judged both, the flags' screen passed
+    seen = np.concatenate((np.zeros(lags, dtype=bool), judged))
+    pair = sliding_window_view(seen, lags)[:days] & judged[:, None] & shared
+    later, slot = np.nonzero(pair)
     if later.size:
-        before = later - (column + 1)
+        before = later - (lags - slot)
+        # of those, the pairs whose samples agree in byte at NEAR_MATCH of the busier day's changes.
+        # When most pairs are left, every pair is first screened on the codes four to a word, all
+        # lags at once: a word that differs holds at most three equal bytes, so a pair with `w` equal
+        # words of `quads` has at most 3 * quads + w + (width % 4) equal bytes.
+        busier = NEAR_MATCH * np.maximum(busy[later], busy[before])
+        quads = width // 4
+        if later.size * 4 >= pair.size and quads:
+            words32 = np.ascontiguousarray(codes[:, : quads * 4]).view(np.uint32)
+            padded = np.concatenate((np.zeros((lags, quads), dtype=np.uint32), words32))
+            earlier_words = sliding_window_view(padded, (lags, quads))[:days, 0]
+            same_words = (earlier_words == words32[:, None, :]).view(np.uint8).sum(axis=2, dtype=wide)[later, slot]
+            maybe = 3 * quads + (width - quads * 4) + same_words.astype(np.int64) >= busier
+            later, before, busier = later[maybe], before[maybe], busier[maybe]
+        equal = (codes[later] == codes[before]).view(np.uint8).sum(axis=1, dtype=wide)
+        agree = equal >= busier
+        later, before = later[agree], before[agree]
+    if later.size:
         same = rows[later] == rows[before]
         both = same[:, 1:] & same[:, :-1]
         either = moves[later] | moves[before]
