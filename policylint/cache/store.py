@@ -334,6 +334,19 @@ def read_entry(path: Path, *, kind: str = "entry", folder: Path | None = None) -
     return document, arrays
 
 
+def write_sealed(path: Path, folder: Path, kind: str, body: bytes, max_bytes: int) -> bool:
+    """Seal ``body`` (a JSON object) for ``kind`` and write it to ``path`` when it fits in ``max_bytes``.
+
+    False, and nothing written, without a secret or when the sealed entry is too large:
+    the entry then stays a miss, as an unreadable one would.
+    """
+    sealed = seal_json(folder, kind, body)
+    if sealed is None or len(sealed) > max_bytes:
+        return False
+    atomic_write(path, sealed, folder)
+    return True
+
+
 def atomic_write(path: Path, data: bytes, folder: Path | None = None) -> None:
     """Write an entry through :func:`policylint.writer.write_file`; a disk or folder that refuses is skipped.
 

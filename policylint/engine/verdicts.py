@@ -41,7 +41,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint.cache.store import FORMAT_VERSION, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
+from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_limited, unseal_json, write_sealed
 from policylint.engine.reads import facts_read
 from policylint.finding import Finding, Severity, Subject
 
@@ -285,9 +285,7 @@ class Verdicts:
             data = json.dumps(body, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogateescape")
         except (TypeError, ValueError):
             return
-        sealed = seal_json(self.folder, KIND, data)
-        if sealed is not None and len(sealed) <= MAX_BYTES:
-            atomic_write(self.path, sealed, self.folder)
+        write_sealed(self.path, self.folder, KIND, data, MAX_BYTES)
         self.dirty = False
 
 
