@@ -290,6 +290,10 @@ CACHE_IMPORTS: dict[str, tuple[str, ...]] = {
     "policylint.model.load.document_cache": (
         "policylint.cache.store", "policylint.model.load.limits", "policylint.model.load.positions", "policylint.resources",
     ),
+    "policylint.model.load.document_pack_cache": (
+        "policylint.cache", "policylint.cache.store", "policylint.model.load.document_cache", "policylint.model.load.documents",
+        "policylint.model.load.limits",
+    ),
     "policylint.engine.rule_cache": (
         "policylint.cache.store", "policylint.engine.rule", "policylint.errors", "policylint.finding",
         "policylint.model.load.limits", "policylint.safeio",

@@ -92,7 +92,7 @@ def test_a_changed_file_is_parsed_again_and_its_new_finding_reported(
     assert load.display_path(workload) in seen
 
 
-@pytest.mark.parametrize("fingerprint", ["_schemas_fingerprint", "code_fingerprint"])
+@pytest.mark.parametrize("fingerprint", ["schemas_fingerprint", "code_fingerprint"])
 def test_a_schema_or_package_change_misses(
     fingerprint: str, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

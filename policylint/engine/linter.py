@@ -30,6 +30,7 @@ from policylint.model.load import (
     within,
 )
 from policylint.model import Model
+from policylint.model.load.document_pack_cache import Pack, file_ident, open_pack
 
 from policylint.engine.result import LintResult
 from policylint.engine.sheets import ClusterFactSheet
@@ -71,12 +72,27 @@ class LintOptions:
     all_views: bool = False
 
 
-def load_sources(paths: Sequence[Path], options: LintOptions) -> list[SourceFile]:
-    """Discover and parse files; keep those that hold policylint input."""
+def load_sources(paths: Sequence[Path], options: LintOptions, pack: Pack | None = None) -> list[SourceFile]:
+    """Discover and parse files; keep those that hold policylint input.
+
+    With a document ``pack`` (:mod:`policylint.model.load.document_pack_cache`), a file
+    whose stat identity is the packed one is taken from it; every other file is read
+    as before, its identity noted first so that the run can pack it afterwards.
+    """
     sources: list[SourceFile] = []
     real = RealPaths()
     for path, explicit in discover(paths, options.exclude, options.root, real):
-        source = load_file(path, display_path(path, real=real), options.limits, options.cache_dir)
+        display = display_path(path, real=real)
+        source = None
+        if pack is not None:
+            real_path = real(path)
+            source = pack.take(real_path, path, display)
+            if source is None:
+                ident = file_ident(real_path)
+                source = load_file(path, display, options.limits, options.cache_dir)
+                pack.note_read(real_path, ident, source)
+        else:
+            source = load_file(path, display, options.limits, options.cache_dir)
         if explicit or looks_relevant(source):
             sources.append(source)
     return sources
@@ -99,7 +115,9 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     from policylint.model.validate import validate_document
 
     scope = Scope.of(paths, options.repository or options.root)
-    sources = load_sources([*paths, options.repository or options.root], options)
+    home = options.repository or options.root
+    pack = open_pack(options.cache_dir, home, options.limits) if options.cache_dir is not None else None
+    sources = load_sources([*paths, home], options, pack)
     findings: list[Finding] = []
     valid: list[Document] = []
     scheduler_docs: list[Document] = []
@@ -123,6 +141,8 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
         if clean and source.cache_key is not None and options.cache_dir is not None:
             # stored before resolving, so the entry holds the documents exactly as parsed
             cache_source(options.cache_dir, source)
+    if pack is not None:
+        pack.write_back()  # after validation and storing: each clean file's stored form is set
     scoped = [s for s in sources if scope.holds(s.path)]
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)

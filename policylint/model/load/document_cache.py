@@ -61,10 +61,12 @@ class StoredSource:
 
     text: str
     documents: list[StoredDocument]
+    #: the stored form this was read from (see :func:`encode_source`), kept to be stored again as it is
+    payload: dict[str, Any] | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @functools.lru_cache(maxsize=1)
-def _schemas_fingerprint() -> str:
+def schemas_fingerprint() -> str:
     """A hash of every bundled JSON Schema: a changed schema never reuses a validated document."""
     digest = hashlib.sha256()
     folder = schemas_dir()
@@ -76,7 +78,7 @@ def _schemas_fingerprint() -> str:
 
 def document_key(raw: bytes, limits: LoadLimits) -> str:
     """The cache key of a YAML file's parsed documents: its bytes, the load limits, schemas and code."""
-    digest = hashlib.sha256(f"documents/{DOCUMENT_FORMAT}/{code_fingerprint()}/{_schemas_fingerprint()}".encode())
+    digest = hashlib.sha256(f"documents/{DOCUMENT_FORMAT}/{code_fingerprint()}/{schemas_fingerprint()}".encode())
     digest.update(_limits_text(limits))
     digest.update(b"\0")
     digest.update(raw)
@@ -118,8 +120,11 @@ def _path_list(path: tuple[Any, ...]) -> list[Any]:
     return list(path)
 
 
-def store_source(folder: Path, key: str, source: StoredSource) -> None:
-    """Keep a loaded, schema-valid file's text and documents under ``key``; anything unusual is not stored."""
+def encode_source(source: StoredSource) -> dict[str, Any] | None:
+    """A loaded, schema-valid file's text and documents as an entry holds them; None for anything unusual."""
+    kept: dict[str, Any] | None = getattr(source, "payload", None)
+    if kept is not None:
+        return kept  # read from an entry: stored as it was
     try:
         documents = []
         for doc in source.documents:
@@ -142,13 +147,29 @@ def store_source(folder: Path, key: str, source: StoredSource) -> None:
             )
         # "validated": stored only for files whose documents all passed the schemas named by
         # the key; the HMAC holds that result with the data, so a hit need not validate again
-        payload = {"key": key, "validated": True, "text": source.text, "documents": documents}
-        data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode("utf-8")
+        payload = {"validated": True, "text": source.text, "documents": documents}
     except (Uncacheable, ValueError, TypeError, RecursionError):
-        return
+        return None
+    return payload
+
+
+def store_source(folder: Path, key: str, source: StoredSource) -> dict[str, Any] | None:
+    """Keep a loaded, schema-valid file's text and documents under ``key``; anything unusual is not stored.
+
+    Returns the stored form (see :func:`encode_source`), for the repository's document
+    pack (:mod:`policylint.model.load.document_pack_cache`), or None.
+    """
+    payload = encode_source(source)
+    if payload is None:
+        return None
+    try:
+        data = json.dumps({"key": key, **payload}, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode("utf-8")
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
+        return None  # a value JSON cannot hold: neither stored nor packed
     sealed = seal_json(folder, "documents", data)
     if sealed is not None and len(sealed) <= MAX_ENTRY_BYTES["documents"]:
         atomic_write(_document_path(folder, key), sealed, folder)
+    return payload
 
 
 def load_source(folder: Path, key: str) -> StoredSource | None:
@@ -168,7 +189,17 @@ def load_source(folder: Path, key: str) -> StoredSource | None:
         if body is None:
             return None
         payload = json.loads(body.decode("utf-8"))
-        if payload["key"] != key or payload["validated"] is not True or not isinstance(payload["text"], str):
+        if payload.pop("key") != key:
+            return None
+    except Exception:  # noqa: BLE001 - a missing, damaged or foreign entry is a miss, never a failure
+        return None
+    return decode_source(payload)
+
+
+def decode_source(payload: Any) -> StoredSource | None:
+    """The source an entry's stored form (:func:`encode_source`) describes; None when anything is off."""
+    try:
+        if payload["validated"] is not True or not isinstance(payload["text"], str) or len(payload) != 3:
             return None
         documents: list[StoredDocument] = []
         for stored in payload["documents"]:
@@ -181,9 +212,9 @@ def load_source(folder: Path, key: str) -> StoredSource | None:
             if type(index) is not int:
                 return None
             documents.append(StoredDocument(index, stored["data"], positions))
-    except Exception:  # noqa: BLE001 - a missing, damaged or foreign entry is a miss, never a failure
+    except Exception:  # noqa: BLE001 - a damaged or foreign form is a miss, never a failure
         return None
-    return StoredSource(payload["text"], documents)
+    return StoredSource(payload["text"], documents, payload)
 
 
 #: how many times its compressed size a stored position index may expand to

@@ -111,6 +111,9 @@ class SourceFile:
     validated: bool = False
     #: the document-cache key of this file's bytes, when a cache is in use and it missed
     cache_key: str | None = None
+    #: the document cache's stored form of this file (read from or written to it), which the
+    #: repository's document pack keeps (:mod:`policylint.model.load.document_pack_cache`)
+    stored: dict[str, Any] | None = field(default=None, repr=False)
     #: where the scalars are, for finding comments: recorded by the parse when the text holds
     #: a suppression marker, else found when first asked for (see :mod:`policylint.model.load.comments`)
     scalars: ScalarScan | None = None

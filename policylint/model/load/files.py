@@ -88,6 +88,7 @@ def _cached(path: Path, display: str, hit: StoredSource) -> SourceFile:
     for stored in hit.documents:
         source.documents.append(Document(source=source, index=stored.index, data=stored.data, positions=stored.positions))
     source.validated = True
+    source.stored = hit.payload
     return source
 
 
@@ -101,7 +102,7 @@ def cache_source(folder: Path, source: SourceFile) -> None:
     if source.cache_key is None:
         return
     documents = [document_cache.StoredDocument(d.index, d.data, d.positions) for d in source.documents]
-    document_cache.store_source(folder, source.cache_key, document_cache.StoredSource(source.text, documents))
+    source.stored = document_cache.store_source(folder, source.cache_key, document_cache.StoredSource(source.text, documents))
 
 
 class RealPaths:

@@ -1,0 +1,190 @@
+"""The document pack: every cached YAML file of a repository in one entry, found by its stat identity.
+
+A warm run in a repository of 10,000 workload files read each file, hashed it
+and opened its own document-cache entry (:mod:`policylint.model.load.document_cache`):
+three system calls, an HMAC and a JSON parse per file, most of a one-file
+pre-commit run's loading. The pack holds, for each file of the repository that
+loaded cleanly and passed validation, what its document-cache entry holds (its
+text and parsed documents, position indexes still compressed) under its real
+path, with the file's stat identity when it was read: device, inode, size,
+modification and status-change times in nanoseconds, as git's index keeps them.
+
+A file is taken from the pack when a ``stat`` gives the same identity (and it is
+still a regular file within the size limit). That is the repository index's
+rule (:mod:`policylint.engine.index_store`), and git's: a write to a file
+changes its status-change time, which no ordinary program can set back, and a
+file is packed only when both its times are settled - older than two seconds
+when it is packed, and unchanged between the ``stat`` taken before it was read
+and the one taken when it is packed - so that a write in the same timestamp
+tick as the read cannot go unseen. Anything else is read as before: a file
+whose identity moved, a new file, a pack that is missing, foreign, damaged
+(HMAC, every record checked) or written by other code, schemas or limits.
+
+The pack is one sealed entry per repository (and code, schemas, limits). It is
+written again only when a run read more than a few files outside it, so a
+one-file pre-commit run after an edit reads the edited file as before and
+leaves the pack alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from policylint.cache import store
+from policylint.cache.store import FORMAT_VERSION, read_limited, unseal_json, write_sealed
+from policylint.model.load import document_cache
+from policylint.model.load.documents import Document, SourceFile
+from policylint.model.load.limits import LoadLimits
+
+if TYPE_CHECKING:
+    from policylint.model.load.document_cache import StoredSource
+
+KIND = "docpack"
+PACK_FORMAT = 1
+#: the largest pack read back or written (10,000 workload files take about 31 MB)
+MAX_BYTES = 512 << 20
+#: a file whose modification or status-change time is this close to the packing is not packed
+RACY_SECONDS = 2.0
+#: with more files than this read outside the pack (and more than a quarter of the repository's),
+#: the run writes the pack again
+MAX_UNPACKED = 16
+
+
+def file_ident(path: str) -> list[int] | None:
+    """The stat identity of the regular file at ``path`` (symlinks followed), or None."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _header(root: Path, limits: LoadLimits) -> dict[str, Any]:
+    import dataclasses
+
+    return {
+        "format": PACK_FORMAT,
+        "documents": document_cache.DOCUMENT_FORMAT,
+        "cache": FORMAT_VERSION,
+        "code": store.code_fingerprint(),
+        "schemas": document_cache.schemas_fingerprint(),
+        "root": os.path.realpath(root),
+        "limits": dataclasses.asdict(limits),
+    }
+
+
+def _entry_path(folder: Path, header: dict[str, Any]) -> Path:
+    text = json.dumps(header, sort_keys=True, separators=(",", ":"))
+    loc = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return folder / f"{KIND}-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.json"
+
+
+@dataclass
+class Pack:
+    """A repository's document pack for one run: looked up while loading, written back when worth it."""
+
+    folder: Path
+    path: Path
+    header: dict[str, Any]
+    limits: LoadLimits
+    #: real path -> [stat identity, stored form] as read
+    records: dict[str, list[Any]] = field(default_factory=dict)
+    #: files taken from the pack this run (real path -> record)
+    used: dict[str, list[Any]] = field(default_factory=dict)
+    #: files read outside the pack this run: real path -> (identity before reading, the source)
+    read: dict[str, tuple[list[int] | None, SourceFile]] = field(default_factory=dict)
+
+    def take(self, real: str, path: Path, display: str) -> SourceFile | None:
+        """The source of the file at ``real`` from the pack when its identity is the packed one; else None."""
+        record = self.records.get(real)
+        if record is None:
+            return None
+        ident = file_ident(real)
+        if ident is None or ident != record[0] or ident[2] > self.limits.max_file_bytes:
+            return None
+        stored = document_cache.decode_source(record[1])
+        if stored is None:
+            return None
+        self.used[real] = record
+        return _source(path, display, stored)
+
+    def note_read(self, real: str, ident: list[int] | None, source: SourceFile) -> None:
+        """Note a file read outside the pack, with its identity taken before it was read (see :meth:`write_back`)."""
+        self.read[real] = (ident, source)
+
+    def write_back(self) -> None:
+        """Write the pack again when this run read more than a few packable files outside it.
+
+        A file is packable when it was read cleanly (its stored form set: loaded
+        without a finding, validated, stored in the document cache) and its identity
+        is settled and unchanged since before it was read. The pack then holds every
+        such file and every file this run took from it: files gone from the
+        repository drop out.
+        """
+        settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
+        fresh: dict[str, list[Any]] = {}
+        for real, (ident, source) in self.read.items():
+            if ident is None or source.stored is None or source.findings:
+                continue
+            if max(ident[3], ident[4]) >= settled_before or file_ident(real) != ident:
+                continue
+            fresh[real] = [ident, source.stored]
+        if not fresh or (self.records and len(fresh) <= max(MAX_UNPACKED, (len(fresh) + len(self.used)) // 4)):
+            return
+        records = {**self.used, **fresh}
+        body = {"header": self.header, "files": {k: records[k] for k in sorted(records)}}
+        try:
+            data = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode(
+                "utf-8", "surrogateescape"
+            )
+        except (TypeError, ValueError, RecursionError):
+            return
+        write_sealed(self.path, self.folder, KIND, data, MAX_BYTES)
+
+
+def _source(path: Path, display: str, stored: StoredSource) -> SourceFile:
+    """The :class:`SourceFile` of a packed file, as a document-cache hit gives it."""
+    source = SourceFile(path=path, display=display, text=stored.text)
+    for doc in stored.documents:
+        source.documents.append(Document(source=source, index=doc.index, data=doc.data, positions=doc.positions))
+    source.validated = True
+    source.stored = stored.payload
+    return source
+
+
+def _valid_record(record: Any) -> bool:
+    if not isinstance(record, list) or len(record) != 2 or not isinstance(record[1], dict):
+        return False
+    ident = record[0]
+    return isinstance(ident, list) and len(ident) == 5 and all(type(x) is int for x in ident)
+
+
+def open_pack(folder: Path, root: Path, limits: LoadLimits) -> Pack:
+    """The document pack of the repository at ``root`` (empty when missing, foreign or damaged)."""
+    header = _header(root, limits)
+    pack = Pack(folder, _entry_path(folder, header), header, limits)
+    try:
+        data = read_limited(pack.path, MAX_BYTES)
+        body = unseal_json(folder, KIND, data) if data is not None else None
+        if body is None:
+            return pack
+        stored = json.loads(body)
+        if not isinstance(stored, dict) or stored.get("header") != header or not isinstance(stored.get("files"), dict):
+            return pack
+        files = stored["files"]
+        if not all(isinstance(k, str) and _valid_record(v) for k, v in files.items()):
+            return pack
+        pack.records = files
+    except Exception:  # noqa: BLE001 - a damaged pack is an empty one: every file is read
+        pack.records = {}
+    return pack
