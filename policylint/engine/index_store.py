@@ -146,8 +146,8 @@ class Record:
     #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
     tpaths: dict[str, tuple[Any, ...]] | None = None
 
-    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
-        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
+    def values(self) -> tuple[list[Any], list[int] | None] | None:
+        """(a fresh list of the stored fact values in ``shape``'s order, the run sketch), or None when the text does not fit the shape."""
         values = json.loads(self.text)
         if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
             return None
@@ -156,7 +156,12 @@ class Record:
             return None
         if sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
             return None
-        return dict(zip(self.shape, facts)), sketch
+        return facts, sketch
+
+    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
+        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
+        found = self.values()
+        return None if found is None else (dict(zip(self.shape, found[0])), found[1])
 
 
 def _record_from(

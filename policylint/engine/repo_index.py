@@ -70,6 +70,9 @@ from policylint.measure.facts import WorkloadFacts
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Callable
+
+    from policylint.engine.sheets import WorkloadFactSheet
 
     from policylint.finding import Finding
     from policylint.measure.facts import PoolFacts
@@ -157,22 +160,45 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     return True
 
 
-def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
-    """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names)."""
-    from policylint.engine.sheets import WorkloadFactSheet
-    from policylint.engine.view import View
-    from policylint.facts import rebuild
+#: per stored fact-name list (by identity; the index shares one among its records): the list, the maker
+#: of a workload sheet from values in its order (None: not the sheet's facts in order), each name's place
+_SHAPES: dict[int, tuple[tuple[str, ...], Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
 
-    decoded = rec.decode()
+
+def _shape(shape: tuple[str, ...]) -> tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]:
+    from policylint.engine.sheets import WorkloadFactSheet
+    from policylint.facts import builder
+
+    found = _SHAPES.get(id(shape))
+    if found is None or found[0] is not shape:
+        found = (shape, builder(WorkloadFactSheet, shape), {name: i for i, name in enumerate(shape)})
+        _SHAPES[id(shape)] = found
+    return found[1], found[2]
+
+
+def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
+    """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names).
+
+    As :func:`policylint.facts.rebuild` of the stored facts by name with the clock facts put
+    in their places, made from the values in order (a clock fact the stored names lack, or
+    names that are not a workload sheet's facts in order, give None).
+    """
+    from policylint.engine.view import View
+
+    decoded = rec.values()
     if decoded is None:
         return None
-    facts, sketch = decoded
-    facts.update(_clock_facts(rec, w, now))
-    if list(facts) != list(WorkloadFactSheet.routes()):
+    values, sketch = decoded
+    make, places = _shape(rec.shape)
+    if make is None:
         return None  # recorded with other facts than a workload's sheet declares now
+    for name, value in _clock_facts(rec, w, now).items():
+        at = places.get(name)
+        if at is None:
+            return None
+        values[at] = value
     paths = dict(rec.tpaths) if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
-    sheet = rebuild(WorkloadFactSheet, facts)
-    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), sheet, paths)
+    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), make(values), paths)
     return view, sketch
 
 
