@@ -128,3 +128,42 @@ def test_shared_skip_sets_judge_as_views_asked_alone(bad_views: list[Any], rules
     assert once == key(evaluate(rules, bad_views, params, skip=alone))
     everything = key(evaluate(rules, bad_views, params))
     assert once != everything and set(once) <= set(everything)
+
+
+def test_a_run_sketch_is_stored_as_hex_only_when_it_reads_back_exactly() -> None:
+    from policylint.engine.index_store import sketch_of, sketch_text
+
+    sketch = [0, 1, 891616711748, 2**63 - 1, -5]
+    text = sketch_text(sketch)
+    assert isinstance(text, str) and sketch_of(text) == sketch
+    assert sketch_text([2**63]) == [2**63]  # no 8-byte signed form: kept as numbers
+    assert sketch_text([]) == [] and sketch_text(None) is None
+    for bad in ("", "abc", "0" * 15, "0" * 8 + " " + "0" * 7, "0" * 15 + "A", "zz" * 8):
+        assert sketch_of(bad) is None
+
+
+def test_provenance_paths_are_taken_from_the_record_only_for_the_same_measured_files(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from policylint.engine.index_store import Record, files_of, recorded_files
+
+    class _Ref:
+        def __init__(self, path: Path | None) -> None:
+            self.path = path
+
+    class _W:
+        def __init__(self, paths: dict[str, Path | None]) -> None:
+            self.measurements = {role: _Ref(p) for role, p in paths.items()}
+
+    w: Any = _W({"concurrency": tmp_path / "a.csv", "vram": tmp_path / "b.csv"})
+    plain = files_of(w)
+    assert plain is not None
+    rec = Record([0] * 5, "", "", [[0] * 5] * 2, (), "", {}, False, None, None, None, False, {},
+                 files=[["x", "planted"], ["y", "planted"]])
+    assert recorded_files(rec, w) == plain  # other measured paths: computed
+    rec.files = [[m, "kept"] for m, _ in plain]
+    assert recorded_files(rec, w) == [(m, "kept") for m, _ in plain]  # the same paths: the record's
+    rec.files = None
+    assert recorded_files(rec, w) == plain
+    empty: Any = _W({"concurrency": None})
+    assert recorded_files(rec, empty) is None

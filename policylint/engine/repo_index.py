@@ -64,6 +64,8 @@ from policylint.engine.index_store import (
     no_record,
     open_index,
     pool_hash,
+    recorded_files,
+    sketch_text,
     same_value,
 )
 from policylint.measure.facts import WorkloadFacts
@@ -151,7 +153,7 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     # the same device and inode: the same file, however the run spells its path
     if file_ident(os.fspath(w.doc.source.path)) != rec.ident:
         return False
-    files = files_of(w)
+    files = recorded_files(rec, w)
     if files is None or len(files) != len(rec.measured):
         return False
     for (measured, record), ident in zip(files, rec.measured, strict=True):
@@ -375,6 +377,7 @@ class Recorder:
             last_sample=wf.last_sample.isoformat() if wf.last_sample is not None else None,
             integrity=bool(wf.integrity),
             clock=clock,
+            files=[[m, r] for m, r in files],
         )
         # the stored facts: the view without its clock facts (recomputed on use)
         stored = dict(view.facts)
@@ -383,7 +386,7 @@ class Recorder:
             if k not in stored:
                 return None
             stored[k] = None
-        text = json_text([list(stored.values()), sketch])
+        text = json_text([list(stored.values()), sketch_text(sketch)])
         if text is None or json_text(rec.paths) is None:
             return None
         rec.text = text

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_limited, unseal_json, write_sealed
 from policylint.engine.reads import facts_read
+from policylint.facts import Facts
 from policylint.finding import Finding, Severity, Subject
 
 if TYPE_CHECKING:
@@ -242,7 +243,11 @@ class Verdicts:
         from policylint.engine.evaluate import subject_of
 
         facts = view.facts
-        values = quick_canonical([facts.get(name) for name in reads])
+        if isinstance(facts, Facts) and type(facts).get is Facts.get:
+            getters = facts._fact_getters  # what Facts.get looks each name up in
+            values = quick_canonical([getters[name](facts) if name in getters else None for name in reads])
+        else:
+            values = quick_canonical([facts.get(name) for name in reads])
         places = self._places_text(view, at)
         target = subject_of(view)
         ident = quick_canonical([view.subject, view.label, target.kind, target.name, list(view.base),
