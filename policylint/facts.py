@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 #: Keys of a field's metadata.
@@ -134,6 +134,80 @@ def rebuild(sheet: type[_Sheet], flat: Mapping[str, Any]) -> _Sheet:
     for name, inner in _plan(sheet):
         given[name] = flat[name] if inner is None else rebuild(inner, flat)
     return sheet(**given)
+
+
+def _direct(sheet: type[Facts]) -> bool:
+    """True when setting a new instance's attributes is exactly what the sheet's ``__init__`` does with every field given.
+
+    That is the dataclass-made ``__init__`` (every field an init parameter, set in field
+    order by plain assignment) followed by :meth:`Facts.__post_init__` alone: no frozen or
+    slotted class, no ``__setattr__`` of its own, no descriptor on a field's name.
+    """
+    import inspect
+
+    params = getattr(sheet, "__dataclass_params__", None)
+    init = sheet.__dict__.get("__init__")
+    code = getattr(init, "__code__", None)
+    if params is None or not params.init or params.frozen or code is None or code.co_filename != "<string>":
+        return False
+    if "__slots__" in sheet.__dict__ or sheet.__setattr__ is not object.__setattr__:
+        return False
+    if getattr(sheet, "__post_init__", None) is not Facts.__post_init__:
+        return False
+    fields = dataclasses.fields(sheet)
+    given = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    if list(given) != ["self", *(f.name for f in fields)]:  # an InitVar, or a field that is no parameter
+        return False
+    for f in fields:
+        if not f.init or hasattr(type(inspect.getattr_static(sheet, f.name, None)), "__set__"):
+            return False
+    return True
+
+
+def builder(sheet: type[_Sheet], names: Sequence[str]) -> Callable[[list[Any]], _Sheet] | None:
+    """A maker of ``sheet`` from the values of its facts listed in ``names``' order, as :func:`rebuild` makes it.
+
+    None when ``names`` are not exactly the sheet's facts in declaration order. The maker
+    sets each new sheet's fields at once when :func:`_direct` allows it, and calls the
+    sheet's class otherwise; it reads the list it is given and never changes it.
+    """
+    if list(names) != list(sheet.routes()):
+        return None
+    return _maker(sheet, 0, len(names))[0]
+
+
+def _maker(sheet: type[_Sheet], start: int, total: int) -> tuple[Callable[[list[Any]], _Sheet], int]:
+    """(the maker of ``sheet`` whose facts begin at ``start`` of a list of ``total`` values, where they end)."""
+    names: list[str] = []
+    picks: list[int] = []
+    parts: list[Callable[[list[Any]], Any]] = []
+    at = start
+    for name, inner in _plan(sheet):
+        names.append(name)
+        if inner is None:
+            picks.append(at)
+            at += 1
+        else:
+            make, at = _maker(inner, at, total)
+            picks.append(total + len(parts))  # made parts follow the values
+            parts.append(make)
+    if len(picks) < 2 or not _direct(sheet):
+
+        def plain(values: list[Any]) -> _Sheet:
+            made = [make(values) for make in parts]
+            return sheet(**{n: (values[i] if i < total else made[i - total]) for n, i in zip(names, picks)})
+
+        return plain, at
+    pick = operator.itemgetter(*picks)
+    new = sheet.__new__
+
+    def direct(values: list[Any]) -> _Sheet:
+        obj = new(sheet)
+        obj.__dict__.update(zip(names, pick([*values, *[make(values) for make in parts]] if parts else values)))
+        obj.__post_init__()
+        return obj
+
+    return direct, at
 
 
 @dataclasses.dataclass(frozen=True)

@@ -167,18 +167,34 @@ def evaluate(
     by_subject: dict[str, list[View]] = {}
     for view in views:
         by_subject.setdefault(view.subject, []).append(view)
-    skipped: dict[int, Container[str]] = {}
+    #: per subject, its views grouped by the set of codes skipped on them (the same object for every
+    #: neighbour, so a rule a neighbour skips costs nothing per neighbour): (set, the views' places)
+    groups: dict[str, list[tuple[Container[str], list[int]]]] = {}
     if skip is not None:
-        skipped = {id(view): skip(view) for group in by_subject.values() for view in group}
+        for subject, group in by_subject.items():
+            by_set: dict[int, tuple[Container[str], list[int]]] = {}  # every set held: ids stay distinct
+            each = [skip(view) for view in group]
+            for i, codes in enumerate(each):
+                by_set.setdefault(id(codes), (codes, []))[1].append(i)
+            # one group per view when the sets are not shared
+            groups[subject] = list(by_set.values()) if len(by_set) <= 8 else [(c, [i]) for i, c in enumerate(each)]
     findings: list[Finding] = []
     with memo():
         for rule in rules:
             if rule.builtin:
                 continue
             values = params.get(rule.code, _NO_PARAMS)
-            for view in by_subject.get(rule.subject, []):
-                if skipped and rule.code in skipped[id(view)]:
-                    continue
+            group = by_subject.get(rule.subject, [])
+            if rule.subject in groups:
+                # the views this rule is not skipped on, in their order
+                taken = [places for codes, places in groups[rule.subject] if rule.code not in codes]
+                if len(taken) == 1:
+                    group = [group[i] for i in taken[0]]
+                elif len(by_subject[rule.subject]) == len(groups[rule.subject]):
+                    group = [group[p[0]] for p in taken]  # one group per view, in order
+                else:
+                    group = [group[i] for i in sorted(i for p in taken for i in p)]
+            for view in group:
                 known = given.get(id(view)) if given else None
                 if known is not None and rule.code in known:
                     findings.extend(known[rule.code])

@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import os
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: the measured files' paths beside their identities, run sketches as hex text
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
 MAX_BYTES = 256 << 20
@@ -86,6 +87,23 @@ def pool_hash(pool: Pool | None) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def recorded_files(rec: Record, w: Workload) -> list[tuple[str, str]] | None:
+    """:func:`files_of` for ``w``, taking the provenance paths from ``rec`` when it names the same measured files.
+
+    A provenance record's path is a function of its measured file's path alone.
+    """
+    measured = []
+    for role in sorted(w.measurements):
+        path = w.measurements[role].path
+        if path is None:
+            return None
+        measured.append(os.fspath(path))
+    files = rec.files
+    if files is not None and len(files) == len(measured) and all(f[0] == m for f, m in zip(files, measured)):
+        return [(m, f[1]) for f, m in zip(files, measured)]
+    return files_of(w)
+
+
 def files_of(w: Workload) -> list[tuple[str, str]] | None:
     """(measured file, its provenance record's path) per measurement; None when one has no file."""
     from policylint.measure.sources.provenance import sidecar
@@ -143,29 +161,68 @@ class Record:
     last_sample: str | None  # ISO text of the last sample (the age of the measurement)
     integrity: bool  # integrity facts were stored (the time facts are computed then)
     clock: dict[str, Any]  # the integrity facts the time facts are computed from
+    #: (measured file, its provenance record's path) per measurement as :func:`files_of` gave them when recorded
+    files: list[list[str]] | None = None
     #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
     tpaths: dict[str, tuple[Any, ...]] | None = None
 
-    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
-        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
+    def values(self) -> tuple[list[Any], list[int] | None] | None:
+        """(a fresh list of the stored fact values in ``shape``'s order, the run sketch), or None when the text does not fit the shape."""
         values = json.loads(self.text)
         if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
             return None
         facts, sketch = values
         if len(facts) != len(self.shape):
             return None
-        if sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
+        if isinstance(sketch, str):
+            sketch = sketch_of(sketch)
+            if sketch is None:
+                return None
+        elif sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
             return None
-        return dict(zip(self.shape, facts)), sketch
+        return facts, sketch
+
+    def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
+        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
+        found = self.values()
+        return None if found is None else (dict(zip(self.shape, found[0])), found[1])
+
+
+def sketch_text(sketch: list[int] | None) -> str | list[int] | None:
+    """A run sketch as stored: hex text of its numbers as 8-byte signed integers when that reads back exactly, else itself.
+
+    A sketch is a hundred or so large numbers; read from hex text in one call instead of parsed one by one.
+    """
+    if not sketch:
+        return sketch
+    try:
+        text = struct.pack(f"<{len(sketch)}q", *sketch).hex()
+    except (struct.error, TypeError):
+        return sketch
+    return text if sketch_of(text) == sketch else sketch
+
+
+def sketch_of(text: str) -> list[int] | None:
+    """The run sketch stored as ``text`` by :func:`sketch_text` (None when it is not such a text)."""
+    try:
+        data = bytes.fromhex(text)
+    except ValueError:
+        return None
+    if not data or len(data) % 8 or data.hex() != text:  # exactly the text sketch_text writes
+        return None
+    return list(struct.unpack(f"<{len(data) // 8}q", data))
 
 
 def _record_from(
     row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]], tplaces: list[dict[str, tuple[Any, ...]]]
 ) -> Record | None:
     """A record from its stored row, every field checked; None when anything is off."""
-    if not isinstance(row, list) or len(row) != 12:
+    if not isinstance(row, list) or len(row) != 13:
         return None
-    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest = row
+    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest, files = row
+    if not (isinstance(files, list) and len(files) == len(measured)
+            and all(isinstance(f, list) and len(f) == 2 and all(type(x) is str for x in f) for f in files)):
+        return None
     if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str)):
         return None
     if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
@@ -184,7 +241,7 @@ def _record_from(
     if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
         return None
     return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
-                  integrity, clock, tplaces[paths])
+                  integrity, clock, files, tplaces[paths])
 
 
 def _ints(value: Any, n: int) -> bool:
@@ -198,8 +255,8 @@ class Index:
     Stored as one sealed JSON object: the header (code, trace limits, GPU
     resources, repository), a table of fact-name lists and one of fact-place
     maps (the same for nearly every workload), and per workload one row of
-    identities and figures whose view values are one JSON text (parsed only
-    when the workload's view is rebuilt).
+    identities, file paths and figures whose view values are one JSON text (parsed
+    only when the workload's view is rebuilt; its run sketch as :func:`sketch_text`).
     """
 
     folder: Path
@@ -246,8 +303,10 @@ class Index:
             if text not in places:
                 places[text] = len(place_list)
                 place_list.append(rec.paths)
+            if rec.files is None:
+                continue  # recorded without its files' paths: measured again
             rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
-                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock]]
+                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock], rec.files]
         body = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list, "rows": rows}
         try:
             data = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")

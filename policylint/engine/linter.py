@@ -339,10 +339,14 @@ def judge(
         judged = [v for v in judged if keep(v.doc.file, str(subject_of(v)))]
         if isinstance(keep, Reach):
             reach = keep
+            asked: dict[int, frozenset[str]] = {}  # by view (every view lives through the run): asked once
 
             # a changed workload's neighbours: only the rules that read what they take from it
             def skip(view: View) -> frozenset[str]:
-                return reach.skips(view.doc.file, str(subject_of(view)))
+                found = asked.get(id(view))
+                if found is None:
+                    found = asked[id(view)] = reach.skips(view.doc.file, str(subject_of(view)))
+                return found
 
     verdicts = None
     if options.cache_dir is not None and (skip is not None or keep is None):

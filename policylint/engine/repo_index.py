@@ -64,12 +64,17 @@ from policylint.engine.index_store import (
     no_record,
     open_index,
     pool_hash,
+    recorded_files,
+    sketch_text,
     same_value,
 )
 from policylint.measure.facts import WorkloadFacts
 
 if TYPE_CHECKING:
     import datetime as dt
+    from collections.abc import Callable
+
+    from policylint.engine.sheets import WorkloadFactSheet
 
     from policylint.finding import Finding
     from policylint.measure.facts import PoolFacts
@@ -148,7 +153,7 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     # the same device and inode: the same file, however the run spells its path
     if file_ident(os.fspath(w.doc.source.path)) != rec.ident:
         return False
-    files = files_of(w)
+    files = recorded_files(rec, w)
     if files is None or len(files) != len(rec.measured):
         return False
     for (measured, record), ident in zip(files, rec.measured, strict=True):
@@ -157,22 +162,45 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     return True
 
 
-def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
-    """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names)."""
-    from policylint.engine.sheets import WorkloadFactSheet
-    from policylint.engine.view import View
-    from policylint.facts import rebuild
+#: per stored fact-name list (by identity; the index shares one among its records): the list, the maker
+#: of a workload sheet from values in its order (None: not the sheet's facts in order), each name's place
+_SHAPES: dict[int, tuple[tuple[str, ...], Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
 
-    decoded = rec.decode()
+
+def _shape(shape: tuple[str, ...]) -> tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]:
+    from policylint.engine.sheets import WorkloadFactSheet
+    from policylint.facts import builder
+
+    found = _SHAPES.get(id(shape))
+    if found is None or found[0] is not shape:
+        found = (shape, builder(WorkloadFactSheet, shape), {name: i for i, name in enumerate(shape)})
+        _SHAPES[id(shape)] = found
+    return found[1], found[2]
+
+
+def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
+    """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names).
+
+    As :func:`policylint.facts.rebuild` of the stored facts by name with the clock facts put
+    in their places, made from the values in order (a clock fact the stored names lack, or
+    names that are not a workload sheet's facts in order, give None).
+    """
+    from policylint.engine.view import View
+
+    decoded = rec.values()
     if decoded is None:
         return None
-    facts, sketch = decoded
-    facts.update(_clock_facts(rec, w, now))
-    if list(facts) != list(WorkloadFactSheet.routes()):
+    values, sketch = decoded
+    make, places = _shape(rec.shape)
+    if make is None:
         return None  # recorded with other facts than a workload's sheet declares now
+    for name, value in _clock_facts(rec, w, now).items():
+        at = places.get(name)
+        if at is None:
+            return None
+        values[at] = value
     paths = dict(rec.tpaths) if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
-    sheet = rebuild(WorkloadFactSheet, facts)
-    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), sheet, paths)
+    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), make(values), paths)
     return view, sketch
 
 
@@ -349,6 +377,7 @@ class Recorder:
             last_sample=wf.last_sample.isoformat() if wf.last_sample is not None else None,
             integrity=bool(wf.integrity),
             clock=clock,
+            files=[[m, r] for m, r in files],
         )
         # the stored facts: the view without its clock facts (recomputed on use)
         stored = dict(view.facts)
@@ -357,7 +386,7 @@ class Recorder:
             if k not in stored:
                 return None
             stored[k] = None
-        text = json_text([list(stored.values()), sketch])
+        text = json_text([list(stored.values()), sketch_text(sketch)])
         if text is None or json_text(rec.paths) is None:
             return None
         rec.text = text

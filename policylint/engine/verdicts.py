@@ -39,22 +39,27 @@ import json
 import os
 from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_limited, unseal_json, write_sealed
 from policylint.engine.reads import facts_read
+from policylint.facts import Facts
 from policylint.finding import Finding, Severity, Subject
 
 if TYPE_CHECKING:
     from policylint.engine.rule import Rule
     from policylint.engine.view import View
 
-VERDICTS_FORMAT = 1
+VERDICTS_FORMAT = 2  # 2: digests of quick_canonical texts
 KIND = "verdicts"
 #: largest entry read back or written
 MAX_BYTES = 128 << 20
 #: counters for tests: views whose findings came from the entry, and views evaluated and kept
 STATS: dict[str, int] = {"hits": 0, "kept": 0}
+
+
+#: (rule codes in order, the rules' canonical text, the facts they read, where their findings are placed), or None
+_Plan: TypeAlias = "tuple[list[str], str, list[str], list[str] | None] | None"
 
 
 class _Uncanonical(Exception):
@@ -102,6 +107,40 @@ def canonical(value: Any) -> str | None:
     except (_Uncanonical, RecursionError, ValueError):
         return None
     return "".join(out)
+
+
+#: the types whose ``repr`` is an exact text of the value: two values of these types share a
+#: ``repr`` only when they are equal and of the same types (floats by their shortest round-tripping
+#: text, so signed zeros differ; every NaN is "nan", as :meth:`float.hex` has it too)
+_SCALARS = frozenset((type(None), bool, int, float, str))
+
+
+def _plain(value: Any) -> bool:
+    """True when ``value`` is built only of :data:`_SCALARS`, lists, tuples and dicts with string keys."""
+    t = type(value)
+    if t in _SCALARS:
+        return True
+    if t is list or t is tuple:
+        return set(map(type, value)) <= _SCALARS or all(map(_plain, value))
+    if t is dict:
+        return set(map(type, value)) <= {str} and (set(map(type, value.values())) <= _SCALARS or all(map(_plain, value.values())))
+    return False
+
+
+def quick_canonical(value: Any) -> str | None:
+    """An exact text of ``value`` like :func:`canonical` (another text, the same exactness), made by ``repr``.
+
+    ``repr`` of a value built only of None, bool, int, float, str, list, tuple and dict
+    with string keys is Python's literal text of it: distinct values (types included,
+    ``1``, ``1.0`` and ``True`` apart; list and tuple apart) give distinct texts. A
+    container holding itself (``repr`` would abbreviate it) fails :func:`_plain` by recursion.
+    """
+    try:
+        if not _plain(value):
+            return None
+        return repr(value)
+    except (RecursionError, ValueError):  # ValueError: an int too long for its text
+        return None
 
 
 def _rule_text(rule: Rule, params: Mapping[str, Any]) -> str | None:
@@ -187,10 +226,10 @@ class Verdicts:
         """Where the facts in ``at`` are written in ``view``'s document (None for ``at``: every fact's place)."""
         paths = view.paths
         if at is not None:
-            return canonical([paths.get(name) for name in at])
+            return quick_canonical([paths.get(name) for name in at])
         found = self._places.get(id(paths))
         if found is None:
-            found = canonical(paths)
+            found = quick_canonical(paths)
             if found is None:
                 return None
             self._places[id(paths)] = found
@@ -204,12 +243,16 @@ class Verdicts:
         from policylint.engine.evaluate import subject_of
 
         facts = view.facts
-        values = canonical([facts.get(name) for name in reads])
+        if isinstance(facts, Facts) and type(facts).get is Facts.get:
+            getters = facts._fact_getters  # what Facts.get looks each name up in
+            values = quick_canonical([getters[name](facts) if name in getters else None for name in reads])
+        else:
+            values = quick_canonical([facts.get(name) for name in reads])
         places = self._places_text(view, at)
         target = subject_of(view)
-        ident = canonical([view.subject, view.label, target.kind, target.name, list(view.base),
-                           None if view.target is None else [view.target.kind, view.target.name],
-                           view.doc.file, view.doc.index])
+        ident = quick_canonical([view.subject, view.label, target.kind, target.name, list(view.base),
+                                 None if view.target is None else [view.target.kind, view.target.name],
+                                 view.doc.file, view.doc.index])
         if values is None or places is None or ident is None or not isinstance(view.doc.source.text, str):
             return None
         digest = hashlib.sha256()
@@ -233,18 +276,25 @@ class Verdicts:
         taken from the entry: the views ``skip`` names rules for are only kept, with the
         findings of the rules a narrowed run would judge them by as neighbours.
         """
-        plans: dict[frozenset[str], tuple[list[str], str, list[str], list[str] | None] | None] = {}
+        plans: dict[frozenset[str], _Plan] = {}
+        #: the plan per set of skipped codes (a frozenset: every neighbour skips the same one)
+        by_skipped: dict[frozenset[str], _Plan] = {}
         for view in views:
             if view.subject != "workload":
                 continue
             skipped = skip(view)
             if not skipped:
                 continue  # judged by every rule: not a neighbour
-            run = [r for r in rules if not r.builtin and r.subject == "workload" and r.code not in skipped]
-            codes = frozenset(r.code for r in run)
-            if codes not in plans:
-                plans[codes] = _plan(run, params)
-            plan = plans[codes]
+            if type(skipped) is frozenset and skipped in by_skipped:
+                plan = by_skipped[skipped]
+            else:
+                run = [r for r in rules if not r.builtin and r.subject == "workload" and r.code not in skipped]
+                codes = frozenset(r.code for r in run)
+                if codes not in plans:
+                    plans[codes] = _plan(run, params)
+                plan = plans[codes]
+                if type(skipped) is frozenset:
+                    by_skipped[skipped] = plan
             if plan is None:
                 continue
             order, rules_text, reads, at = plan

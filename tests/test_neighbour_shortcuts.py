@@ -1,0 +1,169 @@
+"""The shortcuts of a warm one-file run's neighbours give what the plain computations give.
+
+* a workload sheet made by :func:`policylint.facts.builder` from its values in order is the
+  sheet :func:`policylint.facts.rebuild` makes (attributes, their order and types, parts); a
+  sheet whose ``__post_init__`` is its own is made by calling its class; names out of order
+  give no maker;
+* :func:`policylint.engine.verdicts.quick_canonical` texts tell apart what
+  :func:`~policylint.engine.verdicts.canonical` tells apart, and refuse what it refuses;
+* :func:`policylint.engine.evaluate.evaluate` with a shared set of skipped codes per view gives
+  the findings, in order, it gives when every view is asked alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+from typing import Any
+
+import pytest
+
+from conftest import EXAMPLES
+
+from policylint.engine.evaluate import evaluate
+from policylint.engine.index_store import same_value
+from policylint.engine.linter import LintOptions, lint
+from policylint.engine.ruleset import load_rules
+from policylint.engine.sheets import WorkloadFactSheet
+from policylint.engine.verdicts import canonical, quick_canonical
+from policylint.facts import Facts, _direct, builder, fact, rebuild
+from policylint.resources import rules_dir
+
+NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def ruleset() -> Any:
+    return load_rules([rules_dir()])
+
+
+@pytest.fixture(scope="module")
+def bad_views(ruleset: Any) -> list[Any]:
+    root = EXAMPLES / "bad"
+    return lint([root], LintOptions(root=root, now=NOW, ruleset=ruleset)).views
+
+
+def _attrs(sheet: Any) -> Any:
+    return [type(sheet), [(k, _attrs(v) if isinstance(v, Facts) else v) for k, v in vars(sheet).items()]]
+
+
+def test_a_built_sheet_is_the_rebuilt_sheet(bad_views: list[Any]) -> None:
+    sheets = [v.facts for v in bad_views if v.subject == "workload"]
+    assert sheets and _direct(WorkloadFactSheet)
+    names = list(WorkloadFactSheet.routes())
+    make = builder(WorkloadFactSheet, tuple(names))
+    assert make is not None
+    for sheet in sheets:
+        values = [sheet[n] for n in names]
+        kept = list(values)
+        made, plain = make(values), rebuild(WorkloadFactSheet, dict(zip(names, values)))
+        assert values == kept  # the list given is read, not changed
+        assert same_value(_attrs(made), _attrs(plain))
+        assert same_value(dict(made), dict(sheet))
+    assert builder(WorkloadFactSheet, tuple(reversed(names))) is None
+    assert builder(WorkloadFactSheet, tuple(names[:-1])) is None
+
+
+@dataclasses.dataclass(kw_only=True, eq=False)
+class _Counted(Facts):
+    a: int = fact("a")
+    b: str | None = fact("b")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.b = f"{self.b}!"  # a sheet that changes what it is given: made by calling it
+
+
+def test_a_sheet_with_its_own_post_init_is_made_by_calling_it() -> None:
+    assert not _direct(_Counted)
+    make = builder(_Counted, ("a", "b"))
+    assert make is not None
+    made = make([1, "x"])
+    assert made.b == "x!" and same_value(_attrs(made), _attrs(rebuild(_Counted, {"a": 1, "b": "x"})))
+
+
+def test_quick_canonical_texts_are_exact() -> None:
+    values: list[Any] = [None, True, False, 0, 1, 1.0, 0.0, -0.0, "1", "", [], (), {}, [1], (1,), [1.0], [True],
+                         {"a": 1}, {"a": 1.0}, {"a": [1, (2,)]}, [None], [[]], ["a", "b"], ["a,b"], ("a", "b"),
+                         float("inf"), float("-inf"), 10**40, "it's", 'say "x"', "\0", [("x",), "y"]]
+    texts = [quick_canonical(v) for v in values]
+    assert None not in texts
+    for (a, ta), (b, tb) in itertools.combinations(zip(values, texts), 2):
+        assert (ta == tb) == (canonical(a) == canonical(b)), (a, b)
+    assert quick_canonical(float("nan")) == quick_canonical(float("nan"))
+
+
+class _Int(int):
+    pass
+
+
+def test_quick_canonical_refuses_what_canonical_refuses() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    for value in (_Int(1), [_Int(1)], {1: "a"}, {"a": object()}, {1.5}, loop, [b"x"], 10**5000):
+        assert canonical(value) is None
+        assert quick_canonical(value) is None
+
+
+def test_shared_skip_sets_judge_as_views_asked_alone(bad_views: list[Any], ruleset: Any) -> None:
+    rules = [r for r in ruleset.sorted() if not r.builtin]
+    codes = sorted({r.code for r in rules if r.subject == "workload"})
+    skipped = frozenset(codes[::2])
+    workloads = [v for v in bad_views if v.subject == "workload"]
+    assert len(workloads) > 2
+    judged = {id(v) for v in workloads[1::2]}
+
+    def shared(view: Any) -> frozenset[str]:
+        return skipped if id(view) in judged else frozenset()
+
+    def alone(view: Any) -> set[str]:
+        return set(skipped) if id(view) in judged else set()  # a new set per question
+
+    def key(findings: list[Any]) -> list[Any]:
+        return [(f.file, f.line, f.column, f.code, f.message, f.hint, f.subject) for f in findings]
+
+    params = ruleset.params
+    once = key(evaluate(rules, bad_views, params, skip=shared))
+    assert once == key(evaluate(rules, bad_views, params, skip=alone))
+    everything = key(evaluate(rules, bad_views, params))
+    assert once != everything and set(once) <= set(everything)
+
+
+def test_a_run_sketch_is_stored_as_hex_only_when_it_reads_back_exactly() -> None:
+    from policylint.engine.index_store import sketch_of, sketch_text
+
+    sketch = [0, 1, 891616711748, 2**63 - 1, -5]
+    text = sketch_text(sketch)
+    assert isinstance(text, str) and sketch_of(text) == sketch
+    assert sketch_text([2**63]) == [2**63]  # no 8-byte signed form: kept as numbers
+    assert sketch_text([]) == [] and sketch_text(None) is None
+    for bad in ("", "abc", "0" * 15, "0" * 8 + " " + "0" * 7, "0" * 15 + "A", "zz" * 8):
+        assert sketch_of(bad) is None
+
+
+def test_provenance_paths_are_taken_from_the_record_only_for_the_same_measured_files(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from policylint.engine.index_store import Record, files_of, recorded_files
+
+    class _Ref:
+        def __init__(self, path: Path | None) -> None:
+            self.path = path
+
+    class _W:
+        def __init__(self, paths: dict[str, Path | None]) -> None:
+            self.measurements = {role: _Ref(p) for role, p in paths.items()}
+
+    w: Any = _W({"concurrency": tmp_path / "a.csv", "vram": tmp_path / "b.csv"})
+    plain = files_of(w)
+    assert plain is not None
+    rec = Record([0] * 5, "", "", [[0] * 5] * 2, (), "", {}, False, None, None, None, False, {},
+                 files=[["x", "planted"], ["y", "planted"]])
+    assert recorded_files(rec, w) == plain  # other measured paths: computed
+    rec.files = [[m, "kept"] for m, _ in plain]
+    assert recorded_files(rec, w) == [(m, "kept") for m, _ in plain]  # the same paths: the record's
+    rec.files = None
+    assert recorded_files(rec, w) == plain
+    empty: Any = _W({"concurrency": None})
+    assert recorded_files(rec, empty) is None
