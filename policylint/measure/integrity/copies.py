@@ -204,7 +204,7 @@ def shared_run_pairs(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int,
         return _shared_run_pairs_plain(sketches)
     n = len(sketches)
     order = np.argsort(runs)
-    runs = runs[order]
+    runs.sort()  # in place: the same sorted values as runs[order], without a third array of them
     # positions equal to the next one; a group of equal runs is a stretch of them plus its last position
     same = np.concatenate(([False], runs[1:] == runs[:-1], [False]))
     del runs
@@ -217,7 +217,9 @@ def shared_run_pairs(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int,
         at = starts[sizes == size]
         # the members naming each run: the sketch each sorted position came from
         owners = np.searchsorted(first_run, order[at[:, None] + np.arange(size)], side="right") - 1
-        groups = np.unique(np.sort(owners, axis=1), axis=0)  # the copies of one trace share most runs: each group once
+        groups = np.sort(owners, axis=1)
+        if size > 2:
+            groups = np.unique(groups, axis=0)  # the copies of one trace share most runs: each group once
         first, second = np.triu_indices(size, 1)
         codes.append((groups[:, first] * n + groups[:, second]).ravel())
     if not codes:
