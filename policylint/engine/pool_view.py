@@ -80,6 +80,40 @@ def _sum(values: list[int | None]) -> int | None:
     return int(sum(x for x in values if x is not None))
 
 
+def _sustained_sum(wv: list[WorkloadFactSheet]) -> int | None:
+    """``_sum`` of every workload's sustained maximum in GPUs (:func:`gpus`), converted in one array.
+
+    The same conversion element by element (:func:`policylint.calc.gpus.gpu_counts`), so the
+    same whole numbers; a figure the conversion refuses is converted one by one, raising
+    as it always did.
+    """
+    import numpy as np
+
+    from policylint.calc.gpus import gpu_counts
+
+    values: list[float] = []
+    pers: list[float] = []
+    replicas: list[int] = []
+    unknown = not wv
+    for f in wv:
+        per_gpu, per_replica = to_gpus(f)
+        if f.sustained_max is None or not per_gpu:
+            unknown = True
+            continue
+        values.append(f.sustained_max)
+        pers.append(per_gpu)
+        replicas.append(per_replica)
+    try:
+        with np.errstate(invalid="ignore"):
+            counts = gpu_counts(np.array(values, dtype=np.float64), np.array(pers, dtype=np.float64), np.array(replicas, dtype=np.float64))
+            whole = counts.astype(np.int64)
+    except Exception:  # noqa: BLE001 - refused figures: one by one, as before
+        return _sum([gpus(f.sustained_max, *to_gpus(f)) for f in wv])
+    if not np.all(counts < 2.0**63):  # NaN or past int64: one by one, with the warnings they give
+        return _sum([gpus(f.sustained_max, *to_gpus(f)) for f in wv])
+    return None if unknown else int(sum(whole.tolist()))
+
+
 def pool_view(
     pool: Pool, workloads: Mapping[str, WorkloadFactSheet], proposed: int, pooled: PoolFacts | None = None
 ) -> tuple[View, PoolFactSheet]:
@@ -119,7 +153,7 @@ def pool_view(
         "baseline": _sum([f.baseline_gpus for f in wv]),
         "daily": _sum([f.daily_gpus for f in wv]),
         "peak": _sum([f.peak_gpus for f in wv]),
-        "sustained_max": _sum([gpus(f.sustained_max, *to_gpus(f)) for f in wv]),
+        "sustained_max": _sustained_sum(wv),
     }
     if pooled is not None and pooled.member_sums is not None:
         # The workloads' bands at the pool's own cold start: the same window as the pooled figure.

@@ -215,7 +215,8 @@ def repeats(
     copy scaled up or shifted: it rises and falls at exactly the same samples.
     """
     groups: dict[tuple[str, ...], list[Workload]] = {}
-    for w in sorted(pool.workloads, key=lambda w: w.name):
+    by_name = sorted(pool.workloads, key=lambda w: w.name)
+    for w in by_name:
         printed = (fingerprints or {}).get(w.name)
         key: tuple[str, ...] | None = ("series", printed) if printed else _measurement_key(w)
         if key is not None:
@@ -228,7 +229,7 @@ def repeats(
             moved = series is not None and series.get(first.name) != series.get(w.name)
             out[w.name] = (first.name, _basis(first, w, moved))
     scaled: dict[str, list[Workload]] = {}
-    for w in sorted(pool.workloads, key=lambda w: w.name):
+    for w in by_name:
         shape = (shapes or {}).get(w.name)
         if shape and w.name not in out:
             scaled.setdefault(shape, []).append(w)
@@ -287,25 +288,33 @@ def pool_workload_facts(
     """What every workload of ``pool`` (with facts in ``workloads``) takes from it: the queue figures, the double-count verdict."""
     # repeats() looks only at the pool's own workloads: their fingerprints are all it needs
     members = {w.name: workloads[w.name] for w in pool.workloads if w.name in workloads}
-    found = repeats(
-        pool,
-        {n: identity_fingerprint(f) for n, f in members.items()},
-        {n: f.get("series_fingerprint") for n, f in members.items()},
-        {n: f.get("shape_fingerprint") for n, f in members.items()},
-    )
+    identities: dict[str, str | None] = {}
+    series: dict[str, str | None] = {}
+    shapes: dict[str, str | None] = {}
+    for n, f in members.items():  # one pass over the members for the three fingerprints
+        identities[n] = identity_fingerprint(f)
+        series[n] = f.get("series_fingerprint")
+        shapes[n] = f.get("shape_fingerprint")
+    found = repeats(pool, identities, series, shapes)
     out: dict[str, PooledWorkloadFacts] = {}
+    if not members:
+        return out
+    # the pool's figures, the same for every member: read once
+    capacity, max_wait = pool_facts["capacity_gpus"], pool_facts["max_wait_seconds"]
+    p99_wait, daily_wait = pool_facts["p99_wait_seconds"], pool_facts["daily_max_wait_seconds"]
+    rejected, note = pool_facts["daily_rejected_share"], _rejection_note(pool_facts)
     for w in pool.workloads:
         if w.name not in workloads:
             continue
         declared: ShareSpec | NoBlock = (w.spec.get("concurrency") or {}).get("share") or {}
         share = declared.get("fraction")
         out[w.name] = PooledWorkloadFacts(
-            pool_capacity_gpus=pool_facts["capacity_gpus"],
-            max_wait_seconds=pool_facts["max_wait_seconds"],
-            p99_wait_seconds=pool_facts["p99_wait_seconds"],
-            daily_max_wait_seconds=pool_facts["daily_max_wait_seconds"],
-            daily_rejected_share=pool_facts["daily_rejected_share"],
-            queue_rejection_note=_rejection_note(pool_facts),
+            pool_capacity_gpus=capacity,
+            max_wait_seconds=max_wait,
+            p99_wait_seconds=p99_wait,
+            daily_max_wait_seconds=daily_wait,
+            daily_rejected_share=rejected,
+            queue_rejection_note=note,
             measurement_double_counted=w.name in found,
             double_counted_with=found[w.name][0] if w.name in found else None,
             double_count_basis=found[w.name][1] if w.name in found else None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from policylint.engine.pool_view import history_facts, pool_view
 from policylint.engine.pooled_facts import pool_workload_facts
@@ -26,6 +26,7 @@ from policylint.engine.sheets import (
     WorkloadFactSheet,
 )
 from policylint.engine.view import History, View
+from policylint.facts import Facts
 from policylint.engine.workload_view import capacity_shares, depth_facts, to_gpus, workload_view
 from policylint.measure.pools import measure_pools
 from policylint.measure.integrity.copies import copy_facts
@@ -38,6 +39,59 @@ if TYPE_CHECKING:
     from policylint.model.needed import Needed
     from policylint.model import Model, Workload
     from policylint.model.load import DocPath
+
+_T = TypeVar("_T", bound=Facts)
+
+
+#: per sheet class: whether building it again is only assigning its fields (see :func:`replaced`)
+_PLAIN_INIT: dict[type, tuple[list[str], frozenset[str]] | None] = {}
+
+
+def _plain_init(cls: type) -> tuple[list[str], frozenset[str]] | None:
+    """The field names of ``cls`` when building it again only assigns them (see :func:`replaced`); else None."""
+    if cls in _PLAIN_INIT:
+        return _PLAIN_INIT[cls]
+    import inspect
+
+    init = getattr(cls, "__init__", None)
+    fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+    plain = (
+        issubclass(cls, Facts)
+        and bool(fields)
+        and getattr(cls, "__post_init__", None) is Facts.__post_init__
+        # the __init__ dataclasses wrote for the class (not one of its own): it assigns the fields
+        and getattr(getattr(init, "__code__", None), "co_filename", None) == "<string>"
+        and getattr(init, "__qualname__", None) == f"{cls.__qualname__}.__init__"
+        and all(f.init for f in fields)
+        # a field's value is what the instance holds: no descriptor on the class stands in between
+        and not any(hasattr(type(inspect.getattr_static(cls, f.name, None)), "__set__") for f in fields)
+    )
+    names = [f.name for f in fields]
+    _PLAIN_INIT[cls] = (names, frozenset(names)) if plain else None
+    return _PLAIN_INIT[cls]
+
+
+def replaced(sheet: _T, changes: Mapping[str, object]) -> _T:
+    """``dataclasses.replace(sheet, **changes)``, without running ``__init__`` when that only assigns fields.
+
+    A fact sheet's generated ``__init__`` assigns each field and its ``__post_init__``
+    (:class:`policylint.facts.Facts`) only prepares the class: the new sheet is then its
+    fields' values, taken as ``replace`` takes them, with ``changes`` over them.
+    Any other class, or a change naming no field, is left to ``replace``.
+    """
+    cls = type(sheet)
+    plan = _plain_init(cls)
+    held = getattr(sheet, "__dict__", None)
+    if plan is None or held is None or not plan[1].issuperset(changes):
+        return dataclasses.replace(sheet, **changes)
+    names = plan[0]
+    # the fields' values in field order, as replace() passes them to __init__
+    state = held.copy() if list(held) == names else {name: getattr(sheet, name) for name in names}
+    state.update(changes)
+    new = object.__new__(cls)
+    new.__dict__.update(state)
+    new.__post_init__()
+    return new
 
 
 def _group(asks: list[tuple[str, int]]) -> list[ProposalAsk]:
@@ -114,7 +168,7 @@ def build_views(
         history_facts(psheets[pool.qualified], pool, history)
     # near copies, across pools too
     for name, near in copy_facts(list(model.workloads.values()), facts, wsheets).items():
-        wsheets[name].integrity = dataclasses.replace(wsheets[name].integrity, **near)
+        wsheets[name].integrity = replaced(wsheets[name].integrity, near)
         if "near_copy_of" in near:
             wviews[name].paths.setdefault("near_copy_similarity", ("spec", "concurrency", "trace", "path"))
     volcano = getattr(model.schedulers.get("volcano"), "queues", None)

@@ -9,7 +9,9 @@ edited; :func:`copy_facts` compares the sketches across the model.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import itertools
+import os
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.measure.integrity.days import MIN_DAY_CHANGES
@@ -171,8 +173,74 @@ def _set_similarity(sa: frozenset[int], sb: frozenset[int]) -> float:
     both = sa & sb
     if not both:
         return 0.0  # no run in common: none among the k smallest either
-    union = sorted(sa | sb)[:k]
-    return sum(1 for x in union if x in both) / k
+    # the k smallest runs of the union are distinct: how many of them both name, counted in C
+    return len(both.intersection(sorted(sa | sb)[:k])) / k
+
+
+#: A run named by more members than this says nothing about copies (a plain pattern many traces share)
+RUN_GROUP_MAX = 64
+
+
+def shared_run_pairs(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int, int]]:
+    """The pairs (i, j), i <= j, of sketches sharing a run that at most :data:`RUN_GROUP_MAX` members name.
+
+    A member naming a run twice counts twice (and pairs with itself), as an index of
+    runs to members would count it. Whole arrays: the runs of every sketch in one
+    array, sorted once, each group of equal runs paired by its size. Sketches of
+    anything but plain ``int`` (or past 64 bits) take :func:`_shared_run_pairs_plain`.
+    """
+    import numpy as np
+
+    lengths = [len(s) if s else 0 for s in sketches]
+    total = sum(lengths)
+    if total == 0:
+        return set()
+    present = [s for s in sketches if s]
+    if not set(map(type, itertools.chain.from_iterable(present))) <= {int}:
+        return _shared_run_pairs_plain(sketches)
+    try:
+        runs = np.fromiter(itertools.chain.from_iterable(present), dtype=np.int64, count=total)
+    except (OverflowError, ValueError):
+        return _shared_run_pairs_plain(sketches)
+    n = len(sketches)
+    order = np.argsort(runs)
+    runs.sort()  # in place: the same sorted values as runs[order], without a third array of them
+    # positions equal to the next one; a group of equal runs is a stretch of them plus its last position
+    same = np.concatenate(([False], runs[1:] == runs[:-1], [False]))
+    del runs
+    edges = np.flatnonzero(same[1:] != same[:-1])
+    del same
+    starts, sizes = edges[0::2], edges[1::2] - edges[0::2] + 1
+    first_run = np.cumsum([0, *lengths[:-1]], dtype=np.int64)  # where each sketch's runs begin
+    codes: list[np.ndarray] = []
+    for size in np.unique(sizes[sizes <= RUN_GROUP_MAX]).tolist():
+        at = starts[sizes == size]
+        # the members naming each run: the sketch each sorted position came from
+        owners = np.searchsorted(first_run, order[at[:, None] + np.arange(size)], side="right") - 1
+        groups = np.sort(owners, axis=1)
+        if size > 2:
+            groups = np.unique(groups, axis=0)  # the copies of one trace share most runs: each group once
+        first, second = np.triu_indices(size, 1)
+        codes.append((groups[:, first] * n + groups[:, second]).ravel())
+    if not codes:
+        return set()
+    found = np.unique(np.concatenate(codes))
+    return set(zip((found // n).tolist(), (found % n).tolist()))
+
+
+def _shared_run_pairs_plain(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int, int]]:
+    """:func:`shared_run_pairs` by an index of runs to members: any hashable runs."""
+    by_run: dict[Any, list[int]] = {}
+    for i, sketch in enumerate(sketches):
+        for x in sketch or ():
+            by_run.setdefault(x, []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    groups = {tuple(members) for members in by_run.values() if 1 < len(members) <= RUN_GROUP_MAX}
+    for group in groups:
+        for j, a in enumerate(group):
+            for b in group[j + 1 :]:
+                pairs.add((a, b) if a < b else (b, a))
+    return pairs
 
 
 def near_copies(
@@ -188,24 +256,27 @@ def near_copies(
     the finding. Only pairs sharing at least one sketched run are compared, so the cost
     follows the copies, not the square of the workloads.
     """
+    paths = [e[1] for e in entries]
+    return _near_copies([e[0] for e in entries], [e[3] for e in entries], paths.__getitem__, skip, values_of)
+
+
+def _near_copies(
+    names: Sequence[str],
+    sketches: Sequence[Sequence[int] | None],
+    path_of: Callable[[int], str | None],
+    skip: set[frozenset[str]] | None,
+    values_of: dict[str, str | None] | None,
+) -> dict[str, tuple[str, float]]:
+    """:func:`near_copies` of entries given column by column; ``path_of(i)`` is asked only for a pair's members."""
     skip = skip or set()
-    by_run: dict[int, list[int]] = {}
-    for i, (_, _, _, sketch) in enumerate(entries):
-        for x in sketch or ():
-            by_run.setdefault(x, []).append(i)
-    pairs: set[tuple[int, int]] = set()
-    # the copies of one trace share most runs, so most runs name the same members: each group once
-    groups = {tuple(members) for members in by_run.values() if 1 < len(members) <= 64}
-    for group in groups:
-        for j, a in enumerate(group):
-            for b in group[j + 1 :]:
-                pairs.add((a, b) if a < b else (b, a))
+    pairs = shared_run_pairs(sketches)
     # a copy too plain for a sketch (fewer than SKETCH_MIN distinct runs) is found by its values
     by_values: dict[str, list[int]] = {}
-    for i, entry in enumerate(entries):
-        printed = values_of.get(entry[0]) if values_of else None
-        if printed:
-            by_values.setdefault(printed, []).append(i)
+    if values_of:
+        for i, name in enumerate(names):
+            printed = values_of.get(name)
+            if printed:
+                by_values.setdefault(printed, []).append(i)
     for members in by_values.values():
         for j, a in enumerate(members):
             for b in members[j + 1 :]:
@@ -213,9 +284,13 @@ def near_copies(
     out: dict[str, tuple[str, float]] = {}
     sets: dict[int, frozenset[int]] = {}  # each sketch as a set once, not once per pair
     for a, b in sorted(pairs):
-        (na, pa, _, sa), (nb, pb, _, sb) = entries[a], entries[b]
-        if na == nb or (pa is not None and pa == pb) or frozenset((na, nb)) in skip:
+        na, nb = names[a], names[b]
+        if na == nb:
             continue
+        pa = path_of(a)
+        if (pa is not None and pa == path_of(b)) or frozenset((na, nb)) in skip:
+            continue
+        sa, sb = sketches[a], sketches[b]
         same = values_of is not None and values_of.get(na) is not None and values_of.get(na) == values_of.get(nb)
         if same:
             sim = 1.0
@@ -242,38 +317,52 @@ def copy_facts(
     (``.integrity`` holds the run sketch), ``facts`` the facts of their views by name.
     A workload judged without a partner gets ``near_copy_similarity`` 0; one with a
     partner all four ``near_copy_*`` facts. Pairs PL111 already reports
-    (``double_counted_with``) are left to it.
+    (``double_counted_with``) are left to it. The real path of a trace file is
+    resolved only for the members of a pair (the only place it is compared).
     """
-    import os
-
-    entries: list[tuple[str, str | None, str | None, Sequence[int] | None]] = []
-    trace: dict[str, str] = {}
+    names: list[str] = []
+    refs: list[Any] = []
+    sketches: list[Sequence[int] | None] = []
     for w in sorted(workloads, key=lambda w: w.name):
         view, measured = facts.get(w.name), stored.get(w.name)
         if view is None or measured is None:
             continue
         ref = w.measurements.get("concurrency")
-        path = os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
-        trace[w.name] = ref.display if ref is not None else ""
+        if ref is not None and ref.path is not None:
+            text = os.fspath(ref.path)
+            if not isinstance(text, str) or "\0" in text:
+                os.path.realpath(ref.path)  # resolved (and raising) up front, as every path once was
         sketch = (measured.integrity or {}).get("run_sketch")
-        entries.append((w.name, path, view.get("pool"), sketch if isinstance(sketch, list) else None))
-    skip = {
-        frozenset((name, str(view["double_counted_with"])))
-        for name, view in facts.items()
-        if view.get("double_counted_with")
-    }
+        names.append(w.name)
+        refs.append(ref)
+        sketches.append(sketch if isinstance(sketch, list) else None)
+    resolved: dict[int, str | None] = {}
+
+    def path_of(i: int) -> str | None:
+        if i not in resolved:
+            ref = refs[i]
+            resolved[i] = os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
+        return resolved[i]
+
     # a workload PL111 reports as a copy has its finding already; it stays a partner for others
-    reported = {name for name, view in facts.items() if view.get("double_counted_with")}
-    # by values alone only when the series says enough to be recognised (as PL111 does)
-    values_of = {
-        name: view.get("values_fingerprint") if (view.get("value_changes") or 0) >= 10 else None
-        for name, view in facts.items()
-    }
+    reported: set[str] = set()
+    skip: set[frozenset[str]] = set()
+    values_of: dict[str, str | None] = {}
+    for name, view in facts.items():
+        partner = view.get("double_counted_with")
+        if partner:
+            reported.add(name)
+            skip.add(frozenset((name, str(partner))))
+        # by values alone only when the series says enough to be recognised (as PL111 does)
+        values_of[name] = view.get("values_fingerprint") if (view.get("value_changes") or 0) >= 10 else None
     out: dict[str, dict[str, Any]] = {}
-    for name, _, _, sketch in entries:
+    for name, sketch in zip(names, sketches):
         if (sketch or values_of.get(name)) and name not in reported:
             out[name] = {"near_copy_similarity": 0.0}  # judged: no other trace shares a run
-    for name, (other, similarity) in near_copies(entries, skip, values_of).items():
+    if not names:
+        return out
+    trace = {n: ("" if r is None else r.display) for n, r in zip(names, refs)}
+    for name, (other, similarity) in _near_copies(names, sketches, path_of, skip, values_of).items():
         if name in reported:
             continue
         out[name] = {
