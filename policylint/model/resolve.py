@@ -110,6 +110,10 @@ def _check_on_disk(
     doc: Document, where: DocPath, relative: str, lexical_text: str, root_text: str, what: str, real_path: RealPaths
 ) -> tuple[Path | None, Finding | None]:
     """The physical half of :func:`check_reference` (may raise OSError)."""
+    # the usual case, a regular file that is no link, told by its folder's listing without a stat
+    known = real_path.regular_file(lexical_text)
+    if known is not None and within(known, real_path(root_text)):
+        return Path(lexical_text), None
     try:
         st = os.stat(lexical_text)
     except (OSError, ValueError):
