@@ -160,7 +160,10 @@ class RealPaths:
         entry = self._entry(head, tail)
         if entry is None or entry[0] or not entry[1]:
             return None
-        return self(path)
+        known = self._files.get(path)
+        if known is None:
+            known = self._files[path] = os.path.join(self._folder(head), tail)  # as _resolve for a non-link
+        return known
 
     def _entry(self, head: str, tail: str) -> tuple[bool, bool] | None:
         """(is a symlink, is a regular file) of ``tail`` in ``head`` from the folder's listing, if it holds it."""
@@ -189,10 +192,13 @@ class RealPaths:
                 pass  # missing, or below a non-folder: realpath keeps the name as written
             except ValueError:
                 return os.path.realpath(text)  # a NUL character: raises as realpath does
+        return os.path.join(self._folder(head), tail)
+
+    def _folder(self, head: str) -> str:
         folder = self._folders.get(head)
         if folder is None:
             folder = self._folders[head] = os.path.realpath(head or os.curdir)
-        return os.path.join(folder, tail)
+        return folder
 
 
 def _listing(folder: str) -> dict[str, tuple[bool, bool]]:
