@@ -193,14 +193,17 @@ def resolve(
     broken_documents: list[Document] | None = None,
     scheduler_documents: list[Document] | None = None,
     gpu_resources: tuple[str, ...] = (),
+    real: RealPaths | None = None,
 ) -> tuple[Model, list[Finding]]:
     """Build the model from valid documents; return it with reference findings.
 
     ``broken_documents`` failed validation: references to the names they
     declare are not reported again as unknown (see :func:`broken_names`).
+    ``real`` is the run's :class:`RealPaths` when the caller has one (the folders
+    it resolved and listed while loading are not asked about again).
     """
     broken = broken_names(broken_documents or [])
-    real = RealPaths()
+    real = real if real is not None else RealPaths()
     model = Model(root=root)
     findings: list[Finding] = []
     definitions = Definitions(findings)
