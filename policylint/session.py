@@ -18,6 +18,7 @@ from policylint.engine.result import LintResult
 from policylint.model.load import LoadLimits
 
 if TYPE_CHECKING:
+    from policylint.engine.scope import Reach
     from policylint.model import Model
 
 
@@ -39,6 +40,8 @@ class Session:
     explicit_paths: bool = True
     #: with ``changed_files``: files the change deletes (staged deletions, from git)
     deleted: list[Path] = field(default_factory=list)
+    #: the model the linter resolved and what the change reaches in it (asked once, used to judge and to narrow)
+    _reached: tuple[Model, Reach] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Session:
@@ -156,7 +159,8 @@ class Session:
                 # nothing of this capacity repository changed: nothing to load, measure or judge
                 return LintResult(findings=[], sources={}, model=None, documents=0, files=0)
             self.options.reported = self._reported(changed)
-            return narrow(lint([self.config.root], self.options), changed, self.config, self.options.ruleset)
+            result = lint([self.config.root], self.options)
+            return narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result))
         if self.diff_base is not None:
             from policylint.engine.history import changed_since
 
@@ -164,7 +168,8 @@ class Session:
             self.options.change = change
             self.options.reported = self._reported(change.files)
             paths = self.paths if self.explicit_paths else [self.config.root]
-            return narrow(lint(paths, self.options), change.files, self.config, self.options.ruleset)
+            result = lint(paths, self.options)
+            return narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result))
         return lint(self.paths, self.options)
 
     def _reported(self, changed: Sequence[Path]) -> Callable[[Model], Callable[[str, str], bool] | None] | None:
@@ -185,9 +190,17 @@ class Session:
             if changes_everything(changed, config) is not None:
                 return None
             # the same test as narrow's: which views are judged, and which rules skip a neighbour
-            return reach(model, changed, ruleset)
+            found = reach(model, changed, ruleset)
+            self._reached = (model, found)
+            return found
 
         return reported
+
+    def _reached_for(self, result: LintResult) -> Reach | None:
+        """The :class:`Reach` the linter was given for ``result``'s model, for the narrowing to use again."""
+        if self._reached is None or self._reached[0] is not result.model:
+            return None
+        return self._reached[1]
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}

@@ -94,11 +94,16 @@ def _abs(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _stat(path: Path | str) -> os.stat_result | None:
     try:
         return os.stat(path)
     except (OSError, ValueError):
         return None
+
+
+def _absolute(text: str, folder: str) -> str:
+    """``text`` as an absolute path, relative ones taken from ``folder`` (the working directory): not normalised."""
+    return text if os.path.isabs(text) else os.path.join(folder, text)
 
 
 def _pool(pool: Pool) -> str:
@@ -141,11 +146,20 @@ class Reach:
     seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
     #: the (device, inode) of the changed files that exist, once asked for (a one-item list)
     idents: list[set[tuple[int, int]]] = field(default_factory=list, compare=False, repr=False)
+    #: files :func:`reach` found to be no changed file, as absolute paths from ``folder`` (the working
+    #: directory): :meth:`changed` answers False for them without a stat of its own
+    unchanged: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    folder: str = field(default="", compare=False, repr=False)
 
     def changed(self, file: str) -> bool:
-        if file not in self.seen:
-            self.seen[file] = self._changed(file)
-        return self.seen[file]
+        known = self.seen.get(file)
+        if known is None:
+            if self.unchanged and _absolute(file, self.folder) in self.unchanged:
+                known = False
+            else:
+                known = self._changed(file)
+            self.seen[file] = known
+        return known
 
     def _changed(self, file: str) -> bool:
         # An existing file whose device and inode are no changed file's is not one of them: equal
@@ -181,25 +195,40 @@ class Reach:
 
 def reach(model: Model, changed: Iterable[Path], ruleset: RuleSet | None = None) -> Reach:
     """What ``changed`` reaches in ``model``; with ``ruleset``, neighbours skip the rules that cannot change on them."""
-    files, subjects, neighbours = _reach(model, changed)
+    folder = os.getcwd()
+    unchanged: set[str] = set()
+    files, subjects, neighbours = _reach(model, changed, folder, unchanged)
     skipped = neighbour_skips(ruleset) if ruleset is not None else frozenset()
-    return Reach(frozenset(files), frozenset(subjects), frozenset(neighbours - subjects), skipped)
+    return Reach(
+        frozenset(files), frozenset(subjects), frozenset(neighbours - subjects), skipped,
+        unchanged=frozenset(unchanged), folder=folder,
+    )
 
 
-def _reach(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str], set[str]]:
-    """(changed files as real paths, subject labels that depend on them, neighbours of changed workloads)."""
+def _reach(
+    model: Model, changed: Iterable[Path], folder: str | None = None, unchanged: set[str] | None = None
+) -> tuple[set[Path], set[str], set[str]]:
+    """(changed files as real paths, subject labels that depend on them, neighbours of changed workloads).
+
+    ``unchanged`` collects the files of the model found to be none of the changed
+    ones, as absolute paths from ``folder`` (the working directory).
+    """
     files = {_abs(p) for p in changed}
     # Same file = same device and inode: one stat per path instead of a real-path walk
     # (an lstat per component), which dominated a one-file run on a large repository.
     # A changed file that no longer exists is matched by its real path.
     idents = {(st.st_dev, st.st_ino) for st in map(_stat, files) if st is not None}
-    seen: dict[Path, bool] = {}
+    cwd = os.getcwd() if folder is None else folder
+    # by path text, made absolute: a Path is neither hashed nor compared per file
+    seen: dict[str, bool] = {}
 
     def _in_files(path: Path) -> bool:
-        if path not in seen:
-            st = _stat(path)
-            seen[path] = (st.st_dev, st.st_ino) in idents if st is not None else _abs(path) in files
-        return seen[path]
+        text = _absolute(os.fspath(path), cwd)
+        answer = seen.get(text)
+        if answer is None:
+            st = _stat(text)
+            answer = seen[text] = (st.st_dev, st.st_ino) in idents if st is not None else _abs(text) in files
+        return answer
 
     subjects: set[str] = set()
     neighbours: set[str] = set()
@@ -229,6 +258,11 @@ def _reach(model: Model, changed: Iterable[Path]) -> tuple[set[Path], set[str], 
         touched |= any(f"workload {w.name}" in subjects or f"workload {w.name}" in neighbours for w in p.workloads)
         if touched:
             subjects.add(f"proposal {p.name}")
+    if unchanged is not None:
+        # a False here is what Reach.changed answers too: an existing file of another device and
+        # inode, or a missing one whose real path is no changed file's (True answers differ: a hard
+        # link of a changed file is one here, not there)
+        unchanged.update(text for text, answer in seen.items() if not answer)
     return files, subjects, neighbours - subjects
 
 
@@ -307,21 +341,27 @@ def changes_everything(changed: Iterable[Path], config: Config) -> Path | None:
 
 
 def narrow(
-    result: LintResult, changed: Iterable[Path], config: Config | None = None, ruleset: RuleSet | None = None
+    result: LintResult,
+    changed: Iterable[Path],
+    config: Config | None = None,
+    ruleset: RuleSet | None = None,
+    reached: Reach | None = None,
 ) -> LintResult:
     """Keep only findings on changed files or on subjects that depend on them.
 
     With ``config``, a change to the configuration, a rule folder or the
     baseline keeps every finding (see :func:`changes_everything`). With
     ``ruleset``, findings on neighbours are kept only for the rules that read
-    neighbour facts (:class:`Reach`).
+    neighbour facts (:class:`Reach`). ``reached`` is :func:`reach`'s answer for
+    this result's model, the same changes and ruleset when the caller has it
+    already (the linter asked for it to judge only what is kept).
     """
     changed = list(changed)
     if result.model is None:
         return result
     if config is not None and changes_everything(changed, config) is not None:
         return result
-    keeps = reach(result.model, changed, ruleset).keeps
+    keeps = (reached if reached is not None else reach(result.model, changed, ruleset)).keeps
     # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
     result.findings = [f for f in result.findings if keeps(f)]
     result.suppressed = [(f, r) for f, r in result.suppressed if keeps(f)]

@@ -110,6 +110,10 @@ def _check_on_disk(
     doc: Document, where: DocPath, relative: str, lexical_text: str, root_text: str, what: str, real_path: RealPaths
 ) -> tuple[Path | None, Finding | None]:
     """The physical half of :func:`check_reference` (may raise OSError)."""
+    # the usual case, a regular file that is no link, told by its folder's listing without a stat
+    known = real_path.regular_file(lexical_text)
+    if known is not None and within(known, real_path(root_text)):
+        return Path(lexical_text), None
     try:
         st = os.stat(lexical_text)
     except (OSError, ValueError):
@@ -189,14 +193,17 @@ def resolve(
     broken_documents: list[Document] | None = None,
     scheduler_documents: list[Document] | None = None,
     gpu_resources: tuple[str, ...] = (),
+    real: RealPaths | None = None,
 ) -> tuple[Model, list[Finding]]:
     """Build the model from valid documents; return it with reference findings.
 
     ``broken_documents`` failed validation: references to the names they
     declare are not reported again as unknown (see :func:`broken_names`).
+    ``real`` is the run's :class:`RealPaths` when the caller has one (the folders
+    it resolved and listed while loading are not asked about again).
     """
     broken = broken_names(broken_documents or [])
-    real = RealPaths()
+    real = real if real is not None else RealPaths()
     model = Model(root=root)
     findings: list[Finding] = []
     definitions = Definitions(findings)

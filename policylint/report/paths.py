@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from policylint.model.load import RealPaths
+from policylint.model.load import RealPaths, within
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
@@ -36,6 +36,12 @@ def repository_root(config_root: Path) -> Path:
 
 def _relative(path: str, root: str) -> str | None:
     """``path`` relative to ``root`` (both real, absolute), or None when outside it."""
+    if os.sep == "/" and os.altsep is None:
+        # POSIX: real paths are absolute and normalised, so "below root" is a prefix of the text,
+        # and the rest is what os.path.relpath returns (a path cannot be written two ways)
+        if path == root:
+            return "."
+        return path[len(root.rstrip("/")) + 1 :] if within(path, root) else None
     try:
         rel = os.path.relpath(path, root)
     except ValueError:  # another drive (Windows)
@@ -50,16 +56,18 @@ class _Rebaser:
 
     def __init__(self, root: Path, cwd: Path) -> None:
         self.root = os.path.realpath(root)
-        self.cwd = cwd
-        self.cache: dict[str, str] = {}
+        self.cwd = os.fspath(cwd)
+        self.cache: dict[tuple[str | None, str], str] = {}
         self.real = RealPaths()
 
     def __call__(self, display: str, base: Path | None = None) -> str:
-        key = f"{base}\x00{display}"
-        if key not in self.cache:
-            absolute = self.real((base or self.cwd) / display)
-            self.cache[key] = _relative(absolute, self.root) or display
-        return self.cache[key]
+        key = (None if base is None else os.fspath(base), display)
+        moved = self.cache.get(key)
+        if moved is None:
+            # as text: the real path of os.path.join(folder, display) is that of Path(folder) / display
+            absolute = self.real(os.path.join(self.cwd if key[0] is None else key[0], display))
+            moved = self.cache[key] = _relative(absolute, self.root) or display
+        return moved
 
 
 def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None = None) -> LintResult:
@@ -70,7 +78,9 @@ def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None =
     move = _Rebaser(root, cwd or Path.cwd())
 
     def finding(f: Finding) -> Finding:
-        return dataclasses.replace(f, file=move(f.file))
+        file = move(f.file)
+        # findings are frozen: one whose path stays is kept as it is, not copied
+        return f if file == f.file else dataclasses.replace(f, file=file)
 
     # Re-sorted: "../a.yaml" and "b.yaml" may swap places once both are repository paths.
     return dataclasses.replace(

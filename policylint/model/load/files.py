@@ -106,20 +106,34 @@ def cache_source(folder: Path, source: SourceFile) -> None:
 
 
 class RealPaths:
-    """``os.path.realpath`` with each folder resolved once.
+    """``os.path.realpath`` with each folder resolved once, and a busy folder listed once.
 
     ``realpath`` makes one ``lstat`` per path component, and a run asks for the
     real path of thousands of files in a few folders. The real path of a file
     that is not itself a symlink is its folder's real path joined with its name,
     so a folder is resolved once, and each file costs one ``lstat`` (to see
-    whether it is a link, which is resolved in full). Results equal
-    ``os.path.realpath``'s, errors included. Folders and files are remembered for
-    the life of the object: make one per run, not one per process.
+    whether it is a link, which is resolved in full). A folder asked about more
+    than :attr:`LIST_AFTER` times is listed once instead (``os.scandir``: one
+    read of the folder, the entry types included), and a name found in that
+    listing costs no system call at all; a name the listing does not hold as
+    written (a missing file, another spelling on a case-insensitive file system)
+    and a folder that cannot be listed take the ``lstat`` as before. Results
+    equal ``os.path.realpath``'s, errors included. Folders, listings and files
+    are remembered for the life of the object: make one per run (a run sees one
+    state of the file system), not one per process.
     """
+
+    #: the ``lstat`` calls in one folder after which it is listed instead
+    LIST_AFTER = 32
 
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}
         self._files: dict[str, str] = {}
+        #: per folder (as written): the lstat calls made in it, until it is listed
+        self._asked: dict[str, int] = {}
+        #: per listed folder: entry name -> (is a symlink, is a regular file); empty when unlistable
+        self._listings: dict[str, dict[str, tuple[bool, bool]]] = {}
+        self._cwd: str | None = None
 
     def __call__(self, path: str | os.PathLike[str]) -> str:
         text = os.fspath(path)
@@ -128,21 +142,83 @@ class RealPaths:
             known = self._files[text] = self._resolve(text)
         return known
 
+    def working_folder(self) -> str:
+        """The real path of the working directory, asked for once (``Path.cwd().resolve()``)."""
+        if self._cwd is None:
+            self._cwd = str(_resolved(os.getcwd()))
+        return self._cwd
+
+    def regular_file(self, path: str) -> str | None:
+        """The real path of ``path`` when its folder's listing shows a regular file, not a symlink.
+
+        None when that is not known without a system call of its own (the folder
+        is not listed yet, the name is not in it as written, or it is something
+        else): the caller then asks ``os.stat`` as it would have.
+        """
+        head, tail = os.path.split(path)
+        if not tail or tail in (os.curdir, os.pardir):
+            return None
+        entry = self._entry(head, tail)
+        if entry is None or entry[0] or not entry[1]:
+            return None
+        known = self._files.get(path)
+        if known is None:
+            known = self._files[path] = os.path.join(self._folder(head), tail)  # as _resolve for a non-link
+        return known
+
+    def _entry(self, head: str, tail: str) -> tuple[bool, bool] | None:
+        """(is a symlink, is a regular file) of ``tail`` in ``head`` from the folder's listing, if it holds it."""
+        listing = self._listings.get(head)
+        if listing is None:
+            asked = self._asked.get(head, 0) + 1
+            self._asked[head] = asked
+            if asked <= self.LIST_AFTER:
+                return None
+            listing = self._listings[head] = _listing(head)
+        return listing.get(tail)
+
     def _resolve(self, text: str) -> str:
         head, tail = os.path.split(text)
         if not tail or tail in (os.curdir, os.pardir):
             return os.path.realpath(text)
-        try:
-            if stat.S_ISLNK(os.lstat(text).st_mode):
+        entry = self._entry(head, tail)
+        if entry is not None:
+            if entry[0]:
                 return os.path.realpath(text)
-        except OSError:
-            pass  # missing, or below a non-folder: realpath keeps the name as written
-        except ValueError:
-            return os.path.realpath(text)  # a NUL character: raises as realpath does
+        else:
+            try:
+                if stat.S_ISLNK(os.lstat(text).st_mode):
+                    return os.path.realpath(text)
+            except OSError:
+                pass  # missing, or below a non-folder: realpath keeps the name as written
+            except ValueError:
+                return os.path.realpath(text)  # a NUL character: raises as realpath does
+        return os.path.join(self._folder(head), tail)
+
+    def _folder(self, head: str) -> str:
         folder = self._folders.get(head)
         if folder is None:
             folder = self._folders[head] = os.path.realpath(head or os.curdir)
-        return os.path.join(folder, tail)
+        return folder
+
+
+def _listing(folder: str) -> dict[str, tuple[bool, bool]]:
+    """Entry name -> (is a symlink, is a regular file) of ``folder``; empty when it cannot be listed.
+
+    An entry whose type cannot be told (it vanished while being looked at) is
+    left out, so that it is asked about one by one.
+    """
+    out: dict[str, tuple[bool, bool]] = {}
+    try:
+        with os.scandir(folder or os.curdir) as entries:
+            for entry in entries:
+                try:
+                    out[entry.name] = (entry.is_symlink(), entry.is_file(follow_symlinks=False))
+                except OSError:
+                    continue
+    except (OSError, ValueError):
+        return {}
+    return out
 
 
 def within(path: str, folder: str) -> bool:
@@ -155,9 +231,10 @@ def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = N
     try:
         if real is None:
             return path.resolve().relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
-        # the same answer from strings: real paths are absolute and normalised
-        # os.getcwd() is the text of Path.cwd(), without a Path made per file
-        resolved, folder = real(path), str(_resolved(os.fspath(cwd) if cwd is not None else os.getcwd()))
+        # the same answer from strings: real paths are absolute and normalised; the working
+        # directory is resolved once per run (os.getcwd() is the text of Path.cwd())
+        resolved = real(path)
+        folder = real.working_folder() if cwd is None else str(_resolved(os.fspath(cwd)))
     except ValueError:
         return path.as_posix()
     if resolved == folder:
@@ -196,13 +273,17 @@ def discover(
                 seen.add(str(given.resolve()))
                 yield given, True
             continue
-        found: list[Path] = []
+        # (the parts of Path(dirpath, name), its folder, its name): a folder's Path is made once
+        found: list[tuple[tuple[str, ...], Path, str]] = []
         for dirpath, dirnames, filenames in os.walk(given):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
-            for name in filenames:
-                if name.endswith(YAML_SUFFIXES):
-                    found.append(Path(dirpath, name))
-        for f in sorted(found, key=lambda f: f.parts):  # Path order, without a Path comparison per step
+            names = [name for name in filenames if name.endswith(YAML_SUFFIXES)]
+            if names:
+                folder = Path(dirpath)
+                found.extend(((*folder.parts, name), folder, name) for name in names)
+        found.sort(key=_first)  # Path order, without a Path comparison per step
+        for _, folder, name in found:
+            f = folder / name
             real_path = resolve(f)
             if patterns:
                 rel = _relative_for_glob(f, Path(real_path), real_root)
@@ -211,6 +292,10 @@ def discover(
             if real_path not in seen:
                 seen.add(real_path)
                 yield f, False
+
+
+def _first(item: tuple[tuple[str, ...], Path, str]) -> tuple[str, ...]:
+    return item[0]
 
 
 def _relative_for_glob(path: Path, real: Path, real_root: Path | None) -> str:
