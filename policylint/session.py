@@ -54,7 +54,7 @@ class Session:
             # pre-commit never passes; both lead to the configuration, in any order.
             deleted = staged_deletions(Path.cwd())
             found = load_config([*args.paths, *deleted] or [Path(".")], config_file=args.config, root=args.root,
-                                isolated=args.isolated, changed_files=True)
+                                isolated=args.isolated, changed_files=True, cache=_cache_dir(args))
             config = found
             if config.path is None and args.config is None and not args.isolated:
                 from policylint.engine.history import tracked_configurations
@@ -64,7 +64,8 @@ class Session:
                     deleted, paths = [], []
         else:
             deleted = []
-            config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated)
+            config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated,
+                                 cache=_cache_dir(args))
         if args.now:
             config.now = parse_when(args.now, source="--now")
         cli = {

@@ -294,6 +294,7 @@ CACHE_IMPORTS: dict[str, tuple[str, ...]] = {
         "policylint.cache", "policylint.cache.store", "policylint.model.load.document_cache", "policylint.model.load.documents",
         "policylint.model.load.limits",
     ),
+    "policylint.model.config_cache": ("policylint.cache.store", "policylint.model.load.document_cache"),
     "policylint.engine.rule_cache": (
         "policylint.cache.store", "policylint.engine.rule", "policylint.errors", "policylint.finding",
         "policylint.model.load.limits", "policylint.safeio",

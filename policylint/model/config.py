@@ -147,12 +147,15 @@ def load_config(
     root: Path | None = None,
     isolated: bool = False,
     changed_files: bool = False,
+    cache: Path | None = None,
 ) -> Config:
     """Discover, read and validate the configuration for a run over ``paths``.
 
     With ``changed_files`` (the pre-commit hook) the paths are the changed files of
     a whole git repository, in no particular order: the configuration is the one
     they lead to (see :func:`config_of_changes`), never the first file's alone.
+    With ``cache`` (the cache folder), settings that passed the schema before are
+    not checked again (:func:`~policylint.model.config_checks.validate_settings`).
     """
     path: Path | None = None
     raw: dict[str, Any] = {}
@@ -179,7 +182,7 @@ def load_config(
                     break
     source = str(path) if path else "<defaults>"
     check_plain(raw, source)
-    validate_settings(raw, source)
+    validate_settings(raw, source, cache)
     base = path.parent if path else Path.cwd()
     config = Config(path=path)
     if root is not None:

@@ -11,6 +11,7 @@ naming the file and the key.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from policylint.errors import PolicylintError
@@ -62,10 +63,22 @@ def check_plain(data: Any, source: str, prefix: str = "") -> None:
                 stack.append((v, f"{key}[{i}]", depth + 1))
 
 
-def validate_settings(raw: dict[str, Any], source: str) -> None:
-    """Check raw settings against the config schema; one clear error on the first problem."""
+def validate_settings(raw: dict[str, Any], source: str, cache: Path | None = None) -> None:
+    """Check raw settings against the config schema; one clear error on the first problem.
+
+    With ``cache`` (the cache folder), settings that passed before with the same
+    schema, code and jsonschema are not checked again
+    (:mod:`policylint.model.config_cache`); only a pass is remembered.
+    """
     if isinstance(raw, dict) and not raw:
         return  # no settings: the defaults (the schema requires no key; a test holds it to that)
+    key: str | None = None
+    if cache is not None and isinstance(raw, dict):
+        from policylint.model import config_cache
+
+        key = config_cache.config_key(raw)
+        if key is not None and config_cache.known_valid(cache, key):
+            return
     import jsonschema
 
     from policylint.resources import load_schema
@@ -74,6 +87,8 @@ def validate_settings(raw: dict[str, Any], source: str) -> None:
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(raw), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if not errors:
+        if key is not None and cache is not None:
+            config_cache.remember_valid(cache, key)
         return
     err = errors[0]
     path = [str(p) for p in err.absolute_path]
