@@ -228,6 +228,19 @@ def run_config(item: tuple[str, bytes]) -> None:
     (folder / name).write_bytes(data)
     code, out, err = _cli(["config", "--config", name], cwd=folder)
     _expect_clean_exit(code, out, err, (0, 2), json_out=True)
+    # the key a warm run would remember the settings under: any settings, no internal error
+    from policylint.errors import PolicylintError
+    from policylint.model.config_cache import config_key
+    from policylint.model.config_checks import check_plain
+    from policylint.model.config_files import read_config_file
+
+    try:
+        raw = read_config_file(folder / name)
+        if isinstance(raw, dict):
+            check_plain(raw, name)
+            config_key(raw)
+    except PolicylintError:
+        pass
 
 
 # -- check -------------------------------------------------------------------------------------------

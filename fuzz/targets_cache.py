@@ -2,7 +2,7 @@
 
 * ``cache`` - a cache folder filled by a run of a copy of ``examples/good``; one of
   its entries (a parsed document, the rule set, a workload's facts, its GPU demand
-  series, a pool's sum, a trace digest record) is mutated in place and ``check``
+  series, a pool's sum, a trace digest record, the configuration's pass mark) is mutated in place and ``check``
   must print exactly what ``check --no-cache`` prints, with the same exit code.
 
   Mutated bytes fail the entry's HMAC, so most inputs test that a damaged entry is
