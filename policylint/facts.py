@@ -105,11 +105,18 @@ class Facts(Mapping[str, Any]):
 _Sheet = TypeVar("_Sheet", bound=Facts)
 
 
+#: per sheet class, its resolved annotations (``get_type_hints`` of a whole class, made once, not once per part)
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _part_type(cls: type, part_field: dataclasses.Field[Any]) -> type[Facts]:
     """The sheet class a part field holds (its annotation may be a string: ``from __future__ import annotations``)."""
     inner = part_field.type
     if not isinstance(inner, type):
-        inner = typing.get_type_hints(cls)[part_field.name]
+        hints = _HINTS.get(cls)
+        if hints is None:
+            hints = _HINTS[cls] = typing.get_type_hints(cls)
+        inner = hints[part_field.name]
     if not (isinstance(inner, type) and issubclass(inner, Facts)):
         raise TypeError(f"{cls.__name__}.{part_field.name} is a part but not a fact sheet")
     return inner

@@ -264,3 +264,24 @@ def test_a_loop_variable_reads_by_name_only_when_it_holds_nothing_but_a_tables_n
     assert isinstance(function, ast.FunctionDef)
     tables = {"T": (("x", "y"), ("z", "w")), "U": (("x", 1),), "V": ("v",)}
     assert _loop_names(function, tables) == {"a": {"x", "z"}, "b": {"y", "w"}, "d": {"x"}}
+
+
+def test_check_definitions_from_the_module_tree_are_getsources() -> None:
+    """check_reads takes each check's definition from its module's tree (parsed once per module); it is the
+    same syntax tree as the function's own source would give, for every registered check."""
+    import ast
+    import functools
+    import inspect
+    import textwrap
+
+    from policylint.engine import reads
+    from policylint.engine.checks import CHECKS
+
+    assert CHECKS
+    for name, function in CHECKS.items():
+        alone = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+        found = reads._definition(function)
+        assert found is not None, name
+        assert ast.dump(found) == ast.dump(alone), name
+    # what has no code of its own is left to the plain way
+    assert reads._definition(functools.partial(print)) is None

@@ -65,11 +65,13 @@ def check_reads(name: str) -> frozenset[str] | None:
     function = CHECKS.get(name)
     if function is None:
         return None
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    definition = tree.body[0] if tree.body else None
+    definition: ast.stmt | None = _definition(function)
+    if definition is None:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        except (OSError, TypeError, SyntaxError):
+            return None
+        definition = tree.body[0] if tree.body else None
     if not isinstance(definition, ast.FunctionDef) or not definition.args.args:
         return None
     argument = definition.args.args[0].arg
@@ -101,6 +103,33 @@ def check_reads(name: str) -> frozenset[str] | None:
         if isinstance(node, ast.Name) and node.id == argument and id(node) not in allowed:
             return None
     return frozenset(reads)
+
+
+@functools.cache
+def _definitions(filename: str) -> dict[tuple[str, int], ast.FunctionDef]:
+    """Every function defined in a module file, by name and first line (its first decorator's, if any)."""
+    try:
+        with open(filename, "rb") as file:
+            tree = ast.parse(file.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    return {
+        (node.name, min([node.lineno, *(d.lineno for d in node.decorator_list)])): node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+    }
+
+
+def _definition(function: Any) -> ast.FunctionDef | None:
+    """The definition of ``function`` from its module's syntax tree, parsed once per module; None if not found.
+
+    The same tree ``inspect.getsource`` would give for the function alone, without
+    reading and tokenizing the module again for every function.
+    """
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return None
+    return _definitions(code.co_filename).get((code.co_name, code.co_firstlineno))
 
 
 def _loop_names(definition: ast.FunctionDef, globals_: dict[str, Any]) -> dict[str, frozenset[str]]:
