@@ -50,9 +50,37 @@ class FixDeclaration:
     direction: str = "set"
 
 
-@functools.cache
+#: code -> (file name, raw entry) of every bundled rule, once read (or taken from the rule cache: :func:`seed`)
+_BUNDLED: dict[str, tuple[str, dict[str, Any]]] | None = None
+
+
 def _bundled() -> dict[str, tuple[str, dict[str, Any]]]:
     """Code -> (file name, raw entry) of every bundled rule, in file order."""
+    global _BUNDLED
+    if _BUNDLED is None:
+        _BUNDLED = _read_bundled()
+    return _BUNDLED
+
+
+def bundled_entries() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every bundled rule as its file declares it (code -> (file name, raw entry)), for the rule cache to keep."""
+    return _bundled()
+
+
+def seed(entries: dict[str, tuple[str, dict[str, Any]]]) -> None:
+    """Take the bundled rules as a rule-cache entry kept them, instead of reading the files again.
+
+    The rule cache keeps them under a key made of every bundled rule file's bytes
+    and the code (:func:`policylint.engine.rule_cache.rules_key`), so they are what
+    reading the files would give; once the files were read in this process, this
+    does nothing.
+    """
+    global _BUNDLED
+    if _BUNDLED is None:
+        _BUNDLED = entries
+
+
+def _read_bundled() -> dict[str, tuple[str, dict[str, Any]]]:
     import yaml  # deferred: commands that never name a rule (--version, --help) do not load it
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -415,6 +415,29 @@ def test_a_cached_rule_set_equals_a_loaded_one(tmp_path: Path, monkeypatch: pyte
     assert calls == [1, 1]
 
 
+def test_the_bundled_rules_are_kept_beside_the_rule_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm run takes the catalogue of bundled rules from the rule cache, equal to reading the files."""
+    from policylint import catalogue
+    from policylint.resources import rules_dir
+
+    read = catalogue._read_bundled()
+    folder = tmp_path / "c"
+    load_rules_cached([rules_dir()], {}, "cfg", folder)  # fills the entry, the catalogue with it
+    (entry,) = _rule_entries(folder)
+    assert b'"catalogue"' in entry.read_bytes()
+    monkeypatch.setattr(catalogue, "_BUNDLED", None)  # as a new process starts
+    parses: list[int] = []
+    monkeypatch.setattr(catalogue, "_read_bundled", lambda: parses.append(1) or read)
+    load_rules_cached([rules_dir()], {}, "cfg", folder)
+    assert catalogue._BUNDLED == read and parses == []
+    assert list(catalogue._BUNDLED) == list(read)  # in file order
+    # a rule folder without the bundled one keeps no catalogue: its key does not cover those files
+    other = tmp_path / "c2"
+    load_rules_cached([_rules_copy(tmp_path)], {}, "cfg", other)
+    (entry,) = _rule_entries(other)
+    assert b'"catalogue"' not in entry.read_bytes()
+
+
 def test_a_changed_rule_file_is_loaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = _rules_copy(tmp_path)
     folder = tmp_path / "c"

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from policylint import catalogue
 from policylint.cache.store import MAX_ENTRY_BYTES, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
 from policylint.engine.rule import Param, Rule, RuleSet
 from policylint.errors import PolicylintError
@@ -40,7 +41,8 @@ def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any], source: str = 
     """The cache key of a configured rule set; None when a rule file cannot be read.
 
     A SHA-256 over the code fingerprint (policylint version and package source),
-    the cerberus version (it judges the conditions), every rule folder (as named
+    the cerberus version (it judges the conditions), the PyYAML version (the bundled
+    rules kept beside the rule set are its parse), every rule folder (as named
     and as its real path: the repository's own folders identify it), every rule
     file's name and bytes in loading order, the configuration file (``source``)
     and its per-rule overrides. Any edit to a rule file, a new file in a rule
@@ -56,7 +58,9 @@ def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any], source: str = 
         checker = str(getattr(cerberus, "__version__", "?"))
     except ImportError:  # pragma: no cover - cerberus is a dependency
         checker = "none"
-    digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{code_fingerprint()}/{checker}".encode())
+    import yaml  # the bundled rules kept beside the rule set are its parse (see write_rules)
+
+    digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{code_fingerprint()}/{checker}/{yaml.__version__}".encode())
     digest.update(b"\0source\0" + source.encode("utf-8", "surrogateescape"))
     limit = LoadLimits().max_file_bytes
     for folder in dirs:
@@ -155,6 +159,29 @@ def _conditions(ruleset: RuleSet) -> list[Condition]:
 
 
 
+def _encode_catalogue() -> str | None:
+    """The bundled rules as read (:func:`policylint.catalogue.bundled_entries`) as JSON text, when it keeps them
+    exactly, in their order and with each entry's keys in theirs (text, so the entry's sorted keys leave it be)."""
+    entries = catalogue.bundled_entries()
+    try:
+        text = json.dumps([[code, name, raw] for code, (name, raw) in entries.items()], allow_nan=False)
+        back = _decode_catalogue(text)
+    except (TypeError, ValueError):
+        return None
+    if back != entries or list(back) != list(entries) or json.dumps(list(back.items())) != json.dumps(list(entries.items())):
+        return None
+    return text
+
+
+def _decode_catalogue(text: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for code, name, raw in json.loads(text):
+        if not isinstance(code, str) or not isinstance(name, str) or not isinstance(raw, dict):
+            raise ValueError("not a rule entry")
+        out[code] = (name, raw)
+    return out
+
+
 def read_rules(folder: Path, key: str, trust: Callable[[Sequence[Condition]], None]) -> RuleSet | None:
     """The rule set stored under ``key``, or None: absent, damaged, foreign or not matching.
 
@@ -171,8 +198,12 @@ def read_rules(folder: Path, key: str, trust: Callable[[Sequence[Condition]], No
         if document.get("format") != RULES_FORMAT_VERSION or document.get("key") != key:
             return None
         ruleset = _decode_ruleset(document["ruleset"])
+        kept = document.get("catalogue")
+        bundled = _decode_catalogue(kept) if isinstance(kept, str) else None
         if document.get("compiled") is True:
             trust(_conditions(ruleset))
+        if bundled is not None:
+            catalogue.seed(bundled)
     except FileNotFoundError:
         return None
     except Exception:  # noqa: BLE001 - a damaged entry means "not cached", never an error
@@ -181,14 +212,21 @@ def read_rules(folder: Path, key: str, trust: Callable[[Sequence[Condition]], No
 
 
 def write_rules(
-    folder: Path, key: str, ruleset: RuleSet, compile_condition: Callable[[Mapping[str, Any], Mapping[str, Any]], object]
+    folder: Path,
+    key: str,
+    ruleset: RuleSet,
+    compile_condition: Callable[[Mapping[str, Any], Mapping[str, Any]], object],
+    keeps_catalogue: bool = False,
 ) -> None:
     """Keep ``ruleset`` under ``key``, when it reads back equal to itself; a folder that refuses is skipped.
 
     JSON must not change a value's type, so the rule set is decoded again before
     anything is written. ``compile_condition`` (the evaluator's) is then called on
     every condition; one that raises ``ValueError`` or ``KeyError`` is reported when
-    evaluated, and the entry records that not every condition compiled.
+    evaluated, and the entry records that not every condition compiled. With
+    ``keeps_catalogue`` (the key covers the bundled rule folder) the bundled rules
+    as read are kept too, when JSON holds them exactly; a run that reads the entry
+    gives them to :func:`policylint.catalogue.seed` rather than parsing the files.
     """
     try:
         body = _encode_ruleset(ruleset)
@@ -204,7 +242,11 @@ def write_rules(
             compile_condition(schema, params)
         except (ValueError, KeyError):
             compiled = False  # reported when evaluated; never marked as checked
-    document = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
+    document: dict[str, Any] = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
+    if keeps_catalogue:
+        kept = _encode_catalogue()
+        if kept is not None:
+            document["catalogue"] = kept
     sealed = seal_json(folder, "rules", json.dumps(document, sort_keys=True, allow_nan=False).encode("utf-8"))
     if sealed is not None and len(sealed) <= MAX_ENTRY_BYTES["rules"]:
         atomic_write(_rules_path(folder, key), sealed, folder)

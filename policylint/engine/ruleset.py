@@ -13,6 +13,7 @@ message naming the file and the rule key (exit 2).
 
 from __future__ import annotations
 
+import os
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -25,6 +26,7 @@ from policylint.engine.conditions import compile_schema, trust_conditions
 from policylint.engine.rule import Param, Rule, RuleSet
 from policylint.errors import PolicylintError
 from policylint.finding import Severity
+from policylint.resources import rules_dir
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "number": (int, float),
@@ -317,7 +319,9 @@ def load_rules_cached(
     ruleset = load_rules(dirs)
     configure_rules(ruleset, overrides, source)
     if key is not None and folder is not None:
-        rule_cache.write_rules(folder, key, ruleset, compile_schema)
+        bundled = os.path.realpath(rules_dir())
+        keeps = any(os.path.realpath(d) == bundled for d in dirs)
+        rule_cache.write_rules(folder, key, ruleset, compile_schema, keeps_catalogue=keeps)
     return ruleset
 
 
