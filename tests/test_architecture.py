@@ -296,7 +296,7 @@ CACHE_IMPORTS: dict[str, tuple[str, ...]] = {
     ),
     "policylint.model.config_cache": ("policylint.cache.store", "policylint.model.load.document_cache"),
     "policylint.engine.rule_cache": (
-        "policylint.cache.store", "policylint.engine.rule", "policylint.errors", "policylint.finding",
+        "policylint.cache.store", "policylint.catalogue", "policylint.engine.rule", "policylint.errors", "policylint.finding",
         "policylint.model.load.limits", "policylint.safeio",
     ),
     "policylint.cache.digests": ("policylint.cache.store", "policylint.readers.limits"),

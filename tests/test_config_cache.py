@@ -130,3 +130,24 @@ def test_a_warm_run_does_not_import_jsonschema(tmp_path: Path, minirepo: Path) -
     ]
     assert [r.stderr.strip().splitlines()[-1] for r in runs] == ["True", "False"]
     assert runs[0].stdout == runs[1].stdout
+
+
+def test_a_library_is_known_by_its_installed_file_without_importing_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.cache import store
+    from policylint.engine import rule_cache
+    from policylint.resources import rules_dir
+
+    probe = "import sys\nfrom policylint.cache.store import library_identity\n" \
+            "print(library_identity('cerberus') is not None, 'cerberus' in sys.modules)\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["True", "False"]
+    assert store.library_identity("no_such_library_here") is None
+    # another installed copy of a checker (another file, size or time) is another key
+    settings = {"ignore": ["PL105"]}
+    before = (config_cache.config_key(settings), rule_cache.rules_key([rules_dir()], {}, "cfg"))
+    real = store.library_identity
+    monkeypatch.setattr(config_cache, "library_identity", lambda name: f"{real(name)}-upgraded")
+    monkeypatch.setattr(rule_cache, "library_identity", lambda name: f"{real(name)}-upgraded")
+    after = (config_cache.config_key(settings), rule_cache.rules_key([rules_dir()], {}, "cfg"))
+    assert None not in before and before[0] != after[0] and before[1] != after[1]

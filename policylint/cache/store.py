@@ -229,6 +229,28 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def library_identity(name: str) -> str | None:
+    """Which installed copy of the library ``name`` would be imported, without importing it; None if none.
+
+    Its module file's path, size and modification time: installing another
+    release (or editing it) rewrites the file. A key made with it changes with
+    the library, at the cost of a ``stat`` rather than an import (jsonschema's
+    and cerberus' imports take tens of milliseconds each, and a warm run may
+    need neither).
+    """
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            return None
+        st = os.stat(origin)
+    except (ImportError, OSError, ValueError):
+        return None
+    return f"{name}\0{origin}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
 # --------------------------------------------------------------------------- binary entries
 
 

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from policylint import catalogue
-from policylint.cache.store import MAX_ENTRY_BYTES, atomic_write, code_fingerprint, read_limited, seal_json, unseal_json
+from policylint.cache.store import (
+    MAX_ENTRY_BYTES, atomic_write, code_fingerprint, library_identity, read_limited, seal_json, unseal_json,
+)
 from policylint.engine.rule import Param, Rule, RuleSet
 from policylint.errors import PolicylintError
 from policylint.finding import Severity
@@ -41,8 +43,9 @@ def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any], source: str = 
     """The cache key of a configured rule set; None when a rule file cannot be read.
 
     A SHA-256 over the code fingerprint (policylint version and package source),
-    the cerberus version (it judges the conditions), the PyYAML version (the bundled
-    rules kept beside the rule set are its parse), every rule folder (as named
+    the installed cerberus (it judges the conditions) and PyYAML (the bundled rules
+    kept beside the rule set are its parse), each by
+    :func:`~policylint.cache.store.library_identity`, every rule folder (as named
     and as its real path: the repository's own folders identify it), every rule
     file's name and bytes in loading order, the configuration file (``source``)
     and its per-rule overrides. Any edit to a rule file, a new file in a rule
@@ -52,15 +55,9 @@ def rules_key(dirs: Sequence[Path], overrides: Mapping[str, Any], source: str = 
     the load size limit): a pipe, a device or an oversized file gives None, and
     the loader then reports it as it does without the cache.
     """
-    try:
-        import cerberus
-
-        checker = str(getattr(cerberus, "__version__", "?"))
-    except ImportError:  # pragma: no cover - cerberus is a dependency
-        checker = "none"
-    import yaml  # the bundled rules kept beside the rule set are its parse (see write_rules)
-
-    digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{code_fingerprint()}/{checker}/{yaml.__version__}".encode())
+    checker = library_identity("cerberus") or "none"
+    parser = library_identity("yaml") or "none"  # the bundled rules kept beside the rule set are its parse
+    digest = hashlib.sha256(f"rules/{RULES_FORMAT_VERSION}/{code_fingerprint()}/{checker}/{parser}".encode())
     digest.update(b"\0source\0" + source.encode("utf-8", "surrogateescape"))
     limit = LoadLimits().max_file_bytes
     for folder in dirs:

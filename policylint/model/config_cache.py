@@ -19,13 +19,11 @@ is (:mod:`policylint.cache.store`); a missing, damaged or foreign one is a miss.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_limited, unseal_json, write_sealed
+from policylint.cache.store import FORMAT_VERSION, code_fingerprint, library_identity, read_limited, unseal_json, write_sealed
 from policylint.model.load.document_cache import schemas_fingerprint
 
 KIND = "config"
@@ -49,19 +47,6 @@ def _plain(value: Any) -> bool:
     return True
 
 
-def _checker_identity() -> str | None:
-    """Where the installed jsonschema lies and its module file's size and time, without importing it."""
-    try:
-        spec = importlib.util.find_spec("jsonschema")
-        origin = spec.origin if spec is not None else None
-        if origin is None:
-            return None
-        st = os.stat(origin)
-    except (ImportError, OSError, ValueError):
-        return None
-    return f"{origin}\0{st.st_size}\0{st.st_mtime_ns}"
-
-
 def config_key(raw: dict[str, Any]) -> str | None:
     """The key under which ``raw`` is remembered as valid; None when it cannot be remembered."""
     if not _plain(raw):
@@ -70,7 +55,7 @@ def config_key(raw: dict[str, Any]) -> str | None:
         text = json.dumps(raw, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError):
         return None
-    checker = _checker_identity()
+    checker = library_identity("jsonschema")
     if checker is None:
         return None
     digest = hashlib.sha256(f"{KIND}/{CONFIG_FORMAT}/{FORMAT_VERSION}/{code_fingerprint()}/{schemas_fingerprint()}".encode())
