@@ -9,11 +9,9 @@ else a worker raises is a bug and ends the run.
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime as dt
-import multiprocessing
+import os
 import sys
-from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
 from policylint.measure import measurement_cache as measure_cache
@@ -49,7 +47,7 @@ def measure_one(
 
 def can_fork() -> bool:
     """Workers inherit the parsed model by forking; elsewhere the run stays in one process."""
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+    return sys.platform.startswith("linux") and hasattr(os, "fork")  # Linux offers the fork start method
 
 
 #: what forked workers measure from (set just before the pool starts, read in the children)
@@ -86,6 +84,12 @@ def measure_parallel(
     A broken pool (a worker that died, a fork that failed) is reported on standard
     error and its results are dropped: the caller measures those workloads itself.
     """
+    # imported here, not when the module loads: a warm run measures nothing in workers, and the
+    # two take tens of milliseconds to import
+    import concurrent.futures
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
     global _WORK
     _WORK = (model, keys, rekey, now, limits, cache_dir)
     out: list[tuple[str, str | None, tuple[WorkloadFacts, list[Finding]]]] = []
