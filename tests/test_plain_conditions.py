@@ -127,3 +127,27 @@ def test_a_condition_with_other_rules_is_left_to_cerberus(tmp_path: Path) -> Non
     assert verdict_of({"x": {"contains": "a"}}) is None
     assert verdict_of({"x": {"min": 1, "type": "number"}}) is None
     assert compile_schema({"x": {"contains": "a"}}, {}).verdict is None
+
+
+def test_a_trusted_condition_is_marked_when_first_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached rule set's conditions skip cerberus' schema check, each one when it is compiled, and only those."""
+    from cerberus.schema import DefinitionSchema
+
+    from policylint.engine import conditions
+
+    checked: list[object] = []
+    real = DefinitionSchema._validate
+
+    def counting(self: object, schema: object) -> None:
+        checked.append(schema)
+        real(self, schema)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DefinitionSchema, "_validate", counting)
+    monkeypatch.setattr(conditions, "_TRUSTED", set())
+    trusted = ({"trust_probe_a": {"min": "$low"}}, {"low": 3})
+    other = ({"trust_probe_b": {"min": "$low"}}, {"low": 4})
+    conditions.trust_conditions([trusted])
+    assert conditions.compile_schema(*trusted).validate({"trust_probe_a": 5})
+    assert checked == []
+    assert not conditions.compile_schema(*other).validate({"trust_probe_b": 1})
+    assert len(checked) == 1  # the condition no cached rule set vouched for was checked

@@ -119,7 +119,7 @@ def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Con
         hit = memo.get((id(schema), id(params)))
         if hit is not None and hit[0] is schema and hit[1] is params:
             return hit[2]
-    key = json.dumps([schema, params], sort_keys=True, default=str)
+    key = _condition_key(schema, params)
     try:
         condition = _compile(key)
     except cerberus.SchemaError as exc:
@@ -137,25 +137,43 @@ def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Con
 _MEMO: dict[tuple[int, int], tuple[Any, Any, _Condition]] | None = None
 
 
+#: conditions a cached rule set proved valid, by their compile key (see :func:`compile_schema`)
+_TRUSTED: set[str] = set()
+
+
+def _condition_key(schema: Mapping[str, Any], params: Mapping[str, Any]) -> str:
+    return json.dumps([schema, params], sort_keys=True, default=str)
+
+
 def trust_conditions(conditions: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
     """Tell cerberus that these (schema, parameters) conditions were already judged valid.
 
     cerberus checks every schema against its own meta-schema before use and
     remembers, per process, the hashes of schemas that passed. The hashes are of
     Python objects (not stable across processes), so the rule cache stores the
-    fact "every condition of this rule set compiled" and this marks the conditions
-    again here: the validators are then built without the check. Only for a cached
-    rule set whose key (same code, same cerberus, same rule files and overrides)
-    proves that this exact set compiled before (:mod:`policylint.engine.rule_cache`).
-    """
-    from cerberus.schema import DefinitionSchema
-    from cerberus.utils import mapping_hash
+    fact "every condition of this rule set compiled" and the conditions are marked
+    again in this process: their validators are then built without the check.
+    Only for a cached rule set whose key (same code, same cerberus, same rule
+    files and overrides) proves that this exact set compiled before
+    (:mod:`policylint.engine.rule_cache`).
 
-    validator = _validator_class()
-    types = mapping_hash(validator.types_mapping)
-    for schema, params in conditions:
-        expanded = DefinitionSchema.expand(_substitute(schema, params))
-        validator._valid_schemas.add((mapping_hash(expanded), types))
+    Each condition is marked when it is first compiled (:func:`_compile`), so a
+    run that judges only a few subjects expands only the schemas it uses.
+    """
+    _TRUSTED.update(_condition_key(schema, params) for schema, params in conditions)
+
+
+def _mark_trusted(schema: Mapping[str, Any]) -> None:
+    """Mark one trusted condition (parameters filled in) as valid in cerberus; if that fails, cerberus checks it."""
+    try:
+        from cerberus.schema import DefinitionSchema
+        from cerberus.utils import mapping_hash
+
+        validator = _validator_class()
+        expanded = DefinitionSchema.expand(schema)
+        validator._valid_schemas.add((mapping_hash(expanded), mapping_hash(validator.types_mapping)))
+    except Exception:  # noqa: BLE001 - marking only spares a check; an unmarked schema is checked as without a cache
+        return
 
 
 @contextlib.contextmanager
@@ -215,4 +233,6 @@ def _referenced(node: Any) -> set[str]:
 @functools.lru_cache(maxsize=512)
 def _compile(key: str) -> _Condition:
     schema, params = json.loads(key)
+    if key in _TRUSTED:
+        _mark_trusted(_substitute(schema, params))  # a copy of its own: expanding may rewrite it
     return _Condition(_substitute(schema, params))
