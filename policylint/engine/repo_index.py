@@ -61,6 +61,7 @@ from policylint.engine.index_store import (
     file_ident,
     files_of,
     json_text,
+    json_value,
     no_record,
     open_index,
     pool_hash,
@@ -131,14 +132,31 @@ def _clock_facts(rec: Record, w: Workload, now: dt.datetime) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     if rec.last_sample is not None:
-        last = dt.datetime.fromisoformat(rec.last_sample)
-        out["measurement_age_days"] = (now - last).total_seconds() / 86_400.0
+        age = _AGES.get((rec.last_sample, now))
+        if age is None:
+            if len(_AGES) > 65_536:
+                _AGES.clear()
+            last = dt.datetime.fromisoformat(rec.last_sample)
+            age = _AGES[(rec.last_sample, now)] = (now - last).total_seconds() / 86_400.0
+        out["measurement_age_days"] = age
     else:
         out["measurement_age_days"] = None
     out["pulls"] = pull_facts(w, now)
     if rec.integrity:
-        out.update(time_facts(rec.clock, now.timestamp()))
+        # the same inputs give the same facts (scalars): many workloads share their traces' times
+        key = (now, *sorted((k, type(v), v) for k, v in rec.clock.items()))
+        found = _TIMES.get(key)
+        if found is None:
+            if len(_TIMES) > 65_536:
+                _TIMES.clear()
+            found = _TIMES[key] = time_facts(rec.clock, now.timestamp())
+        out.update(found)
     return out
+
+
+#: :func:`_clock_facts`' ages of the measurement and time facts, by their inputs (each a function of them alone)
+_AGES: dict[tuple[str, dt.datetime], float] = {}
+_TIMES: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
 def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
@@ -369,7 +387,7 @@ class Recorder:
             key=key,
             measured=measured,
             shape=tuple(view.facts),
-            text="",
+            stored=[],
             paths={k: list(v) for k, v in view.paths.items()},
             report=wf.report is not None,
             daily=_float(wf.report.daily) if wf.report is not None else None,
@@ -386,10 +404,11 @@ class Recorder:
             if k not in stored:
                 return None
             stored[k] = None
-        text = json_text([list(stored.values()), sketch_text(sketch)])
-        if text is None or json_text(rec.paths) is None:
+        # what reading the entry back gives: exactly these values, in objects of their own
+        values = json_value([list(stored.values()), sketch_text(sketch)])
+        if values is None or json_text(rec.paths) is None:
             return None
-        rec.text = text
+        rec.stored = values
         # The view rebuilt from the record is the view: at this instant its other facts are the
         # view's by construction (stored exactly above), so the clock facts are compared; at
         # another instant, everything, against a view built afresh (a fact that moves with the
