@@ -179,11 +179,11 @@ def test_the_index_facts_are_what_a_run_judges(repo: Path, folder: Path) -> None
     index = index_store.open_index(folder, repo, _limits(repo), ())
     rec = index.get("w-1")
     assert rec is not None
-    values, sketch = rec.stored
+    values, sketch = json.loads(rec.text)
     at = rec.shape.index("tolerance_seconds")
     assert values[at] == 15.0
     values[at] = 0.25  # a tolerance no workload declares: the pool's spread moves
-    rec.stored = [values, sketch]
+    rec.text = json.dumps([values, sketch], separators=(",", ":"))
     index.put("w-1", rec)
     index.write()
     planted = _run(repo, "--changed-files", "workloads/w-2.yaml")[1]

@@ -25,9 +25,7 @@ if TYPE_CHECKING:
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-#: 2: the measured files' paths beside their identities, run sketches as hex text;
-#: 3: each row's view values stored as JSON inside the entry, not as a JSON text in it (one parse of the entry)
-INDEX_FORMAT = 3
+INDEX_FORMAT = 2  # 2: the measured files' paths beside their identities, run sketches as hex text
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
 MAX_BYTES = 256 << 20
@@ -53,23 +51,11 @@ def same_value(a: Any, b: Any) -> bool:
 
 def json_text(value: Any) -> str | None:
     """``value`` as JSON text when reading it back gives exactly ``value``; else None."""
-    found = _json_read_back(value)
-    return None if found is None else found[0]
-
-
-def json_value(value: Any) -> Any | None:
-    """What reading ``value`` back from the entry gives (new objects, exactly ``value``); None when that is not exact."""
-    found = _json_read_back(value)
-    return None if found is None else found[1]
-
-
-def _json_read_back(value: Any) -> tuple[str, Any] | None:
     try:
         text = json.dumps(value, separators=(",", ":"), allow_nan=True)
     except (TypeError, ValueError, RecursionError):
         return None
-    back = json.loads(text)
-    return (text, back) if same_value(back, value) else None
+    return text if same_value(json.loads(text), value) else None
 
 
 # --------------------------------------------------------------------------- identities
@@ -166,9 +152,8 @@ class Record:
     key: str  # its measurement key
     measured: list[list[Any]]  # [stat identity] per measured file, in the order of its measurement roles
     shape: tuple[str, ...]  # its view's fact names, in order
-    #: [its view's fact values in ``shape``'s order (clock facts left as None), its run sketch or None] as JSON
-    #: reads them back (:func:`json_text` exact); never handed out itself (see :meth:`values`)
-    stored: list[Any]
+    #: JSON of [its view's fact values in ``shape``'s order (clock facts left as None), its run sketch or None]
+    text: str
     paths: dict[str, list[Any]]  # its view's fact places
     report: bool  # a band report exists
     daily: float | None  # the report's daily band
@@ -182,46 +167,25 @@ class Record:
     tpaths: dict[str, tuple[Any, ...]] | None = None
 
     def values(self) -> tuple[list[Any], list[int] | None] | None:
-        """(a fresh list of the stored fact values in ``shape``'s order, the run sketch), or None when they do not fit the shape.
-
-        Fresh all the way down, as a JSON parse of its own would give them: a view may
-        change its facts, and the record is written back as it was read.
-        """
-        values = self.stored
+        """(a fresh list of the stored fact values in ``shape``'s order, the run sketch), or None when the text does not fit the shape."""
+        values = json.loads(self.text)
         if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
             return None
         facts, sketch = values
         if len(facts) != len(self.shape):
             return None
-        facts = [v if type(v) in _SCALARS else _fresh(v) for v in facts]
         if isinstance(sketch, str):
             sketch = sketch_of(sketch)
             if sketch is None:
                 return None
-        elif sketch is not None:
-            if not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}:
-                return None
-            sketch = list(sketch)
+        elif sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
+            return None
         return facts, sketch
 
     def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
-        """(a fresh dict of the stored facts, the run sketch), or None when they do not fit the shape."""
+        """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
         found = self.values()
         return None if found is None else (dict(zip(self.shape, found[0])), found[1])
-
-
-#: the types JSON gives that are not containers (never changed in place)
-_SCALARS = frozenset((type(None), bool, int, float, str))
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a JSON value with new lists and dicts all the way down (what a fresh parse would give)."""
-    t = type(value)
-    if t is list:
-        return [v if type(v) in _SCALARS else _fresh(v) for v in value]
-    if t is dict:
-        return {k: v if type(v) in _SCALARS else _fresh(v) for k, v in value.items()}
-    return value
 
 
 def sketch_text(sketch: list[int] | None) -> str | list[int] | None:
@@ -255,11 +219,11 @@ def _record_from(
     """A record from its stored row, every field checked; None when anything is off."""
     if not isinstance(row, list) or len(row) != 13:
         return None
-    ident, pool, key, measured, shape, stored, paths, report, daily, usable, last, rest, files = row
+    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest, files = row
     if not (isinstance(files, list) and len(files) == len(measured)
             and all(isinstance(f, list) and len(f) == 2 and all(type(x) is str for x in f) for f in files)):
         return None
-    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(stored, list)):
+    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str)):
         return None
     if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
         return None
@@ -276,7 +240,7 @@ def _record_from(
         return None
     if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
         return None
-    return Record(ident, pool, key, measured, shapes[shape], stored, places[paths], report, daily, usable, last,
+    return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
                   integrity, clock, files, tplaces[paths])
 
 
@@ -291,8 +255,8 @@ class Index:
     Stored as one sealed JSON object: the header (code, trace limits, GPU
     resources, repository), a table of fact-name lists and one of fact-place
     maps (the same for nearly every workload), and per workload one row of
-    identities, file paths, figures and view values (parsed with the entry, in one
-    call; its run sketch as :func:`sketch_text`, decoded when the view is rebuilt).
+    identities, file paths and figures whose view values are one JSON text (parsed
+    only when the workload's view is rebuilt; its run sketch as :func:`sketch_text`).
     """
 
     folder: Path
@@ -341,7 +305,7 @@ class Index:
                 place_list.append(rec.paths)
             if rec.files is None:
                 continue  # recorded without its files' paths: measured again
-            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.stored, places[text], rec.report,
+            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
                           rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock], rec.files]
         body = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list, "rows": rows}
         try:

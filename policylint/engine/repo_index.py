@@ -61,7 +61,6 @@ from policylint.engine.index_store import (
     file_ident,
     files_of,
     json_text,
-    json_value,
     no_record,
     open_index,
     pool_hash,
@@ -387,7 +386,7 @@ class Recorder:
             key=key,
             measured=measured,
             shape=tuple(view.facts),
-            stored=[],
+            text="",
             paths={k: list(v) for k, v in view.paths.items()},
             report=wf.report is not None,
             daily=_float(wf.report.daily) if wf.report is not None else None,
@@ -404,11 +403,10 @@ class Recorder:
             if k not in stored:
                 return None
             stored[k] = None
-        # what reading the entry back gives: exactly these values, in objects of their own
-        values = json_value([list(stored.values()), sketch_text(sketch)])
-        if values is None or json_text(rec.paths) is None:
+        text = json_text([list(stored.values()), sketch_text(sketch)])
+        if text is None or json_text(rec.paths) is None:
             return None
-        rec.stored = values
+        rec.text = text
         # The view rebuilt from the record is the view: at this instant its other facts are the
         # view's by construction (stored exactly above), so the clock facts are compared; at
         # another instant, everything, against a view built afresh (a fact that moves with the
