@@ -32,13 +32,13 @@ def _traces(folder: Path, n: int = 5) -> list[Path]:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The kind folder of every cache entry read."""
     seen: list[str] = []
-    real = digest_cache.read_limited
+    real = digest_cache.read_sealed
 
-    def counting(path: Path | str, limit: int) -> Any:
+    def counting(path: Path | str, folder: Path, kind: str, limit: int) -> Any:
         seen.append(Path(path).parts[-3])
-        return real(path, limit)
+        return real(path, folder, kind, limit)
 
-    monkeypatch.setattr(digest_cache, "read_limited", counting)
+    monkeypatch.setattr(digest_cache, "read_sealed", counting)
     return seen
 
 

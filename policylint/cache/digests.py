@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from policylint.cache.store import FORMAT_VERSION, MAX_ENTRY_BYTES, atomic_write, read_limited, seal_json, unseal_json
+from policylint.cache.store import FORMAT_VERSION, MAX_ENTRY_BYTES, atomic_write, read_sealed, seal_json, stat_identity
 from policylint.readers.limits import TraceLimits
 
 
@@ -46,10 +46,6 @@ class _Refused(OSError):
 
 #: a file changed less than this long before it was hashed is hashed again next time
 _RACY_SECONDS = 2.0
-
-
-def _stat_id(st: os.stat_result) -> list[int]:
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 class Unhashed(Exception):
@@ -95,7 +91,7 @@ def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, li
         if not hash_files:
             raise Unhashed(str(path))
         return _file_digest(path)
-    ident = _stat_id(before)
+    ident = stat_identity(before)
     table = _digest_table(folder, os.path.dirname(real))
     found = table.get(real, ident)
     if found is not None:
@@ -103,8 +99,7 @@ def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, li
     name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
     record = folder / f"stat-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
     try:
-        data = read_limited(record, MAX_ENTRY_BYTES["stat"])
-        body = unseal_json(folder, "stat", data) if data is not None else None
+        body = read_sealed(record, folder, "stat", MAX_ENTRY_BYTES["stat"])
         if body is not None:
             known = json.loads(body)
             if known["path"] == real and known["stat"] == ident and _is_digest(known["sha256"]):
@@ -116,7 +111,7 @@ def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, li
         raise Unhashed(real)
     hashed_at = time.time_ns()
     digest = _file_digest(Path(real))
-    after = _stat_id(os.stat(real))
+    after = stat_identity(os.stat(real))
     settled = max(before.st_mtime_ns, before.st_ctime_ns) < hashed_at - int(_RACY_SECONDS * 1e9)
     if after == ident and settled:
         document = {"path": real, "stat": ident, "sha256": digest}
@@ -153,8 +148,7 @@ class _DigestTable:
         self.rows: dict[str, tuple[list[int], str]] = {}
         self.dirty = False
         try:
-            data = read_limited(self.path, MAX_ENTRY_BYTES["stattable"])
-            body = unseal_json(folder, "stattable", data) if data is not None else None
+            body = read_sealed(self.path, folder, "stattable", MAX_ENTRY_BYTES["stattable"])
             if body is None:
                 return
             stored = json.loads(body)

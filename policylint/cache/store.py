@@ -229,6 +229,15 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def stat_identity(st: os.stat_result) -> list[int]:
+    """A file's identity as git's index keeps it: device, inode, size, modification and status-change times (ns).
+
+    Any write moves the status-change time, which no ordinary program can set back;
+    every cache that trusts a file by its ``stat`` compares these five numbers.
+    """
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
 def library_identity(name: str) -> str | None:
     """Which installed copy of the library ``name`` would be imported, without importing it; None if none.
 
@@ -363,6 +372,16 @@ def read_entry(path: Path, *, kind: str = "entry", folder: Path | None = None) -
     """The document and the named arrays of one entry file; ValueError when damaged."""
     document, arrays, _ = load_entry(path, kind=kind, folder=folder)
     return document, arrays
+
+
+def read_sealed(path: Path | str, folder: Path, kind: str, max_bytes: int) -> bytes | None:
+    """The body of the ``kind`` entry at ``path``, read as :func:`read_limited` does and its seal checked.
+
+    None when it is missing, unreadable, over ``max_bytes`` or its seal does not hold:
+    the counterpart of :func:`write_sealed`.
+    """
+    data = read_limited(path, max_bytes)
+    return unseal_json(folder, kind, data) if data is not None else None
 
 
 def write_sealed(path: Path, folder: Path, kind: str, body: bytes, max_bytes: int) -> bool:

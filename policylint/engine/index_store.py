@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_limited, unseal_json, write_sealed
+from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_sealed, stat_identity, write_sealed
 
 if TYPE_CHECKING:
     from policylint.model import Pool, Workload
@@ -66,7 +66,7 @@ def file_ident(path: str) -> list[int] | None:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    return stat_identity(st)
 
 
 def no_record(path: str) -> bool:
@@ -321,8 +321,7 @@ def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resourc
     header = _header(root, limits, gpu_resources)
     index = Index(folder, _entry_path(folder, _locator(root, header)), header, limits)
     try:
-        data = read_limited(index.path, MAX_BYTES)
-        body = unseal_json(folder, KIND, data) if data is not None else None
+        body = read_sealed(index.path, folder, KIND, MAX_BYTES)
         if body is None:
             return index
         stored = json.loads(body)

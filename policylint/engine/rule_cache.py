@@ -24,7 +24,7 @@ from typing import Any
 
 from policylint import catalogue
 from policylint.cache.store import (
-    MAX_ENTRY_BYTES, atomic_write, code_fingerprint, library_identity, read_limited, seal_json, unseal_json,
+    MAX_ENTRY_BYTES, atomic_write, code_fingerprint, library_identity, read_sealed, seal_json,
 )
 from policylint.engine.rule import Param, Rule, RuleSet
 from policylint.errors import PolicylintError
@@ -165,9 +165,9 @@ def _encode_catalogue() -> str | None:
         back = _decode_catalogue(text)
     except (TypeError, ValueError):
         return None
-    if back != entries or list(back) != list(entries) or json.dumps(list(back.items())) != json.dumps(list(entries.items())):
-        return None
-    return text
+    # JSON keeps the order of codes and of each entry's keys; a value it changes (a key that is
+    # not text, a YAML date) makes the two differ
+    return text if back == entries else None
 
 
 def _decode_catalogue(text: str) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -187,8 +187,7 @@ def read_rules(folder: Path, key: str, trust: Callable[[Sequence[Condition]], No
     wrong, in reading or in ``trust``, is a miss.
     """
     try:
-        data = read_limited(_rules_path(folder, key), MAX_ENTRY_BYTES["rules"])
-        body = unseal_json(folder, "rules", data) if data is not None else None
+        body = read_sealed(_rules_path(folder, key), folder, "rules", MAX_ENTRY_BYTES["rules"])
         if body is None:
             return None
         document = json.loads(body.decode("utf-8"))

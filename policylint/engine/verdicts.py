@@ -41,7 +41,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_limited, unseal_json, write_sealed
+from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_sealed, write_sealed
 from policylint.engine.reads import facts_read
 from policylint.facts import Facts
 from policylint.finding import Finding, Severity, Subject
@@ -204,8 +204,7 @@ class Verdicts:
 
     def read(self) -> None:
         try:
-            data = read_limited(self.path, MAX_BYTES)
-            body = unseal_json(self.folder, KIND, data) if data is not None else None
+            body = read_sealed(self.path, self.folder, KIND, MAX_BYTES)
             if body is None:
                 return
             stored = json.loads(body)

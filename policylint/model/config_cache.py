@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from policylint.cache.store import FORMAT_VERSION, code_fingerprint, library_identity, read_limited, unseal_json, write_sealed
+from policylint.cache.store import FORMAT_VERSION, code_fingerprint, library_identity, read_sealed, write_sealed
 from policylint.model.load.document_cache import schemas_fingerprint
 
 KIND = "config"
@@ -70,8 +70,7 @@ def _entry(folder: Path, key: str) -> Path:
 
 def known_valid(folder: Path, key: str) -> bool:
     """True when settings with ``key`` passed the schema before (and the entry is intact)."""
-    data = read_limited(_entry(folder, key), MAX_BYTES)
-    body = unseal_json(folder, KIND, data) if data is not None else None
+    body = read_sealed(_entry(folder, key), folder, KIND, MAX_BYTES)
     if body is None:
         return False
     try:

@@ -30,13 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from policylint.cache.store import (
-    MAX_ENTRY_BYTES,
-    Uncacheable,
-    atomic_write,
-    code_fingerprint,
-    read_limited,
-    seal_json,
-    unseal_json,
+    MAX_ENTRY_BYTES, Uncacheable, atomic_write, code_fingerprint, read_sealed, seal_json,
 )
 from policylint.model.load.limits import LoadLimits
 from policylint.model.load.positions import PositionIndex, Span
@@ -184,8 +178,7 @@ def load_source(folder: Path, key: str) -> StoredSource | None:
     try:
         # joined as text: a warm run opens a thousand of these, and a Path costs more than the read
         entry = os.path.join(folder, f"documents-v{DOCUMENT_FORMAT}", key[:2], f"{key}.json")
-        raw = read_limited(entry, MAX_ENTRY_BYTES["documents"])
-        body = unseal_json(folder, "documents", raw) if raw is not None else None
+        body = read_sealed(entry, folder, "documents", MAX_ENTRY_BYTES["documents"])
         if body is None:
             return None
         payload = json.loads(body.decode("utf-8"))

@@ -33,19 +33,15 @@ import json
 import os
 import stat
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from policylint.cache import store
-from policylint.cache.store import FORMAT_VERSION, read_limited, unseal_json, write_sealed
+from policylint.cache.store import FORMAT_VERSION, read_sealed, stat_identity, write_sealed
 from policylint.model.load import document_cache
-from policylint.model.load.documents import Document, SourceFile
+from policylint.model.load.documents import SourceFile
 from policylint.model.load.limits import LoadLimits
-
-if TYPE_CHECKING:
-    from policylint.model.load.document_cache import StoredSource
 
 KIND = "docpack"
 PACK_FORMAT = 1
@@ -66,7 +62,7 @@ def file_ident(path: str) -> list[int] | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    return stat_identity(st)
 
 
 def _header(root: Path, limits: LoadLimits) -> dict[str, Any]:
@@ -116,7 +112,7 @@ class Pack:
         if stored is None:
             return None
         self.used[real] = record
-        return _source(path, display, stored)
+        return SourceFile.from_stored(path, display, stored)
 
     def note_read(self, real: str, ident: list[int] | None, source: SourceFile) -> None:
         """Note a file read outside the pack, with its identity taken before it was read (see :meth:`write_back`)."""
@@ -152,16 +148,6 @@ class Pack:
         write_sealed(self.path, self.folder, KIND, data, MAX_BYTES)
 
 
-def _source(path: Path, display: str, stored: StoredSource) -> SourceFile:
-    """The :class:`SourceFile` of a packed file, as a document-cache hit gives it."""
-    source = SourceFile(path=path, display=display, text=stored.text)
-    for doc in stored.documents:
-        source.documents.append(Document(source=source, index=doc.index, data=doc.data, positions=doc.positions))
-    source.validated = True
-    source.stored = stored.payload
-    return source
-
-
 def _valid_record(record: Any) -> bool:
     if not isinstance(record, list) or len(record) != 2 or not isinstance(record[1], dict):
         return False
@@ -174,8 +160,7 @@ def open_pack(folder: Path, root: Path, limits: LoadLimits) -> Pack:
     header = _header(root, limits)
     pack = Pack(folder, _entry_path(folder, header), header, limits)
     try:
-        data = read_limited(pack.path, MAX_BYTES)
-        body = unseal_json(folder, KIND, data) if data is not None else None
+        body = read_sealed(pack.path, folder, KIND, MAX_BYTES)
         if body is None:
             return pack
         stored = json.loads(body)

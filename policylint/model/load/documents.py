@@ -12,12 +12,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from policylint import API_VERSION
 from policylint.catalogue import builtin
 from policylint.finding import Finding, Severity, Subject
 from policylint.model.load.positions import DocPath, PositionIndex, ScalarScan, pointer
+
+if TYPE_CHECKING:
+    from policylint.model.load.document_cache import StoredSource
 
 
 @dataclass
@@ -117,6 +120,16 @@ class SourceFile:
     #: where the scalars are, for finding comments: recorded by the parse when the text holds
     #: a suppression marker, else found when first asked for (see :mod:`policylint.model.load.comments`)
     scalars: ScalarScan | None = None
+
+    @classmethod
+    def from_stored(cls, path: Path, display: str, stored: StoredSource) -> SourceFile:
+        """The file as the document cache kept it (an entry, or the repository's pack): its documents passed validation."""
+        source = cls(path=path, display=display, text=stored.text)
+        for doc in stored.documents:
+            source.documents.append(Document(source=source, index=doc.index, data=doc.data, positions=doc.positions))
+        source.validated = True
+        source.stored = stored.payload
+        return source
 
     @property
     def lines(self) -> list[str]:

@@ -8,16 +8,13 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from policylint.model.load import document_cache
 from policylint.errors import PolicylintError
 from policylint.model.load.compose import parse_text
-from policylint.model.load.documents import Document, SourceFile, is_scheduler_doc
+from policylint.model.load.documents import SourceFile, is_scheduler_doc
 from policylint.model.load.limits import LoadLimits
-
-if TYPE_CHECKING:
-    from policylint.model.load.document_cache import StoredSource
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -64,7 +61,7 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
         key = document_cache.document_key(raw, limits)
         hit = document_cache.load_source(cache_dir, key)
         if hit is not None:
-            return _cached(path, display, hit)
+            return SourceFile.from_stored(path, display, hit)
         source.cache_key = key
     text = _decode(raw, source)
     if text is None:
@@ -79,16 +76,6 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
         )
         return source
     parse_text(source, limits)
-    return source
-
-
-def _cached(path: Path, display: str, hit: StoredSource) -> SourceFile:
-    """The :class:`SourceFile` of a document-cache hit: its documents passed validation when stored."""
-    source = SourceFile(path=path, display=display, text=hit.text)
-    for stored in hit.documents:
-        source.documents.append(Document(source=source, index=stored.index, data=stored.data, positions=stored.positions))
-    source.validated = True
-    source.stored = hit.payload
     return source
 
 
