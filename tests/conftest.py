@@ -66,6 +66,14 @@ def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path_factory.mktemp("policylint-cache")))
 
 
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own that the test can look into (``tmp_path / "cache"``, not made yet)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def ruleset() -> RuleSet:
     """The bundled rules, loaded once for the session; tests must not configure it in place."""

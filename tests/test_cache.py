@@ -32,13 +32,6 @@ NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 WHEN = ["--now", "2026-12-01"]
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
-    return folder
-
-
 def entries(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*.entry"))
 

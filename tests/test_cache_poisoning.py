@@ -52,13 +52,6 @@ _BOUNDED = (
 )
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
-    return folder
-
-
 def copy_example(tmp_path: Path, name: str = "bad") -> Path:
     return Path(shutil.copytree(EXAMPLES / name, tmp_path / name))
 

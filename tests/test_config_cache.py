@@ -17,13 +17,6 @@ WHEN = ["--now", "2026-12-01"]
 
 
 @pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def schema_checks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """One item per configuration checked against the schema (a validator made)."""
     made: list[object] = []

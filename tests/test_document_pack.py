@@ -16,13 +16,6 @@ WHEN = ["--now", "2026-12-01"]
 
 
 @pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file counts as settled: the test's files were written a moment ago."""
     monkeypatch.setattr(packs, "RACY_SECONDS", -3600.0)

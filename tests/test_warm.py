@@ -14,13 +14,6 @@ from policylint.model import load
 WHEN = ["--now", "2026-12-01"]
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(folder))
-    return folder
-
-
 def document_entries(folder: Path) -> list[Path]:
     return sorted(folder.glob(f"documents-v{document_cache.DOCUMENT_FORMAT}/*/*.json"))
 
