@@ -144,3 +144,20 @@ def test_a_library_is_known_by_its_installed_file_without_importing_it(tmp_path:
     monkeypatch.setattr(rule_cache, "library_identity", lambda name: f"{real(name)}-upgraded")
     after = (config_cache.config_key(settings), rule_cache.rules_key([rules_dir()], {}, "cfg"))
     assert None not in before and before[0] != after[0] and before[1] != after[1]
+
+
+def test_a_pass_mark_planted_for_a_bad_configuration_changes_nothing(tmp_path: Path, minirepo: Path, cache_dir: Path,
+                                                                    schema_checks: list[object]) -> None:
+    """A real pass mark copied to the name a bad configuration's key gives: the run is still refused as with --no-cache."""
+    repo = repo_with(tmp_path, minirepo, "ignore: [PL105]\n")
+    run_cli(["check", str(repo), *WHEN])
+    (mark,) = entries(cache_dir)
+    (repo / ".policylint.yaml").write_text("ignore: PL105\n")
+    bad = config_cache.config_key({"ignore": "PL105"})
+    assert bad is not None
+    planted = mark.parent.parent / bad[:2] / f"{bad}.json"
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_bytes(mark.read_bytes())
+    refused = run_cli(["check", str(repo), *WHEN])
+    assert refused == run_cli(["check", str(repo), "--no-cache", *WHEN])
+    assert refused[0] == 2 and "ignore" in refused[2]
