@@ -132,3 +132,52 @@ def test_rule_links_point_at_the_rule_reference_sections() -> None:
         page, _, anchor = rule.help_uri.partition("#")
         assert page == "https://github.com/policylint/policylint/blob/main/docs/rules.md"
         assert f"\n## {rule.code} {rule.name}\n" in reference and anchor == f"{rule.code.lower()}-{rule.name}"
+
+
+def _blas_threads_seen(env_value: str | None) -> str:
+    """OPENBLAS_NUM_THREADS as the process running ``policylint check`` had it when numpy came in."""
+    import os
+
+    code = (
+        "import os, sys\n"
+        "from policylint import cli\n"
+        "seen = []\n"
+        "real_main = cli.main\n"
+        "def main(argv=None):\n"
+        "    import numpy  # noqa: F401 - what a check imports; the setting must be in place by now\n"
+        "    seen.append(os.environ.get('OPENBLAS_NUM_THREADS', '<unset>'))\n"
+        "    return 0\n"
+        "cli.main = main\n"
+        "try:\n"
+        "    cli.console_main()\n"
+        "except SystemExit:\n"
+        "    print(seen[0])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if env_value is not None:
+        env["OPENBLAS_NUM_THREADS"] = env_value
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    return done.stdout.strip()
+
+
+def test_entry_point_starts_blas_with_one_thread() -> None:
+    # policylint runs no matrix products; OpenBLAS threads only cost start-up CPU
+    assert _blas_threads_seen(None) == "1"
+
+
+def test_entry_point_keeps_the_users_blas_thread_count() -> None:
+    assert _blas_threads_seen("3") == "3"
+
+
+def test_blas_setting_left_alone_once_numpy_is_in() -> None:
+    import os
+
+    code = (
+        "import numpy, os\n"
+        "from policylint.cli import quiet_blas\n"
+        "quiet_blas()\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS', '<unset>'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    assert done.stdout.strip() == "<unset>"  # too late to matter, so not pretended
