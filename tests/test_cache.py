@@ -431,6 +431,47 @@ def test_the_bundled_rules_are_kept_beside_the_rule_set(tmp_path: Path, monkeypa
     assert b'"catalogue"' not in entry.read_bytes()
 
 
+def test_check_reads_are_kept_beside_the_rule_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm run takes which facts each check function reads from the rule cache, equal to parsing their source."""
+    from policylint.engine import reads
+    from policylint.engine.checks import CHECKS
+    from policylint.resources import rules_dir
+
+    reads._check_reads.cache_clear()
+    worked_out = {name: reads._check_reads(name) for name in CHECKS}
+    assert any(r is not None for r in worked_out.values()) and None in worked_out.values()  # both kinds kept
+    folder = tmp_path / "c"
+    monkeypatch.setattr(reads, "_KNOWN", {})
+    load_rules_cached([rules_dir()], {}, "cfg", folder)  # fills the entry
+    assert reads._KNOWN == {}  # the run that wrote the entry worked them out itself
+    # as a new process starts: nothing worked out, no module parsed
+    reads._check_reads.cache_clear()
+    parsed: list[str] = []
+    monkeypatch.setattr(reads, "_check_reads", lambda name: parsed.append(name))
+    load_rules_cached([rules_dir()], {}, "cfg", folder)
+    assert {name: reads.check_reads(name) for name in CHECKS} == worked_out
+    assert parsed == []
+
+
+@pytest.mark.parametrize(
+    "table",
+    [None, [], {"no_such_check": None}, "text", {"__all__": ["x"]}],
+    ids=["null", "list", "unknown-check", "text", "foreign-key"],
+)
+def test_a_malformed_reads_table_is_not_taken(table: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from policylint.engine import reads
+    from policylint.engine.checks import CHECKS
+
+    monkeypatch.setattr(reads, "_KNOWN", {})
+    reads.seed_reads(table)
+    assert reads._KNOWN == {}
+    name = sorted(CHECKS)[0]
+    wrong = {n: None for n in CHECKS} | {name: [1, 2]}  # a name that is not text spoils the whole table
+    reads.seed_reads(wrong)
+    assert reads._KNOWN == {}
+    assert reads.check_reads(name) == reads._check_reads(name)
+
+
 def test_a_changed_rule_file_is_loaded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = _rules_copy(tmp_path)
     folder = tmp_path / "c"

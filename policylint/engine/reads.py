@@ -53,9 +53,56 @@ def _template_names(template: str) -> set[str]:
         return set()
 
 
-@functools.cache
+#: :func:`check_reads` answers taken from a cached rule set (:func:`seed_reads`), by check name
+_KNOWN: dict[str, frozenset[str] | None] = {}
+
+
 def check_reads(name: str) -> frozenset[str] | None:
     """The facts a registered check function reads, from its source; None when that cannot be told.
+
+    Answers depend on the package's code alone, so a rule-cache entry (whose key
+    covers the code fingerprint) keeps them all (:func:`reads_table`), and a run that
+    reads the entry takes them (:func:`seed_reads`) instead of parsing the check
+    modules again: about 0.04 s of every narrowed run.
+    """
+    if name in _KNOWN:
+        return _KNOWN[name]
+    return _check_reads(name)
+
+
+def reads_table() -> dict[str, list[str] | None]:
+    """:func:`check_reads` of every registered check as plain data: sorted fact names, or None."""
+    table: dict[str, list[str] | None] = {}
+    for name in sorted(CHECKS):
+        reads = _check_reads(name)
+        table[name] = None if reads is None else sorted(reads)
+    return table
+
+
+def seed_reads(table: Any) -> None:
+    """Take the answers of a :func:`reads_table` kept by the rule cache; anything malformed is ignored.
+
+    Only a table naming exactly the registered checks, each with a list of fact
+    names or None, is taken: any other shape changes nothing, and every answer is
+    then worked out from the source as without the cache.
+    """
+    if not isinstance(table, dict) or set(table) != set(CHECKS):
+        return
+    known: dict[str, frozenset[str] | None] = {}
+    for name, reads in table.items():
+        if reads is None:
+            known[name] = None
+        elif isinstance(reads, list) and all(isinstance(fact, str) for fact in reads):
+            known[name] = frozenset(reads)
+        else:
+            return
+    _KNOWN.clear()
+    _KNOWN.update(known)
+
+
+@functools.cache
+def _check_reads(name: str) -> frozenset[str] | None:
+    """:func:`check_reads` worked out from the check function's source.
 
     Only reads by a constant name count (``facts["x"]``, ``facts.get("x")``), or
     by a loop variable that takes constant names only (:func:`_loop_names`); any

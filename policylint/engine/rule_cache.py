@@ -179,12 +179,18 @@ def _decode_catalogue(text: str) -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-def read_rules(folder: Path, key: str, trust: Callable[[Sequence[Condition]], None]) -> RuleSet | None:
+def read_rules(
+    folder: Path,
+    key: str,
+    trust: Callable[[Sequence[Condition]], None],
+    seed_reads: Callable[[Any], None] | None = None,
+) -> RuleSet | None:
     """The rule set stored under ``key``, or None: absent, damaged, foreign or not matching.
 
     When the entry records that every condition compiled, ``trust`` is given the
-    conditions so that the evaluator need not check them again. Anything that goes
-    wrong, in reading or in ``trust``, is a miss.
+    conditions so that the evaluator need not check them again. ``seed_reads`` is
+    given the check functions' reads kept with the rule set (see :func:`write_rules`).
+    Anything that goes wrong, in reading, in ``trust`` or in ``seed_reads``, is a miss.
     """
     try:
         body = read_sealed(_rules_path(folder, key), folder, "rules", MAX_ENTRY_BYTES["rules"])
@@ -200,6 +206,8 @@ def read_rules(folder: Path, key: str, trust: Callable[[Sequence[Condition]], No
             trust(_conditions(ruleset))
         if bundled is not None:
             catalogue.seed(bundled)
+        if seed_reads is not None and "check_reads" in document:
+            seed_reads(document["check_reads"])
     except FileNotFoundError:
         return None
     except Exception:  # noqa: BLE001 - a damaged entry means "not cached", never an error
@@ -213,6 +221,7 @@ def write_rules(
     ruleset: RuleSet,
     compile_condition: Callable[[Mapping[str, Any], Mapping[str, Any]], object],
     keeps_catalogue: bool = False,
+    reads: Mapping[str, Any] | None = None,
 ) -> None:
     """Keep ``ruleset`` under ``key``, when it reads back equal to itself; a folder that refuses is skipped.
 
@@ -223,6 +232,8 @@ def write_rules(
     ``keeps_catalogue`` (the key covers the bundled rule folder) the bundled rules
     as read are kept too, when JSON holds them exactly; a run that reads the entry
     gives them to :func:`policylint.catalogue.seed` rather than parsing the files.
+    ``reads`` (which facts each check function reads, worked out from the package's
+    source: the key's code fingerprint covers it) is kept as it is given.
     """
     try:
         body = _encode_ruleset(ruleset)
@@ -239,6 +250,8 @@ def write_rules(
         except (ValueError, KeyError):
             compiled = False  # reported when evaluated; never marked as checked
     document: dict[str, Any] = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
+    if reads is not None:
+        document["check_reads"] = reads
     if keeps_catalogue:
         kept = _encode_catalogue()
         if kept is not None:

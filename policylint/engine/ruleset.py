@@ -311,9 +311,11 @@ def load_rules_cached(
     changes a value's type, and it records whether every condition compiled with the
     configured options.
     """
+    from policylint.engine.reads import reads_table, seed_reads
+
     key = rule_cache.rules_key(dirs, overrides, source) if folder is not None else None
     if key is not None and folder is not None:
-        cached = rule_cache.read_rules(folder, key, trust_conditions)
+        cached = rule_cache.read_rules(folder, key, trust_conditions, seed_reads)
         if cached is not None:
             return cached
     ruleset = load_rules(dirs)
@@ -321,7 +323,7 @@ def load_rules_cached(
     if key is not None and folder is not None:
         bundled = os.path.realpath(rules_dir())
         keeps = any(os.path.realpath(d) == bundled for d in dirs)
-        rule_cache.write_rules(folder, key, ruleset, compile_schema, keeps_catalogue=keeps)
+        rule_cache.write_rules(folder, key, ruleset, compile_schema, keeps_catalogue=keeps, reads=reads_table())
     return ruleset
 
 
