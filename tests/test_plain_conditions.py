@@ -151,3 +151,107 @@ def test_a_trusted_condition_is_marked_when_first_compiled(monkeypatch: pytest.M
     assert checked == []
     assert not conditions.compile_schema(*other).validate({"trust_probe_b": 1})
     assert len(checked) == 1  # the condition no cached rule set vouched for was checked
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schemas(), st.dictionaries(st.sampled_from(["x", "y", "other", "spare"]), values, max_size=4))
+def test_the_first_failing_field_is_cerberus_first_error(schema: dict[str, Any], facts: dict[str, Any]) -> None:
+    """A rule's message names the first failing field of its require: a plain condition finds it without cerberus."""
+    from policylint.engine.plain_conditions import failures_of
+
+    validator = _validator_class()(schema, allow_unknown=True)
+    failures = failures_of(validator.schema)
+    assert failures is not None
+    try:
+        ok = validator.validate(facts, normalize=False)
+    except TypeError:
+        with pytest.raises(TypeError):
+            failures(facts)
+        return
+    assert failures(facts) == sorted(validator.errors)
+    assert (not failures(facts)) is ok
+    condition = compile_schema(schema, {})
+    if not condition.validate(facts):
+        assert condition.first_failure() == sorted(validator.errors)[0]
+
+
+@pytest.fixture
+def fresh_conditions(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The condition tables as a new process has them."""
+    from policylint.engine import conditions
+
+    monkeypatch.setattr(conditions, "_TRUSTED", set())
+    monkeypatch.setattr(conditions, "_PLAIN", {})
+    conditions._compile.cache_clear()
+    yield conditions
+    conditions._compile.cache_clear()
+
+
+SHIPPED = [
+    (schema, RULESET.params.get(rule.code, {}))
+    for rule in RULESET.sorted()
+    if not rule.builtin
+    for schema in (rule.when, rule.require)
+    if schema
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_kept_plain_form_judges_as_cerberus_does(fresh_conditions: Any, data: st.DataObject) -> None:
+    """A shipped condition compiled from its kept form (no cerberus validator built) gives every answer the validator gives."""
+    forms = fresh_conditions.plain_forms(SHIPPED)
+    assert sum(f is not None for f in forms) >= len(SHIPPED) * 3 // 4
+    fresh_conditions._compile.cache_clear()
+    fresh_conditions.trust_conditions(SHIPPED, forms)
+    facts = data.draw(st.dictionaries(st.sampled_from(FACT_NAMES), values, max_size=8))
+    for (schema, params), form in zip(SHIPPED, forms):
+        condition = compile_schema(schema, params)
+        assert (condition._validator is None) is (form is not None)  # a kept form builds no validator
+        reference = _validator_class()(_substitute(schema, params), allow_unknown=True)
+        projected = {k: facts[k] for k in condition.fields if k in facts}
+        try:
+            expected = bool(reference.validate(projected, normalize=False))
+        except TypeError:
+            continue
+        assert condition.validate(facts) is expected
+        if not expected:
+            assert condition.first_failure() == sorted(reference.errors)[0]
+
+
+@pytest.mark.parametrize(
+    "forms",
+    [None, "text", [], ["{not json"], ['{"x": {"contains": "a"}}'], ['{"x": 1}'], [7]],
+    ids=["none", "text", "wrong-length", "not-json", "other-rule", "not-rules", "not-text"],
+)
+def test_kept_forms_that_do_not_fit_are_ignored(fresh_conditions: Any, forms: Any) -> None:
+    condition = ({"form_probe": {"min": "$low"}}, {"low": 3})
+    fresh_conditions.trust_conditions([condition], forms)
+    assert fresh_conditions._PLAIN == {}
+    compiled = compile_schema(*condition)
+    assert compiled._validator is not None  # built with cerberus, as without a kept form
+    assert not compiled.validate({"form_probe": 1}) and compiled.first_failure() == "form_probe"
+
+
+def test_a_warm_run_judges_plain_conditions_without_cerberus(tmp_path: Path) -> None:
+    """With the rule cache filled, a check whose conditions are all plain never imports cerberus, and says the same."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import EXAMPLES
+
+    probe = (
+        "import sys\nfrom policylint.cli import main\n"
+        "try:\n    main(['check', sys.argv[1], '--now', '2026-12-01'] + sys.argv[2:])\nexcept SystemExit:\n    pass\n"
+        "print('cerberus' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "POLICYLINT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    runs = [
+        subprocess.run([sys.executable, "-c", probe, str(EXAMPLES / "bad"), *extra], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+        for extra in ([], [], ["--no-cache"])
+    ]
+    assert [r.stderr.strip().splitlines()[-1] for r in runs] == ["True", "False", "True"]
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout
+    assert "PL" in runs[1].stdout  # findings were made, their fields named without cerberus

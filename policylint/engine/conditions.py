@@ -10,13 +10,14 @@ by their schema and parameters.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from policylint.engine.plain_conditions import FACT_EPS as _EPS
-from policylint.engine.plain_conditions import verdict_of
+from policylint.engine.plain_conditions import failures_of, verdict_of
 
 
 @functools.cache
@@ -112,8 +113,6 @@ def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Con
 
     Raises ValueError when cerberus rejects the schema.
     """
-    import cerberus
-
     memo = _MEMO
     if memo is not None:
         hit = memo.get((id(schema), id(params)))
@@ -122,8 +121,12 @@ def compile_schema(schema: Mapping[str, Any], params: Mapping[str, Any]) -> _Con
     key = _condition_key(schema, params)
     try:
         condition = _compile(key)
-    except cerberus.SchemaError as exc:
-        raise ValueError(str(exc)) from None
+    except Exception as exc:
+        import cerberus
+
+        if isinstance(exc, cerberus.SchemaError):
+            raise ValueError(str(exc)) from None
+        raise
     if memo is not None:
         # the entry holds schema and parameters, so their ids name them for as long as it lives
         memo[(id(schema), id(params))] = (schema, params, condition)
@@ -140,12 +143,16 @@ _MEMO: dict[tuple[int, int], tuple[Any, Any, _Condition]] | None = None
 #: conditions a cached rule set proved valid, by their compile key (see :func:`compile_schema`)
 _TRUSTED: set[str] = set()
 
+#: of those, the plain ones (:mod:`policylint.engine.plain_conditions`): their schema as cerberus
+#: expanded it, by compile key - judged without cerberus being imported at all
+_PLAIN: dict[str, dict[str, Any]] = {}
+
 
 def _condition_key(schema: Mapping[str, Any], params: Mapping[str, Any]) -> str:
     return json.dumps([schema, params], sort_keys=True, default=str)
 
 
-def trust_conditions(conditions: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+def trust_conditions(conditions: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], forms: Any = None) -> None:
     """Tell cerberus that these (schema, parameters) conditions were already judged valid.
 
     cerberus checks every schema against its own meta-schema before use and
@@ -159,8 +166,67 @@ def trust_conditions(conditions: Iterable[tuple[Mapping[str, Any], Mapping[str, 
 
     Each condition is marked when it is first compiled (:func:`_compile`), so a
     run that judges only a few subjects expands only the schemas it uses.
+
+    ``forms`` are the conditions' :func:`plain_forms`, kept by the rule cache with
+    them: a plain condition given its expanded schema is judged, failing fields
+    included, without cerberus (which is imported only if a condition needs it).
+    Forms of any other shape, or that do not fit their conditions, are ignored.
     """
-    _TRUSTED.update(_condition_key(schema, params) for schema, params in conditions)
+    keys = [_condition_key(schema, params) for schema, params in conditions]
+    _TRUSTED.update(keys)
+    if not isinstance(forms, list) or len(forms) != len(keys):
+        return
+    plain: dict[str, dict[str, Any]] = {}
+    for key, form in zip(keys, forms):
+        if form is None:
+            continue
+        expanded = _plain_form(form)
+        if expanded is None:
+            return
+        plain[key] = expanded
+    _PLAIN.update(plain)
+
+
+def plain_forms(conditions: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[str | None]:
+    """Per condition, its schema as cerberus expanded it, as JSON text, when it is plain; else None.
+
+    Kept by the rule cache beside a rule set all of whose conditions compiled
+    (:func:`trust_conditions` takes them back). Only a form JSON gives back exactly
+    (the same types, the same order: Python's literal text of both is compared) is
+    kept; a condition that raises when compiled gets None.
+    """
+    out: list[str | None] = []
+    for schema, params in conditions:
+        try:
+            condition = compile_schema(schema, params)
+        except (ValueError, KeyError):
+            out.append(None)
+            continue
+        if condition.verdict is None:
+            out.append(None)
+            continue
+        expanded = {field: dict(rules) for field, rules in condition.validator.schema.items()}
+        try:
+            text = json.dumps(expanded, allow_nan=False)
+        except (TypeError, ValueError):
+            out.append(None)
+            continue
+        back = _plain_form(text)
+        out.append(text if back is not None and repr(back) == repr(expanded) else None)
+    return out
+
+
+def _plain_form(text: Any) -> dict[str, dict[str, Any]] | None:
+    """A kept plain form read back: a mapping of field names to rule mappings a plain verdict handles; else None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        form = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(form, dict) or not all(isinstance(rules, dict) for rules in form.values()):
+        return None
+    return form if failures_of(form) is not None else None
 
 
 def _mark_trusted(schema: Mapping[str, Any]) -> None:
@@ -188,16 +254,37 @@ def memo() -> Iterator[None]:
 
 
 class _Condition:
-    """A compiled schema plus the facts it reads, so only those are validated."""
+    """A compiled schema plus the facts it reads, so only those are validated.
 
-    def __init__(self, schema: dict[str, Any]) -> None:
-        # Facts not named by the schema are allowed; facts are never coerced.
-        self.validator = _validator_class()(schema, allow_unknown=True)
+    ``expanded`` (a trusted plain condition's schema as cerberus expanded it, kept by
+    the rule cache) spares building the cerberus validator: it is then built only if
+    the condition's cerberus errors are read.
+    """
+
+    def __init__(self, schema: dict[str, Any], expanded: dict[str, Any] | None = None, trusted: bool = False) -> None:
+        self._schema = schema
+        self._trusted = trusted
+        self._validator: Any = None
+        if expanded is None:
+            # Facts not named by the schema are allowed; facts are never coerced.
+            self._validator = _validator_class()(schema, allow_unknown=True)
+            expanded = self._validator.schema
         self.fields = sorted(set(schema) | _referenced(schema))
         # the verdict without a cerberus run, for conditions of plain rules (policylint.engine.plain_conditions)
-        self.verdict = verdict_of(self.validator.schema)
+        self.verdict = verdict_of(expanded)
+        self.failures = failures_of(expanded)
         #: the facts last judged by ``verdict``: cerberus judges them again only if the errors are read
         self.pending: dict[str, Any] | None = None
+
+    @property
+    def validator(self) -> Any:
+        """The cerberus validator of the schema, built when first asked for (a plain condition's errors)."""
+        if self._validator is None:
+            # copies: expanding may rewrite a schema, and ``fields`` were read from this one
+            if self._trusted:
+                _mark_trusted(copy.deepcopy(self._schema))
+            self._validator = _validator_class()(copy.deepcopy(self._schema), allow_unknown=True)
+        return self._validator
 
     def validate(self, facts: Mapping[str, Any]) -> bool:
         # Validating a projection without normalisation keeps cerberus fast: it
@@ -214,6 +301,15 @@ class _Condition:
             pending, self.pending = self.pending, None
             self.validator.validate(pending, normalize=False)
         return dict(self.validator.errors)
+
+    def first_failure(self) -> str | None:
+        """The first (sorted) field the last failed :meth:`validate` named: a plain condition's without cerberus."""
+        if self.failures is not None and self.pending is not None:
+            pending, self.pending = self.pending, None
+            failed = self.failures(pending)
+        else:
+            failed = sorted(self.errors)
+        return failed[0] if failed else None
 
 
 def _referenced(node: Any) -> set[str]:
@@ -234,5 +330,8 @@ def _referenced(node: Any) -> set[str]:
 def _compile(key: str) -> _Condition:
     schema, params = json.loads(key)
     if key in _TRUSTED:
+        expanded = _PLAIN.get(key)
+        if expanded is not None:
+            return _Condition(_substitute(schema, params), expanded, trusted=True)
         _mark_trusted(_substitute(schema, params))  # a copy of its own: expanding may rewrite it
     return _Condition(_substitute(schema, params))

@@ -108,8 +108,7 @@ def evaluate_rule_on(rule: Rule, view: View, params: Mapping[str, Any]) -> tuple
     if rule.require:
         validator = compile_schema(rule.require, params)
         if not validator.validate(view.facts):
-            errors = validator.errors  # cerberus formats its error tree on every access
-            failing = sorted(errors)[0] if errors else None
+            failing = validator.first_failure()
             problems.append(({}, rule.at or failing, require_figures(rule, failing, view.facts, params)))
     if rule.check:
         for problem in CHECKS[rule.check](view.facts, params):

@@ -42,20 +42,37 @@ Verdict = Callable[[Mapping[str, Any]], bool]
 
 def verdict_of(schema: Mapping[str, Any]) -> Verdict | None:
     """The verdict function of a condition (its schema as cerberus expanded it), or None when it uses other rules."""
+    failures = failures_of(schema)
+    if failures is None:
+        return None
+
+    def verdict(document: Mapping[str, Any]) -> bool:
+        return not failures(document)
+
+    return verdict
+
+
+def failures_of(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], list[str]] | None:
+    """The fields a document fails of a condition, sorted, as cerberus names them in its errors; None: other rules.
+
+    A rule's message and figures name the first failing field of its ``require``
+    (:func:`policylint.engine.evaluate.evaluate_rule_on`): for a plain condition that
+    needs no cerberus run either. Every field is judged, so a comparison that raises
+    in any of them raises here as it does in cerberus.
+    """
     fields: list[tuple[str, dict[str, Any]]] = []
     for field, rules in schema.items():
         if not isinstance(field, str) or not isinstance(rules, Mapping) or not set(rules) <= RULES:
             return None
         fields.append((field, dict(rules)))
 
-    def verdict(document: Mapping[str, Any]) -> bool:
-        ok = True
-        for field, rules in fields:
-            if field in document and not _field_passes(rules, document[field], document):
-                ok = False
-        return ok
+    def failures(document: Mapping[str, Any]) -> list[str]:
+        # in the schema's order, as the verdict always judged them; sorted as cerberus' errors are read
+        return sorted(
+            [field for field, rules in fields if field in document and not _field_passes(rules, document[field], document)]
+        )
 
-    return verdict
+    return failures
 
 
 def _field_passes(rules: dict[str, Any], value: Any, document: Mapping[str, Any]) -> bool:

@@ -182,13 +182,14 @@ def _decode_catalogue(text: str) -> dict[str, tuple[str, dict[str, Any]]]:
 def read_rules(
     folder: Path,
     key: str,
-    trust: Callable[[Sequence[Condition]], None],
+    trust: Callable[[Sequence[Condition], Any], None],
     seed_reads: Callable[[Any], None] | None = None,
 ) -> RuleSet | None:
     """The rule set stored under ``key``, or None: absent, damaged, foreign or not matching.
 
     When the entry records that every condition compiled, ``trust`` is given the
-    conditions so that the evaluator need not check them again. ``seed_reads`` is
+    conditions, with the forms kept beside them (None if none were), so that the
+    evaluator need not check them again. ``seed_reads`` is
     given the check functions' reads kept with the rule set (see :func:`write_rules`).
     Anything that goes wrong, in reading, in ``trust`` or in ``seed_reads``, is a miss.
     """
@@ -203,7 +204,7 @@ def read_rules(
         kept = document.get("catalogue")
         bundled = _decode_catalogue(kept) if isinstance(kept, str) else None
         if document.get("compiled") is True:
-            trust(_conditions(ruleset))
+            trust(_conditions(ruleset), document.get("forms"))
         if bundled is not None:
             catalogue.seed(bundled)
         if seed_reads is not None and "check_reads" in document:
@@ -221,6 +222,7 @@ def write_rules(
     ruleset: RuleSet,
     compile_condition: Callable[[Mapping[str, Any], Mapping[str, Any]], object],
     keeps_catalogue: bool = False,
+    forms: Callable[[Sequence[Condition]], list[str | None]] | None = None,
     reads: Mapping[str, Any] | None = None,
 ) -> None:
     """Keep ``ruleset`` under ``key``, when it reads back equal to itself; a folder that refuses is skipped.
@@ -233,7 +235,9 @@ def write_rules(
     as read are kept too, when JSON holds them exactly; a run that reads the entry
     gives them to :func:`policylint.catalogue.seed` rather than parsing the files.
     ``reads`` (which facts each check function reads, worked out from the package's
-    source: the key's code fingerprint covers it) is kept as it is given.
+    source: the key's code fingerprint covers it) is kept as it is given, and so is
+    what ``forms`` (the evaluator's) gives for the conditions of a rule set all of
+    whose conditions compiled: one text or None per condition, in their order.
     """
     try:
         body = _encode_ruleset(ruleset)
@@ -250,6 +254,8 @@ def write_rules(
         except (ValueError, KeyError):
             compiled = False  # reported when evaluated; never marked as checked
     document: dict[str, Any] = {"format": RULES_FORMAT_VERSION, "key": key, "compiled": compiled, "ruleset": body}
+    if compiled and forms is not None:
+        document["forms"] = forms(_conditions(ruleset))
     if reads is not None:
         document["check_reads"] = reads
     if keeps_catalogue:

@@ -22,7 +22,7 @@ from typing import Any
 
 from policylint.engine import rule_cache
 from policylint.catalogue import FixDeclaration, check_variables, fixes
-from policylint.engine.conditions import compile_schema, trust_conditions
+from policylint.engine.conditions import compile_schema, plain_forms, trust_conditions
 from policylint.engine.rule import Param, Rule, RuleSet
 from policylint.errors import PolicylintError
 from policylint.finding import Severity
@@ -323,7 +323,9 @@ def load_rules_cached(
     if key is not None and folder is not None:
         bundled = os.path.realpath(rules_dir())
         keeps = any(os.path.realpath(d) == bundled for d in dirs)
-        rule_cache.write_rules(folder, key, ruleset, compile_schema, keeps_catalogue=keeps, reads=reads_table())
+        rule_cache.write_rules(
+            folder, key, ruleset, compile_schema, keeps_catalogue=keeps, reads=reads_table(), forms=plain_forms
+        )
     return ruleset
 
 
