@@ -23,6 +23,7 @@ from policylint.measure.workload import measure_workload
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from policylint.measure.kept_reads import ReadCache
     from policylint.model import Model, Workload
     from policylint.traces import TraceLimits
 
@@ -33,11 +34,16 @@ PARALLEL_MIN_WORKLOADS = 32
 
 
 def measure_one(
-    workload: Workload, key: str | None, now: dt.datetime, limits: TraceLimits | None, cache_dir: Path | None
+    workload: Workload,
+    key: str | None,
+    now: dt.datetime,
+    limits: TraceLimits | None,
+    cache_dir: Path | None,
+    reads: ReadCache | None = None,
 ) -> tuple[WorkloadFacts, list[Finding]]:
-    """Measure one workload and store a clean result in the cache."""
+    """Measure one workload and store a clean result in the cache (its trace read through ``reads``, if given)."""
     try:
-        facts, problems = measure_workload(workload, now, limits=limits)
+        facts, problems = measure_workload(workload, now, limits=limits, reads=reads)
     except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
         return WorkloadFacts(errors=[str(exc)]), []
     if cache_dir is not None and key is not None and not problems and not facts.errors:

@@ -19,6 +19,7 @@ from policylint.cache import digests as digest_cache
 from policylint.finding import Finding
 from policylint.measure import parallel
 from policylint.measure.facts import WorkloadFacts
+from policylint.measure.kept_reads import KEEP_AT_MOST, ReadCache
 from policylint.measure.pools import CachedPool, Needed, cached_pools
 
 if TYPE_CHECKING:
@@ -94,6 +95,9 @@ def measure(
             done[name] = (hit, [])
     todo = [n for n in names if n not in done]
     traced = [n for n in todo if any(r.path is not None for r in model.workloads[n].measurements.values())]
+    # a run that measures a few workloads again (a pre-commit run on an edited file) takes their
+    # traces' reads kept by the one before and keeps them for the next (policylint.measure.kept_reads)
+    reads = ReadCache(cache_dir) if cache_dir is not None and len(traced) <= KEEP_AT_MOST else None
     if in_workers and len(traced) >= parallel.PARALLEL_MIN_WORKLOADS:
         # The first one here: it imports the readers and calculator once, before the
         # fork, instead of once in every worker.
@@ -105,7 +109,7 @@ def measure(
             if hit is not None:
                 done[first] = (hit, [])
         if first not in done:
-            done[first] = parallel.measure_one(model.workloads[first], keys[first], now, limits, cache_dir)
+            done[first] = parallel.measure_one(model.workloads[first], keys[first], now, limits, cache_dir, reads)
         rekey = frozenset(unhashed) - {first}
         for name, key, result in parallel.measure_parallel(model, traced[1:], keys, rekey, now, limits, cache_dir, jobs):
             keys[name] = key
@@ -114,7 +118,7 @@ def measure(
         if name not in done:
             if name not in keys:  # its worker failed before hashing: hashed here
                 keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
-            done[name] = parallel.measure_one(model.workloads[name], keys[name], now, limits, cache_dir)
+            done[name] = parallel.measure_one(model.workloads[name], keys[name], now, limits, cache_dir, reads)
     if cache_dir is not None and pooled is not None and unhashed:
         # every key is known now: the pools' entries, for measure_pools to use or store
         pooled.update(cached_pools(model, keys, cache_dir, only))

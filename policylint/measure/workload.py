@@ -23,6 +23,7 @@ from policylint.measure.cold_start import effective_cold_start
 from policylint.measure.conversion import gpu_conversion, gpus_per_replica
 from policylint.measure.integrity.plausibility import job_facts
 from policylint.measure.integrity.workload import trace_facts
+from policylint.measure.kept_reads import ReadCache, read_trace
 from policylint.measure.pooled import gpu_demand
 from policylint.measure.reading import reader_arguments
 from policylint.measure.vram import vram_trace
@@ -127,12 +128,14 @@ def _notes(ref: MeasurementRef, notes: tuple[str, ...]) -> list[Finding]:
 
 
 def measure_workload(
-    workload: Workload, now: dt.datetime, *, limits: TraceLimits | None = None
+    workload: Workload, now: dt.datetime, *, limits: TraceLimits | None = None, reads: ReadCache | None = None
 ) -> tuple[WorkloadFacts, list[Finding]]:
     """Read and analyse the measurements of one workload.
 
     ``limits`` bounds what each trace may make the readers hold (the
     ``limits.max-trace-*`` configuration keys); None keeps the readers' defaults.
+    ``reads`` (None: none) is where the concurrency trace's read may be kept
+    (:mod:`policylint.measure.kept_reads`).
     """
     import numpy as np
 
@@ -141,7 +144,7 @@ def measure_workload(
     ref = workload.measurements.get("concurrency")
     if ref is not None and ref.path is not None:
         try:
-            series = traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
+            series = read_trace(ref, limits, reads)
             findings.extend(_notes(ref, series.notes))
             read = series  # integrity is judged on the file's own series, before a share scales it
             series = _apply_share(workload, series)

@@ -1,0 +1,141 @@
+"""Kept reads: a concurrency trace's series as the reader gave it, for the workloads a small run measures.
+
+Editing a workload's declaration (its tolerance, its cold start, a per-GPU figure)
+changes the key of its measurement (:func:`policylint.measure.measurement_cache.workload_key`
+covers the whole spec), so the next run measures it again: it parses the trace
+and imports pyarrow to do so, about a sixth of a pre-commit run on a large
+repository, although the trace and the way it is read did not change.
+
+A run that measures only a few workloads (at most :data:`KEEP_AT_MOST`: a
+pre-commit run on the files being edited, never the run that fills the cache,
+whose thousands of entries would cost more to write than they save) keeps each
+trace's series as read, under a SHA-256 of everything the read depends on, and
+looks it up when it measures the workload again:
+
+- the file's bytes (their digest, :func:`policylint.cache.digests.known_digest`),
+  its real path, its name as shown and its suffix (which picks the reader);
+- the measurement block the reader's options come from
+  (:func:`policylint.measure.reading.reader_arguments`) and the trace limits;
+- the code fingerprint and the installed pyarrow and numpy, which parse and hold it.
+
+The entry is read instead of the trace (a binary entry of :mod:`policylint.cache.store`,
+sealed like every other, its series rebuilt by :mod:`policylint.measure.cache_encoding`
+bit for bit).
+A read that fails, or that a file changed during (its identity before hashing
+and after reading differ, or it changed within the last two seconds), is not
+kept. A damaged, foreign or mismatching entry is a miss: the trace is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from policylint.cache.digests import hash_limit, known_digest
+from policylint.cache.store import (
+    FORMAT_VERSION, Uncacheable, code_fingerprint, library_identity, load_entry, stat_identity, write_entry,
+)
+from policylint.measure.cache_encoding import Encoder, decode
+from policylint.measure.reading import reader_arguments
+
+if TYPE_CHECKING:
+    from policylint.model import MeasurementRef
+    from policylint.readers.limits import TraceLimits
+    from policylint.readers.series import Series
+
+#: a run that measures more traced workloads than this neither keeps nor looks up reads
+KEEP_AT_MOST = 8
+
+#: a file changed this recently may change again within the same timestamp tick: not kept
+_RACY_SECONDS = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadCache:
+    """The cache folder where a small run looks kept reads up and keeps the ones it makes."""
+
+    folder: Path
+
+
+def _read_key(ref: MeasurementRef, limits: TraceLimits | None, folder: Path) -> str | None:
+    """The key of ``ref``'s trace read with its block's options; None when the file cannot be hashed."""
+    assert ref.path is not None
+    try:
+        content = known_digest(ref.path, folder, limit=hash_limit(limits))
+    except OSError:
+        return None  # refused or unreadable: the reader reports it
+    settings = {
+        "code": code_fingerprint(),
+        "libraries": [library_identity("pyarrow") or "none", library_identity("numpy") or "none"],
+        "reader": "trace",
+        "path": os.path.realpath(ref.path),
+        "display": ref.display,
+        "suffix": ref.path.suffix.lower(),
+        "spec": ref.spec,
+        "limits": dataclasses.asdict(limits) if limits is not None else None,
+        "content": content,
+    }
+    # repr for anything JSON lacks (a YAML date): deterministic, and a change still changes the key
+    text = json.dumps(settings, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _entry_path(folder: Path, key: str) -> Path:
+    return folder / f"reads-v{FORMAT_VERSION}" / key[:2] / f"{key}.read"
+
+
+def _load(folder: Path, key: str) -> Series | None:
+    from policylint.readers.series import Series
+
+    try:
+        meta, arrays, budget = load_entry(_entry_path(folder, key), kind="reads", folder=folder)
+        if meta.get("format") != FORMAT_VERSION or meta.get("key") != key or meta.get("kind") != "reads":
+            return None
+        series = decode(meta["series"], arrays, budget)
+    except Exception:  # noqa: BLE001 - any damage to an entry means "not kept", never an error
+        return None
+    return series if isinstance(series, Series) else None
+
+
+def _store(folder: Path, key: str, series: Series) -> None:
+    encoder = Encoder()
+    try:
+        document = {"format": FORMAT_VERSION, "kind": "reads", "key": key, "series": encoder.encode(series)}
+    except Uncacheable:
+        return
+    write_entry(_entry_path(folder, key), document, encoder.blobs(), kind="reads", folder=folder)
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        return tuple(stat_identity(os.stat(path)))
+    except OSError:
+        return None
+
+
+def read_trace(ref: MeasurementRef, limits: TraceLimits | None, cache: ReadCache | None) -> Series:
+    """``ref``'s concurrency trace as :func:`policylint.traces.read_series` reads it, from a kept read when one fits."""
+    from policylint import traces
+
+    assert ref.path is not None
+    if cache is None:
+        return traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
+    before = _identity(ref.path)
+    started = time.time_ns()
+    key = _read_key(ref, limits, cache.folder)
+    if key is not None:
+        kept = _load(cache.folder, key)
+        if kept is not None:
+            return kept
+    series = traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
+    if key is not None and before is not None and _identity(ref.path) == before:
+        mtime, ctime = before[3], before[4]
+        if max(mtime, ctime) < started - int(_RACY_SECONDS * 1e9):
+            _store(cache.folder, key, series)
+    return series
+
