@@ -13,6 +13,8 @@ verdict cerberus 1.3 reaches, rule for rule:
   not applied;
 * ``min`` and ``max`` compare with ``<`` and ``>``, a comparison that raises TypeError
   passing; ``allowed`` checks each item of a non-string iterable, else the value itself;
+  ``contains`` wants every expected item (one text is one item) in an iterable value,
+  and passes on anything else (``None`` included);
 * the comparisons between facts (``max_over``, ``min_field``, ``max_field``,
   ``below_field``, ``below``, ``excludes_all``) are the validator's own, with the same
   tolerance.
@@ -34,7 +36,10 @@ FACT_EPS = 1e-9
 
 #: The rules a verdict is computed for here; a condition with any other is left to cerberus.
 RULES = frozenset(
-    {"min", "max", "allowed", "nullable", "empty", "max_over", "min_field", "max_field", "below_field", "below", "excludes_all"}
+    {
+        "min", "max", "allowed", "contains", "nullable", "empty",
+        "max_over", "min_field", "max_field", "below_field", "below", "excludes_all",
+    }
 )
 
 Verdict = Callable[[Mapping[str, Any]], bool]
@@ -103,6 +108,8 @@ def _field_passes(rules: dict[str, Any], value: Any, document: Mapping[str, Any]
                 ok = False
         except TypeError:
             pass
+    if "contains" in rules and not _contains_all(rules["contains"], value):
+        ok = False
     if allowed:
         values = rules["allowed"]
         if isinstance(value, Iterable) and not isinstance(value, str):
@@ -114,6 +121,14 @@ def _field_passes(rules: dict[str, Any], value: Any, document: Mapping[str, Any]
         if name in rules and not _compares(name, rules[name], value, document):
             ok = False
     return ok
+
+
+def _contains_all(expected: Any, value: Any) -> bool:
+    """cerberus' ``contains``: a value that is not iterable passes; else it holds every expected item (text is one)."""
+    if not isinstance(value, Iterable):
+        return True
+    wanted = {expected} if not isinstance(expected, Iterable) or isinstance(expected, str) else set(expected)
+    return not wanted - set(value)
 
 
 def _compares(name: str, spec: Any, value: Any, document: Mapping[str, Any]) -> bool:
