@@ -68,77 +68,114 @@ def statistics_table(result: LintResult, context: ReportContext | None = None) -
     return "".join(f"{n:>5}  {code:<7} {column(code)} {name}\n" for (code, name), n in rows)
 
 
+#: One printed line: the style of the whole line, its first text, then (text, style) pieces
+#: appended to it - how each was built as a rich ``Text``. None prints an empty line.
+Line = tuple[str, str, list[tuple[str, str]]] | None
+
+
 def render(result: LintResult, context: ReportContext) -> str:
     if context.statistics:
         return statistics_table(result, context)
-    from rich.console import Console
-    from rich.text import Text
+    lines = _lines(result, context)
+    if context.color:
+        return _rich(lines, color=True)
+    return "".join(map(_plain, lines))
 
-    buffer = io.StringIO()
-    console = Console(
-        file=buffer,
-        force_terminal=context.color,
-        no_color=not context.color,
-        color_system="standard" if context.color else None,
-        highlight=False,
-        soft_wrap=True,
-        width=200,
-    )
+
+def _lines(result: LintResult, context: ReportContext) -> list[Line]:
+    """Everything the report prints, line by line, with its styles."""
+    out: list[Line] = []
     if not context.quiet:
         current = None
         lines: dict[str, list[str]] = {}  # file -> its lines, split once
         for f in result.findings:
             if f.file != current:
                 if current is not None:
-                    console.print()
+                    out.append(None)
                 current = f.file
-                console.print(Text(f.file, style="bold underline"))
-            console.print(_headline(f, fix_marker(f, context)))
+                out.append(("bold underline", f.file, []))
+            out.append(_headline_line(f, fix_marker(f, context)))
             source = result.sources.get(f.file) if context.show_source else None
             if source is not None:
                 if f.file not in lines:
                     lines[f.file] = source.lines
                 for gutter, text in _frame(lines[f.file], f):
-                    row = Text("    ")
-                    row.append(gutter, style="blue")
-                    row.append(" " + text, style="bold red" if text.strip() == "^" else "")
-                    console.print(row)
+                    out.append(("", "    ", [(gutter, "blue"), (" " + text, "bold red" if text.strip() == "^" else "")]))
             if f.hint:
-                hint = Text("    = help: ", style="cyan")
-                hint.append(f.hint)
-                console.print(hint)
+                out.append(("cyan", "    = help: ", [(f.hint, "")]))
         if result.findings:
-            console.print()
+            out.append(None)
     if result.stale_baseline and not context.quiet:
-        console.print(Text("Baseline entries that no longer match a finding:", style="bold"))
+        out.append(("bold", "Baseline entries that no longer match a finding:", []))
         for e in result.stale_baseline:
             # a Text, not a str: rich would read "[...]" in a file name as markup
-            console.print(Text(f"  {e.get('file', '')}: {e.get('code', '')} {e.get('subject', '')} {e.get('path', '')}".rstrip()))
-        console.print()
-    console.print(_summary(result))
+            out.append(("", f"  {e.get('file', '')}: {e.get('code', '')} {e.get('subject', '')} {e.get('path', '')}".rstrip(), []))
+        out.append(None)
+    out.append(("green" if not result.findings else "bold", summary_line(result), []))
     fixable = fix_summary(result.findings, context)
     if fixable:
-        console.print(Text(fixable))
-    return buffer.getvalue()
+        out.append(("", fixable, []))
+    return out
 
 
-def _headline(f: Finding, marker: str = "") -> Text:
+def _text(line: tuple[str, str, list[tuple[str, str]]]) -> Text:
     from rich.text import Text
 
-    text = Text(f"  {f.file}:{f.line}:{f.column}: ")
-    text.append(f.severity.label, style=_STYLE[f.severity])
-    text.append(f" {f.code} ", style="bold")
-    if marker:
-        text.append(f"{marker} ", style="bold cyan")
-    text.append(f"[{f.name}] ", style="dim")
-    text.append(f.message)
+    style, first, pieces = line
+    text = Text(first, style=style)
+    for piece, piece_style in pieces:
+        text.append(piece, style=piece_style or None)
     return text
 
 
-def _summary(result: LintResult) -> Text:
-    from rich.text import Text
+def _rich(lines: list[Line], color: bool) -> str:
+    """The lines as rich prints them, one ``print`` each (with colour: styles as terminal codes)."""
+    from rich.console import Console
 
-    return Text(summary_line(result), style="green" if not result.findings else "bold")
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        soft_wrap=True,
+        width=200,
+    )
+    for line in lines:
+        if line is None:
+            console.print()
+        else:
+            console.print(_text(line))
+    return buffer.getvalue()
+
+
+def _plain(line: Line) -> str:
+    """One line as rich prints it without colour: its text, control codes stripped as rich strips them.
+
+    Without colour and with soft wrapping rich adds nothing to a line's text but
+    its end, and changes nothing in it but tabs (expanded to the next stop of 8):
+    a line holding one is left to rich. Printing 17,000 lines one ``print`` at a
+    time took rich about 2.5 s for 3,000 findings, the whole pre-commit run on a
+    large pool; ``tests/test_report_text.py`` holds the two to the same bytes.
+    """
+    if line is None:
+        return "\n"
+    from rich.control import strip_control_codes
+
+    style, first, pieces = line
+    text = strip_control_codes(first) + "".join(strip_control_codes(piece) for piece, _ in pieces)
+    if "\t" in text:
+        return _rich([line], color=False)
+    return text + "\n"
+
+
+def _headline_line(f: Finding, marker: str = "") -> Line:
+    pieces = [(f.severity.label, _STYLE[f.severity]), (f" {f.code} ", "bold")]
+    if marker:
+        pieces.append((f"{marker} ", "bold cyan"))
+    pieces += [(f"[{f.name}] ", "dim"), (f.message, "")]
+    return ("", f"  {f.file}:{f.line}:{f.column}: ", pieces)
 
 
 def summary_line(result: LintResult) -> str:
