@@ -27,10 +27,12 @@ largest process of the run) are the medians (memory: the largest) over
 3. **pre-commit**: ``check --changed-files workloads/w-7.yaml``, warm cache, the
    file unchanged since the cache was filled (the repository is a git repository,
    as a hook's is: its root is where the cluster lies);
-4. **pre-commit, spec edited**: the same after the file's tolerance was edited
+4. **pre-commit, text**: the same in the hook's own output format (the text report; the
+   other cases ask for ``--format json``);
+5. **pre-commit, spec edited**: the same after the file's tolerance was edited
    (a new value each round, so every round meets a document not seen before);
-5. **check FILE**: ``check workloads/w-7.yaml`` (no ``--changed-files``), warm;
-6. **cold, no cache**: ``check . --no-cache``;
+6. **check FILE**: ``check workloads/w-7.yaml`` (no ``--changed-files``), warm;
+7. **cold, no cache**: ``check . --no-cache``;
 
 and two references in the same invocation, also whole processes: reading every
 trace of the repository with ``pyarrow.csv.read_csv`` (interpreter start-up and
@@ -73,11 +75,12 @@ LAYOUTS: dict[str, dict[str, object]] = {
     "one-pool": {"pools_per_cluster": 1, "clusters": 1, "cls": "inference"},
     "many-pool": {},
 }
-CASES = ("fill", "warm-full", "pre-commit", "pre-commit-edit", "check-file", "no-cache")
+CASES = ("fill", "warm-full", "pre-commit", "pre-commit-text", "pre-commit-edit", "check-file", "no-cache")
 LABELS = {
     "fill": "first run, filling the cache",
     "warm-full": "warm full check",
     "pre-commit": "pre-commit, --changed-files FILE, warm",
+    "pre-commit-text": "the same, the hook's text format",
     "pre-commit-edit": "pre-commit, FILE's spec edited, warm",
     "check-file": "check FILE, warm",
     "no-cache": "cold, --no-cache",
@@ -213,6 +216,9 @@ def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill
         note("warm-full", measure(policylint("."), root, cache, rounds))
     if "pre-commit" in cases:
         note("pre-commit", measure(policylint("--changed-files", ONE), root, cache, rounds))
+    if "pre-commit-text" in cases:
+        # the hook prints the text report (no terminal: no colour); the other cases ask for JSON
+        note("pre-commit-text", measure(policylint("--changed-files", ONE, text=True), root, cache, rounds))
     if "pre-commit-edit" in cases:
         original = (root / ONE).read_text()
         note("pre-commit-edit", measure(policylint("--changed-files", ONE), root, cache, rounds,
