@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import hmac
+import json
 import os
 from pathlib import Path
 
@@ -73,3 +74,75 @@ def test_sealing_and_unsealing_equal_the_concatenations(tmp_path_factory: pytest
     opened = store.unseal_json(folder, "documents", sealed)
     assert opened == sealed[: -store._MAC_TAIL] + b"}" == body and type(opened) is bytes
 
+
+# --------------------------------------------------------------------------- packed files made in one pass
+
+_YAML = [
+    "apiVersion: policylint/v1\nkind: Workload\nmetadata: {name: w}\nspec: {pool: p, gpusPerReplica: 1}\n",
+    "a: 1\n---\n- x\n- {y: [1, 2]}\n---\nplain\n",
+    "k: 'text'\n",
+]
+
+
+def _payloads() -> list[dict[str, object]]:
+    from policylint.model.load import SourceFile, parse_text
+    from policylint.model.load.document_cache import StoredDocument, StoredSource, encode_source
+
+    out = []
+    for text in _YAML:
+        parsed = SourceFile(path=Path("x.yaml"), display="x.yaml", text=text)
+        parse_text(parsed)
+        stored = StoredSource(text, [StoredDocument(d.index, d.data, d.positions) for d in parsed.documents])
+        payload = encode_source(stored)
+        assert payload is not None
+        out.append(payload)
+    return out
+
+
+_PAYLOADS = _payloads()
+
+#: ways to damage a stored form: each leaves a payload decode_source may refuse or take
+_DAMAGE = [
+    lambda p: p,
+    lambda p: {**p, "validated": False},
+    lambda p: {**p, "validated": 1},
+    lambda p: {**p, "text": 3},
+    lambda p: {**p, "extra": 1},
+    lambda p: {k: v for k, v in p.items() if k != "text"},
+    lambda p: {**p, "documents": {}},
+    lambda p: {**p, "documents": "ab"},
+    lambda p: {**p, "documents": [{**d, "crc": d["crc"] + 1} for d in p["documents"]]},
+    lambda p: {**p, "documents": [{**d, "index": True} for d in p["documents"]]},
+    lambda p: {**p, "documents": [{**d, "index": 2.0} for d in p["documents"]]},
+    lambda p: {**p, "documents": [{**d, "positions": "é" + d["positions"]} for d in p["documents"]]},
+    lambda p: {**p, "documents": [{k: v for k, v in d.items() if k != "data"} for d in p["documents"]]},
+    lambda p: {**p, "documents": p["documents"][::-1]},
+    lambda p: [],
+    lambda p: None,
+]
+
+
+def _state(source: object) -> object:
+    from policylint.model.load import SourceFile
+
+    if source is None:
+        return None
+    assert isinstance(source, SourceFile)
+    docs = [(d.source is source, d.index, d.data, d.positions.entries()) for d in source.documents]
+    return (source.path, source.display, source.text, source.findings, source.refused, source.validated,
+            source.cache_key, source.stored, source.scalars, docs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(range(len(_PAYLOADS))), st.sampled_from(range(len(_DAMAGE))), st.sampled_from(["a.yaml", "d/b.yml"]))
+def test_a_packed_file_made_in_one_pass_equals_the_decoded_one(which: int, damage: int, name: str) -> None:
+    from policylint.model.load import SourceFile
+    from policylint.model.load.document_cache import decode_source
+    from policylint.model.load.document_pack_cache import source_from
+
+    payload = _DAMAGE[damage](json.loads(json.dumps(_PAYLOADS[which])))
+    stored = decode_source(payload)
+    plain = SourceFile.from_stored(Path(name), name, stored) if stored is not None else None
+    made = source_from(payload, Path(name), name)
+    assert _state(made) == _state(plain)
+    assert (made is None) == (damage not in (0, 6, 13)), damage  # an empty mapping of documents holds none
