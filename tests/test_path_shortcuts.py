@@ -368,3 +368,14 @@ def test_a_scope_asks_the_runs_real_paths_as_realpath(
     asked += [Path(a) for a in asked] + ["../outside/secret.csv", str(tmp_path / "outside" / "secret.csv")]
     for file in asked:
         assert shared.holds(file) == plain.holds(file), file
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "..", ".", "w.yaml", "", "/"]), min_size=1, max_size=5), max_size=8))
+def test_a_declaring_files_folder_made_once_per_folder_equals_abspaths(paths: list[list[str]]) -> None:
+    refs = References(Path("."), RealPaths())
+    for parts in paths:
+        source = "/".join(parts)
+        if "/" not in parts[0] and not source.strip("/"):
+            continue
+        assert refs.base_of(source) == os.path.dirname(os.path.abspath(source)), source

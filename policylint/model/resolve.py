@@ -87,7 +87,7 @@ class References:
     def __init__(self, root: Path, real: RealPaths) -> None:
         self.root_abs = os.path.abspath(root)
         self.real = real
-        #: per declaring file (its path's text): the absolute path of its folder
+        #: per folder of declaring files (as their paths' text has it): its absolute path
         self._bases: dict[str, str] = {}
         #: per referenced folder (absolute, normalised text): its Path and the text its files' paths start with
         self._folders: dict[str, tuple[Path, str | None]] = {}
@@ -106,10 +106,7 @@ class References:
             )
         # plain strings: a repository with a thousand traces resolves a thousand of these
         root_abs = self.root_abs
-        source = os.fspath(doc.source.path)
-        base = self._bases.get(source)
-        if base is None:
-            base = self._bases[source] = os.path.dirname(os.path.abspath(source))
+        base = self.base_of(os.fspath(doc.source.path))
         lexical = os.path.normpath(os.path.join(base, relative))
         if not within(lexical, root_abs):
             return None, doc.finding(
@@ -129,6 +126,21 @@ class References:
                 where,
                 hint="check the path; it is relative to the folder of this file",
             )
+
+    def base_of(self, source: str) -> str:
+        """``os.path.dirname(os.path.abspath(source))``, made once per folder of ``source`` as written.
+
+        The folder of a file named by a plain name is that of its folder's other
+        files: ``abspath`` (which asks for the working directory) once per folder.
+        """
+        head, tail = os.path.split(source)
+        shared = tail not in ("", os.curdir, os.pardir)
+        base = self._bases.get(head) if shared else None
+        if base is None:
+            base = os.path.dirname(os.path.abspath(source))
+            if shared:
+                self._bases[head] = base
+        return base
 
     def path(self, text: str) -> Path:
         """``Path(text)`` for an absolute, normalised ``text``, its folder's Path made once."""
@@ -256,9 +268,13 @@ def resolve(
     findings: list[Finding] = []
     definitions = Definitions(findings)
     claim = definitions.claim
-
+    # each document's kind asked once, not once per kind; in their order within each kind
+    by_kind: dict[str | None, list[Document]] = {}
     for doc in documents:
-        if doc.kind != "Cluster" or not doc.name or not claim("Cluster", doc.name, doc):
+        by_kind.setdefault(doc.kind, []).append(doc)
+
+    for doc in by_kind.get("Cluster", []):
+        if not doc.name or not claim("Cluster", doc.name, doc):
             continue
         cluster = Cluster(name=doc.name, doc=doc, spec=doc.data["spec"])
         for i, pool_spec in enumerate(cluster.spec.get("pools", [])):
@@ -279,8 +295,8 @@ def resolve(
         schedulers.attach(scheduler_documents or [], model, gpu_resources or schedulers.GPU_RESOURCES, definitions)
     )
 
-    for doc in documents:
-        if doc.kind != "Workload" or not doc.name or not claim("Workload", doc.name, doc):
+    for doc in by_kind.get("Workload", []):
+        if not doc.name or not claim("Workload", doc.name, doc):
             continue
         w = Workload(name=doc.name, doc=doc, spec=doc.data["spec"], metadata=doc.data["metadata"])
         model.workloads[w.name] = w
@@ -307,8 +323,8 @@ def resolve(
     # A scheduler queue is a pool like any other: in the model with or without workloads.
     schedulers.adopt_unused(model)
 
-    for doc in documents:
-        if doc.kind != "Proposal" or not doc.name or not claim("Proposal", doc.name, doc):
+    for doc in by_kind.get("Proposal", []):
+        if not doc.name or not claim("Proposal", doc.name, doc):
             continue
         p = Proposal(name=doc.name, doc=doc, spec=doc.data["spec"])
         model.proposals[p.name] = p
