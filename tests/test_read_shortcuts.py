@@ -146,3 +146,32 @@ def test_a_packed_file_made_in_one_pass_equals_the_decoded_one(which: int, damag
     made = source_from(payload, Path(name), name)
     assert _state(made) == _state(plain)
     assert (made is None) == (damage not in (0, 6, 13)), damage  # an empty mapping of documents holds none
+
+
+def _plain_valid(record: object) -> bool:
+    """document_pack_cache._valid_record as it was."""
+    if not isinstance(record, list) or len(record) != 2 or not isinstance(record[1], dict):
+        return False
+    ident = record[0]
+    return isinstance(ident, list) and len(ident) == 5 and all(type(x) is int for x in ident)
+
+
+_numbers = st.one_of(st.integers(-3, 2**63), st.booleans(), st.floats(allow_nan=False), st.text(max_size=2), st.none())
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        st.lists(_numbers, max_size=7),
+        st.tuples(*[st.integers(0, 2**63)] * 5).map(list),
+        _numbers,
+        st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    ),
+    st.one_of(st.dictionaries(st.text(max_size=3), st.integers(), max_size=2), st.lists(st.integers(), max_size=2), st.none()),
+    st.integers(0, 3),
+)
+def test_a_pack_record_is_checked_as_before(ident: object, stored: object, length: int) -> None:
+    from policylint.model.load.document_pack_cache import _valid_record
+
+    for record in ([ident, stored], [ident, stored, 1][:length], ident, (ident, stored)):
+        assert _valid_record(record) == _plain_valid(record), record
