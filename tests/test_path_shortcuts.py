@@ -22,13 +22,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policylint.engine.linter import LintOptions, lint
 from policylint.engine.result import LintResult
 from policylint.engine.scope import Reach, narrow, reach
 from policylint.finding import Finding, Severity
-from policylint.model.load import RealPaths, discover, load_file
-from policylint.model.resolve import resolve
+from policylint.model.load import RealPaths, discover, discover_real, display_path, display_real, load_file
+from policylint.model.load.files import child_path, folder_text
+from policylint.model.resolve import References, check_reference, resolve
 from policylint.report import paths as report_paths
 
 needs_symlinks = pytest.mark.skipif(not hasattr(os, "symlink") or sys.platform == "win32", reason="needs symlinks")
@@ -251,3 +254,128 @@ def test_walked_files_come_in_path_order(tmp_path: Path) -> None:
     assert {p.relative_to(tmp_path).as_posix() for p in found} == {
         "a/b.yaml", "a-b/x.yaml", "a/c/d.yml", "a.yaml", "a/b/e.yaml", "b.yaml", "a0/z.yaml", "A/q.yaml"
     }
+
+
+# --------------------------------------------------------------------------- paths made from their folder's
+
+_names = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=12).filter(
+    lambda n: n not in (".", "..") and os.sep not in n
+)
+_folders = st.sampled_from([".", "/", "a", "a/b", "/a", "/a/b", "./a", "a/./b", "a//b", "/a/b/", "..", "../a"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_folders, _names)
+def test_a_child_path_equals_the_joined_path(folder: str, name: str) -> None:
+    parent = Path(folder)
+    child = child_path(parent, folder_text(parent), name)
+    plain = parent / name
+    assert str(child) == str(plain) and os.fspath(child) == os.fspath(plain)
+    assert child == plain and hash(child) == hash(plain) and child.parts == plain.parts
+    assert child.name == plain.name and child.parent == plain.parent and child.as_posix() == plain.as_posix()
+    assert type(child) is type(plain)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "..", ".", "c.csv", ""]), min_size=1, max_size=5))
+def test_reference_paths_from_their_folder_equal_path(parts: list[str]) -> None:
+    text = os.path.normpath(os.path.join("/repo", *parts))  # as check_reference makes it
+    refs = References(Path("/repo"), RealPaths())
+    made = refs.path(text)
+    assert made == Path(text) and str(made) == str(Path(text)) and made.parts == Path(text).parts
+    assert refs.path(text) == made  # the folder's Path taken again
+
+
+@needs_symlinks
+@pytest.mark.parametrize("where", ["repo", "above", "inside"])
+def test_walked_files_come_with_their_real_paths_and_displays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """discover_real's real paths and display_real's displays are realpath's and display_path's (links included)."""
+    repo = _tree(tmp_path)
+    (repo / "w").mkdir()
+    (repo / "w" / "a.yaml").write_text("x: 1\n")
+    (repo / "w" / "b.yml").write_text("x: 1\n")
+    (repo / "w" / "link.yaml").symlink_to(repo / "w" / "a.yaml")  # the same real path: yielded once
+    (repo / "w" / "away.yaml").symlink_to(tmp_path / "outside" / "secret.csv")
+    (repo / "m" / "x.yaml").write_text("x: 1\n")
+    cwd = {"repo": repo, "above": tmp_path, "inside": repo / "w"}[where]
+    monkeypatch.chdir(cwd)
+    for given in (Path("."), Path(os.path.relpath(repo, cwd)), repo, repo / "w" / "a.yaml"):
+        real = RealPaths()
+        walked = list(discover_real([given], real=real))
+        assert [(p, e) for p, _, e in walked] == list(discover([given]))
+        for path, found, explicit in walked:
+            assert (found is None) == explicit
+            if found is not None:
+                assert found == os.path.realpath(path) == real(path)
+                assert display_real(path, found, real) == display_path(path) == display_path(path, real=RealPaths())
+
+
+@needs_symlinks
+@pytest.mark.parametrize("relative_root", [False, True])
+def test_a_runs_references_equal_check_reference_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, relative_root: bool
+) -> None:
+    """resolve's References (root, folders and Paths made once) answer as a fresh check_reference per reference."""
+    repo = _tree(tmp_path)
+    (repo / "w" / "deep").mkdir(parents=True)
+    traces = [f"../{c}" for c in CASES] + ["../../outside/secret.csv", "../m", "/etc/passwd", "~/x.csv", "../m/t1\x00.csv"]
+    traces += [f"../../{c}" for c in CASES[:4]] + ["../" + "x" * 300 + ".csv"]
+    (repo / "c.yaml").write_text(CLUSTER)
+    for i, trace in enumerate(traces):
+        folder = repo / "w" / ("deep" if i % 2 else "")
+        rel = trace if folder == repo / "w" else "../" + trace
+        (folder / f"w{i}.yaml").write_text(workload(f"w{i}", json_text(rel)))
+    monkeypatch.chdir(repo if relative_root else tmp_path)
+    root = Path(".") if relative_root else repo
+    docs = [
+        d
+        for p in sorted((root / "w").rglob("*.yaml"))
+        for d in load_file(p, p.as_posix()).documents
+    ]
+    model, findings = resolve(docs, root)
+    by_file = {(f.file, f.message) for f in findings}
+    for w in model.workloads.values():
+        ref = w.measurements["concurrency"]
+        path, problem = check_reference(w.doc, ref.doc_path, str(ref.spec["path"]), root)
+        assert ref.path == path and str(ref.path) == str(path)
+        assert (problem is None) or (problem.file, problem.message) in by_file
+        on_it = [f for f in findings if f.file == w.doc.file and f.doc_path.startswith("spec/concurrency")]
+        assert on_it == ([problem] if problem else [])
+
+
+def json_text(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+@needs_symlinks
+@pytest.mark.parametrize("named", [["m/t1.csv"], ["m"], ["m/inside.csv", "m/linked"], ["."], ["m/missing.csv"]])
+def test_a_scope_asks_the_runs_real_paths_as_realpath(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: list[str]
+) -> None:
+    """Scope.holds with the run's RealPaths (a folder resolved once, listed when busy) answers as with realpath."""
+    from policylint.engine.linter import Scope
+
+    repo = _tree(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(RealPaths, "LIST_AFTER", 2)
+    paths = [Path(n) for n in named]
+    shared, plain = Scope.of(paths, repo, RealPaths()), Scope.of(paths, repo)
+    asked: list[Path | str] = [*CASES, *(str(repo / c) for c in CASES), *(f"m/t{i}.csv" for i in range(40))]
+    asked += [Path(a) for a in asked] + ["../outside/secret.csv", str(tmp_path / "outside" / "secret.csv")]
+    for file in asked:
+        assert shared.holds(file) == plain.holds(file), file
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "..", ".", "w.yaml", "", "/"]), min_size=1, max_size=5), max_size=8))
+def test_a_declaring_files_folder_made_once_per_folder_equals_abspaths(paths: list[list[str]]) -> None:
+    refs = References(Path("."), RealPaths())
+    for parts in paths:
+        source = "/".join(parts)
+        if "/" not in parts[0] and not source.strip("/"):
+            continue
+        assert refs.base_of(source) == os.path.dirname(os.path.abspath(source)), source

@@ -8,6 +8,7 @@ order and what flows between them.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,8 +23,9 @@ from policylint.model.load import (
     RealPaths,
     SourceFile,
     cache_source,
-    discover,
+    discover_real,
     display_path,
+    display_real,
     is_scheduler_doc,
     load_file,
     looks_relevant,
@@ -72,20 +74,24 @@ class LintOptions:
     all_views: bool = False
 
 
-def load_sources(paths: Sequence[Path], options: LintOptions, pack: Pack | None = None) -> list[SourceFile]:
+def load_sources(
+    paths: Sequence[Path], options: LintOptions, pack: Pack | None = None, real: RealPaths | None = None
+) -> list[SourceFile]:
     """Discover and parse files; keep those that hold policylint input.
 
     With a document ``pack`` (:mod:`policylint.model.load.document_pack_cache`), a file
     whose stat identity is the packed one is taken from it; every other file is read
     as before, its identity noted first so that the run can pack it afterwards.
+    ``real`` is the run's :class:`RealPaths`, when the caller has one.
     """
     sources: list[SourceFile] = []
-    real = RealPaths()
-    for path, explicit in discover(paths, options.exclude, options.root, real):
-        display = display_path(path, real=real)
+    real = real if real is not None else RealPaths()
+    for path, found, explicit in discover_real(paths, options.exclude, options.root, real):
+        # a walked file comes with its real path (real(path)), a named one is asked for it
+        display = display_path(path, real=real) if found is None else display_real(path, found, real)
         source = None
         if pack is not None:
-            real_path = real(path)
+            real_path = real(path) if found is None else found
             source = pack.take(real_path, path, display)
             if source is None:
                 ident = file_ident(real_path)
@@ -114,10 +120,13 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     from policylint.model.resolve import resolve
     from policylint.model.validate import validate_document
 
-    scope = Scope.of(paths, options.repository or options.root)
+    # one RealPaths for the run: the folders loading resolved and listed are not asked about again
+    # when references are resolved and files are matched to the scope
+    real = RealPaths()
+    scope = Scope.of(paths, options.repository or options.root, real)
     home = options.repository or options.root
     pack = open_pack(options.cache_dir, home, options.limits) if options.cache_dir is not None else None
-    sources = load_sources([*paths, home], options, pack)
+    sources = load_sources([*paths, home], options, pack, real)
     findings: list[Finding] = []
     valid: list[Document] = []
     scheduler_docs: list[Document] = []
@@ -145,7 +154,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
         pack.write_back()  # after validation and storing: each clean file's stored form is set
     scoped = [s for s in sources if scope.holds(s.path)]
     scope.require_readable(scoped)
-    model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources)
+    model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources, real)
     findings.extend(problems)
     result = LintResult(
         findings=[],
@@ -189,26 +198,25 @@ class Scope:
     root: Path
     #: the answer of :meth:`holds` per file asked about: one real-path lookup per file and run
     held: dict[Path | str, bool] = field(default_factory=dict, compare=False, repr=False)
+    #: ``os.path.realpath``, or the run's :class:`RealPaths` (equal answers, a folder resolved once)
+    realpath: Callable[[Path | str], str] = field(default=os.path.realpath, compare=False, repr=False)
 
     @classmethod
-    def of(cls, paths: Sequence[Path], root: Path) -> Scope:
-        import os
-
+    def of(cls, paths: Sequence[Path], root: Path, real_paths: RealPaths | None = None) -> Scope:
+        realpath: Callable[[Path | str], str] = real_paths if real_paths is not None else os.path.realpath
         real_root = os.path.realpath(root)
         real = tuple(os.path.realpath(p) for p in paths)
         # a path at or above the root reports on everything the root holds
         if not real or any(within(real_root, r) for r in real):
-            return cls(tuple(paths), (), root)
-        return cls(tuple(paths), real, root)
+            return cls(tuple(paths), (), root, realpath=realpath)
+        return cls(tuple(paths), real, root, realpath=realpath)
 
     def holds(self, file: Path | str) -> bool:
         """True when ``file`` is reported on."""
-        import os
-
         if not self.real:
             return True
         if file not in self.held:
-            real = os.path.realpath(file)
+            real = self.realpath(file)
             self.held[file] = any(within(real, r) for r in self.real)
         return self.held[file]
 
@@ -222,13 +230,11 @@ class Scope:
         def readable(source: SourceFile) -> bool:
             return bool(source.findings) or any(d.is_policylint or is_scheduler_doc(d) for d in source.documents)
 
-        import os
-
         for given in self.given:
             if given.is_dir():
                 continue
             real = os.path.realpath(given)
-            if not any(os.path.realpath(s.path) == real and readable(s) for s in sources):
+            if not any(self.realpath(s.path) == real and readable(s) for s in sources):
                 raise PolicylintError(
                     f"no policylint documents found in {given} (looked for YAML files with apiVersion: policylint/v1)"
                 )

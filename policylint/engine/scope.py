@@ -221,21 +221,32 @@ def _reach(
     cwd = os.getcwd() if folder is None else folder
     # by path text, made absolute: a Path is neither hashed nor compared per file
     seen: dict[str, bool] = {}
+    fspath, isabs, join, stat = os.fspath, os.path.isabs, os.path.join, os.stat
 
     def _in_files(path: Path) -> bool:
-        text = _absolute(os.fspath(path), cwd)
+        text = fspath(path)
+        if not isabs(text):  # _absolute, inline: asked once per file of the model
+            text = join(cwd, text)
         answer = seen.get(text)
         if answer is None:
-            st = _stat(text)
-            answer = seen[text] = (st.st_dev, st.st_ino) in idents if st is not None else _abs(text) in files
+            try:
+                st = stat(text)
+            except (OSError, ValueError):
+                answer = seen[text] = _abs(text) in files
+            else:
+                answer = seen[text] = (st.st_dev, st.st_ino) in idents
         return answer
 
     subjects: set[str] = set()
     neighbours: set[str] = set()
     for w in model.workloads.values():
-        if _in_files(w.doc.source.path) or any(
-            m.path is not None and _in_files(m.path) for m in w.measurements.values()
-        ):
+        hit = _in_files(w.doc.source.path)
+        if not hit:
+            for m in w.measurements.values():
+                if m.path is not None and _in_files(m.path):
+                    hit = True
+                    break
+        if hit:
             whole, around = _workload_subjects(w)
             subjects |= whole
             neighbours |= around

@@ -200,7 +200,7 @@ def decode_source(payload: Any) -> StoredSource | None:
             # a damaged index is a miss now, not a wrong position later
             if not isinstance(text, str) or zlib.crc32(text.encode("ascii")) != stored["crc"]:
                 return None
-            positions = PositionIndex.deferred(functools.partial(_fill_positions, text))
+            positions = deferred_positions(text)
             index = stored["index"]
             if type(index) is not int:
                 return None
@@ -208,6 +208,11 @@ def decode_source(payload: Any) -> StoredSource | None:
     except Exception:  # noqa: BLE001 - a damaged or foreign form is a miss, never a failure
         return None
     return StoredSource(payload["text"], documents, payload)
+
+
+def deferred_positions(text: str) -> PositionIndex:
+    """The position index a stored form holds as ``text``, decoded when first read (see :func:`_fill_positions`)."""
+    return PositionIndex.deferred(functools.partial(_fill_positions, text))
 
 
 #: how many times its compressed size a stored position index may expand to

@@ -224,6 +224,19 @@ def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = N
         folder = real.working_folder() if cwd is None else str(_resolved(os.fspath(cwd)))
     except ValueError:
         return path.as_posix()
+    return _shown(path, resolved, folder)
+
+
+def display_real(path: Path, resolved: str, real: RealPaths) -> str:
+    """:func:`display_path` of ``path`` with ``real``, given its real path ``resolved`` (``real(path)``)."""
+    try:
+        folder = real.working_folder()
+    except ValueError:
+        return path.as_posix()
+    return _shown(path, resolved, folder)
+
+
+def _shown(path: Path, resolved: str, folder: str) -> str:
     if resolved == folder:
         return "."
     if within(resolved, folder):
@@ -247,6 +260,14 @@ def discover(
     they hold nothing policylint reads. Hidden folders (``.git``) are skipped.
     A missing path is a usage error.
     """
+    for path, _, explicit in discover_real(paths, exclude, root, real):
+        yield path, explicit
+
+
+def discover_real(
+    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, real: RealPaths | None = None
+) -> Iterator[tuple[Path, str | None, bool]]:
+    """:func:`discover`, each file with its real path (``real(file)``) when the walk found it (None for named files)."""
     patterns = list(exclude)
     resolve = real or RealPaths()
     # real paths as text: Path.resolve() is os.path.realpath, which RealPaths answers alike
@@ -258,19 +279,21 @@ def discover(
         if not given.is_dir():  # a file, or something that is not a folder (refused when read)
             if str(given.resolve()) not in seen:
                 seen.add(str(given.resolve()))
-                yield given, True
+                yield given, None, True
             continue
-        # (the parts of Path(dirpath, name), its folder, its name): a folder's Path is made once
-        found: list[tuple[tuple[str, ...], Path, str]] = []
+        # (the parts of Path(dirpath, name), its folder, the folder's text, its name): a folder's
+        # Path and text are made once
+        found: list[tuple[tuple[str, ...], Path, str | None, str]] = []
         for dirpath, dirnames, filenames in os.walk(given):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
             names = [name for name in filenames if name.endswith(YAML_SUFFIXES)]
             if names:
                 folder = Path(dirpath)
-                found.extend(((*folder.parts, name), folder, name) for name in names)
+                text = folder_text(folder)
+                found.extend(((*folder.parts, name), folder, text, name) for name in names)
         found.sort(key=_first)  # Path order, without a Path comparison per step
-        for _, folder, name in found:
-            f = folder / name
+        for _, folder, start, name in found:
+            f = child_path(folder, start, name)
             real_path = resolve(f)
             if patterns:
                 rel = _relative_for_glob(f, Path(real_path), real_root)
@@ -278,10 +301,39 @@ def discover(
                     continue
             if real_path not in seen:
                 seen.add(real_path)
-                yield f, False
+                yield f, real_path, False
 
 
-def _first(item: tuple[tuple[str, ...], Path, str]) -> tuple[str, ...]:
+#: ``Path._make_child_relpath`` (CPython 3.11, 3.12: ``folder / name`` for one plain name, without parsing it)
+_MAKE_CHILD = getattr(Path, "_make_child_relpath", None)
+
+
+def folder_text(folder: Path) -> str | None:
+    """The text ``str(folder / name)`` starts with, to which ``name`` is added; None when not known so simply."""
+    if _MAKE_CHILD is None or folder.drive:
+        return None
+    text = str(folder)
+    return "" if text == "." else text if text.endswith(os.sep) else text + os.sep
+
+
+def child_path(folder: Path, start: str | None, name: str) -> Path:
+    """``folder / name`` for a file name found by walking ``folder`` (no separator in it), and its text made once.
+
+    A walk of 10,000 files parsed each joined path again and formatted its text
+    once more when first asked for it: the child is built from the folder's parts
+    and its text is the folder's text (:func:`folder_text`) and the name.
+    """
+    if start is None or _MAKE_CHILD is None:
+        return folder / name
+    child: Path = _MAKE_CHILD(folder, name)
+    try:
+        child._str  # type: ignore[attr-defined]  # 3.12 sets it
+    except AttributeError:
+        child._str = start + name  # type: ignore[attr-defined]  # what str(child) would format
+    return child
+
+
+def _first(item: tuple[tuple[str, ...], Path, str | None, str]) -> tuple[str, ...]:
     return item[0]
 
 
