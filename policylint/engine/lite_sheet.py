@@ -49,48 +49,62 @@ _FILL = "_lite_fill"
 STATS: dict[str, int] = {"made": 0, "filled": 0}
 
 
-class _Guard:
-    """A sheet holding some of its fields: reading one it does not hold yet makes the whole sheet first."""
+class _Unheld:
+    """A field a stand-in does not hold yet: reading it makes the whole sheet, whose value it then holds.
 
-    __slots__ = ()
-    #: the sheet's dataclass fields (set per stand-in class)
-    _lite_fields: frozenset[str] = frozenset()
+    A non-data descriptor on the stand-in class, so a field the instance holds is read
+    straight from its ``__dict__`` (no Python call); only a field not held comes here.
+    """
 
-    def __getattribute__(self, name: str) -> Any:
-        held = object.__getattribute__(self, "__dict__")
-        try:
-            return held[name]
-        except KeyError:
-            pass
-        if _FILL in held and name in type(self)._lite_fields:
-            held[_FILL]()
-            return held[name]
-        return object.__getattribute__(self, name)
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        held = obj.__dict__
+        fill = held.get(_FILL)
+        if fill is None:
+            raise AttributeError(self.name)
+        fill()
+        return held[self.name]
 
 
 _CLASSES: dict[type, type] = {}
+#: the stand-in classes made
+_STAND_INS: set[type] = set()
 
 
 def _lite_class(cls: type[_T]) -> type[_T]:
-    """The stand-in subclass of the sheet class ``cls`` (one per class)."""
+    """The stand-in subclass of the sheet class ``cls`` (one per class): every field an :class:`_Unheld`."""
     import dataclasses
+    import operator
 
     found = _CLASSES.get(cls)
     if found is None:
+        space: dict[str, Any] = {f.name: _Unheld(f.name) for f in dataclasses.fields(cls)}
+        # what Facts.__post_init__ would set on the class: one getter per fact, by its route
+        space["_fact_getters"] = {name: operator.attrgetter(".".join(route)) for name, route in cls.routes().items()}
+        space["__module__"] = __name__
         meta: Any = type(cls)  # the sheet's metaclass (ABCMeta: a sheet is a Mapping)
-        found = meta(f"Lite{cls.__name__}", (_Guard, cls), {
-            "_lite_fields": frozenset(f.name for f in dataclasses.fields(cls)),
-            "__module__": __name__,
-        })
+        found = meta(f"Lite{cls.__name__}", (cls,), space)
         _CLASSES[cls] = found
+        _STAND_INS.add(found)
     return found
 
 
-#: per sheet class: the stand-in plan - per part field (None for the sheet's own facts), (field names, places in LITE)
-_PLANS: dict[type, list[tuple[str | None, type | None, list[str], list[int]]]] = {}
+#: per sheet class: the stand-in plan - per part field (None for the sheet's own facts), (stand-in class, field names,
+#: the picker of their values from the LITE values)
+_PLANS: dict[type, list[tuple[str | None, type, list[str], Callable[[Sequence[Any]], Any]]]] = {}
 
 
-def _plan(cls: type[Facts]) -> list[tuple[str | None, type | None, list[str], list[int]]]:
+def _picker(places: list[int]) -> Callable[[Sequence[Any]], Any]:
+    return lambda values: [values[i] for i in places]
+
+
+def _plan(cls: type[Facts]) -> list[tuple[str | None, type, list[str], Callable[[Sequence[Any]], Any]]]:
     found = _PLANS.get(cls)
     if found is None:
         import dataclasses
@@ -113,8 +127,9 @@ def _plan(cls: type[Facts]) -> list[tuple[str | None, type | None, list[str], li
                 parts[route[0]][2].append(i)
             else:
                 raise TypeError(f"{name} is not a fact of {cls.__name__} or of one of its parts")
-        found = [(None, None, own[0], own[1])]
-        found += [(field, part_cls, names, places) for field, (part_cls, names, places) in parts.items()]
+        found = [(None, _lite_class(cls), own[0], _picker(own[1]))]
+        found += [(field, _lite_class(part_cls), names, _picker(places))
+                  for field, (part_cls, names, places) in parts.items()]
         _PLANS[cls] = found
     return found
 
@@ -133,19 +148,18 @@ def stand_in(values: Sequence[Any], fill: Callable[[], WorkloadFactSheet]) -> Wo
     if len(values) != len(LITE):
         raise ValueError("values")
     plan = _plan(WorkloadFactSheet)
-    root_cls = _lite_class(WorkloadFactSheet)
-    root = object.__new__(root_cls)
-    held = root.__dict__
+    new = object.__new__
+    root: Any = None
     parts: list[tuple[str, Any]] = []
-    for field, part_cls, names, places in plan:
+    for field, lite_cls, names, pick in plan:
+        obj: Any = new(lite_cls)
+        obj.__dict__.update(zip(names, pick(values)))
         if field is None:
-            held.update(zip(names, [values[i] for i in places]))
-            continue
-        assert part_cls is not None
-        part: Any = object.__new__(_lite_class(part_cls))
-        part.__dict__.update(zip(names, [values[i] for i in places]))
-        held[field] = part
-        parts.append((field, part))
+            root = obj
+        else:
+            parts.append((field, obj))
+    held = root.__dict__
+    held.update(parts)
 
     def made() -> None:
         whole = fill()
@@ -162,16 +176,13 @@ def stand_in(values: Sequence[Any], fill: Callable[[], WorkloadFactSheet]) -> Wo
     held[_FILL] = made
     for _, part in parts:
         part.__dict__[_FILL] = made
-    for obj in (root, *(p for _, p in parts)):
-        if "_fact_getters" not in type(obj).__dict__:
-            obj.__post_init__()  # the class's getters, made once per class
     STATS["made"] += 1
-    return root
+    return root  # type: ignore[no-any-return]
 
 
 def is_stand_in(sheet: object) -> bool:
     """True for a stand-in made by :func:`stand_in` (or one of its parts), filled or not."""
-    return isinstance(sheet, _Guard)
+    return type(sheet) in _STAND_INS
 
 
 def set_facts(sheet: Facts, changes: Mapping[str, Any]) -> None:
