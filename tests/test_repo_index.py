@@ -26,6 +26,8 @@ from test_pooled_incremental import _CLUSTER, _write_trace, _write_workload
 
 from policylint.model.load import document_cache
 from policylint.measure import measurement_cache as measure_cache
+from policylint.engine import lite_sheet
+from policylint.engine.lite_sheet import LITE
 from policylint.engine import index_store, repo_index
 
 
@@ -184,11 +186,26 @@ def test_the_index_facts_are_what_a_run_judges(repo: Path, folder: Path) -> None
     assert values[at] == 15.0
     values[at] = 0.25  # a tolerance no workload declares: the pool's spread moves
     rec.text = json.dumps([values, sketch], separators=(",", ":"))
+    # the stand-in's copy of it (engine.lite_sheet), which the pool steps read, planted alike
+    lite, lite_sketch = json.loads(rec.lite)
+    lite[LITE.index("tolerance_seconds")] = 0.25
+    rec.lite = json.dumps([lite, lite_sketch], separators=(",", ":"))
     index.put("w-1", rec)
     index.write()
     planted = _run(repo, "--changed-files", "workloads/w-2.yaml")[1]
     assert planted != honest
     assert "0.25 s" in planted
+
+
+def test_neighbours_with_kept_verdicts_stay_stand_ins(repo: Path, folder: Path) -> None:
+    """Only the workload judged by every rule has its whole sheet made; its neighbours' stand-ins are never filled."""
+    _run(repo, ".")
+    _same_as_no_cache(repo, "workloads/w-2.yaml")
+    before = dict(lite_sheet.STATS)
+    _same_as_no_cache(repo, "workloads/w-2.yaml")
+    assert _used()["indexed"] == 10  # the cluster's two pools
+    assert lite_sheet.STATS["made"] - before["made"] == 10
+    assert lite_sheet.STATS["filled"] - before["filled"] == 1  # w-2, judged by every rule
 
 
 def _limits(root: Path) -> Any:

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_sealed, stat_identity, write_sealed
+from policylint.engine.lite_sheet import LITE
 
 if TYPE_CHECKING:
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-INDEX_FORMAT = 2  # 2: the measured files' paths beside their identities, run sketches as hex text
+INDEX_FORMAT = 3  # 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
 MAX_BYTES = 256 << 20
@@ -140,6 +141,7 @@ def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]
         "root": os.path.realpath(root),
         "limits": dataclasses.asdict(limits) if limits is not None else None,
         "gpu": list(gpu_resources),
+        "lite": list(LITE),
     }
 
 
@@ -152,7 +154,7 @@ class Record:
     key: str  # its measurement key
     measured: list[list[Any]]  # [stat identity] per measured file, in the order of its measurement roles
     shape: tuple[str, ...]  # its view's fact names, in order
-    #: JSON of [its view's fact values in ``shape``'s order (clock facts left as None), its run sketch or None]
+    #: JSON of [its view's fact values in ``shape``'s order (clock facts left as None), None]
     text: str
     paths: dict[str, list[Any]]  # its view's fact places
     report: bool  # a band report exists
@@ -165,14 +167,16 @@ class Record:
     files: list[list[str]] | None = None
     #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
     tpaths: dict[str, tuple[Any, ...]] | None = None
+    #: JSON of [the values of :data:`policylint.engine.lite_sheet.LITE` in its view, its run sketch as :func:`sketch_text`]
+    lite: str = ""
 
-    def values(self) -> tuple[list[Any], list[int] | None] | None:
-        """(a fresh list of the stored fact values in ``shape``'s order, the run sketch), or None when the text does not fit the shape."""
-        values = json.loads(self.text)
+    def lite_values(self) -> tuple[list[Any], list[int] | None] | None:
+        """(the stored values of the stand-in's facts, the run sketch), or None when the lite text is not such."""
+        values = json.loads(self.lite)
         if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
             return None
         facts, sketch = values
-        if len(facts) != len(self.shape):
+        if len(facts) != len(LITE):
             return None
         if isinstance(sketch, str):
             sketch = sketch_of(sketch)
@@ -181,6 +185,22 @@ class Record:
         elif sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
             return None
         return facts, sketch
+
+    def values(self) -> tuple[list[Any], list[int] | None] | None:
+        """(a fresh list of the stored fact values in ``shape``'s order, the run sketch), or None when the text does not fit the shape.
+
+        The run sketch is kept in the lite text (:meth:`lite_values`), which a stand-in reads alone.
+        """
+        values = json.loads(self.text)
+        if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list) or values[1] is not None:
+            return None
+        facts = values[0]
+        if len(facts) != len(self.shape):
+            return None
+        lite = self.lite_values()
+        if lite is None:
+            return None
+        return facts, lite[1]
 
     def decode(self) -> tuple[dict[str, Any], list[int] | None] | None:
         """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
@@ -217,13 +237,13 @@ def _record_from(
     row: Any, shapes: list[tuple[str, ...]], places: list[dict[str, list[Any]]], tplaces: list[dict[str, tuple[Any, ...]]]
 ) -> Record | None:
     """A record from its stored row, every field checked; None when anything is off."""
-    if not isinstance(row, list) or len(row) != 13:
+    if not isinstance(row, list) or len(row) != 14:
         return None
-    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest, files = row
+    ident, pool, key, measured, shape, text, paths, report, daily, usable, last, rest, files, lite = row
     if not (isinstance(files, list) and len(files) == len(measured)
             and all(isinstance(f, list) and len(f) == 2 and all(type(x) is str for x in f) for f in files)):
         return None
-    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str)):
+    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str) and isinstance(lite, str)):
         return None
     if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
         return None
@@ -241,7 +261,7 @@ def _record_from(
     if any(k not in CLOCK_KEYS or not (v is None or type(v) in (int, float)) for k, v in clock.items()):
         return None
     return Record(ident, pool, key, measured, shapes[shape], text, places[paths], report, daily, usable, last,
-                  integrity, clock, files, tplaces[paths])
+                  integrity, clock, files, tplaces[paths], lite)
 
 
 def _ints(value: Any, n: int) -> bool:
@@ -306,7 +326,7 @@ class Index:
             if rec.files is None:
                 continue  # recorded without its files' paths: measured again
             rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
-                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock], rec.files]
+                          rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock], rec.files, rec.lite]
         body = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list, "rows": rows}
         try:
             data = json.dumps(body, separators=(",", ":"), allow_nan=True).encode("utf-8", "surrogateescape")

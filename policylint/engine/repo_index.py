@@ -68,6 +68,7 @@ from policylint.engine.index_store import (
     sketch_text,
     same_value,
 )
+from policylint.engine.lite_sheet import lite_values
 from policylint.measure.facts import WorkloadFacts
 
 if TYPE_CHECKING:
@@ -221,6 +222,33 @@ def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int]
     return view, sketch
 
 
+def lite_view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
+    """The view of ``w`` as :func:`view_of` gives it, its sheet a stand-in (:mod:`policylint.engine.lite_sheet`).
+
+    The stand-in holds the facts the pool steps read, from the row's lite text; the first
+    read of any other fact rebuilds the whole sheet with :func:`view_of`. None when the
+    lite text does not read back or the row's names are not a workload sheet's facts in
+    order (the whole view could not be rebuilt either).
+    """
+    from policylint.engine.lite_sheet import stand_in
+    from policylint.engine.view import View
+
+    decoded = rec.lite_values()
+    if decoded is None or _shape(rec.shape)[0] is None:
+        return None
+    values, sketch = decoded
+
+    def fill() -> WorkloadFactSheet:
+        whole = view_of(rec, w, now)
+        if whole is None:  # the row was read back by view_of when it was recorded: the same text, the same code
+            raise RuntimeError(f"the index row of workload {w.name} no longer reads back")
+        return whole[0].facts  # type: ignore[return-value]
+
+    paths = dict(rec.tpaths) if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
+    view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), stand_in(values, fill), paths)
+    return view, sketch
+
+
 def facts_of(rec: Record, sketch: list[int] | None) -> IndexedFacts:
     return IndexedFacts(_Report(rec.daily if rec.daily is not None else math.nan) if rec.report else None,
                         rec.usable_max, sketch)
@@ -293,7 +321,7 @@ def prepare(
     digest_cache.flush_digests(cache_dir)
     views: dict[str, View] = {}
     for name, rec in indexed.items():
-        rebuilt = view_of(rec, model.workloads[name], now)
+        rebuilt = lite_view_of(rec, model.workloads[name], now)
         if rebuilt is None:
             return None
         views[name] = rebuilt[0]
@@ -403,10 +431,11 @@ class Recorder:
             if k not in stored:
                 return None
             stored[k] = None
-        text = json_text([list(stored.values()), sketch_text(sketch)])
-        if text is None or json_text(rec.paths) is None:
+        text = json_text([list(stored.values()), None])
+        lite = json_text([lite_values(view.facts), sketch_text(sketch)])
+        if text is None or lite is None or json_text(rec.paths) is None:
             return None
-        rec.text = text
+        rec.text, rec.lite = text, lite
         # The view rebuilt from the record is the view: at this instant its other facts are the
         # view's by construction (stored exactly above), so the clock facts are compared; at
         # another instant, everything, against a view built afresh (a fact that moves with the
@@ -421,6 +450,9 @@ class Recorder:
         want = workload_view(w, wf, later)[0]
         # compared as plain dicts: same_value is exact about types and NaN only there
         if again is None or not same_value(dict(again[0].facts), dict(want.facts)) or not same_value(again[0].paths, want.paths):
+            return None
+        # a stand-in's facts are the row's at any instant (none of them moves with the clock)
+        if not same_value(lite_values(again[0].facts), lite_values(view.facts)):
             return None
         return rec
 

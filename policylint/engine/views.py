@@ -25,6 +25,7 @@ from policylint.engine.sheets import (
     ProposalRequest,
     WorkloadFactSheet,
 )
+from policylint.engine.lite_sheet import is_stand_in, set_facts
 from policylint.engine.view import History, View
 from policylint.facts import Facts
 from policylint.engine.workload_view import capacity_shares, depth_facts, to_gpus, workload_view
@@ -168,7 +169,10 @@ def build_views(
         history_facts(psheets[pool.qualified], pool, history)
     # near copies, across pools too
     for name, near in copy_facts(list(model.workloads.values()), facts, wsheets).items():
-        wsheets[name].integrity = replaced(wsheets[name].integrity, near)
+        if is_stand_in(wsheets[name]):
+            set_facts(wsheets[name].integrity, near)  # its own part, held by nothing else: as replacing it
+        else:
+            wsheets[name].integrity = replaced(wsheets[name].integrity, near)
         if "near_copy_of" in near:
             wviews[name].paths.setdefault("near_copy_similarity", ("spec", "concurrency", "trace", "path"))
     volcano = getattr(model.schedulers.get("volcano"), "queues", None)
