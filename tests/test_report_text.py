@@ -11,6 +11,8 @@ brackets, emoji codes, line breaks).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,3 +61,31 @@ def test_reports_of_the_examples_are_what_rich_prints() -> None:
             assert render(result, context) == _rich(_lines(result, context), color=False)
             # with colour every line still goes through rich, which styles it
             assert "\x1b[" in render(result, ReportContext(show_source=show_source, color=True))
+
+
+def test_the_control_codes_stripped_are_riches() -> None:
+    """The plain path strips what rich's Text strips, without importing rich."""
+    from rich.control import _CONTROL_STRIP_TRANSLATE, strip_control_codes
+
+    assert text_report.RICH_STRIPS == _CONTROL_STRIP_TRANSLATE
+    every = "".join(map(chr, range(0x110000))).encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    assert every.translate(text_report.RICH_STRIPS) == strip_control_codes(every)
+
+
+def test_a_plain_report_imports_no_rich(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from conftest import EXAMPLES
+
+    probe = (
+        "import sys\nfrom policylint.cli import main\n"
+        "try:\n    main(['check', sys.argv[1], '--now', '2026-12-01', '--color', 'never', '--no-cache'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(EXAMPLES / "bad")], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
+    assert "PL" in done.stdout  # a report with findings, code frames and hints was printed
+    assert done.stderr.strip().splitlines()[-1] == "[]"

@@ -150,6 +150,13 @@ def _rich(lines: list[Line], color: bool) -> str:
     return buffer.getvalue()
 
 
+#: The control codes rich's ``Text`` removes from what it is given (bell, backspace, vertical
+#: tab, form feed, carriage return), as a ``str.translate`` table: the plain path would
+#: otherwise import rich (about 15 ms) for this one table. ``tests/test_report_text.py``
+#: holds it to rich's own and the plain lines to rich's output.
+RICH_STRIPS = {7: None, 8: None, 11: None, 12: None, 13: None}
+
+
 def _plain(line: Line) -> str:
     """One line as rich prints it without colour: its text, control codes stripped as rich strips them.
 
@@ -161,10 +168,8 @@ def _plain(line: Line) -> str:
     """
     if line is None:
         return "\n"
-    from rich.control import strip_control_codes
-
     style, first, pieces = line
-    text = strip_control_codes(first) + "".join(strip_control_codes(piece) for piece, _ in pieces)
+    text = (first + "".join(piece for piece, _ in pieces)).translate(RICH_STRIPS)
     if "\t" in text:
         return _rich([line], color=False)
     return text + "\n"
