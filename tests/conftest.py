@@ -154,6 +154,28 @@ def run_cli(args: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def run_fresh(args: list[str], cwd: Path, cache: Path | None = None) -> tuple[str, set[str]]:
+    """(stdout, names of the modules it imported) of the CLI with ``args`` in a new interpreter.
+
+    For what a run imports (``sys.modules`` at its end); ``cache`` is its cache folder.
+    """
+    import json
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\nfrom policylint.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    if cache is not None:
+        env["POLICYLINT_CACHE_DIR"] = str(cache)
+    done = subprocess.run([sys.executable, "-c", probe, *args], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+    return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
 GIT_IDENTITY = ["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"]
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import run_cli
+from conftest import run_cli, run_fresh
 
 from policylint.model import config_cache
 
@@ -110,19 +109,9 @@ def test_keys_tell_apart_what_json_could_confuse() -> None:
 
 def test_a_warm_run_does_not_import_jsonschema(tmp_path: Path, minirepo: Path) -> None:
     repo = repo_with(tmp_path, minirepo, "ignore: [PL105]\n")
-    probe = (
-        "import sys\nfrom policylint.cli import main\n"
-        "try:\n    main(['check', sys.argv[1], '--now', '2026-12-01'])\nexcept SystemExit:\n    pass\n"
-        "print('jsonschema' in sys.modules, file=sys.stderr)\n"
-    )
-    env = {**os.environ, "POLICYLINT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
-    runs = [
-        subprocess.run([sys.executable, "-c", probe, str(repo)], env=env, cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
-        for _ in range(2)
-    ]
-    assert [r.stderr.strip().splitlines()[-1] for r in runs] == ["True", "False"]
-    assert runs[0].stdout == runs[1].stdout
+    runs = [run_fresh(["check", str(repo), "--now", "2026-12-01"], tmp_path, tmp_path / "cache") for _ in range(2)]
+    assert ["jsonschema" in modules for _, modules in runs] == [True, False]
+    assert runs[0][0] == runs[1][0]
 
 
 def test_a_library_is_known_by_its_installed_file_without_importing_it(tmp_path: Path,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,12 +19,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, copy_minirepo, replace_once, run_cli
+from conftest import EXAMPLES, copy_minirepo, replace_once, run_cli, run_fresh
 
 from policylint import traces
 from policylint.engine.linter import LintOptions, lint
 from policylint.measure import kept_reads
-from policylint.measure.kept_reads import ReadCache, read_trace
+from policylint.measure.kept_reads import read_trace
 from policylint.measure.reading import reader_arguments
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
@@ -77,7 +76,7 @@ def test_a_kept_read_is_the_read_bit_for_bit(example: str, tmp_path: Path, settl
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     refs = traced_refs(EXAMPLES / example)
     assert len(refs) >= 4
-    cache = ReadCache(tmp_path / "cache")
+    cache = tmp_path / "cache"
     fresh: dict[int, Any] = {}
     for i, ref in enumerate(refs):
         try:
@@ -194,21 +193,14 @@ def test_an_edited_run_imports_no_pyarrow(tmp_path: Path) -> None:
     repo = copy_minirepo(tmp_path / "repo")
     time.sleep(kept_reads._RACY_SECONDS + 0.2)  # the copied traces settle
     hook = ["check", "--format", "json", *WHEN, "--changed-files", "workloads/search.yaml"]
-    probe = (
-        "import sys\nfrom policylint.cli import main\n"
-        f"try:\n    main({hook!r})\nexcept SystemExit:\n    pass\n"
-        "print('pyarrow' in sys.modules, file=sys.stderr)\n"
-    )
-    env = {**os.environ, "POLICYLINT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
     seen = []
     outputs = []
     for value in ("1.25", "1.75", "2.0"):
         edit_tolerance(repo, value)
-        done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=repo, capture_output=True, text=True,
-                              timeout=300)
-        seen.append(done.stderr.strip().splitlines()[-1])
-        outputs.append(done.stdout)
+        out, modules = run_fresh(hook, repo, tmp_path / "cache")
+        seen.append("pyarrow" in modules)
+        outputs.append(out)
     # the first run fills the cache (reading every trace), the second measures the edited workload
     # from its kept read, and so does the third
-    assert seen == ["True", "False", "False"]
+    assert seen == [True, False, False]
     assert outputs[2] == run_cli([*hook, "--no-cache"], cwd=repo)[1]

@@ -239,23 +239,10 @@ def test_kept_forms_that_do_not_fit_are_ignored(fresh_conditions: Any, forms: An
 
 def test_a_warm_run_judges_plain_conditions_without_cerberus(tmp_path: Path) -> None:
     """With the rule cache filled, a check whose conditions are all plain never imports cerberus, and says the same."""
-    import os
-    import subprocess
-    import sys
+    from conftest import EXAMPLES, run_fresh
 
-    from conftest import EXAMPLES
-
-    probe = (
-        "import sys\nfrom policylint.cli import main\n"
-        "try:\n    main(['check', sys.argv[1], '--now', '2026-12-01'] + sys.argv[2:])\nexcept SystemExit:\n    pass\n"
-        "print('cerberus' in sys.modules, file=sys.stderr)\n"
-    )
-    env = {**os.environ, "POLICYLINT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
-    runs = [
-        subprocess.run([sys.executable, "-c", probe, str(EXAMPLES / "bad"), *extra], env=env, cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300)
-        for extra in ([], [], ["--no-cache"])
-    ]
-    assert [r.stderr.strip().splitlines()[-1] for r in runs] == ["True", "False", "True"]
-    assert runs[0].stdout == runs[1].stdout == runs[2].stdout
-    assert "PL" in runs[1].stdout  # findings were made, their fields named without cerberus
+    check = ["check", str(EXAMPLES / "bad"), "--now", "2026-12-01"]
+    runs = [run_fresh(check + extra, tmp_path, tmp_path / "cache") for extra in ([], [], ["--no-cache"])]
+    assert ["cerberus" in modules for _, modules in runs] == [True, False, True]
+    assert runs[0][0] == runs[1][0] == runs[2][0]
+    assert "PL" in runs[1][0]  # findings were made, their fields named without cerberus

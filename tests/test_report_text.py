@@ -73,19 +73,9 @@ def test_the_control_codes_stripped_are_riches() -> None:
 
 
 def test_a_plain_report_imports_no_rich(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
+    from conftest import EXAMPLES, run_fresh
 
-    from conftest import EXAMPLES
-
-    probe = (
-        "import sys\nfrom policylint.cli import main\n"
-        "try:\n    main(['check', sys.argv[1], '--now', '2026-12-01', '--color', 'never', '--no-cache'])\n"
-        "except SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')), file=sys.stderr)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe, str(EXAMPLES / "bad")], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
-    assert "PL" in done.stdout  # a report with findings, code frames and hints was printed
-    assert done.stderr.strip().splitlines()[-1] == "[]"
+    out, modules = run_fresh(["check", str(EXAMPLES / "bad"), "--now", "2026-12-01", "--color", "never", "--no-cache"],
+                             tmp_path)
+    assert "PL" in out  # a report with findings, code frames and hints was printed
+    assert sorted(m for m in modules if m == "rich" or m.startswith("rich.")) == []

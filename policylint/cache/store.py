@@ -229,6 +229,16 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def settings_digest(settings: Any, prefix: str = "") -> str:
+    """The SHA-256 of ``prefix`` and ``settings`` as canonical JSON: a cache key from the settings it covers.
+
+    Keys sorted, no spaces, ``repr`` for anything JSON lacks (a YAML date): the same
+    settings give the same key in every process, and a change still changes it.
+    """
+    text = json.dumps(settings, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(f"{prefix}{text}".encode()).hexdigest()
+
+
 def stat_identity(st: os.stat_result) -> list[int]:
     """A file's identity as git's index keeps it: device, inode, size, modification and status-change times (ns).
 

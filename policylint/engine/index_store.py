@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_sealed, stat_identity, write_sealed
+from policylint.cache.store import (
+    FORMAT_VERSION, code_fingerprint, read_sealed, settings_digest, stat_identity, write_sealed,
+)
 from policylint.engine.lite_sheet import LITE
 
 if TYPE_CHECKING:
@@ -84,8 +86,7 @@ def pool_hash(pool: Pool | None) -> str:
     """What a workload's view and key read of its pool, hashed (its name and declaration)."""
     if pool is None:
         return ""
-    text = json.dumps([pool.qualified, pool.spec], sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    return settings_digest([pool.qualified, pool.spec])
 
 
 def recorded_files(rec: Record, w: Workload) -> list[tuple[str, str]] | None:

@@ -29,8 +29,6 @@ kept. A damaged, foreign or mismatching entry is a miss: the trace is read.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import time
 from pathlib import Path
@@ -38,7 +36,8 @@ from typing import TYPE_CHECKING
 
 from policylint.cache.digests import hash_limit, known_digest
 from policylint.cache.store import (
-    FORMAT_VERSION, Uncacheable, code_fingerprint, library_identity, load_entry, stat_identity, write_entry,
+    FORMAT_VERSION, Uncacheable, code_fingerprint, library_identity, load_entry, settings_digest, stat_identity,
+    write_entry,
 )
 from policylint.measure.cache_encoding import Encoder, decode
 from policylint.measure.reading import reader_arguments
@@ -53,13 +52,6 @@ KEEP_AT_MOST = 8
 
 #: a file changed this recently may change again within the same timestamp tick: not kept
 _RACY_SECONDS = 2.0
-
-
-@dataclasses.dataclass(frozen=True)
-class ReadCache:
-    """The cache folder where a small run looks kept reads up and keeps the ones it makes."""
-
-    folder: Path
 
 
 def _read_key(ref: MeasurementRef, limits: TraceLimits | None, folder: Path) -> str | None:
@@ -80,9 +72,7 @@ def _read_key(ref: MeasurementRef, limits: TraceLimits | None, folder: Path) -> 
         "limits": dataclasses.asdict(limits) if limits is not None else None,
         "content": content,
     }
-    # repr for anything JSON lacks (a YAML date): deterministic, and a change still changes the key
-    text = json.dumps(settings, sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return settings_digest(settings)
 
 
 def _entry_path(folder: Path, key: str) -> Path:
@@ -111,31 +101,35 @@ def _store(folder: Path, key: str, series: Series) -> None:
     write_entry(_entry_path(folder, key), document, encoder.blobs(), kind="reads", folder=folder)
 
 
-def _identity(path: Path) -> tuple[int, ...] | None:
+def _identity(path: Path) -> list[int] | None:
     try:
-        return tuple(stat_identity(os.stat(path)))
+        return stat_identity(os.stat(path))
     except OSError:
         return None
 
 
-def read_trace(ref: MeasurementRef, limits: TraceLimits | None, cache: ReadCache | None) -> Series:
-    """``ref``'s concurrency trace as :func:`policylint.traces.read_series` reads it, from a kept read when one fits."""
+def read_trace(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | None) -> Series:
+    """``ref``'s concurrency trace as :func:`policylint.traces.read_series` reads it.
+
+    With the cache ``folder`` (a small run's; None: no kept reads), from a kept read
+    when one fits, and a read made here is kept for the next run.
+    """
     from policylint import traces
 
     assert ref.path is not None
-    if cache is None:
+    if folder is None:
         return traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
     before = _identity(ref.path)
     started = time.time_ns()
-    key = _read_key(ref, limits, cache.folder)
+    key = _read_key(ref, limits, folder)
     if key is not None:
-        kept = _load(cache.folder, key)
+        kept = _load(folder, key)
         if kept is not None:
             return kept
     series = traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
     if key is not None and before is not None and _identity(ref.path) == before:
         mtime, ctime = before[3], before[4]
         if max(mtime, ctime) < started - int(_RACY_SECONDS * 1e9):
-            _store(cache.folder, key, series)
+            _store(folder, key, series)
     return series
 

@@ -28,15 +28,15 @@ always computed afresh and come out identical with and without the cache.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache.digests import Unhashed, hash_limit, known_digest
 from policylint.measure.cache_encoding import Encoder, decode
-from policylint.cache.store import FORMAT_VERSION, Uncacheable, code_fingerprint, load_entry, write_entry
+from policylint.cache.store import (
+    FORMAT_VERSION, Uncacheable, code_fingerprint, load_entry, settings_digest, write_entry,
+)
 from policylint.measure.facts import GpuDemand, PoolFacts, WorkloadFacts
 
 if TYPE_CHECKING:
@@ -88,9 +88,7 @@ def workload_key(
         "limits": dataclasses.asdict(limits) if limits is not None else None,
         "files": files,
     }
-    # repr for anything JSON lacks (YAML dates): deterministic, and a change still changes the key
-    text = json.dumps(settings, sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return settings_digest(settings)
 
 
 def _entry_path(folder: Path, key: str) -> Path:
@@ -191,8 +189,7 @@ def pool_key(pool: Any, member_keys: Sequence[tuple[str, str]]) -> str:
         "spec": pool.spec,
         "members": [list(m) for m in sorted(member_keys)],
     }
-    text = json.dumps(settings, sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(f"pooled/{FORMAT_VERSION}/{text}".encode()).hexdigest()
+    return settings_digest(settings, f"pooled/{FORMAT_VERSION}/")
 
 
 def _pool_path(folder: Path, key: str) -> Path:

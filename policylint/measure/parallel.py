@@ -23,7 +23,6 @@ from policylint.measure.workload import measure_workload
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from policylint.measure.kept_reads import ReadCache
     from policylint.model import Model, Workload
     from policylint.traces import TraceLimits
 
@@ -39,9 +38,9 @@ def measure_one(
     now: dt.datetime,
     limits: TraceLimits | None,
     cache_dir: Path | None,
-    reads: ReadCache | None = None,
+    reads: Path | None = None,
 ) -> tuple[WorkloadFacts, list[Finding]]:
-    """Measure one workload and store a clean result in the cache (its trace read through ``reads``, if given)."""
+    """Measure one workload and store a clean result in the cache (its trace's read kept in ``reads``, if given)."""
     try:
         facts, problems = measure_workload(workload, now, limits=limits, reads=reads)
     except MeasurementError as exc:  # pragma: no cover - measure_workload catches these

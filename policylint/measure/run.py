@@ -19,7 +19,7 @@ from policylint.cache import digests as digest_cache
 from policylint.finding import Finding
 from policylint.measure import parallel
 from policylint.measure.facts import WorkloadFacts
-from policylint.measure.kept_reads import KEEP_AT_MOST, ReadCache
+from policylint.measure.kept_reads import KEEP_AT_MOST
 from policylint.measure.pools import CachedPool, Needed, cached_pools
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def measure(
     traced = [n for n in todo if any(r.path is not None for r in model.workloads[n].measurements.values())]
     # a run that measures a few workloads again (a pre-commit run on an edited file) takes their
     # traces' reads kept by the one before and keeps them for the next (policylint.measure.kept_reads)
-    reads = ReadCache(cache_dir) if cache_dir is not None and len(traced) <= KEEP_AT_MOST else None
+    reads = cache_dir if len(traced) <= KEEP_AT_MOST else None
     if in_workers and len(traced) >= parallel.PARALLEL_MIN_WORKLOADS:
         # The first one here: it imports the readers and calculator once, before the
         # fork, instead of once in every worker.

@@ -23,12 +23,14 @@ from policylint.measure.cold_start import effective_cold_start
 from policylint.measure.conversion import gpu_conversion, gpus_per_replica
 from policylint.measure.integrity.plausibility import job_facts
 from policylint.measure.integrity.workload import trace_facts
-from policylint.measure.kept_reads import ReadCache, read_trace
+from policylint.measure.kept_reads import read_trace
 from policylint.measure.pooled import gpu_demand
 from policylint.measure.reading import reader_arguments
 from policylint.measure.vram import vram_trace
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
     from policylint.model import MeasurementRef, Workload
@@ -128,14 +130,14 @@ def _notes(ref: MeasurementRef, notes: tuple[str, ...]) -> list[Finding]:
 
 
 def measure_workload(
-    workload: Workload, now: dt.datetime, *, limits: TraceLimits | None = None, reads: ReadCache | None = None
+    workload: Workload, now: dt.datetime, *, limits: TraceLimits | None = None, reads: Path | None = None
 ) -> tuple[WorkloadFacts, list[Finding]]:
     """Read and analyse the measurements of one workload.
 
     ``limits`` bounds what each trace may make the readers hold (the
     ``limits.max-trace-*`` configuration keys); None keeps the readers' defaults.
-    ``reads`` (None: none) is where the concurrency trace's read may be kept
-    (:mod:`policylint.measure.kept_reads`).
+    ``reads`` (None: none) is the cache folder where the concurrency trace's read may be
+    kept (:mod:`policylint.measure.kept_reads`).
     """
     import numpy as np
 
