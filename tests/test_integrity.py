@@ -333,3 +333,10 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
         assert value is None or isinstance(value, (int, float, str, bool))
     merged = workload_facts(facts, 1_790_000_000.0, 0)
     assert set(merged) >= set(INTEGRITY_FACTS)
+
+
+def test_time_facts_of_a_step_too_small_to_count_by() -> None:
+    """A stored step so small that the count of samples after now is no number: unknown, never an internal error."""
+    facts = time_facts({"step_seconds": 5e-324, "first_time": None, "last_time": 1796083201.0}, 1796083200.0)
+    assert facts["samples_after_now"] is None and facts["seconds_after_now"] == 1.0
+    assert time_facts({"step_seconds": 0.5, "last_time": 1796083201.0}, 1796083200.0)["samples_after_now"] == 3

@@ -53,7 +53,9 @@ def time_facts(stored: dict[str, Any] | None, now_seconds: float) -> dict[str, F
         ahead = float(last) - now_seconds
         out["seconds_after_now"] = max(0.0, ahead)
         if ahead > 0 and isinstance(step, (int, float)) and step > 0:
-            out["samples_after_now"] = int(math.floor(ahead / float(step) + 1e-9)) + 1
+            count = ahead / float(step) + 1e-9
+            # a step too small for the count to be a number (no grid has one): the count is unknown
+            out["samples_after_now"] = int(math.floor(count)) + 1 if math.isfinite(count) else None
         else:
             out["samples_after_now"] = 0
     for kind in ("vram", "jobs"):
