@@ -286,6 +286,7 @@ def test_nothing_below_imports_the_top(package: Package, layer: str) -> None:
 #: of the pipeline; the document cache nothing above the loader's plain data.
 CACHE_IMPORTS: dict[str, tuple[str, ...]] = {
     "policylint.cache": (),
+    "policylint.cache.exact": (),
     "policylint.cache.store": ("policylint", "policylint.errors", "policylint.safeio", "policylint.writer"),
     "policylint.model.load.document_cache": (
         "policylint.cache.store", "policylint.model.load.limits", "policylint.model.load.positions", "policylint.resources",

@@ -18,9 +18,12 @@ import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import EXAMPLES
 
+from policylint.cache.exact import is_plain
 from policylint.engine.evaluate import evaluate
 from policylint.engine.index_store import same_value
 from policylint.engine.linter import LintOptions, lint
@@ -167,3 +170,84 @@ def test_provenance_paths_are_taken_from_the_record_only_for_the_same_measured_f
     assert recorded_files(rec, w) == plain
     empty: Any = _W({"concurrency": None})
     assert recorded_files(rec, empty) is None
+
+
+def _same_slowly(a: Any, b: Any) -> bool:
+    """same_value as it was before plain containers were compared by their texts: value by value."""
+    import math
+
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        if math.isnan(a):
+            return math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same_slowly(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_slowly(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1.0, float("nan"), float("inf"), 1e300]),
+    st.sampled_from(["", "a", "1", "it's", 'x"y', "a, b"]), st.builds(_Int, st.integers(0, 1)),
+)
+_VALUE = st.recursive(
+    _SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUE, _VALUE)
+def test_same_value_answers_as_value_by_value(a: Any, b: Any) -> None:
+    """Plain containers compared by their exact texts: the same answer as value by value, for any pair."""
+    assert same_value(a, b) == _same_slowly(a, b)
+    assert same_value(a, a) and same_value(b, b) == _same_slowly(b, b)
+    if is_plain(a):  # an equal value made afresh from its literal text (NaN is NaN, -0.0 is -0.0): the same
+        copy = eval(repr(a), {"nan": float("nan"), "inf": float("inf")})
+        assert same_value(a, copy) and same_value(copy, a)
+
+
+def test_same_value_keeps_what_value_by_value_refuses() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(RecursionError):
+        same_value(loop, [loop])
+    assert same_value([10**5000], [10**5000]) and not same_value([10**5000], [10**5000 + 1])
+    assert not same_value({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order counts
+    assert not same_value([0.0], [-0.0]) and same_value([float("nan")], [float("nan")])
+    assert not same_value([1], [1.0]) and not same_value([1], [True]) and not same_value([1], (1,))
+
+
+def test_a_recorded_list_of_fact_names_reuses_the_maker_of_an_equal_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each record made in a run holds a list of names of its own: the maker is built once per distinct list."""
+    import policylint.facts
+    from policylint.engine import index_store as repo_index
+
+    made: list[int] = []
+    real = policylint.facts.builder
+
+    def counting(sheet: Any, names: Any) -> Any:
+        made.append(1)
+        return real(sheet, names)
+
+    monkeypatch.setattr(policylint.facts, "builder", counting)
+    monkeypatch.setattr(repo_index, "_SHAPES", {})
+    monkeypatch.setattr(repo_index, "_NAMED", {})
+    names = list(WorkloadFactSheet.routes())
+    shapes = [tuple(names) for _ in range(50)]  # 50 equal lists, 50 identities
+    found = [repo_index.shape_of(s) for s in shapes]
+    assert len(made) == 1 and found[0][0] is not None
+    assert all(f[0] is found[0][0] and f[1] == {n: i for i, n in enumerate(names)} for f in found)
+    other = tuple(reversed(names))
+    assert repo_index.shape_of(other)[0] is None and len(made) == 2  # not the sheet's order: no maker
+    monkeypatch.setattr(repo_index, "_MAX_SHAPES", 4)
+    for s in [tuple(names) for _ in range(20)]:
+        repo_index.shape_of(s)
+    assert len(repo_index._SHAPES) <= 4 and len(repo_index._NAMED) <= 4  # bounded

@@ -19,12 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from policylint.cache.exact import is_plain
 from policylint.cache.store import (
     FORMAT_VERSION, code_fingerprint, read_sealed, settings_digest, stat_identity, write_sealed,
 )
 from policylint.engine.lite_sheet import LITE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from policylint.engine.sheets import WorkloadFactSheet
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
@@ -38,9 +42,20 @@ CLOCK_KEYS = ("first_time", "last_time", "step_seconds", "vram_last_time", "jobs
 
 #: counters for tests: workloads measured and viewed in full, and workloads taken from the index
 def same_value(a: Any, b: Any) -> bool:
-    """Equal values of the same types all the way down (dict key order and NaN included)."""
-    if type(a) is not type(b):
+    """Equal values of the same types all the way down (dict key order and NaN included).
+
+    Two plain containers (:func:`policylint.cache.exact.is_plain`) are compared by their
+    exact texts, made in C; anything else value by value.
+    """
+    t = type(a)
+    if t is not type(b):
         return False
+    if t is dict or t is list or t is tuple:
+        try:
+            if is_plain(a) and is_plain(b):
+                return repr(a) == repr(b)
+        except (RecursionError, ValueError):  # a container holding itself, an int too long for its text
+            pass
     if isinstance(a, float):
         if math.isnan(a):
             return math.isnan(b)
@@ -59,6 +74,33 @@ def json_text(value: Any) -> str | None:
     except (TypeError, ValueError, RecursionError):
         return None
     return text if same_value(json.loads(text), value) else None
+
+
+#: per stored fact-name list (by identity; the index shares one among its records): the list, the maker
+#: of a workload sheet from values in its order (None: not the sheet's facts in order), each name's place
+_SHAPES: dict[int, tuple[tuple[str, ...], Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
+#: the same by the names themselves: a record made this run holds a list of its own, equal to the others
+_NAMED: dict[tuple[str, ...], tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
+#: bound of either table (a run sees one list of names, or a few after an upgrade)
+_MAX_SHAPES = 1024
+
+
+def shape_of(shape: tuple[str, ...]) -> tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]:
+    """(the maker of a workload sheet from values in ``shape``'s order or None, each name's place), made once per list."""
+    from policylint.engine.sheets import WorkloadFactSheet
+    from policylint.facts import builder
+
+    found = _SHAPES.get(id(shape))
+    if found is None or found[0] is not shape:
+        named = _NAMED.get(shape)
+        if named is None:
+            if len(_NAMED) >= _MAX_SHAPES:
+                _NAMED.clear()
+            named = _NAMED[shape] = (builder(WorkloadFactSheet, shape), {name: i for i, name in enumerate(shape)})
+        if len(_SHAPES) >= _MAX_SHAPES:
+            _SHAPES.clear()  # each entry holds its list, so no other list can take its identity meanwhile
+        found = _SHAPES[id(shape)] = (shape, *named)
+    return found[1], found[2]
 
 
 # --------------------------------------------------------------------------- identities

@@ -67,19 +67,19 @@ from policylint.engine.index_store import (
     recorded_files,
     sketch_text,
     same_value,
+    shape_of,
 )
 from policylint.engine.lite_sheet import lite_values
 from policylint.measure.facts import WorkloadFacts
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Callable
 
     from policylint.engine.sheets import WorkloadFactSheet
 
     from policylint.finding import Finding
     from policylint.measure.facts import PoolFacts
-    from policylint.model import Model, Pool, Workload
+    from policylint.model import Model, Workload
     from policylint.readers.limits import TraceLimits
     from policylint.engine.view import View
     from policylint.model.needed import Needed
@@ -180,22 +180,6 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     return True
 
 
-#: per stored fact-name list (by identity; the index shares one among its records): the list, the maker
-#: of a workload sheet from values in its order (None: not the sheet's facts in order), each name's place
-_SHAPES: dict[int, tuple[tuple[str, ...], Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
-
-
-def _shape(shape: tuple[str, ...]) -> tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]:
-    from policylint.engine.sheets import WorkloadFactSheet
-    from policylint.facts import builder
-
-    found = _SHAPES.get(id(shape))
-    if found is None or found[0] is not shape:
-        found = (shape, builder(WorkloadFactSheet, shape), {name: i for i, name in enumerate(shape)})
-        _SHAPES[id(shape)] = found
-    return found[1], found[2]
-
-
 def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
     """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names).
 
@@ -209,7 +193,7 @@ def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int]
     if decoded is None:
         return None
     values, sketch = decoded
-    make, places = _shape(rec.shape)
+    make, places = shape_of(rec.shape)
     if make is None:
         return None  # recorded with other facts than a workload's sheet declares now
     for name, value in _clock_facts(rec, w, now).items():
@@ -234,7 +218,7 @@ def lite_view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list
     from policylint.engine.view import View
 
     decoded = rec.lite_values()
-    if decoded is None or _shape(rec.shape)[0] is None:
+    if decoded is None or shape_of(rec.shape)[0] is None:
         return None
     values, sketch = decoded
 

@@ -41,6 +41,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from policylint.cache.exact import quick_canonical
 from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_sealed, write_sealed
 from policylint.engine.reads import facts_read
 from policylint.facts import Facts
@@ -107,40 +108,6 @@ def canonical(value: Any) -> str | None:
     except (_Uncanonical, RecursionError, ValueError):
         return None
     return "".join(out)
-
-
-#: the types whose ``repr`` is an exact text of the value: two values of these types share a
-#: ``repr`` only when they are equal and of the same types (floats by their shortest round-tripping
-#: text, so signed zeros differ; every NaN is "nan", as :meth:`float.hex` has it too)
-_SCALARS = frozenset((type(None), bool, int, float, str))
-
-
-def _plain(value: Any) -> bool:
-    """True when ``value`` is built only of :data:`_SCALARS`, lists, tuples and dicts with string keys."""
-    t = type(value)
-    if t in _SCALARS:
-        return True
-    if t is list or t is tuple:
-        return set(map(type, value)) <= _SCALARS or all(map(_plain, value))
-    if t is dict:
-        return set(map(type, value)) <= {str} and (set(map(type, value.values())) <= _SCALARS or all(map(_plain, value.values())))
-    return False
-
-
-def quick_canonical(value: Any) -> str | None:
-    """An exact text of ``value`` like :func:`canonical` (another text, the same exactness), made by ``repr``.
-
-    ``repr`` of a value built only of None, bool, int, float, str, list, tuple and dict
-    with string keys is Python's literal text of it: distinct values (types included,
-    ``1``, ``1.0`` and ``True`` apart; list and tuple apart) give distinct texts. A
-    container holding itself (``repr`` would abbreviate it) fails :func:`_plain` by recursion.
-    """
-    try:
-        if not _plain(value):
-            return None
-        return repr(value)
-    except (RecursionError, ValueError):  # ValueError: an int too long for its text
-        return None
 
 
 def _rule_text(rule: Rule, params: Mapping[str, Any]) -> str | None:
