@@ -340,8 +340,11 @@ def test_a_parallel_cold_run_hashes_new_traces_in_its_workers(tmp_path: Path, mo
     assert run_cli(command) == expected
     assert len(rekeyed) == 1 and len(rekeyed[0]) >= 2  # the first workload is hashed before the fork
     entries = {p: p.stat().st_mtime_ns for p in (tmp_path / "c").glob("measure-v*/*/*.entry")}
-    records = list((tmp_path / "c").glob("stat-v*/*/*.json"))
-    assert entries and len(records) >= len(entries)  # every trace hashed, its digest recorded
+    # every trace hashed, its digest recorded - in the run's digest tables, the workers' rows included
+    assert not list((tmp_path / "c").glob("stat-v*"))  # no entry of its own per trace
+    tables = list((tmp_path / "c").glob("stattable-v*/*/*.json"))
+    rows = {real for t in tables for real in json.loads(store.unseal_json(tmp_path / "c", "stattable", t.read_bytes()) or b"{}").get("files", {})}
+    assert entries and len(rows & {os.path.realpath(t) for t in traces}) >= len(entries)
 
     # New file times, same bytes (a fresh clone): the workers hash again and find every entry.
     rekeyed.clear()
@@ -608,15 +611,42 @@ def test_a_file_changed_just_before_hashing_is_not_recorded(tmp_path: Path, monk
     assert not list((tmp_path / "c").rglob("*.json"))
 
 
-def test_a_damaged_digest_record_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_digest_table_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
     trace = tmp_path / "t.csv"
     trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
     good = digest_cache.known_digest(trace, tmp_path / "c")
-    (record,) = (tmp_path / "c").rglob("*.json")
-    for damage in ("", "{", json.dumps({"path": str(trace), "stat": [], "sha256": "0" * 64})):
-        record.write_text(damage)
+    digest_cache.flush_digests(tmp_path / "c")
+    (table,) = (tmp_path / "c").rglob("*.json")
+    calls = _count_hashing(monkeypatch)
+    for damage in ("", "{", json.dumps({"dir": str(tmp_path), "files": {str(trace): [[], "0" * 64]}})):
+        table.write_text(damage)
         assert digest_cache.known_digest(trace, tmp_path / "c") == good
+        digest_cache._TABLES.clear()  # as a new run: read from the folder again
+    assert calls == ["t.csv"] * 3  # each damaged table: hashed again
+
+
+def test_rows_hashed_in_a_worker_are_written_by_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked worker's tables die with it: it hands its rows over, and only well-formed ones are taken."""
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
+    folder = tmp_path / "c"
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    digest_cache.take_fresh()
+    good = digest_cache.known_digest(trace, folder)
+    rows = digest_cache.take_fresh()
+    assert [r[2:] for r in rows] == [(os.path.realpath(trace), store.stat_identity(trace.stat()), good)]
+    assert digest_cache.take_fresh() == []
+    digest_cache._TABLES.clear()  # the worker's tables, gone with it
+    real = os.path.realpath(trace)
+    bad = [("x",), (str(folder), str(tmp_path), real, [1, 2], good), (str(folder), "/elsewhere", real, rows[0][3], good),
+           (str(folder), rows[0][1], real, rows[0][3], "z" * 64)]
+    digest_cache.adopt(bad + rows)
+    digest_cache.flush_digests(folder)
+    calls = _count_hashing(monkeypatch)
+    assert digest_cache.known_digest(trace, folder) == good and calls == []  # from the table the run wrote
+    (table,) = folder.rglob("*.json")
+    assert list(json.loads(store.unseal_json(folder, "stattable", table.read_bytes()) or b"{}")["files"]) == [real]
 
 
 @pytest.mark.parametrize(

@@ -274,7 +274,7 @@ def test_a_pipe_or_device_at_every_entry_path_is_a_miss(tmp_path: Path, plant: s
     assert run_bounded(args, repo, folder) == expected
     planted = entry_files(folder) + [folder / store.SECRET_FILE]
     kinds = {p.relative_to(folder).parts[0] for p in planted}
-    assert {"documents-v4", "measure-v4", "series-v4", "pooled-v4", "rules-v2", "stat-v4", store.SECRET_FILE} <= kinds
+    assert {"documents-v4", "measure-v4", "series-v4", "pooled-v4", "rules-v2", "stattable-v4", store.SECRET_FILE} <= kinds
     for path in planted:
         path.unlink()
         if plant == "fifo":

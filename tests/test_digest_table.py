@@ -3,7 +3,7 @@
 A warm run over a folder of traces reads one digest table (``stattable-v*``)
 instead of one record per trace; the table holds exactly what the records hold
 (real path, identity, digest), so it is trusted as they are, and anything
-doubtful in it falls back to the records and to hashing.
+doubtful in it falls back to hashing.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_a_warm_run_reads_one_table_instead_of_a_record_per_trace(
     assert reads == [f"stattable-v{store.FORMAT_VERSION}"]
 
 
-def test_a_damaged_or_foreign_table_falls_back_to_the_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_or_foreign_table_falls_back_to_hashing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
     folder = tmp_path / "c"
     traces = _traces(tmp_path / "traces")

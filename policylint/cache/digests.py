@@ -4,11 +4,16 @@ A measurement's cache key holds the digest of every trace it reads, so a warm
 run would read every trace just to hash it. Instead, a digest is recorded with
 the file's identity (device, inode, size, modification and status-change times)
 and reused while that identity is unchanged (:func:`known_digest`); the records
-of one folder of traces are read and written as one table (:class:`_DigestTable`,
-flushed at the end of a run by :func:`flush_digests`). Records and tables are
-sealed JSON entries of :mod:`policylint.cache.store` (kinds ``stat`` and
-``stattable``). A file is checked as the readers check it before a byte of it is
-hashed.
+of one folder of traces are kept as one table (:class:`_DigestTable`, written at
+the end of a run's measuring by :func:`flush_digests`), a sealed JSON entry of
+:mod:`policylint.cache.store` (kind ``stattable``). Workers of a parallel run
+hand the rows they hashed to the run's process (:func:`take_fresh`,
+:func:`adopt`), which writes them with its own. A file is checked as the readers
+check it before a byte of it is hashed.
+
+Until 2026-12 each record was also written as an entry of its own (kind
+``stat``), one file per trace: a cache-filling run created a file per trace for
+rows its tables already held. Those entries are no longer written or read.
 """
 
 from __future__ import annotations
@@ -74,8 +79,8 @@ def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, li
     as the hashing. To exclude that, a digest is only recorded for a file whose
     times are at least two seconds older than the moment it was hashed, and only
     when the file's identity is the same before and after hashing. Everything
-    else is hashed again. A record is sealed like every entry (see :func:`policylint.cache.store.seal_json`);
-    a damaged or foreign one is ignored. The digest still goes into the entry's
+    else is hashed again. The table holding the record is sealed like every entry (see
+    :func:`policylint.cache.store.seal_json`); a damaged or foreign one is empty. The digest still goes into the entry's
     key, so an entry is only ever used for the bytes it was built from.
 
     Without ``hash_files`` a file with no usable record raises :class:`Unhashed`
@@ -96,17 +101,6 @@ def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, li
     found = table.get(real, ident)
     if found is not None:
         return found
-    name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
-    record = folder / f"stat-v{FORMAT_VERSION}" / name[:2] / f"{name}.json"
-    try:
-        body = read_sealed(record, folder, "stat", MAX_ENTRY_BYTES["stat"])
-        if body is not None:
-            known = json.loads(body)
-            if known["path"] == real and known["stat"] == ident and _is_digest(known["sha256"]):
-                table.add(real, ident, known["sha256"])
-                return str(known["sha256"])
-    except Exception:  # noqa: BLE001 - a damaged record: hash the file
-        pass
     if not hash_files:
         raise Unhashed(real)
     hashed_at = time.time_ns()
@@ -114,12 +108,41 @@ def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, li
     after = stat_identity(os.stat(real))
     settled = max(before.st_mtime_ns, before.st_ctime_ns) < hashed_at - int(_RACY_SECONDS * 1e9)
     if after == ident and settled:
-        document = {"path": real, "stat": ident, "sha256": digest}
-        sealed = seal_json(folder, "stat", json.dumps(document, separators=(",", ":")).encode("utf-8"))
-        if sealed is not None:
-            atomic_write(record, sealed, folder)
-            table.add(real, ident, digest)
+        table.add(real, ident, digest)
+        if len(_FRESH) < _MAX_FRESH:
+            _FRESH.append((os.fspath(folder), table.directory, real, list(ident), digest))
     return digest
+
+
+#: the rows this process added by hashing since it last handed them on (:func:`take_fresh`): a
+#: worker of a parallel run gives them to the run's own process, whose tables are written
+_FRESH: list[tuple[str, str, str, list[int], str]] = []
+_MAX_FRESH = 200_000
+
+
+def take_fresh() -> list[tuple[str, str, str, list[int], str]]:
+    """The rows hashed here since the last call, as (cache folder, files' folder, real path, identity, digest)."""
+    rows = list(_FRESH)
+    _FRESH.clear()
+    return rows
+
+
+def adopt(rows: list[tuple[str, str, str, list[int], str]]) -> None:
+    """Add rows another process of this run hashed (:func:`take_fresh`) to this process's tables.
+
+    Each row is what a settled hashing there recorded; only rows of the well-formed shape are taken.
+    """
+    for row in rows:
+        if not (isinstance(row, tuple) and len(row) == 5):
+            continue
+        folder, directory, real, ident, digest = row
+        if not (isinstance(folder, str) and isinstance(directory, str) and isinstance(real, str)):
+            continue
+        if os.path.dirname(real) != directory or not _is_digest(digest):
+            continue
+        if not (isinstance(ident, list) and len(ident) == 5 and all(type(x) is int for x in ident)):
+            continue
+        _digest_table(Path(folder), directory).add(real, ident, digest)
 
 
 def _is_digest(value: Any) -> bool:
@@ -206,6 +229,7 @@ def flush_digests(folder: Path | None) -> None:
     """
     if folder is None:
         return
+    _FRESH[:] = [row for row in _FRESH if row[0] != os.fspath(folder)]
     for key, table in list(_TABLES.items()):
         if key[0] == os.fspath(folder):
             table.write()

@@ -72,7 +72,7 @@ def default_dir() -> Path:
 SECRET_FILE = "secret-v1"
 _SECRET_BYTES = 32
 #: largest entry read back, by kind of entry; a larger entry is neither written nor read
-MAX_ENTRY_BYTES = {"documents": 64 << 20, "rules": 16 << 20, "stat": 64 << 10, "stattable": 64 << 20}
+MAX_ENTRY_BYTES = {"documents": 64 << 20, "rules": 16 << 20, "stattable": 64 << 20}
 #: largest measurement, series or pooled entry (a series of 10 million float64 samples is 80 MB)
 _MAX_MEASURE_BYTES = 1 << 30
 

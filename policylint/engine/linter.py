@@ -335,6 +335,10 @@ def judge(
     views = build_views(model, facts, now, history, pools, only, prepared.views if prepared else None, recorder)
     if index is not None:
         index.write()
+    if options.cache_dir is not None:
+        from policylint.cache.digests import flush_digests
+
+        flush_digests(options.cache_dir)  # digests hashed since measuring (a re-measured member, a recorded view)
     _gate_facts(views, options)
     judged = views if scope is None else scope.select(views)
     skip: Callable[[View], frozenset[str]] | None = None

@@ -12,8 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from policylint.cache import digests as digest_cache
 from policylint.measure import measurement_cache as measure_cache
 from policylint.errors import MeasurementError, escape_controls
 from policylint.finding import Finding
@@ -59,19 +60,21 @@ def can_fork() -> bool:
 _WORK: tuple[Model, dict[str, str | None], frozenset[str], dt.datetime, TraceLimits | None, Path | None] | None = None
 
 
-def _work(name: str) -> tuple[str, str | None, tuple[WorkloadFacts, list[Finding]]]:
-    """In a worker: the workload's key (hashing its traces when asked), then its cached or measured facts."""
+def _work(name: str) -> tuple[str, str | None, tuple[WorkloadFacts, list[Finding]], list[Any]]:
+    """In a worker: the workload's key (hashing its traces when asked), then its cached or measured facts,
+    and the trace digests it recorded (for the run's own digest tables, :func:`policylint.cache.digests.adopt`)."""
     assert _WORK is not None
     model, keys, rekey, now, limits, cache_dir = _WORK
     workload = model.workloads[name]
+    digest_cache.take_fresh()  # rows a fork inherited from the run's process are that process's own
     if name in rekey:
         key = measure_cache.workload_key(workload, limits, cache_dir)
         hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
         if hit is not None:
-            return name, key, (hit, [])
+            return name, key, (hit, []), digest_cache.take_fresh()
     else:
         key = keys[name]
-    return name, key, measure_one(workload, key, now, limits, cache_dir)
+    return name, key, measure_one(workload, key, now, limits, cache_dir), digest_cache.take_fresh()
 
 
 def measure_parallel(
@@ -104,7 +107,9 @@ def measure_parallel(
             # looked up when called, not when this module loads: a test may stand in for the executor
             with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
                 chunk = max(1, len(names) // (workers * 4))
-                out.extend(pool.map(_work, names, chunksize=chunk))
+                for name, key, result, rows in pool.map(_work, names, chunksize=chunk):
+                    out.append((name, key, result))
+                    digest_cache.adopt(rows)
     except (BrokenProcessPool, OSError) as exc:
         # The pool itself broke (a worker killed, e.g. by the OOM killer; no fork possible):
         # the caller measures every workload in this process instead, and the run says so.
