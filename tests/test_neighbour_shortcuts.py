@@ -190,7 +190,7 @@ def _same_slowly(a: Any, b: Any) -> bool:
 
 
 _SCALAR = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1.0, float("nan"), float("inf"), 1e300]),
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1.0, float("nan"), -float("nan"), float("inf"), 1e300, 2**40, -(2**70)]),
     st.sampled_from(["", "a", "1", "it's", 'x"y', "a, b"]), st.builds(_Int, st.integers(0, 1)),
 )
 _VALUE = st.recursive(
@@ -222,6 +222,8 @@ def test_same_value_keeps_what_value_by_value_refuses() -> None:
     assert same_value([10**5000], [10**5000]) and not same_value([10**5000], [10**5000 + 1])
     assert not same_value({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order counts
     assert not same_value([0.0], [-0.0]) and same_value([float("nan")], [float("nan")])
+    assert same_value([float("nan")], [-float("nan")]) and same_value({"a": [float("nan")]}, {"a": [-float("nan")]})
+    assert not same_value([bytearray(b"x")], [b"x"]) and not same_value([_Int(1)], [1])  # marshal writes both alike
     assert not same_value([1], [1.0]) and not same_value([1], [True]) and not same_value([1], (1,))
 
 

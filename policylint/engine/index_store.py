@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import math
 import os
 import struct
@@ -44,8 +45,10 @@ CLOCK_KEYS = ("first_time", "last_time", "step_seconds", "vram_last_time", "jobs
 def same_value(a: Any, b: Any) -> bool:
     """Equal values of the same types all the way down (dict key order and NaN included).
 
-    Two plain containers (:func:`policylint.cache.exact.is_plain`) are compared by their
-    exact texts, made in C; anything else value by value.
+    Two plain containers (:func:`policylint.cache.exact.is_plain`) are compared in C: equal
+    ``marshal`` bytes (format 2, which shares nothing between equal parts: every value is
+    written out by its type and bits) are the same value; otherwise their exact texts
+    decide (NaNs of other bits are one NaN here); anything else value by value.
     """
     t = type(a)
     if t is not type(b):
@@ -53,7 +56,7 @@ def same_value(a: Any, b: Any) -> bool:
     if t is dict or t is list or t is tuple:
         try:
             if is_plain(a) and is_plain(b):
-                return repr(a) == repr(b)
+                return marshal.dumps(a, 2) == marshal.dumps(b, 2) or repr(a) == repr(b)
         except (RecursionError, ValueError):  # a container holding itself, an int too long for its text
             pass
     if isinstance(a, float):
