@@ -7,7 +7,9 @@ This package is the bottom of the caching: it knows entries, not what is in them
   atomic writes, the binary entry format and the code fingerprint every key
   holds. It imports nothing of the pipeline;
 - :mod:`~policylint.cache.digests` - the digests of traces, reused for files
-  whose identity has not changed (a trace's bytes, nothing of the model).
+  whose identity has not changed (a trace's bytes, nothing of the model);
+- :mod:`~policylint.cache.exact` - exact texts of plain values: equal only for
+  equal values of the same types, for keys and exact comparisons.
 
 Each cached step keeps its own cache module in the package of that step, below
 the code that uses it, so that no step reaches up into another's:
