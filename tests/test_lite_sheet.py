@@ -150,3 +150,25 @@ def test_the_pool_steps_on_stand_ins_are_the_pool_steps(measured: tuple[Any, Any
         assert same_value(dict(a.facts), dict(b.facts)), a.label
         if isinstance(b.facts, Facts) and b.subject != "workload":
             assert repr(a.facts) == repr(b.facts)
+
+
+def test_a_packed_sketch_holds_the_numbers_of_the_listed_one() -> None:
+    """A row's run sketch comes packed for a stand-in and listed for a whole view: the same numbers."""
+    import struct
+
+    from policylint.engine.index_store import Record, json_text, packed_sketch, sketch_of, sketch_text
+
+    for sketch in ([1, -2, 2**63 - 1, -(2**63)], [7] * 130, None, []):
+        text = sketch_text(sketch)
+        lite = json_text([[None] * len(LITE), text])
+        assert lite is not None
+        rec = Record(ident=[0] * 5, pool="", key="", measured=[], shape=(), text="", paths={}, report=False,
+                     daily=None, usable_max=None, last_sample=None, integrity=False, clock={}, lite=lite)
+        listed, packed = rec.lite_values(), rec.lite_values(packed=True)
+        assert listed is not None and packed is not None and listed[1] == sketch
+        if sketch:
+            assert isinstance(packed[1], bytes) and list(struct.unpack(f"<{len(sketch)}q", packed[1])) == sketch
+        else:
+            assert packed[1] == sketch
+    for bad in ("", "0", "zz" * 8, "00" * 7, "AA" * 8):  # not what sketch_text writes
+        assert packed_sketch(bad) is None and sketch_of(bad) is None

@@ -385,3 +385,49 @@ def test_figures_past_the_integer_range_are_converted_one_by_one() -> None:
     with np.errstate(invalid="ignore"):
         assert _canon(pool_view_module._sustained_sum(wv)) == _canon(_plain_sustained(wv))
     assert pool_view_module._sustained_sum([]) is None
+
+
+# --- packed sketches (neighbours taken from the repository index) ---------------------------------
+
+
+def _packed(sketch: list[int] | None) -> bytes | list[int] | None:
+    """As the index hands a neighbour's sketch over: its numbers as 8-byte little-endian signed integers."""
+    from policylint.engine.index_store import packed_sketch, sketch_text
+
+    text = sketch_text(sketch)
+    return packed_sketch(text) if isinstance(text, str) else text
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sketch_lists(), st.integers(0, 2**32 - 1))
+def test_packed_sketches_pair_as_their_lists(sketches: list[list[int] | None], seed: int) -> None:
+    """Any mix of packed and listed sketches: the pairs of the lists, the same numbers read back."""
+    rng = np.random.default_rng(seed)
+    mixed = [_packed(s) if i == 0 or rng.random() < 0.7 else s for i, s in enumerate(sketches)]
+    assert copies.shared_run_pairs(mixed) == plain_pairs(sketches)
+    for s, m in zip(sketches, mixed):
+        assert (list(copies.sketch_values(m)) if m else m) == s or (not s and not m)
+
+
+def test_packed_sketches_with_runs_of_other_types_fall_back_to_the_index() -> None:
+    sketches: list[Any] = [[1, 2, 3], [3, 4], ["x", 1], [2, 5]]
+    mixed = [_packed(sketches[0]), sketches[1], sketches[2], _packed(sketches[3])]
+    assert isinstance(mixed[0], bytes) and isinstance(mixed[3], bytes)
+    assert copies.shared_run_pairs(mixed) == plain_pairs(sketches) == {(0, 1), (0, 2), (0, 3)}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1), st.integers(1, 70))
+def test_copy_facts_of_packed_sketches_are_those_of_their_lists(tmp_path: Path, seed: int, n: int) -> None:
+    folder = tmp_path / str(seed) / str(n)
+    folder.mkdir(parents=True, exist_ok=True)
+    workloads, stored, facts = _model(folder, np.random.default_rng(seed), n)
+    rng = np.random.default_rng(seed + 1)
+    packed = {}
+    for name, measured in stored.items():
+        sketch = (measured.integrity or {}).get("run_sketch")
+        if isinstance(sketch, list) and rng.random() < 0.7:
+            packed[name] = SimpleNamespace(integrity={"run_sketch": _packed(sketch)})
+        else:
+            packed[name] = measured
+    assert _canon(copies.copy_facts(workloads, packed, facts)) == _canon(copies.copy_facts(workloads, stored, facts))

@@ -216,8 +216,13 @@ class Record:
     #: JSON of [the values of :data:`policylint.engine.lite_sheet.LITE` in its view, its run sketch as :func:`sketch_text`]
     lite: str = ""
 
-    def lite_values(self) -> tuple[list[Any], list[int] | None] | None:
-        """(the stored values of the stand-in's facts, the run sketch), or None when the lite text is not such."""
+    def lite_values(self, packed: bool = False) -> tuple[list[Any], Any] | None:
+        """(the stored values of the stand-in's facts, the run sketch), or None when the lite text is not such.
+
+        With ``packed``, a sketch stored as hex text comes back as its bytes (:func:`packed_sketch`),
+        which :mod:`policylint.measure.integrity.copies` reads as it reads the list: a one-file run
+        holds the sketches of thousands of neighbours, a kilobyte each instead of four as lists.
+        """
         values = json.loads(self.lite)
         if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
             return None
@@ -225,7 +230,7 @@ class Record:
         if len(facts) != len(LITE):
             return None
         if isinstance(sketch, str):
-            sketch = sketch_of(sketch)
+            sketch = packed_sketch(sketch) if packed else sketch_of(sketch)
             if sketch is None:
                 return None
         elif sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
@@ -270,13 +275,20 @@ def sketch_text(sketch: list[int] | None) -> str | list[int] | None:
 
 def sketch_of(text: str) -> list[int] | None:
     """The run sketch stored as ``text`` by :func:`sketch_text` (None when it is not such a text)."""
+    data = packed_sketch(text)
+    return None if data is None else list(struct.unpack(f"<{len(data) // 8}q", data))
+
+
+def packed_sketch(text: str) -> bytes | None:
+    """The bytes of the run sketch stored as ``text`` by :func:`sketch_text`: its numbers as 8-byte
+    little-endian signed integers (None when it is not such a text)."""
     try:
         data = bytes.fromhex(text)
     except ValueError:
         return None
     if not data or len(data) % 8 or data.hex() != text:  # exactly the text sketch_text writes
         return None
-    return list(struct.unpack(f"<{len(data) // 8}q", data))
+    return data
 
 
 def _record_from(

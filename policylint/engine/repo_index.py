@@ -113,7 +113,7 @@ class IndexedFacts:
 
     __slots__ = ("report", "usable_max", "integrity", "demand")
 
-    def __init__(self, report: _Report | None, usable_max: float | None, sketch: list[int] | None) -> None:
+    def __init__(self, report: _Report | None, usable_max: float | None, sketch: list[int] | bytes | None) -> None:
         self.report = report
         self.usable_max = usable_max
         self.integrity = {"run_sketch": sketch} if sketch is not None else None
@@ -206,18 +206,19 @@ def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int]
     return view, sketch
 
 
-def lite_view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
+def lite_view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | bytes | None] | None:
     """The view of ``w`` as :func:`view_of` gives it, its sheet a stand-in (:mod:`policylint.engine.lite_sheet`).
 
     The stand-in holds the facts the pool steps read, from the row's lite text; the first
-    read of any other fact rebuilds the whole sheet with :func:`view_of`. None when the
+    read of any other fact rebuilds the whole sheet with :func:`view_of`. The run sketch
+    comes packed (:meth:`Record.lite_values`). None when the
     lite text does not read back or the row's names are not a workload sheet's facts in
     order (the whole view could not be rebuilt either).
     """
     from policylint.engine.lite_sheet import stand_in
     from policylint.engine.view import View
 
-    decoded = rec.lite_values()
+    decoded = rec.lite_values(packed=True)
     if decoded is None or shape_of(rec.shape)[0] is None:
         return None
     values, sketch = decoded
@@ -233,7 +234,7 @@ def lite_view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list
     return view, sketch
 
 
-def facts_of(rec: Record, sketch: list[int] | None) -> IndexedFacts:
+def facts_of(rec: Record, sketch: list[int] | bytes | None) -> IndexedFacts:
     return IndexedFacts(_Report(rec.daily if rec.daily is not None else math.nan) if rec.report else None,
                         rec.usable_max, sketch)
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import struct
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from policylint.measure.integrity.days import MIN_DAY_CHANGES
 
@@ -160,6 +161,25 @@ def _distinct(h: np.ndarray) -> np.ndarray:
     return ordered[first]
 
 
+#: A run sketch as the steps hand it over: its numbers, or (a neighbour taken from the repository
+#: index, :func:`policylint.engine.index_store.packed_sketch`) their bytes as 8-byte little-endian
+#: signed integers, which hold the same numbers in a quarter of the memory.
+Sketch = Union[Sequence[int], bytes]
+
+
+def sketch_values(sketch: Sketch) -> Sequence[int]:
+    """The numbers of ``sketch``, in order, whichever form it has."""
+    if isinstance(sketch, bytes):
+        return struct.unpack(f"<{len(sketch) // 8}q", sketch)
+    return sketch
+
+
+def _count(sketch: Sketch | None) -> int:
+    if not sketch:
+        return 0
+    return len(sketch) // 8 if isinstance(sketch, bytes) else len(sketch)
+
+
 def sketch_similarity(a: Sequence[int], b: Sequence[int]) -> float:
     """Estimated share of runs two traces have in common (Jaccard), from their bottom-k sketches."""
     return _set_similarity(frozenset(a), frozenset(b))
@@ -181,7 +201,7 @@ def _set_similarity(sa: frozenset[int], sb: frozenset[int]) -> float:
 RUN_GROUP_MAX = 64
 
 
-def shared_run_pairs(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int, int]]:
+def shared_run_pairs(sketches: Sequence[Sketch | None]) -> set[tuple[int, int]]:
     """The pairs (i, j), i <= j, of sketches sharing a run that at most :data:`RUN_GROUP_MAX` members name.
 
     A member naming a run twice counts twice (and pairs with itself), as an index of
@@ -191,15 +211,23 @@ def shared_run_pairs(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int,
     """
     import numpy as np
 
-    lengths = [len(s) if s else 0 for s in sketches]
+    lengths = [_count(s) for s in sketches]
     total = sum(lengths)
     if total == 0:
         return set()
     present = [s for s in sketches if s]
-    if not set(map(type, itertools.chain.from_iterable(present))) <= {int}:
+    lists = [s for s in present if not isinstance(s, bytes)]
+    if not set(map(type, itertools.chain.from_iterable(lists))) <= {int}:
         return _shared_run_pairs_plain(sketches)
     try:
-        runs = np.fromiter(itertools.chain.from_iterable(present), dtype=np.int64, count=total)
+        if len(lists) == len(present):
+            runs = np.fromiter(itertools.chain.from_iterable(present), dtype=np.int64, count=total)
+        else:  # packed sketches read as they are; the runs in the same order as above
+            runs = np.concatenate([
+                np.frombuffer(s, dtype="<i8").astype(np.int64) if isinstance(s, bytes)
+                else np.fromiter(s, dtype=np.int64, count=len(s))
+                for s in present
+            ])
     except (OverflowError, ValueError):
         return _shared_run_pairs_plain(sketches)
     n = len(sketches)
@@ -228,11 +256,11 @@ def shared_run_pairs(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int,
     return set(zip((found // n).tolist(), (found % n).tolist()))
 
 
-def _shared_run_pairs_plain(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int, int]]:
+def _shared_run_pairs_plain(sketches: Sequence[Sketch | None]) -> set[tuple[int, int]]:
     """:func:`shared_run_pairs` by an index of runs to members: any hashable runs."""
     by_run: dict[Any, list[int]] = {}
     for i, sketch in enumerate(sketches):
-        for x in sketch or ():
+        for x in sketch_values(sketch) if sketch else ():
             by_run.setdefault(x, []).append(i)
     pairs: set[tuple[int, int]] = set()
     groups = {tuple(members) for members in by_run.values() if 1 < len(members) <= RUN_GROUP_MAX}
@@ -262,7 +290,7 @@ def near_copies(
 
 def _near_copies(
     names: Sequence[str],
-    sketches: Sequence[Sequence[int] | None],
+    sketches: Sequence[Sketch | None],
     path_of: Callable[[int], str | None],
     skip: set[frozenset[str]] | None,
     values_of: dict[str, str | None] | None,
@@ -296,9 +324,9 @@ def _near_copies(
             sim = 1.0
         elif sa and sb:
             if a not in sets:
-                sets[a] = frozenset(sa)
+                sets[a] = frozenset(sketch_values(sa))
             if b not in sets:
-                sets[b] = frozenset(sb)
+                sets[b] = frozenset(sketch_values(sb))
             sim = _set_similarity(sets[a], sets[b])
         else:
             continue
@@ -322,7 +350,7 @@ def copy_facts(
     """
     names: list[str] = []
     refs: list[Any] = []
-    sketches: list[Sequence[int] | None] = []
+    sketches: list[Sketch | None] = []
     for w in sorted(workloads, key=lambda w: w.name):
         view, measured = facts.get(w.name), stored.get(w.name)
         if view is None or measured is None:
@@ -335,7 +363,7 @@ def copy_facts(
         sketch = (measured.integrity or {}).get("run_sketch")
         names.append(w.name)
         refs.append(ref)
-        sketches.append(sketch if isinstance(sketch, list) else None)
+        sketches.append(sketch if isinstance(sketch, (list, bytes)) else None)
     resolved: dict[int, str | None] = {}
 
     def path_of(i: int) -> str | None:
