@@ -62,6 +62,7 @@ import os
 import secrets
 import stat
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Literal
 
 from policylint.errors import PolicylintError
@@ -164,11 +165,12 @@ def check_target(path: Path, shown: str, *, real_root: str | None, explicit: boo
     return target, info
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
+    for part in (data,) if isinstance(data, bytes) else data:
+        view = memoryview(part)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
 
 
 def sync_folder(folder: str) -> None:
@@ -230,7 +232,7 @@ def _temporary(folder: str, name: str) -> tuple[int, str]:
 
 def write_file(
     path: Path | str,
-    data: bytes | str,
+    data: bytes | str | Iterable[bytes],
     *,
     root: Path | str | None,
     explicit: bool = False,
@@ -245,7 +247,9 @@ def write_file(
     """Write ``data`` to ``path`` atomically and safely; the path actually replaced.
 
     ``data`` given as text is written as UTF-8 exactly as it is (no newline
-    translation, so line endings and a byte-order mark are kept). ``root`` is
+    translation, so line endings and a byte-order mark are kept); given as an
+    iterable of bytes, its parts are written one after another as it yields them
+    (an exception it raises is raised as it is, the target left as it was). ``root`` is
     the repository root the file must resolve into unless ``explicit``; ``what``
     names the file in messages ("the baseline file"). See the module
     docstring for the rules; every refusal or failure is a
@@ -259,7 +263,13 @@ def write_file(
     shown = str(path)
     if root is None and not explicit:
         raise ValueError("write_file needs the repository root, or explicit=True")
-    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    payload: bytes | Iterable[bytes]
+    if isinstance(data, str):
+        payload = data.encode("utf-8")
+    elif isinstance(data, (bytes, bytearray, memoryview)):
+        payload = bytes(data)
+    else:
+        payload = data  # written part by part as the iterable gives them (a large entry never held whole)
     real_root = os.path.realpath(root) if root is not None else None
     target, info = check_target(
         Path(path), shown, real_root=real_root, explicit=explicit, links=links, overwrite=overwrite, parents=parents, what=what
@@ -289,7 +299,7 @@ def remove_quietly(path: str) -> None:
         pass
 
 
-def stage(target: str, info: os.stat_result | None, payload: bytes, mode: int | None, durable: bool) -> str:
+def stage(target: str, info: os.stat_result | None, payload: bytes | Iterable[bytes], mode: int | None, durable: bool) -> str:
     """A temporary file beside ``target`` holding ``payload``, synced, with the mode (and owner) the
     target has, or ``mode`` for a new file; its path. Removed again if anything fails."""
     folder, name = os.path.split(target)

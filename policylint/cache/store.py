@@ -34,6 +34,7 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -407,16 +408,55 @@ def write_sealed(path: Path, folder: Path, kind: str, body: bytes, max_bytes: in
     return True
 
 
-def atomic_write(path: Path, data: bytes, folder: Path | None = None) -> None:
+def _sealed_parts(key: bytes, parts: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
+    """``parts`` (together a JSON object) sealed as :func:`seal_json` seals the whole, part by part.
+
+    Raises ``ValueError`` when the sealed entry would exceed ``max_bytes`` or the parts are
+    no object's text, as far as :func:`seal_json` tells (ending in ``}``, three bytes at least).
+    """
+    mac = hmac.new(key, digestmod="sha256")
+    held = b""
+    size = 0
+    for part in parts:
+        if not part:
+            continue
+        mac.update(part)
+        size += len(part)
+        if size - 1 + _MAC_TAIL > max_bytes:
+            raise ValueError("entry too large")
+        if held:
+            yield held
+        held = part
+    if size < 3 or not held.endswith(b"}"):
+        raise ValueError("not a JSON object")
+    yield held[:-1]
+    yield b"".join((_MAC_HEAD, mac.hexdigest().encode("ascii"), b'"}'))
+
+
+def write_sealed_parts(path: Path, folder: Path, kind: str, parts: Iterable[bytes], max_bytes: int) -> bool:
+    """:func:`write_sealed` of a body given in parts, written as they come: a large entry is never held whole.
+
+    The file written is byte for byte the one :func:`write_sealed` writes for the parts joined.
+    """
+    key = _kind_key(folder, kind)
+    if key is None:
+        return False
+    return atomic_write(path, _sealed_parts(key, parts, max_bytes), folder)
+
+
+def atomic_write(path: Path, data: bytes | Iterable[bytes], folder: Path | None = None) -> bool:
     """Write an entry through :func:`policylint.writer.write_file`; a disk or folder that refuses is skipped.
 
     The entry must lie in the cache folder ``folder`` (by default the folder of its
     kind, two levels up); a link planted at its name is replaced, never followed,
     and a pipe, device or folder there is left alone (the entry stays a miss).
+    ``data`` may come in parts (an iterable of bytes; one raising ``ValueError``
+    leaves nothing written). True when the entry was written.
     """
     root = folder if folder is not None else _entry_folder(path)
     try:
         # not fsynced: an entry lost or torn by a crash fails its HMAC and is a miss
         write_file(path, data, root=root, links="replace", parents=True, mode=0o600, what="cache entry", durable=False)
     except (PolicylintError, OSError, ValueError):
-        pass
+        return False
+    return True
