@@ -165,7 +165,7 @@ def check_target(path: Path, shown: str, *, real_root: str | None, explicit: boo
     return target, info
 
 
-def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
+def _write_all(fd: int, data: bytes | Iterable[bytes | memoryview]) -> None:
     for part in (data,) if isinstance(data, bytes) else data:
         view = memoryview(part)
         while view:
@@ -232,7 +232,7 @@ def _temporary(folder: str, name: str) -> tuple[int, str]:
 
 def write_file(
     path: Path | str,
-    data: bytes | str | Iterable[bytes],
+    data: bytes | str | Iterable[bytes | memoryview],
     *,
     root: Path | str | None,
     explicit: bool = False,
@@ -263,7 +263,7 @@ def write_file(
     shown = str(path)
     if root is None and not explicit:
         raise ValueError("write_file needs the repository root, or explicit=True")
-    payload: bytes | Iterable[bytes]
+    payload: bytes | Iterable[bytes | memoryview]
     if isinstance(data, str):
         payload = data.encode("utf-8")
     elif isinstance(data, (bytes, bytearray, memoryview)):
@@ -299,7 +299,7 @@ def remove_quietly(path: str) -> None:
         pass
 
 
-def stage(target: str, info: os.stat_result | None, payload: bytes | Iterable[bytes], mode: int | None, durable: bool) -> str:
+def stage(target: str, info: os.stat_result | None, payload: bytes | Iterable[bytes | memoryview], mode: int | None, durable: bool) -> str:
     """A temporary file beside ``target`` holding ``payload``, synced, with the mode (and owner) the
     target has, or ``mode`` for a new file; its path. Removed again if anything fails."""
     folder, name = os.path.split(target)

@@ -25,7 +25,7 @@ from conftest import EXAMPLES
 
 from policylint.cache.exact import is_plain
 from policylint.engine.evaluate import evaluate
-from policylint.engine.index_store import same_value
+from policylint.engine.index_store import same_by_value, same_value
 from policylint.engine.linter import LintOptions, lint
 from policylint.engine.ruleset import load_rules
 from policylint.engine.sheets import WorkloadFactSheet
@@ -172,23 +172,6 @@ def test_provenance_paths_are_taken_from_the_record_only_for_the_same_measured_f
     assert recorded_files(rec, empty) is None
 
 
-def _same_slowly(a: Any, b: Any) -> bool:
-    """same_value as it was before plain containers were compared by their texts: value by value."""
-    import math
-
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        if math.isnan(a):
-            return math.isnan(b)
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same_slowly(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same_slowly(x, y) for x, y in zip(a, b))
-    return bool(a == b)
-
-
 _SCALAR = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1.0, float("nan"), -float("nan"), float("inf"), 1e300, 2**40, -(2**70)]),
     st.sampled_from(["", "a", "1", "it's", 'x"y', "a, b"]), st.builds(_Int, st.integers(0, 1)),
@@ -207,8 +190,8 @@ _VALUE = st.recursive(
 @given(_VALUE, _VALUE)
 def test_same_value_answers_as_value_by_value(a: Any, b: Any) -> None:
     """Plain containers compared by their exact texts: the same answer as value by value, for any pair."""
-    assert same_value(a, b) == _same_slowly(a, b)
-    assert same_value(a, a) and same_value(b, b) == _same_slowly(b, b)
+    assert same_value(a, b) == same_by_value(a, b)
+    assert same_value(a, a) and same_value(b, b) == same_by_value(b, b)
     if is_plain(a):  # an equal value made afresh from its literal text (NaN is NaN, -0.0 is -0.0): the same
         copy = eval(repr(a), {"nan": float("nan"), "inf": float("inf")})
         assert same_value(a, copy) and same_value(copy, a)
@@ -241,7 +224,6 @@ def test_a_recorded_list_of_fact_names_reuses_the_maker_of_an_equal_list(monkeyp
 
     monkeypatch.setattr(policylint.facts, "builder", counting)
     monkeypatch.setattr(repo_index, "_SHAPES", {})
-    monkeypatch.setattr(repo_index, "_NAMED", {})
     names = list(WorkloadFactSheet.routes())
     shapes = [tuple(names) for _ in range(50)]  # 50 equal lists, 50 identities
     found = [repo_index.shape_of(s) for s in shapes]
@@ -252,4 +234,4 @@ def test_a_recorded_list_of_fact_names_reuses_the_maker_of_an_equal_list(monkeyp
     monkeypatch.setattr(repo_index, "_MAX_SHAPES", 4)
     for s in [tuple(names) for _ in range(20)]:
         repo_index.shape_of(s)
-    assert len(repo_index._SHAPES) <= 4 and len(repo_index._NAMED) <= 4  # bounded
+    assert len(repo_index._SHAPES) <= 4  # bounded

@@ -237,12 +237,17 @@ def _model(tmp: Path, rng: np.random.Generator, n: int) -> tuple[list[Any], dict
     return workloads, stored, facts
 
 
+def _seeded_model(tmp_path: Path, seed: int, n: int) -> tuple[list[Any], dict[str, Any], dict[str, dict[str, Any]]]:
+    """:func:`_model` of ``n`` workloads from ``seed``, in a folder of its own (hypothesis reuses ``tmp_path``)."""
+    folder = tmp_path / str(seed) / str(n)
+    folder.mkdir(parents=True, exist_ok=True)
+    return _model(folder, np.random.default_rng(seed), n)
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 2**32 - 1), st.integers(1, 70))
 def test_copy_facts_are_the_plain_ones(tmp_path: Path, seed: int, n: int) -> None:
-    folder = tmp_path / str(seed) / str(n)
-    folder.mkdir(parents=True, exist_ok=True)
-    workloads, stored, facts = _model(folder, np.random.default_rng(seed), n)
+    workloads, stored, facts = _seeded_model(tmp_path, seed, n)
     assert _canon(copies.copy_facts(workloads, stored, facts)) == _canon(plain_copy_facts(workloads, stored, facts))
 
 
@@ -419,9 +424,7 @@ def test_packed_sketches_with_runs_of_other_types_fall_back_to_the_index() -> No
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 2**32 - 1), st.integers(1, 70))
 def test_copy_facts_of_packed_sketches_are_those_of_their_lists(tmp_path: Path, seed: int, n: int) -> None:
-    folder = tmp_path / str(seed) / str(n)
-    folder.mkdir(parents=True, exist_ok=True)
-    workloads, stored, facts = _model(folder, np.random.default_rng(seed), n)
+    workloads, stored, facts = _seeded_model(tmp_path, seed, n)
     rng = np.random.default_rng(seed + 1)
     packed = {}
     for name, measured in stored.items():

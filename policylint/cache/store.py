@@ -178,13 +178,42 @@ _MAC_HEAD = b',"mac":"'
 _MAC_TAIL = len(_MAC_HEAD) + 64 + 2
 
 
+def _sealed_parts(key: bytes, parts: Iterable[bytes], max_bytes: int | None) -> Iterator[bytes | memoryview]:
+    """``parts`` (together a JSON object) with its HMAC as a last member, part by part: the seal.
+
+    The HMAC is of the whole body; the body's closing brace gives way to
+    ``,"mac":"<hex>"}``. Raises ``ValueError`` when the sealed entry would exceed
+    ``max_bytes`` (None: no bound) or the parts are no object's text as far as the
+    seal tells (ending in ``}``, three bytes at least).
+    """
+    mac = hmac.new(key, digestmod="sha256")
+    held = b""
+    size = 0
+    for part in parts:
+        if not part:
+            continue
+        mac.update(part)
+        size += len(part)
+        if max_bytes is not None and size - 1 + _MAC_TAIL > max_bytes:
+            raise ValueError("entry too large")
+        if held:
+            yield held
+        held = part
+    if size < 3 or not held.endswith(b"}"):
+        raise ValueError("not a JSON object")
+    yield memoryview(held)[:-1]
+    yield b"".join((_MAC_HEAD, mac.hexdigest().encode("ascii"), b'"}'))
+
+
 def seal_json(folder: Path | str, kind: str, body: bytes) -> bytes | None:
     """``body`` (a JSON object) with its HMAC as a last member; None without a secret."""
     key = _kind_key(folder, kind)
-    if key is None or not body.endswith(b"}") or len(body) < 3:
+    if key is None:
         return None
-    mac = hmac.digest(key, body, "sha256").hex().encode("ascii")
-    return b"".join((memoryview(body)[:-1], _MAC_HEAD, mac, b'"}'))  # one copy of a large entry, not four
+    try:
+        return b"".join(_sealed_parts(key, (body,), None))  # one copy of a large entry, not four
+    except ValueError:
+        return None
 
 
 def unseal_json(folder: Path | str, kind: str, data: bytes) -> bytes | None:
@@ -408,31 +437,6 @@ def write_sealed(path: Path, folder: Path, kind: str, body: bytes, max_bytes: in
     return True
 
 
-def _sealed_parts(key: bytes, parts: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
-    """``parts`` (together a JSON object) sealed as :func:`seal_json` seals the whole, part by part.
-
-    Raises ``ValueError`` when the sealed entry would exceed ``max_bytes`` or the parts are
-    no object's text, as far as :func:`seal_json` tells (ending in ``}``, three bytes at least).
-    """
-    mac = hmac.new(key, digestmod="sha256")
-    held = b""
-    size = 0
-    for part in parts:
-        if not part:
-            continue
-        mac.update(part)
-        size += len(part)
-        if size - 1 + _MAC_TAIL > max_bytes:
-            raise ValueError("entry too large")
-        if held:
-            yield held
-        held = part
-    if size < 3 or not held.endswith(b"}"):
-        raise ValueError("not a JSON object")
-    yield held[:-1]
-    yield b"".join((_MAC_HEAD, mac.hexdigest().encode("ascii"), b'"}'))
-
-
 def write_sealed_parts(path: Path, folder: Path, kind: str, parts: Iterable[bytes], max_bytes: int) -> bool:
     """:func:`write_sealed` of a body given in parts, written as they come: a large entry is never held whole.
 
@@ -444,7 +448,7 @@ def write_sealed_parts(path: Path, folder: Path, kind: str, parts: Iterable[byte
     return atomic_write(path, _sealed_parts(key, parts, max_bytes), folder)
 
 
-def atomic_write(path: Path, data: bytes | Iterable[bytes], folder: Path | None = None) -> bool:
+def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview], folder: Path | None = None) -> bool:
     """Write an entry through :func:`policylint.writer.write_file`; a disk or folder that refuses is skipped.
 
     The entry must lie in the cache folder ``folder`` (by default the folder of its

@@ -15,7 +15,7 @@ import marshal
 import math
 import os
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,8 +27,6 @@ from policylint.cache.store import (
 from policylint.engine.lite_sheet import LITE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from policylint.engine.sheets import WorkloadFactSheet
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
@@ -41,7 +39,6 @@ MAX_BYTES = 256 << 20
 #: is not recorded (it may change again in the same timestamp tick)
 CLOCK_KEYS = ("first_time", "last_time", "step_seconds", "vram_last_time", "jobs_last_time")
 
-#: counters for tests: workloads measured and viewed in full, and workloads taken from the index
 def same_value(a: Any, b: Any) -> bool:
     """Equal values of the same types all the way down (dict key order and NaN included).
 
@@ -59,14 +56,22 @@ def same_value(a: Any, b: Any) -> bool:
                 return marshal.dumps(a, 2) == marshal.dumps(b, 2) or repr(a) == repr(b)
         except (RecursionError, ValueError):  # a container holding itself, an int too long for its text
             pass
+    return same_by_value(a, b, same_value)
+
+
+def same_by_value(a: Any, b: Any, inner: Callable[[Any, Any], bool] | None = None) -> bool:
+    """:func:`same_value` value by value, the parts compared by ``inner`` (default: this function all the way down)."""
+    if type(a) is not type(b):
+        return False
+    inner = inner or same_by_value
     if isinstance(a, float):
         if math.isnan(a):
             return math.isnan(b)
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if isinstance(a, dict):
-        return list(a) == list(b) and all(same_value(a[k], b[k]) for k in a)
+        return list(a) == list(b) and all(inner(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(inner(x, y) for x, y in zip(a, b))
     return bool(a == b)
 
 
@@ -79,31 +84,25 @@ def json_text(value: Any) -> str | None:
     return text if same_value(json.loads(text), value) else None
 
 
-#: per stored fact-name list (by identity; the index shares one among its records): the list, the maker
-#: of a workload sheet from values in its order (None: not the sheet's facts in order), each name's place
-_SHAPES: dict[int, tuple[tuple[str, ...], Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
-#: the same by the names themselves: a record made this run holds a list of its own, equal to the others
-_NAMED: dict[tuple[str, ...], tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
-#: bound of either table (a run sees one list of names, or a few after an upgrade)
+#: per list of fact names: the maker of a workload sheet from values in its order (None: not the
+#: sheet's facts in order) and each name's place. By value: a record made this run holds a list of
+#: its own, equal to the others (the index's records share one, found by identity in the hash table).
+_SHAPES: dict[tuple[str, ...], tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]] = {}
+#: bound of the table (a run sees one list of names, or a few after an upgrade)
 _MAX_SHAPES = 1024
 
 
 def shape_of(shape: tuple[str, ...]) -> tuple[Callable[[list[Any]], WorkloadFactSheet] | None, dict[str, int]]:
     """(the maker of a workload sheet from values in ``shape``'s order or None, each name's place), made once per list."""
-    from policylint.engine.sheets import WorkloadFactSheet
-    from policylint.facts import builder
+    found = _SHAPES.get(shape)
+    if found is None:
+        from policylint.engine.sheets import WorkloadFactSheet
+        from policylint.facts import builder
 
-    found = _SHAPES.get(id(shape))
-    if found is None or found[0] is not shape:
-        named = _NAMED.get(shape)
-        if named is None:
-            if len(_NAMED) >= _MAX_SHAPES:
-                _NAMED.clear()
-            named = _NAMED[shape] = (builder(WorkloadFactSheet, shape), {name: i for i, name in enumerate(shape)})
         if len(_SHAPES) >= _MAX_SHAPES:
-            _SHAPES.clear()  # each entry holds its list, so no other list can take its identity meanwhile
-        found = _SHAPES[id(shape)] = (shape, *named)
-    return found[1], found[2]
+            _SHAPES.clear()
+        found = _SHAPES[shape] = (builder(WorkloadFactSheet, shape), {name: i for i, name in enumerate(shape)})
+    return found
 
 
 # --------------------------------------------------------------------------- identities
