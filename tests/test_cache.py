@@ -626,6 +626,29 @@ def test_a_damaged_digest_table_is_ignored(tmp_path: Path, monkeypatch: pytest.M
     assert calls == ["t.csv"] * 3  # each damaged table: hashed again
 
 
+def test_a_digest_entry_of_the_old_kind_is_not_believed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries of kind ``stat`` (one per trace, written before the tables alone kept digests) are not read:
+    one sealed with this cache's secret and naming the trace's identity now, but an old digest, changes nothing."""
+    import hashlib
+
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)
+    folder = tmp_path / "c"
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,1\n")
+    old = digest_cache._file_digest(trace)
+    trace.write_text("timestamp,c\n2026-01-01T00:00:00Z,2\n")
+    real = os.path.realpath(trace)
+    document = {"path": real, "stat": store.stat_identity(os.stat(real)), "sha256": old}
+    sealed = store.seal_json(folder, "stat", json.dumps(document, separators=(",", ":")).encode())
+    assert sealed is not None
+    name = hashlib.sha256(real.encode()).hexdigest()
+    planted = folder / f"stat-v{store.FORMAT_VERSION}" / name[:2] / f"{name}.json"
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(sealed)
+    digest_cache._TABLES.clear()
+    assert digest_cache.known_digest(trace, folder) == digest_cache._file_digest(trace) != old
+
+
 def test_rows_hashed_in_a_worker_are_written_by_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A forked worker's tables die with it: it hands its rows over, and only well-formed ones are taken."""
     monkeypatch.setattr(digest_cache, "_RACY_SECONDS", 0.0)

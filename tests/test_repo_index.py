@@ -28,6 +28,7 @@ from policylint.model.load import document_cache
 from policylint.measure import measurement_cache as measure_cache
 from policylint.engine import lite_sheet
 from policylint.engine.lite_sheet import LITE
+from policylint.cache import store
 from policylint.engine import index_store, repo_index
 
 
@@ -266,3 +267,26 @@ def test_rebuilt_views_equal_measured_views_on_the_examples(tmp_path: Path, monk
             cold = run_cli(["check", "--changed-files", rel, "--format", "json", "--no-cache", *WHEN], cwd=root)
             assert warm == cold, rel
     assert repo_index.STATS["indexed"] > before  # the examples' pools were taken from the index
+
+
+def test_an_index_cut_short_is_a_miss(repo: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index is written in parts; a file holding only some of them (or its parts without their seal) is a miss."""
+    monkeypatch.setattr(index_store, "_ROWS_PER_PART", 2)  # ten workloads: several parts
+    _run(repo, ".")
+    _same_as_no_cache(repo, "workloads/w-2.yaml")
+    assert _used()["runs"] == 1
+    path = _index_file(folder)
+    good = path.read_bytes()
+    body = store.unseal_json(folder, index_store.KIND, good)
+    assert body is not None and body == b"".join(index_store._index_text(*_head_and_rows(body)))
+    for cut in (good[: len(good) // 3], good[: len(good) // 3] + b'"}', body, good[:-66] + b"0" * 64 + b'"}'):
+        path.write_bytes(cut)
+        _same_as_no_cache(repo, "workloads/w-2.yaml")
+        assert _used()["runs"] == 0
+        path.write_bytes(good)
+
+
+def _head_and_rows(body: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    stored = json.loads(body)
+    rows = stored.pop("rows")
+    return stored, rows
