@@ -175,6 +175,7 @@ def test_provenance_paths_are_taken_from_the_record_only_for_the_same_measured_f
 _SCALAR = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1.0, float("nan"), -float("nan"), float("inf"), 1e300, 2**40, -(2**70)]),
     st.sampled_from(["", "a", "1", "it's", 'x"y', "a, b"]), st.builds(_Int, st.integers(0, 1)),
+    st.binary(max_size=2), st.binary(max_size=2).map(bytearray),
 )
 _VALUE = st.recursive(
     _SCALAR,
@@ -207,6 +208,9 @@ def test_same_value_keeps_what_value_by_value_refuses() -> None:
     assert not same_value([0.0], [-0.0]) and same_value([float("nan")], [float("nan")])
     assert same_value([float("nan")], [-float("nan")]) and same_value({"a": [float("nan")]}, {"a": [-float("nan")]})
     assert not same_value([bytearray(b"x")], [b"x"]) and not same_value([_Int(1)], [1])  # marshal writes both alike
+    # a plain value against one that is not: not the same, whichever side is walked
+    assert not same_value([1], [_Int(1)]) and not same_value({"a": "x"}, {"a": bytearray(b"x")})
+    assert not same_value(["x"], [b"x"]) and not same_value([("a",)], [["a"]])
     assert not same_value([1], [1.0]) and not same_value([1], [True]) and not same_value([1], (1,))
 
 

@@ -198,6 +198,36 @@ def test_the_index_facts_are_what_a_run_judges(repo: Path, folder: Path) -> None
     assert "0.25 s" in planted
 
 
+def test_a_filling_run_keys_each_workload_once_and_records_that_key(
+    repo: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorder takes the key the measuring computed; each record's key is the one computed afresh."""
+    asked: list[str] = []
+    original = measure_cache.workload_key
+
+    def counted(workload: Any, *args: Any, **kw: Any) -> Any:
+        key = original(workload, *args, **kw)
+        if key != measure_cache.UNHASHED:  # a parallel run's first look leaves unrecorded traces to its workers
+            asked.append(workload.name)
+        return key
+
+    monkeypatch.setattr(measure_cache, "workload_key", counted)
+    _run(repo, ".")
+    assert sorted(asked) == [f"w-{i}" for i in range(10)]  # once each, by the measuring
+    monkeypatch.setattr(measure_cache, "workload_key", original)
+    index = index_store.open_index(folder, repo, _limits(repo), ())
+    from policylint.engine.linter import LintOptions, lint
+
+    model = lint([repo], LintOptions(root=repo)).model  # no rule set: loaded and resolved only
+    assert model is not None
+    for name, workload in model.workloads.items():
+        rec = index.get(name)
+        assert rec is not None
+        assert rec.key == original(workload, _limits(repo), folder)
+    _same_as_no_cache(repo, "workloads/w-2.yaml")
+    assert _used()["indexed"] == 10
+
+
 def test_neighbours_with_kept_verdicts_stay_stand_ins(repo: Path, folder: Path) -> None:
     """Only the workload judged by every rule has its whole sheet made; its neighbours' stand-ins are never filled."""
     _run(repo, ".")

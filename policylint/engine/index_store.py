@@ -52,8 +52,17 @@ def same_value(a: Any, b: Any) -> bool:
         return False
     if t is dict or t is list or t is tuple:
         try:
-            if is_plain(a) and is_plain(b):
-                return marshal.dumps(a, 2) == marshal.dumps(b, 2) or repr(a) == repr(b)
+            if is_plain(a):
+                # marshal writes only exact types (a subclass is refused) and gives each kind of value a
+                # code of its own, so bytes equal to a plain value's are only ever a plain value's:
+                # ``b`` need not be walked for that
+                try:
+                    if marshal.dumps(b, 2) == marshal.dumps(a, 2):
+                        return True
+                except ValueError:
+                    pass  # ``b`` holds something marshal refuses: not plain
+                if is_plain(b):
+                    return repr(a) == repr(b)
         except (RecursionError, ValueError):  # a container holding itself, an int too long for its text
             pass
     return same_by_value(a, b, same_value)

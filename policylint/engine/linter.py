@@ -312,7 +312,7 @@ def judge(
     else:
         facts, findings = measure(
             model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
-            only=only,
+            only=only, keys_out=recorder.keys if recorder is not None else None,
         )
 
         def remeasure(workload: Workload, key: str) -> WorkloadFacts:

@@ -348,6 +348,8 @@ class Recorder:
         self.skip_files = skip_files
         self.pools: dict[str, str] = {}
         self.settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
+        #: the measurement keys this run's measuring computed, by workload (computed here for the others)
+        self.keys: dict[str, str | None] = {}
 
     def __call__(self, w: Workload, wf: WorkloadFacts, view: View) -> None:
         try:
@@ -370,7 +372,9 @@ class Recorder:
         files = files_of(w)
         if not files:
             return None
-        key = measure_cache.workload_key(w, self.index.limits, self.index.folder)
+        # the key the measuring used, when it measured this workload: a file changed since then is
+        # not settled (the run started after its settling time), so it is refused below either way
+        key = self.keys.get(w.name) if w.name in self.keys else measure_cache.workload_key(w, self.index.limits, self.index.folder)
         if key is None or key == measure_cache.UNHASHED:
             return None
         ident = file_ident(os.fspath(w.doc.source.path))

@@ -35,6 +35,14 @@ from policylint.readers.series import Exclusion, Gap, Series
 
 #: a tuple of at least this many same-class dataclasses is stored column by column
 _COLUMNAR_MIN = 8
+#: the exact types :meth:`Encoder.encode` hands back as they are (subclasses take the long way)
+_PLAIN_SCALARS = frozenset((type(None), bool, str, int, float))
+
+
+@functools.lru_cache(maxsize=256)
+def _init_fields(cls: type) -> tuple[str, ...]:
+    """The names of ``cls``'s init fields, in order (what an entry stores of one of its instances)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 class Encoder:
@@ -81,6 +89,8 @@ class Encoder:
         return {blob: np.concatenate(parts) for blob, parts in self._parts.items()}
 
     def encode(self, value: Any) -> Any:
+        if type(value) in _PLAIN_SCALARS:  # most of an entry's values: as the checks below would give them
+            return value
         import numpy as np
 
         if value is None or isinstance(value, (bool, str)):
@@ -105,7 +115,7 @@ class Encoder:
             return {"$dict": {k: self.encode(v) for k, v in value.items()}}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             tag = _tag_of(type(value))
-            fields = {f.name: self.encode(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+            fields = {name: self.encode(getattr(value, name)) for name in _init_fields(type(value))}
             return {"$type": tag, "fields": fields}
         raise Uncacheable(type(value).__name__)
 
@@ -118,7 +128,7 @@ class Encoder:
         cls = type(items[0])
         if not dataclasses.is_dataclass(cls) or any(type(x) is not cls for x in items):
             return None
-        fields = [f.name for f in dataclasses.fields(cls) if f.init]
+        fields = _init_fields(cls)
         columns = {}
         for name in fields:
             values = [getattr(x, name) for x in items]

@@ -38,6 +38,7 @@ def measure(
     jobs: int = 1,
     pooled: dict[str, CachedPool] | None = None,
     only: Needed | None = None,
+    keys_out: dict[str, str | None] | None = None,
 ) -> tuple[dict[str, WorkloadFacts], list[Finding]]:
     """Facts for every workload of the model, computed once per run (traces read within ``limits``).
 
@@ -52,6 +53,9 @@ def measure(
 
     ``only`` (None: every workload) measures just those workloads and looks up
     just those pools (see :func:`policylint.engine.scope.needed`).
+
+    ``keys_out`` (when given) receives each measured workload's cache key, as
+    :func:`~policylint.measure.measurement_cache.workload_key` gave it before its measuring.
     """
     names = sorted(model.workloads) if only is None else sorted(n for n in model.workloads if n in only.workloads)
     done: dict[str, tuple[WorkloadFacts, list[Finding]]] = {}
@@ -123,6 +127,8 @@ def measure(
         # every key is known now: the pools' entries, for measure_pools to use or store
         pooled.update(cached_pools(model, keys, cache_dir, only))
     digest_cache.flush_digests(cache_dir)  # the digests recorded or hashed here, one entry per folder
+    if keys_out is not None:
+        keys_out.update(keys)
     out: dict[str, WorkloadFacts] = {}
     findings: list[Finding] = []
     for name in names:  # the order of the sequential run, whoever measured what
