@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "start a capacity repository: configuration, pre-commit hook, schemas and a passing example"),
     "plan": ("plan", "derive pools from the measurements and size them from their pooled bands, with the savings against today"),
     "completion": ("completion", "print a shell completion script (bash, zsh or fish)"),
+    "server": ("server", "start, stop or show the resident server that runs commands without their start-up cost"),
 }
 
 
@@ -183,16 +184,25 @@ def _one_line(text: str, limit: int = 1000) -> str:
 
 def console_main() -> None:
     """Console-script entry point."""
-    import gc
-
     # A run builds many small objects that live until it ends (documents, position
     # indexes, views, findings) and frees few. With the default thresholds the
     # collector re-scans all of them every few hundred allocations, which made a
     # 10,000-declaration repository a third slower than without it. Collecting less
     # often keeps the same peak memory; reference cycles are still collected.
+    prepare_process()
+    from policylint.resident import run_resident
+
+    # a running resident server of this installation takes the command (policylint.resident)
+    served = run_resident(sys.argv[1:])
+    leave(main() if served is None else served)
+
+
+def prepare_process() -> None:
+    """The process settings every run has: the collector's thresholds (see :func:`console_main`), one BLAS thread."""
+    import gc
+
     gc.set_threshold(100_000, 50, 1000)
     quiet_blas()
-    leave(main())
 
 
 def leave(code: int) -> NoReturn:

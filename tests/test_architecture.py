@@ -37,6 +37,8 @@ class Layer:
 #: exporting, reporting, the commands and the command line on top.
 LAYERS: dict[str, Layer] = {
     "errors": Layer(("policylint.errors",), may_import=()),
+    # the resident server's socket, fingerprint and fork (standard library only)
+    "resident": Layer(("policylint.resident",), may_import=()),
     # the version and API version (``policylint/__init__.py``)
     "version": Layer(("policylint",), may_import=()),
     # how facts are declared (fact sheets): below every stage that declares some
@@ -68,7 +70,7 @@ LAYERS: dict[str, Layer] = {
     "report": Layer(("policylint.report",)),
     "commands": Layer(("policylint.commands",)),
     # the command line imports a command by name only when it runs (importlib, see cli.COMMANDS)
-    "cli": Layer(("policylint.cli", "policylint.__main__")),
+    "cli": Layer(("policylint.cli", "policylint.__main__", "policylint.serve")),
 }
 
 #: Layers none of whose modules may take part in an import cycle (of any kind of import).
@@ -262,7 +264,7 @@ def test_graph_resolves_relative_lazy_and_type_checking_imports(tmp_path: Path) 
 #: A module may import a top layer only from that layer or one above it - the
 #: engine never reaches up into a command or a report (it hands results up instead).
 TOP: dict[str, tuple[str, ...]] = {
-    "cli": ("policylint.cli", "policylint.__main__", "policylint.commands"),
+    "cli": ("policylint.cli", "policylint.__main__", "policylint.serve", "policylint.commands"),
     "report": ("policylint.report",),
 }
 

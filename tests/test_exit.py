@@ -26,19 +26,21 @@ def _run(code: str, args: list[str], cwd: Path, **kw: object) -> subprocess.Comp
     return subprocess.run([sys.executable, "-c", prelude + code], cwd=cwd, capture_output=True, timeout=300, **kw)  # type: ignore[call-overload,no-any-return]
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["check", "good"],
-        ["check", "bad"],
-        ["check", "bad", "--format", "json"],
-        ["check", "bad", "--format", "sarif"],
-        ["check", "no-such-folder"],
-        ["check", "--no-such-option"],
-        ["--version"],
-    ],
-    ids=["clean", "findings", "json", "sarif", "missing-path", "usage", "version"],
-)
+#: commands run in ``examples/`` whose every outcome a caller sees is compared (here and in test_resident)
+COMPARED = {
+    "clean": ["check", "good"],
+    "findings": ["check", "bad"],
+    "json": ["check", "bad", "--format", "json"],
+    "sarif": ["check", "bad", "--format", "sarif"],
+    "github": ["check", "bad", "--no-cache", "--format", "github"],
+    "missing-path": ["check", "no-such-folder"],
+    "usage": ["check", "--no-such-option"],
+    "rules": ["rules"],
+    "version": ["--version"],
+}
+
+
+@pytest.mark.parametrize("args", list(COMPARED.values()), ids=list(COMPARED))
 def test_the_entry_ends_as_sys_exit_did(args: list[str], tmp_path: Path) -> None:
     fast = _run(ENTRY, args, EXAMPLES)
     plain = _run(PLAIN_EXIT, args, EXAMPLES)

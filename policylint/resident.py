@@ -1,0 +1,526 @@
+"""The resident server: a process that has imported policylint once, and forks a fresh run for each command.
+
+A one-file pre-commit run in a repository of 1,000 workloads spends about 0.3 s
+starting Python and importing numpy, PyYAML and policylint's own modules, as much
+as the run itself. ``policylint server start`` leaves a process behind that has
+done those imports; a ``policylint`` command started while it runs hands it its
+arguments, working folder, environment, umask and its standard streams (the
+file descriptors themselves, over a Unix socket), and the server forks a child
+that runs the command exactly as the command would have run, writing to the
+caller's streams, and hands back its exit code.
+
+What makes a forked run the same run:
+
+* **The same code and interpreter.** The socket is named by a fingerprint of
+  everything that decides what the imports gave: the interpreter and its version,
+  ``sys.path``, ``sys.flags``, the warning and ``-X`` options, the environment
+  variables Python and numpy read at start-up (``PYTHON*``, locale,
+  ``OPENBLAS_NUM_THREADS``), the size and modification time of every file of the
+  installed package, and the modification time of every ``sys.path`` folder (an
+  install or upgrade changes its folder). A command whose fingerprint differs finds
+  no socket of that name and runs on its own.
+* **A fresh state per run.** The server only imports modules (no run ever happens
+  in it, so no in-process table holds anything of a run); each command runs in a
+  child forked from it, which ends with the command.
+* **The caller's process settings.** The child takes the caller's working folder,
+  environment, umask, arguments and streams (encodings and buffering included)
+  before the command starts.
+
+Only the user who started a server can use it: its socket lies in a folder of
+theirs that nobody else can enter (``$XDG_RUNTIME_DIR/policylint``, else
+``<temp>/policylint-<uid>``, checked for its owner and mode), and each caller's
+user id is checked (``SO_PEERCRED``). It stops after ``--idle-minutes`` without a
+command, on ``policylint server stop``, or when killed. ``POLICYLINT_SERVER=off``
+keeps a command from using one; ``POLICYLINT_SERVER=auto`` starts one in the
+background when none answers (that command runs on its own). POSIX only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+#: the protocol and layout of this module; part of the fingerprint
+FORMAT = 1
+#: the environment variable choosing how commands use a server: unset (use a running one), off, auto
+ENV_VAR = "POLICYLINT_SERVER"
+#: default minutes without a command after which a server stops
+IDLE_MINUTES = 30.0
+#: the largest request read (arguments and environment)
+MAX_REQUEST = 1 << 20
+#: environment variables read at interpreter or numpy start-up: a caller must have the server's values
+START_VARS = ("LANG", "LC_ALL", "LC_CTYPE", "OPENBLAS_NUM_THREADS")
+#: the pipeline's modules, imported by the server before it serves (a check imports them all;
+#: tests/test_resident.py holds this list to what a check imports)
+PRELOAD = (
+    "numpy",
+    "numpy.ma",
+    "numpy.random",
+    "yaml",
+    "jsonschema",
+    "cerberus",
+    "shutil",
+    "subprocess",
+    "locale",
+    "importlib.util",
+    "policylint.cli",
+    "policylint.engine.ruleset",
+    "policylint.measure.sources.declared",
+    "policylint.model.schedulers.kueue",
+    "policylint.model.schedulers.volcano",
+    "policylint.report.paths",
+    "policylint.report.progress",
+    "policylint.report.sarif_report",
+    "policylint.model.config_cache",
+    "policylint.measure.sources.templates",
+    "policylint.readers.timeseries",
+    "policylint.readers.jobs",
+    "policylint.readers.prometheus",
+    "policylint.commands.check",
+    "policylint.session",
+    "policylint.engine.linter",
+    "policylint.engine.repo_index",
+    "policylint.engine.views",
+    "policylint.engine.verdicts",
+    "policylint.engine.evaluate",
+    "policylint.engine.filter",
+    "policylint.engine.scope",
+    "policylint.engine.history",
+    "policylint.engine.lite_sheet",
+    "policylint.engine.rule_cache",
+    "policylint.model.resolve",
+    "policylint.model.validate",
+    "policylint.model.load.document_pack_cache",
+    "policylint.measure.run",
+    "policylint.measure.pools",
+    "policylint.measure.parallel",
+    "policylint.measure.kept_reads",
+    "policylint.measure.workload",
+    "policylint.measure.integrity.copies",
+    "policylint.measure.integrity.plausibility",
+    "policylint.readers",
+    "policylint.report",
+    "policylint.report.text_report",
+    "policylint.edit.fixes",
+)
+
+
+def mode() -> str:
+    """How this command uses a server: ``"use"`` (a running one), ``"off"`` or ``"auto"``."""
+    value = os.environ.get(ENV_VAR, "").strip().lower()
+    return value if value in ("off", "auto") else "use"
+
+
+def folder() -> str | None:
+    """The folder of this user's sockets, when it is theirs alone (None otherwise, or off POSIX)."""
+    if os.name != "posix" or not hasattr(os, "getuid"):
+        return None
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(base, "policylint" if os.environ.get("XDG_RUNTIME_DIR") else f"policylint-{os.getuid()}")
+
+
+def private_folder(create: bool) -> str | None:
+    """:func:`folder`, created when asked (mode 0700); None unless it is a real folder of this user, closed to others."""
+    import stat
+
+    path = folder()
+    if path is None:
+        return None
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return path
+
+
+def fingerprint() -> str:
+    """What decides what the server's imports gave (see the module text), hashed."""
+    import hashlib
+    import json
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    files = []
+    for top, dirs, names in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            try:
+                info = os.stat(os.path.join(top, name))
+            except OSError:
+                continue
+            files.append([os.path.relpath(os.path.join(top, name), package), info.st_size, info.st_mtime_ns])
+    folders = []
+    # the script's folder or the working folder that ``python`` puts first is left out (the server
+    # runs with -P, without it): where policylint itself comes from is fingerprinted by its files
+    for entry in sys.path if sys.flags.safe_path else sys.path[1:]:
+        try:
+            folders.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            folders.append([entry, None])
+    env = {k: v for k, v in sorted(os.environ.items()) if k.startswith("PYTHON") or k in START_VARS}
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")  # what every command starts numpy with unless told (cli.quiet_blas)
+    state = {
+        "format": FORMAT,
+        "executable": sys.executable,
+        "version": sys.version,
+        "path": folders,
+        "flags": {name: getattr(sys.flags, name) for name in dir(sys.flags)
+                  if not name.startswith("_") and name not in ("safe_path", "count", "index", "n_fields",
+                                                               "n_sequence_fields", "n_unnamed_fields")},
+        "warnoptions": list(sys.warnoptions),
+        "xoptions": sorted(map(str, sys._xoptions.items())),
+        "env": env,
+        "package": package,
+        "files": files,
+    }
+    return hashlib.sha256(json.dumps(state, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def socket_path(place: str, print_: str) -> str:
+    return os.path.join(place, f"{print_[:32]}.sock")
+
+
+# --------------------------------------------------------------------------- the caller's side
+
+
+def _streams() -> list[list[Any]] | None:
+    """(encoding, errors, line buffering, write-through) of stdin, stdout and stderr; None when one is missing."""
+    out = []
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        if stream is None or not hasattr(stream, "encoding"):
+            return None
+        out.append([stream.encoding, stream.errors, bool(getattr(stream, "line_buffering", False)),
+                    bool(getattr(stream, "write_through", False))])
+    return out
+
+
+def run_resident(argv: list[str]) -> int | None:
+    """Run this command in a matching server; its exit code, or None when no server takes it (run it here)."""
+    chosen = mode()
+    if chosen == "off":
+        return None
+    place = private_folder(create=False)
+    if place is None or not os.listdir(place):
+        if chosen == "auto":
+            start_detached()
+        return None
+    path = socket_path(place, fingerprint())
+    if not os.path.exists(path):
+        if chosen == "auto":
+            start_detached()
+        return None
+    return _ask(path, argv)
+
+
+def _ask(path: str, argv: list[str]) -> int | None:
+    import json
+    import signal
+    import socket
+
+    streams = _streams()
+    if streams is None:
+        return None
+    try:
+        fds = [sys.stdin.fileno(), sys.stdout.fileno(), sys.stderr.fileno()]
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        return None
+    umask = os.umask(0o022)
+    os.umask(umask)
+    request = json.dumps({"op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+                          "streams": streams}).encode("utf-8", "surrogateescape")
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        socket.send_fds(conn, [len(request).to_bytes(4, "big") + request], fds)
+        reader = conn.makefile("rb")
+        first = reader.readline()
+    except OSError:
+        conn.close()
+        return None  # a server that is gone or busy: this command runs here
+    if not first.startswith(b"ok "):
+        conn.close()
+        return None  # refused before anything ran
+    child = int(first[3:])
+
+    def forward(signum: int, _frame: Any) -> None:
+        try:
+            os.kill(child, signum)
+        except OSError:
+            pass
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, forward)
+    try:
+        last = reader.readline()
+    finally:
+        conn.close()
+    if last.startswith(b"exit "):
+        return int(last[5:])
+    sys.stderr.write("policylint: error: the resident server's run ended without an exit code\n")
+    return 2
+
+
+def start_detached(idle_minutes: float = IDLE_MINUTES) -> int | None:
+    """Start a server in the background (its own session, no terminal); its process id, or None when it cannot."""
+    import subprocess
+
+    if private_folder(create=True) is None:
+        return None
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-P", "-m", "policylint.serve", "--idle-minutes", str(idle_minutes)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
+    except OSError:
+        return None
+    return proc.pid
+
+
+def control(op: str, timeout: float = 5.0) -> str | None:
+    """Send ``op`` (``ping`` or ``stop``) to this interpreter's server; its answer, or None when none answers."""
+    import socket
+
+    place = private_folder(create=False)
+    if place is None:
+        return None
+    path = socket_path(place, fingerprint())
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(timeout)
+    try:
+        conn.connect(path)
+        body = ('{"op": "%s"}' % op).encode()
+        socket.send_fds(conn, [len(body).to_bytes(4, "big") + body], [])
+        return conn.makefile("rb").readline().decode("utf-8", "replace").strip() or None
+    except OSError:
+        return None
+    finally:
+        conn.close()
+
+
+# --------------------------------------------------------------------------- the server's side
+
+
+def serve(main: Callable[[list[str]], int], idle_minutes: float) -> int:
+    """Import the pipeline, then serve commands until idle for ``idle_minutes`` or stopped; the exit code."""
+    import importlib
+    import select
+    import signal
+    import socket
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the command sets it before numpy comes in
+    place = private_folder(create=True)
+    if place is None:
+        sys.stderr.write(f"policylint: error: no private folder for the server's socket ({folder()})\n")
+        return 2
+    print_ = fingerprint()
+    path = socket_path(place, print_)
+    if os.path.exists(path):
+        if control("ping", timeout=2.0) is not None:
+            sys.stderr.write("policylint: error: a server for this installation is running already\n")
+            return 2
+        os.unlink(path)  # left by a server that was killed
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the imported modules' objects: never scanned by a child's collector (nor copied by it)
+    if _threads() != 1:  # a fork copies only the thread that forks: another one's state would be lost
+        sys.stderr.write("policylint: error: the preloaded modules started a thread: the server cannot fork safely\n")
+        return 2
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        listener.bind(path)
+    except OSError as exc:
+        sys.stderr.write(f"policylint: error: cannot open the server's socket {path}: {exc.strerror or exc}\n")
+        return 2
+    finally:
+        os.umask(old)
+    mine = os.stat(path).st_ino  # removed at the end only if it is still this server's socket
+    listener.listen(64)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    served = 0  # commands forked so far (told by ping)
+    try:
+        while True:
+            ready, _, _ = select.select([listener], [], [], idle_minutes * 60)
+            if not ready:
+                return 0
+            conn, _ = listener.accept()
+            try:
+                answer = _serve_one(conn, listener, main, print_, served)
+                if answer == "stop":
+                    return 0
+                if answer == "forked":
+                    served += 1
+            except Exception:  # noqa: BLE001 - a bad request ends that request, not the server
+                pass
+            finally:
+                conn.close()
+    finally:
+        listener.close()
+        try:
+            if os.stat(path).st_ino == mine:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def _peer_is_us(conn: Any) -> bool:
+    import socket
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True  # the socket's folder is closed to other users
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return bool(uid == os.getuid())
+
+
+def _receive(conn: Any) -> tuple[dict[str, Any], list[int]]:
+    import json
+    import socket
+
+    conn.settimeout(10.0)
+    data, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
+    try:
+        if len(data) < 4:
+            raise ValueError("short request")
+        size = int.from_bytes(data[:4], "big")
+        if size > MAX_REQUEST:
+            raise ValueError("request too large")
+        body = bytearray(data[4:])
+        while len(body) < size:
+            chunk = conn.recv(min(65536, size - len(body)))
+            if not chunk:
+                raise ValueError("request cut short")
+            body += chunk
+        request = json.loads(bytes(body).decode("utf-8", "surrogateescape"))
+        if not isinstance(request, dict):
+            raise ValueError("request")
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    conn.settimeout(None)
+    return request, fds
+
+
+def _threads() -> int:
+    """The process's threads (1 where the system does not say)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _serve_one(conn: Any, listener: Any, main: Callable[[list[str]], int], print_: str, served: int) -> str | None:
+    """Answer one connection: ``"stop"``, ``"forked"`` (a command runs in a child) or None."""
+    if not _peer_is_us(conn):
+        return None
+    request, fds = _receive(conn)
+    op = request.get("op")
+    if op == "ping":
+        conn.sendall(f"pong {os.getpid()} {print_[:32]} {served}\n".encode())
+        return None
+    if op == "stop":
+        conn.sendall(b"stopping\n")
+        return "stop"
+    if op != "run" or len(fds) != 3 or not _valid_run(request):
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(b"no request\n")
+        return None
+    pid = os.fork()
+    if pid == 0:
+        code = 2
+        try:
+            listener.close()
+            code = _child(conn, request, fds, main)
+        finally:
+            os._exit(code)
+    for fd in fds:
+        os.close(fd)
+    return "forked"
+
+
+def _valid_run(request: dict[str, Any]) -> bool:
+    argv, env, streams = request.get("argv"), request.get("env"), request.get("streams")
+    return (
+        isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+        and isinstance(request.get("cwd"), str)
+        and isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and type(request.get("umask")) is int
+        and isinstance(streams, list) and len(streams) == 3
+        and all(isinstance(s, list) and len(s) == 4 and isinstance(s[0], str) and isinstance(s[1], str) for s in streams)
+    )
+
+
+def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[list[str]], int]) -> int:
+    """Become the caller's command: its streams, folder, environment and umask; run it; report its exit code."""
+    import atexit
+    import io
+    import signal
+
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    made = []
+    for target, (encoding, errors, line_buffering, write_through) in enumerate(request["streams"]):
+        raw = io.FileIO(target, "rb" if target == 0 else "wb", closefd=False)
+        buffered: Any = io.BufferedReader(raw) if target == 0 else io.BufferedWriter(raw)
+        made.append(io.TextIOWrapper(buffered, encoding=encoding, errors=errors,
+                                     line_buffering=bool(line_buffering), write_through=bool(write_through)))
+    sys.stdin, sys.stdout, sys.stderr = made
+    conn.sendall(f"ok {os.getpid()}\n".encode())
+    env = request["env"]
+    os.environ.clear()
+    os.environ.update(env)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # what the command sets for itself (cli.quiet_blas)
+    os.umask(request["umask"])
+    code: Any = 2
+    try:
+        os.chdir(request["cwd"])
+        sys.argv = ["policylint", *request["argv"]]
+        code = main(list(request["argv"]))
+    except SystemExit as exc:
+        code = exc.code
+    except OSError as exc:
+        sys.stderr.write(f"policylint: error: {exc.strerror or exc}\n")
+        code = 2
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+        code = 1
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_handlers is not None:
+        run_handlers()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - a closed pipe: the code the interpreter gives a failed flush at exit
+        code = 120
+    conn.sendall(f"exit {code}\n".encode())
+    return 0
