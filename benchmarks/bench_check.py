@@ -75,13 +75,16 @@ def split_untraced(root: Path, declarations: int) -> dict[str, list[Path]]:
 
 #: CPU seconds (user + system) of the last run: printed beside wall times, as the machine may be shared
 LAST_CPU = [0.0]
+#: environment the runs get on top of this process's: empty unless a benchmark measures runs served by a
+#: resident server (policylint.resident); otherwise no run is served, even with a server of the user's running
+SERVED_ENV: dict[str, str] = {}
 #: cache folders moved aside so far (see median_run)
 MOVED = [0]
 
 
 def run(command: list[str], cwd: Path, cache: Path | None) -> tuple[float, int, int]:
     """(wall seconds, peak RSS in MB, exit code) of one process; its CPU time goes to ``LAST_CPU``."""
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = {**os.environ, "NO_COLOR": "1", "POLICYLINT_SERVER": "off", **SERVED_ENV}
     # An installed wheel has its bytecode compiled; with PYTHONDONTWRITEBYTECODE set, every run of
     # a checkout would compile the whole package again (about 0.4 s) and measure that instead.
     env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -33,6 +33,11 @@ largest process of the run) are the medians (memory: the largest) over
    (a new value each round, so every round meets a document not seen before);
 6. **check FILE**: ``check workloads/w-7.yaml`` (no ``--changed-files``), warm;
 7. **cold, no cache**: ``check . --no-cache``;
+8. **pre-commit, served** (and **edited, served**): cases 4 and 5 handed to a resident
+   server (``policylint server start``, :mod:`policylint.resident`) started for the
+   benchmark; only this tree's installation, and wall time is the figure (the CPU
+   printed is the caller's: the run's is the server's child's). Every other case
+   runs with ``POLICYLINT_SERVER=off``, whatever server the user runs;
 
 and two references in the same invocation, also whole processes: reading every
 trace of the repository with ``pyarrow.csv.read_csv`` (interpreter start-up and
@@ -56,13 +61,14 @@ the printed ratio is this tree's figure over DIR's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,7 +81,8 @@ LAYOUTS: dict[str, dict[str, object]] = {
     "one-pool": {"pools_per_cluster": 1, "clusters": 1, "cls": "inference"},
     "many-pool": {},
 }
-CASES = ("fill", "warm-full", "pre-commit", "pre-commit-text", "pre-commit-edit", "check-file", "no-cache")
+CASES = ("fill", "warm-full", "pre-commit", "pre-commit-text", "pre-commit-edit", "check-file", "no-cache",
+         "pre-commit-served", "pre-commit-edit-served")
 LABELS = {
     "fill": "first run, filling the cache",
     "warm-full": "warm full check",
@@ -84,6 +91,8 @@ LABELS = {
     "pre-commit-edit": "pre-commit, FILE's spec edited, warm",
     "check-file": "check FILE, warm",
     "no-cache": "cold, --no-cache",
+    "pre-commit-served": "pre-commit, text, resident server",
+    "pre-commit-edit-served": "pre-commit, FILE edited, resident server",
     "pyarrow": "pyarrow.csv.read_csv of every trace",
     "ruff": "ruff check of one Python file",
 }
@@ -181,6 +190,28 @@ def edit_tolerance(path: Path, original: str) -> Callable[[int], None]:
     return before
 
 
+@contextlib.contextmanager
+def resident_server(tmp: Path) -> Iterator[bool]:
+    """A resident server of the installed policylint for the runs inside (True when it started)."""
+    import bench_check
+
+    folder = Path(tempfile.mkdtemp(prefix="plb", dir="/tmp"))  # a socket's path is short
+    folder.chmod(0o700)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(folder), "POLICYLINT_SERVER": "use"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    start = subprocess.run([sys.executable, "-m", "policylint", "server", "start", "--idle-minutes", "60"],
+                           env=env, capture_output=True, text=True, cwd=tmp)
+    if start.returncode != 0:
+        print(f"  resident server not started: {start.stderr.strip() or start.stdout.strip()}", flush=True)
+    bench_check.SERVED_ENV.update(XDG_RUNTIME_DIR=str(folder), POLICYLINT_SERVER="use")
+    try:
+        yield start.returncode == 0
+    finally:
+        bench_check.SERVED_ENV.clear()
+        subprocess.run([sys.executable, "-m", "policylint", "server", "stop"], env=env, capture_output=True, cwd=tmp)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill_rounds: int,
           ruff: str | None) -> list[Figure]:
     root = tmp / f"{layout}-{size}"
@@ -231,6 +262,19 @@ def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill
         note("no-cache", measure(policylint(".", "--no-cache"), root, None, rounds))
     trees = TREES[:]
     TREES[:] = [None]  # the references are the same programs whatever tree is measured
+    served = [c for c in ("pre-commit-served", "pre-commit-edit-served") if c in cases]
+    if served:
+        # This tree's installation only: the hook's command, handed to a resident server started for
+        # the benchmark in a private socket folder. Wall time is the figure: CPU is the caller's alone.
+        with resident_server(tmp) as started:
+            if started:
+                if "pre-commit-served" in served:
+                    note("pre-commit-served", measure(policylint("--changed-files", ONE, text=True), root, cache, rounds))
+                if "pre-commit-edit-served" in served:
+                    original = (root / ONE).read_text()
+                    note("pre-commit-edit-served", measure(policylint("--changed-files", ONE, text=True), root, cache,
+                                                           rounds, before=edit_tolerance(root / ONE, original)))
+                    (root / ONE).write_text(original)
     note("pyarrow", measure([sys.executable, "-c", _ARROW, str(root / "traces")], root, None, rounds))
     if ruff is not None:
         # a Python file of about the size of a workload's YAML and trace handling: this benchmark itself
