@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import EXAMPLES
 from test_exit import COMPARED
@@ -237,3 +239,25 @@ def test_auto_starts_a_server_for_the_next_command(tmp_path: Path) -> None:
     finally:
         subprocess.run([*ENTRY, "server", "stop"], env=env, capture_output=True, timeout=60)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=16,
+)
+_FIELDS = st.sampled_from(["op", "argv", "cwd", "env", "umask", "streams"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_FIELDS, _JSON, max_size=6))
+def test_a_run_request_is_checked_field_by_field(request: dict[str, object]) -> None:
+    """Whatever a request holds, the check answers yes or no (never raises), and yes only for the right shapes."""
+    from policylint import resident
+
+    ok = resident._valid_run(request)
+    assert isinstance(ok, bool)
+    if ok:
+        assert all(isinstance(a, str) for a in request["argv"])  # type: ignore[union-attr]
+        assert type(request["umask"]) is int and isinstance(request["cwd"], str)
+        assert len(request["streams"]) == 3  # type: ignore[arg-type]

@@ -1,0 +1,75 @@
+"""Fuzz target for the resident server's requests (:mod:`policylint.resident`).
+
+* ``resident`` - mutated request bytes (from well-formed ``run``, ``ping`` and
+  ``stop`` requests, length prefix included) are written to one end of a Unix
+  socket pair and the server's handler reads the other end, as it reads a
+  caller. The contract: the handler answers or refuses in bounded time and
+  raises nothing but an ``Exception`` (the server's loop ends that connection
+  on one and serves on); it never forks for a request that does not carry the
+  caller's three streams, so no input here starts a run; and a ``ping`` or
+  ``stop`` is answered only when it is one.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+from hypothesis import strategies as st
+
+from mutate import mutated
+from targets import ContractViolation, Target
+
+
+def _request(body: dict[str, Any]) -> bytes:
+    data = json.dumps(body).encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+def _seeds() -> list[bytes]:
+    run = {"op": "run", "argv": ["check", "."], "cwd": "/", "env": {"PATH": "/usr/bin"}, "umask": 18,
+           "streams": [["utf-8", "strict", False, False]] * 3}
+    return [_request(run), _request({"op": "ping"}), _request({"op": "stop"}), _request({"op": "run"})]
+
+
+def _strategy(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
+    return mutated(seeds, max_edits=6)
+
+
+def _never_main(argv: list[str]) -> int:
+    raise ContractViolation(f"a request without the caller's streams started a run: {argv!r}")
+
+
+def run_resident(data: bytes) -> None:
+    from policylint import resident
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        theirs.settimeout(5.0)
+        ours.sendall(data)
+        ours.shutdown(socket.SHUT_WR)
+        try:
+            answer = resident._serve_one(theirs, None, _never_main, "0" * 64, 0)
+        except ContractViolation:
+            raise
+        except Exception:  # noqa: BLE001 - the server's loop closes that connection and serves on
+            return
+        theirs.shutdown(socket.SHUT_WR)
+        ours.settimeout(5.0)
+        said = ours.recv(4096)
+        if answer == "forked":
+            raise ContractViolation("a request without the caller's streams was forked")
+        if said.startswith(b"pong") or answer == "stop":
+            body = json.loads(data[4:].decode("utf-8", "surrogateescape"))
+            op = "stop" if answer == "stop" else "ping"
+            if not (isinstance(body, dict) and body.get("op") == op):
+                raise ContractViolation(f"answered {said!r} to {data[:200]!r}")
+    finally:
+        ours.close()
+        theirs.close()
+
+
+TARGETS: dict[str, Target] = {
+    "resident": Target("resident", _seeds, _strategy, run_resident),
+}
