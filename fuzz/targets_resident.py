@@ -29,7 +29,7 @@ def _request(body: dict[str, Any]) -> bytes:
 
 def _seeds() -> list[bytes]:
     run = {"op": "run", "argv": ["check", "."], "cwd": "/", "env": {"PATH": "/usr/bin"}, "umask": 18,
-           "streams": [["utf-8", "strict", False, False]] * 3}
+           "streams": [["utf-8", "strict", False, False]] * 3, "limits": {"RLIMIT_NOFILE": [1024, 4096]}}
     return [_request(run), _request({"op": "ping"}), _request({"op": "stop"}), _request({"op": "run"})]
 
 

@@ -204,6 +204,33 @@ def _streams() -> list[list[Any]] | None:
     return out
 
 
+#: the resource limits a caller's run keeps (``ulimit``): applied in the child, which can lower them only
+LIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_STACK", "RLIMIT_CORE")
+
+
+def _limits() -> dict[str, list[int]]:
+    """This process's resource limits of :data:`LIMITS` (soft, hard) by name."""
+    import resource
+
+    return {name: list(resource.getrlimit(getattr(resource, name))) for name in LIMITS if hasattr(resource, name)}
+
+
+def _can_take(limits: dict[str, Any]) -> bool:
+    """Whether a child of this process can set ``limits`` (a limit is only lowered, never raised)."""
+    import resource
+
+    def above(wanted: int, have: int) -> bool:
+        return have != resource.RLIM_INFINITY and (wanted == resource.RLIM_INFINITY or wanted > have)
+
+    for name, (soft, hard) in limits.items():
+        if name not in LIMITS or not hasattr(resource, name):
+            return False
+        own_soft, own_hard = resource.getrlimit(getattr(resource, name))
+        if above(hard, own_hard) or above(soft, own_hard):
+            return False
+    return True
+
+
 def run_resident(argv: list[str]) -> int | None:
     """Run this command in a matching server; its exit code, or None when no server takes it (run it here)."""
     chosen = mode()
@@ -239,7 +266,7 @@ def _ask(path: str, argv: list[str]) -> int | None:
     umask = os.umask(0o022)
     os.umask(umask)
     request = json.dumps({"op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
-                          "streams": streams}).encode("utf-8", "surrogateescape")
+                          "streams": streams, "limits": _limits()}).encode("utf-8", "surrogateescape")
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -449,6 +476,11 @@ def _serve_one(conn: Any, listener: Any, main: Callable[[list[str]], int], print
             os.close(fd)
         conn.sendall(b"no request\n")
         return None
+    if not _can_take(request["limits"]):  # the caller may use more than a child of this server could
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(b"no limits\n")
+        return None
     pid = os.fork()
     if pid == 0:
         code = 2
@@ -471,6 +503,9 @@ def _valid_run(request: dict[str, Any]) -> bool:
         and type(request.get("umask")) is int
         and isinstance(streams, list) and len(streams) == 3
         and all(isinstance(s, list) and len(s) == 4 and isinstance(s[0], str) and isinstance(s[1], str) for s in streams)
+        and isinstance(request.get("limits"), dict)
+        and all(isinstance(k, str) and isinstance(v, list) and len(v) == 2 and all(type(x) is int for x in v)
+                for k, v in request["limits"].items())
     )
 
 
@@ -478,7 +513,9 @@ def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[l
     """Become the caller's command: its streams, folder, environment and umask; run it; report its exit code."""
     import atexit
     import io
+    import resource
     import signal
+    import time
 
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
@@ -498,7 +535,10 @@ def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[l
     os.environ.clear()
     os.environ.update(env)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # what the command sets for itself (cli.quiet_blas)
+    time.tzset()  # local time as the caller's TZ has it
     os.umask(request["umask"])
+    for name, (soft, hard) in request["limits"].items():
+        resource.setrlimit(getattr(resource, name), (soft, hard))
     code: Any = 2
     try:
         os.chdir(request["cwd"])

@@ -246,7 +246,7 @@ _JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=16,
 )
-_FIELDS = st.sampled_from(["op", "argv", "cwd", "env", "umask", "streams"])
+_FIELDS = st.sampled_from(["op", "argv", "cwd", "env", "umask", "streams", "limits"])
 
 
 @settings(max_examples=300, deadline=None)
@@ -261,3 +261,28 @@ def test_a_run_request_is_checked_field_by_field(request: dict[str, object]) -> 
         assert all(isinstance(a, str) for a in request["argv"])  # type: ignore[union-attr]
         assert type(request["umask"]) is int and isinstance(request["cwd"], str)
         assert len(request["streams"]) == 3  # type: ignore[arg-type]
+
+
+def test_a_caller_keeps_its_resource_limits(tmp_path: Path) -> None:
+    """A lower limit is the run's (served); a caller allowed more than the server's child could take runs alone."""
+    run_dir = tempfile.mkdtemp(prefix="plr")
+    os.chmod(run_dir, 0o700)
+    env = {k: v for k, v in os.environ.items() if k != "POLICYLINT_SERVER"}
+    env.update(XDG_RUNTIME_DIR=run_dir, POLICYLINT_CACHE_DIR=str(tmp_path / "cache"))
+    srv = Server(env)
+    shell = ["sh", "-c", 'ulimit -n "$1" && shift && exec "$@"', "sh"]
+    try:
+        started = subprocess.run([*shell, "512", *ENTRY, "server", "start", "--idle-minutes", "5"], env=env,
+                                 capture_output=True, timeout=120)
+        assert started.returncode == 0, started.stderr
+        for limit, served in (("256", 1), ("4096", 0)):
+            before = srv.served()
+            done = subprocess.run([*shell, limit, *ENTRY, "check", "bad"], cwd=EXAMPLES, env=env,
+                                  capture_output=True, timeout=300)
+            assert srv.served() == before + served
+            alone = subprocess.run([*shell, limit, *ENTRY, "check", "bad"], cwd=EXAMPLES,
+                                   env={**env, "POLICYLINT_SERVER": "off"}, capture_output=True, timeout=300)
+            _same(done, alone)
+    finally:
+        subprocess.run([*ENTRY, "server", "stop"], env=env, capture_output=True, timeout=60)
+        shutil.rmtree(run_dir, ignore_errors=True)
