@@ -193,7 +193,11 @@ def console_main() -> None:
     from policylint.resident import run_resident
 
     # a running resident server of this installation takes the command (policylint.resident)
-    served = run_resident(sys.argv[1:])
+    try:
+        served = run_resident(sys.argv[1:])
+    except KeyboardInterrupt:  # before the server's run took the signal over
+        sys.stderr.write("policylint: interrupted\n")
+        leave(130)
     leave(main() if served is None else served)
 
 

@@ -261,11 +261,12 @@ def _ask(path: str, argv: list[str]) -> int | None:
         fds = [sys.stdin.fileno(), sys.stdout.fileno(), sys.stderr.fileno()]
         sys.stdout.flush()
         sys.stderr.flush()
+        cwd = os.getcwd()  # a folder that is gone: the command says so on its own
     except (OSError, ValueError, AttributeError):
         return None
     umask = os.umask(0o022)
     os.umask(umask)
-    request = json.dumps({"op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+    request = json.dumps({"op": "run", "argv": argv, "cwd": cwd, "env": dict(os.environ), "umask": umask,
                           "streams": streams, "limits": _limits()}).encode("utf-8", "surrogateescape")
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -276,10 +277,13 @@ def _ask(path: str, argv: list[str]) -> int | None:
     except OSError:
         conn.close()
         return None  # a server that is gone or busy: this command runs here
-    if not first.startswith(b"ok "):
+    try:
+        child = int(first[3:]) if first.startswith(b"ok ") else 0
+    except ValueError:
+        child = 0
+    if child <= 0:
         conn.close()
         return None  # refused before anything ran
-    child = int(first[3:])
 
     def forward(signum: int, _frame: Any) -> None:
         try:
