@@ -40,6 +40,9 @@ def pytest_configure(config: pytest.Config) -> None:
     modules, collected tests, session fixtures) every few hundred allocations.
     """
     os.environ["PYTHONSAFEPATH"] = "1"
+    # A resident server the developer runs would serve every command the tests start (with the
+    # same output, by design): the suite runs them alone, and tests/test_resident.py starts its own.
+    os.environ["POLICYLINT_SERVER"] = "off"
     gc.set_threshold(100_000, 50, 1000)
 
 

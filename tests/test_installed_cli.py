@@ -178,6 +178,10 @@ SMOKE: list[tuple[str, list[str], set[int]]] = [
     ("completion-bash", ["completion", "bash"], {0}),
     ("completion-zsh", ["completion", "zsh"], {0}),
     ("completion-fish", ["completion", "fish"], {0}),
+    ("server-help", ["server", "--help"], {0}),
+    ("server-status", ["server", "status"], {0, 1}),
+    # refused before anything starts: no server is left behind by the smoke run
+    ("server-bad-idle", ["server", "start", "--idle-minutes", "0"], {2}),
 ]
 
 

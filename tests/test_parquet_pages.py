@@ -131,17 +131,18 @@ def test_the_bomb_builder_changes_only_the_claimed_size() -> None:
 # -- through the CLI, in a child process with bounded memory ------------------------------------------
 
 _BOUNDED = (
-    "import resource, runpy, sys\n"
+    "import atexit, resource, runpy, sys\n"
     "limit, report = int(sys.argv[1]), sys.argv[2]\n"
     "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
     "sys.argv = ['policylint', *sys.argv[3:]]\n"
-    "try:\n"
-    "    runpy.run_module('policylint', run_name='__main__')\n"
-    "finally:\n"
     # VmHWM is this program's own peak: getrusage's ru_maxrss survives exec, so it would
-    # report the test worker's size at the fork instead
+    # report the test worker's size at the fork instead. Written by an exit handler: the
+    # command ends its process itself once they have run (policylint.cli.leave)
+    "def peak():\n"
     "    hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
     "    open(report, 'w').write(hwm[0] if hwm else str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    "atexit.register(peak)\n"
+    "runpy.run_module('policylint', run_name='__main__')\n"
 )
 
 
