@@ -42,7 +42,7 @@ def _never_main(argv: list[str]) -> int:
 
 
 def run_resident(data: bytes) -> None:
-    from policylint import resident
+    from policylint import resident_server
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -50,7 +50,7 @@ def run_resident(data: bytes) -> None:
         ours.sendall(data)
         ours.shutdown(socket.SHUT_WR)
         try:
-            answer = resident._serve_one(theirs, None, _never_main, "0" * 64, 0)
+            answer = resident_server._serve_one(theirs, None, _never_main, "0" * 64, 0)
         except ContractViolation:
             raise
         except Exception:  # noqa: BLE001 - the server's loop closes that connection and serves on

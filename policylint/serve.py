@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from policylint.cli import main, prepare_process
-from policylint.resident import IDLE_MINUTES, serve
+from policylint.resident import IDLE_MINUTES
+from policylint.resident_server import serve
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ class Layer:
 LAYERS: dict[str, Layer] = {
     "errors": Layer(("policylint.errors",), may_import=()),
     # the resident server's socket, fingerprint and fork (standard library only)
-    "resident": Layer(("policylint.resident",), may_import=()),
+    "resident": Layer(("policylint.resident", "policylint.resident_server"), may_import=()),
     # the version and API version (``policylint/__init__.py``)
     "version": Layer(("policylint",), may_import=()),
     # how facts are declared (fact sheets): below every stage that declares some

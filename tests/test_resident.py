@@ -140,7 +140,7 @@ def test_another_interpreter_setting_is_not_served(server: Server) -> None:
 
 
 def test_garbage_on_the_socket_leaves_the_server_serving(server: Server) -> None:
-    from policylint import resident
+    from policylint import resident_server
 
     place = os.path.join(server.env["XDG_RUNTIME_DIR"], "policylint")
     (sock_name,) = os.listdir(place)
@@ -155,7 +155,7 @@ def test_garbage_on_the_socket_leaves_the_server_serving(server: Server) -> None
         conn.recv(100)  # an answer or the end: never a hang
         conn.close()
     assert server.ping() is not None
-    assert resident.MAX_REQUEST >= 1 << 16
+    assert resident_server.MAX_REQUEST >= 1 << 16
     _same(server.policylint("check", "good", cwd=EXAMPLES), server.policylint("check", "good", cwd=EXAMPLES, served=False))
 
 
@@ -202,7 +202,7 @@ def test_the_server_preloads_what_a_check_imports(tmp_path: Path) -> None:
     code = (
         "import contextlib, importlib, io, os, sys\n"
         "os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')\n"
-        "from policylint.resident import PRELOAD\n"
+        "from policylint.resident_server import PRELOAD\n"
         "for name in PRELOAD:\n"
         "    importlib.import_module(name)\n"
         "before = set(sys.modules)\n"
@@ -253,9 +253,9 @@ _FIELDS = st.sampled_from(["op", "argv", "cwd", "env", "umask", "streams", "limi
 @given(st.dictionaries(_FIELDS, _JSON, max_size=6))
 def test_a_run_request_is_checked_field_by_field(request: dict[str, object]) -> None:
     """Whatever a request holds, the check answers yes or no (never raises), and yes only for the right shapes."""
-    from policylint import resident
+    from policylint import resident_server
 
-    ok = resident._valid_run(request)
+    ok = resident_server._valid_run(request)
     assert isinstance(ok, bool)
     if ok:
         assert all(isinstance(a, str) for a in request["argv"])  # type: ignore[union-attr]
