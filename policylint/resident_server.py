@@ -11,6 +11,8 @@ from policylint.resident import LIMITS, control, fingerprint, folder, private_fo
 
 #: the largest request read (arguments and environment)
 MAX_REQUEST = 1 << 20
+#: the longest wait for a request once a caller has connected
+REQUEST_SECONDS = 3.0
 
 #: the pipeline's modules, imported by the server before it serves (a check imports them all;
 #: tests/test_resident.py holds this list to what a check imports)
@@ -169,7 +171,9 @@ def _receive(conn: Any) -> tuple[dict[str, Any], list[int]]:
     import json
     import socket
 
-    conn.settimeout(10.0)
+    # A caller sends its request as soon as it connects; one that does not holds the server's loop
+    # only this long (and a caller cut off so runs its command alone)
+    conn.settimeout(REQUEST_SECONDS)
     data, fds, _flags, _addr = socket.recv_fds(conn, 65536, 3)
     try:
         if len(data) < 4:

@@ -154,6 +154,14 @@ def test_garbage_on_the_socket_leaves_the_server_serving(server: Server) -> None
         conn.shutdown(socket.SHUT_WR)
         conn.recv(100)  # an answer or the end: never a hang
         conn.close()
+    # a caller that connects and says nothing is cut off, and the server serves on
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.settimeout(30)
+    silent.connect(path)
+    started = time.monotonic()
+    assert silent.recv(100) == b""
+    assert time.monotonic() - started < resident_server.REQUEST_SECONDS + 10
+    silent.close()
     assert server.ping() is not None
     assert resident_server.MAX_REQUEST >= 1 << 16
     _same(server.policylint("check", "good", cwd=EXAMPLES), server.policylint("check", "good", cwd=EXAMPLES, served=False))
