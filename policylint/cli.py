@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
+
 from policylint import __version__
 from policylint.errors import PolicylintError
 
@@ -184,11 +185,6 @@ def _one_line(text: str, limit: int = 1000) -> str:
 
 def console_main() -> None:
     """Console-script entry point."""
-    # A run builds many small objects that live until it ends (documents, position
-    # indexes, views, findings) and frees few. With the default thresholds the
-    # collector re-scans all of them every few hundred allocations, which made a
-    # 10,000-declaration repository a third slower than without it. Collecting less
-    # often keeps the same peak memory; reference cycles are still collected.
     prepare_process()
     from policylint.resident import run_resident
 
@@ -202,9 +198,14 @@ def console_main() -> None:
 
 
 def prepare_process() -> None:
-    """The process settings every run has: the collector's thresholds (see :func:`console_main`), one BLAS thread."""
+    """The process settings every run has: the collector's thresholds, one BLAS thread (:func:`quiet_blas`)."""
     import gc
 
+    # A run builds many small objects that live until it ends (documents, position
+    # indexes, views, findings) and frees few. With the default thresholds the
+    # collector re-scans all of them every few hundred allocations, which made a
+    # 10,000-declaration repository a third slower than without it. Collecting less
+    # often keeps the same peak memory; reference cycles are still collected.
     gc.set_threshold(100_000, 50, 1000)
     quiet_blas()
 
@@ -223,17 +224,13 @@ def leave(code: int) -> NoReturn:
     """
     import atexit
 
-    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    from policylint.resident import finish
+
     threading = sys.modules.get("threading")
-    if run_handlers is None or (threading is not None and threading.active_count() > 1):
+    if not hasattr(atexit, "_run_exitfuncs") or (threading is not None and threading.active_count() > 1):
         sys.exit(code)
-    run_handlers()  # each handler once (the list is emptied), an error in one printed as at exit
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except Exception:  # noqa: BLE001 - what the interpreter reports of a failed flush at exit, and its code
-        sys.exit(code)
+    if not finish():
+        sys.exit(code)  # the interpreter reports the failed flush, with its code
     os._exit(code)
 
 

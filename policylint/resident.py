@@ -61,7 +61,7 @@ def mode() -> str:
 
 
 def folder() -> str | None:
-    """The folder of this user's sockets, when it is theirs alone (None otherwise, or off POSIX)."""
+    """Where this user's sockets go (None off POSIX); :func:`private_folder` checks that it is theirs alone."""
     if os.name != "posix" or not hasattr(os, "getuid"):
         return None
     base = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"
@@ -135,6 +135,26 @@ def fingerprint() -> str:
 
 def socket_path(place: str, print_: str) -> str:
     return os.path.join(place, f"{print_[:32]}.sock")
+
+
+def finish() -> bool:
+    """What an exit does that a run's output needs: the exit handlers (each once), then the standard streams flushed.
+
+    False when a flush failed (a closed pipe). Callers end the process themselves
+    afterwards (:func:`policylint.cli.leave`, a served run's child).
+    """
+    import atexit
+
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_handlers is not None:
+        run_handlers()  # an error in one is printed as at exit; the list is emptied
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:  # noqa: BLE001 - reported by the interpreter's own exit, where the caller falls back to it
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- the caller's side

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from policylint.resident import LIMITS, control, fingerprint, folder, private_folder, socket_path
+from policylint.resident import LIMITS, control, fingerprint, finish, folder, private_folder, socket_path
 
 #: the largest request read (arguments and environment)
 MAX_REQUEST = 1 << 20
@@ -79,7 +79,7 @@ def _can_take(limits: dict[str, Any]) -> bool:
     for name, (soft, hard) in limits.items():
         if name not in LIMITS or not hasattr(resource, name):
             return False
-        own_soft, own_hard = resource.getrlimit(getattr(resource, name))
+        _, own_hard = resource.getrlimit(getattr(resource, name))
         if above(hard, own_hard) or above(soft, own_hard):
             return False
     return True
@@ -87,12 +87,13 @@ def _can_take(limits: dict[str, Any]) -> bool:
 
 def serve(main: Callable[[list[str]], int], idle_minutes: float) -> int:
     """Import the pipeline, then serve commands until idle for ``idle_minutes`` or stopped; the exit code."""
+    import gc
     import importlib
     import select
     import signal
     import socket
 
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the command sets it before numpy comes in
+    # the process settings (collector, one BLAS thread) are the caller's to make first: policylint.serve
     place = private_folder(create=True)
     if place is None:
         sys.stderr.write(f"policylint: error: no private folder for the server's socket ({folder()})\n")
@@ -109,8 +110,6 @@ def serve(main: Callable[[list[str]], int], idle_minutes: float) -> int:
             importlib.import_module(name)
         except ImportError:
             pass
-    import gc
-
     gc.collect()
     gc.freeze()  # the imported modules' objects: never scanned by a child's collector (nor copied by it)
     if _threads() != 1:  # a fork copies only the thread that forks: another one's state would be lost
@@ -211,34 +210,30 @@ def _serve_one(conn: Any, listener: Any, main: Callable[[list[str]], int], print
     if not _peer_is_us(conn):
         return None
     request, fds = _receive(conn)
-    op = request.get("op")
-    if op == "ping":
-        conn.sendall(f"pong {os.getpid()} {print_[:32]} {served}\n".encode())
-        return None
-    if op == "stop":
-        conn.sendall(b"stopping\n")
-        return "stop"
-    if op != "run" or len(fds) != 3 or not _valid_run(request):
-        for fd in fds:
+    try:
+        op = request.get("op")
+        if op == "ping":
+            conn.sendall(f"pong {os.getpid()} {print_[:32]} {served}\n".encode())
+            return None
+        if op == "stop":
+            conn.sendall(b"stopping\n")
+            return "stop"
+        if op != "run" or len(fds) != 3 or not _valid_run(request):
+            conn.sendall(b"no request\n")
+            return None
+        if not _can_take(request["limits"]):  # the caller may use more than a child of this server could
+            conn.sendall(b"no limits\n")
+            return None
+        if os.fork() == 0:
+            try:
+                listener.close()
+                _child(conn, request, fds, main)
+            finally:
+                os._exit(0)  # the run's own code went to the caller (none: it ended without one)
+        return "forked"
+    finally:
+        for fd in fds:  # this process's copies of the caller's streams (a child has its own)
             os.close(fd)
-        conn.sendall(b"no request\n")
-        return None
-    if not _can_take(request["limits"]):  # the caller may use more than a child of this server could
-        for fd in fds:
-            os.close(fd)
-        conn.sendall(b"no limits\n")
-        return None
-    pid = os.fork()
-    if pid == 0:
-        code = 2
-        try:
-            listener.close()
-            code = _child(conn, request, fds, main)
-        finally:
-            os._exit(code)
-    for fd in fds:
-        os.close(fd)
-    return "forked"
 
 
 def _valid_run(request: dict[str, Any]) -> bool:
@@ -256,9 +251,8 @@ def _valid_run(request: dict[str, Any]) -> bool:
     )
 
 
-def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[list[str]], int]) -> int:
+def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[list[str]], int]) -> None:
     """Become the caller's command: its streams, folder, environment and umask; run it; report its exit code."""
-    import atexit
     import io
     import resource
     import signal
@@ -280,8 +274,7 @@ def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[l
     conn.sendall(f"ok {os.getpid()}\n".encode())
     env = request["env"]
     os.environ.clear()
-    os.environ.update(env)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # what the command sets for itself (cli.quiet_blas)
+    os.environ.update(env)  # OPENBLAS_NUM_THREADS included: the caller set it as every command does
     time.tzset()  # local time as the caller's TZ has it
     os.umask(request["umask"])
     for name, (soft, hard) in request["limits"].items():
@@ -301,13 +294,6 @@ def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[l
     elif not isinstance(code, int):
         sys.stderr.write(f"{code}\n")
         code = 1
-    run_handlers = getattr(atexit, "_run_exitfuncs", None)
-    if run_handlers is not None:
-        run_handlers()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:  # noqa: BLE001 - a closed pipe: the code the interpreter gives a failed flush at exit
-        code = 120
+    if not finish():
+        code = 120  # the code the interpreter gives a failed flush at exit
     conn.sendall(f"exit {code}\n".encode())
-    return 0

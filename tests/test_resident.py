@@ -294,3 +294,24 @@ def test_a_caller_keeps_its_resource_limits(tmp_path: Path) -> None:
     finally:
         subprocess.run([*ENTRY, "server", "stop"], env=env, capture_output=True, timeout=60)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def test_streams_sent_with_any_request_are_closed_by_the_server(server: Server) -> None:
+    """A ping, a stop-free bad request or a refused run that carries descriptors leaves none open in the server."""
+    pid = int(server.ping()[1])  # type: ignore[index]
+    fds_of = Path(f"/proc/{pid}/fd")
+    if not fds_of.is_dir():
+        pytest.skip("no /proc here to count the server's descriptors")
+    place = os.path.join(server.env["XDG_RUNTIME_DIR"], "policylint")
+    (name,) = os.listdir(place)
+    before = len(os.listdir(fds_of))
+    for body in (b'{"op": "ping"}', b'{"op": "what"}', b'{"op": "run"}'):
+        for _ in range(3):
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(20)
+            conn.connect(os.path.join(place, name))
+            socket.send_fds(conn, [len(body).to_bytes(4, "big") + body], [0, 1, 2])
+            conn.recv(100)
+            conn.close()
+    assert server.ping() is not None
+    assert len(os.listdir(fds_of)) == before
