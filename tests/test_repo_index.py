@@ -228,6 +228,35 @@ def test_a_filling_run_keys_each_workload_once_and_records_that_key(
     assert _used()["indexed"] == 10
 
 
+def test_a_trace_rewritten_after_its_measuring_is_not_recorded_under_the_old_key(
+    repo: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorder takes the key the measuring computed: a trace rewritten since (its times put back) is refused."""
+    from test_pooled_incremental import _write_trace as write_trace
+
+    original = measure_cache.store
+    trace = repo / "traces" / "w-3.csv"
+    done: list[bool] = []
+
+    def store_then_rewrite(folder_: Path, key: str, facts: Any, *args: Any, **kw: Any) -> Any:
+        out = original(folder_, key, facts, *args, **kw)
+        if not done and getattr(facts, "report", None) is not None and "w-3.csv" in str(facts.report.source):
+            before = trace.stat()
+            write_trace(repo, 4, "w-3.csv")  # other samples, after the key and the measuring
+            os.utime(trace, ns=(before.st_atime_ns, before.st_mtime_ns))
+            done.append(True)
+        return out
+
+    monkeypatch.setattr(measure_cache, "store", store_then_rewrite)
+    _run(repo, ".")
+    assert done
+    monkeypatch.setattr(measure_cache, "store", original)
+    index = index_store.open_index(folder, repo, _limits(repo), ())
+    assert index.get("w-3") is None and index.get("w-2") is not None
+    _same_as_no_cache(repo, "workloads/w-3.yaml")
+    _same_as_no_cache(repo, "workloads/w-2.yaml")
+
+
 def test_neighbours_with_kept_verdicts_stay_stand_ins(repo: Path, folder: Path) -> None:
     """Only the workload judged by every rule has its whole sheet made; its neighbours' stand-ins are never filled."""
     _run(repo, ".")
