@@ -718,6 +718,14 @@ def test_distinct_hashes_are_numpy_unique(values: list[int], repeats: int) -> No
 
 
 @settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), min_size=3, max_size=3), max_size=300), st.integers(0, 3))
+def test_distinct_rows_are_numpy_unique_rows(rows: list[list[int]], repeats: int) -> None:
+    """The rows of member groups, each once and in order, as ``np.unique(axis=0)`` gives them."""
+    groups = np.array(rows * (1 + repeats), dtype=np.int64).reshape(-1, 3)
+    _same(current_copies._distinct_rows(groups), np.unique(groups, axis=0))
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 600), st.sampled_from(["all", "some", "none"]))
 def test_fingerprints_with_and_without_gaps_are_unchanged(seed: int, n: int, gaps: str) -> None:
     rng = np.random.default_rng(seed)

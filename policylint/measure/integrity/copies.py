@@ -161,6 +161,22 @@ def _distinct(h: np.ndarray) -> np.ndarray:
     return ordered[first]
 
 
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    """The distinct rows of a 2-D integer array, in lexicographic order: ``np.unique(rows, axis=0)``.
+
+    By one sort, like :func:`_distinct`: ``np.unique`` imports ``numpy.ma`` (10 ms of a hook run)
+    to ask whether its argument is masked.
+    """
+    import numpy as np
+
+    if rows.shape[0] < 2:
+        return rows
+    ordered = rows[np.lexsort(rows.T[::-1])]
+    first = np.ones(ordered.shape[0], dtype=bool)
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=first[1:])
+    return ordered[first]
+
+
 #: A run sketch as the steps hand it over: its numbers, or (a neighbour taken from the repository
 #: index, :func:`policylint.engine.index_store.packed_sketch`) their bytes as 8-byte little-endian
 #: signed integers, which hold the same numbers in a quarter of the memory.
@@ -241,18 +257,18 @@ def shared_run_pairs(sketches: Sequence[Sketch | None]) -> set[tuple[int, int]]:
     starts, sizes = edges[0::2], edges[1::2] - edges[0::2] + 1
     first_run = np.cumsum([0, *lengths[:-1]], dtype=np.int64)  # where each sketch's runs begin
     codes: list[np.ndarray] = []
-    for size in np.unique(sizes[sizes <= RUN_GROUP_MAX]).tolist():
+    for size in _distinct(sizes[sizes <= RUN_GROUP_MAX]).tolist():
         at = starts[sizes == size]
         # the members naming each run: the sketch each sorted position came from
         owners = np.searchsorted(first_run, order[at[:, None] + np.arange(size)], side="right") - 1
         groups = np.sort(owners, axis=1)
         if size > 2:
-            groups = np.unique(groups, axis=0)  # the copies of one trace share most runs: each group once
+            groups = _distinct_rows(groups)  # the copies of one trace share most runs: each group once
         first, second = np.triu_indices(size, 1)
         codes.append((groups[:, first] * n + groups[:, second]).ravel())
     if not codes:
         return set()
-    found = np.unique(np.concatenate(codes))
+    found = _distinct(np.concatenate(codes))
     return set(zip((found // n).tolist(), (found % n).tolist()))
 
 
