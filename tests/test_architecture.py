@@ -302,7 +302,8 @@ CACHE_IMPORTS: dict[str, tuple[str, ...]] = {
         "policylint.cache.store", "policylint.catalogue", "policylint.engine.rule", "policylint.errors", "policylint.finding",
         "policylint.model.load.limits", "policylint.safeio",
     ),
-    "policylint.cache.digests": ("policylint.cache.store", "policylint.readers.limits"),
+    # readers.kept: the bytes hashed for a trace's key are kept for the reader that parses them
+    "policylint.cache.digests": ("policylint.cache.store", "policylint.readers.limits", "policylint.readers.kept"),
     "policylint.measure.cache_encoding": (
         "policylint.cache.store", "policylint.bands", "policylint.measure.facts", "policylint.measure.pooled",
         "policylint.readers.series",

@@ -355,6 +355,60 @@ def test_a_parallel_cold_run_hashes_new_traces_in_its_workers(tmp_path: Path, mo
     assert {p: p.stat().st_mtime_ns for p in entries} == entries  # hits: nothing measured or stored again
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_cold_run_with_the_cache_reads_each_new_trace_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str) -> None:
+    """The bytes hashed for a trace's cache key are the bytes its reader parses: no second read of the file.
+
+    Every reader that does not take the hashed bytes opens the file again through
+    ``readers.read_start``; the spy logs those opens to a file, so the workers of a
+    parallel run (forked after the spy is set) log theirs too; ``PARALLEL_MIN_WORKLOADS`` is
+    lowered so that this small repository's new traces count as many. Without the cache
+    nothing is hashed, and every trace read goes through ``read_start``: the spy sees it.
+    """
+    import policylint.readers as readers
+    from policylint.measure import parallel
+
+    log = tmp_path / "opened.txt"
+    real = readers.read_start
+
+    def spy(source: Any) -> Any:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{source.path}\n")
+        return real(source)
+
+    monkeypatch.setattr(readers, "read_start", spy)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORKLOADS", 2)
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    csv_traces = sorted(os.path.realpath(p) for p in repo.joinpath("measurements").rglob("*.csv"))
+    assert len(csv_traces) >= 2
+
+    def opened() -> list[str]:
+        found = sorted(os.path.realpath(line) for line in log.read_text(encoding="utf-8").split()) if log.exists() else []
+        log.unlink(missing_ok=True)
+        return [p for p in found if p in csv_traces]
+
+    expected = run_cli(["check", str(repo), "--format", "json", "--no-cache", "--jobs", jobs, *WHEN])
+    from collections import Counter
+
+    read = Counter(opened())  # the spy sees every read that is not handed the hashed bytes
+    assert len(read) >= 4
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "c"))
+    assert run_cli(["check", str(repo), "--format", "json", "--jobs", jobs, *WHEN]) == expected
+    # hashed beside its measuring (by a worker, or by the one process), then parsed from the same
+    # bytes: one read less per trace (a trace read twice without the cache - cited twice - is opened
+    # once more for its second reading)
+    assert Counter(opened()) == read - Counter(set(read))
+
+    # New file times, same bytes (a fresh clone): hashed again, every entry found - and the bytes
+    # kept for a reader that never comes are let go, not held to the end of the run
+    from policylint.readers import kept
+
+    for trace in repo.joinpath("measurements").rglob("*.*"):
+        os.utime(trace, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    assert run_cli(["check", str(repo), "--format", "json", "--jobs", jobs, *WHEN]) == expected
+    assert opened() == [] and not kept._KEPT
+
+
 def test_jobs_must_be_positive() -> None:
     code, _, err = run_cli(["check", target_of("clean"), "--jobs", "0"])
     assert code == 2

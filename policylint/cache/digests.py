@@ -31,18 +31,18 @@ from policylint.readers.limits import TraceLimits
 
 
 def _file_digest(path: Path) -> str:
-    """The SHA-256 of a regular file's bytes (a pipe or device is refused on the open descriptor)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
+    """The SHA-256 of a regular file's bytes (a pipe or device is refused on the open descriptor).
+
+    The file is read once: a trace small enough to be parsed from memory keeps its bytes for
+    the reader that opens it next, while its identity is unchanged (:mod:`policylint.readers.kept`),
+    so a run that hashes a trace for its cache key and then measures it reads the file once.
+    """
+    from policylint.readers.kept import NotRegular, digest_and_keep
+
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _Refused(str(path))
-        digest = hashlib.sha256()
-        while block := os.read(fd, 1 << 20):
-            digest.update(block)
-    finally:
-        os.close(fd)
-    return digest.hexdigest()
+        return digest_and_keep(path)
+    except NotRegular:
+        raise _Refused(str(path)) from None
 
 
 class _Refused(OSError):

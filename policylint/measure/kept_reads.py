@@ -125,6 +125,9 @@ def read_trace(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | N
     if key is not None:
         kept = _load(folder, key)
         if kept is not None:
+            from policylint.readers.kept import release
+
+            release()  # bytes the key's hashing kept for a reader that does not come
             return kept
     series = traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
     if key is not None and before is not None and _identity(ref.path) == before:

@@ -71,6 +71,9 @@ def _work(name: str) -> tuple[str, str | None, tuple[WorkloadFacts, list[Finding
         key = measure_cache.workload_key(workload, limits, cache_dir)
         hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
         if hit is not None:
+            from policylint.readers.kept import release
+
+            release()  # the bytes hashed for the key are not parsed
             return name, key, (hit, []), digest_cache.take_fresh()
     else:
         key = keys[name]

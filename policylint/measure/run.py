@@ -66,9 +66,10 @@ def measure(
         if cache_dir is None:
             keys[name] = None
             continue
-        # A parallel run leaves new traces to its workers, which hash them beside the measuring
-        # instead of one after another here (a cold run reads every trace twice: hash, then parse).
-        key = measure_cache.workload_key(model.workloads[name], limits, cache_dir, hash_files=not in_workers)
+        # New traces are hashed beside their measuring - by a parallel run's workers, or below in
+        # one process - not one after another here: the bytes hashed for the key are then the bytes
+        # the reader parses (policylint.readers.kept), and a cold run reads each trace once.
+        key = measure_cache.workload_key(model.workloads[name], limits, cache_dir, hash_files=False)
         if key == measure_cache.UNHASHED:
             unhashed.append(name)
         else:
@@ -111,6 +112,9 @@ def measure(
             key = keys[first]
             hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
             if hit is not None:
+                from policylint.readers.kept import release
+
+                release()  # the hashed bytes are not parsed
                 done[first] = (hit, [])
         if first not in done:
             done[first] = parallel.measure_one(model.workloads[first], keys[first], now, limits, cache_dir, reads)
@@ -120,8 +124,15 @@ def measure(
             done[name] = result
     for name in todo:
         if name not in done:
-            if name not in keys:  # its worker failed before hashing: hashed here
-                keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
+            if name not in keys:  # hashed just before its measuring (or its worker failed before hashing)
+                from policylint.readers.kept import release
+
+                key = keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
+                hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+                if hit is not None:
+                    release()  # the hashed bytes are not parsed
+                    done[name] = (hit, [])  # as a worker does: the new digest found an entry
+                    continue
             done[name] = parallel.measure_one(model.workloads[name], keys[name], now, limits, cache_dir, reads)
     if cache_dir is not None and pooled is not None and unhashed:
         # every key is known now: the pools' entries, for measure_pools to use or store

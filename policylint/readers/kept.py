@@ -21,7 +21,7 @@ import stat
 from collections import OrderedDict
 from pathlib import Path
 
-__all__ = ["KEEP_BYTES", "KEEP_FILES", "NotRegular", "digest_and_keep", "take"]
+__all__ = ["KEEP_BYTES", "KEEP_FILES", "NotRegular", "digest_and_keep", "release", "take"]
 
 #: files larger than this are hashed block by block and never kept (the CSV reader streams them)
 KEEP_BYTES = 32 * 1024 * 1024
@@ -93,3 +93,8 @@ def take(path: str | Path) -> bytes | None:
     except OSError:
         return None
     return kept[1] if _identity(info) == kept[0] else None
+
+
+def release() -> None:
+    """Let every kept buffer go: the hashing found what it hashed for elsewhere (a cache entry), so no reader comes."""
+    _KEPT.clear()
