@@ -8,6 +8,10 @@
   on one and serves on); it never forks for a request that does not carry the
   caller's three streams, so no input here starts a run; and a ``ping`` or
   ``stop`` is answered only when it is one.
+* ``resident-feed`` - mutated lines of the pipe on which a run's child names the
+  cache entries it decoded are handed to the server's reader of that pipe. The
+  contract: it raises nothing and keeps decoded only sealed entries that lie in
+  their cache folder (here: none, since the folder holds no secret and nothing seals).
 """
 
 from __future__ import annotations
@@ -70,6 +74,26 @@ def run_resident(data: bytes) -> None:
         theirs.close()
 
 
+def _feed_seeds() -> list[bytes]:
+    line = json.dumps(["/nonexistent/cache/docpack-v4/ab/x.json", "/nonexistent/cache", "docpack", 1 << 20])
+    return [(line + "\n").encode(), (line + "\n" + line).encode(), b'["a", "b", "verdicts", 1]\n', b"\n\n"]
+
+
+def run_resident_feed(data: bytes) -> None:
+    from policylint.cache import decoded as store
+
+    saved = dict(store.KEPT_DECODED)
+    store.KEPT_DECODED.clear()
+    try:
+        store.DecodedKeeper().keep(data.split(b"\n"))
+        if store.KEPT_DECODED:
+            raise ContractViolation(f"kept entries no run could have read: {sorted(store.KEPT_DECODED)[:3]}")
+    finally:
+        store.KEPT_DECODED.clear()
+        store.KEPT_DECODED.update(saved)
+
+
 TARGETS: dict[str, Target] = {
     "resident": Target("resident", _seeds, _strategy, run_resident),
+    "resident-feed": Target("resident-feed", _feed_seeds, _strategy, run_resident_feed),
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from policylint.resident import LIMITS, control, fingerprint, finish, folder, private_folder, socket_path
 
@@ -13,6 +13,37 @@ from policylint.resident import LIMITS, control, fingerprint, finish, folder, pr
 MAX_REQUEST = 1 << 20
 #: the longest wait for a request once a caller has connected
 REQUEST_SECONDS = 3.0
+
+
+class Keeper(Protocol):
+    """What the server keeps decoded for its runs (:class:`policylint.cache.decoded.DecodedKeeper`).
+
+    ``names()`` - in a run's child: lines naming the entries the run decoded; ``keep(lines)`` -
+    in the server: decode them for the runs forked next; ``kept()`` - how many are kept, and their bytes.
+    """
+
+    def names(self) -> list[bytes]: ...
+
+    def keep(self, lines: list[bytes]) -> None: ...
+
+    def kept(self) -> tuple[int, int]: ...
+
+
+class _KeepNothing:
+    def names(self) -> list[bytes]:
+        return []
+
+    def keep(self, lines: list[bytes]) -> None:
+        return None
+
+    def kept(self) -> tuple[int, int]:
+        return 0, 0
+
+
+#: the write end of the pipe on which a run's child names the entries it decoded (see _report_decoded)
+_FEED = -1
+#: what the server keeps decoded (set by serve)
+_KEEPER: Keeper = _KeepNothing()
 
 #: the pipeline's modules, imported by the server before it serves (a check imports them all;
 #: tests/test_resident.py holds this list to what a check imports)
@@ -85,7 +116,7 @@ def _can_take(limits: dict[str, Any]) -> bool:
     return True
 
 
-def serve(main: Callable[[list[str]], int], idle_minutes: float) -> int:
+def serve(main: Callable[[list[str]], int], idle_minutes: float, keeper: Keeper | None = None) -> int:
     """Import the pipeline, then serve commands until idle for ``idle_minutes`` or stopped; the exit code."""
     import gc
     import importlib
@@ -129,11 +160,24 @@ def serve(main: Callable[[list[str]], int], idle_minutes: float) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     served = 0  # commands forked so far (told by ping)
+    global _FEED, _KEEPER
+    _KEEPER = keeper if keeper is not None else _KeepNothing()
+    feed, _FEED = os.pipe()
+    os.set_blocking(feed, False)
+    os.set_blocking(_FEED, False)  # a child never waits on a full pipe: it drops its report instead
+    pending = b""
     try:
         while True:
-            ready, _, _ = select.select([listener], [], [], idle_minutes * 60)
+            ready, _, _ = select.select([listener.fileno(), feed], [], [], idle_minutes * 60)
             if not ready:
                 return 0
+            if feed in ready:
+                *lines, pending = (pending + _drain(feed)).split(b"\n")
+                _KEEPER.keep(lines[-64:])
+                pending = pending[-8192:]  # the unfinished line of a child still writing
+                gc.collect()
+                gc.freeze()  # the values kept: never scanned by a child's collector
+                continue
             conn, _ = listener.accept()
             try:
                 answer = _serve_one(conn, listener, main, print_, served)
@@ -213,7 +257,8 @@ def _serve_one(conn: Any, listener: Any, main: Callable[[list[str]], int], print
     try:
         op = request.get("op")
         if op == "ping":
-            conn.sendall(f"pong {os.getpid()} {print_[:32]} {served}\n".encode())
+            kept, size = _KEEPER.kept()
+            conn.sendall(f"pong {os.getpid()} {print_[:32]} {served} {kept} {size}\n".encode())
             return None
         if op == "stop":
             conn.sendall(b"stopping\n")
@@ -297,3 +342,28 @@ def _child(conn: Any, request: dict[str, Any], fds: list[int], main: Callable[[l
     if not finish():
         code = 120  # the code the interpreter gives a failed flush at exit
     conn.sendall(f"exit {code}\n".encode())
+    _report_decoded()
+
+
+def _report_decoded() -> None:
+    """Name to the server the large cache entries this run decoded, one line each (after the caller has its code)."""
+    for line in _KEEPER.names():
+        if len(line) > 4096:  # written whole or not at all: a pipe keeps writes of up to 4 KiB apart
+            continue
+        try:
+            os.write(_FEED, line)
+        except OSError:
+            return  # the pipe is full (the server is busy decoding): this run's names are dropped
+
+
+def _drain(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -16,7 +16,9 @@ def run(argv: list[str] | None = None) -> int:
                         help=f"stop after N minutes without a command (default: {IDLE_MINUTES:g})")
     args = parser.parse_args(argv)
     prepare_process()  # the process settings a command gives itself, inherited by every run forked from here
-    return serve(main, args.idle_minutes)
+    from policylint.cache.decoded import DecodedKeeper
+
+    return serve(main, args.idle_minutes, DecodedKeeper())
 
 
 if __name__ == "__main__":

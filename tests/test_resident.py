@@ -102,6 +102,49 @@ def test_the_callers_folder_environment_and_colour_are_the_runs(server: Server, 
     assert done.returncode == 1 and cache.is_dir()
 
 
+def _kept(server: Server, at_least: int) -> tuple[int, int]:
+    """The server's count of cache entries it keeps decoded, and their bytes, once it has ``at_least`` (5 s at most)."""
+    for _ in range(100):
+        answer = server.ping()
+        assert answer is not None and len(answer) == 6
+        if int(answer[4]) >= at_least:
+            break
+        time.sleep(0.05)
+    return int(answer[4]), int(answer[5])
+
+
+def test_entries_the_server_keeps_decoded_give_the_runs_of_an_unkept_cache(server: Server, tmp_path: Path) -> None:
+    """The document pack and repository index a run decoded are decoded once more by the server, for its next runs.
+
+    A run takes a kept value only for an entry whose bytes equal those it was decoded from; an
+    entry rewritten since (an edit, the pack written again) is decoded by the run, as alone.
+    """
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "bad", repo)
+    one = sorted(p.relative_to(repo).as_posix() for p in (repo / "workloads").glob("*.yaml"))[0]
+    args = ["check", "--changed-files", one, "--now", "2026-12-01T00:00:00Z"]
+    time.sleep(2.1)  # a file changed within two seconds is not packed (its status-change time cannot be set back)
+    first = server.policylint(*args, cwd=repo, served=False)  # fills the cache
+    assert first.returncode == 1, first.stderr
+    assert server.policylint(*args, cwd=repo).stdout == first.stdout  # served: names the entries it decoded
+    kept, size = _kept(server, 1)  # the document pack (the index of so few workloads is small)
+    assert kept >= 1 and size > 32 << 10
+    status = server.policylint("server", "status", cwd=repo).stdout.decode()
+    assert f"keeps {kept} cache entr" in status and f"({size / (1 << 20):.1f} MB)" in status
+    before = server.served()
+    for _ in range(2):
+        _same(server.policylint(*args, cwd=repo), server.policylint(*args, cwd=repo, served=False))
+    assert server.served() == before + 2
+    # every entry rewritten: an edited workload, a new cache folder's secret
+    path = repo / one
+    path.write_text(path.read_text(encoding="utf-8").replace("\n", "\n# edited\n", 1), encoding="utf-8")
+    edited = server.policylint(*args, cwd=repo, served=False)
+    _same(server.policylint(*args, cwd=repo), edited)
+    shutil.rmtree(tmp_path / "cache")
+    _same(server.policylint(*args, cwd=repo), server.policylint(*args, cwd=repo, served=False))
+    _same(server.policylint(*args, cwd=repo), server.policylint(*args, cwd=repo, served=False))
+
+
 def test_files_written_by_a_served_run_are_the_same_with_the_callers_umask(server: Server, tmp_path: Path) -> None:
     results = []
     for served in (True, False):

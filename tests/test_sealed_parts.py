@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policylint.cache import store
+from policylint.cache import decoded, store
 from policylint.engine import index_store
 
 _VALUES = st.recursive(
@@ -95,3 +95,31 @@ def test_a_part_that_raises_writes_nothing_and_keeps_the_old_entry(tmp_path: Pat
     assert not store.write_sealed_parts(folder / "e.json", folder, "repoindex", parts(), 1 << 20)
     assert (folder / "e.json").read_bytes() == before
     assert _leftovers(folder) == ["e.json"]
+
+
+def test_a_value_kept_decoded_is_taken_only_for_the_same_bytes_and_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resident server's child takes a kept value (decoded.KEPT_DECODED) instead of decoding, never for other bytes."""
+    monkeypatch.setattr(decoded, "KEPT_DECODED", {})
+    monkeypatch.setattr(decoded, "DECODED", [])
+    monkeypatch.setattr(decoded, "KEEP_DECODED_BYTES", 16)
+    folder = tmp_path / "cache"
+    path = folder / "index.json"
+    body = _whole({"header": {"n": 1}}, {"w": [1, 2.5]})
+    assert store.write_sealed(path, folder, "repoindex", body, 1 << 20)
+    name = str(path)
+
+    kept = {"the": "value the server decoded"}
+    decoded.KEPT_DECODED[name] = (body, kept)
+    assert decoded.read_sealed_json(path, folder, "repoindex", 1 << 20) is kept
+    assert name not in decoded.KEPT_DECODED  # once: a second read in the same run decodes
+    assert decoded.read_sealed_json(path, folder, "repoindex", 1 << 20) == json.loads(body)
+
+    # decoded from other bytes (the entry was written again since): not taken
+    decoded.KEPT_DECODED[name] = (body.replace(b"2.5", b"3.5"), kept)
+    assert decoded.read_sealed_json(path, folder, "repoindex", 1 << 20) == json.loads(body)
+    # a damaged entry is none, whatever is kept for its path
+    decoded.KEPT_DECODED[name] = (body, kept)
+    path.write_bytes(path.read_bytes().replace(b"2.5", b"2.6"))
+    assert decoded.read_sealed_json(path, folder, "repoindex", 1 << 20) is None
+    # what the runs decoded, for a server to keep: each entry at least KEEP_DECODED_BYTES long
+    assert decoded.DECODED == [(name, str(folder), "repoindex", 1 << 20)] * 2

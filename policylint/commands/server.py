@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
             print("no resident server runs for this installation")
             return 1
         print(f"a resident server runs for this installation (process {_pid(answer)})")
+        parts = answer.split()
+        if len(parts) >= 6 and all(p.isdigit() for p in parts[3:6]):
+            served, kept, size = (int(p) for p in parts[3:6])
+            print(f"it has run {served} command{'s' if served != 1 else ''} and keeps {kept} cache "
+                  f"entr{'ies' if kept != 1 else 'y'} decoded ({size / (1 << 20):.1f} MB)")
         return 0
     if args.action == "stop":
         if answer is None:

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache.exact import is_plain
+from policylint.cache.decoded import read_sealed_json
 from policylint.cache.store import (
-    FORMAT_VERSION, code_fingerprint, read_sealed, settings_digest, stat_identity, write_sealed_parts,
+    FORMAT_VERSION, code_fingerprint, settings_digest, stat_identity, write_sealed_parts,
 )
 from policylint.engine.lite_sheet import LITE
 
@@ -431,10 +432,9 @@ def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resourc
     header = _header(root, limits, gpu_resources)
     index = Index(folder, _entry_path(folder, _locator(root, header)), header, limits)
     try:
-        body = read_sealed(index.path, folder, KIND, MAX_BYTES)
-        if body is None:
+        stored = read_sealed_json(index.path, folder, KIND, MAX_BYTES)
+        if stored is None:
             return index
-        stored = json.loads(body)
         if not isinstance(stored, dict) or stored.get("header") != header:
             return index
         shapes, places, rows = stored.get("shapes"), stored.get("places"), stored.get("rows")

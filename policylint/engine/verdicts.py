@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from policylint.cache.exact import quick_canonical
-from policylint.cache.store import FORMAT_VERSION, code_fingerprint, read_sealed, write_sealed
+from policylint.cache.decoded import read_sealed_json
+from policylint.cache.store import FORMAT_VERSION, code_fingerprint, write_sealed
 from policylint.engine.reads import facts_read
 from policylint.facts import Facts
 from policylint.finding import Finding, Severity, Subject
@@ -171,10 +172,9 @@ class Verdicts:
 
     def read(self) -> None:
         try:
-            body = read_sealed(self.path, self.folder, KIND, MAX_BYTES)
-            if body is None:
+            stored = read_sealed_json(self.path, self.folder, KIND, MAX_BYTES)
+            if stored is None:
                 return
-            stored = json.loads(body)
             if isinstance(stored, dict) and stored.get("header") == self.header and isinstance(stored.get("rows"), dict):
                 self.rows = stored["rows"]
         except Exception:  # noqa: BLE001 - a damaged entry is an empty one: every view is evaluated

@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from policylint.cache import store
-from policylint.cache.store import FORMAT_VERSION, read_sealed, stat_identity, write_sealed
+from policylint.cache.decoded import read_sealed_json
+from policylint.cache.store import FORMAT_VERSION, stat_identity, write_sealed
 from policylint.model.load import document_cache
 from policylint.model.load.documents import Document, SourceFile
 from policylint.model.load.limits import LoadLimits
@@ -196,10 +197,9 @@ def open_pack(folder: Path, root: Path, limits: LoadLimits) -> Pack:
     header = _header(root, limits)
     pack = Pack(folder, _entry_path(folder, header), header, limits)
     try:
-        body = read_sealed(pack.path, folder, KIND, MAX_BYTES)
-        if body is None:
+        stored = read_sealed_json(pack.path, folder, KIND, MAX_BYTES)
+        if stored is None:
             return pack
-        stored = json.loads(body)
         if not isinstance(stored, dict) or stored.get("header") != header or not isinstance(stored.get("files"), dict):
             return pack
         files = stored["files"]
