@@ -1,4 +1,11 @@
-"""The resident server's side (see :mod:`policylint.resident`): import the pipeline, then fork a run per caller."""
+"""The resident server's side (see :mod:`policylint.resident`): import the pipeline, then fork a run per caller.
+
+Besides its imports, the server keeps a few large cache entries decoded for the runs it
+forks (a :class:`Keeper`, :class:`policylint.cache.decoded.DecodedKeeper`): after its caller
+has the exit code, a run's child names the entries it decoded on a pipe the server watches
+beside its socket; the server decodes them between commands, and a later child takes a
+value only for an entry whose bytes it read and checked itself and found equal.
+"""
 
 from __future__ import annotations
 
