@@ -409,6 +409,46 @@ def test_a_cold_run_with_the_cache_reads_each_new_trace_once(tmp_path: Path, mon
     assert opened() == [] and not kept._KEPT
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_trace_rewritten_between_its_hashing_and_its_reading_is_not_kept_under_the_old_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """The facts read from new bytes are neither stored nor pooled under a key naming the old ones.
+
+    A trace is rewritten just before its reader opens it (after its digest went into the
+    key). When its old bytes come back, a run with the cache must say what a run without
+    it says - not the facts of the bytes that were there in between.
+    """
+    import policylint.readers as readers
+    from policylint.measure import parallel
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_WORKLOADS", 2)
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    victim = repo / "measurements" / "traces" / "chat-assistant.csv"
+    original = victim.read_bytes()
+    other = (repo / "measurements" / "traces" / "code-completion.csv").read_bytes()
+    real_take = readers.take
+    rewritten: list[str] = []
+
+    def racing_take(path: Any) -> Any:
+        if os.path.realpath(path) == os.path.realpath(victim) and not rewritten:
+            victim.write_bytes(other)  # rewritten between its hashing and its reading
+            rewritten.append(str(path))
+        return real_take(path)
+
+    monkeypatch.setattr(readers, "take", racing_take)
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "c"))
+    command = ["check", str(repo), "--format", "json", "--jobs", jobs, *WHEN]
+    run_cli(command)
+    assert rewritten or jobs == "2"  # in a worker the spy's list is the worker's own
+    assert victim.read_bytes() == other
+    monkeypatch.setattr(readers, "take", real_take)
+    victim.write_bytes(original)  # the old bytes are back
+    expected = run_cli(["check", str(repo), "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
+    assert run_cli(command) == expected
+    assert run_cli(command) == expected
+
+
 def test_jobs_must_be_positive() -> None:
     code, _, err = run_cli(["check", target_of("clean"), "--jobs", "0"])
     assert code == 2

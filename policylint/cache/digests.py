@@ -100,18 +100,46 @@ def known_digest(path: Path, folder: Path | None, *, hash_files: bool = True, li
     table = _digest_table(folder, os.path.dirname(real))
     found = table.get(real, ident)
     if found is not None:
+        _KEYED[real] = tuple(ident)
         return found
     if not hash_files:
         raise Unhashed(real)
     hashed_at = time.time_ns()
     digest = _file_digest(Path(real))
     after = stat_identity(os.stat(real))
+    if after == ident:
+        _KEYED[real] = tuple(ident)
+    else:
+        _KEYED.pop(real, None)  # changed while hashed: no measurement of it is kept under this digest
     settled = max(before.st_mtime_ns, before.st_ctime_ns) < hashed_at - int(_RACY_SECONDS * 1e9)
     if after == ident and settled:
         table.add(real, ident, digest)
         if len(_FRESH) < _MAX_FRESH:
             _FRESH.append((os.fspath(folder), table.directory, real, list(ident), digest))
     return digest
+
+
+#: per real path, the identity (device, inode, size, modification and status-change times) the file
+#: had when this process took its digest, from its table row or by hashing it; a measurement read
+#: from it is kept under a key holding that digest only while the file still has that identity
+#: (:func:`unchanged_since_digest`)
+_KEYED: dict[str, tuple[int, ...]] = {}
+
+
+def unchanged_since_digest(path: Path | str) -> bool:
+    """Whether the file at ``path`` has the identity it had when this process took its digest.
+
+    A file rewritten between the digest that went into a measurement's key and its reading
+    changes its status-change time: what was read from it is then not what the key names.
+    """
+    real = os.path.realpath(path)
+    then = _KEYED.get(real)
+    if then is None:
+        return False
+    try:
+        return tuple(stat_identity(os.stat(real))) == then
+    except OSError:
+        return False
 
 
 #: the rows this process added by hashing since it last handed them on (:func:`take_fresh`): a

@@ -298,10 +298,13 @@ def prepare(
     misses = frozenset(n for n in full if n not in facts)
     findings: list[Finding] = []
     if misses:
+        measured_keys: dict[str, str | None] = {}
         measured, findings = measure(
             model, now, limits=limits, cache_dir=cache_dir, jobs=jobs,
-            only=Needed(misses, frozenset(), frozenset(), frozenset()),
+            only=Needed(misses, frozenset(), frozenset(), frozenset()), keys_out=measured_keys,
         )
+        if any(measured_keys.get(n) != keys[n] for n in misses):
+            return None  # a trace changed since its key was taken here: the pools are summed afresh
         facts.update(measured)
     digest_cache.flush_digests(cache_dir)
     views: dict[str, View] = {}

@@ -48,6 +48,17 @@ if TYPE_CHECKING:
 UNHASHED = "unhashed"
 
 
+def files_unchanged(workload: Workload) -> bool:
+    """Whether every file ``workload`` measures still is the file its key's digests were taken of.
+
+    A measurement read after one of its traces was rewritten is of other bytes than its key
+    names: it is neither stored nor keyed (see :func:`policylint.cache.digests.unchanged_since_digest`).
+    """
+    from policylint.cache.digests import unchanged_since_digest
+
+    return all(unchanged_since_digest(ref.path) for ref in workload.measurements.values() if ref.path is not None)
+
+
 def workload_key(
     workload: Workload, limits: TraceLimits | None, folder: Path | None = None, *, hash_files: bool = True
 ) -> str | None:

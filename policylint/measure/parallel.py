@@ -46,7 +46,7 @@ def measure_one(
         facts, problems = measure_workload(workload, now, limits=limits, reads=reads)
     except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
         return WorkloadFacts(errors=[str(exc)]), []
-    if cache_dir is not None and key is not None and not problems and not facts.errors:
+    if cache_dir is not None and key is not None and not problems and not facts.errors and measure_cache.files_unchanged(workload):
         measure_cache.store(cache_dir, key, facts)
     return facts, problems
 
@@ -77,7 +77,10 @@ def _work(name: str) -> tuple[str, str | None, tuple[WorkloadFacts, list[Finding
             return name, key, (hit, []), digest_cache.take_fresh()
     else:
         key = keys[name]
-    return name, key, measure_one(workload, key, now, limits, cache_dir), digest_cache.take_fresh()
+    result = measure_one(workload, key, now, limits, cache_dir)
+    if key is not None and not measure_cache.files_unchanged(workload):
+        key = None  # read after a trace changed: its facts are not what the key names (nor pooled under it)
+    return name, key, result, digest_cache.take_fresh()
 
 
 def measure_parallel(

@@ -103,6 +103,14 @@ def measure(
     # a run that measures a few workloads again (a pre-commit run on an edited file) takes their
     # traces' reads kept by the one before and keeps them for the next (policylint.measure.kept_reads)
     reads = cache_dir if len(traced) <= KEEP_AT_MOST else None
+    changed: list[str] = []  # keyed workloads measured after a trace of theirs changed since its digest
+
+    def measured(name: str) -> tuple[WorkloadFacts, list[Finding]]:
+        result = parallel.measure_one(model.workloads[name], keys[name], now, limits, cache_dir, reads)
+        if keys[name] is not None and not measure_cache.files_unchanged(model.workloads[name]):
+            changed.append(name)
+        return result
+
     if in_workers and len(traced) >= parallel.PARALLEL_MIN_WORKLOADS:
         # The first one here: it imports the readers and calculator once, before the
         # fork, instead of once in every worker.
@@ -117,9 +125,11 @@ def measure(
                 release()  # the hashed bytes are not parsed
                 done[first] = (hit, [])
         if first not in done:
-            done[first] = parallel.measure_one(model.workloads[first], keys[first], now, limits, cache_dir, reads)
+            done[first] = measured(first)
         rekey = frozenset(unhashed) - {first}
         for name, key, result in parallel.measure_parallel(model, traced[1:], keys, rekey, now, limits, cache_dir, jobs):
+            if key is None and keys.get(name) is not None:
+                changed.append(name)  # its worker read a trace changed since its key's digests were taken
             keys[name] = key
             done[name] = result
     for name in todo:
@@ -133,7 +143,18 @@ def measure(
                     release()  # the hashed bytes are not parsed
                     done[name] = (hit, [])  # as a worker does: the new digest found an entry
                     continue
-            done[name] = parallel.measure_one(model.workloads[name], keys[name], now, limits, cache_dir, reads)
+            done[name] = measured(name)
+    if cache_dir is not None:
+        # a workload measured after one of its traces changed since its key's digests were taken: its
+        # facts are of other bytes than the key names, so neither it nor a pool holding it is keyed
+        # (a worker checks what it measured itself and hands back no key: policylint.measure.parallel._work)
+        for name in changed:
+            keys[name] = None
+        if pooled is not None and changed and not unhashed:
+            for name in changed:
+                pool = model.workloads[name].pool
+                if pool is not None and pool.qualified in pooled:
+                    pooled[pool.qualified] = CachedPool(None)
     if cache_dir is not None and pooled is not None and unhashed:
         # every key is known now: the pools' entries, for measure_pools to use or store
         pooled.update(cached_pools(model, keys, cache_dir, only))
