@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -447,6 +448,52 @@ def test_a_trace_rewritten_between_its_hashing_and_its_reading_is_not_kept_under
     expected = run_cli(["check", str(repo), "--format", "json", "--no-cache", "--jobs", "1", *WHEN])
     assert run_cli(command) == expected
     assert run_cli(command) == expected
+
+
+def test_a_narrowed_run_whose_trace_is_rewritten_while_measured_keeps_nothing_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pre-commit path: a spec edit sends its workload to be measured again, and its trace changes meanwhile.
+
+    Its digest comes from the digest table (the trace is settled, so nothing is hashed); the
+    reader then reads bytes the key does not name. Neither the workload's entry nor its
+    pool's sum may be kept under that key: with the old bytes back, the cached runs print
+    what ``--no-cache`` prints.
+    """
+    import policylint.readers as readers
+
+    monkeypatch.setattr(digest_cache, "_RACY_SECONDS", -60.0)  # just written, yet recorded at once
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    victim = repo / "measurements" / "traces" / "chat-assistant.csv"
+    original = victim.read_bytes()
+    other = (repo / "measurements" / "traces" / "code-completion.csv").read_bytes()
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(tmp_path / "c"))
+    run_cli(["check", str(repo), "--format", "json", *WHEN])  # fills the cache and the digest table
+    spec = repo / "workloads" / "product-ai.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("maxQueueSeconds: 0.5", "maxQueueSeconds: 0.6", 1),
+                    encoding="utf-8")
+    real_take = readers.take
+    rewritten: list[bool] = []
+
+    def racing_take(path: Any) -> Any:
+        if os.path.realpath(path) == os.path.realpath(victim) and not rewritten:
+            victim.write_bytes(other)  # another workload's trace, while it is measured
+            rewritten.append(True)
+        return real_take(path)
+
+    monkeypatch.setattr(readers, "take", racing_take)
+    narrowed = ["check", "--changed-files", str(spec), "--format", "json", *WHEN]
+    with contextlib.chdir(repo):
+        run_cli(narrowed)
+        assert rewritten and victim.read_bytes() == other
+        monkeypatch.setattr(readers, "take", real_take)
+        in_between = run_cli([*narrowed, "--no-cache"])
+        victim.write_bytes(original)
+        expected = run_cli([*narrowed, "--no-cache"])
+        assert in_between != expected  # the bytes read in between show in the findings
+        assert run_cli(narrowed) == expected
+    assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == run_cli(
+        ["check", str(repo), "--format", "json", "--no-cache", *WHEN])
 
 
 def test_jobs_must_be_positive() -> None:
