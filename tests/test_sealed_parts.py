@@ -123,3 +123,35 @@ def test_a_value_kept_decoded_is_taken_only_for_the_same_bytes_and_once(tmp_path
     assert decoded.read_sealed_json(path, folder, "repoindex", 1 << 20) is None
     # what the runs decoded, for a server to keep: each entry at least KEEP_DECODED_BYTES long
     assert decoded.DECODED == [(name, str(folder), "repoindex", 1 << 20)] * 2
+
+
+def test_the_server_decodes_an_entry_again_only_when_its_file_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run names the same entries every time: the server reads them again only when they were written again."""
+    monkeypatch.setattr(decoded, "KEPT_DECODED", {})
+    monkeypatch.setattr(decoded, "_IDENTS", {})
+    folder = tmp_path / "cache"
+    path = folder / "index.json"
+    body = _whole({"header": {"n": 1}}, {"w": [1, 2.5]})
+    assert store.write_sealed(path, folder, "repoindex", body, 1 << 20)
+    reads: list[str] = []
+    real = decoded.read_sealed
+
+    def counting(*args: Any) -> Any:
+        reads.append(str(args[0]))
+        return real(*args)
+
+    monkeypatch.setattr(decoded, "read_sealed", counting)
+    line = (json.dumps([str(path), str(folder), "repoindex", 1 << 20]) + "\n").encode()
+    keeper = decoded.DecodedKeeper()
+    keeper.keep([line])
+    keeper.keep([line])
+    assert len(reads) == 1 and decoded.KEPT_DECODED[str(path)] == (body, json.loads(body))
+    assert keeper.kept() == (1, len(body))
+    again = body.replace(b"2.5", b"3.5")
+    assert store.write_sealed(path, folder, "repoindex", again, 1 << 20)  # written again: a new file
+    keeper.keep([line])
+    assert len(reads) == 2 and decoded.KEPT_DECODED[str(path)] == (again, json.loads(again))
+    # a name outside its cache folder, or of another kind, is never read
+    keeper.keep([(json.dumps([str(tmp_path / "x.json"), str(folder), "repoindex", 1 << 20]) + "\n").encode(),
+                 (json.dumps([str(path), str(folder), "documents", 1 << 20]) + "\n").encode(), b"not json\n"])
+    assert len(reads) == 2

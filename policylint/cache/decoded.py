@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from policylint.cache.store import read_sealed
+from policylint.cache.store import read_sealed, stat_identity
 
 #: a sealed JSON entry at least this large, decoded by a run, is worth keeping decoded in a
 #: resident server (:mod:`policylint.resident_server`) for the runs it forks next
@@ -32,6 +32,8 @@ DECODED: list[tuple[str, str, str, int]] = []
 #: entries a resident server decoded before forking this run, by path: (body, value); each is used
 #: at most once, and only for a body equal to the one it was decoded from
 KEPT_DECODED: dict[str, tuple[bytes, Any]] = {}
+#: in the server: the identity (device, inode, size, times) each kept entry's file had when it was read
+_IDENTS: dict[str, list[int]] = {}
 
 
 def read_sealed_json(path: Path | str, folder: Path, kind: str, max_bytes: int) -> Any:
@@ -86,13 +88,22 @@ class DecodedKeeper:
                 real_folder = os.path.realpath(folder)
                 if os.path.commonpath([os.path.realpath(path), real_folder]) != real_folder:
                     continue
+                ident = stat_identity(os.stat(path))
+                if path in KEPT_DECODED and _IDENTS.get(path) == ident:
+                    # unchanged since it was decoded: kept as it is (the next run is not kept waiting
+                    # while the server decodes the same 33 MB again; a run still compares the bytes)
+                    KEPT_DECODED[path] = KEPT_DECODED.pop(path)  # the latest named
+                    continue
                 KEPT_DECODED.pop(path, None)
+                _IDENTS.pop(path, None)
                 body = read_sealed(path, Path(folder), kind, min(max_bytes, KEEP_DECODED_MAX))
                 if body is not None:
                     KEPT_DECODED[path] = (body, json.loads(body))
+                    _IDENTS[path] = ident
             except Exception:  # noqa: BLE001 - an entry that cannot be kept is decoded by each run, as alone
                 continue
             while sum(len(b) for b, _ in KEPT_DECODED.values()) > KEEP_DECODED_MAX:
+                _IDENTS.pop(next(iter(KEPT_DECODED)), None)
                 KEPT_DECODED.pop(next(iter(KEPT_DECODED)))  # the oldest named first
 
     def kept(self) -> tuple[int, int]:
