@@ -33,6 +33,30 @@ if TYPE_CHECKING:
 PARALLEL_MIN_WORKLOADS = 32
 
 
+def measure_keyed(
+    workload: Workload,
+    key: str | None,
+    now: dt.datetime,
+    limits: TraceLimits | None,
+    cache_dir: Path | None,
+    reads: Path | None = None,
+) -> tuple[tuple[WorkloadFacts, list[Finding]], str | None]:
+    """Measure one workload and store a clean result in the cache (its trace's read kept in ``reads``, if given).
+
+    Also the key its facts may be kept and pooled under: ``key``, or None when one of its traces
+    changed since the digests in ``key`` were taken (what was read is then not what the key names).
+    """
+    try:
+        facts, problems = measure_workload(workload, now, limits=limits, reads=reads)
+    except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
+        facts, problems = WorkloadFacts(errors=[str(exc)]), []
+    if key is not None and cache_dir is not None and not measure_cache.files_unchanged(workload):
+        key = None
+    if cache_dir is not None and key is not None and not problems and not facts.errors:
+        measure_cache.store(cache_dir, key, facts)
+    return (facts, problems), key
+
+
 def measure_one(
     workload: Workload,
     key: str | None,
@@ -41,14 +65,24 @@ def measure_one(
     cache_dir: Path | None,
     reads: Path | None = None,
 ) -> tuple[WorkloadFacts, list[Finding]]:
-    """Measure one workload and store a clean result in the cache (its trace's read kept in ``reads``, if given)."""
-    try:
-        facts, problems = measure_workload(workload, now, limits=limits, reads=reads)
-    except MeasurementError as exc:  # pragma: no cover - measure_workload catches these
-        return WorkloadFacts(errors=[str(exc)]), []
-    if cache_dir is not None and key is not None and not problems and not facts.errors and measure_cache.files_unchanged(workload):
-        measure_cache.store(cache_dir, key, facts)
-    return facts, problems
+    """:func:`measure_keyed`'s facts and findings."""
+    return measure_keyed(workload, key, now, limits, cache_dir, reads)[0]
+
+
+def keyed_hit(
+    workload: Workload, limits: TraceLimits | None, cache_dir: Path | None
+) -> tuple[str | None, WorkloadFacts | None]:
+    """The workload's key, its traces hashed now (just before their measuring), and its cached facts if any.
+
+    On a hit the bytes the hashing kept for the readers are let go: no reader comes.
+    """
+    key = measure_cache.workload_key(workload, limits, cache_dir)
+    hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+    if hit is not None:
+        from policylint.readers.kept import release
+
+        release()
+    return key, hit
 
 
 def can_fork() -> bool:
@@ -68,18 +102,12 @@ def _work(name: str) -> tuple[str, str | None, tuple[WorkloadFacts, list[Finding
     workload = model.workloads[name]
     digest_cache.take_fresh()  # rows a fork inherited from the run's process are that process's own
     if name in rekey:
-        key = measure_cache.workload_key(workload, limits, cache_dir)
-        hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+        key, hit = keyed_hit(workload, limits, cache_dir)
         if hit is not None:
-            from policylint.readers.kept import release
-
-            release()  # the bytes hashed for the key are not parsed
             return name, key, (hit, []), digest_cache.take_fresh()
     else:
         key = keys[name]
-    result = measure_one(workload, key, now, limits, cache_dir)
-    if key is not None and not measure_cache.files_unchanged(workload):
-        key = None  # read after a trace changed: its facts are not what the key names (nor pooled under it)
+    result, key = measure_keyed(workload, key, now, limits, cache_dir)  # no key for a trace changed meanwhile
     return name, key, result, digest_cache.take_fresh()
 
 

@@ -106,8 +106,8 @@ def measure(
     changed: list[str] = []  # keyed workloads measured after a trace of theirs changed since its digest
 
     def measured(name: str) -> tuple[WorkloadFacts, list[Finding]]:
-        result = parallel.measure_one(model.workloads[name], keys[name], now, limits, cache_dir, reads)
-        if keys[name] is not None and not measure_cache.files_unchanged(model.workloads[name]):
+        result, key = parallel.measure_keyed(model.workloads[name], keys[name], now, limits, cache_dir, reads)
+        if key is None and keys[name] is not None:
             changed.append(name)
         return result
 
@@ -116,13 +116,8 @@ def measure(
         # fork, instead of once in every worker.
         first = traced[0]
         if first in unhashed:
-            keys[first] = measure_cache.workload_key(model.workloads[first], limits, cache_dir)
-            key = keys[first]
-            hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+            keys[first], hit = parallel.keyed_hit(model.workloads[first], limits, cache_dir)
             if hit is not None:
-                from policylint.readers.kept import release
-
-                release()  # the hashed bytes are not parsed
                 done[first] = (hit, [])
         if first not in done:
             done[first] = measured(first)
@@ -135,12 +130,8 @@ def measure(
     for name in todo:
         if name not in done:
             if name not in keys:  # hashed just before its measuring (or its worker failed before hashing)
-                from policylint.readers.kept import release
-
-                key = keys[name] = measure_cache.workload_key(model.workloads[name], limits, cache_dir)
-                hit = measure_cache.load(cache_dir, key) if cache_dir is not None and key is not None else None
+                keys[name], hit = parallel.keyed_hit(model.workloads[name], limits, cache_dir)
                 if hit is not None:
-                    release()  # the hashed bytes are not parsed
                     done[name] = (hit, [])  # as a worker does: the new digest found an entry
                     continue
             done[name] = measured(name)
