@@ -253,3 +253,20 @@ def test_the_decoded_limit_follows_the_other_limits() -> None:
     assert TraceLimits(max_decoded_bytes=10).decoded_bytes == 10
     with pytest.raises(ValueError):
         TraceLimits(max_columns=0)
+
+
+@pytest.mark.parametrize("container", ["stream", "file"])
+def test_a_column_name_that_is_not_utf8_is_refused_with_a_message(tmp_path: Path, container: str) -> None:
+    """Found by the arrow fuzz target: Arrow decodes field names as UTF-8 when asked for them, and raised."""
+    table = pa.table({"start": pa.array([0.0, 1.0]), "XQXQ": pa.array([1.0, 2.0])})
+    sink = pa.BufferOutputStream()
+    writer = pa.ipc.new_stream(sink, table.schema) if container == "stream" else pa.ipc.new_file(sink, table.schema)
+    with writer:
+        writer.write_table(table)
+    data = sink.getvalue().to_pybytes()
+    assert data.count(b"XQXQ") == (1 if container == "stream" else 2)  # the schema (a file repeats it in its footer)
+    path = tmp_path / "trace.arrow"
+    path.write_bytes(data.replace(b"XQXQ", b"\xff\xfe\xff\xfe"))
+    with pytest.raises(MeasurementError, match="a column name is not valid UTF-8"):
+        read_series(path, format="requests", start_column="start", end_column="end", display_name=path.name,
+                    limits=TraceLimits())

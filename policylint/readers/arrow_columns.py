@@ -100,9 +100,13 @@ def open_binary(source: Source, kind: str, limits: TraceLimits) -> tuple[list[st
             with pa.memory_map(str(source.path)) as mapped:
                 schema = (pa.ipc.open_file(mapped) if kind == "arrow" else pa.ipc.open_stream(mapped)).schema
         check_columns(len(schema), limits, source.name)
+        names = [str(n).strip() for n in schema.names]  # Arrow decodes each name as UTF-8 here
+    except UnicodeDecodeError:
+        # found by the arrow fuzz target: a schema whose field name is not UTF-8 raised from Arrow's decoding
+        raise MeasurementError("cannot read: a column name is not valid UTF-8", source=source.name) from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise MeasurementError(f"cannot read: {_arrow_message(exc)}", source=source.name) from None
-    return [str(n).strip() for n in schema.names], parquet
+    return names, parquet
 
 
 def _arrow_message(exc: BaseException) -> str:
