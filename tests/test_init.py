@@ -177,6 +177,16 @@ def test_schema_write_copies_every_schema(tmp_path: Path) -> None:
     assert out.startswith("unchanged ")
 
 
+def test_schema_write_shows_a_control_character_in_its_folder_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the cli fuzz target: ``schema --write $'\\x07'`` rang the terminal's bell once per schema."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["schema", "--write", "\x07"])
+    assert (code, err) == (0, "")
+    assert "\x07" not in out
+    assert out == "".join(f"wrote \\x07/{name}\n" for name in SCHEMA_FILES.values())
+    assert sorted(p.name for p in (tmp_path / "\x07").iterdir()) == sorted(SCHEMA_FILES.values())
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

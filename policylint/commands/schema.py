@@ -73,8 +73,11 @@ def run(args: argparse.Namespace) -> int:
     if args.write is not None:
         if args.kind is not None:
             raise PolicylintError("give either KIND (print one schema) or --write DIR (write them all), not both")
+        from policylint.report.safe_text import escape_controls
+
         for path, status in write_schemas(args.write):
-            sys.stdout.write(f"{_VERB[status]} {path.as_posix()}\n")
+            # the folder is the user's to name: a control character in it is shown, not sent to the terminal
+            sys.stdout.write(f"{_VERB[status]} {escape_controls(path.as_posix())}\n")
         return 0
     if args.kind is None:
         raise PolicylintError("name a KIND (workload, cluster, proposal, rule, config) or give --write DIR")
