@@ -14,7 +14,7 @@ from policylint.analysis import BandReport, SpikeTable, analyse, flat_day_test
 from policylint.calc.cleaning import flat_days, outlier_days
 from policylint.calc.core import BandTable, summarise
 from policylint.calc.erlang import ErlangResult, erlang_b, erlang_c, erlang_c_wait
-from policylint.calc.gpus import gpu_counts, gpus_for, residency_ratio
+from policylint.calc.gpus import gpu_counts, gpus_for, gpus_one, residency_ratio
 from policylint.calc.jobs import DurationStats, duration_stats
 from policylint.calc.queue import (
     BoundedQueue,
@@ -59,6 +59,7 @@ __all__ = [
     "flat_days",
     "gpu_counts",
     "gpus_for",
+    "gpus_one",
     "outlier_days",
     "percentile",
     "queue_backlog",

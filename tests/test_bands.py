@@ -25,6 +25,7 @@ from policylint.bands import (
     erlang_c_wait,
     find_spikes,
     gpus_for,
+    gpus_one,
     outlier_days,
     percentile,
     queue_backlog,
@@ -304,6 +305,49 @@ def test_gpus_ignore_float_noise() -> None:
     assert gpus_for(np.array([0.0, 1.0, 1.5, 8.0]), 4.0, 2).tolist() == [0, 2, 2, 4]
     with pytest.raises(PolicylintError):
         gpus_for(1.0, 0.0)
+
+
+def _array_path(c: float, per: float, replicas: int) -> int | str:
+    """``int(gpus_for(...))``, or the error's text."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NaN or a count past 64 bits cast to int64
+            return int(gpus_for(c, per, replicas))
+    except PolicylintError as exc:
+        return str(exc)
+
+
+def _scalar_path(c: float, per: float, replicas: int) -> int | str:
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return gpus_one(c, per, replicas)
+    except PolicylintError as exc:
+        return str(exc)
+
+
+@given(
+    st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(-5, 5000), st.integers(-10, 10**6)),
+    st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(1e-6, 64), st.sampled_from([0.3, 0.5, 1.0, 4.0, 0.0, -1.0])),
+    st.integers(0, 64),
+)
+@settings(max_examples=400, deadline=None)
+def test_gpus_one_is_the_array_conversion(c: float, per: float, replicas: int) -> None:
+    """The scalar path gives the array path's figure (or its error) for every input, odd ones included."""
+    assert _scalar_path(c, per, replicas) == _array_path(c, per, replicas)
+
+
+def test_gpus_one_at_the_edges() -> None:
+    # exact multiples, values just past them, the float noise the epsilon absorbs, zero and below
+    for c, per, replicas in [(2.1, 0.3, 1), (8.0, 4.0, 2), (8.000001, 4.0, 2), (0.0, 1.0, 1), (-3.0, 1.0, 4),
+                             (1e300, 1e-300, 1), (2.0**62, 1.0, 2), (float("nan"), 1.0, 1), (1.0, 0.0, 1), (1.0, 1.0, 0)]:
+        assert _scalar_path(c, per, replicas) == _array_path(c, per, replicas), (c, per, replicas)
+    assert gpus_one(2.1, 0.3) == 7 and type(gpus_one(2.1, 0.3)) is int
+    assert gpus_one(np.float64(9.0), 4.0, 2) == 6
 
 
 def test_duration_stats() -> None:

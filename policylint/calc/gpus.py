@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from policylint.calc.settings import CEIL_EPS
@@ -47,6 +49,27 @@ def _shown(a: np.ndarray) -> str:
 def gpus_for(concurrency: np.ndarray | float, per_gpu: float, gpus_per_replica: int = 1) -> np.ndarray:
     """Whole GPUs for ``concurrency`` (:func:`gpu_counts`), as integers."""
     return gpu_counts(np.asarray(concurrency, dtype=np.float64), per_gpu, gpus_per_replica).astype(np.int64)
+
+
+def gpus_one(concurrency: float, per_gpu: float, gpus_per_replica: int = 1) -> int:
+    """:func:`gpus_for` of one number, as a Python ``int``: the same conversion, without arrays.
+
+    A workload's view converts three bands one at a time, and a 0-d array costs tens of
+    microseconds where the arithmetic costs nanoseconds. The steps are those of
+    :func:`gpu_counts` on doubles (division, subtracting :data:`CEIL_EPS`, ceiling, the
+    floor at zero, the product, truncation), each exact or rounded alike in Python and
+    NumPy, so the figure is the array path's (``tests/test_bands.py`` compares the two).
+    Anything else - NaN or infinity, a count past 64 bits, a refused ``per_gpu`` or
+    ``gpus_per_replica`` - takes the array path itself, with its result or its error.
+    """
+    x, per, replicas = float(concurrency), float(per_gpu), float(gpus_per_replica)
+    if per > 0 and replicas >= 1 and math.isfinite(per) and math.isfinite(replicas):
+        ratio = x / per - CEIL_EPS
+        if math.isfinite(ratio):
+            whole = float(max(math.ceil(ratio), 0)) * replicas
+            if abs(whole) < 2.0**63:
+                return int(whole)
+    return int(gpus_for(concurrency, per_gpu, gpus_per_replica))
 
 
 def residency_ratio(residency_seconds: np.ndarray | float, active_seconds: np.ndarray | float) -> np.ndarray:

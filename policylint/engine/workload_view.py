@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.bands import gpus_for
+from policylint.calc.gpus import gpus_one
 from policylint.engine.sheets import WorkloadFactSheet
 from policylint.engine.view import View
 from policylint.measure.conversion import conversion_for, gpu_conversion
@@ -36,7 +36,7 @@ def num(x: Any) -> float | None:
 def gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int | None:
     if value is None or not per_gpu:
         return None
-    return int(gpus_for(value, per_gpu, per_replica))
+    return gpus_one(value, per_gpu, per_replica)
 
 
 def _evidence(tol: ToleranceSpec) -> dict[str, Any]:
