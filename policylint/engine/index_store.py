@@ -94,6 +94,33 @@ def json_text(value: Any) -> str | None:
     return text if same_value(json.loads(text), value) else None
 
 
+def json_exact_places(paths: Any) -> bool:
+    """Whether fact places read back from JSON exactly: text keys, each place a list of texts and ints.
+
+    What :func:`json_text` would confirm for such a value, without writing and reading it:
+    JSON keeps every ``str`` (lone surrogates escaped) and every ``int`` exactly. Anything
+    else (a float, a bool, a tuple) answers False and the workload is not recorded.
+    """
+    if type(paths) is not dict:
+        return False
+    for name, place in paths.items():
+        if type(name) is not str or type(place) is not list or not set(map(type, place)) <= _PLACE_PARTS:
+            return False
+    return True
+
+
+_PLACE_PARTS = frozenset((str, int))
+
+
+def fact_values(sheet: Any) -> list[Any]:
+    """The values of ``sheet``'s facts in its order (``list(dict(sheet).values())``, by its getters when it has them)."""
+    from policylint.facts import Facts
+
+    if isinstance(sheet, Facts) and type(sheet).get is Facts.get and type(sheet).__getitem__ is Facts.__getitem__:
+        return [getter(sheet) for getter in sheet._fact_getters.values()]
+    return [sheet[name] for name in sheet]
+
+
 #: per list of fact names: the maker of a workload sheet from values in its order (None: not the
 #: sheet's facts in order) and each name's place. By value: a record made this run holds a list of
 #: its own, equal to the others (the index's records share one, found by identity in the hash table).

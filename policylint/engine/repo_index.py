@@ -58,8 +58,10 @@ from policylint.engine.index_store import (
     CLOCK_KEYS,
     Index,
     Record,
+    fact_values,
     file_ident,
     files_of,
+    json_exact_places,
     json_text,
     no_record,
     open_index,
@@ -180,18 +182,20 @@ def usable(rec: Record | None, w: Workload, pools: dict[str, str]) -> bool:
     return True
 
 
-def view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list[int] | None] | None:
+def view_of(rec: Record, w: Workload, now: dt.datetime, decoded: tuple[list[Any], Any] | None = None) -> tuple[View, list[int] | None] | None:
     """The view of ``w`` rebuilt from its record and its run sketch (None when the stored facts do not fit their names).
 
     As :func:`policylint.facts.rebuild` of the stored facts by name with the clock facts put
     in their places, made from the values in order (a clock fact the stored names lack, or
-    names that are not a workload sheet's facts in order, give None).
+    names that are not a workload sheet's facts in order, give None). ``decoded`` is what
+    ``rec.values()`` gave, when the caller has it already (a fresh list of its own).
     """
     from policylint.engine.view import View
 
-    decoded = rec.values()
     if decoded is None:
-        return None
+        decoded = rec.values()
+        if decoded is None:
+            return None
     values, sketch = decoded
     make, places = shape_of(rec.shape)
     if make is None:
@@ -417,7 +421,7 @@ class Recorder:
             files=[[m, r] for m, r in files],
         )
         # the stored facts: the view without its clock facts (recomputed on use)
-        stored = dict(view.facts)
+        stored = dict(zip(view.facts, fact_values(view.facts)))
         clock_keys = list(_clock_facts(rec, w, self.now))
         for k in clock_keys:
             if k not in stored:
@@ -425,23 +429,29 @@ class Recorder:
             stored[k] = None
         text = json_text([list(stored.values()), None])
         lite = json_text([lite_values(view.facts), sketch_text(sketch)])
-        if text is None or lite is None or json_text(rec.paths) is None:
+        if text is None or lite is None or not json_exact_places(rec.paths):
             return None
         rec.text, rec.lite = text, lite
         # The view rebuilt from the record is the view: at this instant its other facts are the
         # view's by construction (stored exactly above), so the clock facts are compared; at
         # another instant, everything, against a view built afresh (a fact that moves with the
         # clock and is not recomputed shows there).
-        got = view_of(rec, w, self.now)
+        # decoded once, as a later run decodes it (text and lite text); each view below gets its own list
+        decoded = rec.values()
+        if decoded is None:
+            return None
+        got = view_of(rec, w, self.now, (list(decoded[0]), decoded[1]))
         if got is None or not same_value(got[1], sketch) or not same_value(got[0].paths, view.paths):
             return None
         if list(got[0].facts) != list(view.facts) or not all(same_value(got[0].facts[k], view.facts[k]) for k in clock_keys):
             return None
         later = self.now + dt.timedelta(days=3, seconds=7, microseconds=1234)
-        again = view_of(rec, w, later)
+        again = view_of(rec, w, later, (list(decoded[0]), decoded[1]))
         want = workload_view(w, wf, later)[0]
-        # compared as plain dicts: same_value is exact about types and NaN only there
-        if again is None or not same_value(dict(again[0].facts), dict(want.facts)) or not same_value(again[0].paths, want.paths):
+        # compared name by name, then as plain lists: same_value is exact about types and NaN only there
+        if again is None or list(again[0].facts) != list(want.facts) or not same_value(fact_values(again[0].facts), fact_values(want.facts)):
+            return None
+        if not same_value(again[0].paths, want.paths):
             return None
         # a stand-in's facts are the row's at any instant (none of them moves with the clock)
         if not same_value(lite_values(again[0].facts), lite_values(view.facts)):
