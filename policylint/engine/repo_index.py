@@ -404,14 +404,20 @@ class Recorder:
         clock = {k: integrity[k] for k in CLOCK_KEYS if k in integrity}
         if any(not (v is None or type(v) in (int, float)) for v in clock.values()):
             return None
+        places = view.paths
+        if type(places) is not dict or not all(type(p) is tuple for p in places.values()):
+            return None  # a view's places are tuples, as a view rebuilt from its row has them
+        qualified = w.pool.qualified if w.pool is not None else ""
+        if qualified not in self.pools:
+            self.pools[qualified] = pool_hash(w.pool)  # as usable() keeps them: a pool's hash per run
         rec = Record(
             ident=ident,
-            pool=pool_hash(w.pool),
+            pool=self.pools[qualified],
             key=key,
             measured=measured,
             shape=tuple(view.facts),
             text="",
-            paths={k: list(v) for k, v in view.paths.items()},
+            paths={k: list(v) for k, v in places.items()},
             report=wf.report is not None,
             daily=_float(wf.report.daily) if wf.report is not None else None,
             usable_max=_float(wf.usable_max),
@@ -431,30 +437,25 @@ class Recorder:
         lite = json_text([lite_values(view.facts), sketch_text(sketch)])
         if text is None or lite is None or not json_exact_places(rec.paths):
             return None
-        rec.text, rec.lite = text, lite
+        rec.text, rec.lite, rec.tpaths = text, lite, dict(places)  # tuples, as a read index shares them
         # The view rebuilt from the record is the view: at this instant its other facts are the
         # view's by construction (stored exactly above), so the clock facts are compared; at
         # another instant, everything, against a view built afresh (a fact that moves with the
-        # clock and is not recomputed shows there).
-        # decoded once, as a later run decodes it (text and lite text); each view below gets its own list
+        # clock and is not recomputed shows there). The row is decoded once, as a later run does.
         decoded = rec.values()
-        if decoded is None:
-            return None
-        got = view_of(rec, w, self.now, (list(decoded[0]), decoded[1]))
+        got = None if decoded is None else view_of(rec, w, self.now, (list(decoded[0]), decoded[1]))
         if got is None or not same_value(got[1], sketch) or not same_value(got[0].paths, view.paths):
             return None
         if list(got[0].facts) != list(view.facts) or not all(same_value(got[0].facts[k], view.facts[k]) for k in clock_keys):
             return None
         later = self.now + dt.timedelta(days=3, seconds=7, microseconds=1234)
-        again = view_of(rec, w, later, (list(decoded[0]), decoded[1]))
+        again = view_of(rec, w, later, (list(decoded[0]), decoded[1])) if decoded is not None else None
         want = workload_view(w, wf, later)[0]
         # compared name by name, then as plain lists: same_value is exact about types and NaN only there
         if again is None or list(again[0].facts) != list(want.facts) or not same_value(fact_values(again[0].facts), fact_values(want.facts)):
             return None
-        if not same_value(again[0].paths, want.paths):
-            return None
-        # a stand-in's facts are the row's at any instant (none of them moves with the clock)
-        if not same_value(lite_values(again[0].facts), lite_values(view.facts)):
+        # and a stand-in's facts are the row's at any instant (none of them moves with the clock)
+        if not same_value(again[0].paths, want.paths) or not same_value(lite_values(again[0].facts), lite_values(view.facts)):
             return None
         return rec
 
