@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, copy_minirepo, run_cli
+from conftest import EXAMPLES, copy_minirepo, run_cli, run_fresh
 
 from policylint.model.load import document_cache
 from policylint.model import load
@@ -65,6 +65,24 @@ def test_a_warm_run_neither_parses_nor_validates_unchanged_files(
     seen = count_parses(monkeypatch)
     assert run_cli(["check", str(repo), "--format", "json", *WHEN]) == first
     assert seen == []
+
+
+def test_a_warm_run_does_not_import_the_yaml_parser(tmp_path: Path) -> None:
+    """PyYAML is imported by the first file parsed: a run whose files all come from the cache never loads it.
+
+    (A configuration file is parsed by every run, so the repository here has none.)
+    """
+    repo = copy_minirepo(tmp_path / "repo")
+    (repo / ".policylint.yaml").unlink()
+    check = ["check", str(repo), "--format", "json", *WHEN]
+    runs = [run_fresh(check, tmp_path, tmp_path / "cache") for _ in range(2)]
+    assert ["yaml" in modules for _, modules in runs] == [True, False]
+    assert runs[0][0] == runs[1][0] and json.loads(runs[1][0])["summary"]["documents"] > 0
+    # an edited file is parsed: the parser comes back, and so does the finding it leads to
+    workload = sorted((repo / "workloads").glob("*.yaml"))[0]
+    workload.write_text(workload.read_text().replace("spec:\n", "spec:\n  unknownField: 1\n", 1))
+    out, modules = run_fresh(check, tmp_path, tmp_path / "cache")
+    assert "yaml" in modules and "PL010" in out
 
 
 def test_a_changed_file_is_parsed_again_and_its_new_finding_reported(

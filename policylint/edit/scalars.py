@@ -26,8 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from policylint.model.load import Document, SourceFile, Span
 
 DocPath = tuple[str | int, ...]
@@ -84,6 +82,8 @@ def _plain_text(value: Scalar) -> str:
 
 def _resolve(text: str) -> str:
     """The tag a plain scalar ``text`` reads back as."""
+    import yaml  # only when a fix writes a scalar
+
     # SafeLoader resolves plain scalars with the default Resolver: the same tags the linter reads.
     return str(yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False)))
 

@@ -20,10 +20,10 @@ A test that switches the parser patches :data:`policylint.model.load.compose.LIB
 where the parser looks it up.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from policylint import API_VERSION
-from policylint.model.load.build import MAX_NUMBER_CHARS
 from policylint.model.load.comments import Comment, source_comments
-from policylint.model.load.compose import parse_text
 from policylint.model.load.documents import Definitions, Document, SourceFile, api_version_near_miss, is_scheduler_doc
 from policylint.model.load.files import (
     YAML_SUFFIXES,
@@ -40,6 +40,10 @@ from policylint.model.load.files import (
 )
 from policylint.model.load.limits import MAX_DEPTH, MAX_DOCUMENTS, MAX_FILE_BYTES, MAX_NODES, LoadLimits
 from policylint.model.load.positions import DocPath, PositionIndex, Span, parse_pointer, pointer
+
+if TYPE_CHECKING:  # imported on first use (see __getattr__ below)
+    from policylint.model.load.build import MAX_NUMBER_CHARS
+    from policylint.model.load.compose import parse_text
 
 __all__ = [
     "API_VERSION",
@@ -74,3 +78,17 @@ __all__ = [
     "source_comments",
     "within",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the parser's names are looked up when first asked for: a run whose files all come from
+    # the cache never imports PyYAML (about 16 ms)
+    if name == "parse_text":
+        from policylint.model.load.compose import parse_text
+
+        return parse_text
+    if name == "MAX_NUMBER_CHARS":
+        from policylint.model.load.build import MAX_NUMBER_CHARS
+
+        return MAX_NUMBER_CHARS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,8 +26,7 @@ import bisect
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from policylint.model.load.compose import NEEDLE, scan_scalars
-from policylint.model.load.positions import ScalarScan
+from policylint.model.load.positions import NEEDLE, ScalarScan
 
 if TYPE_CHECKING:
     from policylint.model.load.documents import SourceFile
@@ -199,5 +198,8 @@ def source_comments(source: SourceFile, needle: str = NEEDLE) -> list[Comment]:
     if needle not in source.text:
         return []
     if source.scalars is None:
+        # imported here: a run whose files all came from the cache never loads PyYAML
+        from policylint.model.load.compose import scan_scalars
+
         source.scalars = scan_scalars(source.text)
     return find_comments(source.text, source.scalars, needle)

@@ -23,10 +23,8 @@ import yaml
 from policylint.model.load.build import BuildBudget, Builder, Rejected
 from policylint.model.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss, stray_documents
 from policylint.model.load.limits import MAX_DOCUMENTS, MAX_NODES, LoadLimits
-from policylint.model.load.positions import ScalarScan
+from policylint.model.load.positions import NEEDLE, ScalarScan
 
-#: The text for which a parse records where the scalars are (every suppression comment holds it).
-NEEDLE = "policylint:"
 
 
 #: The characters YAML allows in a stream (YAML 1.1, section 5.1), as PyYAML checks them.

@@ -14,6 +14,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+
+#: The text for which a parse records where the scalars are (every suppression comment holds it).
+NEEDLE = "policylint:"
+
 DocPath = tuple[str | int, ...]
 
 
