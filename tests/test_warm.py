@@ -68,12 +68,9 @@ def test_a_warm_run_neither_parses_nor_validates_unchanged_files(
 
 
 def test_a_warm_run_does_not_import_the_yaml_parser(tmp_path: Path) -> None:
-    """PyYAML is imported by the first file parsed: a run whose files all come from the cache never loads it.
-
-    (A configuration file is parsed by every run, so the repository here has none.)
-    """
+    """PyYAML is imported by the first file parsed: a run whose files (configuration included) all come from the cache never loads it."""
     repo = copy_minirepo(tmp_path / "repo")
-    (repo / ".policylint.yaml").unlink()
+    assert (repo / ".policylint.yaml").is_file()
     check = ["check", str(repo), "--format", "json", *WHEN]
     runs = [run_fresh(check, tmp_path, tmp_path / "cache") for _ in range(2)]
     assert ["yaml" in modules for _, modules in runs] == [True, False]
@@ -83,6 +80,21 @@ def test_a_warm_run_does_not_import_the_yaml_parser(tmp_path: Path) -> None:
     workload.write_text(workload.read_text().replace("spec:\n", "spec:\n  unknownField: 1\n", 1))
     out, modules = run_fresh(check, tmp_path, tmp_path / "cache")
     assert "yaml" in modules and "PL010" in out
+
+
+def test_a_configuration_parse_never_passes_for_a_repository_document(tmp_path: Path, cache_dir: Path) -> None:
+    """The configuration's parse is kept under keys of its own: its bytes, found again as a workload, are schema-checked."""
+    repo = copy_minirepo(tmp_path / "repo")
+    workload = sorted((repo / "workloads").glob("*.yaml"))[0]
+    broken = workload.read_text().replace("spec:\n", "spec:\n  unknownField: 1\n", 1)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / ".policylint.yaml").write_text(broken)  # parsed cleanly, then refused as settings
+    code, _, err = run_cli(["check", str(elsewhere), "--config", str(elsewhere / ".policylint.yaml"), *WHEN])
+    assert code == 2 and ".policylint.yaml" in err
+    workload.write_text(broken)
+    code, out, _ = run_cli(["check", str(repo), "--format", "json", *WHEN])
+    assert code == 1 and "PL010" in out and "unknownField" in out
 
 
 def test_a_changed_file_is_parsed_again_and_its_new_finding_reported(

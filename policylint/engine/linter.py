@@ -101,6 +101,10 @@ def load_sources(
             source = load_file(path, display, options.limits, options.cache_dir)
         if explicit or looks_relevant(source):
             sources.append(source)
+        elif options.cache_dir is not None and source.cache_key is not None and not source.findings:
+            # another tool's YAML (the configuration file among them), parsed cleanly: kept too, so
+            # that a warm run parses no YAML at all (a hit is told apart from ours in the same way)
+            cache_source(options.cache_dir, source)
     return sources
 
 
@@ -394,7 +398,7 @@ def _gate_facts(views: list[View], options: LintOptions) -> None:
         path = home / name
         if path.is_file():
             try:
-                settings = read_config_file(path) or {}
+                settings = read_config_file(path, options.cache_dir) or {}
             except Exception:  # noqa: BLE001 - an unreadable configuration is load_config's error
                 settings = {}
             break

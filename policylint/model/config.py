@@ -163,14 +163,14 @@ def load_config(
         if not config_file.exists():
             raise PolicylintError(f"config file not found: {config_file}")
         path = config_file
-        read = read_config_file(config_file)
+        read = read_config_file(config_file, cache)
         if read is None:
             raise PolicylintError("no [tool.policylint] table", source=str(config_file))
         raw = read
     elif not isolated and changed_files:
         path = config_of_changes(paths)
         if path is not None:
-            raw = read_config_file(path) or {}
+            raw = read_config_file(path, cache) or {}
     elif not isolated:
         starts = [paths[0]] if paths else []
         starts.append(Path.cwd())
@@ -178,7 +178,7 @@ def load_config(
             if start.exists():
                 path = find_config(start)
                 if path is not None:
-                    raw = read_config_file(path) or {}
+                    raw = read_config_file(path, cache) or {}
                     break
     source = str(path) if path else "<defaults>"
     check_plain(raw, source)

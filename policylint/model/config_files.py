@@ -128,10 +128,10 @@ def _toml_too_deep(text: str, limit: int) -> tuple[int, str] | None:
     return None
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path, cache: Path | None = None) -> dict[str, Any]:
     from policylint.model.load import read_settings_yaml
 
-    data = read_settings_yaml(path)
+    data = read_settings_yaml(path, cache=cache)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -139,11 +139,15 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return _dates_as_text(data)
 
 
-def read_config_file(path: Path) -> dict[str, Any] | None:
-    """Raw settings from a config file (None: a pyproject.toml without our table)."""
+def read_config_file(path: Path, cache: Path | None = None) -> dict[str, Any] | None:
+    """Raw settings from a config file (None: a pyproject.toml without our table).
+
+    With the cache folder ``cache``, a YAML file's parse is kept by its bytes (see
+    :func:`policylint.model.load.read_settings_yaml`).
+    """
     if path.name == "pyproject.toml":
         return _read_pyproject(path)
-    return _read_yaml(path)
+    return _read_yaml(path, cache)
 
 
 def find_config(start: Path) -> Path | None:

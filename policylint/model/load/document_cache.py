@@ -70,9 +70,14 @@ def schemas_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def document_key(raw: bytes, limits: LoadLimits) -> str:
-    """The cache key of a YAML file's parsed documents: its bytes, the load limits, schemas and code."""
-    digest = hashlib.sha256(f"documents/{DOCUMENT_FORMAT}/{code_fingerprint()}/{schemas_fingerprint()}".encode())
+def document_key(raw: bytes, limits: LoadLimits, purpose: str = "documents") -> str:
+    """The cache key of a YAML file's parsed documents: its bytes, the load limits, schemas and code.
+
+    ``purpose`` keeps apart files read as something else than repository documents: a
+    configuration file's parse (``"settings"``) was never schema-checked as documents, so
+    its entry must never pass for the same bytes found in the repository.
+    """
+    digest = hashlib.sha256(f"{purpose}/{DOCUMENT_FORMAT}/{code_fingerprint()}/{schemas_fingerprint()}".encode())
     digest.update(_limits_text(limits))
     digest.update(b"\0")
     digest.update(raw)

@@ -37,12 +37,15 @@ def _decode(raw: bytes, source: SourceFile) -> str | None:
         return None
 
 
-def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache_dir: Path | None = None) -> SourceFile:
+def load_file(
+    path: Path, display: str, limits: LoadLimits = LoadLimits(), cache_dir: Path | None = None, purpose: str = "documents"
+) -> SourceFile:
     """Read and parse one file. Never raises for bad content.
 
     With ``cache_dir``, a file whose bytes were loaded and validated cleanly before
     comes from the document cache (see :mod:`policylint.model.load.document_cache`); on a miss the key
     is left on the source so that the caller can store it once validated (:func:`cache_source`).
+    ``purpose`` names what the file is read as (:func:`~policylint.model.load.document_cache.document_key`).
     """
     from policylint.safeio import RefusedFile, UnreadableFile, read_bytes
 
@@ -57,7 +60,7 @@ def load_file(path: Path, display: str, limits: LoadLimits = LoadLimits(), cache
         source.findings.append(source.file_finding("PL003", exc.message))
         return source
     if cache_dir is not None:
-        key = document_cache.document_key(raw, limits)
+        key = document_cache.document_key(raw, limits, purpose)
         hit = document_cache.load_source(cache_dir, key)
         if hit is not None:
             return SourceFile.from_stored(path, display, hit)
@@ -375,14 +378,18 @@ def looks_relevant(source: SourceFile) -> bool:
     return False
 
 
-def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
+def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits(), cache: Path | None = None) -> Any:
     """Parse a configuration or rule file with the same safety limits as documents.
 
     Returns the data of its single document (None for an empty file). Any problem
     - syntax, duplicate key, alias bomb, several documents - is a
-    :class:`PolicylintError` naming the file and the position.
+    :class:`PolicylintError` naming the file and the position. With the cache folder
+    ``cache``, a file whose bytes were parsed cleanly before is taken from the document
+    cache (:mod:`policylint.model.load.document_cache`, keyed by those bytes) and a clean
+    one parsed now is kept there: a warm run of a configured repository parses no YAML.
     """
-    source = load_file(path, str(path), limits)
+    # kept apart from repository documents of the same bytes: a configuration is not schema-checked as one
+    source = load_file(path, str(path), limits, cache_dir=cache, purpose="settings")
     problems = [f for f in source.findings if f.code != "PL004"]
     if problems and not source.text:  # refused or unreadable before any YAML was seen
         raise PolicylintError(problems[0].message, source=str(path))
@@ -394,4 +401,6 @@ def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits()) -> Any:
         second = source.documents[1]
         line, _ = second.positions.locate(())
         raise PolicylintError(f"expected one YAML document, found another at line {line}", source=str(path))
+    if cache is not None and not source.findings:
+        cache_source(cache, source)  # parsed now and clean (a hit has no key left to store under)
     return source.documents[0].data if source.documents else None
