@@ -66,6 +66,7 @@ PRELOAD = (
     "locale",
     "importlib.util",
     "policylint.cli",
+    "policylint.model.load.compose",  # the YAML composer: a run alone imports it with the first file it parses
     "policylint.engine.ruleset",
     "policylint.measure.sources.declared",
     "policylint.model.schedulers.kueue",
