@@ -257,6 +257,29 @@ def test_a_trace_rewritten_after_its_measuring_is_not_recorded_under_the_old_key
     _same_as_no_cache(repo, "workloads/w-2.yaml")
 
 
+def test_a_fact_that_moves_with_the_clock_unrecomputed_is_never_recorded(
+    repo: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorder's check at another instant: a view fact that depends on ``now`` outside the clock facts
+    (here the tolerance, as a new fact might by mistake) keeps every workload out of the index."""
+    from policylint.engine import views, workload_view as workload_view_module
+
+    original = workload_view_module.workload_view
+
+    def moving(w: Any, wf: Any, now: Any) -> Any:
+        view, sheet = original(w, wf, now)
+        sheet.tolerance_seconds = float(now.timestamp() % 977)
+        return view, sheet
+
+    monkeypatch.setattr(workload_view_module, "workload_view", moving)
+    monkeypatch.setattr(views, "workload_view", moving)
+    _run(repo, ".")
+    index = index_store.open_index(folder, repo, _limits(repo), ())
+    assert all(index.get(f"w-{i}") is None for i in range(10))
+    _same_as_no_cache(repo, "workloads/w-2.yaml")
+    assert _used()["indexed"] == 0
+
+
 def test_neighbours_with_kept_verdicts_stay_stand_ins(repo: Path, folder: Path) -> None:
     """Only the workload judged by every rule has its whole sheet made; its neighbours' stand-ins are never filled."""
     _run(repo, ".")
