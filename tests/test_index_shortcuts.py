@@ -68,3 +68,38 @@ def test_clock_facts_tell_an_integer_time_from_a_float_one() -> None:
         want = time_facts(rec.clock, NOW.timestamp())
         assert all(same_value(got[k], want[k]) for k in want)
         assert not math.isnan(got["seconds_after_now"])
+
+
+_PART = st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none())
+_PLACES = st.dictionaries(
+    st.one_of(st.text(), st.integers()),
+    st.one_of(st.lists(_PART, max_size=5), st.tuples(st.text(), st.integers())),
+    max_size=6,
+)
+
+
+@given(_PLACES)
+@settings(max_examples=300, deadline=None)
+def test_places_checked_by_type_agree_with_the_json_round_trip(places: dict[Any, Any]) -> None:
+    """json_exact_places says yes only where writing and reading JSON gives the places back exactly,
+    and for every value of the kind a view holds (text keys, lists of texts and ints) it says yes."""
+    from policylint.engine.index_store import json_exact_places, json_text
+
+    plain = all(type(k) is str and type(v) is list and all(type(p) in (str, int) for p in v) for k, v in places.items())
+    assert json_exact_places(places) == plain
+    if plain:
+        assert json_text(places) is not None
+
+
+def test_fact_values_are_the_sheets_values_in_order() -> None:
+    """fact_values reads a sheet as dict(sheet) does: its facts' values in its order."""
+    from policylint.engine.index_store import fact_values
+    from policylint.engine.sheets import WorkloadFactSheet
+
+    names = tuple(WorkloadFactSheet.routes())
+    make, _ = index_store.shape_of(names)
+    assert make is not None
+    values = [f"value {i}" for i in range(len(names))]  # each fact its own value, parts' facts included
+    sheet = make(list(values))
+    assert fact_values(sheet) == list(dict(sheet).values()) == values
+    assert fact_values({"a": 1, "b": [2]}) == [1, [2]]
