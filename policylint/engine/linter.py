@@ -286,7 +286,7 @@ def judge(
     """
     from policylint.engine.evaluate import evaluate
     from policylint.measure.facts import WorkloadFacts
-    from policylint.measure.parallel import measure_one
+    from policylint.measure.parallel import measure_keyed
     from policylint.measure.pools import CachedPool, measure_pools
     from policylint.measure.run import measure
     from policylint.model import Workload
@@ -320,7 +320,8 @@ def judge(
         )
 
         def remeasure(workload: Workload, key: str) -> WorkloadFacts:
-            return measure_one(workload, key, now, options.trace_limits, options.cache_dir)[0]
+            (measured, _), _ = measure_keyed(workload, key, now, options.trace_limits, options.cache_dir)
+            return measured
 
         pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
         if recorder is not None:

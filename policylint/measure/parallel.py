@@ -57,18 +57,6 @@ def measure_keyed(
     return (facts, problems), key
 
 
-def measure_one(
-    workload: Workload,
-    key: str | None,
-    now: dt.datetime,
-    limits: TraceLimits | None,
-    cache_dir: Path | None,
-    reads: Path | None = None,
-) -> tuple[WorkloadFacts, list[Finding]]:
-    """:func:`measure_keyed`'s facts and findings."""
-    return measure_keyed(workload, key, now, limits, cache_dir, reads)[0]
-
-
 def keyed_hit(
     workload: Workload, limits: TraceLimits | None, cache_dir: Path | None
 ) -> tuple[str | None, WorkloadFacts | None]:
