@@ -97,6 +97,27 @@ def test_a_configuration_parse_never_passes_for_a_repository_document(tmp_path: 
     assert code == 1 and "PL010" in out and "unknownField" in out
 
 
+def test_a_damaged_or_planted_settings_entry_reads_as_a_miss(tmp_path: Path, cache_dir: Path) -> None:
+    """The configuration's kept parse is sealed like every entry: bytes flipped in it, or another entry's bytes
+    planted under its name, give the output of --no-cache, settings applied."""
+    repo = copy_minirepo(tmp_path / "repo")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nfail-on: warning\nignore: [PL105]\n')
+    check = ["check", str(repo), "--format", "json"]
+    fresh = run_cli([*check, "--no-cache"])
+    assert run_cli(check) == fresh
+    entries = document_entries(cache_dir)
+    assert len(entries) >= 2
+    planted = entries[0].read_bytes()
+    for entry in entries:
+        data = bytearray(entry.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        entry.write_bytes(bytes(data))
+    assert run_cli(check) == fresh
+    for entry in document_entries(cache_dir):
+        entry.write_bytes(planted)  # a sealed entry of another file, under each name
+    assert run_cli(check) == fresh
+
+
 def test_a_changed_file_is_parsed_again_and_its_new_finding_reported(
     tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
