@@ -196,14 +196,46 @@ def test_comments_anchors_line_endings_preserved(tmp_path: Path) -> None:
 def test_file_with_yaml_error_is_not_written(tmp_path: Path) -> None:
     root = rule_repo(tmp_path, "PL101")
     repo = root / "PL101" / "fail" / "repo.yaml"
+    pooled = root / "PL101" / "fail" / "pooled.yaml"
     # The cluster document is read and judged; a later document of the same file is broken.
     broken = repo.read_text() + "---\nkind: [unclosed\n"
     repo.write_text(broken)
+    kept = pooled.read_bytes()
     rc, out, err = fix_rule(root, "PL101", "--fix", "-q")
     assert rc == 1 and "Traceback" not in err
     assert repo.read_text() == broken
-    assert "repo.yaml: not fixed (YAML error" in err
-    assert "pooled.yaml: PL101" in err  # the other file is still fixed
+    # The broken document may have been a member of the pool: no fix is computed from a model
+    # that lacks it, in this file or in any other.
+    assert pooled.read_bytes() == kept
+    assert err.startswith("fixed 0 numbers\n")
+    assert "no fix: the capacity model has 1 error (" in err and "repo.yaml:" in err and ": PL001)" in err
+
+
+def test_no_fix_cuts_a_pool_that_lost_a_broken_member(tmp_path: Path) -> None:
+    """A workload document that fails validation drops out of its pool; ``--fix`` must not cut the pool to what is left."""
+    good = tmp_path / "good"
+    shutil.copytree(REPO / "examples" / "good", good)
+    rc, out, err = run_cli(["check", *PINNED, "--fix-dry-run", "--unsafe-fixes", "."], cwd=good)
+    assert (rc, out) == (0, ""), err  # nothing to fix while every member is read
+    member = good / "workloads" / "product-ai.yaml"
+    text = member.read_text()
+    assert "coldStartSeconds" in text
+    member.write_text(text.replace("coldStartSeconds", "coldStartSecond", 1))  # one typo: PL010
+    before = snapshot(good)
+    rc, out, err = run_cli(["check", *PINNED, "--format", "json", "."], cwd=good)
+    findings = json.loads(out)["findings"]
+    assert "PL010" in {f["code"] for f in findings}
+    # the pool, without the member, looks over-reserved: PL101 and friends are reported ...
+    assert {"PL101", "PL102"} & {f["code"] for f in findings}
+    # ... but no finding is marked fixable, and neither --fix nor its dry run rewrites a number
+    assert all(f["fix"] is None for f in findings)
+    rc, out, err = run_cli(["check", *PINNED, "--fix-dry-run", "--unsafe-fixes", "."], cwd=good)
+    assert (rc, out) == (0, "") and "no fix: the capacity model has 1 error (workloads/product-ai.yaml:" in err
+    rc, out, err = run_cli(["check", *PINNED, "--fix", "--unsafe-fixes", "-q", "."], cwd=good)
+    assert rc == 1 and err.startswith("fixed 0 numbers\n") and "Traceback" not in err
+    assert snapshot(good) == before
+    text_report = run_cli(["check", *PINNED, "."], cwd=good)[1]
+    assert "fixable with --fix" not in text_report
 
 
 def test_editor_keeps_quoting_and_refuses_what_it_cannot_edit_exactly() -> None:
@@ -231,6 +263,16 @@ def test_editor_keeps_quoting_and_refuses_what_it_cannot_edit_exactly() -> None:
         ("m",): "m is not written in this document (default or merge key)",
     }
     assert apply_edits(text, [ScalarEdit(0, ("h",), 3)]).unchanged == [ScalarEdit(0, ("h",), 3)]
+
+
+def test_editor_refuses_a_key_written_twice() -> None:
+    """The dead first occurrence of a repeated key is never edited (``--fix`` plans nothing then; the editor holds too)."""
+    text = "pools:\n  - reservedGpus: 8\n    reservedGpus: 123\n"
+    result = apply_edits(text, [ScalarEdit(0, ("pools", 0, "reservedGpus"), 57)])
+    assert result.text == text
+    [(edit, reason)] = result.refused
+    assert edit.path == ("pools", 0, "reservedGpus")
+    assert "key 'reservedGpus' is written twice in its mapping" in reason
 
 
 def test_editor_leaves_a_broken_file_alone() -> None:

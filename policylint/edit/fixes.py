@@ -79,6 +79,9 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
     wanted = [f for f in result.findings if f.code in declared]
     if not wanted or result.model is None:
         return [], []
+    refusal = incomplete_model(result)
+    if refusal is not None:
+        return [], [refusal]
     all_views = _views(result, options)
     views = {(v.doc.file, v.doc.index, v.label): v for v in all_views}
     pool_views = {str(v.facts.get("qualified")): v for v in all_views if v.subject == "pool"}
@@ -156,6 +159,26 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         planned += [replace(f, group=qualified) if qualified in reserved_after else f for f in fixed]
         notes += more
     return planned, notes
+
+
+def incomplete_model(result: LintResult) -> str | None:
+    """Why no fix may be planned for ``result``, or None: the note for a capacity model with errors.
+
+    A document that did not load, validate or resolve is left out of the model, and it
+    may be a member of a pool: that pool's pooled figures then lack its demand, and a fix
+    computed from them would cut GPUs the missing workload needs. ``export`` and ``plan``
+    refuse such a model; ``--fix`` does too (every error, as they count them).
+    """
+    errors = result.model_errors
+    if not errors:
+        return None
+    first = errors[0]
+    more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+    return (
+        f"no fix: the capacity model has {len(errors)} error{'s' if len(errors) != 1 else ''}"
+        f" ({first.file}:{first.line}:{first.column}: {first.code}{more}); a document left out of the model may"
+        " belong to a pool whose figures the fixes would rewrite: fix the errors, then run check --fix again"
+    )
 
 
 @dataclass(frozen=True)
