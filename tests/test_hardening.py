@@ -154,8 +154,14 @@ WORKLOAD = Path("workloads/product-ai.yaml")
          "key 'apiversion' is not 'apiVersion' (keys are case-sensitive), so the document is not read"),
         ("apiVersion: policylint/v1\n", "", 1,
          "a Workload without apiVersion is not read; policylint reads policylint/v1"),
+        ("apiVersion: policylint/v1", "apiVersion: policylnt/v1", 1,
+         "apiVersion 'policylnt/v1' is not policylint/v1, so the document is not read"),
+        ("apiVersion: policylint/v1", "apiVersion: polciylint/v1", 1,
+         "apiVersion 'polciylint/v1' is not policylint/v1, so the document is not read"),
+        ("apiVersion: policylint/v1", "apiVersion: plcylnt/v1", 1,
+         "a Workload with policylint's fields has apiVersion 'plcylnt/v1', so it is not read"),
     ],
-    ids=["v2", "other-group", "lowercase-key", "missing"],
+    ids=["v2", "other-group", "lowercase-key", "missing", "letter-dropped", "letters-swapped", "far-typo-our-fields"],
 )
 def test_near_miss_api_version_is_a_finding(repo: Path, old: str, new: str, column: int, message: str) -> None:
     text = (repo / WORKLOAD).read_text(encoding="utf-8")
@@ -171,6 +177,21 @@ def test_near_miss_api_version_is_a_finding(repo: Path, old: str, new: str, colu
 def test_spec_with_our_fields_but_no_header_is_a_finding() -> None:
     source = parsed("metadata: {name: x}\nspec:\n  gpusPerReplica: 1\n")
     assert [(f.code, f.line) for f in source.findings] == [("PL007", 1)]
+
+
+def test_near_miss_distance_is_small() -> None:
+    from policylint.model.load.documents import _nearly_policylint
+
+    assert all(map(_nearly_policylint, ["policylnt", "polycylint", "policylitn", "plicylint", "opolicylint"]))
+    assert not any(map(_nearly_policylint, ["policy", "policylint", "apps", "batch", "kueue.xk8s.io", "plcylnt",
+                                            "networking.k8s.io", "monitoring.coreos.com", "schedulingvolcano.sh"]))
+
+
+def test_a_kueue_workload_with_its_own_fields_stays_silent() -> None:
+    source = parsed("apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\n"
+                    "spec: {queueName: q, podSets: [{name: main, count: 1}]}\n---\n"
+                    "apiVersion: example.com/v1\nkind: Workload\nspec: {replicas: 2}\n")
+    assert source.findings == []
 
 
 def test_unrelated_yaml_stays_silent() -> None:

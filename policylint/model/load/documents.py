@@ -245,6 +245,24 @@ def _looks_like_our_spec(spec: Any) -> bool:
     return "requests" in spec and "justification" in spec
 
 
+def _nearly_policylint(group: str) -> bool:
+    """True when ``group`` (an apiVersion's group, separators dropped, lower case) is "policylint" but for a slip:
+    at most two letters missing, added, changed or swapped ("policylnt", "polycylint", "policylitn")."""
+    target = "policylint"
+    if group == target or abs(len(group) - len(target)) > 2 or len(group) < 6:
+        return False
+    # optimal string alignment distance, on ten letters at most twelve: a few hundred steps
+    rows = [list(range(len(target) + 1))]
+    for i, a in enumerate(group, 1):
+        row = [i] + [0] * len(target)
+        for j, b in enumerate(target, 1):
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (a != b))
+            if i > 1 and j > 1 and a == target[j - 2] and group[i - 2] == b:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1] <= 2
+
+
 def api_version_near_miss(doc: Document) -> Finding | None:
     """A finding when ``doc`` looks like a policylint document but will not be read as one.
 
@@ -265,12 +283,16 @@ def api_version_near_miss(doc: Document) -> Finding | None:
         if isinstance(key, str) and key != "apiVersion" and _API_KEY_SPELLING.sub("", key).lower() == "apiversion":
             return finding(f"key '{key}' is not 'apiVersion' (keys are case-sensitive), so the document is not read", (key,))
     api = data.get("apiVersion")
-    if isinstance(api, str):
-        if "policylint" in _API_KEY_SPELLING.sub("", api).lower():
-            return finding(f"apiVersion '{api}' is not {API_VERSION}, so the document is not read", ("apiVersion",))
-        return None
     kind = data.get("kind")
     ours = isinstance(kind, str) and kind.lower() in _OUR_KINDS
+    if isinstance(api, str):
+        group = _API_KEY_SPELLING.sub("", api.split("/", 1)[0]).lower()
+        if "policylint" in _API_KEY_SPELLING.sub("", api).lower() or _nearly_policylint(group):
+            return finding(f"apiVersion '{api}' is not {API_VERSION}, so the document is not read", ("apiVersion",))
+        if ours and _looks_like_our_spec(data.get("spec")):
+            # a typo past the near-miss distance ("plicylnt/v1"), on a document that is plainly ours
+            return finding(f"a {kind} with policylint's fields has apiVersion '{api}', so it is not read", ("apiVersion",))
+        return None
     if ours or (kind is None and _looks_like_our_spec(data.get("spec"))):
         what = f"a {kind}" if ours else "a document with policylint fields"
         if "apiVersion" in data:
