@@ -186,9 +186,9 @@ class Session:
         ruleset = self.options.ruleset
 
         def reported(model: Model) -> Callable[[str, str], bool] | None:
-            from policylint.engine.scope import changes_everything, reach
+            from policylint.engine.scope import changes_everything, reach, read_but_unmapped
 
-            if changes_everything(changed, config) is not None:
+            if changes_everything(changed, config) is not None or read_but_unmapped(model, changed) is not None:
                 return None
             # the same test as narrow's: which views are judged, and which rules skip a neighbour
             found = reach(model, changed, ruleset)

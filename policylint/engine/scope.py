@@ -17,7 +17,11 @@ and judging to what those subjects read):
 * a changed configuration file, rule file (in a ``rule-dirs`` folder or given
   with ``--rule-dir``) or baseline file, or any deleted file -> everything:
   each of them can change the verdict on any document (what a deleted document
-  held is no longer there to say who depended on it), so nothing is narrowed away.
+  held is no longer there to say who depended on it), so nothing is narrowed away;
+* a changed file the model reads that no subject has as its document (a Kueue
+  LocalQueue, ResourceFlavor or Cohort, a measurement's provenance record) ->
+  everything too (:func:`read_but_unmapped`): its effect on the verdicts is not
+  traced to subjects, so it is never narrowed to nothing.
 
 A changed workload's neighbours (the other workloads of its pool, when neither
 their own files nor their pool's changed) are reported on only by the rules
@@ -351,6 +355,45 @@ def changes_everything(changed: Iterable[Path], config: Config) -> Path | None:
     return None
 
 
+def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
+    """The first changed file the model reads that :func:`reach` cannot map to the subjects it affects, if any.
+
+    A Kueue LocalQueue, ResourceFlavor or Cohort, a Volcano manifest other than a pool's
+    own queue, or a measurement's provenance record: each changes verdicts (where a
+    namespace's workloads are admitted, a flavor's GPU memory, where a trace came
+    from), but no subject names it as its document. Such a change is judged as a whole
+    run, never narrowed to nothing. Files are compared by device and inode, as
+    :func:`reach` compares them.
+    """
+    from policylint.measure.sources.provenance import SUFFIX
+    from policylint.model.load import Document
+
+    stats = [(p, st) for p in sorted(_abs(p) for p in changed) if (st := _stat(p)) is not None]
+    if not stats:
+        return None
+    idents = {(st.st_dev, st.st_ino): p for p, st in stats}
+    folder = os.getcwd()
+
+    def hit(path: Path | str) -> Path | None:
+        st = _stat(_absolute(os.fspath(path), folder))
+        return None if st is None else idents.get((st.st_dev, st.st_ino))
+
+    pool_docs = {id(p.doc) for c in model.clusters.values() for p in c.pools.values()}
+    for index in model.schedulers.values():
+        for value in vars(index).values() if hasattr(index, "__dict__") else ():
+            if not isinstance(value, dict):
+                continue
+            for doc in value.values():
+                if isinstance(doc, Document) and id(doc) not in pool_docs and (found := hit(doc.source.path)):
+                    return found
+    if any(p.name.endswith(SUFFIX) for p, _ in stats):
+        # a provenance record lies beside its trace, named after it
+        for ref in model.measurements():
+            if ref.path is not None and (found := hit(ref.path.with_name(ref.path.name + SUFFIX))):
+                return found
+    return None
+
+
 def narrow(
     result: LintResult,
     changed: Iterable[Path],
@@ -371,6 +414,8 @@ def narrow(
     if result.model is None:
         return result
     if config is not None and changes_everything(changed, config) is not None:
+        return result
+    if read_but_unmapped(result.model, changed) is not None:
         return result
     keeps = (reached if reached is not None else reach(result.model, changed, ruleset)).keeps
     # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
