@@ -210,6 +210,21 @@ def test_oversized_file_found_by_walking_is_reported_like_a_named_one(repo: Path
         assert findings == [("PL005", "dump.yaml", "file is 200004 bytes, more than the 150000-byte limit; refused")]
 
 
+def test_an_emptied_file_beside_policylint_documents_is_reported_when_walked(repo: Path) -> None:
+    """An emptied workload file would take its workload out of its pool unreported; an empty YAML file elsewhere is not ours."""
+    (repo / "workloads" / "emptied.yaml").write_text("", encoding="utf-8")
+    (repo / "workloads" / "separators.yaml").write_text("# merged badly\n---\n", encoding="utf-8")
+    (repo / "elsewhere").mkdir()
+    (repo / "elsewhere" / "empty.yaml").write_text("", encoding="utf-8")
+    code, out, err = run_cli(["check", "--format", "json"], cwd=repo)
+    assert (code, err) == (1, "")
+    found = sorted((f["code"], f["file"]) for f in json.loads(out)["findings"] if f["code"] == "PL004")
+    assert found == [("PL004", "workloads/emptied.yaml"), ("PL004", "workloads/separators.yaml")]
+    # the hook, given the emptied file, reports it too
+    code, out, err = run_cli(["check", "--format", "json", "--changed-files", "workloads/emptied.yaml"], cwd=repo)
+    assert ("PL004", "workloads/emptied.yaml") in {(f["code"], f["file"]) for f in json.loads(out)["findings"]}
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_named_pipe_found_by_walking_is_reported(repo: Path) -> None:
     os.mkfifo(repo / "pipe.yaml")

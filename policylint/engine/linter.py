@@ -85,6 +85,8 @@ def load_sources(
     ``real`` is the run's :class:`RealPaths`, when the caller has one.
     """
     sources: list[SourceFile] = []
+    #: walked files holding no document at all (empty, or only comments and separators), by position
+    empty: list[tuple[int, SourceFile]] = []
     real = real if real is not None else RealPaths()
     for path, found, explicit in discover_real(paths, options.exclude, options.root, real):
         # a walked file comes with its real path (real(path)), a named one is asked for it
@@ -101,10 +103,20 @@ def load_sources(
             source = load_file(path, display, options.limits, options.cache_dir)
         if explicit or looks_relevant(source):
             sources.append(source)
+        elif not source.documents and any(f.code == "PL004" for f in source.findings):
+            empty.append((len(sources), source))
         elif options.cache_dir is not None and source.cache_key is not None and not source.findings:
             # another tool's YAML (the configuration file among them), parsed cleanly: kept too, so
             # that a warm run parses no YAML at all (a hit is told apart from ours in the same way)
             cache_source(options.cache_dir, source)
+    if empty:
+        # An empty file beside policylint documents is most likely one of them, emptied (a bad merge,
+        # a truncated write): its workload would vanish from its pool unreported. Elsewhere an empty
+        # YAML file is nobody's business of ours.
+        ours = {s.path.parent for s in sources if any(d.is_policylint for d in s.documents)}
+        for at, source in reversed(empty):
+            if source.path.parent in ours:
+                sources.insert(at, source)
     return sources
 
 
