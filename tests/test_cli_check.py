@@ -168,11 +168,18 @@ def test_unrelated_yaml_next_to_policylint_files_is_skipped(tmp_path: Path) -> N
         "clusters/deploy.yaml": DEPLOYMENT,
         "clusters/values.yml": "replicaCount: 1\n",
         "clusters/broken-helm.yaml": "image: {{ .Values.image }}\n",
-        "clusters/empty.yaml": "",
+        "other/empty.yaml": "",
     }
     code, out, err = check(tmp_path, files, ".")
     assert (code, err) == (0, "")
     assert out == "All checks passed: 1 document in 1 file.\n"
+
+
+def test_an_empty_file_next_to_policylint_files_is_reported(tmp_path: Path) -> None:
+    # most likely one of ours, emptied by a bad merge: its documents would vanish unreported
+    code, out, err = check(tmp_path, {"clusters/prod.yaml": CLUSTER, "clusters/empty.yaml": ""}, ".")
+    assert (code, err) == (1, "")
+    assert "clusters/empty.yaml:1:1: error PL004 [empty-document] file is empty" in out
 
 
 def test_unrelated_yaml_named_explicitly_is_still_refused(tmp_path: Path) -> None:
