@@ -92,6 +92,7 @@ class Session:
             for selector in selectors:
                 if not ruleset.matches(selector):
                     raise PolicylintError(f"'{selector}' matches no rule", source=source, key=f"per-file-ignores.{pattern}")
+        _keep_gate_report(ruleset, config, source)
         for flag, selectors in cli.items():
             for selector in selectors:
                 if not ruleset.matches(selector):
@@ -205,6 +206,35 @@ class Session:
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}
+
+
+#: the rule that reports a loosened gate (PL977): the repository's own configuration cannot turn it off
+GATE_REPORT = "PL977"
+
+
+def _keep_gate_report(ruleset: Any, config: Any, source: str) -> None:
+    """Refuse a configuration that ignores PL977, the rule that says the configuration loosened the gate.
+
+    Everything else a configuration loosens, PL977 reports in every run; ignoring PL977 itself
+    would make the loosening silent again. A CI job can still pass ``--ignore PL977``: that is
+    written where the job is reviewed. (A ``select`` naming the rules to run is not refused; one
+    that leaves PL977 out is how a focused configuration looks, and PL977 cannot judge it then.)
+    """
+    from policylint.errors import PolicylintError
+
+    if GATE_REPORT not in ruleset.rules:
+        return
+
+    def hits(selectors: list[str]) -> bool:
+        return any(r.code == GATE_REPORT for sel in selectors for r in ruleset.matches(sel))
+
+    why = (f"{GATE_REPORT} (gate-loosened) cannot be ignored by the repository's configuration: it is how the gate says"
+           " what the configuration loosened (pass --ignore PL977 on the command line of a CI job if you must)")
+    if hits(config.ignore):
+        raise PolicylintError(why, source=source, key="ignore")
+    for pattern, selectors in sorted(config.per_file_ignores.items()):
+        if hits(selectors):
+            raise PolicylintError(why, source=source, key=f"per-file-ignores.{pattern}")
 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:

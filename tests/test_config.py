@@ -458,3 +458,29 @@ def test_no_settings_at_all_are_valid_settings() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ("ignore: [gate-loosened]\n", "ignore"),
+        ("ignore: [PL97]\n", "ignore"),
+        ('per-file-ignores: {"clusters/*.yaml": [PL977]}\n', "per-file-ignores.clusters/*.yaml"),
+    ],
+    ids=["by-name", "by-prefix", "per-file"],
+)
+def test_the_configuration_cannot_ignore_the_rule_that_reports_its_loosening(tmp_path: Path, extra: str, key: str) -> None:
+    """Red team: `ignore: [gate-loosened, proposal-exceeds-shortfall]` passed a 60-GPU ask with nothing said."""
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    path = set_config(repo, extra)
+    code, report, err = check_json(repo)
+    assert (code, report) == (2, {})
+    assert err.startswith(f"policylint: error: {path} at key '{key}': PL977 (gate-loosened) cannot be ignored"), err
+    assert err.count("\n") == 1
+    # the CI job's own command line may still turn it off: written where the job is reviewed
+    set_config(repo, "ignore: [reserved-above-baseline]\n", base='now: "2026-12-01"\n')
+    code, report, err = check_json(repo)
+    assert (code, err) == (1, "") and "PL977" in codes(report) and "PL101" not in codes(report)
+    code, report, err = check_json(repo, "--ignore", "PL977")
+    assert err == "" and "PL977" not in codes(report) and "PL101" not in codes(report)
