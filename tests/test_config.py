@@ -310,13 +310,15 @@ def test_config_shows_every_limit_with_its_default(tmp_path: Path) -> None:
     assert effective([], repo)["limits"] == {
         "max-file-bytes": 5 * 1024 * 1024,
         "max-nodes": 100_000,
+        "max-documents": 1_000,
         "max-trace-bytes": 256 * 1024 * 1024,
         "max-trace-rows": 10_000_000,
         "max-grid-samples": 10_000_000,
     }
-    set_config(repo, "limits: {max-trace-rows: 5000, max-grid-samples: 20000000}\n")
+    set_config(repo, "limits: {max-trace-rows: 5000, max-grid-samples: 20000000, max-documents: 7}\n")
     shown = effective([], repo)["limits"]
     assert (shown["max-trace-rows"], shown["max-grid-samples"], shown["max-trace-bytes"]) == (5000, 20_000_000, 256 * 1024 * 1024)
+    assert shown["max-documents"] == 7  # every limit the configuration accepts is shown (newcomer trial)
 
 
 # --- errors: exit 2 and one line naming the file and the key -------------------------------

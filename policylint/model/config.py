@@ -103,6 +103,7 @@ class Config:
         return {
             "max-file-bytes": self.max_file_bytes or LoadLimits.max_file_bytes,
             "max-nodes": self.max_nodes or LoadLimits.max_nodes,
+            "max-documents": self.max_documents or LoadLimits.max_documents,
             "max-trace-bytes": trace.max_file_bytes,
             "max-trace-rows": trace.max_rows,
             "max-grid-samples": trace.max_grid_samples,
