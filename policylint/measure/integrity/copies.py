@@ -361,8 +361,10 @@ def copy_facts(
     (``.integrity`` holds the run sketch), ``facts`` the facts of their views by name.
     A workload judged without a partner gets ``near_copy_similarity`` 0; one with a
     partner all four ``near_copy_*`` facts. Pairs PL111 already reports
-    (``double_counted_with``) are left to it. The real path of a trace file is
-    resolved only for the members of a pair (the only place it is compared).
+    (``double_counted_with``) are left to it. A pair citing one file by one path is an
+    open citation and is not judged; the same file reached by another path (a symlink,
+    a linked folder) is. A trace's path is made absolute only for the members of a pair
+    (the only place it is compared).
     """
     names: list[str] = []
     refs: list[Any] = []
@@ -383,9 +385,12 @@ def copy_facts(
     resolved: dict[int, str | None] = {}
 
     def path_of(i: int) -> str | None:
+        # The path as the documents write it (made absolute, never resolved): two workloads citing
+        # one file by the same path are an open citation a reviewer sees; the same file reached
+        # through a link or a linked folder under another name is not, and is judged as a copy.
         if i not in resolved:
             ref = refs[i]
-            resolved[i] = os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
+            resolved[i] = os.path.abspath(ref.path) if ref is not None and ref.path is not None else None
         return resolved[i]
 
     # a workload PL111 reports as a copy has its finding already; it stays a partner for others
