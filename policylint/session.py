@@ -160,21 +160,33 @@ class Session:
             if not changed:
                 # nothing of this capacity repository changed: nothing to load, measure or judge
                 return LintResult(findings=[], sources={}, model=None, documents=0, files=0)
-            self.options.reported = self._reported(changed)
+            previous = self._previous_pools("HEAD", changed)
+            self.options.reported = self._reported(changed, previous)
             result = lint([self.config.root], self.options)
-            return narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result))
+            return narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous)
         if self.diff_base is not None:
             from policylint.engine.history import changed_since
 
             change = changed_since(self.config.root, self.diff_base)
             self.options.change = change
-            self.options.reported = self._reported(change.files)
+            previous = self._previous_pools(change.commit.hexsha, change.files) if change.commit is not None else set()
+            self.options.reported = self._reported(change.files, previous)
             paths = self.paths if self.explicit_paths else [self.config.root]
             result = lint(paths, self.options)
-            return narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result))
+            return narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result), previous)
         return lint(self.paths, self.options)
 
-    def _reported(self, changed: Sequence[Path]) -> Callable[[Model], Callable[[str, str], bool] | None] | None:
+    def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
+        """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""
+        from policylint.engine.history import previous_pools
+        from policylint.model.load.files import YAML_SUFFIXES
+
+        yaml_files = [p for p in changed if p.name.endswith(YAML_SUFFIXES) and p.is_file()]
+        return previous_pools(self.config.root, rev, yaml_files, self.options.limits) if yaml_files else set()
+
+    def _reported(
+        self, changed: Sequence[Path], previous: set[tuple[str, str]] | None = None
+    ) -> Callable[[Model], Callable[[str, str], bool] | None] | None:
         """What :func:`policylint.engine.scope.narrow` will keep, for the linter to judge only that.
 
         None (judge everything) with a baseline: an entry whose finding was not
@@ -192,7 +204,7 @@ class Session:
             if changes_everything(changed, config) is not None or read_but_unmapped(model, changed) is not None:
                 return None
             # the same test as narrow's: which views are judged, and which rules skip a neighbour
-            found = reach(model, changed, ruleset)
+            found = reach(model, changed, ruleset, previous or ())
             self._reached = (model, found)
             return found
 

@@ -104,7 +104,7 @@ def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     from policylint.engine import linter, scope
     from policylint import session
 
-    monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
+    monkeypatch.setattr(session.Session, "_reported", lambda self, changed, previous=None: None)
     monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
     monkeypatch.setattr(scope, "needed", lambda model, judged: None)
 

@@ -216,7 +216,7 @@ def _judge_everything(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from policylint.engine import scope
 
-    monkeypatch.setattr(session.Session, "_reported", lambda self, changed: None)
+    monkeypatch.setattr(session.Session, "_reported", lambda self, changed, previous=None: None)
     monkeypatch.setattr(linter.Scope, "select", lambda self, views: list(views))
     monkeypatch.setattr(scope, "needed", lambda model, judged: None)  # measure and view everything
 

@@ -202,3 +202,72 @@ def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFi
     old = SourceFile(path=Path(rel), display=rel, text=text)
     parse_text(old, limits)
     return old
+
+
+def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits) -> set[tuple[str, str]]:
+    """(cluster, pool) of every Workload document the ``files`` held at revision ``rev``.
+
+    A workload moved to another pool changes the pool it left as much as the one it
+    joined (the old pool loses its demand), but only its new placement is written in
+    the working tree: a narrowed run reads the old one here and judges that pool too.
+    One ``git cat-file --batch`` for all the files (plain git, as on every commit's
+    path); a file that did not exist at ``rev``, is over the size limit, does not parse,
+    or a repository without git gives nothing.
+    """
+    import subprocess
+
+    from policylint.model.load import SourceFile, parse_text
+
+    if not files:
+        return set()
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=where, capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if top.returncode != 0 or not top.stdout.strip():
+        return set()
+    folder = Path(os.fsdecode(top.stdout.strip())).resolve()
+    names: list[str] = []
+    for path in files:
+        try:
+            rel = Path(os.path.realpath(path)).relative_to(folder).as_posix()
+        except ValueError:
+            continue
+        if "\n" not in rel:
+            names.append(rel)
+    if not names:
+        return set()
+    try:
+        done = subprocess.run(
+            ["git", "cat-file", "--batch"], cwd=folder, input="".join(f"{rev}:{n}\n" for n in names).encode(),
+            capture_output=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if done.returncode != 0:
+        return set()
+    found: set[tuple[str, str]] = set()
+    out, at = done.stdout, 0
+    for name in names:
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        head = out[at:end].split()
+        at = end + 1
+        if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
+            continue  # "<rev>:<name> missing": a new file
+        size = int(head[2])
+        body, at = out[at : at + size], at + size + 1
+        if size > limits.max_file_bytes:
+            continue
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        old = SourceFile(path=Path(name), display=name, text=text)
+        parse_text(old, limits)
+        for doc in old.documents:
+            spec = doc.data.get("spec") if doc.is_policylint and doc.kind == "Workload" and isinstance(doc.data, dict) else None
+            if isinstance(spec, dict) and isinstance(spec.get("cluster"), str) and isinstance(spec.get("pool"), str):
+                found.add((spec["cluster"], spec["pool"]))
+    return found

@@ -197,11 +197,18 @@ class Reach:
         return self(finding.file, subject) and finding.code not in self.skips(finding.file, subject)
 
 
-def reach(model: Model, changed: Iterable[Path], ruleset: RuleSet | None = None) -> Reach:
-    """What ``changed`` reaches in ``model``; with ``ruleset``, neighbours skip the rules that cannot change on them."""
+def reach(
+    model: Model, changed: Iterable[Path], ruleset: RuleSet | None = None, previous: Iterable[tuple[str, str]] = ()
+) -> Reach:
+    """What ``changed`` reaches in ``model``; with ``ruleset``, neighbours skip the rules that cannot change on them.
+
+    ``previous`` holds the (cluster, pool) placements the changed files' workloads had
+    before the change (:func:`policylint.engine.history.previous_pools`): a pool a
+    workload left is reached as the pool it joined is.
+    """
     folder = os.getcwd()
     unchanged: set[str] = set()
-    files, subjects, neighbours = _reach(model, changed, folder, unchanged)
+    files, subjects, neighbours = _reach(model, changed, folder, unchanged, previous)
     skipped = neighbour_skips(ruleset) if ruleset is not None else frozenset()
     return Reach(
         frozenset(files), frozenset(subjects), frozenset(neighbours - subjects), skipped,
@@ -210,7 +217,11 @@ def reach(model: Model, changed: Iterable[Path], ruleset: RuleSet | None = None)
 
 
 def _reach(
-    model: Model, changed: Iterable[Path], folder: str | None = None, unchanged: set[str] | None = None
+    model: Model,
+    changed: Iterable[Path],
+    folder: str | None = None,
+    unchanged: set[str] | None = None,
+    previous: Iterable[tuple[str, str]] = (),
 ) -> tuple[set[Path], set[str], set[str]]:
     """(changed files as real paths, subject labels that depend on them, neighbours of changed workloads).
 
@@ -267,6 +278,13 @@ def _reach(
             if _in_files(pool.doc.source.path):
                 subjects |= {str(c.subject), _pool(pool)}
                 subjects |= {f"workload {w.name}" for w in pool.workloads}
+    for cluster_name, pool_name in sorted(previous):
+        # a pool a changed workload left: it lost that demand (its other workloads' pooled queue with it)
+        cluster = model.clusters.get(cluster_name)
+        left = cluster.pools.get(pool_name) if cluster is not None else None
+        if left is not None:
+            subjects |= {_pool(left), str(left.cluster.subject)}
+            neighbours |= {f"workload {w.name}" for w in left.workloads}
     for p in model.proposals.values():
         touched = _in_files(p.doc.source.path)
         touched |= p.cluster is not None and str(p.cluster.subject) in subjects
@@ -400,6 +418,7 @@ def narrow(
     config: Config | None = None,
     ruleset: RuleSet | None = None,
     reached: Reach | None = None,
+    previous: Iterable[tuple[str, str]] = (),
 ) -> LintResult:
     """Keep only findings on changed files or on subjects that depend on them.
 
@@ -417,7 +436,7 @@ def narrow(
         return result
     if read_but_unmapped(result.model, changed) is not None:
         return result
-    keeps = (reached if reached is not None else reach(result.model, changed, ruleset)).keeps
+    keeps = (reached if reached is not None else reach(result.model, changed, ruleset, previous)).keeps
     # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
     result.findings = [f for f in result.findings if keeps(f)]
     result.suppressed = [(f, r) for f, r in result.suppressed if keeps(f)]
