@@ -31,13 +31,15 @@ def gpu_counts(values: np.ndarray, per_gpu: np.ndarray | float, gpus_per_replica
         raise PolicylintError(f"GPUs per replica must be at least 1, got {_shown(replicas)}")
     # ceil(c / per - eps), max(., 0) x replicas, done in one buffer: a pool of a hundred
     # members is tens of megabytes per temporary.
-    out: np.ndarray = np.divide(x, per)
-    out = np.asarray(out, dtype=np.float64)
-    out -= CEIL_EPS
-    np.ceil(out, out=out)
-    # np.maximum keeps NaN (unusable samples stay unusable).
-    np.maximum(out, 0.0, out=out)
-    out *= replicas
+    # A count past float64 is infinity, without a warning: gpus_for refuses it, a float series keeps it.
+    with np.errstate(over="ignore"):
+        out: np.ndarray = np.divide(x, per)
+        out = np.asarray(out, dtype=np.float64)
+        out -= CEIL_EPS
+        np.ceil(out, out=out)
+        # np.maximum keeps NaN (unusable samples stay unusable).
+        np.maximum(out, 0.0, out=out)
+        out *= replicas
     return out
 
 
@@ -46,9 +48,30 @@ def _shown(a: np.ndarray) -> str:
     return f"{flat[0]:g}" if flat.size == 1 else ", ".join(f"{v:g}" for v in flat[:5])
 
 
+#: GPU counts are int64: a count must be below 2^63 to be one (a float64 past it casts to a wrapped number).
+MAX_GPUS = 2.0**63
+
+
 def gpus_for(concurrency: np.ndarray | float, per_gpu: float, gpus_per_replica: int = 1) -> np.ndarray:
-    """Whole GPUs for ``concurrency`` (:func:`gpu_counts`), as integers."""
-    return gpu_counts(np.asarray(concurrency, dtype=np.float64), per_gpu, gpus_per_replica).astype(np.int64)
+    """Whole GPUs for ``concurrency`` (:func:`gpu_counts`), as integers.
+
+    A concurrency that is no number (NaN, infinity) or whose count would not fit
+    an int64 is refused with a :class:`PolicylintError`, never cast to a
+    wrapped (negative) count.
+    """
+    x = np.asarray(concurrency, dtype=np.float64)
+    counts = gpu_counts(x, per_gpu, gpus_per_replica)
+    fits = counts < MAX_GPUS  # NaN fails too; counts are never negative
+    if not fits.all():
+        i = int(np.argmax(~fits.ravel()))
+        value, count = float(np.broadcast_to(x, counts.shape).ravel()[i]), float(counts.ravel()[i])
+        if not math.isfinite(value):
+            raise PolicylintError(f"cannot convert concurrency {value:g} to GPUs: it is not a finite number")
+        raise PolicylintError(
+            f"cannot convert concurrency {value:g} to GPUs: {count:g} GPUs "
+            f"(at {_shown(np.asarray(per_gpu, dtype=np.float64))} per GPU) is more than a count can hold (2^63)"
+        )
+    return counts.astype(np.int64)
 
 
 def gpus_one(concurrency: float, per_gpu: float, gpus_per_replica: int = 1) -> int:
@@ -67,7 +90,7 @@ def gpus_one(concurrency: float, per_gpu: float, gpus_per_replica: int = 1) -> i
         ratio = x / per - CEIL_EPS
         if math.isfinite(ratio):
             whole = float(max(math.ceil(ratio), 0)) * replicas
-            if abs(whole) < 2.0**63:
+            if abs(whole) < MAX_GPUS:
                 return int(whole)
     return int(gpus_for(concurrency, per_gpu, gpus_per_replica))
 

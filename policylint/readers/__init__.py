@@ -143,6 +143,15 @@ def read_series(
     (``concurrency`` or ``gpus``) weigh the jobs of a request log or job list by
     their GPUs: ``unit="gpus"`` finds the GPU column among the usual names, and
     a named ``gpus_column`` implies it.
+
+    Every measured value (a sample, a duration, a job's GPUs) must be a number
+    from 0 to 2^53 = 9,007,199,254,740,992
+    (:data:`~policylint.readers.convert.MAX_VALUE`): no concurrency, GPU count or
+    VRAM byte count comes near it, so a larger one is a wrong column or a corrupt
+    file, refused at its row like a negative value. A column is named once (a
+    value column listed twice, or one that is also the timestamp, is refused, as
+    is a header that repeats a column the read uses), and a CSV row must have as
+    many fields as the header.
     Raises :class:`MeasurementError` for every bad-input case.
     """
     limits = limits or DEFAULT_LIMITS

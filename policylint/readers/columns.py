@@ -25,6 +25,7 @@ __all__ = [
     "TIMESTAMP_CANDIDATES",
     "TIMESTAMP_WORDS",
     "column_index",
+    "distinct_columns",
     "duration_unit",
     "find_column",
     "timestamp_column",
@@ -180,10 +181,46 @@ def timestamp_column(header: Sequence[str]) -> str | None:
 
 
 def column_index(header: Sequence[str], column: str, name: str) -> int:
-    """Position of ``column`` in ``header``; an error listing the columns when absent."""
+    """Position of ``column`` in ``header``; an error listing the columns when absent or repeated.
+
+    A header that names the column more than once is refused: which of the
+    copies holds the data is anybody's guess, and the reader must not pick one
+    silently.
+    """
+    header = list(header)
     try:
-        return list(header).index(column)
+        index = header.index(column)
     except ValueError:
         raise MeasurementError(
             f"missing column '{column}' (columns: {', '.join(header)})", source=name, row=1
         ) from None
+    if column in header[index + 1 :]:
+        # the words of the Parquet and Arrow reader, which Arrow itself makes refuse such a column
+        raise MeasurementError(f"column names appear more than once ({column}); rename them", source=name, row=1)
+    return index
+
+
+def distinct_columns(roles: Sequence[tuple[str, str | None]], name: str) -> None:
+    """Refuse a column named for two roles, or twice for one (``roles``: (role, column or None)).
+
+    Value columns are summed, so a value column listed twice would count its
+    demand twice; a column that is both the timestamp and a value (or the start
+    and the end of an interval) is a slip in the declaration, never a reading.
+    """
+    seen: dict[str, str] = {}
+    for role, column in roles:
+        if column is None:
+            continue
+        first = seen.get(column)
+        if first is None:
+            seen[column] = role
+        elif first == role:
+            raise MeasurementError(
+                f"{role} '{column}' is listed twice ({role}s: "
+                f"{', '.join(c for r, c in roles if r == role and c is not None)}): "
+                "value columns are summed, so it would be counted twice",
+                source=name,
+            )
+        else:
+            article = "a" if role == "value column" else "the"
+            raise MeasurementError(f"column '{column}' is named as both the {first} and {article} {role}", source=name)

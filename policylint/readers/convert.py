@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "MAX_VALUE",
     "TimeColumn",
     "check_order",
     "order_steps",
@@ -33,6 +34,7 @@ __all__ = [
     "epoch_seconds",
     "first_failing",
     "numbers",
+    "refused_value",
     "time_origin",
     "times",
 ]
@@ -115,6 +117,16 @@ def _as_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 #: The largest magnitude up to which every integer has an exact float64.
 EXACT_INTEGER = 2**53
+
+MAX_VALUE = float(EXACT_INTEGER)
+"""The largest measured value a reader accepts (a sample, a duration in seconds, GPUs of a job): 2^53.
+
+No concurrency, GPU count, VRAM byte count or duration comes near it (2^53
+bytes are 8 PiB, 2^53 seconds 285 million years); a larger number is a wrong
+column or a corrupt file. It is the limit integer columns already have (beyond
+it a float64 no longer holds every integer), and it keeps everything computed
+from a trace - sums, squares, backlogs, GPU counts - far from float64 overflow.
+"""
 
 
 def _first_inexact(column: pa.ChunkedArray) -> int | None:
@@ -252,7 +264,9 @@ def _text_times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> t
         return np.zeros(0, dtype=np.float64), True
     # The first cell decides what the column is meant to be. A column whose first cell is
     # no number is not all numbers: the whole-column cast Arrow would refuse (about 2 us a
-    # row, a hundred times one it accepts) is not tried.
+    # row, a hundred times one it accepts) is not tried. A column whose first cell is a
+    # number is epoch numbers: an ISO time further down is an error at its row, never a
+    # reason to read the numbers as ISO text (numpy reads '1788134400' as a year).
     first_is_number = True
     try:
         _text_to_float(column.slice(0, 1))
@@ -263,10 +277,11 @@ def _text_times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> t
             return _as_numpy(_text_to_float(column)), True
         except pa.ArrowInvalid:
             pass
-    try:
-        return iso_to_seconds(column.combine_chunks()), False
-    except ValueError:
-        pass
+    else:
+        try:
+            return iso_to_seconds(column.combine_chunks()), False
+        except ValueError:
+            pass
 
     def works(a: int, b: int) -> bool:
         part = column.slice(a, b - a)
@@ -279,7 +294,31 @@ def _text_times(column: pa.ChunkedArray, label: str, rows: Rows, name: str) -> t
             return False
         return True
 
-    raise _not_a_time(column, label, rows, name, first_failing(len(column), works))
+    i = first_failing(len(column), works)
+    if _other_kind(column, i, first_is_number):
+        kind = "an epoch number" if first_is_number else "an ISO-8601 time"
+        raise MeasurementError(
+            f"column '{label}': {_text(column, i)!r} is not {kind} like the rows before it "
+            "(a timestamp column holds epoch numbers or ISO-8601 times, not both)",
+            source=name,
+            row=rows.row(i),
+        )
+    raise _not_a_time(column, label, rows, name, i)
+
+
+def _other_kind(column: pa.ChunkedArray, index: int, first_is_number: bool) -> bool:
+    """Whether the cell at ``index`` is a time of the kind the column's first cell is not
+    (an ISO-8601 time in a column of epoch numbers, a finite number in one of ISO times)."""
+    import pyarrow as pa
+
+    cell = column.slice(index, 1)
+    try:
+        if first_is_number:
+            iso_to_seconds(cell.combine_chunks())
+            return True
+        return bool(np.isfinite(_as_numpy(_text_to_float(cell))).all())
+    except (pa.ArrowInvalid, ValueError):
+        return False
 
 
 def epoch_seconds(
@@ -356,14 +395,22 @@ def check_times_range(values: np.ndarray, what: str, rows: Rows, limits: TraceLi
 
 
 def check_values(values: np.ndarray, rows: Rows, what: str, name: str) -> None:
-    """Values must be finite (NaN means missing) and not negative."""
-    if values.size and values.min() >= 0 and values.max() < np.inf:
+    """Values must be finite (NaN means missing), not negative and at most :data:`MAX_VALUE`."""
+    if values.size and values.min() >= 0 and values.max() <= MAX_VALUE:
         return  # two reductions, no temporaries: the usual column (a NaN makes both comparisons false)
-    bad = np.isinf(values) | (values < 0)
+    bad = (values < 0) | (values > MAX_VALUE)  # infinity is beyond the limit too
     if bad.any():
         i = int(np.argmax(bad))
-        kind = "is infinite" if np.isinf(values[i]) else "is negative"
-        raise MeasurementError(f"{what} {kind} ({values[i]:g})", source=name, row=rows.row(i))
+        raise MeasurementError(f"{what} {refused_value(float(values[i]))}", source=name, row=rows.row(i))
+
+
+def refused_value(value: float) -> str:
+    """What is wrong with a value :func:`check_values` refuses, as its messages say it."""
+    if np.isinf(value):
+        return f"is infinite ({value:g})"
+    if value < 0:
+        return f"is negative ({value:g})"
+    return f"is implausibly large ({value:g}; the limit for a measured value is 2^53 = {EXACT_INTEGER:,})"
 
 
 def order_steps(times_: np.ndarray) -> tuple[bool, float | None]:

@@ -4,7 +4,8 @@ CSV goes through ``pyarrow.csv`` (typed columns, native timestamp parsing,
 several threads). What Arrow refuses - rows with more or fewer fields than the
 header, blank lines made of spaces, quoted line breaks, bad UTF-8 - is read
 again with the standard library's ``csv`` module, which accepts what policylint
-always accepted and reports a malformed row with its line. Errors about a value
+always accepted and reports a malformed row with its line (a row whose number
+of fields is not the header's is one). Errors about a value
 name the row as the line number of the file (the header is line 1).
 
 :class:`policylint.readers.table.Table` calls :func:`read_csv` for a CSV file and
@@ -199,7 +200,7 @@ def _python_csv(csv_file: CsvFile, indexes: Sequence[int]) -> tuple[list[pa.Chun
     parts: list[list[pa.Array]] = [[] for _ in indexes]
     lines: list[np.ndarray] = []
     count = 0
-    for cells, numbers in _iter_chunks(csv_file.source, indexes, csv_file.chunk_rows):
+    for cells, numbers in _iter_chunks(csv_file.source, indexes, csv_file.chunk_rows, len(csv_file.header)):
         count += len(numbers)
         check_rows(count, csv_file.limits, csv_file.source.name)
         for part, column in zip(parts, cells, strict=True):
@@ -244,11 +245,15 @@ def _sniff_time_type(cells: list[str]) -> pa.DataType:
     return pa.string()
 
 
-def _iter_chunks(source: Source, columns: Sequence[int], chunk_rows: int) -> Iterator[tuple[list[list[str]], np.ndarray]]:
+def _iter_chunks(
+    source: Source, columns: Sequence[int], chunk_rows: int, width: int | None = None
+) -> Iterator[tuple[list[list[str]], np.ndarray]]:
     """Yield ``(cells per column, line numbers)`` for ``chunk_rows`` rows at a time.
 
-    The tolerant path: the csv module tokenises rows (blank lines skipped, extra
-    fields ignored), and a row too short for a wanted column is an error at its line.
+    The tolerant path: the csv module tokenises rows (blank lines skipped). A row
+    too short for a wanted column is an error at its line, and so is any row whose
+    number of fields is not the header's ``width``: a field too many (a stray comma,
+    a thousands separator) shifts what the row means, and is never dropped silently.
     """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
@@ -267,6 +272,12 @@ def _iter_chunks(source: Source, columns: Sequence[int], chunk_rows: int) -> Ite
                     if len(record) < need:
                         raise MeasurementError(
                             f"row has {len(record)} fields, expected at least {need}",
+                            source=name,
+                            row=reader.line_num,
+                        )
+                    if width is not None and len(record) != width:
+                        raise MeasurementError(
+                            f"row has {len(record)} fields, the header has {width}",
                             source=name,
                             row=reader.line_num,
                         )

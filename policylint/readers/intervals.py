@@ -25,6 +25,7 @@ from policylint.readers.columns import (
     START_CANDIDATES,
     TIME,
     column_index,
+    distinct_columns,
     duration_unit,
     find_column,
 )
@@ -105,6 +106,11 @@ def read_intervals(
             source=name,
             row=1,
         )
+    distinct_columns(
+        [("start column", start_name), ("end column", end_name), ("duration column", dur_name),
+         ("GPU column", extra_column)],
+        name,
+    )
     wanted = [c for c in (start_name, end_name, dur_name, extra_column) if c is not None]
     indexes = [column_index(header, c, name) for c in wanted]
     kinds = [TIME if c in (start_name, end_name) else FLOAT for c in wanted]

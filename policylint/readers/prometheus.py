@@ -1,7 +1,8 @@
 """Prometheus ``/api/v1/query_range`` answers saved as JSON (``resultType: matrix``).
 
 Sample times are unix seconds; values arrive as strings, ``"NaN"`` is a missing
-sample and ``"+Inf"``/``"-Inf"`` an error naming the series and the sample.
+sample and ``"+Inf"``/``"-Inf"`` an error naming the series and the sample, as are a negative
+value and one above :data:`~policylint.readers.convert.MAX_VALUE` (2^53).
 Several series are summed on one grid (a series adds 0 outside its own span,
 because that replica did not exist; a hole inside its span makes the sum
 missing), or ``match`` picks series by label values. The file is refused above
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from policylint.errors import MeasurementError
-from policylint.readers.convert import check_order, first_failing
+from policylint.readers.convert import MAX_VALUE, check_order, first_failing, refused_value
 from policylint.readers.grid import combine
 from policylint.readers.limits import TraceLimits, check_rows
 from policylint.readers.series import Series
@@ -136,11 +137,13 @@ def answer_series(
                 source=name,
                 row=i + 1,
             )
-        if (values < 0).any():
-            i = int(np.argmax(values < 0))
-            raise MeasurementError(
-                f"series {label}: sample {i + 1} is negative ({values[i]:g})", source=name, row=i + 1
-            )
+        if not (values.min() >= 0 and values.max() <= MAX_VALUE):  # a NaN (missing) makes both false
+            bad = (values < 0) | (values > MAX_VALUE)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise MeasurementError(
+                    f"series {label}: sample {i + 1} {refused_value(float(values[i]))}", source=name, row=i + 1
+                )
         chosen.append((label, metric, times, values))
 
     if not chosen:

@@ -3,8 +3,9 @@
 The timestamp column is named, or detected
 (:func:`~policylint.readers.columns.timestamp_column`: a candidate name, else a
 column named like a timestamp, else the first column). Value columns are named (several are summed, e.g. running + pending), or
-the only other column. Rows must be in strictly increasing time order; values
-must be numbers, not negative, not infinite (an empty cell or ``NaN`` is a
+the only other column, each named once. Rows must be in strictly increasing time
+order; values must be numbers, not negative, not infinite and at most 2^53
+(:data:`~policylint.readers.convert.MAX_VALUE`; an empty cell or ``NaN`` is a
 missing sample).
 
 A long table (one row per series and time, with a key column such as ``pod``,
@@ -25,7 +26,16 @@ import numpy as np
 
 from policylint.errors import MeasurementError
 from policylint.readers.arrays import to_numpy
-from policylint.readers.columns import FLOAT, KEY_CANDIDATES, TEXT, TIME, column_index, find_column, timestamp_column
+from policylint.readers.columns import (
+    FLOAT,
+    KEY_CANDIDATES,
+    TEXT,
+    TIME,
+    column_index,
+    distinct_columns,
+    find_column,
+    timestamp_column,
+)
 from policylint.readers.convert import (
     check_order,
     check_range,
@@ -67,6 +77,14 @@ def detected_timestamp(header: list[str]) -> str:
     return found if found is not None else ""
 
 
+def _distinct(ts_name: str, value_columns: Sequence[str] | None, name: str, key_column: str | None = None) -> None:
+    """Each column once: no value column listed twice, none that is also the timestamp or the key."""
+    distinct_columns(
+        [("timestamp column", ts_name), ("key column", key_column), *(("value column", c) for c in value_columns or ())],
+        name,
+    )
+
+
 def _value_indexes(
     header: list[str], value_columns: Sequence[str] | None, skip: Sequence[int], name: str
 ) -> tuple[list[int], list[str]]:
@@ -106,6 +124,7 @@ def read_keyed_parts(
     """
     header, name = table.header, table.name
     ts_name = timestamp_column or detected_timestamp(header)
+    _distinct(ts_name, value_columns, name, key.column)
     ts_index = column_index(header, ts_name, name)
     key_index = column_index(header, key.column, name)
     indexes, names = _value_indexes(header, value_columns, (ts_index, key_index), name)
@@ -187,6 +206,7 @@ def read_table_samples(
     and the step between times when it never changes."""
     header, name = table.header, table.name
     ts_name = timestamp_column or detected_timestamp(header)
+    _distinct(ts_name, value_columns, name)
     ts_index = column_index(header, ts_name, name)
     indexes, names = _value_indexes(header, value_columns, (ts_index,), name)
     columns, rows = table.read([ts_index, *indexes], [TIME] + [FLOAT] * len(indexes), required=(0,))
