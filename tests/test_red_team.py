@@ -197,6 +197,14 @@ def test_only_looser_options_are_reported() -> None:
     assert "PL972 (measurement-copied) is ignored in legacy/*.yaml" in found
 
 
+def test_excluded_files_are_a_loosening() -> None:
+    """Red team: `exclude: ["*-q2-*"]` dropped a 60-GPU proposal from the walk, and the gate passed saying nothing."""
+    ruleset = load_rules([rules_dir()])
+    found = loosened_options(ruleset, {"exclude": ["vendor/**", "*-q2-*"]})
+    assert found == ["files matching 'vendor/**', '*-q2-*' are excluded from every check"]
+    assert loosened_options(ruleset, {"exclude": []}) == []
+
+
 def _repo_from(tmp_path: Path, fixture: str) -> Path:
     repo = tmp_path / "plan"
     (repo / "traces").mkdir(parents=True)

@@ -45,7 +45,7 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
 
     ``ruleset`` holds the options and severities in force; ``config`` is the
     repository's own configuration file as read (its ``rules``, ``ignore``, ``select``,
-    ``extend-select`` and ``per-file-ignores``), so a configuration is judged even when
+    ``extend-select``, ``per-file-ignores`` and ``exclude``), so a configuration is judged even when
     the run that reads it used other options. A ``--select`` or ``--ignore`` given on
     the command line is not reported: it is written in the CI job, where a reviewer sees it.
     """
@@ -97,4 +97,9 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
         globs = sorted(str(g) for g, sel in per_file.items() if code in codes(sel))
         if globs:
             found[(code, "per-file")] = f"{code} ({rule.name}) is ignored in {', '.join(globs)}"
+    excluded = config.get("exclude")
+    if isinstance(excluded, list) and excluded:
+        # a file the walk never reads is judged by no rule at all: a proposal named to match is gone
+        shown = ", ".join(repr(str(p)) for p in excluded)
+        found[("~exclude", "")] = f"files matching {shown} are excluded from every check"
     return [found[k] for k in sorted(found)]
