@@ -486,3 +486,15 @@ def test_the_configuration_cannot_ignore_the_rule_that_reports_its_loosening(tmp
     assert (code, err) == (1, "") and "PL977" in codes(report) and "PL101" not in codes(report)
     code, report, err = check_json(repo, "--ignore", "PL977")
     assert err == "" and "PL977" not in codes(report) and "PL101" not in codes(report)
+
+
+def test_paths_of_two_configurations_are_refused(tmp_path: Path) -> None:
+    """Newcomer trial: `check examples/good examples/bad` judged bad with good's configuration and root, silently."""
+    first = make_repo(tmp_path / "a")
+    second = make_repo(tmp_path / "b")
+    code, out, err = run_cli(["check", str(first), str(second)], cwd=tmp_path)
+    assert (code, out) == (2, "")
+    assert err.startswith("policylint: error: ") and "belong to different configurations" in err and err.count("\n") == 1
+    # two folders of one repository are one run, as before
+    code, out, err = run_cli(["check", "--format", "json", str(first / "workloads"), str(first / "clusters")], cwd=tmp_path)
+    assert code in (0, 1) and err == ""

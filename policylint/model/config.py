@@ -141,6 +141,28 @@ def parse_when(text: str, *, source: str | None = None, key: str | None = None) 
     return parsed.astimezone(dt.timezone.utc)
 
 
+def _one_configuration(paths: list[Path], chosen: Path | None) -> None:
+    """Refuse paths that lead to different configurations: a run judges one repository with one.
+
+    ``check examples/good examples/bad`` read good's configuration only, judged bad's
+    traces as outside the root and merged the two models (names clashed): every verdict
+    of the second repository was wrong, with no word about why.
+    """
+    if len(paths) < 2:
+        return
+    first = os.path.realpath(chosen) if chosen is not None else None
+    for p in paths[1:]:
+        if not p.exists():
+            continue
+        found = find_config(p)
+        other = os.path.realpath(found) if found is not None else None
+        if other != first:
+            raise PolicylintError(
+                f"{paths[0]} and {p} belong to different configurations ({chosen or 'none'} and {found or 'none'}):"
+                " a run judges one repository; check them one at a time"
+            )
+
+
 def load_config(
     paths: list[Path],
     *,
@@ -181,6 +203,7 @@ def load_config(
                 if path is not None:
                     raw = read_config_file(path, cache) or {}
                     break
+        _one_configuration(paths, path)
     source = str(path) if path else "<defaults>"
     check_plain(raw, source)
     validate_settings(raw, source, cache)
