@@ -37,6 +37,18 @@ def annotations_of(doc: Document) -> dict[str, Any]:
     return mapping(mapping(doc.data.get("metadata")).get("annotations"))
 
 
+def uncounted_gpus(doc: Document, owner: str, resource: str, path: DocPath, gpu_resources: tuple[str, ...]) -> Finding:
+    """PL905: ``owner`` holds a quota of ``resource``, which looks like a GPU but is not counted as one."""
+    return doc.finding(
+        "PL905",
+        f"{owner} holds a quota of '{resource}', which looks like a GPU (or a slice of one) but is not counted:"
+        f" policylint counts {', '.join(gpu_resources)}, so this capacity is judged by no rule",
+        path,
+        hint=f"add '{resource}' to gpu-resources in .policylint.yaml (each unit is then counted as one GPU), or"
+        " suppress this finding with the reason the resource is not GPU capacity",
+    )
+
+
 def gpus(doc: Document, path: DocPath, value: Any, findings: list[Finding]) -> int | None:
     """A GPU quantity, or None with a finding at ``path`` when it is not a quantity."""
     try:

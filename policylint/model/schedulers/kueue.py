@@ -34,8 +34,10 @@ from policylint.model.schedulers.common import (
     queue_limits,
     scheduler_pool,
     sequence,
+    uncounted_gpus,
     unique_cluster_name,
 )
+from policylint.model.schedulers.quantity import looks_like_gpu
 from policylint.model.specs import GpuSpec, PoolSpec
 
 API_GROUP = "kueue.x-k8s.io/"
@@ -185,6 +187,9 @@ def _gpu_entries(doc: Document, gpu_resources: tuple[str, ...], findings: list[F
             for ri, res in enumerate(sequence(flavor.get("resources"))):
                 res = mapping(res)
                 if res.get("name") not in gpu_resources:
+                    if looks_like_gpu(res.get("name")):
+                        findings.append(uncounted_gpus(doc, f"ClusterQueue '{doc.name}'", str(res.get("name")),
+                                                       (*fpath, "resources", ri, "name"), gpu_resources))
                     continue
                 rpath: DocPath = (*fpath, "resources", ri)
                 nominal = gpus(doc, (*rpath, "nominalQuota"), res.get("nominalQuota", 0), findings)

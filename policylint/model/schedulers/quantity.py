@@ -10,6 +10,21 @@ from typing import Any
 #: Extended resources counted as GPUs. Override per call (``gpu_resources=``) for other vendors.
 GPU_RESOURCES: tuple[str, ...] = ("nvidia.com/gpu", "amd.com/gpu")
 
+#: device-plugin domains whose extended resources are accelerators, whatever their names
+_ACCELERATOR_DOMAINS = frozenset({"nvidia.com", "amd.com", "gpu.intel.com", "habana.ai", "aws.amazon.com"})
+
+
+def looks_like_gpu(name: object) -> bool:
+    """True for an extended resource that names a GPU or a slice of one (``nvidia.com/mig-7g.80gb``,
+    ``gpu.intel.com/i915``, ``example.com/gpu-shared``): a quota of it is GPU capacity, counted
+    only when the configuration's ``gpu-resources`` lists it (PL905 says so when it does not)."""
+    if not isinstance(name, str) or "/" not in name:
+        return False
+    domain, _, resource = name.lower().partition("/")
+    if domain == "aws.amazon.com":
+        return resource.startswith("neuron")
+    return "gpu" in resource or resource.startswith("mig-") or domain in _ACCELERATOR_DOMAINS
+
 _SUFFIXES: dict[str, Decimal] = {
     "Ki": Decimal(2**10),
     "Mi": Decimal(2**20),

@@ -27,8 +27,10 @@ from policylint.model.schedulers.common import (
     queue_limits,
     scheduler_pool,
     sequence,
+    uncounted_gpus,
     unique_cluster_name,
 )
+from policylint.model.schedulers.quantity import looks_like_gpu
 from policylint.model.schedulers.quantity import whole_count
 from policylint.model.specs import PoolSpec
 
@@ -170,6 +172,11 @@ def _pool(
     cap_key = _gpu_in(capability, gpu_resources)
     des_key = _gpu_in(deserved, gpu_resources)
     gua_key = _gpu_in(guarantee, gpu_resources)
+    for where, resources in ((("spec", "capability"), capability), (("spec", "deserved"), deserved),
+                             (("spec", "guarantee", "resource"), guarantee)):
+        for key in resources:
+            if key not in gpu_resources and looks_like_gpu(key):
+                findings.append(uncounted_gpus(doc, f"Volcano Queue '{name}'", str(key), (*where, key), gpu_resources))
     if not (cap_key or des_key or gua_key):
         return None
     reserved = gpus(doc, ("spec", "guarantee", "resource", gua_key), guarantee[gua_key], findings) if gua_key else 0
