@@ -51,7 +51,7 @@ def plain_pairs(sketches: Sequence[Sequence[int] | None]) -> set[tuple[int, int]
 def plain_copy_facts(
     workloads: Sequence[Any], stored: dict[str, Any], facts: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, dict[str, Any]]:
-    """copy_facts before the lazy paths: every real path resolved up front."""
+    """copy_facts before the lazy paths: every path made absolute up front."""
     entries: list[tuple[str, str | None, str | None, Sequence[int] | None]] = []
     trace: dict[str, str] = {}
     for w in sorted(workloads, key=lambda w: w.name):
@@ -59,7 +59,11 @@ def plain_copy_facts(
         if view is None or measured is None:
             continue
         ref = w.measurements.get("concurrency")
-        path = os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
+        if ref is not None and ref.path is not None:
+            os.path.realpath(ref.path)  # raises for a path no system call takes, as copy_facts does
+        # a trace's identity in a pair is its path as written (made absolute, never resolved): one file
+        # cited by one path is an open citation, the same file under another name (a link) is not
+        path = os.path.abspath(ref.path) if ref is not None and ref.path is not None else None
         trace[w.name] = ref.display if ref is not None else ""
         sketch = (measured.integrity or {}).get("run_sketch")
         entries.append((w.name, path, view.get("pool"), sketch if isinstance(sketch, list) else None))
@@ -251,29 +255,32 @@ def test_copy_facts_are_the_plain_ones(tmp_path: Path, seed: int, n: int) -> Non
     assert _canon(copies.copy_facts(workloads, stored, facts)) == _canon(plain_copy_facts(workloads, stored, facts))
 
 
-def test_copies_through_a_link_or_the_same_file_are_an_open_citation(tmp_path: Path) -> None:
+def test_one_file_by_one_path_is_an_open_citation_and_a_link_to_it_a_copy(tmp_path: Path) -> None:
+    """Red team, 2026-12-05: a symlink under another name was taken for an open citation of the file."""
     (tmp_path / "a.csv").write_text("t,v\n")
     (tmp_path / "b.csv").symlink_to(tmp_path / "a.csv")
     (tmp_path / "c.csv").write_text("t,v\n")
     sketch = list(range(1000, 1128))
     workloads = [
         SimpleNamespace(name=n, measurements={"concurrency": SimpleNamespace(path=tmp_path / f, display=f)})
-        for n, f in (("w-1", "a.csv"), ("w-2", "b.csv"), ("w-3", "c.csv"))
+        for n, f in (("w-1", "a.csv"), ("w-2", "b.csv"), ("w-3", "c.csv"), ("w-4", "a.csv"))
     ]
     stored = {w.name: SimpleNamespace(integrity={"run_sketch": list(sketch)}) for w in workloads}
     facts: dict[str, dict[str, Any]] = {w.name: {"pool": "c/p"} for w in workloads}
     got = copies.copy_facts(workloads, stored, facts)
     assert got == plain_copy_facts(workloads, stored, facts)
-    assert "near_copy_of" not in got["w-2"]  # a link to the same file: not judged
+    assert got["w-2"]["near_copy_of"] == "w-1"  # the same file through a link: judged as a copy
     assert got["w-3"]["near_copy_of"] == "w-1"
+    # w-4 cites a.csv by w-1's own path: an open citation, never paired with w-1 (its best partner is another)
+    assert got["w-4"].get("near_copy_of") != "w-1"
 
 
 def test_only_the_paths_of_a_pair_are_resolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     workloads, stored, facts = _model(tmp_path, np.random.default_rng(5), 60)
     expected = plain_copy_facts(workloads, stored, facts)
     asked: list[str] = []
-    real = os.path.realpath
-    monkeypatch.setattr(copies.os.path, "realpath", lambda p, **k: asked.append(str(p)) or real(p, **k))
+    made = os.path.abspath
+    monkeypatch.setattr(copies.os.path, "abspath", lambda p: asked.append(str(p)) or made(p))
     assert _canon(copies.copy_facts(workloads, stored, facts)) == _canon(expected)
     assert len(asked) < len(workloads)
 
@@ -386,9 +393,16 @@ def test_a_refused_conversion_raises_as_before(rows: list[tuple[Any, Any, int]])
 
 
 def test_figures_past_the_integer_range_are_converted_one_by_one() -> None:
-    wv = [_sheet(float("nan"), 1.0, 1), _sheet(1e300, 1.0, 1), _sheet(float("inf"), 1.0, 1)]
-    with np.errstate(invalid="ignore"):
-        assert _canon(pool_view_module._sustained_sum(wv)) == _canon(_plain_sustained(wv))
+    # A figure that is no number, or whose GPUs no count can hold, is refused alike by both (never wrapped).
+    for figure in (float("nan"), 1e300, float("inf")):
+        wv = [_sheet(2.0, 1.0, 1), _sheet(figure, 1.0, 1)]
+        with pytest.raises(Exception) as plain:
+            _plain_sustained(wv)
+        with pytest.raises(type(plain.value)) as fast:
+            pool_view_module._sustained_sum(wv)
+        assert str(fast.value) == str(plain.value)
+    wv = [_sheet(2.0**52, 1.0, 1), _sheet(3.5, 1.0, 1)]
+    assert _canon(pool_view_module._sustained_sum(wv)) == _canon(_plain_sustained(wv))
     assert pool_view_module._sustained_sum([]) is None
 
 
