@@ -67,6 +67,24 @@ def test_increase_with_changed_measurement_passes(repo: Path) -> None:
     assert code == 0
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text + "\n",  # a blank line appended
+        lambda text: text.replace("\n", "\r\n"),  # another line ending
+    ],
+    ids=["blank-line", "crlf"],
+)
+def test_a_trace_whose_bytes_changed_but_not_its_series_is_no_new_evidence(repo: Path, edit: object) -> None:
+    """Red team: one blank line appended to a trace made a 48 -> 60 GPU reservation pass as 'new evidence'."""
+    line = raise_batch_reserved(repo, 22)
+    trace = repo / "measurements" / "traces" / "offline-scoring.csv"
+    trace.write_bytes(edit(trace.read_text()).encode())  # type: ignore[operator]
+    code, found = findings(repo)
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", CLUSTER, line)]
+
+
 def test_no_diff_means_rule_does_not_apply(repo: Path) -> None:
     raise_batch_reserved(repo, 22)
     code, out, _ = run_cli(["check", ".", "--select", "PL950", "--format", "json"], cwd=repo)

@@ -271,3 +271,52 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
             if isinstance(spec, dict) and isinstance(spec.get("cluster"), str) and isinstance(spec.get("pool"), str):
                 found.add((spec["cluster"], spec["pool"]))
     return found
+
+
+def same_traces(change: Change, model: Model, limits: Any, candidates: set[str]) -> set[str]:
+    """Of the changed concurrency traces in ``candidates`` (real paths), those that read as they read at the base.
+
+    PL950 asks whether a pool's evidence changed. A trace whose bytes changed but whose
+    series did not (a blank line appended, a column reformatted, rows reordered) is no
+    new evidence: each such file is read at the base with the same reader and options
+    as today, and its times, values and usable samples are compared exactly. A file
+    that did not exist at the base, is larger than the trace limit there, or does not
+    read (then or now) counts as changed.
+    """
+    import tempfile
+
+    import numpy as np
+
+    from policylint import traces
+    from policylint.errors import MeasurementError
+    from policylint.measure.reading import reader_arguments
+    from policylint.readers.limits import DEFAULT_LIMITS
+
+    commit, top = change.commit, change.top
+    if commit is None or top is None or not candidates:
+        return set()
+    cap = (limits or DEFAULT_LIMITS).max_file_bytes
+    same: set[str] = set()
+    with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
+        for w in sorted(model.workloads.values(), key=lambda w: w.name):
+            ref = w.measurements.get("concurrency")
+            if ref is None or ref.path is None:
+                continue
+            real = os.path.realpath(ref.path)
+            if real not in candidates or real in same:
+                continue
+            try:
+                rel = Path(real).relative_to(top.resolve()).as_posix()
+                blob = commit.tree / rel
+                if blob.size > cap:
+                    continue
+                old = Path(scratch) / f"{len(os.listdir(scratch))}-{Path(real).name}"
+                old.write_bytes(blob.data_stream.read())
+                options = reader_arguments(ref, limits, "trace")
+                then, now = traces.read_series(old, **options), traces.read_series(ref.path, **options)
+            except (KeyError, ValueError, TypeError, AttributeError, OSError, MeasurementError, PolicylintError):
+                continue
+            if (then.step_seconds == now.step_seconds and np.array_equal(then.times, now.times)
+                    and np.array_equal(then.valid, now.valid) and np.array_equal(then.values, now.values, equal_nan=True)):
+                same.add(real)
+    return same

@@ -342,13 +342,18 @@ def judge(
     if options.change is not None:
         import os
 
-        from policylint.engine.history import previous_reserved
+        from policylint.engine.history import previous_reserved, same_traces
         from policylint.engine.view import History
 
-        history = History(
-            reserved_before=previous_reserved(options.change, model, options.limits, options.gpu_resources),
-            changed_files=frozenset(os.path.realpath(p) for p in options.change.files),
-        )
+        before = previous_reserved(options.change, model, options.limits, options.gpu_resources)
+        changed = frozenset(os.path.realpath(p) for p in options.change.files)
+        # PL950's candidates: pools that reserve more than at the base; of their changed traces,
+        # those that read as they did then are no new evidence
+        grown = [p for p in model.pools if isinstance(before.get(p.qualified), int) and p.reserved_gpus > before[p.qualified]]
+        traces = {os.path.realpath(m.path) for p in grown for w in p.workloads for m in w.measurements.values()
+                  if m.path is not None} & changed
+        history = History(reserved_before=before,
+                          changed_files=changed - same_traces(options.change, model, options.trace_limits, traces))
     views = build_views(model, facts, now, history, pools, only, prepared.views if prepared else None, recorder)
     if index is not None:
         index.write()
