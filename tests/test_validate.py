@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -150,12 +152,21 @@ def test_unknown_kind(tmp_path: Path) -> None:
 def test_missing_kind(tmp_path: Path) -> None:
     findings = check(tmp_path, "apiVersion: policylint/v1\nmetadata: {name: g}\n")
     assert [(f.code, f.line, f.column) for f in findings] == [("PL011", 1, 1)]
-    assert findings[0].message.startswith("unknown kind None for apiVersion policylint/v1")
+    assert findings[0].message.startswith("no kind given for apiVersion policylint/v1")  # not Python's None
 
 
 def test_kind_that_is_not_a_string_is_named_as_written(tmp_path: Path) -> None:
     findings = check(tmp_path, "apiVersion: policylint/v1\nkind: [Workload]\n")
     assert findings[0].message.startswith("unknown kind ['Workload'] for apiVersion policylint/v1")
+
+
+def test_yaml_values_are_named_as_yaml_writes_them(tmp_path: Path) -> None:
+    """Newcomer trial: 'None is not of type', '(got False)' and a bare '1e300' read as text, unexplained."""
+    from policylint.model.validate import shown
+
+    assert (shown(None), shown(True), shown(False), shown("x"), shown(3)) == ("null (an empty value)", "true", "false", "'x'", "3")
+    findings = check(tmp_path, "apiVersion: policylint/v1\nkind:\nmetadata: {name: g}\n")
+    assert findings[0].message.startswith("no kind given for apiVersion")
 
 
 def test_non_mapping_document(tmp_path: Path) -> None:
@@ -190,3 +201,24 @@ def test_examples_cover_every_kind() -> None:
 @pytest.mark.parametrize("doc", [d for _, d in EXAMPLE_DOCUMENTS], ids=[i for i, _ in EXAMPLE_DOCUMENTS])
 def test_example_document_matches_its_schema(doc: Document) -> None:
     assert validate_document(doc) == []
+
+
+def test_type_errors_speak_yaml(tmp_path: Path) -> None:
+    import shutil
+
+    from conftest import EXAMPLES, run_cli
+
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    cluster = repo / "clusters" / "prod-east.yaml"
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 48", "reservedGpus:", 1))
+    workload = repo / "workloads" / "product-ai.yaml"
+    workload.write_text(workload.read_text().replace("coldStartSeconds: 900", "coldStartSeconds: 1e300", 1))
+    code, out, err = run_cli(["check", "--format", "json", "--select", "PL010", "."], cwd=repo)
+    messages = sorted(f["message"] for f in json.loads(out)["findings"])
+    assert code == 1 and err == ""
+    assert messages == [
+        "Cluster: 'spec/pools/0/reservedGpus': null (an empty value) is not of type 'integer'",
+        "Workload: 'spec/coldStartSeconds': '1e300' is not of type 'number' (YAML read it as text: write an exponent"
+        " with a decimal point, e.g. 1.0e+3)",
+    ]

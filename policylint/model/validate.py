@@ -48,9 +48,30 @@ def _describe(error: Any) -> str:
         return str(error.message).replace("is a required property", "is required") + (f" in '{where}'" if where else "")
     if validator in ("enum", "const"):
         options = error.validator_value if validator == "enum" else [error.validator_value]
-        return f"'{where}' must be one of: {', '.join(str(o) for o in options)} (got {error.instance!r})"
+        return f"'{where}' must be one of: {', '.join(str(o) for o in options)} (got {shown(error.instance)})"
+    if validator == "type":
+        wanted = error.validator_value
+        names = " or ".join(repr(t) for t in wanted) if isinstance(wanted, list) else repr(wanted)
+        message = f"{shown(error.instance)} is not of type {names}"
+        if isinstance(error.instance, str) and {"number", "integer"} & set(wanted if isinstance(wanted, list) else [wanted]):
+            try:
+                float(error.instance)
+            except ValueError:
+                pass
+            else:  # YAML 1.1 reads 1e300 (no decimal point) as text
+                message += " (YAML read it as text: write an exponent with a decimal point, e.g. 1.0e+3)"
+        return f"'{where}': {message}" if where else message
     message = error_message(error)
     return f"'{where}': {message}" if where else message
+
+
+def shown(value: Any) -> str:
+    """A value as the YAML it came from says it: null, true and false, not Python's None, True and False."""
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
 
 
 def error_message(error: Any) -> str:
@@ -88,7 +109,8 @@ def validate_document(doc: Document) -> list[Finding]:
         return [
             doc.finding(
                 "PL011",
-                f"unknown kind {doc.data.get('kind')!r} for apiVersion {doc.api_version} (expected one of: {', '.join(DOCUMENT_KINDS)})",
+                (f"unknown kind {shown(doc.data['kind'])}" if doc.data.get("kind") is not None else "no kind given")
+                + f" for apiVersion {doc.api_version} (expected one of: {', '.join(DOCUMENT_KINDS)})",
                 ("kind",),
             )
         ]
