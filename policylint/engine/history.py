@@ -291,6 +291,7 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str])
     from policylint.errors import MeasurementError
     from policylint.measure.reading import reader_arguments
     from policylint.readers.limits import DEFAULT_LIMITS
+    from policylint.writer import write_file
 
     commit, top = change.commit, change.top
     if commit is None or top is None or not candidates:
@@ -311,7 +312,9 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str])
                 if blob.size > cap:
                     continue
                 old = Path(scratch) / f"{len(os.listdir(scratch))}-{Path(real).name}"
-                old.write_bytes(blob.data_stream.read())
+                # a scratch copy the readers open like the file itself, written as every file is
+                write_file(old, blob.data_stream.read(), root=None, explicit=True, durable=False, mode=0o600,
+                           what="the base revision of a trace")
                 options = reader_arguments(ref, limits, "trace")
                 then, now = traces.read_series(old, **options), traces.read_series(ref.path, **options)
             except (KeyError, ValueError, TypeError, AttributeError, OSError, MeasurementError, PolicylintError):
