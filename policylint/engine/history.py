@@ -220,13 +220,8 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
 
     if not files:
         return set()
-    try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=where, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    if top.returncode != 0 or not top.stdout.strip():
-        return set()
-    folder = Path(os.fsdecode(top.stdout.strip())).resolve()
+    # names relative to ``where`` ("<rev>:./<name>"): git finds the repository itself, one process in all
+    folder = Path(os.path.realpath(where))
     names: list[str] = []
     for path in files:
         try:
@@ -239,7 +234,7 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
         return set()
     try:
         done = subprocess.run(
-            ["git", "cat-file", "--batch"], cwd=folder, input="".join(f"{rev}:{n}\n" for n in names).encode(),
+            ["git", "cat-file", "--batch"], cwd=folder, input="".join(f"{rev}:./{n}\n" for n in names).encode(),
             capture_output=True, timeout=60, check=False,
         )
     except (OSError, subprocess.SubprocessError):
