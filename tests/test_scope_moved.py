@@ -90,3 +90,23 @@ def test_without_git_history_the_pool_it_joined_is_still_judged(repo: Path) -> N
     joined = _findings(repo, "--changed-files", "workloads/embeddings.yaml")
     # nothing says where it was: the pool it joined is judged, the one it left is not
     assert ("PL102", "clusters/prod-east.yaml") not in joined
+
+
+def test_a_workload_moved_to_another_kueue_queue_reaches_the_queue_it_left(tmp_path: Path) -> None:
+    """The same through Kueue: the LocalQueue it left leads to a ClusterQueue that is now idle (PL110)."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    repo = tmp_path / "kueue"
+    shutil.copytree(REPO / "examples" / "kueue", repo)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    workload = repo / "workloads" / "product-ai.yaml"
+    text = workload.read_text()
+    old = "queue: {scheduler: kueue, name: product-ai/serving}"
+    assert text.count(old) == 1
+    workload.write_text(text.replace(old, "queue: {scheduler: kueue, name: research/batch}"))
+    whole = _findings(repo, ".")
+    assert ("PL110", "kueue/cluster-queues.yaml") in whole  # the serving ClusterQueue lost its only workload
+    _git(repo, "add", "-A")
+    assert _findings(repo, "--changed-files", "workloads/product-ai.yaml") == whole

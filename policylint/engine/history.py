@@ -205,7 +205,8 @@ def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFi
 
 
 def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits) -> set[tuple[str, str]]:
-    """(cluster, pool) of every Workload document the ``files`` held at revision ``rev``.
+    """(cluster, pool) of every Workload document the ``files`` held at revision ``rev``; for one admitted
+    through a scheduler queue, (``"queue:<scheduler>"``, the queue's name).
 
     A workload moved to another pool changes the pool it left as much as the one it
     joined (the old pool loses its demand), but only its new placement is written in
@@ -265,6 +266,10 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
             spec = doc.data.get("spec") if doc.is_policylint and doc.kind == "Workload" and isinstance(doc.data, dict) else None
             if isinstance(spec, dict) and isinstance(spec.get("cluster"), str) and isinstance(spec.get("pool"), str):
                 found.add((spec["cluster"], spec["pool"]))
+            queue = spec.get("queue") if isinstance(spec, dict) else None
+            if isinstance(queue, dict) and isinstance(queue.get("scheduler"), str) and isinstance(queue.get("name"), str):
+                # admitted through a scheduler queue: the pool is found from the queue when reached
+                found.add((f"queue:{queue['scheduler']}", queue["name"]))
     return found
 
 

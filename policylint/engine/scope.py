@@ -280,8 +280,11 @@ def _reach(
                 subjects |= {f"workload {w.name}" for w in pool.workloads}
     for cluster_name, pool_name in sorted(previous):
         # a pool a changed workload left: it lost that demand (its other workloads' pooled queue with it)
-        cluster = model.clusters.get(cluster_name)
-        left = cluster.pools.get(pool_name) if cluster is not None else None
+        if cluster_name.startswith("queue:"):
+            left = _queue_pool(model, cluster_name.removeprefix("queue:"), pool_name)
+        else:
+            cluster = model.clusters.get(cluster_name)
+            left = cluster.pools.get(pool_name) if cluster is not None else None
         if left is not None:
             subjects |= {_pool(left), str(left.cluster.subject)}
             neighbours |= {f"workload {w.name}" for w in left.workloads}
@@ -297,6 +300,28 @@ def _reach(
         # link of a changed file is one here, not there)
         unchanged.update(text for text, answer in seen.items() if not answer)
     return files, subjects, neighbours - subjects
+
+
+def _queue_pool(model: Model, scheduler: str, name: str) -> Pool | None:
+    """The pool a workload admitted through the ``scheduler`` queue ``name`` lands in, when that is known.
+
+    From another workload admitted through the same queue, or for Kueue from the
+    LocalQueue's ClusterQueue (its first GPU flavor, where Kueue places the demand).
+    """
+    for w in model.workloads.values():
+        queue = w.spec.get("queue")
+        if isinstance(queue, dict) and queue.get("scheduler") == scheduler and queue.get("name") == name and w.pool:
+            return w.pool
+    index = model.schedulers.get("kueue") if scheduler == "kueue" else None
+    local_queues = getattr(index, "local_queues", None)
+    if not isinstance(local_queues, dict):
+        return None
+    keys = [name] if "/" in name else [k for k in local_queues if k.split("/", 1)[1] == name]
+    if len(keys) != 1 or keys[0] not in local_queues:
+        return None
+    spec = local_queues[keys[0]].data.get("spec")
+    pools = getattr(index, "pools", {}).get(str(spec.get("clusterQueue", "")) if isinstance(spec, dict) else "")
+    return pools[0] if pools else None
 
 
 def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
