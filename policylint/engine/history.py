@@ -147,8 +147,11 @@ def previous_reserved(
     files: set[str] = set()
     for pool in model.pools:
         files |= {pool.doc.source.path.as_posix(), pool.cluster.doc.source.path.as_posix()}
-    for doc in _scheduler_documents(model):
-        files.add(doc.source.path.as_posix())
+    from policylint.model import schedulers
+
+    for doc in schedulers.documents(model):
+        if doc.kind != "LocalQueue":  # a LocalQueue shapes no pool: flavors, queues and cohorts do
+            files.add(doc.source.path.as_posix())
     clusters: list[Document] = []
     scheduler_docs: list[Document] = []
     for path in sorted(files):
@@ -162,8 +165,6 @@ def previous_reserved(
                 scheduler_docs.append(doc)
     if not clusters and not scheduler_docs:
         return {}
-    from policylint.model import schedulers
-
     before, _ = resolve(clusters, model.root, [], scheduler_docs, gpu_resources or schedulers.GPU_RESOURCES)
     reserved = {
         pool.key: pool.spec["reservedGpus"]
@@ -172,15 +173,6 @@ def previous_reserved(
     }
     out = {pool.qualified: reserved[pool.key] for pool in model.pools if pool.key in reserved}
     change.reserved_before = out
-    return out
-
-
-def _scheduler_documents(model: Model) -> list[Document]:
-    """Every scheduler document the model read (cohorts and flavors shape a queue's pool too)."""
-    out: list[Document] = []
-    for index in model.schedulers.values():
-        for name in ("flavors", "cluster_queues", "cohorts", "queues"):
-            out.extend(getattr(index, name, {}).values())
     return out
 
 

@@ -312,16 +312,11 @@ def _queue_pool(model: Model, scheduler: str, name: str) -> Pool | None:
         queue = w.spec.get("queue")
         if isinstance(queue, dict) and queue.get("scheduler") == scheduler and queue.get("name") == name and w.pool:
             return w.pool
-    index = model.schedulers.get("kueue") if scheduler == "kueue" else None
-    local_queues = getattr(index, "local_queues", None)
-    if not isinstance(local_queues, dict):
+    if scheduler != "kueue":
         return None
-    keys = [name] if "/" in name else [k for k in local_queues if k.split("/", 1)[1] == name]
-    if len(keys) != 1 or keys[0] not in local_queues:
-        return None
-    spec = local_queues[keys[0]].data.get("spec")
-    pools = getattr(index, "pools", {}).get(str(spec.get("clusterQueue", "")) if isinstance(spec, dict) else "")
-    return pools[0] if pools else None
+    from policylint.model.schedulers import kueue
+
+    return kueue.admission(model.schedulers.get("kueue"), name).pool
 
 
 def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
@@ -409,7 +404,7 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
     :func:`reach` compares them.
     """
     from policylint.measure.sources.provenance import SUFFIX
-    from policylint.model.load import Document
+    from policylint.model.schedulers import documents
 
     stats = [(p, st) for p in sorted(_abs(p) for p in changed) if (st := _stat(p)) is not None]
     if not stats:
@@ -422,13 +417,9 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
         return None if st is None else idents.get((st.st_dev, st.st_ino))
 
     pool_docs = {id(p.doc) for c in model.clusters.values() for p in c.pools.values()}
-    for index in model.schedulers.values():
-        for value in vars(index).values() if hasattr(index, "__dict__") else ():
-            if not isinstance(value, dict):
-                continue
-            for doc in value.values():
-                if isinstance(doc, Document) and id(doc) not in pool_docs and (found := hit(doc.source.path)):
-                    return found
+    for doc in documents(model):
+        if id(doc) not in pool_docs and (found := hit(doc.source.path)):
+            return found
     if any(p.name.endswith(SUFFIX) for p, _ in stats):
         # a provenance record lies beside its trace, named after it
         for ref in model.measurements():

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from policylint.model import Model, Pool, Workload
     from policylint.model.load import Definitions
 
-__all__ = ["GPU_RESOURCES", "SchedulerPoolFacts", "all_pools", "attach", "place", "pool_facts"]
+__all__ = ["GPU_RESOURCES", "SchedulerPoolFacts", "all_pools", "attach", "documents", "place", "pool_facts"]
 
 
 @dataclass(kw_only=True, eq=False)
@@ -95,6 +95,15 @@ def all_pools(model: Model) -> list[Pool]:
     if volcano_index is not None:
         found += [volcano_index.pools[q] for q in sorted(volcano_index.pools)]
     return found
+
+
+def documents(model: Model) -> list[Document]:
+    """Every document the scheduler indexes read, index by index as :func:`attach` filled them.
+
+    Kueue ResourceFlavors, ClusterQueues, LocalQueues and Cohorts, then Volcano
+    Queues: the first definition of each name, each kind in reading order.
+    """
+    return [doc for index in model.schedulers.values() for doc in index.documents()]
 
 
 def adopt_unused(model: Model) -> None:

@@ -77,6 +77,43 @@ class KueueIndex:
     cohorts: dict[str, Document] = field(default_factory=dict)
     pools: dict[str, list[Pool]] = field(default_factory=dict)  # ClusterQueue -> GPU pools in flavor order
 
+    def documents(self) -> list[Document]:
+        """The documents read: ResourceFlavors, ClusterQueues, LocalQueues, Cohorts (first definitions)."""
+        return [*self.flavors.values(), *self.cluster_queues.values(), *self.local_queues.values(), *self.cohorts.values()]
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Where a workload naming a LocalQueue is admitted, as far as the manifests tell (see :func:`admission`)."""
+
+    key: str | None = None  # the LocalQueue's "namespace/name", when the name leads to one
+    ambiguous: tuple[str, ...] = ()  # the "namespace/name" of every LocalQueue a bare name matches, when several do
+    local_queue: Document | None = None
+    cluster_queue: str = ""  # the LocalQueue's spec.clusterQueue
+    pools: tuple[Pool, ...] = ()  # that ClusterQueue's GPU pools, in flavor order
+
+    @property
+    def pool(self) -> Pool | None:
+        """The first GPU flavor's pool: Kueue tries flavors in order, so the demand lands there."""
+        return self.pools[0] if self.pools else None
+
+
+def admission(index: KueueIndex | None, queue_name: str) -> Admission:
+    """Resolve a LocalQueue name (``namespace/name``, or a name unique across namespaces) to its ClusterQueue's pools."""
+    lqs = index.local_queues if index else {}
+    key = queue_name if "/" in queue_name else None
+    if key is None:
+        matches = [k for k in lqs if k.split("/", 1)[1] == queue_name]
+        if len(matches) == 1:
+            key = matches[0]
+        elif len(matches) > 1:
+            return Admission(ambiguous=tuple(matches))
+    lq = lqs.get(key or "")
+    if lq is None or index is None:
+        return Admission(key=key)
+    cq = str(mapping(lq.data.get("spec")).get("clusterQueue", ""))
+    return Admission(key=key, local_queue=lq, cluster_queue=cq, pools=tuple(index.pools.get(cq) or ()))
+
 
 def read(
     documents: list[Document],
@@ -329,31 +366,24 @@ def _pool(
 def place(w: Workload, queue_name: str, index: KueueIndex | None, model: Model) -> list[Finding]:
     """Admit ``w`` through the LocalQueue ``namespace/name``."""
     where: DocPath = ("spec", "queue", "name")
-    lqs = index.local_queues if index else {}
-    key = queue_name if "/" in queue_name else None
-    if key is None:
-        matches = [k for k in lqs if k.split("/", 1)[1] == queue_name]
-        if len(matches) == 1:
-            key = matches[0]
-        elif len(matches) > 1:
-            return [w.doc.finding("PL020",
-                                  f"LocalQueue '{queue_name}' exists in several namespaces ({', '.join(sorted(matches))}); write namespace/name",
-                                  where)]
-    lq = lqs.get(key or "")
-    if lq is None or index is None:
-        known = ", ".join(sorted(lqs)) or "none in the checked files"
+    found = admission(index, queue_name)
+    key, cq = found.key, found.cluster_queue
+    if found.ambiguous:
+        return [w.doc.finding("PL020",
+                              f"LocalQueue '{queue_name}' exists in several namespaces ({', '.join(sorted(found.ambiguous))}); write namespace/name",
+                              where)]
+    if found.local_queue is None or index is None:
+        known = ", ".join(sorted(index.local_queues if index else {})) or "none in the checked files"
         return [w.doc.finding("PL020", f"unknown Kueue LocalQueue '{queue_name}' (known: {known})", where,
                               hint="name a LocalQueue as namespace/name and check its manifest in with the workloads")]
-    cq = str(mapping(lq.data.get("spec")).get("clusterQueue", ""))
     if cq not in index.cluster_queues:
         return [w.doc.finding("PL020",
                               f"LocalQueue '{key}' points to ClusterQueue '{cq}', which is not in the checked files", where)]
-    pools = index.pools.get(cq)
-    if not pools:
+    pool = found.pool
+    if pool is None:
         return [w.doc.finding("PL020",
                               f"ClusterQueue '{cq}' (through LocalQueue '{key}') has no GPU quota", where,
                               hint="give the ClusterQueue a flavor with nominalQuota for the GPU resource")]
-    pool = pools[0]  # Kueue tries flavors in order; the first GPU flavor is where the demand lands
     adopt(pool, model)
     w.pool = pool
     pool.workloads.append(w)

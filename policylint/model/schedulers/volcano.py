@@ -43,6 +43,10 @@ class VolcanoIndex:
     queues: dict[str, Document] = field(default_factory=dict)
     pools: dict[str, Pool] = field(default_factory=dict)
 
+    def documents(self) -> list[Document]:
+        """The documents read: the Queues (first definitions; PodGroups and Jobs are checked, not kept)."""
+        return list(self.queues.values())
+
 
 def _gpu_in(resources: dict[str, Any], gpu_resources: tuple[str, ...]) -> str | None:
     return next((r for r in gpu_resources if r in resources), None)
