@@ -95,6 +95,16 @@ def gpus_one(concurrency: float, per_gpu: float, gpus_per_replica: int = 1) -> i
     return int(gpus_for(concurrency, per_gpu, gpus_per_replica))
 
 
+def gpu_demand(concurrency: float, per_gpu: float, gpus_per_replica: int = 1) -> float:
+    """The GPU conversion before its ceiling: concurrency / concurrency per GPU x GPUs per replica.
+
+    What :func:`gpus_one` rounds up to whole replicas, unrounded. The pools judge the
+    rounding itself with it (PL113: how much of a pool's baseline is rounding, not
+    demand); every GPU count a verdict sizes capacity by is :func:`gpu_counts`'s.
+    """
+    return float(concurrency) / float(per_gpu) * float(gpus_per_replica)
+
+
 def residency_ratio(residency_seconds: np.ndarray | float, active_seconds: np.ndarray | float) -> np.ndarray:
     """VRAM residency ratio = resident seconds / active compute seconds."""
     active = np.asarray(active_seconds, dtype=np.float64)

@@ -37,6 +37,8 @@ POOL_FACT_PLACES: dict[str, str] = {
     "capacity_gpus": "capacity",
     "sustained_max_gpus": "capacity",
     "measured_workload_count": "demand",
+    "baseline_rounding_share": "demand",
+    "baseline_rounding_gpus": "demand",
     "pooled_window_days": "name",
     "overflow": "overflow",
     "queue_max_depth": "queue",
@@ -112,6 +114,34 @@ def _sustained_sum(wv: list[WorkloadFactSheet]) -> int | None:
     if not np.all(counts < 2.0**63):  # NaN or past int64: one by one, with the warnings they give
         return _sum([gpus(f.sustained_max, *to_gpus(f)) for f in wv])
     return None if unknown else int(sum(whole.tolist()))
+
+
+def baseline_rounding(wv: list[WorkloadFactSheet]) -> tuple[float | None, int | None]:
+    """How much rounding to whole replicas adds to the workloads' own baselines, and how many need under one replica.
+
+    For each workload with a baseline and a GPU conversion (:func:`to_gpus`), its baseline
+    GPUs (:func:`gpus`, the ceiling) minus the same baseline converted without the ceiling
+    (:func:`policylint.calc.gpus.gpu_demand`), summed in name order; and the number of those
+    whose baseline concurrency is below one replica's worth. (None, None) when no workload
+    has both, or a figure is not finite.
+    """
+    from policylint.calc.gpus import gpu_demand
+
+    total = 0.0
+    small = 0
+    counted = 0
+    for f in wv:
+        per_gpu, per_replica = to_gpus(f)
+        if f.baseline is None or f.baseline_gpus is None or not per_gpu:
+            continue
+        demand = gpu_demand(f.baseline, per_gpu, per_replica)
+        if not math.isfinite(demand):
+            return None, None
+        total += f.baseline_gpus - demand
+        counted += 1
+        if 0 < f.baseline < per_gpu:
+            small += 1
+    return (total, small) if counted else (None, None)
 
 
 def pool_view(
@@ -206,7 +236,7 @@ def pool_view(
             for f in wv
         ],
         scheduler_queue_facts=pool_facts(pool),
-        pooled=pooled_pool_facts(pooled, sums),
+        pooled=pooled_pool_facts(pooled, sums, baseline_rounding(wv)),
     )
     # The queue is the pool's: what it turns away is the pooled figure, for every workload.
     for need in v.queue_needs:

@@ -45,6 +45,20 @@ class PooledPoolFacts(Facts):
     measured_workload_count: int = fact(
         "workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)",
     )
+    baseline_rounding_gpus: float | None = fact(
+        "GPUs the workloads' own baselines gain by being rounded up to whole replicas, summed: each "
+        "measured workload's baseline GPUs minus its baseline GPU demand before the ceiling, unrounded",
+        "GPUs",
+    )
+    baseline_rounding_share: float | None = fact(
+        "baseline_rounding_gpus over the pooled baseline GPUs, unrounded (None when that baseline is "
+        "unknown or zero)",
+        "share",
+    )
+    sub_replica_workloads: int | None = fact(
+        "measured workloads whose baseline needs less than one replica (baseline concurrency below "
+        "one replica's per-GPU figure)",
+    )
     pooled_window_days: float | None = fact(
         "days of pooled samples: time in which every workload of the pool has a usable sample",
         "days",
@@ -139,8 +153,10 @@ def _int(x: float | None) -> int | None:
     return None if x is None else int(x)
 
 
-def pooled_pool_facts(pooled: PoolFacts | None, sums: dict[str, int | None]) -> PooledPoolFacts:
-    """The pooled-demand facts of one pool (None where unknown)."""
+def pooled_pool_facts(
+    pooled: PoolFacts | None, sums: dict[str, int | None], rounding: tuple[float | None, int | None] = (None, None)
+) -> PooledPoolFacts:
+    """The pooled-demand facts of one pool (None where unknown); ``rounding`` is :func:`baseline_rounding`'s."""
     r = pooled.report if pooled is not None else None
     known = r is not None and r.baseline is not None
     base = _int(r.baseline) if known and r else None
@@ -159,6 +175,9 @@ def pooled_pool_facts(pooled: PoolFacts | None, sums: dict[str, int | None]) -> 
         daily_pooling=_pooling("daily bands", daily, sums["daily"]),
         sustained_pooling=_pooling("sustained maxima", sustained, sums["sustained_max"]),
         measured_workload_count=len(pooled.measured) if pooled is not None else 0,
+        baseline_rounding_gpus=rounding[0],
+        baseline_rounding_share=rounding[0] / base if rounding[0] is not None and base else None,
+        sub_replica_workloads=rounding[1],
         pooled_window_days=r.window_days if r else None,
         pooled_cold_start_seconds=r.cold_start_seconds if r else None,
         pooled_step_seconds=r.step_seconds if r else None,
