@@ -190,6 +190,42 @@ AGGREGATES = ("sum", "mean", "max")
 """How several series (keys of a long table, Prometheus series) become one."""
 
 
+#: a series that changes value fewer times than this may equal another by chance (idle replicas
+#: at zero, a constant gauge); one that changes more is the same measurement when it repeats
+REPEAT_MIN_CHANGES = 10
+
+
+def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) -> None:
+    """Refuse a sum holding one series twice: the same times and values under two labels.
+
+    A Prometheus answer with the same series from two scrapers (an HA pair's ``replica``
+    label), or a table with a column copied under another name, would count the same
+    demand twice. Series that change value fewer than :data:`REPEAT_MIN_CHANGES` times
+    are left alone: idle replicas agree by chance. Found by a hash of each series' bytes
+    (one pass over the series, never over pairs), then compared exactly.
+    """
+    import hashlib
+
+    seen: dict[bytes, tuple[str, np.ndarray, np.ndarray]] = {}
+    for label, times, values in parts:
+        if values.size < 2 or int(np.count_nonzero(values[1:] != values[:-1])) < REPEAT_MIN_CHANGES:
+            continue
+        t = np.ascontiguousarray(times, dtype=np.float64)
+        v = np.ascontiguousarray(values, dtype=np.float64)
+        key = hashlib.sha256(t.tobytes() + b"|" + v.tobytes()).digest()
+        first = seen.get(key)
+        if first is None:
+            seen[key] = (label, t, v)
+            continue
+        if np.array_equal(first[1], t) and np.array_equal(first[2], v, equal_nan=True):
+            raise MeasurementError(
+                f"series {first[0]} and {label} hold the same {v.size:,} samples: summed, the same demand "
+                "would count twice (a series scraped twice, or a column copied under another name); "
+                "pick one (match, columns) or export it once",
+                source=name,
+            )
+
+
 def combine(
     parts: list[tuple[str, np.ndarray, np.ndarray]],
     how: str,
@@ -210,6 +246,8 @@ def combine(
     """
     if how not in AGGREGATES:
         raise MeasurementError(f"unknown aggregate {how!r} (expected {', '.join(AGGREGATES)})", source=name)
+    if how == "sum" and len(parts) > 1:
+        refuse_repeated(parts, name)
     if len(parts) == 1:
         _label, times, values = parts[0]
         return finish(times, values, name=name, step_seconds=step_seconds, max_gap_steps=max_gap_steps, limits=limits)

@@ -45,7 +45,7 @@ from policylint.readers.convert import (
     order_steps,
     times,
 )
-from policylint.readers.grid import combine, finish
+from policylint.readers.grid import combine, finish, refuse_repeated
 from policylint.readers.limits import TraceLimits
 from policylint.readers.series import Series
 from policylint.readers.rows import Rows
@@ -183,15 +183,23 @@ def read_keyed_parts(
 
 def _sum_values(columns: Sequence[pa.ChunkedArray], names: Sequence[str], rows: Rows, name: str) -> np.ndarray:
     total: np.ndarray | None = None
+    read: list[tuple[str, np.ndarray, np.ndarray]] = []
     for column, label in zip(columns, names, strict=True):
         values = numbers(column, label, rows, name)
         check_values(values, rows, f"value in column '{label}'", name)
+        if len(columns) > 1:
+            read.append((label, _NO_TIMES, values))  # the columns share one time axis
         if total is None:
             total = values + 0.0  # a private copy, and -0.0 made 0.0 as a sum would
         else:
             total += values  # NaN in any column makes the sum missing, as it should
+    if read:
+        refuse_repeated(read, name)  # a column copied under another name would count twice
     assert total is not None
     return total
+
+
+_NO_TIMES = np.empty(0)
 
 
 def read_table_samples(
