@@ -291,8 +291,10 @@ def test_check_reads_a_long_table_by_key(tmp_path: Path) -> None:
     trace = repo / "measurements/traces/chat-assistant.csv"
     lines = trace.read_text(encoding="utf-8").splitlines()
     header, rows = lines[0].split(","), [line.split(",") for line in lines[1:]]
-    # The same series split over two pods (half each), one row per pod and time.
-    split = ["timestamp,pod,in_flight"] + [f"{r[0]},{pod},{float(r[1]) / 2:g}" for r in rows for pod in ("a", "b")]
+    # The same series split over two pods, 60/40, one row per pod and time (two pods holding
+    # exactly the same series would be one series scraped twice: refused).
+    parts = [(round(float(r[1]) * 0.6), float(r[1]) - round(float(r[1]) * 0.6)) for r in rows]
+    split = ["timestamp,pod,in_flight"] + [f"{r[0]},{pod},{p[k]:g}" for r, p in zip(rows, parts) for k, pod in enumerate(("a", "b"))]
     (repo / "measurements/traces/chat-by-pod.csv").write_text("\n".join(split) + "\n", encoding="utf-8")
     product = repo / "workloads/product-ai.yaml"
     before = lint([repo], LintOptions(root=repo, now=NOW))
