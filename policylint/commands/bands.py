@@ -255,10 +255,10 @@ def _integrity(series: Series, exclusions: list[Any], report: BandReport, now: A
     import datetime as dt
 
     from policylint.measure.integrity.timing import pulled_range_outside
-    from policylint.measure.integrity.workload import trace_facts, workload_facts
+    from policylint.measure.integrity.workload import series_facts, workload_facts
 
     spans = [(float(e.start), float(e.end)) for e in exclusions]
-    stored = trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
+    stored = series_facts(series, spans)
     when = now if isinstance(now, dt.datetime) else dt.datetime.now(dt.timezone.utc)
     out = workload_facts(stored, when.timestamp(), len(report.outlier_days))
     from pathlib import Path

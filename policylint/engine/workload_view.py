@@ -229,6 +229,8 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         "repeated_day_share": (*trace, "path"),
         "pulled_range_outside_seconds": (*trace, "path"),
         "pulled_digest_matches": (*trace, "path"),
+        "open_job_ratio": (*trace, "path"),
+        "open_job_longest_days": (*trace, "path"),
         "vram_seconds_after_now": ("spec", "vram", "trace", "path") if "trace" in vram else ("spec", "vram"),
         "jobs_seconds_after_now": (
             ("spec", "durations", "jobs", "path") if "jobs" in (spec.get("durations") or {}) else ("spec", "durations")

@@ -149,6 +149,29 @@ class IntegrityWorkloadFacts(Facts):
         default=None,
     )
     fractional_share: float | None = fact("plausibility: share of valid samples that are not whole numbers, unrounded", "share", default=None)
+    open_jobs: int | None = fact(
+        "plausibility: rows of a concurrency trace read from a request log or job list with a start and "
+        "no end, counted as running until the end of the trace (None for a sampled trace)",
+        default=None,
+    )
+    finished_jobs: int | None = fact("plausibility: rows of that log or list with an end (None for a sampled trace)", default=None)
+    open_job_longest_days: float | None = fact(
+        "plausibility: the longest of the rows with no end, from its start to the end of the trace, days, "
+        "unrounded (None without such rows)",
+        "days",
+        default=None,
+    )
+    finished_job_longest_days: float | None = fact(
+        "plausibility: the longest duration among the rows with an end, days, unrounded (None without "
+        "such rows)",
+        "days",
+        default=None,
+    )
+    open_job_ratio: float | None = fact(
+        "plausibility: open_job_longest_days / finished_job_longest_days, unrounded (None unless both "
+        "are known and the latter is above zero)",
+        default=None,
+    )
 
 
 @dataclass(kw_only=True, eq=False)

@@ -22,7 +22,7 @@ from policylint.measure.facts import GpuDemand, WorkloadFacts
 from policylint.measure.cold_start import effective_cold_start
 from policylint.measure.conversion import gpu_conversion, gpus_per_replica
 from policylint.measure.integrity.plausibility import job_facts
-from policylint.measure.integrity.workload import trace_facts
+from policylint.measure.integrity.workload import series_facts
 from policylint.measure.kept_reads import read_trace
 from policylint.measure.pooled import gpu_demand
 from policylint.measure.reading import reader_arguments
@@ -229,7 +229,7 @@ def measure_workload(
 def _integrity(series: Series, exclusions: list[Any]) -> dict[str, Any]:
     """The integrity stage between reading and judging (:mod:`policylint.measure.integrity`)."""
     spans = [(float(e.start), float(e.end)) for e in exclusions]
-    return trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
+    return series_facts(series, spans)
 
 
 def _job_integrity(jobs: Any, spec: ReferenceSpec) -> dict[str, Any]:

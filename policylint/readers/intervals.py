@@ -52,6 +52,8 @@ class Intervals:
     extra: np.ndarray | None
     rows: Rows
     has_start: bool
+    #: rows with a start and no end (still running at the export; their ends are the trace's end), or None
+    running: np.ndarray | None = None
 
 
 def _refuse_empty(columns: list[pa.ChunkedArray], labels: list[str], rows: Rows, name: str) -> None:
@@ -179,7 +181,7 @@ def read_intervals(
     if extra_column is not None:
         extra = numbers(slot[extra_column], extra_column, rows, name)
         check_values(extra, rows, f"value in column '{extra_column}'", name)
-    return Intervals(begin, finish, durations, extra, rows, start_name is not None)
+    return Intervals(begin, finish, durations, extra, rows, start_name is not None, running)
 
 
 def _running(column: pa.ChunkedArray, has_start: bool) -> np.ndarray | None:

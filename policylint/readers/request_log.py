@@ -114,6 +114,20 @@ def read_requests(
         unit="gpus" if weight_name is not None else "concurrency",
         unused_gpu_column=unused,
         from_intervals=True,
+        interval_rows=_rows(intervals.durations, intervals.running),
+    )
+
+
+def _rows(durations: np.ndarray, running: np.ndarray | None) -> tuple[int, int, float | None, float | None]:
+    """Rows with no end and rows with an end: how many of each, and the longest of each (seconds)."""
+    if running is None:
+        running = np.zeros(durations.shape, dtype=bool)
+    opened, closed = durations[running], durations[~running]
+    return (
+        int(opened.size),
+        int(closed.size),
+        float(opened.max()) if opened.size else None,
+        float(closed.max()) if closed.size else None,
     )
 
 

@@ -71,6 +71,10 @@ class Series:
     #: a constant non-zero day is long jobs running, not a dead exporter
     #: (:func:`policylint.bands.flat_day_test`)
     from_intervals: bool = False
+    #: rebuilt from intervals: (rows with no end, rows with an end, the longest row with no end to the
+    #: end of the trace and the longest row with an end, in seconds, each None without such rows);
+    #: None for a sampled trace
+    interval_rows: tuple[int, int, float | None, float | None] | None = None
     #: why a read that failed later may have been the wrong form (an event log read as a
     #: series); the calculator adds it to an error about too few consecutive samples
     hint: str | None = None

@@ -27,6 +27,8 @@ from policylint.measure.integrity_facts import IntegrityWorkloadFacts
 if TYPE_CHECKING:
     import numpy as np
 
+    from policylint.readers.series import Series
+
 
 def trace_facts(
     times: np.ndarray,
@@ -87,6 +89,35 @@ def trace_facts(
     }
     out.update(shaping(times, values, valid, spans))
     return out
+
+
+def open_job_facts(series: Series) -> dict[str, Any]:
+    """Plausibility of a trace rebuilt from a request log or job list: its rows with no end against the finished ones.
+
+    A row with a start and no end runs until the end of the trace (the reader's rule for
+    work still running at the export). Every fact is None for a sampled trace.
+    """
+    if series.interval_rows is None:
+        return dict.fromkeys(("open_jobs", "finished_jobs", "open_job_longest_days", "finished_job_longest_days", "open_job_ratio"))
+    opened, closed, longest, finished = series.interval_rows
+    return {
+        "open_jobs": opened,
+        "finished_jobs": closed,
+        "open_job_longest_days": longest / 86_400.0 if longest is not None else None,
+        "finished_job_longest_days": finished / 86_400.0 if finished is not None else None,
+        "open_job_ratio": longest / finished if longest is not None and finished else None,
+    }
+
+
+def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> dict[str, Fact]:
+    """Every integrity fact of a concurrency series as read: :func:`trace_facts` and :func:`open_job_facts`.
+
+    The one place ``check`` (the measuring step) and ``bands`` take them from.
+    """
+    return {
+        **trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans),
+        **open_job_facts(series),
+    }
 
 
 def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_days: int | None) -> IntegrityWorkloadFacts:
