@@ -12,6 +12,7 @@ narrowed run giving the whole run's verdict.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -72,22 +73,34 @@ def _demand(days: int = 92, step: int = 300) -> tuple[np.ndarray, np.ndarray]:
     return t, np.maximum(c, 0).astype(np.int64)
 
 
-def test_the_rounding_figure_is_the_sum_of_each_workloads_rounding() -> None:
-    from policylint.engine.pool_view import baseline_rounding
+def test_the_rounding_of_one_series_is_the_mean_over_its_usable_samples() -> None:
+    from policylint.calc.gpus import mean_rounding
+
+    # 5 at 40 per GPU is an eighth of a GPU, rounded to one; 80 is exactly two; NaN is not a sample.
+    # The mean of the differences, taken as the difference of the two means: (1 + 2 + 1) / 3 - 90 / 3 / 40
+    series = np.array([5.0, 80.0, np.nan, 5.0])
+    assert mean_rounding(series, 40.0) == 4 / 3 - 90 / 3 / 40
+    assert mean_rounding(series, 40.0) == pytest.approx(((1 - 0.125) + 0.0 + (1 - 0.125)) / 3, rel=1e-12)
+    # the counts a caller already has are taken as they are
+    assert mean_rounding(series, 40.0, counts=np.array([1.0, 2.0, np.nan, 1.0])) == mean_rounding(series, 40.0)
+    # on 2-GPU replicas: 50 at 40 per GPU is 1.25 replicas, rounded to 2 (4 GPUs for 2.5)
+    assert mean_rounding(np.array([50.0]), 40.0, 2) == 4 - 2.5
+    assert mean_rounding(np.array([np.nan]), 40.0) is None
+
+
+def test_the_pools_rounding_is_the_sum_of_its_workloads_means() -> None:
+    from policylint.engine.pool_view import pool_rounding
     from policylint.engine.sheets import WorkloadFactSheet
 
-    def sheet(baseline: float | None, gpus: int | None, per: float | None, replicas: int = 1, unit: str = "concurrency"):
+    def sheet(rounding: float | None, baseline: float | None, per: float | None, unit: str = "concurrency"):
         f = WorkloadFactSheet.__new__(WorkloadFactSheet)
-        f.__dict__.update(baseline=baseline, baseline_gpus=gpus, per_gpu=per, gpus_per_replica=replicas, trace_unit=unit)
+        f.__dict__.update(rounding_gpus_mean=rounding, baseline=baseline, per_gpu=per, gpus_per_replica=1, trace_unit=unit)
         return f
 
-    # 8.75 at 40 per GPU is 0.21875 of a GPU, rounded to 1; 100 at 40 per GPU on 2-GPU replicas is 5 GPUs, rounded to 6
-    got = baseline_rounding([sheet(8.75, 1, 40.0), sheet(8.75, 1, 40.0), sheet(100.0, 6, 40.0, 2)])
-    assert got == (1 - 0.21875 + 1 - 0.21875 + 6 - 5.0, 2)
-    # unmeasured workloads and workloads without a per-GPU figure are not counted; none counted is unknown
-    assert baseline_rounding([sheet(None, None, 40.0), sheet(5.0, None, None)]) == (None, None)
-    # a trace that counts GPUs converts one to one: 2.5 GPUs rounds to 3
-    assert baseline_rounding([sheet(2.5, 3, None, 1, "gpus")]) == (0.5, 0)
+    got = pool_rounding([sheet(0.875, 5.0, 40.0), sheet(0.5, 100.0, 40.0), sheet(0.0, 0.0, 40.0)])
+    assert got == (0.875 + 0.5 + 0.0, 1)  # only the first needs less than one replica at its baseline
+    # unmeasured workloads are not counted; none counted is unknown
+    assert pool_rounding([sheet(None, None, 40.0), sheet(None, 5.0, None)]) == (None, None)
 
 
 def test_sixteen_shares_of_one_trace_are_reported_with_their_exact_figures(tmp_path: Path) -> None:
@@ -97,9 +110,9 @@ def test_sixteen_shares_of_one_trace_are_reported_with_their_exact_figures(tmp_p
     found = _pl113(repo, "PL113/fail/shards.yaml")
     assert len(found) == 1
     message = str(found[0]["message"])
-    # 16 shards of 140 / 16 = 8.75 in flight at 40 per GPU: 16 GPUs for 3.5 GPUs of demand
-    assert "adds 12.5 GPUs (16 of its workloads need less than one replica" in message
-    assert "78% of the pooled baseline of 16 GPUs (limit 25%)" in message
+    # 16 shards of a sixteenth of the trace at 40 per GPU: each needs under a quarter of a GPU and holds one
+    assert re.search(r"adds 1[34]\.\d GPUs to the pool's demand on average \(16 of its workloads need less than one replica", message)
+    assert re.search(r"8\d% of the pooled baseline of 16 GPUs \(limit 25%\)", message)
 
 
 def test_the_same_demand_as_one_workload_passes(tmp_path: Path) -> None:
@@ -153,6 +166,26 @@ def test_one_workload_per_pod_of_one_long_table_is_caught(tmp_path: Path) -> Non
     (repo / "plan.yaml").write_text(text)
     found = _pl113(repo, ".")
     assert [f["file"] for f in found] == ["plan.yaml"], found
+
+
+def test_shards_that_take_turns_are_caught(tmp_path: Path) -> None:
+    # helper red team, 2026-12-05: 60 shards, a third of them busy at any sample and none busy two
+    # samples running; their own baselines are zero, so rounding at each shard's baseline saw nothing
+    repo = tmp_path / "repo"
+    (repo / "traces").mkdir(parents=True)
+    t, c = _demand()
+    shards, busy = 60, 20
+    text = CLUSTER
+    for i in range(shards):
+        turn = (np.arange(t.size) * busy + i) % shards < busy  # shard i is busy at a third of the samples
+        values = np.where(turn, c / busy, 0.0)
+        rows = "\n".join(f"{a},{b:.4f}" for a, b in zip(t.tolist(), values.tolist()))
+        (repo / "traces" / f"turn-{i:02d}.csv").write_text("timestamp,in_flight\n" + rows + "\n")
+        text += _workload(f"rerank-turn-{i:02d}", f"    trace: {{path: traces/turn-{i:02d}.csv}}")
+    (repo / "plan.yaml").write_text(text)
+    found = _pl113(repo, ".")
+    assert [f["file"] for f in found] == ["plan.yaml"], found
+    assert "(0 of its workloads need less than one replica at their baseline)" in str(found[0]["message"])
 
 
 def test_the_hooks_narrowed_run_gives_the_whole_runs_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

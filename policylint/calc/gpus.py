@@ -95,14 +95,27 @@ def gpus_one(concurrency: float, per_gpu: float, gpus_per_replica: int = 1) -> i
     return int(gpus_for(concurrency, per_gpu, gpus_per_replica))
 
 
-def gpu_demand(concurrency: float, per_gpu: float, gpus_per_replica: int = 1) -> float:
-    """The GPU conversion before its ceiling: concurrency / concurrency per GPU x GPUs per replica.
+def mean_rounding(
+    concurrency: np.ndarray, per_gpu: float, gpus_per_replica: int = 1, counts: np.ndarray | None = None
+) -> float | None:
+    """The GPUs rounding up to whole replicas adds to a demand series, on average over its usable samples.
 
-    What :func:`gpus_one` rounds up to whole replicas, unrounded. The pools judge the
-    rounding itself with it (PL113: how much of a pool's baseline is rounding, not
-    demand); every GPU count a verdict sizes capacity by is :func:`gpu_counts`'s.
+    Per sample, :func:`gpu_counts` (the ceiling, the conversion every band and the pooled
+    series use) minus the same conversion without the ceiling, ``c / per_gpu x GPUs per
+    replica``; the mean over the samples that are not NaN, or None without one. Taken as
+    the difference of the two means (the mean of a difference), and from ``counts`` when the
+    caller has the series' :func:`gpu_counts` already. Means add up: the sum over a pool's
+    workloads is what rounding adds to the pooled demand on average (PL113).
     """
-    return float(concurrency) / float(per_gpu) * float(gpus_per_replica)
+    c = np.asarray(concurrency, dtype=np.float64)
+    usable = ~np.isnan(c)
+    n = int(np.count_nonzero(usable))
+    if n == 0:
+        return None
+    whole = gpu_counts(c, per_gpu, gpus_per_replica) if counts is None else np.asarray(counts, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = float(np.sum(whole, where=usable)) / n - float(np.sum(c, where=usable)) / n / float(per_gpu) * float(gpus_per_replica)
+    return mean if math.isfinite(mean) else None
 
 
 def residency_ratio(residency_seconds: np.ndarray | float, active_seconds: np.ndarray | float) -> np.ndarray:

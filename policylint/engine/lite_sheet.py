@@ -29,11 +29,11 @@ from policylint.facts import Facts
 _T = TypeVar("_T", bound=Facts)
 
 #: The facts of a workload sheet a stand-in holds: what the pool steps and the neighbour rules' verdict
-#: digests read (PL111, PL972: double counts, near copies; the baseline for the pool's rounding, PL113). Any
-#: other fact read makes the whole sheet.
+#: digests read (PL111, PL972: double counts, near copies; the rounding and the baseline the pool's PL113
+#: sums). Any other fact read makes the whole sheet.
 LITE: tuple[str, ...] = (
     "name", "pool", "workload_class", "gpus_per_replica", "trace_unit", "per_gpu", "baseline", "sustained_max",
-    "baseline_gpus", "daily_gpus", "peak_gpus", "tolerance_seconds", "vram_resident_gib", "multi_gpu_job",
+    "baseline_gpus", "rounding_gpus_mean", "daily_gpus", "peak_gpus", "tolerance_seconds", "vram_resident_gib", "multi_gpu_job",
     "queue_depth_needed", "capacity_share", "pool_overflow", "concurrency_measured",
     # the pooled part (every fact of it: the pool steps replace it whole)
     "pool_capacity_gpus", "max_wait_seconds", "p99_wait_seconds", "daily_max_wait_seconds",

@@ -37,8 +37,8 @@ POOL_FACT_PLACES: dict[str, str] = {
     "capacity_gpus": "capacity",
     "sustained_max_gpus": "capacity",
     "measured_workload_count": "demand",
-    "baseline_rounding_share": "demand",
-    "baseline_rounding_gpus": "demand",
+    "rounding_share": "demand",
+    "rounding_gpus": "demand",
     "pooled_window_days": "name",
     "overflow": "overflow",
     "queue_max_depth": "queue",
@@ -116,30 +116,25 @@ def _sustained_sum(wv: list[WorkloadFactSheet]) -> int | None:
     return None if unknown else int(sum(whole.tolist()))
 
 
-def baseline_rounding(wv: list[WorkloadFactSheet]) -> tuple[float | None, int | None]:
-    """How much rounding to whole replicas adds to the workloads' own baselines, and how many need under one replica.
+def pool_rounding(wv: list[WorkloadFactSheet]) -> tuple[float | None, int | None]:
+    """What rounding to whole replicas adds to a pool's demand on average, and how many workloads need under one replica.
 
-    For each workload with a baseline and a GPU conversion (:func:`to_gpus`), its baseline
-    GPUs (:func:`gpus`, the ceiling) minus the same baseline converted without the ceiling
-    (:func:`policylint.calc.gpus.gpu_demand`), summed in name order; and the number of those
-    whose baseline concurrency is below one replica's worth. (None, None) when no workload
-    has both, or a figure is not finite.
+    The sum, in name order, of each workload's ``rounding_gpus_mean``
+    (:func:`policylint.calc.gpus.mean_rounding` of its cleaned demand): means add up, so
+    that is what rounding adds to the pooled series on average. And the number of those
+    workloads whose baseline concurrency is below one replica's per-GPU figure. (None,
+    None) when no workload has a figure.
     """
-    from policylint.calc.gpus import gpu_demand
-
     total = 0.0
     small = 0
     counted = 0
     for f in wv:
-        per_gpu, per_replica = to_gpus(f)
-        if f.baseline is None or f.baseline_gpus is None or not per_gpu:
+        if f.rounding_gpus_mean is None:
             continue
-        demand = gpu_demand(f.baseline, per_gpu, per_replica)
-        if not math.isfinite(demand):
-            return None, None
-        total += f.baseline_gpus - demand
+        total += f.rounding_gpus_mean
         counted += 1
-        if 0 < f.baseline < per_gpu:
+        per_gpu, _ = to_gpus(f)
+        if per_gpu and f.baseline is not None and 0 < f.baseline < per_gpu:
             small += 1
     return (total, small) if counted else (None, None)
 
@@ -236,7 +231,7 @@ def pool_view(
             for f in wv
         ],
         scheduler_queue_facts=pool_facts(pool),
-        pooled=pooled_pool_facts(pooled, sums, baseline_rounding(wv)),
+        pooled=pooled_pool_facts(pooled, sums, pool_rounding(wv)),
     )
     # The queue is the pool's: what it turns away is the pooled figure, for every workload.
     for need in v.queue_needs:

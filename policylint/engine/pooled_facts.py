@@ -45,14 +45,13 @@ class PooledPoolFacts(Facts):
     measured_workload_count: int = fact(
         "workloads of the pool whose GPU demand is measured (readable trace and per-GPU figure)",
     )
-    baseline_rounding_gpus: float | None = fact(
-        "GPUs the workloads' own baselines gain by being rounded up to whole replicas, summed: each "
-        "measured workload's baseline GPUs minus its baseline GPU demand before the ceiling, unrounded",
+    rounding_gpus: float | None = fact(
+        "GPUs rounding up to whole replicas adds to the pool's demand on average: the sum of its measured "
+        "workloads' rounding_gpus_mean, unrounded",
         "GPUs",
     )
-    baseline_rounding_share: float | None = fact(
-        "baseline_rounding_gpus over the pooled baseline GPUs, unrounded (None when that baseline is "
-        "unknown or zero)",
+    rounding_share: float | None = fact(
+        "rounding_gpus over the pooled baseline GPUs, unrounded (None when that baseline is unknown or zero)",
         "share",
     )
     sub_replica_workloads: int | None = fact(
@@ -156,7 +155,7 @@ def _int(x: float | None) -> int | None:
 def pooled_pool_facts(
     pooled: PoolFacts | None, sums: dict[str, int | None], rounding: tuple[float | None, int | None] = (None, None)
 ) -> PooledPoolFacts:
-    """The pooled-demand facts of one pool (None where unknown); ``rounding`` is :func:`baseline_rounding`'s."""
+    """The pooled-demand facts of one pool (None where unknown); ``rounding`` is :func:`pool_rounding`'s."""
     r = pooled.report if pooled is not None else None
     known = r is not None and r.baseline is not None
     base = _int(r.baseline) if known and r else None
@@ -175,8 +174,8 @@ def pooled_pool_facts(
         daily_pooling=_pooling("daily bands", daily, sums["daily"]),
         sustained_pooling=_pooling("sustained maxima", sustained, sums["sustained_max"]),
         measured_workload_count=len(pooled.measured) if pooled is not None else 0,
-        baseline_rounding_gpus=rounding[0],
-        baseline_rounding_share=rounding[0] / base if rounding[0] is not None and base else None,
+        rounding_gpus=rounding[0],
+        rounding_share=rounding[0] / base if rounding[0] is not None and base else None,
         sub_replica_workloads=rounding[1],
         pooled_window_days=r.window_days if r else None,
         pooled_cold_start_seconds=r.cold_start_seconds if r else None,

@@ -88,6 +88,11 @@ class WorkloadFactSheet(Facts):
     baseline_gpus: int | None = fact("GPUs the baseline band needs", "GPUs")
     daily_gpus: int | None = fact("GPUs the daily band needs", "GPUs")
     peak_gpus: int | None = fact("GPUs the peak band needs", "GPUs")
+    rounding_gpus_mean: float | None = fact(
+        "GPUs rounding up to whole replicas adds to the workload's cleaned GPU demand, on average over its "
+        "usable samples, unrounded",
+        "GPUs",
+    )
     window_days: float | None = fact(
         "days of valid samples after cleaning (exclusions, flat days, outlier days), unrounded",
         "days",

@@ -165,6 +165,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         baseline_gpus=gpus(r.baseline if r else None, to_gpu, to_replica),
         daily_gpus=gpus(r.daily if r else None, to_gpu, to_replica),
         peak_gpus=gpus(r.peak if r else None, to_gpu, to_replica),
+        rounding_gpus_mean=facts.rounding_gpus_mean,
         # Unrounded: 89.9965 days is not 90.
         window_days=r.window_days if r else None,
         flat_days=len(facts.flat_days) if r else None,

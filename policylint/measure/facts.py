@@ -60,6 +60,8 @@ class WorkloadFacts:
     usable_max: float | None = None
     #: GPU demand per cleaned sample, for the pool's sum (None without a trace or a per-GPU figure)
     demand: GpuDemand | None = None
+    #: GPUs rounding up to whole replicas adds to the cleaned demand on average (calc.gpus.mean_rounding)
+    rounding_gpus_mean: float | None = None
     step_seconds: float | None = None
     sustained_max: float | None = None
     last_sample: dt.datetime | None = None

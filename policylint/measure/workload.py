@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from policylint import bands, traces
 from policylint.errors import PolicylintError
 from policylint.finding import Finding
+from policylint.calc.gpus import mean_rounding
 from policylint.measure.facts import GpuDemand, WorkloadFacts
 from policylint.measure.cold_start import effective_cold_start
 from policylint.measure.conversion import gpu_conversion, gpus_per_replica
@@ -55,11 +56,13 @@ def _narrow(gpus: np.ndarray) -> np.ndarray:
     return gpus
 
 
-def gpu_series(series: Series, per_gpu: float, gpus_per_replica: int) -> GpuDemand:
-    """The GPU demand of a cleaned series (:func:`policylint.measure.pooled.gpu_demand`), stored compactly."""
+def gpu_series(series: Series, per_gpu: float, gpus_per_replica: int) -> tuple[GpuDemand, float | None]:
+    """The GPU demand of a cleaned series (:func:`policylint.measure.pooled.gpu_demand`), stored compactly,
+    and what rounding adds to it on average (:func:`policylint.calc.gpus.mean_rounding`, from the same counts)."""
     import numpy as np
 
     gpus = gpu_demand(series.values.reshape(1, -1), np.array([per_gpu]), np.array([gpus_per_replica]))[0]
+    rounding = mean_rounding(series.values, per_gpu, gpus_per_replica, counts=gpus)
     times = series.times
     start = float(times[0]) if times.size else 0.0
     step = float(times[1] - times[0]) if times.size > 1 else float(series.step_seconds)
@@ -67,13 +70,14 @@ def gpu_series(series: Series, per_gpu: float, gpus_per_replica: int) -> GpuDema
     regular = math.isfinite(start) and math.isfinite(step) and np.array_equal(
         rebuilt.view(np.int64), np.asarray(times, dtype=np.float64).view(np.int64)
     )
-    return GpuDemand(
+    demand = GpuDemand(
         gpus=_narrow(gpus),
         step_seconds=float(series.step_seconds),
         axis_start=start,
         axis_step=step,
         times=None if regular else times,
     )
+    return demand, rounding
 
 
 def _exclusions(workload: Workload, ref: MeasurementRef) -> tuple[list[Any], list[Finding]]:
@@ -177,7 +181,7 @@ def measure_workload(
             usable = cleaned.values[~np.isnan(cleaned.values)]
             facts.usable_max = float(np.max(usable)) if usable.size else None
             if report.cleaned is not None and per_gpu is not None and per_gpu > 0 and per_replica >= 1:
-                facts.demand = gpu_series(report.cleaned, per_gpu, per_replica)
+                facts.demand, facts.rounding_gpus_mean = gpu_series(report.cleaned, per_gpu, per_replica)
             facts.step_seconds = cleaned.step_seconds
             facts.sustained_max = report.sustained_max
             facts.cold_start_seconds = settings.cold_start_seconds
