@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO
-
 # the stage as it is, each function from the module that defines it (the reference below reuses the names)
+from policylint.calc import runs as current_runs
 from policylint.measure.integrity import copies as current_copies
 from policylint.measure.integrity import days as current_days
 from policylint.measure.integrity import resolution as current_resolution
@@ -390,25 +390,24 @@ def near_repeated_days(
 
 
 def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
-    """Identity: the smallest hashes of the trace's informative 16-sample runs (a bottom-k sketch).
+    """Identity: the smallest hashes of the trace's informative 16-step runs (a bottom-k sketch).
 
-    A run is :data:`RUN_SAMPLES` consecutive valid samples (values to a thousandth)
-    that change value at least :data:`RUN_MIN_CHANGES` times. Two traces that share
-    most runs share most of their smallest hashes: a copy with a few samples edited
-    loses only the runs around each edit, whatever file it is in and whatever dates it
-    carries. Measured series of noisy demand share almost none. None when the trace
-    has fewer than :data:`SKETCH_MIN` distinct runs.
+    A run is :data:`RUN_SAMPLES` consecutive steps between valid samples (values to a
+    thousandth), at least :data:`RUN_MIN_CHANGES` of which move the value; a constant
+    added to the trace leaves every run as it was. None when the trace has fewer than
+    :data:`SKETCH_MIN` distinct runs.
     """
     import numpy as np
     from numpy.lib.stride_tricks import sliding_window_view
 
-    if values.size < RUN_SAMPLES:
+    if values.size <= RUN_SAMPLES:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
-        q = np.where(valid, np.round(values * 1000.0), 0.0).astype(np.int64).view(np.uint64)
-    windows = sliding_window_view(q, RUN_SAMPLES)
-    full = sliding_window_view(valid, RUN_SAMPLES).all(axis=1)
-    changes = np.count_nonzero(windows[:, 1:] != windows[:, :-1], axis=1)
+        q = np.where(valid, np.round(values * 1000.0), 0.0).astype(np.int64)
+    steps = np.diff(q).view(np.uint64)
+    windows = sliding_window_view(steps, RUN_SAMPLES)
+    full = sliding_window_view(valid[1:] & valid[:-1], RUN_SAMPLES).all(axis=1)
+    changes = np.count_nonzero(windows != 0, axis=1)
     keep = full & (changes >= RUN_MIN_CHANGES)
     if np.count_nonzero(keep) < SKETCH_MIN:
         return None
@@ -504,7 +503,7 @@ def _check(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step: float
         _same(current_days.repeated_days(a, b, c, step), repeated_days(a, b, c, step))
         _same(current_days.near_repeated_days(a, b, c, step), near_repeated_days(a, b, c, step))
         with np.errstate(all="ignore"):
-            _same(current_copies.run_sketch(b, c), run_sketch(b, c))
+            _same(current_runs.run_sketch(b, c), run_sketch(b, c))
             _same(current_resolution.jump_block(b, c), jump_block(b, c))
             _same(current_resolution.roughness(b, c), roughness(b, c))
         _same(current_resolution.change_positions(b, c), change_positions(b, c))
@@ -714,7 +713,7 @@ def test_near_and_exact_repeats_at_the_threshold_are_unchanged(case: tuple[np.nd
 @given(st.lists(st.integers(0, 2**64 - 1), max_size=3000), st.integers(0, 6))
 def test_distinct_hashes_are_numpy_unique(values: list[int], repeats: int) -> None:
     h = np.array(values * (1 + repeats % 3), dtype=np.uint64)
-    _same(current_copies._distinct(h), np.unique(h))
+    _same(current_runs._distinct(h), np.unique(h))
 
 
 @settings(max_examples=200, deadline=None)
@@ -722,7 +721,7 @@ def test_distinct_hashes_are_numpy_unique(values: list[int], repeats: int) -> No
 def test_distinct_rows_are_numpy_unique_rows(rows: list[list[int]], repeats: int) -> None:
     """The rows of member groups, each once and in order, as ``np.unique(axis=0)`` gives them."""
     groups = np.array(rows * (1 + repeats), dtype=np.int64).reshape(-1, 3)
-    _same(current_copies._distinct_rows(groups), np.unique(groups, axis=0))
+    _same(current_runs._distinct_rows(groups), np.unique(groups, axis=0))
 
 
 @settings(max_examples=200, deadline=None)
@@ -837,4 +836,4 @@ def test_near_copies_are_unchanged(case: tuple[Any, Any, Any]) -> None:
     for _, _, _, a in entries[:6]:
         for _, _, _, b in entries[:6]:
             if a is not None and b is not None:
-                _same(current_copies.sketch_similarity(a, b), ref_sketch_similarity(a, b))
+                _same(current_runs.sketch_similarity(a, b), ref_sketch_similarity(a, b))

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from policylint.calc import runs
 from policylint.engine import pool_view as pool_view_module
 from policylint.engine.views import replaced
 from policylint.engine.workload_view import gpus, to_gpus
@@ -112,7 +113,7 @@ def plain_near_copies(
         if same:
             sim = 1.0
         elif sa and sb:
-            sim = copies.sketch_similarity(sa, sb)
+            sim = runs.sketch_similarity(sa, sb)
         else:
             continue
         first, second = sorted((na, nb))
@@ -165,13 +166,13 @@ def sketch_lists(draw: st.DrawFn) -> list[list[int] | None]:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sketch_lists())
 def test_shared_run_pairs_are_the_index_pairs(sketches: list[list[int] | None]) -> None:
-    assert copies.shared_run_pairs(sketches) == plain_pairs(sketches)
+    assert runs.shared_run_pairs(sketches) == plain_pairs(sketches)
 
 
 def test_a_group_of_exactly_64_is_paired_and_65_is_not() -> None:
     for size, paired in ((64, True), (65, False)):
         sketches: list[list[int] | None] = [[7, i + 100] for i in range(size)]
-        found = copies.shared_run_pairs(sketches)
+        found = runs.shared_run_pairs(sketches)
         assert found == plain_pairs(sketches)
         assert bool(found) is paired
 
@@ -189,16 +190,16 @@ def test_a_group_of_exactly_64_is_paired_and_65_is_not() -> None:
 def test_sketches_of_other_runs_fall_back_to_the_index(odd: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
     sketches: list[Any] = [[1, 3, 5], odd, [5, 1]]
     calls: list[int] = []
-    plain = copies._shared_run_pairs_plain
-    monkeypatch.setattr(copies, "_shared_run_pairs_plain", lambda s: calls.append(1) or plain(s))
-    assert copies.shared_run_pairs(sketches) == plain_pairs(sketches)
+    plain = runs._shared_run_pairs_plain
+    monkeypatch.setattr(runs, "_shared_run_pairs_plain", lambda s: calls.append(1) or plain(s))
+    assert runs.shared_run_pairs(sketches) == plain_pairs(sketches)
     assert calls == [1]
 
 
 def test_no_runs_no_pairs() -> None:
-    assert copies.shared_run_pairs([]) == set()
-    assert copies.shared_run_pairs([None, [], None]) == set()
-    assert copies.shared_run_pairs([[1, 2], [3, 4]]) == set()
+    assert runs.shared_run_pairs([]) == set()
+    assert runs.shared_run_pairs([None, [], None]) == set()
+    assert runs.shared_run_pairs([[1, 2], [3, 4]]) == set()
 
 
 # --- near-copy facts with paths resolved only for a pair's members -------------------------------
@@ -423,16 +424,16 @@ def test_packed_sketches_pair_as_their_lists(sketches: list[list[int] | None], s
     """Any mix of packed and listed sketches: the pairs of the lists, the same numbers read back."""
     rng = np.random.default_rng(seed)
     mixed = [_packed(s) if i == 0 or rng.random() < 0.7 else s for i, s in enumerate(sketches)]
-    assert copies.shared_run_pairs(mixed) == plain_pairs(sketches)
+    assert runs.shared_run_pairs(mixed) == plain_pairs(sketches)
     for s, m in zip(sketches, mixed):
-        assert (list(copies.sketch_values(m)) if m else m) == s or (not s and not m)
+        assert (list(runs.sketch_values(m)) if m else m) == s or (not s and not m)
 
 
 def test_packed_sketches_with_runs_of_other_types_fall_back_to_the_index() -> None:
     sketches: list[Any] = [[1, 2, 3], [3, 4], ["x", 1], [2, 5]]
     mixed = [_packed(sketches[0]), sketches[1], sketches[2], _packed(sketches[3])]
     assert isinstance(mixed[0], bytes) and isinstance(mixed[3], bytes)
-    assert copies.shared_run_pairs(mixed) == plain_pairs(sketches) == {(0, 1), (0, 2), (0, 3)}
+    assert runs.shared_run_pairs(mixed) == plain_pairs(sketches) == {(0, 1), (0, 2), (0, 3)}
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -107,12 +107,12 @@ class IntegrityWorkloadFacts(Facts):
     edited_repeated_day_share: float | None = fact("identity: edited_repeated_days / the days judged, unrounded", "share", default=None)
     near_copy_of: str | None = fact(
         "identity: the workload of the model whose trace, in another file, shares the most "
-        "16-sample runs with this one (None when none shares any); copies PL111 already reports are"
+        "16-step runs with this one (None when none shares any); copies PL111 already reports are"
         " left out",
         default=None,
     )
     near_copy_similarity: float | None = fact(
-        "identity: estimated share of 16-sample runs the two traces have in common, unrounded",
+        "identity: estimated share of 16-step runs the two traces have in common, unrounded",
         default=None,
     )
     near_copy_trace: str | None = fact("identity: that workload's trace file, as written", default=None)

@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from policylint.measure.integrity.copies import fingerprint, run_sketch, shape_fingerprint, values_fingerprint
+from policylint.calc.runs import run_sketch
+from policylint.measure.integrity.copies import (
+    fingerprint,
+    shape_fingerprint,
+    values_fingerprint,
+)
 from policylint.measure.integrity.days import near_and_exact_repeats
 from policylint.measure.integrity.resolution import (
     MIN_CHANGES_PER_DAY,

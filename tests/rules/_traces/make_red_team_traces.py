@@ -10,6 +10,8 @@ so rerunning rewrites the same bytes. The fixtures' "now" is 2026-12-01T00:00Z.
 - hourly-jitter-5min.csv: hourly-on-5min.csv with a jitter of -1, 0 or +1 added to every
   sample - hourly data forward-filled onto a 5-minute grid and then jittered.
 - minutely-5min-edited.csv: minutely-5min.csv with five samples changed - a near copy.
+- minutely-5min-offset.csv: minutely-5min.csv with 2 added to every sample and one sample in
+  a hundred moved by one more, up or down - a near copy with an offset and sparse noise.
 - bursty-copy.csv: a byte-for-byte copy of bursty-sustained.csv under another name.
 - busy-afternoons.csv (15-minute rows, 92 days): 30 in flight with a small wobble; on ten
   days spread over the window, 150 from 13:00 to 17:00 UTC - the ten busiest afternoons.
@@ -66,6 +68,12 @@ def near_copy() -> None:
         t, v = rows[i].split(",")
         rows[i] = f"{t},{int(v) + 3}"
     write_rows("minutely-5min-edited.csv", rows)
+    rows = rows_of("minutely-5min.csv")
+    for i in range(1, len(rows)):
+        t, v = rows[i].split(",")
+        noise = (1 if (i // 100) % 2 else -1) if i % 100 == 37 else 0
+        rows[i] = f"{t},{int(v) + 2 + noise}"
+    write_rows("minutely-5min-offset.csv", rows)
     shutil.copyfile(HERE / "bursty-sustained.csv", HERE / "bursty-copy.csv")
 
 
