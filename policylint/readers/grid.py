@@ -196,19 +196,41 @@ REPEAT_MIN_CHANGES = 10
 
 
 def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) -> None:
-    """Refuse a sum holding one series twice: the same times and values under two labels.
+    """Refuse a sum holding one series twice: the same samples under two labels, exactly or nearly.
 
     A Prometheus answer with the same series from two scrapers (an HA pair's ``replica``
     label), or a table with a column copied under another name, would count the same
-    demand twice. Series that change value fewer than :data:`REPEAT_MIN_CHANGES` times
-    are left alone: idle replicas agree by chance. Found by a hash of each series' bytes
-    (one pass over the series, never over pairs), then compared exactly.
+    demand twice; so would a copy edited to look like another series. Series that change
+    value fewer than :data:`REPEAT_MIN_CHANGES` times are left alone: idle replicas agree
+    by chance. Three tests, each by hashing each series once (never a loop over pairs of
+    series unless their hashes meet):
+
+    - the same times and values (compared exactly once the hashes agree);
+    - for a series with at least :data:`REPEAT_MIN_CHANGES` distinct values, the same order
+      of its samples (a stable sort), and then every sample of one equal to ``k`` times the
+      other's plus ``c`` (``k > 0``, to nine digits): a copy scaled, offset or moved in time;
+    - more than :data:`NEAR_REPEAT_SHARE` of its 16-step runs in common (PL972's run
+      sketch): a copy with a few samples changed, offset or moved in time.
+
+    Measured replicas of one service pass all three: their noise is their own. Equal rises
+    and falls (PL111's shape fingerprint), or an equal order alone, are no test here: the
+    pods of a service behind a round-robin balancer each take half of every minute's
+    requests, and over an hour of real arrivals (the Azure LLM trace) their per-minute
+    counts rise and fall together at every sample - but one holds the odd request the
+    other does not, so neither is a scaled copy of the other.
     """
     import hashlib
 
+    from policylint.calc.runs import run_sketch, shared_run_pairs, sketch_similarity
+
     seen: dict[bytes, tuple[str, np.ndarray, np.ndarray]] = {}
+    ordered: dict[bytes, tuple[str, np.ndarray]] = {}
+    labels: list[str] = []
+    sketches: list[list[int] | None] = []
     for label, times, values in parts:
-        if values.size < 2 or int(np.count_nonzero(values[1:] != values[:-1])) < REPEAT_MIN_CHANGES:
+        valid = ~np.isnan(values)
+        measured = values[valid]  # a gap is no change: a mostly missing idle series stays idle
+        if measured.size < 2 or int(np.count_nonzero(measured[1:] != measured[:-1])) < REPEAT_MIN_CHANGES:
             continue
         t = np.ascontiguousarray(times, dtype=np.float64)
         v = np.ascontiguousarray(values, dtype=np.float64)
@@ -216,14 +238,60 @@ def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) 
         first = seen.get(key)
         if first is None:
             seen[key] = (label, t, v)
-            continue
-        if np.array_equal(first[1], t) and np.array_equal(first[2], v, equal_nan=True):
+        elif np.array_equal(first[1], t) and np.array_equal(first[2], v, equal_nan=True):
             raise MeasurementError(
                 f"series {first[0]} and {label} hold the same {v.size:,} samples: summed, the same demand "
                 "would count twice (a series scraped twice, or a column copied under another name); "
                 "pick one (match, columns) or export it once",
                 source=name,
             )
+        order = np.argsort(measured, kind="stable")
+        ranked = measured[order]
+        if int(np.count_nonzero(ranked[1:] != ranked[:-1])) + 1 >= REPEAT_MIN_CHANGES:
+            same_order = ordered.setdefault(hashlib.sha256(order.astype("<i8").tobytes()).digest(), (label, measured))
+            factor = _affine_factor(same_order[1], measured) if same_order[0] != label else None
+            if factor is not None:
+                raise MeasurementError(
+                    f"series {label} is series {same_order[0]} scaled, offset or moved in time: each of its "
+                    f"{measured.size:,} measured samples is {factor:.6g} times the other's plus one constant, and "
+                    "summed, the same demand would count twice; pick one (match, columns) or export it once",
+                    source=name,
+                )
+        labels.append(label)
+        sketches.append(run_sketch(v, valid))
+    for a, b in sorted(shared_run_pairs(sketches)):
+        sa, sb = sketches[a], sketches[b]
+        if a == b or sa is None or sb is None:
+            continue
+        share = sketch_similarity(sa, sb)
+        if share > NEAR_REPEAT_SHARE:
+            raise MeasurementError(
+                f"series {labels[a]} and {labels[b]} share {share:.0%} of their 16-step runs (more than "
+                f"{NEAR_REPEAT_SHARE:.0%}): one is the other with a few samples changed, offset or moved in time, "
+                "and summed, the same demand would count twice; pick one (match, columns) or export it once",
+                source=name,
+            )
+
+
+def _affine_factor(a: np.ndarray, b: np.ndarray) -> float | None:
+    """``k`` when every sample of ``b`` is ``k * a + c`` (``k > 0``) to nine digits, else None; equal lengths only."""
+    if a.size != b.size or a.size < 2:
+        return None
+    lo, hi = int(np.argmin(a)), int(np.argmax(a))
+    span = float(a[hi] - a[lo])
+    if not span > 0:
+        return None
+    k = float(b[hi] - b[lo]) / span
+    if not (k > 0 and math.isfinite(k)):
+        return None
+    c = float(b[lo]) - k * float(a[lo])
+    scale = max(float(np.max(np.abs(b))), 1.0)
+    return k if bool(np.all(np.abs(b - (k * a + c)) <= 1e-9 * scale)) else None
+
+
+#: the largest estimated share of 16-step runs two series of one sum may have in common (PL972's
+#: default for two workloads' traces): measured replicas of a service share almost none
+NEAR_REPEAT_SHARE = 0.5
 
 
 def combine(
