@@ -394,8 +394,8 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
 
     A run is :data:`RUN_SAMPLES` consecutive steps between valid samples (values to a
     thousandth), at least :data:`RUN_MIN_CHANGES` of which move the value; a constant
-    added to the trace leaves every run as it was. None when the trace has fewer than
-    :data:`SKETCH_MIN` distinct runs.
+    added to the trace leaves every run as it was. Runs the trace repeats are left out.
+    None when the trace holds fewer than :data:`SKETCH_MIN` runs once.
     """
     import numpy as np
     from numpy.lib.stride_tricks import sliding_window_view
@@ -418,10 +418,12 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
         h ^= h >> np.uint64(31)
         h *= np.uint64(0x9E3779B97F4A7C15)
         h ^= h >> np.uint64(29)
-    distinct = np.unique(h >> np.uint64(11))  # 53 bits: exact in JSON and in any reader of it
-    if distinct.size < SKETCH_MIN:
+    # 53 bits: exact in JSON and in any reader of it; only runs the trace holds once
+    values_, counts = np.unique(h >> np.uint64(11), return_counts=True)
+    once = values_[counts == 1]
+    if once.size < SKETCH_MIN:
         return None
-    return [int(x) for x in distinct[:SKETCH_SIZE]]
+    return [int(x) for x in once[:SKETCH_SIZE]]
 
 
 def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BLOCK) -> tuple[int, float | None]:
@@ -714,6 +716,14 @@ def test_near_and_exact_repeats_at_the_threshold_are_unchanged(case: tuple[np.nd
 def test_distinct_hashes_are_numpy_unique(values: list[int], repeats: int) -> None:
     h = np.array(values * (1 + repeats % 3), dtype=np.uint64)
     _same(current_runs._distinct(h), np.unique(h))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=400), st.lists(st.integers(0, 2**64 - 1), max_size=100))
+def test_hashes_held_once_are_numpy_unique_with_count_one(small: list[int], large: list[int]) -> None:
+    h = np.array(small + large + small[: len(small) // 2], dtype=np.uint64)  # some held twice or more
+    values, counts = np.unique(h, return_counts=True)
+    _same(current_runs._singles(h), values[counts == 1])
 
 
 @settings(max_examples=200, deadline=None)

@@ -68,8 +68,8 @@ def test_a_near_copy_shares_most_runs_and_a_measured_trace_none() -> None:
     original, edited, other = _sketch("minutely-5min.csv"), _sketch("minutely-5min-edited.csv"), _sketch("bursty-sustained.csv")
     assert original is not None and edited is not None and other is not None
     assert len(original) == SKETCH_SIZE
-    # five samples changed spoil the runs around them: 123 of the 128 smallest hashes survive
-    assert sketch_similarity(original, edited) == 123 / 128
+    # five samples changed spoil the runs around them: 120 of the 128 smallest hashes survive
+    assert sketch_similarity(original, edited) == 120 / 128
     assert sketch_similarity(original, other) == 0.0
     assert sketch_similarity(original, original) == 1.0
 
@@ -95,6 +95,19 @@ def test_two_measured_random_walks_at_one_level_share_no_runs() -> None:
     sa, sb = run_sketch(a, valid), run_sketch(b, valid)
     assert sa is not None and sb is not None
     assert sketch_similarity(sa, sb) == 0.0
+
+
+def test_two_pollers_toggling_apart_are_not_copies() -> None:
+    # second red team: two independent series toggling 0/1 at 98% of samples (pollers, cron jobs)
+    # shared 73% of their sketched runs - patterns each repeats itself; only runs held once count
+    rng = np.random.default_rng(11)
+    valid = np.ones(26_000, dtype=bool)
+    a = (np.cumsum(rng.random(valid.size) < 0.98) % 2).astype(float)
+    b = (np.cumsum(rng.random(valid.size) < 0.98) % 2).astype(float)
+    sa, sb = run_sketch(a, valid), run_sketch(b, valid)
+    assert sa is None or sb is None or sketch_similarity(sa, sb) <= 0.5
+    # a repeated pattern is left out, not the trace: a measured trace keeps a full sketch
+    assert len(_sketch("bursty-sustained.csv") or []) == SKETCH_SIZE
 
 
 def test_near_copies_skip_one_file_cited_twice_and_pairs_pl111_reports() -> None:

@@ -24,7 +24,7 @@ RUN_SAMPLES = 16
 RUN_MIN_CHANGES = 8
 #: Runs kept per trace (the smallest hashes: a bottom-k sample, so two traces' samples are comparable).
 SKETCH_SIZE = 128
-#: Fewest runs a trace needs before its copies are judged.
+#: Fewest runs held once a trace needs before its copies are judged.
 SKETCH_MIN = 32
 _RUN_MULTIPLIERS: np.ndarray | None = None
 
@@ -38,8 +38,13 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     to a constant added to the whole trace. Two traces that share most runs share most of
     their smallest hashes: a copy with a few samples edited loses only the runs around
     each edit, whatever file it is in, whatever dates it carries and whatever offset it
-    was given. Measured series of noisy demand share almost none. None when the trace
-    has fewer than :data:`SKETCH_MIN` distinct runs.
+    was given. Measured series of noisy demand share almost none.
+
+    Only runs the trace holds once are sketched. A run a trace repeats is a pattern of its
+    own (a poller toggling 0, 1, 0, 1 at nearly every sample, a cron job), and two such
+    traces measured apart share those patterns by nature, not by copying: the second red
+    team found two independent 98%-toggling pollers sharing 73% of their sketched runs.
+    None when the trace holds fewer than :data:`SKETCH_MIN` runs once.
     """
     import numpy as np
 
@@ -84,20 +89,35 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
         h *= np.uint64(0x9E3779B97F4A7C15)
         h ^= h >> np.uint64(29)
     h >>= np.uint64(11)  # 53 bits: exact in JSON and in any reader of it
-    # the SKETCH_SIZE smallest distinct hashes: the smallest few hundred, partitioned out, hold
-    # them whenever enough distinct ones lie strictly below the pivot; else sort all
+    # the SKETCH_SIZE smallest hashes of runs the trace holds once: the smallest few hundred,
+    # partitioned out, hold every occurrence of each value below the pivot, so they tell which of
+    # those occur once whenever enough do; else sort all
     cut = 4 * SKETCH_SIZE
     if h.size > 2 * cut:
         head = np.partition(h, cut)
         pivot = head[cut]
-        below = _distinct(head[:cut])
+        below = _singles(head[:cut])
         below = below[below < pivot]
         if below.size >= SKETCH_SIZE:
             return [int(x) for x in below[:SKETCH_SIZE]]
-    distinct = _distinct(h)
-    if distinct.size < SKETCH_MIN:
+    once = _singles(h)
+    if once.size < SKETCH_MIN:
         return None
-    return [int(x) for x in distinct[:SKETCH_SIZE]]
+    return [int(x) for x in once[:SKETCH_SIZE]]
+
+
+def _singles(h: np.ndarray) -> np.ndarray:
+    """The values that occur exactly once in ``h``, ascending (by one sort)."""
+    import numpy as np
+
+    ordered = np.sort(h)
+    if ordered.size < 2:
+        return ordered
+    differs = ordered[1:] != ordered[:-1]
+    alone = np.ones(ordered.size, dtype=bool)
+    alone[1:] &= differs  # not equal to the one before
+    alone[:-1] &= differs  # nor to the one after
+    return ordered[alone]
 
 
 def _distinct(h: np.ndarray) -> np.ndarray:

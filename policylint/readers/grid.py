@@ -253,7 +253,7 @@ def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) 
             if factor is not None:
                 raise MeasurementError(
                     f"series {label} is series {same_order[0]} scaled, offset or moved in time: each of its "
-                    f"{measured.size:,} measured samples is {factor:.6g} times the other's plus one constant, and "
+                    f"{measured.size:,} measured samples is {factor:.10g} times the other's plus one constant, and "
                     "summed, the same demand would count twice; pick one (match, columns) or export it once",
                     source=name,
                 )
@@ -285,8 +285,8 @@ def _affine_factor(a: np.ndarray, b: np.ndarray) -> float | None:
     if not (k > 0 and math.isfinite(k)):
         return None
     c = float(b[lo]) - k * float(a[lo])
-    scale = max(float(np.max(np.abs(b))), 1.0)
-    return k if bool(np.all(np.abs(b - (k * a + c)) <= 1e-9 * scale)) else None
+    scale = float(np.max(np.abs(b)))  # relative to the series' own size: a utilisation below 1 too
+    return k if scale > 0 and bool(np.all(np.abs(b - (k * a + c)) <= 1e-9 * scale)) else None
 
 
 #: the largest estimated share of 16-step runs two series of one sum may have in common (PL972's
