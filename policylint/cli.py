@@ -148,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args._run(args)
         return code
     except PolicylintError as exc:
+        if exc.key and type(exc) is PolicylintError:
+            from policylint.model.config_locate import place
+
+            place(exc)  # file:line:col of the key, as a finding is placed
         sys.stderr.write(f"policylint: error: {_one_line(str(exc))}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -161,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         sys.stderr.write(f"policylint: error: {_one_line(where + (exc.strerror or str(exc)))}\n")
         return EXIT_ERROR
-    except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback
+    except Exception as exc:
         if os.environ.get("POLICYLINT_DEBUG"):
             raise
         sys.stderr.write(

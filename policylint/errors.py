@@ -31,11 +31,15 @@ class PolicylintError(Exception):
         self.message = message
         self.source = source
         self.key = key
+        #: where ``key`` is written in ``source`` (1-based), once found (:mod:`policylint.model.config_locate`)
+        self.line: int | None = None
+        self.column: int | None = None
 
     def __str__(self) -> str:
         parts = []
         if self.source:
-            parts.append(self.source)
+            at = f":{self.line}:{self.column}" if self.line is not None and self.column is not None else ""
+            parts.append(self.source + at)
         if self.key:
             parts.append(f"at key '{self.key}'")
         prefix = ": ".join([" ".join(parts)]) if parts else ""

@@ -352,13 +352,27 @@ CONFIG_ERRORS = [
 ]
 
 
+#: the column (on the line after BASE_CONFIG) where each case's key, or the item it names, is written
+CONFIG_ERROR_COLUMNS = {
+    "unknown-key": 1, "unknown-nested-key": 10, "numeric-key": 1, "selector-not-a-list": 1, "bad-item-type": 11,
+    "rule-settings-not-a-mapping": 9, "below-minimum": 10, "trace-rows-below-minimum": 10,
+    "trace-bytes-above-maximum": 10, "grid-samples-not-whole": 10, "empty-selector": 10, "bad-enum": 1,
+    "bad-severity": 17, "unknown-rule": 9, "unknown-option": 35, "option-type": 17, "option-minimum": 17,
+    "unknown-selector": 1, "unknown-name": 1,
+}
+
+
 @pytest.mark.parametrize(("extra", "expected"), CONFIG_ERRORS)
-def test_config_error_is_one_line_naming_file_and_key(tmp_path: Path, extra: str, expected: str) -> None:
+def test_config_error_is_one_line_naming_file_and_key(
+    tmp_path: Path, extra: str, expected: str, request: pytest.FixtureRequest
+) -> None:
     repo = make_repo(tmp_path)
     path = set_config(repo, extra).resolve()
+    # placed as a finding is: file:line:col of the key (or of the list item it names)
+    where = f"{path}:{BASE_CONFIG.count(chr(10)) + 1}:{CONFIG_ERROR_COLUMNS[request.node.callspec.id]}"
     for command in ("check", "config"):
         code, out, err = run_cli([command], cwd=repo)
-        assert (code, out, err) == (2, "", f"policylint: error: {path} {expected}\n")
+        assert (code, out, err) == (2, "", f"policylint: error: {where} {expected}\n")
 
 
 def test_unreadable_now_names_the_key(tmp_path: Path) -> None:
@@ -367,13 +381,13 @@ def test_unreadable_now_names_the_key(tmp_path: Path) -> None:
     code, _, err = run_cli(["check"], cwd=repo)
     assert (code, err) == (
         2,
-        f"policylint: error: {path} at key 'now': must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got 'yesterday'\n",
+        f"policylint: error: {path}:1:1 at key 'now': must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got 'yesterday'\n",
     )
     set_config(repo, "", base='now: "2026-13-45"\n')
     code, _, err = run_cli(["check"], cwd=repo)
     assert (code, err) == (
         2,
-        f"policylint: error: {path} at key 'now': '2026-13-45' is not an ISO date (YYYY-MM-DD[THH:MM:SS])\n",
+        f"policylint: error: {path}:1:1 at key 'now': '2026-13-45' is not an ISO date (YYYY-MM-DD[THH:MM:SS])\n",
     )
 
 
@@ -408,7 +422,7 @@ def test_unknown_selector_in_per_file_ignores_names_that_key(tmp_path: Path) -> 
     repo = make_repo(tmp_path)
     path = set_config(repo, 'per-file-ignores: {"clusters/*": [PLX]}\n').resolve()
     code, _, err = run_cli(["check"], cwd=repo)
-    assert (code, err) == (2, f"policylint: error: {path} at key 'per-file-ignores.clusters/*': 'PLX' matches no rule\n")
+    assert (code, err) == (2, f"policylint: error: {path}:3:20 at key 'per-file-ignores.clusters/*': 'PLX' matches no rule\n")
 
 
 def test_unknown_selector_on_the_command_line_names_the_flag(tmp_path: Path) -> None:
@@ -463,22 +477,24 @@ def test_no_settings_at_all_are_valid_settings() -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "key"),
+    ("extra", "key", "column"),
     [
-        ("ignore: [gate-loosened]\n", "ignore"),
-        ("ignore: [PL97]\n", "ignore"),
-        ('per-file-ignores: {"clusters/*.yaml": [PL977]}\n', "per-file-ignores.clusters/*.yaml"),
+        ("ignore: [gate-loosened]\n", "ignore", 1),
+        ("ignore: [PL97]\n", "ignore", 1),
+        ('per-file-ignores: {"clusters/*.yaml": [PL977]}\n', "per-file-ignores.clusters/*.yaml", 20),
     ],
     ids=["by-name", "by-prefix", "per-file"],
 )
-def test_the_configuration_cannot_ignore_the_rule_that_reports_its_loosening(tmp_path: Path, extra: str, key: str) -> None:
+def test_the_configuration_cannot_ignore_the_rule_that_reports_its_loosening(
+    tmp_path: Path, extra: str, key: str, column: int
+) -> None:
     """Red team: `ignore: [gate-loosened, proposal-exceeds-shortfall]` passed a 60-GPU ask with nothing said."""
     repo = make_repo(tmp_path)
     over_reserve(repo)
     path = set_config(repo, extra)
     code, report, err = check_json(repo)
     assert (code, report) == (2, {})
-    assert err.startswith(f"policylint: error: {path} at key '{key}': PL977 (gate-loosened) cannot be ignored"), err
+    assert err.startswith(f"policylint: error: {path}:3:{column} at key '{key}': PL977 (gate-loosened) cannot be ignored"), err
     assert err.count("\n") == 1
     # the CI job's own command line may still turn it off: written where the job is reviewed
     set_config(repo, "ignore: [reserved-above-baseline]\n", base='now: "2026-12-01"\n')

@@ -330,10 +330,15 @@ def test_volcano_job_numbers_that_are_not_counts_are_findings(tmp_path: Path, va
     ],
     ids=["2**63-1", "above-maximum", "401-digits", "nan", "integer-key", "deep"],
 )
-def test_unusable_configuration_value_is_one_line_naming_file_and_key(repo: Path, text: str, key: str, message: str) -> None:
+def test_unusable_configuration_value_is_one_line_naming_file_and_key(
+    repo: Path, text: str, key: str, message: str, request: pytest.FixtureRequest
+) -> None:
     (repo / ".policylint.yaml").write_text(text, encoding="utf-8")
     err = one_line_error(*run_cli(["config"], cwd=repo))
-    assert err == f"policylint: error: {repo / '.policylint.yaml'} at key '{key}': {message}\n"
+    # line:col of the key, or of the list item it names (the twentieth bracket of the deep one)
+    where = {"2**63-1": "2:3", "above-maximum": "2:3", "401-digits": "2:11", "nan": "2:11", "integer-key": "2:3",
+             "deep": "1:30"}[request.node.callspec.id]
+    assert err == f"policylint: error: {repo / '.policylint.yaml'}:{where} at key '{key}': {message}\n"
 
 
 def test_3000_deep_array_in_pyproject_names_file_and_key(repo: Path) -> None:
@@ -381,7 +386,7 @@ def test_configuration_that_is_a_pipe_is_refused_without_blocking(repo: Path, ar
                 {"code": "PL101", "file": "a.yaml", "subject": "pool a/b", "path": ""},
                 {"code": "PL101", "file": 7, "subject": None, "path": ""},
             ]}),
-            "b.json at key 'findings[1].file': not a policylint baseline file (must be text, got int)",
+            "b.json:1:119 at key 'findings[1].file': not a policylint baseline file (must be text, got int)",
         ),
     ],
     ids=["deep", "mixed-types"],

@@ -163,6 +163,12 @@ BAD = {
 }
 
 
+#: line:col of each case's key in the configuration (prometheus: on line 1, url on 2, headers on 3)
+WHERE = {"space in name": "3:3", "colon in name": "3:3", "Host": "4:5", "Content-Length": "4:5", "CR/LF in value": "4:5",
+         "LF in value": "4:5", "non-ASCII value": "4:5", "empty value": "4:5", "number value": "4:5",
+         "bad env name": "4:11", "same name twice": "5:5", "not a mapping": "3:3"}
+
+
 @pytest.mark.parametrize("case", list(BAD))
 def test_a_bad_header_setting_is_one_error_naming_file_and_key(fake: Fake, tmp_path: Path, case: str) -> None:
     entry, needle, hidden = BAD[case]
@@ -170,7 +176,7 @@ def test_a_bad_header_setting_is_one_error_naming_file_and_key(fake: Fake, tmp_p
     for extra in ([], ["--dry-run"]):
         code, out, err = pull(repo, *extra)
         assert (code, out) == (2, ""), err
-        assert err.startswith(f"policylint: error: {repo / '.policylint.yaml'} {needle}"), err
+        assert err.startswith(f"policylint: error: {repo / '.policylint.yaml'}:{WHERE[case]} {needle}"), err
         assert err.count("\n") == 1 and "Traceback" not in err
         if hidden is not None:
             assert hidden not in err
@@ -198,7 +204,7 @@ def test_a_header_variable_that_cannot_be_sent_is_one_error(
     repo = make_repo(tmp_path, fake.url, "  headers:\n    X-Gateway-Key: {env: GATEWAY_KEY}\n")
     code, out, err = pull(repo)
     assert (code, out) == (2, "")
-    assert err == f"policylint: error: {repo / '.policylint.yaml'} at key 'prometheus.headers.X-Gateway-Key': {needle}\n"
+    assert err == f"policylint: error: {repo / '.policylint.yaml'}:4:5 at key 'prometheus.headers.X-Gateway-Key': {needle}\n"
     assert "X-Injected" not in err and "\x1b" not in err
     assert fake.seen == []
 
@@ -209,7 +215,7 @@ def test_authorization_cannot_be_configured_beside_a_token(fake: Fake, tmp_path:
     code, out, err = pull(repo)
     assert (code, out) == (2, "")
     assert err == (
-        f"policylint: error: {repo / '.policylint.yaml'} at key 'prometheus.headers.Authorization': Authorization is "
+        f"policylint: error: {repo / '.policylint.yaml'}:4:5 at key 'prometheus.headers.Authorization': Authorization is "
         "already sent for $POLICYLINT_PROMETHEUS_TOKEN; configure this header or set that variable, not both\n"
     )
     assert "abc123" not in err and "tok-31c6" not in err

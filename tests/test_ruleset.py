@@ -91,7 +91,9 @@ def test_user_rule_is_listed(tmp_path: Path) -> None:
          "attribute-access", "unknown-placeholder", "unknown-param", "bad-cerberus-rule", "duplicate-code",
          "bad-severity", "nested-fact-typo", "compared-fact-typo", "when-nested-fact-typo", "broken-template"],
 )
-def test_bad_rule_file_stops_the_run(tmp_path: Path, old: str, new: str, message: str) -> None:
+def test_bad_rule_file_stops_the_run(
+    tmp_path: Path, old: str, new: str, message: str, request: pytest.FixtureRequest
+) -> None:
     assert old in GOOD_RULE
     folder = write_rules(tmp_path, GOOD_RULE.replace(old, new))
     code, out, err = check_with(folder)
@@ -99,7 +101,12 @@ def test_bad_rule_file_stops_the_run(tmp_path: Path, old: str, new: str, message
     assert out == ""
     lines = err.splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"policylint: error: {folder / 'acme.yaml'} ")
+    # placed at the key (line:col) as a finding is: the rule found by its code, nested keys followed
+    where = {"unknown-key": "9:5", "param-type": "11:32", "unknown-function": "12:5", "missing-doc-section": "14:5",
+             "unknown-fact": "12:5", "attribute-access": "8:5", "unknown-placeholder": "8:5", "unknown-param": "12:5",
+             "bad-cerberus-rule": "12:5", "duplicate-code": "2:5", "bad-severity": "4:5", "nested-fact-typo": "13:34",
+             "compared-fact-typo": "13:23", "when-nested-fact-typo": "13:23", "broken-template": "8:5"}
+    assert lines[0].startswith(f"policylint: error: {folder / 'acme.yaml'}:{where[request.node.callspec.id]} ")
     assert message in lines[0]
     assert "Traceback" not in err
 

@@ -1,0 +1,106 @@
+"""A setup error points at the line and column of its key, as a finding points at its document.
+
+The key is found in the file the error names (:mod:`policylint.model.config_locate`);
+a key the file does not hold, a TOML file, or a file that is not YAML leave the message
+as it was - the position is a courtesy, never a second error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policylint.errors import PolicylintError
+from policylint.model.config_locate import locate, place
+
+CONFIG = """\
+now: "2026-12-01"
+rules:
+  PL101:
+    head-room: 1
+per-file-ignores:
+  "clusters/*.yaml": [PLX]
+exclude:
+  - a
+  - 3
+"""
+
+RULES = """\
+rules:
+  - code: ACME001
+    require:
+      reserved_gpus: {max_over: {field: baseline_gpu}}
+  - code: ACME002
+    require: {}
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "where"),
+    [
+        ("now", (1, 1)),
+        ("rules.PL101", (3, 3)),
+        ("rules.PL101.head-room", (4, 5)),
+        ("per-file-ignores.clusters/*.yaml", (6, 3)),  # a key holding dots is one key
+        ("exclude.1", (9, 5)),  # a list item by its position
+        ("exclude[1]", (9, 5)),
+        ("rules.PL101.nope", (3, 3)),  # as far as the file holds the key
+        ("nowhere", None),
+    ],
+)
+def test_keys_of_a_configuration_are_found(tmp_path: Path, key: str, where: tuple[int, int] | None) -> None:
+    path = tmp_path / ".policylint.yaml"
+    path.write_text(CONFIG, encoding="utf-8")
+    assert locate(str(path), key) == where
+
+
+def test_a_rule_is_found_by_its_code_in_a_rule_file(tmp_path: Path) -> None:
+    path = tmp_path / "acme.yaml"
+    path.write_text(RULES, encoding="utf-8")
+    assert locate(str(path), "rules[ACME001].require.reserved_gpus.max_over.field") == (4, 34)
+    assert locate(str(path), "rules[ACME002].require") == (6, 5)
+
+
+def test_the_message_gains_the_position_and_nothing_else(tmp_path: Path) -> None:
+    path = tmp_path / ".policylint.yaml"
+    path.write_text(CONFIG, encoding="utf-8")
+    exc = PolicylintError("must be >= 0, got -1", source=str(path), key="rules.PL101.head-room")
+    place(exc)
+    assert str(exc) == f"{path}:4:5 at key 'rules.PL101.head-room': must be >= 0, got -1"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pyproject.toml", "[tool.policylint]\nfail-on = 'never'\n"),
+        ("broken.yaml", "rules: [unclosed\n"),
+        ("empty.yaml", ""),
+    ],
+)
+def test_a_file_that_cannot_be_searched_leaves_the_message_as_it_was(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    exc = PolicylintError("bad", source=str(path), key="fail-on")
+    place(exc)
+    assert str(exc) == f"{path} at key 'fail-on': bad"
+    gone = PolicylintError("bad", source=str(tmp_path / "missing.yaml"), key="fail-on")
+    place(gone)
+    assert str(gone) == f"{tmp_path / 'missing.yaml'} at key 'fail-on': bad"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=60))
+def test_any_file_and_any_key_give_a_position_or_none(text: str, key: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "c.yaml"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        exc = PolicylintError("bad", source=str(path), key=key or "k")
+        place(exc)  # never raises
+        assert (exc.line is None) == (exc.column is None)
+        if exc.line is not None:
+            assert exc.line >= 1 and exc.column >= 1
