@@ -270,6 +270,22 @@ class ClusterFactSheet(Facts):
     )
     loosened_count: int | None = fact("integrity of the gate: number of loosened_options", default=None)
     loosened_summary: str | None = fact("integrity of the gate: loosened_options as one text, separated by semicolons", default=None)
+    rounding_gpus: float | None = fact(
+        "GPUs rounding up to whole replicas adds to the demand of the cluster's pools on average: the sum, "
+        "in pool order, of each pool's rounding_gpus (pools with a known pooled baseline), unrounded "
+        "(None when no pool has both)",
+        "GPUs",
+        default=None,
+    )
+    rounding_baseline_gpus: int | None = fact(
+        "sum of the pooled baseline GPUs of the pools rounding_gpus counts", "GPUs", default=None
+    )
+    rounding_share: float | None = fact(
+        "rounding_gpus over rounding_baseline_gpus, unrounded (None when that sum is unknown or zero)",
+        "share",
+        default=None,
+    )
+    rounding_pools: int | None = fact("pools rounding_gpus counts whose rounding adds more than 0 GPUs", default=None)
 
 
 @dataclass(kw_only=True, eq=False)

@@ -186,11 +186,16 @@ def build_views(
         cluster = model.clusters[name]
         members = [wsheets[w.name] for pool in cluster.pools.values() for w in pool.workloads]
         tolerances = sorted(f.tolerance_seconds for f in members if f.tolerance_seconds is not None)
+        rounding, baseline, rounding_pools = cluster_rounding([psheets[p.qualified] for p in cluster.pools.values()])
         sheet = ClusterFactSheet(
             name=name,
             workload_count=len(members),
             tolerance_declared_count=len(tolerances),
             tolerances=tolerances,
+            rounding_gpus=rounding,
+            rounding_baseline_gpus=baseline,
+            rounding_share=rounding / baseline if rounding is not None and baseline else None,
+            rounding_pools=rounding_pools,
         )  # loosened_*: the run's configuration, set by the linter
         views.append(View("cluster", f"cluster {name}", cluster.doc, ("metadata", "name"), sheet, target=cluster.subject))
     for name in sorted(model.proposals):
@@ -198,6 +203,26 @@ def build_views(
             continue
         views.append(_proposal_view(model, name, psheets, wsheets, proposed, proposed_by))
     return views
+
+
+def cluster_rounding(sheets: list[PoolFactSheet]) -> tuple[float | None, int | None, int | None]:
+    """(rounding GPUs, pooled baseline GPUs, pools that round) over a cluster's pools, in pool name order.
+
+    A pool counts when both its ``rounding_gpus`` and its pooled baseline are known, so that
+    the share compares like with like. (None, None, None) when no pool counts.
+    """
+    rounding = 0.0
+    baseline = 0
+    counted = rounds = 0
+    for sheet in sorted(sheets, key=lambda s: s.name):
+        pooled = sheet.pooled
+        if pooled.rounding_gpus is None or pooled.baseline_gpus is None:
+            continue
+        rounding += pooled.rounding_gpus
+        baseline += pooled.baseline_gpus
+        counted += 1
+        rounds += pooled.rounding_gpus > 0
+    return (rounding, baseline, rounds) if counted else (None, None, None)
 
 
 def _proposal_view(
