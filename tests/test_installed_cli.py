@@ -104,7 +104,7 @@ SMOKE: list[tuple[str, list[str], set[int]]] = [
                    "--color", "never", "--fail-on", "warning"], {1}),
     ("check-options", ["check", "good", "--config", "cfg.yaml", "--root", ".", "--select", "PL1", "--extend-select",
                        "PL2", "--ignore", "PL107", "--rule-dir", "good/../rulesdir", "--format", "json",
-                       "--output", "out.json", "--show-source", "--jobs", "1", "--no-cache", "--quiet"], {0, 2}),
+                       "--output", "out.json", "--show-source", "--jobs", "1", "--no-cache", "--quiet"], {0, 1, 2}),
     ("check-isolated", ["check", "good", "--isolated", *NOW, "--output-format", "sarif", "--exit-zero", "-j", "2",
                         "-q"], {0}),
     ("check-baseline", ["check", "bad", *NOW, "--baseline", "bad-baseline.json"], {0, 1}),

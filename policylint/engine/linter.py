@@ -31,7 +31,7 @@ from policylint.model.load import (
     looks_relevant,
     within,
 )
-from policylint.model import Model
+from policylint.model import Model, Unplaced
 from policylint.model.load.document_pack_cache import Pack, file_ident, open_pack
 
 from policylint.engine.result import LintResult
@@ -72,6 +72,11 @@ class LintOptions:
     #: build the view of every subject even when the report is narrowed (the HTML report draws them
     #: all); otherwise a narrowed run measures and views only what its judged views read
     all_views: bool = False
+
+
+#: load findings after which a file's documents may be missing from the model (PL002's duplicate
+#: key keeps its document; PL010 and PL020 are placed by :func:`policylint.model.resolve.resolve`)
+UNREADABLE = frozenset({"PL001", "PL003", "PL004", "PL005", "PL006", "PL007"})
 
 
 def load_sources(
@@ -172,6 +177,13 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources, real)
     findings.extend(problems)
+    # a file that could not be read whole, beside policylint documents, may hold any pool's workloads
+    # (another tool's broken YAML elsewhere is reported by its own finding alone)
+    ours = {s.path.parent for s in sources if any(d.is_policylint for d in s.documents)}
+    for source in sources:
+        code = next((f.code for f in source.findings if f.code in UNREADABLE), None)
+        if code is not None and source.path.parent in ours:
+            model.unplaced.append(Unplaced(None, None, source.display, code))
     result = LintResult(
         findings=[],
         sources={s.display: s for s in sources},

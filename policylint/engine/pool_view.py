@@ -40,6 +40,8 @@ POOL_FACT_PLACES: dict[str, str] = {
     "rounding_share": "demand",
     "rounding_gpus": "demand",
     "pooled_window_days": "name",
+    "unread_documents": "name",
+    "unread_count": "name",
     "overflow": "overflow",
     "queue_max_depth": "queue",
     "queue_max_wait_seconds": "queue",

@@ -343,5 +343,12 @@ def select_rules(ruleset: RuleSet, select: list[str], extend: list[str], ignore:
 
     chosen = resolve(select, "select") if select else set(ruleset.rules)
     chosen |= resolve(extend, "extend-select")
+    if UNJUDGED in ruleset.rules and any(not ruleset.rules[c].builtin and ruleset.rules[c].section != "document"
+                                         for c in chosen):
+        chosen.add(UNJUDGED)  # which pools the selected plan rules could not judge: with any such selection
     chosen -= resolve(ignore, "ignore")
     return chosen
+
+
+#: the rule that names pools no capacity rule could judge (a workload that may be theirs was not read)
+UNJUDGED = "PL981"

@@ -216,6 +216,14 @@ class PoolFactSheet(Facts):
     workload_names: list[str] = fact("names of the workloads placed in the pool")
     workload_count: int = fact("number of workloads placed in the pool")
     unmeasured_workloads: list[str] = fact("workloads whose demand facts are unknown")
+    unread_documents: list[str] | None = fact(
+        "documents that may hold workloads of this pool but are not in the model (a file that does not "
+        "parse, a workload that fails its schema or names a pool that does not exist), as 'file (code)'; "
+        "while there is one, the pool's pooled demand is unknown (None: there is none)",
+        default=None,
+    )
+    unread_summary: str | None = fact("unread_documents as one text, separated by commas", default=None)
+    unread_count: int = fact("number of unread_documents", default=0)
     overflow: str | None = fact("declared peak-band behaviour (queue or reject)")
     queue_max_depth: int | None = fact("declared queue depth limit")
     queue_max_wait_seconds: float | None = fact("declared queue wait limit", "s")

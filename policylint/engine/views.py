@@ -16,7 +16,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, TypeVar
 
 from policylint.engine.pool_view import history_facts, pool_view
-from policylint.engine.pooled_facts import pool_workload_facts
+from policylint.engine.pooled_facts import pool_workload_facts, pooled_pool_facts
 from policylint.engine.sheets import (
     ClusterFactSheet,
     PoolFactSheet,
@@ -162,6 +162,17 @@ def build_views(
     for pool in wanted_pools:
         key = pool.qualified
         pviews[key], psheets[key] = pool_view(pool, wsheets, proposed.get(key, 0), pools.get(key))
+        unread = sorted({f"{u.file} ({u.code})" for u in model.unplaced if u.may_hold(pool)})
+        if unread:
+            # a workload of this pool may be in a document the model lacks: its demand is not known whole,
+            # so nothing is judged against the pooled bands (PL981 says why)
+            sheet = psheets[key]
+            sheet.unread_documents = unread
+            sheet.unread_summary = ", ".join(unread)
+            sheet.unread_count = len(unread)
+            unknown = pooled_pool_facts(None, dict.fromkeys(("baseline", "daily", "peak", "sustained_max")))
+            unknown.measured_workload_count = sheet.pooled.measured_workload_count  # those read are still measured
+            sheet.pooled = unknown
     for pool in wanted_pools:
         for name, pooled in pool_workload_facts(pool, psheets[pool.qualified], wsheets).items():
             wsheets[name].pooled = pooled

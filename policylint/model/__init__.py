@@ -209,6 +209,24 @@ class Proposal:
     workloads: list[Workload] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Unplaced:
+    """A document that may hold a pool's workload but is not in the model: the pools it may belong to.
+
+    ``cluster`` and ``pool`` are the names it declares as far as they can be read (None: any);
+    ``file`` is its file as displayed and ``code`` the finding that says why it is not placed.
+    """
+
+    cluster: str | None
+    pool: str | None
+    file: str
+    code: str
+
+    def may_hold(self, pool: Pool) -> bool:
+        """Whether a workload of ``pool`` may be in this document."""
+        return (self.cluster is None or self.cluster == pool.cluster.name) and (self.pool is None or self.pool == pool.name)
+
+
 @dataclass
 class Model:
     root: Path
@@ -217,6 +235,9 @@ class Model:
     proposals: dict[str, Proposal] = field(default_factory=dict)
     #: scheduler manifests read by :mod:`policylint.model.schedulers` (queues not yet in ``clusters``)
     schedulers: dict[str, Any] = field(default_factory=dict)
+    #: documents that may hold workloads of a pool but could not be read or placed (their
+    #: findings say why): while one may belong to a pool, its demand is not known whole
+    unplaced: list[Unplaced] = field(default_factory=list)
 
     @property
     def pools(self) -> list[Pool]:

@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 from policylint.finding import Finding
 from policylint.model.load import Definitions, Document, DocPath, RealPaths, within
 from policylint.model.load.files import child_path, folder_text
-from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Workload, schedulers
+from policylint.model import Cluster, MeasurementRef, Model, Pool, Proposal, Unplaced, Workload, schedulers
 from policylint.model.specs import ReferenceSpec
 
 #: Document paths of the measurement references a Workload can make.
@@ -295,12 +295,28 @@ def resolve(
         schedulers.attach(scheduler_documents or [], model, gpu_resources or schedulers.GPU_RESOURCES, definitions)
     )
 
+    for doc in broken_documents or []:
+        if doc.kind not in ("Cluster", "Proposal"):  # a workload, or a document whose kind is unreadable
+            model.unplaced.append(_unplaced(doc, "PL010"))
     for doc in by_kind.get("Workload", []):
         if not doc.name or not claim("Workload", doc.name, doc):
+            dropped = _unplaced(doc, "PL021")
+            if dropped.pool is not None:  # a second workload of that name, left out of the pool it names
+                model.unplaced.append(dropped)
             continue
         w = Workload(name=doc.name, doc=doc, spec=doc.data["spec"], metadata=doc.data["metadata"])
         model.workloads[w.name] = w
-        findings.extend(_place_workload(w, model, broken))
+        placing = _place_workload(w, model, broken)
+        if placing:
+            # it names a cluster or pool that does not exist: in a known cluster it may be meant for any
+            # of its pools; in an unknown one (a typo) for a pool of the name it gives, in any cluster
+            named, pool = w.spec.get("cluster"), w.spec.get("pool")
+            known = named if isinstance(named, str) and named in model.clusters else None
+            model.unplaced.append(
+                Unplaced(known, None if known is not None or not isinstance(pool, str) else pool,
+                         doc.source.display, "PL020")
+            )
+        findings.extend(placing)
         for role, path in MEASUREMENT_PATHS.items():
             spec = _get(doc.data, path)
             if not _is_reference(spec):
@@ -330,6 +346,15 @@ def resolve(
         model.proposals[p.name] = p
         findings.extend(_link_proposal(p, model, broken))
     return model, findings
+
+
+def _unplaced(doc: Document, code: str) -> Unplaced:
+    """The pools a document left out of the model may belong to, from what it declares."""
+    spec = doc.data.get("spec") if isinstance(doc.data, dict) else None
+    cluster = spec.get("cluster") if isinstance(spec, dict) else None
+    pool = spec.get("pool") if isinstance(spec, dict) else None
+    return Unplaced(cluster if isinstance(cluster, str) else None, pool if isinstance(pool, str) else None,
+                    doc.source.display, code)
 
 
 def _pool_candidates(model: Model, pool: str) -> list[Pool]:
