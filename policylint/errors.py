@@ -9,6 +9,7 @@ expected to escape to the user.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # Control characters (a newline in a YAML key, say) would break the one-line message.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -17,6 +18,15 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def escape_controls(text: str) -> str:
     """``text`` with control characters written as escapes (``\\n``, ``\\x1b``), on one line."""
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the option closest to ``word`` when one is close (a typo), else ``""``."""
+    import difflib
+
+    chosen = {o.lower(): o for o in options}
+    close = difflib.get_close_matches(word.strip().lower(), list(chosen), n=1, cutoff=0.75)
+    return f"; did you mean '{chosen[close[0]]}'?" if close else ""
 
 
 class PolicylintError(Exception):

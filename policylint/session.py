@@ -81,7 +81,7 @@ class Session:
         )
         from policylint.errors import PolicylintError
         from policylint.resources import rules_dir
-        from policylint.engine.ruleset import load_rules_cached, select_rules
+        from policylint.engine.ruleset import load_rules_cached, rule_hint, select_rules
 
         source = str(config.path) if config.path else "<defaults>"
         # load_rules + configure_rules, reused between runs
@@ -91,12 +91,13 @@ class Session:
         for pattern, selectors in config.per_file_ignores.items():
             for selector in selectors:
                 if not ruleset.matches(selector):
-                    raise PolicylintError(f"'{selector}' matches no rule", source=source, key=f"per-file-ignores.{pattern}")
+                    raise PolicylintError(f"'{selector}' matches no rule{rule_hint(ruleset, selector)}", source=source,
+                                          key=f"per-file-ignores.{pattern}")
         _keep_gate_report(ruleset, config, source)
         for flag, selectors in cli.items():
             for selector in selectors:
                 if not ruleset.matches(selector):
-                    raise PolicylintError(f"{flag} {selector}: matches no rule (see `policylint rules`)")
+                    raise PolicylintError(f"{flag} {selector}: matches no rule{rule_hint(ruleset, selector)} (see `policylint rules`)")
         if cli["--select"]:
             config.select = cli["--select"]
         config.extend_select += cli["--extend-select"]

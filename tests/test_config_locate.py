@@ -104,3 +104,27 @@ def test_any_file_and_any_key_give_a_position_or_none(text: str, key: str) -> No
         assert (exc.line is None) == (exc.column is None)
         if exc.line is not None:
             assert exc.line >= 1 and exc.column >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("fial-on: error\n", "unknown key (allowed: "),
+        ("ignore: [PL1O7]\n", "'PL1O7' matches no rule; did you mean 'PL107'?"),
+        ("ignore: [measurment-stale]\n", "'measurment-stale' matches no rule; did you mean 'measurement-stale'?"),
+        ("select: [PLX]\n", "'PLX' matches no rule"),
+    ],
+    ids=["key", "letter-o", "name", "nothing-close"],
+)
+def test_a_typo_in_the_configuration_gets_a_suggestion(tmp_path: Path, text: str, said: str) -> None:
+    """Newcomer trial: a misspelt key or rule named the file and key, but not what was meant."""
+    from conftest import copy_minirepo, run_cli
+
+    repo = copy_minirepo(tmp_path / "repo")
+    (repo / ".policylint.yaml").write_text(text, encoding="utf-8")
+    code, out, err = run_cli(["check"], cwd=repo)
+    assert (code, out) == (2, "") and said in err and err.count("\n") == 1
+    if "fial-on" in text:
+        assert err.endswith("; did you mean 'fail-on'?\n")
+    if "PLX" in text:
+        assert "did you mean" not in err

@@ -24,7 +24,7 @@ from policylint.engine import rule_cache
 from policylint.catalogue import FixDeclaration, check_variables, fixes
 from policylint.engine.conditions import compile_schema, plain_forms, trust_conditions
 from policylint.engine.rule import Param, Rule, RuleSet
-from policylint.errors import PolicylintError
+from policylint.errors import PolicylintError, did_you_mean
 from policylint.finding import Severity
 from policylint.resources import rules_dir
 
@@ -337,7 +337,7 @@ def select_rules(ruleset: RuleSet, select: list[str], extend: list[str], ignore:
         for s in selectors:
             found = ruleset.matches(s)
             if not found:
-                raise PolicylintError(f"'{s}' matches no rule", source=source, key=key)
+                raise PolicylintError(f"'{s}' matches no rule{rule_hint(ruleset, s)}", source=source, key=key)
             out |= {r.code for r in found}
         return out
 
@@ -348,6 +348,14 @@ def select_rules(ruleset: RuleSet, select: list[str], extend: list[str], ignore:
         chosen.add(UNJUDGED)  # which pools the selected plan rules could not judge: with any such selection
     chosen -= resolve(ignore, "ignore")
     return chosen
+
+
+def rule_hint(ruleset: RuleSet, selector: str) -> str:
+    """A "did you mean" for a selector that matches no rule: the closest code or name (a typo such as PL1O7)."""
+    letter_o = selector.strip().upper().replace("O", "0")  # PL1O7: the letter O for a zero
+    if letter_o in ruleset.rules:
+        return f"; did you mean '{letter_o}'?"
+    return did_you_mean(selector, [*ruleset.rules, *(r.name for r in ruleset.rules.values())])
 
 
 #: the rule that names pools no capacity rule could judge (a workload that may be theirs was not read)

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from policylint.errors import PolicylintError
+from policylint.errors import PolicylintError, did_you_mean
 
 #: Deepest nesting of lists and mappings a configuration may use (the schema needs 4).
 MAX_CONFIG_DEPTH = 20
@@ -97,7 +97,8 @@ def validate_settings(raw: dict[str, Any], source: str, cache: Path | None = Non
         extra = sorted({str(k) for k in err.instance} - set(err.schema.get("properties", {})))
         key = ".".join([*path, extra[0]]) if extra else ".".join(path)
         allowed = ", ".join(sorted(err.schema.get("properties", {})))
-        raise PolicylintError(f"unknown key (allowed: {allowed})", source=source, key=key)
+        hint = did_you_mean(extra[0], err.schema.get("properties", {})) if extra else ""
+        raise PolicylintError(f"unknown key (allowed: {allowed}){hint}", source=source, key=key)
     key = ".".join(path) or "(top level)"
     raise PolicylintError(_explain(err, path), source=source, key=key)
 
