@@ -353,3 +353,16 @@ def test_volcano_queue_guarantee_and_capability_fixed_in_place(tmp_path: Path) -
     assert err.startswith("fixed 2 numbers in 1 file\n")
     expected = VOLCANO.replace('gpu: "30"  # quoted', 'gpu: "14"  # quoted').replace("gpu: 40", "gpu: 14")
     assert queues.read_text() == expected
+
+
+def test_the_unread_document_is_named_with_its_own_finding(tmp_path: Path) -> None:
+    """A workload whose kind is misspelt fails as PL011: PL981 on its pool names that code, not PL010."""
+    good = tmp_path / "good"
+    shutil.copytree(REPO / "examples" / "good", good)
+    member = good / "workloads" / "product-ai.yaml"
+    member.write_text(member.read_text().replace("kind: Workload", "kind: Worklod", 1))
+    rc, out, err = run_cli(["check", *PINNED, "--format", "json", "."], cwd=good)
+    findings = json.loads(out)["findings"]
+    assert rc == 1 and "PL011" in {f["code"] for f in findings}
+    [unread] = [f for f in findings if f["code"] == "PL981"]
+    assert "workloads/product-ai.yaml (PL011)" in unread["message"]

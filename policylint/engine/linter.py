@@ -152,6 +152,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     valid: list[Document] = []
     scheduler_docs: list[Document] = []
     broken: list[Document] = []
+    rejected: list[tuple[Document, str]] = []  # broken documents with the code their finding has
     for source in sources:
         findings.extend(source.findings)
         clean = not source.findings
@@ -165,6 +166,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
             if problems:
                 findings.extend(problems)
                 broken.append(doc)
+                rejected.append((doc, problems[0].code))
                 clean = False
             else:
                 valid.append(doc)
@@ -177,13 +179,18 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources, real)
     findings.extend(problems)
+    from policylint.model.resolve import unplaced_of
+
+    for doc, reason in rejected:  # a workload failing validation, or a document whose kind is unreadable
+        if doc.kind not in ("Cluster", "Proposal"):
+            model.unplaced.append(unplaced_of(doc, reason))
     # a file that could not be read whole, beside policylint documents, may hold any pool's workloads
     # (another tool's broken YAML elsewhere is reported by its own finding alone)
     ours = {s.path.parent for s in sources if any(d.is_policylint for d in s.documents)}
     for source in sources:
-        code = next((f.code for f in source.findings if f.code in UNREADABLE), None)
-        if code is not None and source.path.parent in ours:
-            model.unplaced.append(Unplaced(None, None, source.display, code))
+        unread = next((f.code for f in source.findings if f.code in UNREADABLE), None)
+        if unread is not None and source.path.parent in ours:
+            model.unplaced.append(Unplaced(None, None, source.display, unread))
     result = LintResult(
         findings=[],
         sources={s.display: s for s in sources},

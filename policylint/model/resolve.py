@@ -295,12 +295,9 @@ def resolve(
         schedulers.attach(scheduler_documents or [], model, gpu_resources or schedulers.GPU_RESOURCES, definitions)
     )
 
-    for doc in broken_documents or []:
-        if doc.kind not in ("Cluster", "Proposal"):  # a workload, or a document whose kind is unreadable
-            model.unplaced.append(_unplaced(doc, "PL010"))
     for doc in by_kind.get("Workload", []):
         if not doc.name or not claim("Workload", doc.name, doc):
-            dropped = _unplaced(doc, "PL021")
+            dropped = unplaced_of(doc, "PL021")
             if dropped.pool is not None:  # a second workload of that name, left out of the pool it names
                 model.unplaced.append(dropped)
             continue
@@ -348,7 +345,7 @@ def resolve(
     return model, findings
 
 
-def _unplaced(doc: Document, code: str) -> Unplaced:
+def unplaced_of(doc: Document, code: str) -> Unplaced:
     """The pools a document left out of the model may belong to, from what it declares."""
     spec = doc.data.get("spec") if isinstance(doc.data, dict) else None
     cluster = spec.get("cluster") if isinstance(spec, dict) else None
