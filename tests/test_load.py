@@ -78,6 +78,21 @@ def test_duplicate_key_points_at_the_second_key_and_names_the_first_line(tmp_pat
     assert source.documents[0].data == {"a": 1, "b": {"x": 3, "y": 2}}
 
 
+def test_a_repeated_key_is_placed_where_its_kept_value_is_written(tmp_path: Path) -> None:
+    """YAML keeps the last value of a repeated key; every position of that key and of what it
+    holds is the last occurrence's, so a finding on the value points at the value judged."""
+    source = load(tmp_path, "a: 1\nb:\n  x: {p: 1, q: 2}\n  y: 2\n  x:\n    p: 5\nc: 3\n")
+    [document] = source.documents
+    assert document.data == {"a": 1, "b": {"x": {"p": 5}, "y": 2}, "c": 3}
+    assert document.positions.locate(("b", "x")) == (5, 3)
+    assert document.positions.locate(("b", "x", "p")) == (6, 5)
+    assert document.positions.value(("b", "x", "p")) == (6, 8)
+    # what only the dropped value held is gone, not left pointing into it
+    assert ("b", "x", "q") not in document.positions
+    assert document.positions.locate(("b", "y")) == (4, 3)
+    assert document.positions.locate(("c",)) == (7, 1)
+
+
 def test_duplicate_keys_are_reported_per_document(tmp_path: Path) -> None:
     source = load(tmp_path, "a: 1\na: 2\n---\nb: 1\nb: 2\n")
     assert [(f.code, f.line, f.doc_index) for f in source.findings] == [("PL002", 2, 0), ("PL002", 5, 1)]

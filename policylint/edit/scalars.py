@@ -96,16 +96,16 @@ _DUPLICATE = re.compile(r"duplicate key '(.*)' \(first defined on line (\d+)\)",
 def _duplicated(source: SourceFile, doc: Document, path: DocPath) -> str | None:
     """The first key on ``path`` that is written twice in its mapping, or None.
 
-    The loader reports each repeated key (PL002) with the line of its first
-    occurrence; the position index keeps that first occurrence, so a key on the
-    path whose recorded line is the one reported is the repeated one.
+    The loader reports each repeated key (PL002) at that occurrence; the position
+    index keeps the last occurrence (the value YAML loaders keep), so a key on the
+    path whose recorded line is that of a report is a repeated one.
     """
     repeated: set[tuple[str, int]] = set()
     for finding in source.findings:
         if finding.code == "PL002" and finding.doc_index == doc.index:
             match = _DUPLICATE.match(finding.message)
             if match:
-                repeated.add((match.group(1), int(match.group(2))))
+                repeated.add((match.group(1), finding.line))
     if not repeated:
         return None
     for depth, key in enumerate(path):

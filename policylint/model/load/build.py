@@ -164,6 +164,9 @@ class Builder:
             else:
                 explicit[key] = km
             child = (*path, key if isinstance(key, (str, int)) else str(key))
+            if key in result:
+                # the last value is the one kept: so are its positions
+                self.positions.forget(child)
             self.positions.add_key(child, km.line + 1, km.column + 1)
             result[key] = self.build(value_node, child, via)
         # Merge keys (<<) supply defaults; explicit keys win, earlier merges win.

@@ -105,6 +105,18 @@ class PositionIndex:
         self._ready()
         self._keys.setdefault(path, (line, column))
 
+    def forget(self, path: DocPath) -> None:
+        """Drop what is known of ``path`` and everything under it.
+
+        A key written twice in one mapping keeps its last value (as YAML loaders do), so
+        its positions must be those of the last occurrence, not of the one it replaced.
+        """
+        self._ready()
+        size = len(path)
+        for table in (self._keys, self._values, self._spans):
+            for known in [known for known in table if known[:size] == path]:
+                del table[known]
+
     def add_span(self, path: DocPath, span: Span) -> None:
         self._ready()
         self._spans.setdefault(path, span)
