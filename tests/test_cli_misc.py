@@ -285,8 +285,14 @@ def test_use_color(monkeypatch: pytest.MonkeyPatch, mode: str, no_color: str | N
 def test_rules_lists_every_rule_code() -> None:
     code, out, err = run_cli(["rules"])
     assert (code, err) == (0, "")
-    listed = [line.split()[0] for line in out.splitlines()]
+    header, *lines = out.splitlines()
+    assert header.split() == ["CODE", "NAME", "SEVERITY", "SECTION", "FIX", "SUMMARY"]
+    listed = [line.split()[0] for line in lines]
     assert listed == sorted(load_rules([rules_dir()]).rules)
+    # every column starts where its heading does
+    for heading in ("NAME", "SEVERITY", "SECTION", "FIX", "SUMMARY"):
+        start = header.index(heading)
+        assert all(line[start - 2 : start] == "  " and line[start] != " " for line in lines), heading
     assert "PL101" in listed
 
 

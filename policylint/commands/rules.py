@@ -49,10 +49,17 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "markdown":
         sys.stdout.write(reference(rules))
         return 0
-    width = max(len(r.name) for r in rules)
-    for r in rules:
-        # the fix column: how `check --fix` fixes it (safe, unsafe, display-only), "-" for no fix
-        sys.stdout.write(f"{r.code}  {r.name:<{width}}  {r.severity.label:<7}  {r.section:<11}  {r.fix or '-':<12}  {r.summary}\n")
+    code_width = max(len("CODE"), *(len(r.code) for r in rules))
+    width = max(len("NAME"), *(len(r.name) for r in rules))
+    section_width = max(len("SECTION"), *(len(r.section) for r in rules))
+    # a header row names the columns; scripts read --format json
+    rows = [("CODE", "NAME", "SEVERITY", "SECTION", "FIX", "SUMMARY")]
+    # the fix column: how `check --fix` fixes it (safe, unsafe, display-only), "-" for no fix
+    rows += [(r.code, r.name, r.severity.label, r.section, r.fix or "-", r.summary) for r in rules]
+    for code, name, severity, section, fix, summary in rows:
+        sys.stdout.write(
+            f"{code:<{code_width}}  {name:<{width}}  {severity:<8}  {section:<{section_width}}  {fix:<12}  {summary}\n"
+        )
     return 0
 
 
