@@ -80,6 +80,35 @@ def test_text_view(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Monke
     assert any(line.strip().startswith("63 ┤") and "-" in line for line in lines)
 
 
+def test_a_cold_start_not_longer_than_the_step_is_said(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """PL121's condition, in the command that shows bands: a 5-minute trace under the default
+    300 s window cannot tell noise from bursts, and the output says so and says why."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    trace = Path(__file__).parents[1] / "examples" / "good" / "measurements" / "traces" / "chat-assistant.csv"
+    assert run([str(trace)]) == 0
+    text = capsys.readouterr().out
+    [note] = [line for line in text.splitlines() if line.strip().startswith("note:")]
+    assert "cold-start window (300 s, the default: give --cold-start with the measured one)" in note
+    assert "not longer than the trace's 300 s step" in note and "PL121" in note
+    assert " 0 noise narrower than the 300 s cold start" in text
+    assert run([str(trace), "--cold-start", "300", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["spike_counts"]["noise"] == 0
+    assert data["notes"] == [
+        (
+            "the cold-start window (300 s) is not longer than the trace's 300 s step: every sample counts as"
+            " sustained, so no spike can be noise and the bands are percentiles of the raw samples (check reports"
+            " this as PL121)"
+        )
+    ]
+    # a window longer than the step: nothing to say, and noise is found
+    assert run([str(trace), "--cold-start", "900", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "notes" not in data and data["spike_counts"]["noise"] > 0
+    assert run([str(trace), "--cold-start", "900"]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
 def test_bad_trace_is_a_measurement_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("time,busy\n2020-05-01 00:00:00,1\n2020-05-01 00:01:00,many\n")

@@ -117,7 +117,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--exclude", action="append", default=None, metavar="START/END",
                        help="leave out a range, ISO dates or datetimes; a date-only END includes that day")
     calc = parser.add_argument_group("calculation")
-    calc.add_argument("--cold-start", type=_positive, default=DEFAULT_COLD_START_SECONDS, metavar="SECONDS",
+    calc.add_argument("--cold-start", type=_positive, default=None, metavar="SECONDS",
                       help=f"time to bring up capacity; shorter spikes are noise (default {DEFAULT_COLD_START_SECONDS:g})")
     calc.add_argument("--min-window-days", type=_non_negative, default=None, metavar="N",
                       help="cleaned window needed for trustworthy bands (default: PL106's min_window_days in the"
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config([Path(args.trace)])
     limits = config.trace_limits()
     settings = BandSettings(
-        cold_start_seconds=args.cold_start,
+        cold_start_seconds=DEFAULT_COLD_START_SECONDS if args.cold_start is None else args.cold_start,
         min_window_days=_min_window_days(config) if args.min_window_days is None else args.min_window_days,
         baseline_percentile=args.baseline_percentile,
         daily_percentile=args.daily_percentile,
@@ -214,15 +214,38 @@ def run(args: argparse.Namespace) -> int:
         spans = [(g.start, g.end) for g in report.gaps] + [(e.start, e.end) for e in report.exclusions]
         save_plot(args.plot, series.times, shown, _band_values(report),
                   title=f"concurrency bands: {report.source}", spans=spans)
+    notes = _window_notes(report, given=args.cold_start is not None)
     if args.format == "json":
         data = report.to_dict()
         if series.notes or series.unit != "concurrency" or series.unused_gpu_column:
             data["reading"] = {"notes": [*series.notes, *_unused(series)], "unit": series.unit}
+        if notes:
+            data["notes"] = notes
         data["integrity"] = _integrity(series, exclusions, report, config.now)
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
-        _print_text(report, series, shown, plot=args.plot)
+        _print_text(report, series, shown, plot=args.plot, notes=notes)
     return 0
+
+
+def _window_notes(report: BandReport, *, given: bool) -> list[str]:
+    """What the reader of these bands must know about the cold-start window they were computed with.
+
+    A step that is not finer than the window is PL121's condition in ``check``: the
+    sustained series is then the trace itself, and no spike can be shorter than the window.
+    """
+    from policylint.report.quantities import number as _n
+
+    step, window = report.step_seconds, report.cold_start_seconds
+    if step is None or window is None or not step >= window:
+        return []
+    source = "" if given else ", the default: give --cold-start with the measured one"
+    note = (
+        f"the cold-start window ({_n(window)} s{source}) is not longer than the trace's {_n(step)} s step:"
+        " every sample counts as sustained, so no spike can be noise and the bands are percentiles of the raw samples"
+        " (check reports this as PL121)"
+    )
+    return [note]
 
 
 def _min_window_days(config: Any) -> float:
@@ -310,7 +333,7 @@ def _band_values(report: BandReport) -> dict[str, float]:
     return {"baseline": report.baseline, "daily": report.daily, "peak": report.peak}
 
 
-def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | None) -> None:
+def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | None, notes: list[str]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -383,6 +406,8 @@ def _print_text(report: BandReport, series: Series, shown: Any, *, plot: str | N
         f" {report.noise_spike_count} noise narrower than the {_n(report.cold_start_seconds)} s cold start;"
         f" widest noise {_duration(report.widest_noise_width)})"
     )
+    for note in notes:
+        console.print(f"  note: {note}", markup=False)
     if total:
         table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
         for title, justify in (("start (UTC)", "left"), ("width", "right"), ("height", "right"),
