@@ -128,3 +128,41 @@ def test_a_typo_in_the_configuration_gets_a_suggestion(tmp_path: Path, text: str
         assert err.endswith("; did you mean 'fail-on'?\n")
     if "PLX" in text:
         assert "did you mean" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("fail-on: true\n", ".policylint.yaml:1:1 at key 'fail-on': must be one of error, warning, info, got true\n"),
+        ("exclude: null\n", ".policylint.yaml:1:1 at key 'exclude': must be a list, got null (an empty value)\n"),
+        (
+            'rules: {PL101: {headroom: "0.2"}}\n',
+            ".policylint.yaml:1:17 at key 'rules.PL101.headroom': must be of type number,"
+            " got the text '0.2' (quoted: write 0.2 without quotes for a number)\n",
+        ),
+        (
+            'limits: {max-file-bytes: " 1000"}\n',
+            ".policylint.yaml:1:10 at key 'limits.max-file-bytes': must be a whole number,"
+            " got the text ' 1000' (quoted: write 1000 without quotes for a number)\n",
+        ),
+        ("rules: {PL101: {headroom: high}}\n", "must be of type number, got 'high'\n"),
+    ],
+    ids=["yaml-true", "yaml-null", "quoted-number", "quoted-integer", "plain-text"],
+)
+def test_a_wrong_value_is_shown_as_it_is_written(tmp_path: Path, text: str, said: str) -> None:
+    """Newcomer trial: 'got True' is Python's spelling, and a quoted number was called a string
+    without saying the quotes made it one; the file is named as findings name files."""
+    from conftest import copy_minirepo, run_cli
+
+    repo = copy_minirepo(tmp_path / "repo")
+    (repo / ".policylint.yaml").write_text(text, encoding="utf-8")
+    code, out, err = run_cli(["check"], cwd=repo)
+    assert (code, out) == (2, "") and err.endswith(said) and err.count("\n") == 1
+    assert err.startswith("policylint: error: .policylint.yaml:")
+    # from elsewhere the path is relative to the working folder, or absolute outside it
+    code, _, err = run_cli(["check", "repo"], cwd=tmp_path)
+    assert code == 2 and err.startswith("policylint: error: repo/.policylint.yaml:")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    code, _, err = run_cli(["check", str(repo)], cwd=outside)
+    assert code == 2 and err.startswith(f"policylint: error: {repo}/.policylint.yaml:")

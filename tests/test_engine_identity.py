@@ -13,6 +13,7 @@ made from Kueue or Volcano manifests keeps its key (baseline, SARIF,
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import textwrap
@@ -232,7 +233,7 @@ def test_typo_in_a_nested_condition_argument_stops_the_run(tmp_path: Path, small
     code, out, err = run_cli(["check", "--rule-dir", str(folder)], cwd=small)
     assert (code, out) == (2, "")
     assert err == (
-        f"policylint: error: {folder / 'acme.yaml'}:10:34 at key 'rules[ACME001].require.reserved_gpus.max_over.field': "
+        f"policylint: error: {os.path.relpath(folder / 'acme.yaml', small)}:10:34 at key 'rules[ACME001].require.reserved_gpus.max_over.field': "
         "unknown fact 'baseline_gpu' for subject pool\n"
     )
 

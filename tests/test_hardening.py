@@ -114,7 +114,7 @@ def test_control_character_in_the_configuration_is_one_line_naming_the_file(repo
     (repo / ".policylint.yaml").write_text("select: [PL1\x00]\n", encoding="utf-8")
     err = one_line_error(*run_cli(["config"], cwd=repo))
     assert err == (
-        f"policylint: error: {(repo / '.policylint.yaml')}: invalid YAML at line 1, column 13: "
+        f"policylint: error: .policylint.yaml: invalid YAML at line 1, column 13: "
         "non-printable character U+0000 is not allowed in YAML\n"
     )
 
@@ -338,7 +338,7 @@ def test_unusable_configuration_value_is_one_line_naming_file_and_key(
     # line:col of the key, or of the list item it names (the twentieth bracket of the deep one)
     where = {"2**63-1": "2:3", "above-maximum": "2:3", "401-digits": "2:11", "nan": "2:11", "integer-key": "2:3",
              "deep": "1:30"}[request.node.callspec.id]
-    assert err == f"policylint: error: {repo / '.policylint.yaml'}:{where} at key '{key}': {message}\n"
+    assert err == f"policylint: error: .policylint.yaml:{where} at key '{key}': {message}\n"
 
 
 def test_3000_deep_array_in_pyproject_names_file_and_key(repo: Path) -> None:
@@ -349,7 +349,7 @@ def test_3000_deep_array_in_pyproject_names_file_and_key(repo: Path) -> None:
     )
     err = one_line_error(*run_cli(["config"], cwd=repo))
     assert err == (
-        f"policylint: error: {repo / 'pyproject.toml'} at key 'tool.policylint.ignore': "
+        f"policylint: error: pyproject.toml at key 'tool.policylint.ignore': "
         "line 6: lists or tables nest deeper than 20 levels\n"
     )
 

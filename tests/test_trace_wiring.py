@@ -126,7 +126,7 @@ def test_bad_trace_limit_stops_the_run_naming_the_key(tmp_path: Path, setting: s
     path = (repo / ".policylint.yaml").resolve()
     for command in (["check"], ["config"], ["bands", "measurements/traces/chat-assistant.csv"]):
         code, out, err = run_cli(command, cwd=repo)
-        assert (code, out, err) == (2, "", f"policylint: error: {path}:3:10 at key 'limits.{key}': {message}\n")
+        assert (code, out, err) == (2, "", f"policylint: error: {path.name}:3:10 at key 'limits.{key}': {message}\n")
 
 
 # --- declarations ----------------------------------------------------------------------------

@@ -285,9 +285,10 @@ def configure_rules(
                 )
             types = _TYPES[param.type]
             if not isinstance(value, types) or (param.type != "boolean" and isinstance(value, bool)):
-                raise PolicylintError(
-                    f"must be of type {param.type}, got {value!r}", source=source, key=f"rules.{key}.{name}"
-                )
+                from policylint.model.validate import shown
+
+                got = shown(value, wanted_number=param.type in ("number", "integer"))
+                raise PolicylintError(f"must be of type {param.type}, got {got}", source=source, key=f"rules.{key}.{name}")
             number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
             if number is not None and param.minimum is not None and number < param.minimum:
                 raise PolicylintError(f"must be >= {param.minimum}, got {value}", source=source, key=f"rules.{key}.{name}")

@@ -117,6 +117,8 @@ _TYPE_WORDS = {
 def _explain(err: Any, path: list[str]) -> str:
     """The message for one schema error, phrased for the config author (jsonschema's own
     wording shows regular expressions and Python type names)."""
+    from policylint.model.validate import shown
+
     got = err.instance
     if path[:2] == ["prometheus", "headers"]:
         # a header's value may be a secret: say what it must be, never what it is
@@ -128,13 +130,13 @@ def _explain(err: Any, path: list[str]) -> str:
             return "a header name must be 1 to 256 characters"
         return "must be a mapping of header names to values"
     if err.validator == "enum":
-        return f"must be one of {', '.join(map(str, err.validator_value))}, got {got!r}"
+        return f"must be one of {', '.join(map(str, err.validator_value))}, got {shown(got)}"
     if err.validator == "type":
         expected: list[str] = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
         if path and path[0] in ("select", "extend-select", "ignore", "per-file-ignores") and "array" in expected:
             words = "a list of rule codes, prefixes or names"
-        return f"must be {words}, got {got!r}"
+        return f"must be {words}, got {shown(got, wanted_number=bool({'number', 'integer'} & set(expected)))}"
     if err.validator == "pattern" and path == ["prometheus", "url"]:
         from policylint.model.prometheus_settings import server_name
 
@@ -143,9 +145,9 @@ def _explain(err: Any, path: list[str]) -> str:
     if err.validator == "pattern" and path == ["now"]:
         return f"must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {got!r}"
     if err.validator == "minimum":
-        return f"must be >= {err.validator_value}, got {got!r}"
+        return f"must be >= {err.validator_value}, got {shown(got)}"
     if err.validator == "maximum":
-        return f"must be <= {err.validator_value}, got {got!r}"
+        return f"must be <= {err.validator_value}, got {shown(got)}"
     if err.validator == "minLength":
         return "must not be empty"
     message: str = err.message

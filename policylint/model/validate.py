@@ -65,13 +65,26 @@ def _describe(error: Any) -> str:
     return f"'{where}': {message}" if where else message
 
 
-def shown(value: Any) -> str:
-    """A value as the YAML it came from says it: null, true and false, not Python's None, True and False."""
+def shown(value: Any, *, wanted_number: bool = False) -> str:
+    """A value as the YAML it came from says it: null, true and false, not Python's None, True and False.
+
+    With ``wanted_number``, text that reads as a number says that its quotes made it text.
+    """
     if value is None:
         return "null (an empty value)"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if wanted_number and isinstance(value, str) and _numeric(value):
+        return f"the text {value!r} (quoted: write {value.strip()} without quotes for a number)"
     return repr(value)
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text.strip())
+    except ValueError:
+        return False
+    return bool(text.strip()) and "_" not in text
 
 
 def error_message(error: Any) -> str:
