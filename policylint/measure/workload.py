@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from policylint import bands, traces
 from policylint.errors import PolicylintError
-from policylint.finding import Finding
+from policylint.finding import Finding, Subject
 from policylint.calc.gpus import mean_rounding
 from policylint.measure.facts import GpuDemand, WorkloadFacts
 from policylint.measure.cold_start import effective_cold_start
@@ -227,7 +227,10 @@ def measure_workload(
         facts.vram_residency_seconds = float(vram["residencySeconds"])
         facts.vram_active_seconds = active
         facts.vram_ratio = float(vram["residencySeconds"]) / active if active > 0 else math.inf
-    return facts, findings
+    # A measurement's problems are the workload's: a run narrowed to a changed trace reports
+    # them (their file is the workload's, which did not change; their subject did).
+    target = Subject("workload", workload.name)
+    return facts, [f if f.target else replace(f, subject=str(target), target=target) for f in findings]
 
 
 def _integrity(series: Series, exclusions: list[Any]) -> dict[str, Any]:
