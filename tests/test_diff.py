@@ -64,6 +64,26 @@ def test_diff_from_outside_the_repository(history: Path) -> None:
     assert (code, subjects(out)) == (1, [("PL101", "pool prod-east/serving")])
 
 
+def test_a_base_branch_that_moved_on_is_compared_at_the_fork(repo: Path) -> None:
+    """Newcomer trial: `--diff origin/main` on a branch that only edited the README failed with
+    PL950 once main had lowered a pool after the branch left it. The change is judged since the
+    merge base, as `git diff main...HEAD` shows it."""
+    git(repo, "checkout", "-q", "-b", "docs")
+    git(repo, "checkout", "-q", "main")
+    replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 80", "reservedGpus: 60")
+    git(repo, "commit", "-q", "-am", "less serving capacity")
+    git(repo, "checkout", "-q", "docs")
+    (repo / "README.md").write_text("notes\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "docs only")
+    code, out, err = run_cli(["check", "--format", "json", "--select", "PL950", "--diff", "main"], cwd=repo)
+    assert (code, subjects(out), err) == (0, [], "")
+    # the same raise made on the branch itself is the change, and is judged
+    replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 80", "reservedGpus: 96")
+    code, out, _ = run_cli(["check", "--format", "json", "--select", "PL950", "--diff", "main"], cwd=repo)
+    assert (code, subjects(out)) == (1, [("PL950", "pool prod-east/serving")])
+    assert "up from 80" in json.loads(out)["findings"][0]["message"]
+
+
 def test_changed_trace_reports_the_pool_of_its_workload(repo: Path) -> None:
     # Against HEAD only the (uncommitted) trace of the reranker, a serving workload, changed.
     trace = repo / "measurements" / "traces" / "reranker.csv"

@@ -88,7 +88,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on", choices=("error", "warning", "info"), help="lowest severity that fails the run (default warning)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     parser.add_argument("--baseline", type=Path, metavar="FILE", help="hide findings recorded in this baseline file")
-    parser.add_argument("--diff", metavar="BASE", help="report only on what changed since git revision BASE, and what depends on it")
+    parser.add_argument("--diff", metavar="BASE", help="report only on what changed since git revision BASE (since its merge base with HEAD,"
+                        " as in git diff BASE...HEAD), and what depends on it")
     parser.add_argument(
         "--changed-files",
         action="store_true",

@@ -86,7 +86,7 @@ def tracked_configurations(where: Path) -> list[Path]:
 
 
 def changed_since(root: Path, base: str) -> Change:
-    """Files changed between ``base`` and the working tree (untracked files included).
+    """Files changed between ``base`` (its merge base with HEAD) and the working tree (untracked files included).
 
     The revision is resolved by git itself (``rev-parse --verify``), so every
     form git accepts (``@{-1}``, ``HEAD@{yesterday}``, ``origin/main~3``) works
@@ -112,6 +112,16 @@ def changed_since(root: Path, base: str) -> Change:
             else ""
         )
         raise PolicylintError(f"git revision '{base}' not found.{extra}") from None
+    # A pull request is a change since it left its base branch, not against that branch's tip:
+    # compared with a tip that moved on, every later change of the base (a pool lowered there)
+    # would read as this change undoing it. The merge base with HEAD is that point, as in
+    # `git diff BASE...HEAD`; for an ancestor of HEAD (HEAD~1, a tag) it is the revision itself.
+    try:
+        fork = repo.git.merge_base(commit.hexsha, "HEAD").strip()
+    except (git.GitCommandError, ValueError):
+        fork = ""  # no HEAD yet, or no common history: the revision as given
+    if fork and fork != commit.hexsha:
+        commit = repo.commit(fork)
     top = Path(repo.working_tree_dir or root)
     try:
         changed = repo.git.diff("--name-only", "-z", "--no-renames", commit.hexsha, "--", stdout_as_string=False)
