@@ -89,10 +89,10 @@ class Session:
         # Selectors are checked where they were written, so the message names that place.
         select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
         for pattern, selectors in config.per_file_ignores.items():
-            for selector in selectors:
+            for i, selector in enumerate(selectors):
                 if not ruleset.matches(selector):
                     raise PolicylintError(f"'{selector}' matches no rule{rule_hint(ruleset, selector)}", source=source,
-                                          key=f"per-file-ignores.{pattern}")
+                                          key=f"per-file-ignores.{pattern}.{i}")
         _keep_gate_report(ruleset, config, source)
         for flag, selectors in cli.items():
             for selector in selectors:

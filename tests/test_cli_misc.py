@@ -50,7 +50,10 @@ def test_two_reports_in_one_run(repo: Path) -> None:
     code, out, err = run_cli(
         ["check", "--format", "sarif", "--output", "out/a.sarif", "--format", "junit", "--output", "out/b.xml"], cwd=repo
     )
-    assert (code, out, err) == (1, "", "")
+    # nothing on stdout: the log still says what was found, and where the reports went
+    assert (code, out) == (1, "")
+    assert err == f"policylint: {SUMMARY.strip()} Reports: out/a.sarif, out/b.xml\n"
+    assert run_cli(["check", "--format", "sarif=out/a.sarif", "--quiet"], cwd=repo) == (1, "", "")
     sarif = json.loads((repo / "out" / "a.sarif").read_text(encoding="utf-8"))
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["PL101"]
     junit = ET.fromstring((repo / "out" / "b.xml").read_text(encoding="utf-8"))

@@ -348,8 +348,8 @@ CONFIG_ERRORS = [
     ),
     pytest.param("rules: {PL101: {headroom: lots}}\n", "at key 'rules.PL101.headroom': must be of type number, got 'lots'", id="option-type"),
     pytest.param("rules: {PL101: {headroom: -1}}\n", "at key 'rules.PL101.headroom': must be >= 0, got -1", id="option-minimum"),
-    pytest.param("ignore: [PLX]\n", "at key 'ignore': 'PLX' matches no rule", id="unknown-selector"),
-    pytest.param("extend-select: [no-such-rule]\n", "at key 'extend-select': 'no-such-rule' matches no rule", id="unknown-name"),
+    pytest.param("ignore: [PLX]\n", "at key 'ignore.0': 'PLX' matches no rule", id="unknown-selector"),
+    pytest.param("extend-select: [no-such-rule]\n", "at key 'extend-select.0': 'no-such-rule' matches no rule", id="unknown-name"),
 ]
 
 
@@ -359,7 +359,8 @@ CONFIG_ERROR_COLUMNS = {
     "rule-settings-not-a-mapping": 9, "below-minimum": 10, "trace-rows-below-minimum": 10,
     "trace-bytes-above-maximum": 10, "grid-samples-not-whole": 10, "empty-selector": 10, "bad-enum": 1,
     "bad-severity": 17, "unknown-rule": 9, "unknown-option": 35, "option-type": 17, "option-minimum": 17,
-    "unknown-selector": 1, "unknown-name": 1,
+    # a selector is placed at its own item in the list
+    "unknown-selector": 10, "unknown-name": 17,
 }
 
 
@@ -423,7 +424,7 @@ def test_unknown_selector_in_per_file_ignores_names_that_key(tmp_path: Path) -> 
     repo = make_repo(tmp_path)
     path = set_config(repo, 'per-file-ignores: {"clusters/*": [PLX]}\n').resolve()
     code, _, err = run_cli(["check"], cwd=repo)
-    assert (code, err) == (2, f"policylint: error: {path.name}:3:20 at key 'per-file-ignores.clusters/*': 'PLX' matches no rule\n")
+    assert (code, err) == (2, f"policylint: error: {path.name}:3:35 at key 'per-file-ignores.clusters/*.0': 'PLX' matches no rule\n")
 
 
 def test_unknown_selector_on_the_command_line_names_the_flag(tmp_path: Path) -> None:

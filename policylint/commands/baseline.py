@@ -10,6 +10,7 @@ state of the day explicitly.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -48,4 +49,19 @@ def run(args: argparse.Namespace) -> int:
         from policylint.report.safe_text import escape_controls
 
         sys.stderr.write(f"policylint: wrote {len(result.findings)} finding(s) to {escape_controls(str(args.output))}\n")
+        configured = session.config.baseline
+        if configured is None or os.path.realpath(configured) != os.path.realpath(args.output):
+            # check reads a baseline only when told: say how, or the next run fails on every finding
+            shown = escape_controls(os.path.relpath(os.path.realpath(args.output), os.path.realpath(session.config.root)))
+            where = session.config.path
+            if where is not None and not os.path.relpath(where).startswith(os.pardir):
+                where = Path(os.path.relpath(where))
+            if where is not None and where.name == "pyproject.toml":
+                how = f"baseline = \"{shown}\" under [tool.policylint] in {escape_controls(str(where))}"
+            else:
+                how = f"'baseline: {shown}' to {escape_controls(str(where)) if where is not None else '.policylint.yaml'}"
+            sys.stderr.write(
+                f"policylint: check hides them only when told: add {how}, or pass --baseline"
+                f" {escape_controls(str(args.output))}\n"
+            )
     return 0

@@ -292,6 +292,13 @@ def run(args: argparse.Namespace) -> int:
     for fmt, target, text in rendered:
         if target is None:
             sys.stdout.write(text)
+    if rendered and not args.quiet and all(target is not None for _, target, _ in rendered):
+        # every report went to a file: the run's log still says what it found, and where it went
+        from policylint.report.safe_text import escape_controls
+        from policylint.report.text_report import summary_line
+
+        written = ", ".join(escape_controls(str(target)) for _, target, _ in rendered)
+        sys.stderr.write(f"policylint: {summary_line(result)} Reports: {written}\n")
     failing = [f for f in result.findings if f.severity >= fail_on]
     if failing and not args.exit_zero:
         return 1

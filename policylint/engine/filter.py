@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from policylint.catalogue import builtin
 from policylint.errors import PolicylintError
-from policylint.finding import Finding
+from policylint.finding import Finding, Severity
 from policylint.model.load.comments import source_comments
 
 if TYPE_CHECKING:
@@ -342,6 +342,11 @@ def write_baseline(findings: list[Finding], root: Path) -> str:
     return json.dumps({"version": 1, "findings": entries}, indent=2, sort_keys=True) + "\n"
 
 
+def _entry_probe(code: str, file: str) -> Finding:
+    """A stand-in finding of ``code`` on ``file``, for asking whether a run reports that rule there."""
+    return Finding(file=file, line=0, column=0, code=code, name="", severity=Severity.INFO, message="")
+
+
 def apply_filters(
     findings: list[Finding],
     sources: dict[str, SourceFile],
@@ -446,6 +451,11 @@ def apply_filters(
             )
         reported = fresh
         for (code, file, subject, path), accepted in sorted(remaining.items()):
+            # An entry of a rule this run does not report (--ignore, a narrower select, a
+            # per-file ignore) was not looked for: it is not gone, and calling it stale would
+            # invite dropping an accepted finding from the baseline.
+            if not accepted or not chosen(_entry_probe(code, file)):
+                continue
             for _ in accepted:
                 stale.append({"code": code, "file": file, "subject": subject, "path": path})
     return reported, suppressed, baselined, stale

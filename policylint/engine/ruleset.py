@@ -335,10 +335,11 @@ def select_rules(ruleset: RuleSet, select: list[str], extend: list[str], ignore:
 
     def resolve(selectors: list[str], key: str) -> set[str]:
         out: set[str] = set()
-        for s in selectors:
+        for i, s in enumerate(selectors):
             found = ruleset.matches(s)
             if not found:
-                raise PolicylintError(f"'{s}' matches no rule{rule_hint(ruleset, s)}", source=source, key=key)
+                # the item's own place (ignore.2), where the file has it
+                raise PolicylintError(f"'{s}' matches no rule{rule_hint(ruleset, s)}", source=source, key=f"{key}.{i}")
             out |= {r.code for r in found}
         return out
 

@@ -192,7 +192,13 @@ def summary_line(result: LintResult) -> str:
         suppressed += f", {len(result.baselined)} in baseline"
     if result.stale_baseline:
         n = len(result.stale_baseline)
-        suppressed += f", {n} baseline entr{'ies' if n != 1 else 'y'} no longer found (fixed? regenerate the baseline)"
+        if not result.baselined and result.findings:
+            # not one entry matched, yet there are findings: rather another repository's (or
+            # another folder's) baseline than every finding fixed and another one made
+            suppressed += (f", {n} baseline entr{'ies' if n != 1 else 'y'} and none matches a finding here"
+                           " (is the baseline this repository's, recorded from its root?)")
+        else:
+            suppressed += f", {n} baseline entr{'ies' if n != 1 else 'y'} no longer found (fixed? regenerate the baseline)"
     if not result.findings:
         return f"All checks passed: {scope}{suppressed}."
     parts = []
