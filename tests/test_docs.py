@@ -95,6 +95,19 @@ def test_version_is_the_same_everywhere() -> None:
     assert (code, out) == (0, f"policylint {__version__}\n")
 
 
+def test_readme_plan_totals_are_the_real_ones() -> None:
+    """'`policylint plan examples/bad` plans 231 GPUs where 553 are ...' is what plan prints (it said
+    211 and 531 for two releases after the figures moved)."""
+    import re
+
+    claims = re.findall(r"`policylint plan (examples/[\w-]+)` plans (\d+) GPUs where (\d+) are", _readme())
+    assert claims, "the README states no plan total"
+    for folder, planned, today in claims:
+        code, out, _ = run_cli(["plan", folder], cwd=REPO)
+        [(got_today, got_planned)] = re.findall(r"^total today: .* = (\d+) GPUs; planned: .* = (\d+) GPUs$", out, re.M)
+        assert (code, got_planned, got_today) == (0, planned, today), folder
+
+
 def test_readme_finding_counts_are_the_real_ones() -> None:
     """Sentences like "`policylint check examples/X` exits 1 with seven findings" are run and counted."""
     import json

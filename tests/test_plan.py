@@ -445,6 +445,20 @@ def test_missing_path_and_occupied_repository_folder(tmp_path: Path) -> None:
     assert (tmp_path / "full" / "x").exists()
 
 
+def test_the_planned_copy_is_never_written_inside_the_repository(tmp_path: Path) -> None:
+    """Newcomer trial: `plan bad --repository bad/x` was accepted, and every later run of the
+    repository read each document twice (PL021). It is refused, and nothing is written."""
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    for inside in (repo / "planned", repo / "workloads" / "new"):
+        code, out, err = run_cli(["plan", str(repo), "--repository", str(inside)])
+        assert (code, out) == (2, "") and "lies inside the repository it plans" in err, inside
+    assert run_cli(["plan", str(repo), "--repository", str(repo)])[0] == 2
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
+    assert run_cli(["check", str(repo)])[0] == 0
+
+
 def test_a_repository_with_model_errors_gets_no_plan(tmp_path: Path) -> None:
     repo = tmp_path / "good"
     shutil.copytree(EXAMPLES / "good", repo)

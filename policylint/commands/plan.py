@@ -142,6 +142,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--now", metavar="DATE", help="reference date (YYYY-MM-DD) for reproducible runs")
 
 
+def _refuse_inside(target: Path, path: Path) -> None:
+    """Refuse writing the planned copy where a check of ``path`` would read it.
+
+    Inside the repository, every planned workload, cluster and proposal would be found
+    beside its original: the next run reports each twice (PL021) and plans nothing.
+    """
+    import os
+
+    from policylint.errors import PolicylintError
+    from policylint.model.config import load_config
+
+    real = os.path.realpath(target)
+    folders = {os.path.realpath(path if path.is_dir() else path.parent), os.path.realpath(load_config([path]).root)}
+    for folder in sorted(folders):
+        if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
+            raise PolicylintError(
+                f"--repository {target}: lies inside the repository it plans ({folder}); its copies of every"
+                " document would be read beside the originals - write it outside"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     import json
     import shutil
@@ -159,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         not args.repository.is_dir() or any(args.repository.iterdir())
     ):
         raise PolicylintError(f"--repository {args.repository}: exists and is not an empty folder")
+    if args.repository is not None:
+        _refuse_inside(args.repository, args.path)
     whatif = WhatIf(
         cold_start_seconds=args.cold_start,
         tolerances=tuple(sorted(dict(args.tolerance or []).items())),
@@ -355,7 +378,8 @@ def text(doc: dict[str, Any]) -> str:
     if check["passes"]:
         lines.append("check on the planned repository: no sizing finding")
     else:
-        lines.append(f"check on the planned repository: {len(check['sizing_findings'])} sizing findings")
+        n = len(check["sizing_findings"])
+        lines.append(f"check on the planned repository: {n} sizing finding{'s' if n != 1 else ''}")
         lines += [f"  {finding['code']} {safe(finding['message'])}" for finding in check["sizing_findings"]]
     return "\n".join(lines) + "\n"
 
@@ -388,7 +412,7 @@ def markdown(doc: dict[str, Any]) -> str:
     plan, comparison, check = doc["plan"], doc["comparison"], doc["check"]
     t = comparison["total"]
     lines = ["## policylint plan", ""]
-    verdict = "passes `check` with no sizing finding" if check["passes"] else f"has {len(check['sizing_findings'])} sizing findings"
+    verdict = "passes `check` with no sizing finding" if check["passes"] else f"has {len(check['sizing_findings'])} sizing finding{'s' if len(check['sizing_findings']) != 1 else ''}"
     lines.append(
         f"{len(plan['pools'])} pools; reserved {t['planned']['reserved_gpus']} + elastic {t['planned']['elastic_gpus']}"
         f" = {t['planned']['total_gpus']} GPUs (today {t['today']['total_gpus']} including {t['today']['proposed_gpus']}"
