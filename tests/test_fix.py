@@ -94,28 +94,30 @@ def test_fix_examples_bad_edits_only_the_numbers(bad: Path) -> None:
     rc, out, err = run_cli(["check", "--fix", "--unsafe-fixes", "-q", "."], cwd=bad)
     assert rc == 1 and "Traceback" not in err
     done = fixed(err)
-    # The shared pool's pooled baseline is 57 and its proposal asks for more: the reservation keeps
-    # 56 owned GPUs and the request keeps 1 (a request cannot ask for 0), so reserved + proposed = 57.
+    # The shared pool's pooled baseline is 57 and its proposal asks for more: owned GPUs are kept
+    # (reserved 57, the hint's figure) and the request, which the pool no longer needs, is left for
+    # the user to withdraw - a fix never turns a reserved GPU into a purchase (a request cannot ask 0).
     assert {(f, c, o, n) for f, c, _, o, n in done} == {
-        ("clusters/prod-east.yaml", "PL101", 123, 56),
-        ("clusters/prod-east.yaml", "PL102", 60, 13),
+        ("clusters/prod-east.yaml", "PL101", 123, 57),
+        ("clusters/prod-east.yaml", "PL102", 60, 12),
         ("clusters/prod-east.yaml", "PL104", 8, 17),
-        ("proposals/2027-q1-everything.yaml", "PL801", 128, 1),
     }
-    assert err.startswith("fixed 4 numbers in 2 files\n")
+    assert err.startswith("fixed 3 numbers in 1 file\n")
+    assert "proposals/2027-q1-everything.yaml:15:7: PL801: no fix (the pool needs no more GPUs: drop this request)" in err
     after = snapshot(bad)
     changed = {name for name in before if before[name] != after[name]}
-    assert changed == {"clusters/prod-east.yaml", "proposals/2027-q1-everything.yaml"}
+    assert changed == {"clusters/prod-east.yaml"}
     old, new = before["clusters/prod-east.yaml"].decode(), after["clusters/prod-east.yaml"].decode()
     paths = [p for f, _, p, _, _ in done if f == "clusters/prod-east.yaml"]
     # Byte-exact outside the edited spans: cut each scalar out of both texts and compare.
     assert cut(old, spans(old, paths)) == cut(new, spans(new, paths))
-    assert sorted(new[s:e] for s, e in spans(new, paths)) == ["13", "17", "56"]
+    assert sorted(new[s:e] for s, e in spans(new, paths)) == ["12", "17", "57"]
     # The findings the fixes answer are gone; the report covers what remains.
     rc, out, _ = run_cli(["check", "--format", "json", "."], cwd=bad)
     left = {(f["code"], f["file"]) for f in json.loads(out)["findings"]}
     fixed_codes = {("PL101", "clusters/prod-east.yaml"), ("PL102", "clusters/prod-east.yaml"), ("PL104", "clusters/prod-east.yaml")}
-    assert not (fixed_codes | {("PL801", "proposals/2027-q1-everything.yaml")}) & left
+    assert not fixed_codes & left
+    assert ("PL801", "proposals/2027-q1-everything.yaml") in left  # not fixed: the request is to be withdrawn
 
 
 def test_second_fix_changes_nothing(bad: Path) -> None:
@@ -134,7 +136,7 @@ def test_unsafe_fix_withheld_without_flag(bad: Path) -> None:
     assert "withheld: clusters/prod-east.yaml: PL104 spec/pools/2/reservedGpus 8 -> 17" in err
     text = (bad / "clusters" / "prod-east.yaml").read_text()
     assert "reservedGpus: 8  # expect: PL104" in text  # raising capacity waits for --unsafe-fixes
-    assert "reservedGpus: 56  # expect: PL101" in text  # lowering it is safe
+    assert "reservedGpus: 57  # expect: PL101" in text  # lowering it is safe
     run_cli(["check", "--fix", "--unsafe-fixes", "-q", "."], cwd=bad)
     assert "reservedGpus: 17  # expect: PL104" in (bad / "clusters" / "prod-east.yaml").read_text()
 
@@ -142,11 +144,11 @@ def test_unsafe_fix_withheld_without_flag(bad: Path) -> None:
 def test_dry_run_writes_nothing_and_prints_an_applicable_diff(bad: Path, tmp_path: Path) -> None:
     before = snapshot(bad)
     rc, diff, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", "."], cwd=bad)
-    assert rc == 1 and err.startswith("would fix 4 numbers in 2 files\n")
+    assert rc == 1 and err.startswith("would fix 3 numbers in 1 file\n")
     assert snapshot(bad) == before
     assert diff.startswith("--- a/clusters/prod-east.yaml\n+++ b/clusters/prod-east.yaml\n@@ ")
     assert "-      reservedGpus: 123  # expect: PL101" in diff
-    assert "+      reservedGpus: 56  # expect: PL101" in diff
+    assert "+      reservedGpus: 57  # expect: PL101" in diff
     # The diff is a real patch: applied with git it gives exactly what --fix writes.
     patch = tmp_path / "fix.patch"
     patch.write_text(diff)

@@ -63,15 +63,18 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 
 def test_bad_example_converges(tmp_path: Path) -> None:
     before, after = assert_fixes_converge(_copy(EXAMPLES / "bad", tmp_path))
-    # the sizing of the shared pool (PL101, PL102, PL201) and the proposal (PL801) are fixed together;
-    # the rerank pool gets its baseline (PL104) but, without elastic capacity, stays short of its daily band
+    # the sizing of the shared pool (PL101, PL102, PL201) is fixed; the rerank pool gets its baseline
+    # (PL104) but, without elastic capacity, stays short of its daily band
     assert {("PL101", "pool prod-east/shared"), ("PL102", "pool prod-east/shared"), ("PL201", "pool prod-east/shared")} <= before
     assert ("PL801", "proposal 2027-q1-everything") in before
-    assert not {k for k in after if k[0] in {"PL101", "PL102", "PL104", "PL201", "PL801"}}
+    assert not {k for k in after if k[0] in {"PL101", "PL102", "PL104", "PL201"}}
     text = (tmp_path / "bad" / "clusters" / "prod-east.yaml").read_text(encoding="utf-8")
-    # 57-GPU baseline: 56 owned GPUs stay reserved, the proposal keeps one GPU of its request
-    assert "reservedGpus: 56  #" in text and "maxGpus: 13\n" in text
-    assert "gpus: 1  #" in (tmp_path / "bad" / "proposals" / "2027-q1-everything.yaml").read_text(encoding="utf-8")
+    # 57-GPU baseline: the 57 owned GPUs stay reserved (the hint's figure) and capacity is the daily band;
+    # the proposal, which the pool no longer needs, is left for the user to withdraw (PL801 stays), never
+    # lowered to a one-GPU purchase the pool does not need
+    assert "reservedGpus: 57  #" in text and "maxGpus: 12\n" in text
+    assert ("PL801", "proposal 2027-q1-everything") in after
+    assert "gpus: 128  #" in (tmp_path / "bad" / "proposals" / "2027-q1-everything.yaml").read_text(encoding="utf-8")
 
 
 def test_good_example_has_nothing_to_fix(tmp_path: Path) -> None:
@@ -100,14 +103,25 @@ def test_init_repository_converges(init_repo: Path) -> None:
     assert before == after == set()
 
 
-def test_reservation_fix_counts_the_pending_proposal(init_repo: Path) -> None:
-    """reservedGpus 30 against an 8-GPU baseline and a pending 1-GPU proposal: the fix reserves 7, not 8."""
+def test_reservation_fix_keeps_owned_gpus_before_a_request(init_repo: Path) -> None:
+    """reservedGpus 30 against an 8-GPU baseline and a 1-GPU request the pool no longer needs: the fix
+    reserves 8 and leaves the request to be withdrawn (it used to reserve 7 and keep the purchase)."""
     replace_once(init_repo / "clusters" / "example.yaml", "reservedGpus: 7", "reservedGpus: 30")
     before, after = assert_fixes_converge(init_repo)
     assert {("PL101", "pool example/serving"), ("PL801", "proposal example-request")} <= before
-    assert after == set()
-    assert "reservedGpus: 7" in (init_repo / "clusters" / "example.yaml").read_text(encoding="utf-8")
+    assert after == {("PL801", "proposal example-request")}
+    assert "reservedGpus: 8" in (init_repo / "clusters" / "example.yaml").read_text(encoding="utf-8")
     assert "gpus: 1\n" in (init_repo / "proposals" / "example-request.yaml").read_text(encoding="utf-8")
+
+
+def test_a_request_above_the_shortfall_is_lowered_to_it(init_repo: Path) -> None:
+    """With the reservation left as it is, a request asking more than the pool lacks gets what it lacks."""
+    replace_once(init_repo / "clusters" / "example.yaml", "reservedGpus: 7", "reservedGpus: 5")
+    replace_once(init_repo / "proposals" / "example-request.yaml", "gpus: 1\n", "gpus: 40\n")
+    before, after = assert_fixes_converge(init_repo)
+    assert ("PL801", "proposal example-request") in before and after == set()
+    assert "reservedGpus: 5" in (init_repo / "clusters" / "example.yaml").read_text(encoding="utf-8")
+    assert "gpus: 3\n" in (init_repo / "proposals" / "example-request.yaml").read_text(encoding="utf-8")
 
 
 def test_safe_fixes_alone_never_move_a_reservation_without_its_capacity(init_repo: Path) -> None:
@@ -122,8 +136,8 @@ def test_safe_fixes_alone_never_move_a_reservation_without_its_capacity(init_rep
     assert (init_repo / "clusters" / "example.yaml").read_text(encoding="utf-8") == text
     assert_fixes_converge(init_repo)
     text = (init_repo / "clusters" / "example.yaml").read_text(encoding="utf-8")
-    # capacity stays 10 GPUs: 7 reserved (+ 1 proposed = the 8-GPU baseline) and 3 elastic
-    assert "reservedGpus: 7" in text and "maxGpus: 3" in text
+    # capacity stays 10 GPUs: the 8-GPU baseline reserved (owned GPUs kept before the 1-GPU request) and 2 elastic
+    assert "reservedGpus: 8" in text and "maxGpus: 2" in text
 
 
 # -- generated repositories ------------------------------------------------------------------------
@@ -202,18 +216,19 @@ def test_generated_repositories_converge(reserved: int, elastic: int | None, ove
         assert_fixes_converge(root)
 
 
-def test_a_pools_fixes_across_files_are_written_together(init_repo: Path) -> None:
-    """The proposal's request is planned with the reservation: when the reservation cannot be written, neither is."""
+def test_a_pools_fixes_are_written_together_or_not_at_all(init_repo: Path) -> None:
+    """A reservation and the capacity that follows it are one group: when the file cannot be written,
+    neither moves; a request the pool no longer needs is never lowered to make room."""
     cluster, proposal = init_repo / "clusters" / "example.yaml", init_repo / "proposals" / "example-request.yaml"
     replace_once(cluster, "reservedGpus: 7", "reservedGpus: 30")
     replace_once(proposal, "gpus: 1\n", "gpus: 3\n")
-    before = proposal.read_bytes()
+    before = proposal.read_bytes(), cluster.read_bytes()
     cluster.chmod(0o444)
     _, err = _sizing(init_repo, "--fix", "--unsafe-fixes")
     assert "clusters/example.yaml: not fixed (read-only file" in err
-    assert "proposals/example-request.yaml: not fixed (planned with a fix that could not be written; spec/requests/0/gpus left as written)" in err
+    assert "proposals/example-request.yaml:15:7: PL801: no fix (the pool needs no more GPUs: drop this request)" in err
     assert err.startswith("fixed 0 numbers")
-    assert proposal.read_bytes() == before
+    assert (proposal.read_bytes(), cluster.read_bytes()) == before
 
 
 # -- export --update --------------------------------------------------------------------------------

@@ -71,12 +71,12 @@ def test_a_planted_fix_temporary_link_is_not_followed(bad: Path, victim: Path) -
     planted.symlink_to(victim)
     code, _, err = fix(bad)
     assert code == 1 and "Traceback" not in err
-    assert "PL101 spec/pools/0/reservedGpus 123 -> 56" in err
+    assert "PL101 spec/pools/0/reservedGpus 123 -> 57" in err
     assert victim.read_text() == BASHRC
     assert planted.is_symlink() and os.readlink(planted) == str(victim)
     document = bad / PROD_EAST
     assert not document.is_symlink()
-    assert "      reservedGpus: 56  # expect: PL101" in document.read_text()
+    assert "      reservedGpus: 57  # expect: PL101" in document.read_text()
     assert listing(bad / "clusters") == [".prod-east.yaml.policylint-fix", "batch-west.yaml", "prod-east.yaml", "prod-west.yaml"]
 
 
@@ -272,9 +272,9 @@ def test_the_mode_of_a_fixed_file_is_kept(bad: Path) -> None:
     document = bad / PROD_EAST
     document.chmod(0o600)
     code, _, err = fix(bad)
-    assert "PL101 spec/pools/0/reservedGpus 123 -> 56" in err
+    assert "PL101 spec/pools/0/reservedGpus 123 -> 57" in err
     assert stat.S_IMODE(document.stat().st_mode) == 0o600
-    assert "reservedGpus: 56" in document.read_text()
+    assert "reservedGpus: 57" in document.read_text()
 
 
 def test_a_read_only_file_is_not_rewritten(bad: Path) -> None:
@@ -307,9 +307,9 @@ def test_a_symlinked_document_is_fixed_through_the_link(bad: Path) -> None:
     shutil.move(document, real)
     document.symlink_to(Path("..") / ".real" / "prod-east.yaml")
     code, _, err = fix(bad)
-    assert "PL101 spec/pools/0/reservedGpus 123 -> 56" in err
+    assert "PL101 spec/pools/0/reservedGpus 123 -> 57" in err
     assert document.is_symlink()
-    assert "      reservedGpus: 56  # expect: PL101" in real.read_text()
+    assert "      reservedGpus: 57  # expect: PL101" in real.read_text()
     # converged: the rule it fixed is quiet now
     code, out, _ = run_cli(["check", "--format", "json", "--select", "PL101", "."], cwd=bad)
     assert [f for f in json.loads(out)["findings"] if f["file"] == PROD_EAST] == []
@@ -329,7 +329,7 @@ def test_a_document_linking_out_of_the_repository_is_not_fixed(bad: Path, tmp_pa
 
 def test_fix_converges(bad: Path) -> None:
     code, _, err = fix(bad, "--unsafe-fixes")
-    assert err.startswith("fixed 4 numbers in 2 files\n")
+    assert err.startswith("fixed 3 numbers in 1 file\n")
     code, out, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", "."], cwd=bad)
     assert (code, out) == (0, "")
     assert err.startswith("would fix 0 numbers")

@@ -61,10 +61,11 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
     - the requests of a pool's proposals that PL801 reports are what may still change
       there; every other request stays as written;
     - the reservation (PL101, PL104) is the pooled baseline minus what the proposals
-      will ask - the same ``proposed_gpus`` PL104 adds to the reservation. Owned GPUs
-      are kept before GPUs still to be bought: a reservation above the baseline is
-      lowered only far enough to leave one GPU for each reported request (a request
-      cannot ask for 0; dropping it is the user's edit);
+      that stay as written ask - the same ``proposed_gpus`` PL104 adds to the
+      reservation. Owned GPUs are kept before GPUs still to be bought: a reservation
+      above the baseline is lowered to the baseline, never below it to make room for a
+      reported request (a request cannot ask for 0; one the pool no longer needs is left
+      for the user to withdraw, with a note);
     - capacity follows: with PL102 reported, reserved + elastic := the pooled daily
       band; otherwise a changed reservation keeps reserved + elastic where it was, the
       elastic part taking up the difference (lowering capacity could start PL203 or

@@ -42,14 +42,17 @@ def reservation_fix(
     """PL101 / PL104: reserved := pooled baseline - what the pool's proposals will ask after this run.
 
     ``proposed_gpus`` is the fact PL104 adds to the reservation; the requests PL801
-    reports (``asks``) will be lowered, to one GPU each at least, so the reservation
-    counts them at one each - owned GPUs are kept before GPUs still to be bought.
+    reports (``asks``) are what may still change, so the reservation counts only the
+    requests that stay as written - owned GPUs are kept before GPUs still to be bought.
+    A reported request then gets what shortfall remains (:func:`request_fixes`); when
+    none remains it is not lowered to one GPU but left for the user to withdraw: a fix
+    must not turn a reserved GPU into a purchase.
     ``raise_only`` (the rule's ``fix: direction: raise``) never lowers the reservation:
     its rule reports too little reserved, so its fix only closes that gap.
     """
     f = view.facts
     fixable = sum(gpus for *_, gpus in asks)
-    kept = int(f["proposed_gpus"]) - fixable + len(asks)
+    kept = int(f["proposed_gpus"]) - fixable
     target = max(0, int(f["baseline_gpus"]) - kept)
     if raise_only:
         target = max(target, int(f["reserved_gpus"]))
