@@ -21,7 +21,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, REPO, run_cli
+from conftest import EXAMPLES, REPO, replace_once, run_cli
+from policylint.model import load
 from policylint.plan import SIZING_RULES
 from test_export import validate_manifests
 
@@ -423,6 +424,9 @@ def test_text_and_markdown_are_deterministic() -> None:
         (["--tolerance", "nobody=5"], "--tolerance names no workload of the repository: nobody"),
         (["--cold-start", "0"], "expected a positive number of seconds"),
         (["--cold-start", "nan"], "expected a positive number of seconds"),
+        # newcomer trial: 1e9 made every workload unmeasured and the plan 'saved' all of today's GPUs
+        (["--cold-start", "1e9"], "--cold-start 1e+09: not shorter than the 90-day measurement window"),
+        (["--cold-start", "7776000"], "not shorter than the 90-day measurement window"),
         (["--headroom", "-1"], "expected a fraction of at least 0"),
         (["--headroom", "0.5"], "--headroom 0.5 is outside 0..0.15"),
         (["--format", "yaml"], "invalid choice"),
@@ -457,6 +461,22 @@ def test_the_planned_copy_is_never_written_inside_the_repository(tmp_path: Path)
     assert run_cli(["plan", str(repo), "--repository", str(repo)])[0] == 2
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
     assert run_cli(["check", str(repo)])[0] == 0
+
+
+def test_a_replaced_document_with_an_error_is_named_not_dropped(tmp_path: Path) -> None:
+    """The plan replaces proposals and clusters, so one with an error does not stop it; but it is
+    today's, and missing from today's figures: the run says which (newcomer trial: it said nothing)."""
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    proposal = repo / "proposals" / "2027-q1-serving.yaml"
+    replace_once(proposal, "pool: serving", "pool: nosuchpool")
+    code, out, err = run_cli(["plan", str(repo)])
+    assert code == 0 and "proposed 0 =" in out
+    assert err == (
+        f"policylint: plan: not in today's figures: {load.display_path(proposal)}:13:7: PL020 cluster 'prod-east'"
+        " has no pool 'nosuchpool' (known: batch, serving)\n"
+    )
+    assert run_cli(["plan", str(EXAMPLES / "good")])[2] == ""
 
 
 def test_a_repository_with_model_errors_gets_no_plan(tmp_path: Path) -> None:

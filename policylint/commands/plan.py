@@ -182,6 +182,16 @@ def run(args: argparse.Namespace) -> int:
         raise PolicylintError(f"--repository {args.repository}: exists and is not an empty folder")
     if args.repository is not None:
         _refuse_inside(args.repository, args.path)
+    if args.cold_start is not None:
+        from policylint.calc.settings import MIN_WINDOW_DAYS
+
+        if args.cold_start >= MIN_WINDOW_DAYS * 86400:
+            # no trace of the measured window holds a level that long: every workload would become
+            # unmeasured and the plan would claim all of today's GPUs as saved
+            raise PolicylintError(
+                f"--cold-start {args.cold_start:g}: not shorter than the {MIN_WINDOW_DAYS:g}-day measurement window;"
+                " no sustained demand can be computed over a window that long"
+            )
     whatif = WhatIf(
         cold_start_seconds=args.cold_start,
         tolerances=tuple(sorted(dict(args.tolerance or []).items())),

@@ -59,6 +59,18 @@ def _refuse(result: LintResult) -> bool:
 
     errors = [f for f in result.model_errors if f.severity >= Severity.ERROR and not replaced(f)]
     if not errors:
+        # Nothing the user wrote disappears silently: a proposal or cluster the plan replaces is
+        # still today's, and one with an error is missing from today's figures - say which.
+        # Only errors that keep a document out of the model (it did not load, validate or
+        # resolve: PL001-PL029); a workload without a usable placement is placed anew by the
+        # plan, which names it.
+        left_out = [f for f in result.model_errors
+                    if f.severity >= Severity.ERROR and _left_out_code(f.code) and not (f.code == "PL020" and _is_workload(result, f))]
+        for f in sort_unique(left_out):
+            sys.stderr.write(
+                escape_controls(f"policylint: plan: not in today's figures: {f.file}:{f.line}:{f.column}: {f.code} {f.message}")
+                + "\n"
+            )
         return False
     for f in errors:
         sys.stderr.write(escape_controls(f"{f.file}:{f.line}:{f.column}: {f.code} {f.message}") + "\n")
@@ -67,6 +79,22 @@ def _refuse(result: LintResult) -> bool:
         f"policylint: the capacity model has {n} error{'s' if n != 1 else ''}; no plan (fix them, `policylint check` shows them)\n"
     )
     return True
+
+
+def _left_out_code(code: str) -> bool:
+    """A built-in check whose error leaves its document out of the model (loading, validation, references)."""
+    return code.startswith("PL0") and code[2:].isdigit() and int(code[2:]) < 30
+
+
+def _is_workload(result: LintResult, f: Finding) -> bool:
+    source = result.sources.get(f.file)
+    docs = [d for d in source.documents if d.index == f.doc_index] if source is not None else []
+    return bool(docs) and docs[0].is_policylint and docs[0].kind == "Workload"
+
+
+def sort_unique(findings: list[Finding]) -> list[Finding]:
+    """Each finding once, in output order."""
+    return sorted(set(findings), key=lambda f: f.sort_key())
 
 
 @dataclass
