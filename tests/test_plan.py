@@ -533,6 +533,23 @@ def test_docs_excerpt_is_the_real_output() -> None:
             assert line in lines, line
 
 
+def test_findings_the_plan_does_not_answer_are_counted_not_dropped() -> None:
+    """Newcomer trial: a short trace's PL106 was only in the JSON; the text and Markdown now count
+    every finding of the planned repository that is not the plan's to answer, by code."""
+    code, out, _ = run_cli(["plan", "examples/bad", "--format", "json"], cwd=REPO)
+    other = json.loads(out)["check"]["other_findings_by_code"]
+    assert code == 0 and other["PL106"] == 3 and other["PL120"] == 1
+    listed = ", ".join(f"{c} x{n}" if n > 1 else c for c, n in other.items())
+    line = (
+        f"not answered by the plan: {sum(other.values())} other findings on the planned repository ({listed});"
+        " the plan is sized from the same measurements - `policylint check` shows them"
+    )
+    assert run_cli(["plan", "examples/bad"], cwd=REPO)[1].splitlines()[-1] == line
+    assert run_cli(["plan", "examples/bad", "--format", "markdown"], cwd=REPO)[1].splitlines()[-1] == "N" + line[1:] + "."
+    code, out, _ = run_cli(["plan", "examples/good"], cwd=REPO)
+    assert code == 0 and "not answered by the plan" not in out
+
+
 def test_a_trace_shorter_than_its_cold_start_gets_no_gpus(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", [Spec("chat", cold_start=600), Spec("brief", cold_start=3600, burst_hour=3)])
     # brief's trace: two samples, far less than one cold start

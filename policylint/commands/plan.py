@@ -391,7 +391,27 @@ def text(doc: dict[str, Any]) -> str:
         n = len(check["sizing_findings"])
         lines.append(f"check on the planned repository: {n} sizing finding{'s' if n != 1 else ''}")
         lines += [f"  {finding['code']} {safe(finding['message'])}" for finding in check["sizing_findings"]]
+    other = other_findings_line(check)
+    if other:
+        lines.append(other)
     return "\n".join(lines) + "\n"
+
+
+def other_findings_line(check: dict[str, Any]) -> str | None:
+    """The findings the planned repository still has that are not the plan's to answer, counted by code.
+
+    Measurement evidence, tolerances and documentation are the teams' to fix; the plan is
+    sized from the same measurements, so it must not look as if they were gone.
+    """
+    other = check["other_findings_by_code"]
+    if not other:
+        return None
+    n = sum(other.values())
+    counts = ", ".join(f"{code} x{count}" if count > 1 else code for code, count in other.items())
+    return (
+        f"not answered by the plan: {n} other finding{'s' if n != 1 else ''} on the planned repository"
+        f" ({counts}); the plan is sized from the same measurements - `policylint check` shows them"
+    )
 
 
 def queueing_line(plan: dict[str, Any]) -> str | None:
@@ -466,4 +486,7 @@ def markdown(doc: dict[str, Any]) -> str:
     lines.append("</details>")
     if plan["unplaced"]:
         lines += ["", "Not planned: " + "; ".join(f"{_md(n)} ({_md(w)})" for n, w in plan["unplaced"].items())]
+    other = other_findings_line(check)
+    if other:
+        lines += ["", _md(other[0].upper() + other[1:]) + "."]
     return "\n".join(lines) + "\n"
