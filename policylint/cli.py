@@ -136,17 +136,6 @@ def build_parser(only: str | None = None, *, every: bool = False) -> argparse.Ar
     return parser
 
 
-def _relative(path: str) -> str:
-    """``path`` as findings name files: relative to the working folder when it lies inside it."""
-    if not os.path.isabs(path):
-        return path
-    try:
-        shown = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if shown == os.pardir or shown.startswith(os.pardir + os.sep) else shown
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run policylint; return the exit code."""
     words = list(argv) if argv is not None else sys.argv[1:]
@@ -163,8 +152,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from policylint.model.config_locate import place
 
             place(exc)  # file:line:col of the key, as a finding is placed
-        if exc.source and type(exc) is PolicylintError:
-            exc.source = _relative(exc.source)
+        if exc.source and type(exc) is PolicylintError and os.path.isabs(exc.source):
+            from pathlib import Path
+
+            from policylint.model.load import display_path
+
+            exc.source = display_path(Path(exc.source))  # as findings name files
         sys.stderr.write(f"policylint: error: {_one_line(str(exc))}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:

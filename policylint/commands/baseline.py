@@ -53,13 +53,14 @@ def run(args: argparse.Namespace) -> int:
         if configured is None or os.path.realpath(configured) != os.path.realpath(args.output):
             # check reads a baseline only when told: say how, or the next run fails on every finding
             shown = escape_controls(os.path.relpath(os.path.realpath(args.output), os.path.realpath(session.config.root)))
+            from policylint.model.load import display_path
+
             where = session.config.path
-            if where is not None and not os.path.relpath(where).startswith(os.pardir):
-                where = Path(os.path.relpath(where))
+            named = escape_controls(display_path(where)) if where is not None else ".policylint.yaml"
             if where is not None and where.name == "pyproject.toml":
-                how = f"baseline = \"{shown}\" under [tool.policylint] in {escape_controls(str(where))}"
+                how = f"baseline = \"{shown}\" under [tool.policylint] in {named}"
             else:
-                how = f"'baseline: {shown}' to {escape_controls(str(where)) if where is not None else '.policylint.yaml'}"
+                how = f"'baseline: {shown}' to {named}"
             sys.stderr.write(
                 f"policylint: check hides them only when told: add {how}, or pass --baseline"
                 f" {escape_controls(str(args.output))}\n"

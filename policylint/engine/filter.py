@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from policylint.catalogue import builtin
 from policylint.errors import PolicylintError
-from policylint.finding import Finding, Severity
+from policylint.finding import Finding
 from policylint.model.load.comments import source_comments
 
 if TYPE_CHECKING:
@@ -342,11 +342,6 @@ def write_baseline(findings: list[Finding], root: Path) -> str:
     return json.dumps({"version": 1, "findings": entries}, indent=2, sort_keys=True) + "\n"
 
 
-def _entry_probe(code: str, file: str) -> Finding:
-    """A stand-in finding of ``code`` on ``file``, for asking whether a run reports that rule there."""
-    return Finding(file=file, line=0, column=0, code=code, name="", severity=Severity.INFO, message="")
-
-
 def apply_filters(
     findings: list[Finding],
     sources: dict[str, SourceFile],
@@ -364,21 +359,25 @@ def apply_filters(
     selected = settings.selected
     relative: dict[str, str] = {}  # one path resolution per file, not per finding
 
-    def ignored_by_file(f: Finding) -> bool:
+    def ignored_by_file(code: str, file: str) -> bool:
         if not settings.per_file_ignores:
             return False
-        rel = relative.get(f.file)
+        rel = relative.get(file)
         if rel is None:
-            rel = relative[f.file] = root_relative(f.file, settings.root)
+            rel = relative[file] = root_relative(file, settings.root)
         for pattern, selectors in settings.per_file_ignores.items():
-            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(f.file, pattern):
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(file, pattern):
                 for s in selectors:
-                    if any(r.code == f.code for r in ruleset.matches(s)):
+                    if any(r.code == code for r in ruleset.matches(s)):
                         return True
         return False
 
+    def reports(code: str, file: str) -> bool:
+        """Whether this run reports rule ``code`` on ``file`` (selection and per-file ignores)."""
+        return code in selected and not ignored_by_file(code, file)
+
     def chosen(f: Finding) -> bool:
-        return f.code in selected and not ignored_by_file(f)
+        return reports(f.code, f.file)
 
     scans = {name: scan_suppressions(src, ruleset) for name, src in sorted(sources.items())}
     meta: list[Finding] = [m for s in scans.values() for m in s.findings]
@@ -454,7 +453,7 @@ def apply_filters(
             # An entry of a rule this run does not report (--ignore, a narrower select, a
             # per-file ignore) was not looked for: it is not gone, and calling it stale would
             # invite dropping an accepted finding from the baseline.
-            if not accepted or not chosen(_entry_probe(code, file)):
+            if not accepted or not reports(code, file):
                 continue
             for _ in accepted:
                 stale.append({"code": code, "file": file, "subject": subject, "path": path})

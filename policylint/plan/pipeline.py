@@ -45,28 +45,29 @@ def _refuse(result: LintResult) -> bool:
     from policylint.finding import Severity
     from policylint.plan import replaced_document
 
-    def replaced(f: Finding) -> bool:
+    def placement(f: Finding) -> bool | None:
+        """For a Workload's PL020: whether the plan places it anew; None for any other finding."""
         source = result.sources.get(f.file)
-        if source is None:
-            return False
-        docs = [d for d in source.documents if d.index == f.doc_index]
+        docs = [d for d in source.documents if d.index == f.doc_index] if source is not None else []
         if not docs:
             return False
         if docs[0].is_policylint and docs[0].kind == "Workload" and f.code == "PL020":
             # no placement, or one in a cluster or pool not declared: the plan places the workload anew
             return f.doc_path == "spec" or f.doc_path.split("/")[:2] in (["spec", "cluster"], ["spec", "pool"], ["spec", "queue"])
-        return replaced_document(docs[0])
+        return None if replaced_document(docs[0]) else False
+
+    def replaced(f: Finding) -> bool:
+        return placement(f) is not False
 
     errors = [f for f in result.model_errors if f.severity >= Severity.ERROR and not replaced(f)]
     if not errors:
         # Nothing the user wrote disappears silently: a proposal or cluster the plan replaces is
         # still today's, and one with an error is missing from today's figures - say which.
         # Only errors that keep a document out of the model (it did not load, validate or
-        # resolve: PL001-PL029); a workload without a usable placement is placed anew by the
-        # plan, which names it.
+        # resolve: PL001-PL029); a workload placed anew is named by the plan itself.
         left_out = [f for f in result.model_errors
-                    if f.severity >= Severity.ERROR and _left_out_code(f.code) and not (f.code == "PL020" and _is_workload(result, f))]
-        for f in sort_unique(left_out):
+                    if f.severity >= Severity.ERROR and _left_out_code(f.code) and placement(f) is None]
+        for f in left_out:
             sys.stderr.write(
                 escape_controls(f"policylint: plan: not in today's figures: {f.file}:{f.line}:{f.column}: {f.code} {f.message}")
                 + "\n"
@@ -84,17 +85,6 @@ def _refuse(result: LintResult) -> bool:
 def _left_out_code(code: str) -> bool:
     """A built-in check whose error leaves its document out of the model (loading, validation, references)."""
     return code.startswith("PL0") and code[2:].isdigit() and int(code[2:]) < 30
-
-
-def _is_workload(result: LintResult, f: Finding) -> bool:
-    source = result.sources.get(f.file)
-    docs = [d for d in source.documents if d.index == f.doc_index] if source is not None else []
-    return bool(docs) and docs[0].is_policylint and docs[0].kind == "Workload"
-
-
-def sort_unique(findings: list[Finding]) -> list[Finding]:
-    """Each finding once, in output order."""
-    return sorted(set(findings), key=lambda f: f.sort_key())
 
 
 @dataclass
