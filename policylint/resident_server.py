@@ -83,6 +83,7 @@ PRELOAD = (
     "policylint.session",
     "policylint.engine.linter",
     "policylint.engine.repo_index",
+    "policylint.engine.index_run",
     "policylint.engine.views",
     "policylint.engine.verdicts",
     "policylint.engine.evaluate",

@@ -97,7 +97,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "a changed configuration, rule file or baseline reports on everything",
     )
     parser.add_argument("--no-cache", action="store_true", help="measure every trace afresh instead of reusing the measurement cache")
-    parser.add_argument("--jobs", "-j", type=_positive, metavar="N", help="measure workloads in N processes (default: number of cores)")
+    parser.add_argument("--jobs", "-j", type=_positive, metavar="N", help="measure workloads in N processes, and above 1 write the cache beside the run (default: number of cores)")
     parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),

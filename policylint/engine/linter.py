@@ -8,7 +8,9 @@ order and what flows between them.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,13 +36,15 @@ from policylint.model.load import (
 from policylint.model import Model, Unplaced
 from policylint.model.load.document_pack_cache import Pack, file_ident, open_pack
 
+from policylint.cache.beside import Beside
 from policylint.engine.result import LintResult
 from policylint.engine.sheets import ClusterFactSheet
 
 if TYPE_CHECKING:
     from policylint.engine.history import Change
     from policylint.engine.view import View
-    from policylint.measure.facts import PoolFacts
+    from policylint.measure.facts import PoolFacts, WorkloadFacts
+    from policylint.model import Workload
     from policylint.readers.limits import TraceLimits
     from policylint.engine.rule import RuleSet
 
@@ -125,6 +129,14 @@ def load_sources(
     return sources
 
 
+def _keep_sources(folder: Path, sources: list[SourceFile], pack: Pack | None, now_ns: int) -> None:
+    """Keep clean files in the document cache, then write the pack (files settled as of ``now_ns``)."""
+    for source in sources:
+        cache_source(folder, source)
+    if pack is not None:
+        pack.write_back(now_ns)
+
+
 def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     """Run the whole pipeline: the repository root is always loaded and resolved.
 
@@ -137,7 +149,21 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
 
     Raises :class:`PolicylintError` when nothing policylint can read was found
     in ``paths``: a gate that passes on nothing would hide a misconfigured path.
+
+    Cache work that only later runs read may be done by forked children
+    (:mod:`policylint.cache.beside`); they are waited for before this returns.
     """
+    beside = Beside(options.jobs if options.cache_dir is not None else 1)
+    try:
+        result = _lint(paths, options, beside)
+    except BaseException:
+        beside.join(abandon=True)
+        raise
+    beside.join()
+    return result
+
+
+def _lint(paths: Sequence[Path], options: LintOptions, beside: Beside) -> LintResult:
     from policylint.model.resolve import resolve
     from policylint.model.validate import validate_document
 
@@ -149,6 +175,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     pack = open_pack(options.cache_dir, home, options.limits) if options.cache_dir is not None else None
     sources = load_sources([*paths, home], options, pack, real)
     findings: list[Finding] = []
+    keep: list[SourceFile] = []  # clean files, for the document cache
     valid: list[Document] = []
     scheduler_docs: list[Document] = []
     broken: list[Document] = []
@@ -171,10 +198,11 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
             else:
                 valid.append(doc)
         if clean and source.cache_key is not None and options.cache_dir is not None:
-            # stored before resolving, so the entry holds the documents exactly as parsed
-            cache_source(options.cache_dir, source)
-    if pack is not None:
-        pack.write_back()  # after validation and storing: each clean file's stored form is set
+            keep.append(source)
+    if options.cache_dir is not None and (keep or pack is not None):
+        # kept before resolving, so the entries hold the documents exactly as parsed; the pack after
+        # them (each clean file's stored form is set by its keeping), judged settled as of now
+        beside.start(functools.partial(_keep_sources, options.cache_dir, keep, pack, time.time_ns()), len(keep))
     scoped = [s for s in sources if scope.holds(s.path)]
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources, real)
@@ -204,7 +232,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     if options.ruleset is None:
         result.findings = sort_findings(findings)
         return scope.narrow(result)
-    judged, result.views, result.pools = judge(model, options, scope)
+    judged, result.views, result.pools = judge(model, options, scope, beside)
     findings.extend(judged)
     from policylint.engine.filter import FilterSettings, apply_filters
 
@@ -292,7 +320,7 @@ class Scope:
 
 
 def judge(
-    model: Model, options: LintOptions, scope: Scope | None = None
+    model: Model, options: LintOptions, scope: Scope | None = None, beside: Beside | None = None
 ) -> tuple[list[Finding], list[View], dict[str, PoolFacts]]:
     """Measure (once per run), build views and evaluate every rule (the filter selects); the views and pooled demand come back too.
 
@@ -339,7 +367,7 @@ def judge(
         only = needed(model, judged_view)
     cached: dict[str, CachedPool] = {}
     # the repository index: a narrowed run takes unchanged workloads from it (policylint.engine.repo_index)
-    from policylint.engine.repo_index import indexed_run
+    from policylint.engine.index_run import indexed_run, record_beside
 
     index, prepared, recorder = indexed_run(model, options, keep, only, now)
     if prepared is not None:
@@ -373,7 +401,13 @@ def judge(
                   if m.path is not None} & changed
         history = History(reserved_before=before,
                           changed_files=changed - same_traces(options.change, model, options.trace_limits, traces))
-    views = build_views(model, facts, now, history, pools, only, prepared.views if prepared else None, recorder)
+    prebuilt = prepared.views if prepared else None
+    record: Callable[[Workload, WorkloadFacts, View], None] | None = recorder
+    if recorder is not None and index is not None and beside is not None:
+        record = record_beside(beside, model, facts, now, only, prebuilt, recorder, options.cache_dir)
+        if record is None:
+            index = None  # the child writes the index; this process must not write it without the records
+    views = build_views(model, facts, now, history, pools, only, prebuilt, record)
     if index is not None:
         index.write()
     if options.cache_dir is not None:

@@ -358,24 +358,30 @@ class Recorder:
         #: the measurement keys this run's measuring computed, by workload (computed here for the others)
         self.keys: dict[str, str | None] = {}
 
-    def __call__(self, w: Workload, wf: WorkloadFacts, view: View) -> None:
+    def __call__(self, w: Workload, wf: WorkloadFacts, view: View, *, wanted: bool = False) -> None:
+        """Record ``w`` (``wanted``: :meth:`wants` already said yes)."""
         try:
-            rec = self._record(w, wf, view)
+            rec = self._record(w, wf, view) if wanted or self.wants(w, wf) else None
         except Exception:  # noqa: BLE001 - a workload that cannot be recorded is measured every time
             rec = None
         if rec is not None:
             self.index.put(w.name, rec)
+
+    def wants(self, w: Workload, wf: WorkloadFacts) -> bool:
+        """Whether ``w`` may need a record: clean facts, no measurement finding, not recorded as it is."""
+        try:
+            if type(wf) is not WorkloadFacts or wf.errors or w.doc.file in self.skip_files:
+                return False
+            existing = self.index.get(w.name)
+            return existing is None or not usable(existing, w, self.pools)  # else already recorded as it is
+        except Exception:  # noqa: BLE001 - as in __call__: not recorded
+            return False
 
     def _record(self, w: Workload, wf: WorkloadFacts, view: View) -> Record | None:
         import datetime as dt
 
         from policylint.engine.workload_view import workload_view
 
-        if type(wf) is not WorkloadFacts or wf.errors or w.doc.file in self.skip_files:
-            return None
-        existing = self.index.get(w.name)
-        if existing is not None and usable(existing, w, self.pools):
-            return None  # already recorded as it is
         files = files_of(w)
         if not files:
             return None
@@ -469,32 +475,3 @@ def _float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(type(value))
     return float(value)
-
-
-def indexed_run(
-    model: Model, options: Any, keep: Any, only: Needed | None, now: dt.datetime
-) -> tuple[Index | None, Prepared | None, Recorder | None]:
-    """For :func:`policylint.engine.linter.judge`: the index, what it gave (None: today's path) and its recorder.
-
-    Nothing without a cache folder or a rule set. Only a narrowed run (``only``)
-    takes workloads from the index - a whole run measures every workload anyway -
-    and not with ``--diff`` history or when every view is wanted; every cached run
-    records the workloads it viewed from their measurements.
-    """
-    if options.cache_dir is None or options.ruleset is None:
-        return None, None, None
-    try:
-        index = open_index(options.cache_dir, model.root, options.trace_limits, options.gpu_resources)
-    except Exception:  # noqa: BLE001 - no index: today's path, nothing recorded
-        return None, None, None
-    recorder = Recorder(index, now, set())
-    prepared = None
-    if only is not None and options.change is None and not options.all_views:
-        try:
-            prepared = prepare(model, only, now, index, limits=options.trace_limits, cache_dir=options.cache_dir,
-                               jobs=options.jobs)
-        except Exception:  # noqa: BLE001 - an index that cannot be used is no index: today's path
-            prepared = None
-        if prepared is not None:
-            recorder.skip_files.update(f.file for f in prepared.findings)
-    return index, prepared, recorder

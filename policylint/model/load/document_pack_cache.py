@@ -119,16 +119,16 @@ class Pack:
         """Note a file read outside the pack, with its identity taken before it was read (see :meth:`write_back`)."""
         self.read[real] = (ident, source)
 
-    def write_back(self) -> None:
+    def write_back(self, now_ns: int | None = None) -> None:
         """Write the pack again when this run read more than a few packable files outside it.
 
         A file is packable when it was read cleanly (its stored form set: loaded
         without a finding, validated, stored in the document cache) and its identity
-        is settled and unchanged since before it was read. The pack then holds every
-        such file and every file this run took from it: files gone from the
-        repository drop out.
+        is settled (as of ``now_ns``, by default this instant) and unchanged since
+        before it was read. The pack then holds every such file and every file this
+        run took from it: files gone from the repository drop out.
         """
-        settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
+        settled_before = (time.time_ns() if now_ns is None else now_ns) - int(RACY_SECONDS * 1e9)
         fresh: dict[str, list[Any]] = {}
         for real, (ident, source) in self.read.items():
             if ident is None or source.stored is None or source.findings:
