@@ -177,3 +177,123 @@ def test_nothing_buffered_is_written_twice(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert out.stdout == "before the fork and after"
+
+
+def _children_of(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+_SLOW_CHILD = (
+    "import os, signal, sys, time\n"
+    "from policylint.cache import beside\n"
+    "def work():\n"
+    "    open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+    "    time.sleep(60)\n"
+    "children = beside.Beside(2)\n"
+    "assert children.start(work, beside.MIN_ITEMS)\n"
+    "{then}\n"
+)
+
+
+@pytest.mark.skipif(not beside.can_fork(), reason="children are forked on Linux only")
+def test_an_interrupted_wait_stops_the_child_it_was_waiting_for(tmp_path: Path) -> None:
+    """Ctrl-C while the run waits for a child: the child is stopped and reaped, not left to the system."""
+    then = (
+        "signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))\n"
+        "signal.alarm(1)\n"
+        "try:\n"
+        "    children.join()\n"
+        "except KeyboardInterrupt:\n"
+        "    children.join(abandon=True)\n"
+        "print(children.children)\n"
+    )
+    marker = tmp_path / "pid"
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", _SLOW_CHILD.format(then=then), str(marker)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "[]\n" and time.monotonic() - started < 30
+    assert not _alive(int(marker.read_text()))
+
+
+@pytest.mark.skipif(not beside.can_fork(), reason="children are forked on Linux only")
+def test_a_child_ends_with_a_run_killed_outright(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    run = subprocess.Popen([sys.executable, "-c", _SLOW_CHILD.format(then="time.sleep(60)"), str(marker)])
+    try:
+        for _ in range(200):
+            if marker.exists() and marker.read_text():
+                break
+            time.sleep(0.05)
+        child = int(marker.read_text())
+        assert _alive(child)
+        run.kill()  # SIGKILL: no finally, no exit handler runs in the run
+        run.wait(timeout=30)
+        for _ in range(200):
+            if not _alive(child):
+                break
+            time.sleep(0.05)
+        assert not _alive(child)
+    finally:
+        run.kill()
+
+
+@pytest.mark.skipif(not beside.can_fork(), reason="children are forked on Linux only")
+def test_a_stopped_child_removes_the_file_it_was_writing(tmp_path: Path) -> None:
+    """SIGTERM (a run interrupted, a time limit reached) unwinds the child: the writer removes its temporary file."""
+    from policylint.writer import write_file
+
+    target = tmp_path / "out" / "entry.json"
+    target.parent.mkdir()
+    started: list[float] = []
+
+    def parts() -> object:
+        yield b"x" * 10
+        started.append(1.0)
+        (tmp_path / "writing").write_text("")
+        time.sleep(60)
+        yield b"y"
+
+    def work() -> None:
+        write_file(target, parts(), root=tmp_path, durable=False)  # type: ignore[arg-type]
+
+    children = beside.Beside(2)
+    assert children.start(work, beside.MIN_ITEMS)
+    for _ in range(400):
+        if (tmp_path / "writing").exists():
+            break
+        time.sleep(0.05)
+    assert any(p.name.endswith(".tmp") for p in target.parent.iterdir())  # mid-write: the temporary file exists
+    children.join(abandon=True)
+    assert list(target.parent.iterdir()) == []
+
+
+def test_a_child_stuck_past_its_limit_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child its own alarm cannot stop (signals blocked, as in a wait no handler interrupts) is killed by the run."""
+    monkeypatch.setattr(beside, "MIN_ITEMS", 1)
+    monkeypatch.setattr(beside, "LIMIT_SECONDS", 1)
+    monkeypatch.setattr(beside, "GRACE_SECONDS", 1)
+    monkeypatch.setattr(beside, "SECONDS_PER_ITEM", 0.0)
+
+    def stuck() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
+        time.sleep(60)
+
+    children = beside.Beside(2)
+    started = time.monotonic()
+    assert children.start(stuck, 1)
+    children.join()
+    assert time.monotonic() - started < 30 and children.children == []

@@ -156,10 +156,13 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     beside = Beside(options.jobs if options.cache_dir is not None else 1)
     try:
         result = _lint(paths, options, beside)
-    except BaseException:
+        beside.join()
+    except KeyboardInterrupt:
         beside.join(abandon=True)
         raise
-    beside.join()
+    except BaseException:
+        beside.join()  # a failing run's cache work is finished, as inline
+        raise
     return result
 
 

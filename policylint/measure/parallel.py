@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache import digests as digest_cache
+from policylint.cache.beside import die_with_parent
 from policylint.measure import measurement_cache as measure_cache
 from policylint.errors import MeasurementError, escape_controls
 from policylint.finding import Finding
@@ -117,6 +118,7 @@ def measure_parallel(
     # imported here, not when the module loads: a warm run measures nothing in workers, and the
     # two take tens of milliseconds to import
     import concurrent.futures
+    import functools
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
@@ -127,7 +129,10 @@ def measure_parallel(
         workers = min(jobs, len(names))
         if workers:
             # looked up when called, not when this module loads: a test may stand in for the executor
-            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            # a worker ends with the run even when the run is killed outright (it would wait on its pipe forever)
+            alive = functools.partial(die_with_parent, os.getpid())
+            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                                        initializer=alive) as pool:
                 chunk = max(1, len(names) // (workers * 4))
                 for name, key, result, rows in pool.map(_work, names, chunksize=chunk):
                     out.append((name, key, result))
