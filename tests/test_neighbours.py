@@ -285,3 +285,29 @@ def test_check_definitions_from_the_module_tree_are_getsources() -> None:
         assert ast.dump(found) == ast.dump(alone), name
     # what has no code of its own is left to the plain way
     assert reads._definition(functools.partial(print)) is None
+
+
+def test_a_change_that_cites_another_pools_file_reports_the_copy_wherever_it_lands(tmp_path: Path) -> None:
+    """One trace file cited from two pools without a share is PL972's, reported on the workload later by name.
+
+    When the earlier one is the changed file, the finding lands on the other, unchanged
+    workload: a narrowed run (the pre-commit hook) still judges and reports it, with
+    or without the cache.
+    """
+    source = Path(__file__).parent / "rules" / "PL972" / "fail" / "same-file-other-pool.yaml"
+    cluster, ask, mirror = source.read_text().split("\n---\n")
+    root = tmp_path / "repo"
+    (root / "workloads").mkdir(parents=True)
+    (root / "cluster.yaml").write_text(cluster + "\n")
+    (root / "traces").mkdir()
+    shutil.copy(Path(__file__).parent / "rules" / "_traces" / "busy-afternoons.csv", root / "traces" / "ask.csv")
+    trace = "../traces/ask.csv"
+    (root / "workloads" / "ask.yaml").write_text(ask.replace("../../_traces/busy-afternoons.csv", trace) + "\n")
+    (root / "workloads" / "zz-mirror.yaml").write_text(
+        mirror.replace("../../_traces/busy-afternoons.csv  # expect: PL972", trace).replace("ask-mirror", "zz-mirror") + "\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    full = [f for f in _findings(run_cli(["check", "--no-cache", "--format", "json", *WHEN], cwd=root)[1]) if f[0] == "PL972"]
+    assert full == [("PL972", "workloads/zz-mirror.yaml")]
+    for cache in (["--no-cache"], [], []):  # cold, then filled, then warm
+        out = run_cli(["check", "--changed-files", "workloads/ask.yaml", "--format", "json", *cache, *WHEN], cwd=root)[1]
+        assert ("PL972", "workloads/zz-mirror.yaml") in _findings(out)

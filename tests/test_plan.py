@@ -198,8 +198,9 @@ def test_bad_plan_separates_what_the_framework_separates(bad_plan: tuple[dict[st
     # translate and translate-eu (and chat-assistant and the reranker) cite one trace: pooled, it would count twice
     assert pool_of(doc, "translate")["pool"] != pool_of(doc, "translate-eu")["pool"]
     assert pool_of(doc, "chat-assistant")["pool"] != pool_of(doc, "reranker")["pool"]
+    # apart, each pool buys that demand (PL972 in the planned repository): PL111 is not resolved by the split
     serving = next(c for c in doc["comparison"]["current_pools"] if c["pool"] == "prod-west/serving")
-    assert "PL111" in {f["code"] for f in serving["resolves"]}
+    assert "PL111" not in {f["code"] for f in serving["resolves"]} and "PL112" in {f["code"] for f in serving["resolves"]}
     # the standby pool nobody measured gets nothing, and its proposal is resolved
     standby = next(c for c in doc["comparison"]["current_pools"] if c["pool"] == "prod-west/standby")
     assert standby["planned_in"] == [] and {f["code"] for f in standby["resolves"]} == {"PL110", "PL803"}
@@ -677,3 +678,27 @@ def test_a_copied_trace_moved_in_time_is_never_pooled_with_its_original(tmp_path
     code, out, err = run_cli(["check", str(tmp_path / "p"), "--format", "json", "--no-cache"])
     assert code in (0, 1), err
     assert [f["message"] for f in json.loads(out)["findings"] if f["code"] == "PL111"] == []
+
+
+def test_a_double_count_the_plan_splits_apart_is_not_resolved(tmp_path: Path) -> None:
+    """Two workloads of one pool citing one file (PL111) are never pooled together by the plan.
+
+    Apart, each pool buys that demand: the planned repository reports the second citation
+    (PL972, one file cited from two pools without a share), and the comparison does not
+    count PL111 among what the plan resolves.
+    """
+    specs = [Spec("day", burst_hour=14, burst_minutes=30, cold_start=600),
+             Spec("mirror", burst_hour=14, burst_minutes=30, cold_start=600)]
+    repo = make_repo(tmp_path / "r", specs, reserved=60)
+    text = (repo / "workloads" / "mirror.yaml").read_text(encoding="utf-8")
+    (repo / "workloads" / "mirror.yaml").write_text(text.replace("measurements/mirror.csv", "measurements/day.csv"),
+                                                   encoding="utf-8")
+    code, out, _ = run_cli(["check", str(repo), "--format", "json", "--no-cache"])
+    assert [f["subject"] for f in json.loads(out)["findings"] if f["code"] == "PL111"] == ["workload mirror"]
+    doc = plan_json(repo, "--repository", str(tmp_path / "p"))
+    assert pool_of(doc, "day") != pool_of(doc, "mirror")
+    code, out, err = run_cli(["check", str(tmp_path / "p"), "--format", "json", "--no-cache"])
+    planned = json.loads(out)["findings"]
+    assert [f["subject"] for f in planned if f["code"] == "PL972"] == ["workload mirror"]
+    resolved = [r["code"] for c in doc["comparison"]["current_pools"] for r in c["resolves"]]
+    assert "PL111" not in resolved

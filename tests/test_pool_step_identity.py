@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -77,7 +77,12 @@ def plain_copy_facts(
     for name, _, _, sketch in entries:
         if (sketch or values_of.get(name)) and name not in reported:
             out[name] = {"near_copy_similarity": 0.0}
-    for name, (other, similarity) in plain_near_copies(entries, skip, values_of).items():
+    def open_citation(na: str, nb: str) -> bool:
+        # one file by one path: open in one pool, or with a share on either side
+        return facts[na].get("pool") == facts[nb].get("pool") or any(
+            facts[n].get("measurement_share") is not None for n in (na, nb))
+
+    for name, (other, similarity) in plain_near_copies(entries, skip, values_of, open_citation).items():
         if name in reported:
             continue
         out[name] = {
@@ -93,6 +98,7 @@ def plain_near_copies(
     entries: Sequence[tuple[str, str | None, str | None, Sequence[int] | None]],
     skip: set[frozenset[str]],
     values_of: dict[str, str | None] | None,
+    open_citation: Callable[[str, str], bool] | None = None,
 ) -> dict[str, tuple[str, float]]:
     pairs = plain_pairs([e[3] for e in entries])
     by_values: dict[str, list[int]] = {}
@@ -107,7 +113,9 @@ def plain_near_copies(
     out: dict[str, tuple[str, float]] = {}
     for a, b in sorted(pairs):
         (na, pa, _, sa), (nb, pb, _, sb) = entries[a], entries[b]
-        if na == nb or (pa is not None and pa == pb) or frozenset((na, nb)) in skip:
+        if na == nb or frozenset((na, nb)) in skip:
+            continue
+        if pa is not None and pa == pb and (open_citation is None or open_citation(na, nb)):
             continue
         same = values_of is not None and values_of.get(na) is not None and values_of.get(na) == values_of.get(nb)
         if same:

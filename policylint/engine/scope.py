@@ -254,6 +254,7 @@ def _reach(
 
     subjects: set[str] = set()
     neighbours: set[str] = set()
+    partners: dict[str, list[Workload]] | None = None
     for w in model.workloads.values():
         hit = _in_files(w.doc.source.path)
         if not hit:
@@ -265,6 +266,10 @@ def _reach(
             whole, around = _workload_subjects(w)
             subjects |= whole
             neighbours |= around
+            if partners is None:
+                partners = shared_citations(model)
+            # another pool's workload citing the same trace file: which of the two a copy is reported on moves with it
+            neighbours |= {f"workload {o.name}" for o in partners.get(w.name, ())}
     for c in model.clusters.values():
         if _in_files(c.doc.source.path):
             subjects.add(str(c.subject))
@@ -319,6 +324,34 @@ def _queue_pool(model: Model, scheduler: str, name: str) -> Pool | None:
     return kueue.admission(model.schedulers.get("kueue"), name).pool
 
 
+def shared_citations(model: Model) -> dict[str, list[Workload]]:
+    """Workload name -> the workloads of other pools citing its concurrency trace by the same path.
+
+    Such a pair is judged as a copy (PL972) when neither declares a share
+    (:func:`policylint.measure.integrity.copies.copy_facts`), so each one's verdict reads the
+    other's facts. Only names with such a partner are keys. The path is compared as written,
+    made absolute, as ``copy_facts`` compares it.
+    """
+    # by file name first (a system call-free string split): only citations of one name can be one path
+    by_name: dict[str, list[tuple[Workload, str]]] = {}
+    for w in model.workloads.values():
+        ref = w.measurements.get("concurrency")
+        if ref is not None and ref.path is not None and w.pool is not None:
+            text = os.fspath(ref.path)
+            by_name.setdefault(text.rpartition(os.sep)[2], []).append((w, text))
+    by_path: dict[str, list[Workload]] = {}
+    for named in by_name.values():
+        if len(named) > 1:
+            for w, text in named:
+                by_path.setdefault(os.path.abspath(text), []).append(w)
+    out: dict[str, list[Workload]] = {}
+    for group in by_path.values():
+        if len(group) > 1 and len({w.pool.qualified for w in group if w.pool is not None}) > 1:
+            for w in group:
+                out[w.name] = [o for o in group if o.pool is not w.pool]
+    return out
+
+
 def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
     """What must be measured and viewed so that every view ``judged(file, subject)`` keeps has its facts.
 
@@ -365,6 +398,13 @@ def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
         for w in p.workloads:
             take_workload(w)
     workloads = loose | {w.name for pool in pools.values() for w in pool.workloads}
+    partners = shared_citations(model)
+    if partners:
+        # a workload citing another pool's trace file is judged against that workload (PL972): its pool too
+        for name in sorted(workloads & partners.keys()):
+            for other in partners[name]:
+                take_workload(other)
+        workloads = loose | {w.name for pool in pools.values() for w in pool.workloads}
     return Needed(frozenset(workloads), frozenset(pools), frozenset(clusters), frozenset(proposals))
 
 

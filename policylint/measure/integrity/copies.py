@@ -99,8 +99,13 @@ def _near_copies(
     path_of: Callable[[int], str | None],
     skip: set[frozenset[str]] | None,
     values_of: dict[str, str | None] | None,
+    open_citation: Callable[[int, int], bool] | None = None,
 ) -> dict[str, tuple[str, float]]:
-    """:func:`near_copies` of entries given column by column; ``path_of(i)`` is asked only for a pair's members."""
+    """:func:`near_copies` of entries given column by column; ``path_of(i)`` is asked only for a pair's members.
+
+    A pair citing one file by one path is left alone when ``open_citation(a, b)`` says it is an open
+    one (None: always).
+    """
     skip = skip or set()
     pairs = shared_run_pairs(sketches)
     # a copy too plain for a sketch (fewer than SKETCH_MIN distinct runs) is found by its values
@@ -121,7 +126,7 @@ def _near_copies(
         if na == nb:
             continue
         pa = path_of(a)
-        if (pa is not None and pa == path_of(b)) or frozenset((na, nb)) in skip:
+        if (pa is not None and pa == path_of(b) and (open_citation is None or open_citation(a, b))) or frozenset((na, nb)) in skip:
             continue
         sa, sb = sketches[a], sketches[b]
         same = values_of is not None and values_of.get(na) is not None and values_of.get(na) == values_of.get(nb)
@@ -151,8 +156,10 @@ def copy_facts(
     A workload judged without a partner gets ``near_copy_similarity`` 0; one with a
     partner all four ``near_copy_*`` facts. Pairs PL111 already reports
     (``double_counted_with``) are left to it. A pair citing one file by one path is an
-    open citation and is not judged; the same file reached by another path (a symlink,
-    a linked folder) is. A trace's path is made absolute only for the members of a pair
+    open citation and is not judged when both workloads are in one pool (PL111 judges
+    those) or either declares a share; from two pools without a share it is judged: each
+    pool buys that demand. The same file reached by another path (a symlink, a linked
+    folder) is judged too. A trace's path is made absolute only for the members of a pair
     (the only place it is compared).
     """
     names: list[str] = []
@@ -200,7 +207,11 @@ def copy_facts(
     if not names:
         return out
     trace = {n: ("" if r is None else r.display) for n, r in zip(names, refs)}
-    for name, (other, similarity) in _near_copies(names, sketches, path_of, skip, values_of).items():
+    def open_citation(a: int, b: int) -> bool:
+        fa, fb = facts[names[a]], facts[names[b]]
+        return fa.get("pool") == fb.get("pool") or fa.get("measurement_share") is not None or fb.get("measurement_share") is not None
+
+    for name, (other, similarity) in _near_copies(names, sketches, path_of, skip, values_of, open_citation).items():
         if name in reported:
             continue
         out[name] = {
