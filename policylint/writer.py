@@ -48,6 +48,12 @@ Several files that belong together (``export --output``) are written with a
 staged by the same functions as here (:func:`check_target`, :func:`stage`,
 :func:`recheck`), then all are renamed, and on any error none is.
 
+``in_place=True`` is for cache entries alone, whose seal makes a torn file a miss
+(:mod:`policylint.cache.store`; never with ``durable``): a target that does not exist
+is created in place with ``O_CREAT | O_EXCL | O_NOFOLLOW`` and written there - no
+temporary file, no rename, about half the cost of a new entry - and removed again on
+any error. A target that exists, or appears meanwhile, takes the temporary file as above.
+
 ``overwrite=False`` refuses any existing entry at the target (a file, a link,
 even a dangling one). ``if_unchanged=BYTES`` refuses to replace a file whose
 content is no longer ``BYTES`` (an edit saved meanwhile is never lost): the
@@ -243,6 +249,7 @@ def write_file(
     what: str = "file",
     if_unchanged: bytes | None = None,
     durable: bool = True,
+    in_place: bool = False,
 ) -> Path:
     """Write ``data`` to ``path`` atomically and safely; the path actually replaced.
 
@@ -275,6 +282,12 @@ def write_file(
         Path(path), shown, real_root=real_root, explicit=explicit, links=links, overwrite=overwrite, parents=parents, what=what
     )
     folder, _ = os.path.split(target)
+    if in_place and info is None and not durable and if_unchanged is None:
+        try:
+            if _create_in_place(target, payload, mode):
+                return Path(target)
+        except OSError as exc:
+            raise WriteFailed(f"cannot write {what}: {exc.strerror or exc}", source=shown) from None
     tmp: str | None = None
     try:
         tmp = stage(target, info, payload, mode, durable)
@@ -289,6 +302,24 @@ def write_file(
         if tmp is not None:
             remove_quietly(tmp)
     return Path(target)
+
+
+def _create_in_place(target: str, payload: bytes | Iterable[bytes | memoryview], mode: int | None) -> bool:
+    """Create ``target`` as a new file holding ``payload``; False (nothing done) when something is there already."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY
+    try:
+        fd = os.open(target, flags, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        _write_all(fd, payload)
+        _set_mode(fd, target, (0o666 if mode is None else mode) & ~_umask())
+    except BaseException:
+        os.close(fd)
+        remove_quietly(target)
+        raise
+    os.close(fd)
+    return True
 
 
 def remove_quietly(path: str) -> None:

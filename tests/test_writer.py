@@ -5,11 +5,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from policylint.errors import PolicylintError
+from policylint import writer as writer_module
 from policylint.writer import WriteFailed, WriteRefused, write_file
 
 
@@ -233,3 +235,55 @@ def test_the_file_and_its_folder_are_synced(tmp_path: Path, monkeypatch: pytest.
 def test_a_root_is_required_unless_explicit(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         write_file(tmp_path / "f", "x", root=None)
+
+
+# --- cache entries created in place -------------------------------------------------------------------
+
+
+def _replaces(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = os.replace
+
+    def spy(a: str, b: str) -> None:
+        calls.append(str(b))
+        real(a, b)
+
+    monkeypatch.setattr(writer_module.os, "replace", spy)
+    return calls
+
+
+def test_a_new_cache_entry_is_written_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    replaced = _replaces(monkeypatch)
+    target = tmp_path / "ab" / "entry.json"
+    writer_module.write_file(target, b"sealed", root=tmp_path, parents=True, mode=0o600, durable=False, in_place=True)
+    assert target.read_bytes() == b"sealed" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert replaced == [] and os.listdir(target.parent) == ["entry.json"]
+    # an entry that exists is replaced atomically, through a temporary file, as every other file
+    writer_module.write_file(target, b"again", root=tmp_path, mode=0o600, durable=False, in_place=True)
+    assert target.read_bytes() == b"again" and replaced == [str(target)]
+    # durable files never take the shortcut
+    other = tmp_path / "ab" / "durable.json"
+    writer_module.write_file(other, b"x", root=tmp_path, durable=True, in_place=True)
+    assert replaced == [str(target), str(other)]
+
+
+def test_an_entry_that_fails_in_place_leaves_nothing(tmp_path: Path) -> None:
+    def parts() -> Iterator[bytes]:
+        yield b"half"
+        raise ValueError("a part that cannot be encoded")
+
+    target = tmp_path / "entry.json"
+    with pytest.raises(ValueError):
+        writer_module.write_file(target, parts(), root=tmp_path, durable=False, in_place=True)
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_entry_that_appears_meanwhile_is_replaced_not_appended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another run wrote the entry between the check and the creation: the temporary file takes over."""
+    target = tmp_path / "entry.json"
+    target.write_bytes(b"the other run's entry, longer than ours")
+    replaced = _replaces(monkeypatch)
+    monkeypatch.setattr(writer_module, "_lstat", lambda path: None)  # the check saw nothing there
+    writer_module.write_file(target, b"ours", root=tmp_path, durable=False, in_place=True)
+    assert target.read_bytes() == b"ours" and replaced == [str(target)]
+    assert os.listdir(tmp_path) == ["entry.json"]

@@ -460,7 +460,8 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview], folder:
     root = folder if folder is not None else _entry_folder(path)
     try:
         # not fsynced: an entry lost or torn by a crash fails its HMAC and is a miss
-        write_file(path, data, root=root, links="replace", parents=True, mode=0o600, what="cache entry", durable=False)
+        write_file(path, data, root=root, links="replace", parents=True, mode=0o600, what="cache entry", durable=False,
+                   in_place=True)
     except (PolicylintError, OSError, ValueError):
         return False
     return True

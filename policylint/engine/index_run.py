@@ -1,16 +1,15 @@
 """How a run uses the repository index (:mod:`policylint.engine.repo_index`): taken from, and recorded in.
 
 :func:`indexed_run` opens the index for :func:`policylint.engine.linter.judge` and, for a
-narrowed run, takes the unchanged workloads from it; :func:`record_beside` hands the
-recording of a run's workloads to a forked child (:mod:`policylint.cache.beside`) when the
-run may use more than one process and has enough of them to record.
+narrowed run, takes the unchanged workloads from it; :func:`record_beside` records the
+workloads the run viewed, handing the work to a forked child (:mod:`policylint.cache.beside`)
+when the run may use more than one process and has enough of them to record.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,48 +54,32 @@ def indexed_run(
 
 
 def record_beside(
-    beside: Beside,
-    model: Model,
-    facts: Mapping[str, WorkloadFacts],
-    now: dt.datetime,
-    only: Needed | None,
-    prebuilt: Mapping[str, View] | None,
-    recorder: Recorder,
-    folder: Path | None,
-) -> Callable[[Workload, WorkloadFacts, View], None] | None:
-    """What ``build_views`` is to record with: None when a child records (and writes the index) instead.
-
-    ``build_views`` records the workloads it views itself (those of ``only``, not ``prebuilt``).
-    When :meth:`Beside.forks` work of that size, the workloads the recorder wants are asked
-    once here; enough of them go to a child, which views each again as ``build_views`` views it
-    before its pool steps (what the recorder sees inline). Too few, and only they are recorded
-    inline; a run with too few workloads to view, or one process, records as it always did.
-    """
-    todo = [n for n in sorted(model.workloads) if (only is None or n in only.workloads) and not (prebuilt and n in prebuilt)]
-    if not beside.forks(len(todo)):
-        return recorder
-    todo = [n for n in todo if recorder.wants(model.workloads[n], facts[n])]
-    if beside.forks(len(todo)):
-        beside.start(functools.partial(_record, model, facts, now, todo, recorder, folder), len(todo))
-        return None
-    wanted = frozenset(todo)
-
-    def record(w: Workload, wf: WorkloadFacts, view: View) -> None:
-        if w.name in wanted:
-            recorder(w, wf, view, wanted=True)
-
-    return record
-
-
-def _record(
-    model: Model, facts: Mapping[str, WorkloadFacts], now: dt.datetime, names: list[str], recorder: Recorder, folder: Path | None
+    beside: Beside | None, recorder: Recorder, folder: Path | None, built: list[tuple[Workload, WorkloadFacts, View]]
 ) -> None:
-    """Record ``names`` in the repository index as ``build_views`` does, then write the index."""
-    from policylint.engine.workload_view import workload_view
+    """Record the workload views ``build_views`` built, given before its pool steps add to them.
 
-    for name in names:
-        workload = model.workloads[name]
-        recorder(workload, facts[name], workload_view(workload, facts[name], now)[0], wanted=True)
+    When :meth:`Beside.forks` work of that size, the workloads the recorder wants are
+    asked once here, and enough of them go to a child, which records them from the views
+    as they are at this moment and writes the index (``recorder.handed_off``: the run must
+    not write it without those records). Otherwise they are recorded here, as always.
+    """
+    if beside is None or not beside.forks(len(built)):
+        for w, wf, view in built:
+            recorder(w, wf, view)
+        return
+    todo = [(w, wf, view) for w, wf, view in built if recorder.wants(w, wf)]
+    if beside.forks(len(todo)):
+        beside.start(functools.partial(_record, todo, recorder, folder), len(todo))
+        recorder.handed_off = True
+        return
+    for w, wf, view in todo:
+        recorder(w, wf, view, wanted=True)
+
+
+def _record(todo: list[tuple[Workload, WorkloadFacts, View]], recorder: Recorder, folder: Path | None) -> None:
+    """In a child: record ``todo``, then write the index and what recording hashed."""
+    for w, wf, view in todo:
+        recorder(w, wf, view, wanted=True)
     recorder.index.write()
     if folder is not None:
         from policylint.cache.digests import flush_digests

@@ -43,8 +43,7 @@ from policylint.engine.sheets import ClusterFactSheet
 if TYPE_CHECKING:
     from policylint.engine.history import Change
     from policylint.engine.view import View
-    from policylint.measure.facts import PoolFacts, WorkloadFacts
-    from policylint.model import Workload
+    from policylint.measure.facts import PoolFacts
     from policylint.readers.limits import TraceLimits
     from policylint.engine.rule import RuleSet
 
@@ -405,14 +404,10 @@ def judge(
         history = History(reserved_before=before,
                           changed_files=changed - same_traces(options.change, model, options.trace_limits, traces))
     prebuilt = prepared.views if prepared else None
-    record: Callable[[Workload, WorkloadFacts, View], None] | None = recorder
-    if recorder is not None and index is not None and beside is not None:
-        record = record_beside(beside, model, facts, now, only, prebuilt, recorder, options.cache_dir)
-        if record is None:
-            index = None  # the child writes the index; this process must not write it without the records
-    views = build_views(model, facts, now, history, pools, only, prebuilt, record)
-    if index is not None:
-        index.write()
+    viewed = functools.partial(record_beside, beside, recorder, options.cache_dir) if recorder is not None else None
+    views = build_views(model, facts, now, history, pools, only, prebuilt, viewed)
+    if index is not None and not (recorder is not None and recorder.handed_off):
+        index.write()  # (a child that recorded writes the index itself)
     if options.cache_dir is not None:
         from policylint.cache.digests import flush_digests
 

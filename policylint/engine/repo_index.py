@@ -357,6 +357,8 @@ class Recorder:
         self.settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
         #: the measurement keys this run's measuring computed, by workload (computed here for the others)
         self.keys: dict[str, str | None] = {}
+        #: recording went to a child, which writes the index (:func:`policylint.engine.index_run.record_beside`)
+        self.handed_off = False
 
     def __call__(self, w: Workload, wf: WorkloadFacts, view: View, *, wanted: bool = False) -> None:
         """Record ``w`` (``wanted``: :meth:`wants` already said yes)."""

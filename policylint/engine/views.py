@@ -111,7 +111,7 @@ def build_views(
     pools: dict[str, PoolFacts] | None = None,
     only: Needed | None = None,
     prebuilt: Mapping[str, View] | None = None,
-    record: Callable[[Workload, WorkloadFacts, View], None] | None = None,
+    viewed: Callable[[list[tuple[Workload, WorkloadFacts, View]]], None] | None = None,
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
@@ -119,14 +119,16 @@ def build_views(
     computed here when the caller did not. ``only`` (None: everything) limits the
     views to those subjects; ``facts`` and ``pools`` then need to hold just what
     :func:`policylint.engine.scope.needed` says they read. ``prebuilt`` holds workload views
-    already built (from the repository index, :mod:`policylint.engine.repo_index`); ``record``
-    sees every workload view built here, before the pool steps add to it.
+    already built (from the repository index, :mod:`policylint.engine.repo_index`); ``viewed``
+    is given every workload view built here (with its workload and facts) once they are all
+    built, before the pool steps add to them.
     """
     if pools is None:
         pools = measure_pools(model, facts)
     wanted_pools = model.pools if only is None else [p for p in model.pools if p.qualified in only.pools]
     wviews: dict[str, View] = {}
     wsheets: dict[str, WorkloadFactSheet] = {}
+    built: list[tuple[Workload, WorkloadFacts, View]] = []
     for n, workload in sorted(model.workloads.items()):
         if only is None or n in only.workloads:
             if prebuilt is not None and n in prebuilt:
@@ -137,8 +139,10 @@ def build_views(
                 wsheets[n] = sheet
                 continue
             wviews[n], wsheets[n] = workload_view(workload, facts[n], now)
-            if record is not None:
-                record(workload, facts[n], wviews[n])
+            if viewed is not None:
+                built.append((workload, facts[n], wviews[n]))
+    if viewed is not None:
+        viewed(built)
     for pool in wanted_pools:
         shares = capacity_shares(pool, {w.name: wsheets[w.name] for w in pool.workloads})
         for member in pool.workloads:
