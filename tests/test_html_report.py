@@ -193,6 +193,20 @@ def test_good_example_proposal_is_justified(tmp_path: Path) -> None:
     assert [d["verdict"] for tag, d in items if tag == "section" and "proposal" in d] == ["pass"]
 
 
+def test_a_proposal_for_a_pool_that_does_not_exist_shows_its_error(tmp_path: Path) -> None:
+    """The reference error sits in the proposal's document without a subject: it is the proposal's finding."""
+    import shutil
+
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    proposal = repo / "proposals" / "2027-q1-serving.yaml"
+    proposal.write_text(proposal.read_text(encoding="utf-8").replace("pool: serving", "pool: servng"), encoding="utf-8")
+    _, target, _ = _report(tmp_path, repo)
+    page = target.read_text(encoding="utf-8")
+    assert [d["verdict"] for tag, d in _data(page) if tag == "section" and "proposal" in d] == ["fail"]
+    section = page.split('<section class="proposal"', 1)[1].split("</section>", 1)[0]
+    assert "PL020" in section and "No findings" not in section
+
+
 def test_downsampling_keeps_a_one_sample_spike() -> None:
     from policylint.report.svg_chart import downsample
 
