@@ -60,7 +60,7 @@ def die_with_parent(parent: int) -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
+    except (ImportError, OSError, AttributeError):  # a Python without ctypes: the child is only not tied
         return
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGTERM)
