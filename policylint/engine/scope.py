@@ -338,7 +338,7 @@ def shared_citations(model: Model) -> dict[str, list[Workload]]:
         ref = w.measurements.get("concurrency")
         if ref is not None and ref.path is not None and w.pool is not None:
             text = os.fspath(ref.path)
-            by_name.setdefault(text.rpartition(os.sep)[2], []).append((w, text))
+            by_name.setdefault(os.path.basename(text), []).append((w, text))
     by_path: dict[str, list[Workload]] = {}
     for named in by_name.values():
         if len(named) > 1:

@@ -8,8 +8,6 @@ findings by subject label, which every section of the page reads.
 
 from __future__ import annotations
 
-import os
-
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -78,14 +76,13 @@ class Subjects:
         # a finding about a document only (no subject: a reference to a pool that does not exist, a
         # schema error) belongs to the subject whose document holds it; otherwise a proposal asking
         # for a misspelt pool would read "No findings" beside its own error
-        # (a finding may name its file relative to the repository root, a document as it was walked)
-        root = result.model.root if result.model is not None else None
-        held: dict[tuple[str, int], str] = {}
-        for v in result.views:
-            if v.subject in ("workload", "proposal"):
-                held[(v.doc.file, v.doc.index)] = v.label
-                if root is not None:
-                    held[(os.path.relpath(v.doc.source.path, root).replace(os.sep, "/"), v.doc.index)] = v.label
+        # a finding names its file as result.sources does (rebased to the repository root by the report)
+        named = {id(source): name for name, source in result.sources.items()}
+        held = {
+            (named.get(id(v.doc.source), v.doc.file), v.doc.index): v.label
+            for v in result.views
+            if v.subject in ("workload", "proposal")
+        }
         by_subject: dict[str, list[Finding]] = {}
         for f in result.findings:
             label = f.subject or held.get((f.file, f.doc_index), "")
