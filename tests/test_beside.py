@@ -297,3 +297,31 @@ def test_a_child_stuck_past_its_limit_is_killed(monkeypatch: pytest.MonkeyPatch)
     assert children.start(stuck, 1)
     children.join()
     assert time.monotonic() - started < 30 and children.children == []
+
+
+def test_entries_torn_where_they_were_written_are_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settled: None) -> None:
+    """New entries are written in place: a writer killed mid-way leaves a torn entry at its own name.
+
+    Every entry of a filled cache cut in half (a child killed while writing each one) must
+    read as a miss: the run reports what a run without the cache reports, and writes the
+    entries again whole.
+    """
+    root = make_fleet(tmp_path / "repo", workloads=6)
+    monkeypatch.setattr(beside, "MIN_ITEMS", 2)
+    expected = run_cli(["check", "--no-cache", "--format", "json", *WHEN], cwd=root)
+    cache = tmp_path / "c"
+    monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(cache))
+    assert run_cli(["check", "--format", "json", "--jobs", "2", *WHEN], cwd=root) == expected
+    entries = [p for p in cache.rglob("*") if p.is_file() and not p.name.startswith("secret")]
+    assert len(entries) > 10
+    torn: dict[Path, int] = {}
+    for entry in entries:
+        data = entry.read_bytes()
+        entry.write_bytes(data[: len(data) // 2])
+        torn[entry] = len(data) // 2
+    for _ in range(2):  # torn, then written again
+        assert run_cli(["check", "--format", "json", "--jobs", "2", *WHEN], cwd=root) == expected
+        assert run_cli(["check", "--changed-files", "workloads/w-2.yaml", "--format", "json", *WHEN], cwd=root) == \
+            run_cli(["check", "--changed-files", "workloads/w-2.yaml", "--no-cache", "--format", "json", *WHEN], cwd=root)
+    # the measurements were taken again and stored whole over their torn entries
+    assert any(p.exists() and p.stat().st_size > size for p, size in torn.items() if "measure-" in str(p))
