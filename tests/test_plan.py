@@ -350,6 +350,25 @@ def test_workloads_that_peak_apart_are_pooled(tmp_path: Path) -> None:
     assert sizing_findings(tmp_path / "p") == []
 
 
+def test_a_workload_left_alone_is_told_why(tmp_path: Path, bad_plan: tuple[dict[str, Any], Path]) -> None:
+    doc, _ = bad_plan
+    # the copies name each other and say what the split costs
+    why = pool_of(doc, "translate-eu")["reasons"]["translate-eu"]
+    assert "cites the same measurement as translate (PL111)" in why and "apart each pool buys it" in why
+    assert "cites the same measurement as translate-eu (PL111)" in pool_of(doc, "translate")["reasons"]["translate"]
+    # a trace that covers too little of another's window names that workload and PL112's window
+    assert "its trace overlaps the trace of summarise for less than 90 days (PL112)" in why
+    # two workloads peaking together save nothing pooled; one alone in its group is the only one
+    specs = [Spec("first", cold_start=600), Spec("second", burst_minutes=90, cold_start=600),
+             Spec("batchy", cls="batch", tolerance=3600, cold_start=600)]
+    got = plan_json(make_repo(tmp_path / "r", specs, reserved=80), "--repository", str(tmp_path / "p"))
+    for name in ("first", "second"):
+        assert pool_of(got, name)["workloads"] == [name]
+        assert pool_of(got, name)["reasons"][name].endswith(
+            "alone: pooled with any other workload of its group it would save no GPUs")
+    assert pool_of(got, "batchy")["reasons"]["batchy"].endswith("alone: the only measured workload of its group")
+
+
 def test_classes_and_tiers_never_share_a_pool(tmp_path: Path) -> None:
     specs = [
         Spec("chat", cls="inference", tolerance=0.5),
@@ -521,17 +540,19 @@ def test_exported_quotas_are_the_planned_numbers(tmp_path: Path) -> None:
 
 
 def test_docs_excerpt_is_the_real_output() -> None:
-    """The text excerpt in docs/plan.md is what `policylint plan examples/bad` prints, line for line."""
+    """The text excerpts in docs/plan.md are what `policylint plan examples/bad` prints, line for line."""
     import re
 
     text = (REPO / "docs" / "plan.md").read_text(encoding="utf-8")
-    (excerpt,) = re.findall(r"```text\n(.*?)```", text, re.S)
+    excerpts = re.findall(r"```text\n(.*?)```", text, re.S)
+    assert len(excerpts) == 2
     code, out, _ = run_cli(["plan", "examples/bad"], cwd=REPO)
     assert code == 0
     lines = out.splitlines()
-    for line in excerpt.splitlines():
-        if line.strip() and line.strip() != "...":
-            assert line in lines, line
+    for excerpt in excerpts:
+        for line in excerpt.splitlines():
+            if line.strip() and line.strip() != "...":
+                assert line in lines, line
 
 
 def test_findings_the_plan_does_not_answer_are_counted_not_dropped() -> None:

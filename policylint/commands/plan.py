@@ -326,6 +326,18 @@ def _table(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
     return out
 
 
+#: the width prose lines of the text output are wrapped to (tables keep their rows whole)
+WIDTH = 100
+
+
+def _wrapped(line: str) -> list[str]:
+    """``line`` (indented by two) folded at spaces to :data:`WIDTH`, its later lines indented by four."""
+    import textwrap
+
+    return textwrap.wrap(line, WIDTH, initial_indent="", subsequent_indent="    ", break_long_words=False,
+                         break_on_hyphens=False, drop_whitespace=True) or [line]
+
+
 def text(doc: dict[str, Any]) -> str:
     """The plan as text: a table per pool with each number's derivation, then today vs planned."""
     from policylint.plan.pipeline import savings_words
@@ -343,10 +355,10 @@ def text(doc: dict[str, Any]) -> str:
         table += [(q, safe(v), safe(why)) for q, v, why in _pool_rows(pool)]
         lines += _table(table, {1})
         for name, reason in pool["reasons"].items():
-            lines.append(f"  {safe(name)}: {safe(reason)}")
+            lines += _wrapped(f"  {safe(name)}: {safe(reason)}")
         saving = _saving_line(pool)
         if saving:
-            lines.append(f"  {safe(saving)}")
+            lines += _wrapped(f"  {safe(saving)}")
     for name, why in plan["unplaced"].items():
         lines.append(f"not planned: {safe(name)}: {safe(why)}")
     lines += ["", "Today vs planned (GPUs)"]

@@ -63,9 +63,10 @@ def build_plan(
             base = f"{group.cls}-{dns(group.gpu_model)}-{group.tier}" + ("-gang" if group.gang else "")
             if part_index:
                 base += f"-{part_index + 1}"
-            parts, alone = merge(measured, planned, facts, whatif, group, tol, th)
+            why: dict[str, str] = {}
+            parts, alone = merge(measured, planned, facts, whatif, group, tol, th, why)
             for members in parts:
-                sized = planned_pool(group, base, members, planned, facts, whatif, tol, th, alone)
+                sized = planned_pool(group, base, members, planned, facts, whatif, tol, th, alone, why)
                 if sized is None:  # measured, but no stretch of its series as long as the cold start
                     unmeasured = sorted(unmeasured + members)
                     continue

@@ -35,10 +35,12 @@ def planned_pool(
     tol: Mapping[str, float | None],
     th: Thresholds,
     alone: Mapping[str, Candidate],
+    why: Mapping[str, str] | None = None,
 ) -> PlannedPool | None:
     """The pool of ``members`` sized from their pooled series; None when that series has no bands.
 
-    ``alone`` is each member judged as a pool of its own (the search's figures).
+    ``alone`` is each member judged as a pool of its own (the search's figures); ``why``
+    says what kept a workload the search left alone there.
     """
     gpu = group.gpu
     tols = [tol[n] for n in members]
@@ -90,7 +92,11 @@ def planned_pool(
     }
     apart = [alone[n] for n in members]
     pool.apart = {"reserved": sum(a.reserved for a in apart), "capacity": sum(a.capacity for a in apart)}
-    pool.reasons = {n: reason(group, tol[n], len(members) == 1) for n in members}
+    single = len(members) == 1
+    pool.reasons = {
+        n: reason(group, tol[n], ((why or {}).get(n) or "alone: no other measured workload in its group") if single else None)
+        for n in members
+    }
     cold_rule = (
         f"pool cold start = the longest effective cold start of its workloads ({sized.cold_start_source}); "
         + (

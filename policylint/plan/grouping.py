@@ -160,8 +160,11 @@ def common_nodes(pools: Iterable[Pool | None]) -> tuple[NodesSpec | None, tuple[
     return (first.copy() if same and isinstance(first, dict) and first else None), tuple(sorted(namespaces))
 
 
-def reason(group: Group, tol: float | None, alone: bool) -> str:
-    """Why a workload sits in its planned pool: its group, its tier and whether it was pooled."""
+def reason(group: Group, tol: float | None, alone: str | None) -> str:
+    """Why a workload sits in its planned pool: its group, its tier and whether it was pooled.
+
+    ``alone``: why the search left it in a pool of its own (None: it was pooled).
+    """
     tier = {
         "realtime": "real-time (tolerates at most the real-time limit)",
         "interactive": "interactive (between the real-time and queue-tolerant limits)",
@@ -171,10 +174,5 @@ def reason(group: Group, tol: float | None, alone: bool) -> str:
     what = f"{group.cls} on {group.gpu_model} ({plain(group.gpu_memory)} GiB)"
     gang = ", multi-GPU jobs needing gang scheduling" if group.gang else ""
     tol_text = "no tolerance" if tol is None else f"tolerates {tol:g} s"
-    pooled = (
-        "alone: pooled with another workload of its group it would save no GPUs, overlap too briefly or count one"
-        " measurement twice"
-        if alone
-        else "pooled: together they need fewer GPUs than apart"
-    )
+    pooled = alone if alone is not None else "pooled: together they need fewer GPUs than apart"
     return f"{what}{gang}; {tol_text}, {tier}; {pooled}"

@@ -305,8 +305,13 @@ def merge(
     group: Group,
     tol: Mapping[str, float | None],
     th: Thresholds,
+    why: dict[str, str] | None = None,
 ) -> tuple[list[list[str]], dict[str, Candidate]]:
-    """The parts ``names`` pool into (see the module docs), and each workload judged alone."""
+    """The parts ``names`` pool into (see the module docs), and each workload judged alone.
+
+    ``why``, when given, receives for each workload left in a part of its own what kept
+    it there (:func:`_why_alone`).
+    """
     reject = is_reject(group)
     ordered = sorted(names)
     base = trial_spec(group.cls, group.gpu)
@@ -349,8 +354,14 @@ def merge(
             if most > (0, 0):
                 push(a, b, most, None)
 
+    short: dict[str, set[str]] = {}  # workload -> those whose traces overlap its own too briefly (PL112)
+
     def judge(entries: list[tuple[_Part, _Part]]) -> None:
         for (a, b), both in zip(entries, evaluator.pairs(entries, [tolerance_of(a, b) for a, b in entries])):
+            if both.ok and both.window_days < th.min_window_days:
+                for x, y in ((a, b), (b, a)):
+                    for n in x.names:
+                        short.setdefault(n, set()).update(y.names)
             if not both.ok or both.window_days < th.min_window_days:
                 continue  # no bands, or (PL112) too short a stretch for them
             ca, cb = judged[a.ident], judged[b.ident]
@@ -382,4 +393,48 @@ def merge(
         judged[into.ident] = both
         parts[into.ident] = into
         bound([(into, p) for p in sorted(parts.values(), key=lambda p: p.rank) if p is not into])
+    if why is not None:
+        for p in parts.values():
+            if len(p.names) == 1:
+                n = p.names[0]
+                copies = [m for m in ordered if m != n and repeats.get(m, m) == repeats.get(n, n)]
+                why[n] = _why_alone(n, ordered, copies, sorted(short.get(n, ())), th)
     return sorted(list(p.names) for p in parts.values()), alone
+
+
+def _names(names: Sequence[str], most: int = 3) -> str:
+    """'a', 'a and b', 'a, b and c', 'a, b, c and 2 more'."""
+    shown = list(names[:most])
+    if len(names) > most:
+        return f"{', '.join(shown)} and {len(names) - most} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def _why_alone(name: str, group: Sequence[str], copies: Sequence[str], short: Sequence[str], th: Thresholds) -> str:
+    """Why ``name`` ends in a pool of its own: each reason named, with the workloads it concerns.
+
+    ``copies`` cite the measurement ``name`` cites (PL111: pooled, it would count twice;
+    apart, each pool buys it - which PL972 reports on the planned repository); ``short``
+    overlap its trace for less than PL112's window; with every other workload of the
+    group pooling saved no GPUs.
+    """
+    others = [m for m in group if m != name]
+    if not others:
+        return "alone: the only measured workload of its group"
+    parts = []
+    if copies:
+        parts.append(
+            f"it cites the same measurement as {_names(copies)} (PL111): pooled, that demand would count twice, and"
+            " apart each pool buys it - give it a trace of its own or declare its share"
+        )
+    if short:
+        whose = f"the trace of {short[0]}" if len(short) == 1 else f"the traces of {_names(short)}"
+        parts.append(f"its trace overlaps {whose} for less than {th.min_window_days:g} days (PL112)")
+    rest = len(others) - len(set(copies) | set(short))
+    if rest > 0:
+        parts.append(
+            "pooled with any other workload of its group it would save no GPUs"
+            if not parts
+            else f"pooled with {'the other' if rest == 1 else f'any of the other {rest}'} it would save no GPUs"
+        )
+    return "alone: " + "; ".join(parts)
