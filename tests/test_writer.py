@@ -287,3 +287,27 @@ def test_an_entry_that_appears_meanwhile_is_replaced_not_appended(tmp_path: Path
     writer_module.write_file(target, b"ours", root=tmp_path, durable=False, in_place=True)
     assert target.read_bytes() == b"ours" and replaced == [str(target)]
     assert os.listdir(tmp_path) == ["entry.json"]
+
+
+@pytest.mark.parametrize("outside_exists", [False, True])
+def test_a_link_planted_at_a_new_entry_name_is_never_written_through(tmp_path: Path, outside_exists: bool) -> None:
+    """A link planted where a new cache entry will go, to a file elsewhere (existing or not yet): the
+    in-place creation (O_EXCL | O_NOFOLLOW) never opens it, and whatever the writer then does, the
+    file the link names is neither created nor changed."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    outside = tmp_path / "victim"
+    if outside_exists:
+        outside.write_bytes(b"the user's file")
+    target = cache / "entry.json"
+    target.symlink_to(outside)
+    try:
+        writer_module.write_file(target, b"sealed entry", root=cache, mode=0o600, durable=False, in_place=True)
+    except PolicylintError:
+        pass  # refused: equally safe
+    if outside_exists:
+        assert outside.read_bytes() == b"the user's file"
+    else:
+        assert not outside.exists()
+    if not target.is_symlink():
+        assert target.read_bytes() == b"sealed entry"

@@ -334,8 +334,7 @@ def _wrapped(line: str) -> list[str]:
     """``line`` (indented by two) folded at spaces to :data:`WIDTH`, its later lines indented by four."""
     import textwrap
 
-    return textwrap.wrap(line, WIDTH, initial_indent="", subsequent_indent="    ", break_long_words=False,
-                         break_on_hyphens=False, drop_whitespace=True) or [line]
+    return textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False) or [line]
 
 
 def text(doc: dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ def planned_pool(
     tol: Mapping[str, float | None],
     th: Thresholds,
     alone: Mapping[str, Candidate],
-    why: Mapping[str, str] | None = None,
+    why: Mapping[str, str],
 ) -> PlannedPool | None:
     """The pool of ``members`` sized from their pooled series; None when that series has no bands.
 
@@ -92,11 +92,7 @@ def planned_pool(
     }
     apart = [alone[n] for n in members]
     pool.apart = {"reserved": sum(a.reserved for a in apart), "capacity": sum(a.capacity for a in apart)}
-    single = len(members) == 1
-    pool.reasons = {
-        n: reason(group, tol[n], ((why or {}).get(n) or "alone: no other measured workload in its group") if single else None)
-        for n in members
-    }
+    pool.reasons = {n: reason(group, tol[n], why[n] if len(members) == 1 else None) for n in members}
     cold_rule = (
         f"pool cold start = the longest effective cold start of its workloads ({sized.cold_start_source}); "
         + (

@@ -358,12 +358,13 @@ def merge(
 
     def judge(entries: list[tuple[_Part, _Part]]) -> None:
         for (a, b), both in zip(entries, evaluator.pairs(entries, [tolerance_of(a, b) for a, b in entries])):
-            if both.ok and both.window_days < th.min_window_days:
+            if not both.ok:
+                continue  # no bands
+            if both.window_days < th.min_window_days:  # (PL112) too short a stretch for them
                 for x, y in ((a, b), (b, a)):
                     for n in x.names:
                         short.setdefault(n, set()).update(y.names)
-            if not both.ok or both.window_days < th.min_window_days:
-                continue  # no bands, or (PL112) too short a stretch for them
+                continue
             ca, cb = judged[a.ident], judged[b.ident]
             saving = (ca.capacity + cb.capacity - both.capacity, ca.reserved + cb.reserved - both.reserved)
             if saving > (0, 0):
