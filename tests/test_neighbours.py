@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, git, run_cli
 
 from policylint.engine.reads import check_reads, facts_read
 from policylint.engine.linter import LintOptions, lint
@@ -311,3 +311,53 @@ def test_a_change_that_cites_another_pools_file_reports_the_copy_wherever_it_lan
     for cache in (["--no-cache"], [], []):  # cold, then filled, then warm
         out = run_cli(["check", "--changed-files", "workloads/ask.yaml", "--format", "json", *cache, *WHEN], cwd=root)[1]
         assert ("PL972", "workloads/zz-mirror.yaml") in _findings(out)
+
+
+@pytest.mark.parametrize("name", ["aaa-copy", "zzz-copy"])
+def test_a_near_copy_from_another_cluster_is_reported_by_every_narrowed_run(tmp_path: Path, name: str) -> None:
+    """A trace copied from another cluster under another file name, five samples changed, is PL972's.
+
+    The narrowed runs measure only the changed workload's pool and cluster; the original
+    lies outside both, so they compared nothing and passed what the whole run reports -
+    the gate of a pull request (``--diff``) included. Its partners are now found from the
+    run sketches (the index's, or measured) and measured with it. "aaa-copy" comes before
+    chat-assistant by name, so the finding lands on the unchanged original in the other
+    cluster; "zzz-copy" after it, so on the change itself.
+    """
+    import csv
+
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", root)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    traces = root / "measurements" / "traces"
+    with (traces / "chat-assistant.csv").open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    for i in (100, 200, 300, 400, 500):
+        rows[i][1] = str(int(float(rows[i][1])) + 1)
+    with (traces / "assist-copy.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    chat = (root / "workloads" / "product-ai.yaml").read_text().split("\n---\n")[0]
+    copy = (chat.replace("name: chat-assistant", f"name: {name}").replace("cluster: prod-east", "cluster: train-central")
+            .replace("pool: serving", "pool: training").replace("chat-assistant.csv", "assist-copy.csv"))
+    (root / "workloads" / f"{name}.yaml").write_text(copy + "\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a copy in another cluster")
+
+    def copies(*args: str) -> list[tuple[str, str]]:
+        code, out, err = run_cli(["check", *args, "--format", "json", *WHEN], cwd=root)
+        assert code == 1 and "Traceback" not in err, err
+        return [f for f in _findings(out) if f[0] == "PL972"]
+
+    lands = "workloads/product-ai.yaml" if name < "chat-assistant" else f"workloads/{name}.yaml"
+    assert copies("--no-cache") == [("PL972", lands)]
+    changed = f"workloads/{name}.yaml"
+    for cache in (["--no-cache"], [], []):  # cold, then filled, then warm (the partner from the index)
+        assert copies("--changed-files", changed, *cache) == [("PL972", lands)]
+        assert copies("--diff", "HEAD~1", *cache) == [("PL972", lands)]
+        assert copies(lands, *cache) == [("PL972", lands)]
+    # the partner is reported on by the near-copy rules only: chat-assistant's own verdicts did not move
+    code, out, _ = run_cli(["check", "--changed-files", changed, "--format", "json", *WHEN], cwd=root)
+    assert {f for f in _findings(out) if f[1] == "workloads/product-ai.yaml"} <= {("PL972", "workloads/product-ai.yaml")}
+

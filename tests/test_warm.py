@@ -275,6 +275,10 @@ def _measured_workloads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+_ALL_GOOD = ("chat-assistant", "code-completion", "embeddings-search", "reranker", "nightly-eval", "offline-scoring",
+             "pre-training", "fine-tuning")
+
+
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
@@ -292,10 +296,28 @@ def _measured_workloads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_narrowed_run_measures_only_what_its_judged_views_read(
     command: list[str], expected: set[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The pools a narrowed run measures and pools are those its judged views read.
+
+    Near copies (PL972) are looked for across the whole repository
+    (:mod:`policylint.engine.copy_reach`): without a cache the other workloads' traces are
+    read for their run sketches too (from the repository index when the cache has it), but
+    their pools are neither pooled nor judged unless one of them is a partner.
+    """
+    from policylint.engine import index_run
+
     seen = _measured_workloads(monkeypatch)
+    parts: list[frozenset[str]] = []
+    original = index_run.measure_part
+
+    def recording(model, options, keep, only, now):  # type: ignore[no-untyped-def]
+        parts.append(only.workloads if only is not None else frozenset(model.workloads))
+        return original(model, options, keep, only, now)
+
+    monkeypatch.setattr(index_run, "measure_part", recording)
     code, out, err = run_cli(["check", *command, "--no-cache", "--jobs", "1", "--format", "json", *WHEN], cwd=EXAMPLES / "good")
     assert (code, err) == (0, "")
-    assert set(seen) == expected
+    assert parts == [frozenset(expected)]  # no partner: measured once, that part only
+    assert set(seen) == set(_ALL_GOOD)  # the rest read for their run sketches
     seen.clear()
     _judge_everything(monkeypatch)
     assert run_cli(["check", *command, "--no-cache", "--jobs", "1", "--format", "json", *WHEN], cwd=EXAMPLES / "good") == (

@@ -85,3 +85,35 @@ def _record(todo: list[tuple[Workload, WorkloadFacts, View]], recorder: Recorder
         from policylint.cache.digests import flush_digests
 
         flush_digests(folder)  # what recording hashed (a workload this run did not measure)
+
+
+def measure_part(
+    model: Model, options: Any, keep: Any, only: Needed | None, now: dt.datetime
+) -> tuple[Index | None, Prepared | None, Recorder | None, dict[str, Any], list[Any], dict[str, Any]]:
+    """For :func:`policylint.engine.linter.judge`: the index, what it gave, its recorder; then facts, findings and pools.
+
+    The workloads and pools of ``only`` (all without it) measured: taken from the index when
+    :func:`indexed_run` can, else measured and pooled (from the cache where it holds them).
+    """
+    from policylint.measure.facts import WorkloadFacts
+    from policylint.measure.parallel import measure_keyed
+    from policylint.measure.pools import CachedPool, measure_pools
+    from policylint.measure.run import measure
+
+    index, prepared, recorder = indexed_run(model, options, keep, only, now)
+    if prepared is not None:
+        return index, prepared, recorder, prepared.facts, prepared.findings, prepared.pools
+    cached: dict[str, CachedPool] = {}
+    facts, findings = measure(
+        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
+        only=only, keys_out=recorder.keys if recorder is not None else None,
+    )
+
+    def remeasure(workload: Workload, key: str) -> WorkloadFacts:
+        (measured, _), _ = measure_keyed(workload, key, now, options.trace_limits, options.cache_dir)
+        return measured
+
+    pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
+    if recorder is not None:
+        recorder.skip_files.update(f.file for f in findings)
+    return index, prepared, recorder, facts, findings, pools

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from policylint.engine.history import Change
     from policylint.engine.view import View
     from policylint.measure.facts import PoolFacts
+    from policylint.model import Workload
     from policylint.readers.limits import TraceLimits
     from policylint.engine.rule import RuleSet
 
@@ -346,11 +347,6 @@ def judge(
     as its narrowing reports only those rules' findings on them.
     """
     from policylint.engine.evaluate import evaluate
-    from policylint.measure.facts import WorkloadFacts
-    from policylint.measure.parallel import measure_keyed
-    from policylint.measure.pools import CachedPool, measure_pools
-    from policylint.measure.run import measure
-    from policylint.model import Workload
     from policylint.engine.views import build_views
 
     assert options.ruleset is not None
@@ -367,26 +363,25 @@ def judge(
             return in_scope and (keep is None or keep(file, subject))
 
         only = needed(model, judged_view)
-    cached: dict[str, CachedPool] = {}
-    # the repository index: a narrowed run takes unchanged workloads from it (policylint.engine.repo_index)
-    from policylint.engine.index_run import indexed_run, record_beside
+    from policylint.engine.index_run import measure_part, record_beside
 
-    index, prepared, recorder = indexed_run(model, options, keep, only, now)
-    if prepared is not None:
-        facts, findings, pools = prepared.facts, prepared.findings, prepared.pools
-    else:
-        facts, findings = measure(
-            model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs, pooled=cached,
-            only=only, keys_out=recorder.keys if recorder is not None else None,
-        )
+    index, prepared, recorder, facts, findings, pools = measure_part(model, options, keep, only, now)
+    if only is not None:
+        # near copies across the repository: partners outside the measured part are measured too
+        from policylint.engine.copy_reach import NEAR_COPY_FACTS, copy_partners
+        from policylint.engine.scope import Reach, neighbour_skips
 
-        def remeasure(workload: Workload, key: str) -> WorkloadFacts:
-            (measured, _), _ = measure_keyed(workload, key, now, options.trace_limits, options.cache_dir)
-            return measured
+        def whole(w: Workload) -> bool:
+            file, subject = w.doc.file, f"workload {w.name}"
+            return judged_view(file, subject) and not (isinstance(keep, Reach) and keep.skips(file, subject))
 
-        pools = measure_pools(model, facts, cache_dir=options.cache_dir, cached=cached, only=only, remeasure=remeasure)
-        if recorder is not None:
-            recorder.skip_files.update(f.file for f in findings)
+        mine = [n for n, w in model.workloads.items() if n in only.workloads and whole(w)]
+        found = {f"workload {n}" for n in copy_partners(model, only, mine, facts, prepared, index, options, now)}
+        if found:
+            if isinstance(keep, Reach):
+                keep.partners.update(dict.fromkeys(found, neighbour_skips(options.ruleset, NEAR_COPY_FACTS)))
+            only = needed(model, lambda file, subject: judged_view(file, subject) or subject in found)
+            index, prepared, recorder, facts, findings, pools = measure_part(model, options, keep, only, now)
     history = None
     if options.change is not None:
         import os

@@ -77,19 +77,20 @@ NEIGHBOUR_FACTS: frozenset[str] = frozenset(
 )
 
 
-def neighbour_skips(ruleset: RuleSet) -> frozenset[str]:
-    """Codes of the evaluated workload rules that read no neighbour fact: not run on a neighbour.
+def neighbour_skips(ruleset: RuleSet, facts: frozenset[str] = NEIGHBOUR_FACTS) -> frozenset[str]:
+    """Codes of the evaluated workload rules that read none of ``facts`` (a neighbour's): not run on a neighbour.
 
     Derived from each rule's metadata (:func:`policylint.engine.reads.facts_read`); a
     rule whose reads cannot be told (a check function that computes fact names)
-    is run on neighbours too.
+    is run on neighbours too. With the near-copy facts, the rules not run on a near-copy
+    partner (:mod:`policylint.engine.copy_reach`).
     """
     skips = set()
     for rule in ruleset.rules.values():
         if rule.builtin or rule.subject != "workload":
             continue
         reads = facts_read(rule)
-        if reads is not None and not reads & NEIGHBOUR_FACTS:
+        if reads is not None and not reads & facts:
             skips.add(rule.code)
     return frozenset(skips)
 
@@ -146,6 +147,8 @@ class Reach:
     subjects: frozenset[str]  # subjects judged by every rule
     neighbours: frozenset[str]  # subjects judged by every rule but the skipped ones
     skipped: frozenset[str] = frozenset()  # rule codes not judged on neighbours
+    #: near-copy partners outside the measured part, set by the linter (:mod:`policylint.engine.copy_reach`)
+    partners: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     #: the answer of :meth:`changed` per file asked about: one real-path lookup per file
     seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
     #: the (device, inode) of the changed files that exist, once asked for (a one-item list)
@@ -184,13 +187,14 @@ class Reach:
 
     def __call__(self, file: str, subject: str) -> bool:
         """True when the view of ``subject`` in ``file`` is judged (by some rules at least)."""
-        return self.changed(file) or (bool(subject) and (subject in self.subjects or subject in self.neighbours))
+        return self.changed(file) or (bool(subject) and (subject in self.subjects or subject in self.neighbours
+                                                          or subject in self.partners))
 
     def skips(self, file: str, subject: str) -> frozenset[str]:
         """Rule codes not judged on the view of ``subject`` in ``file``."""
-        if self.changed(file) or subject in self.subjects or subject not in self.neighbours:
+        if self.changed(file) or subject in self.subjects:
             return frozenset()
-        return self.skipped
+        return self.skipped if subject in self.neighbours else self.partners.get(subject, frozenset())
 
     def keeps(self, finding: Finding) -> bool:
         subject = finding.key().subject
@@ -267,6 +271,8 @@ def _reach(
             subjects |= whole
             neighbours |= around
             if partners is None:
+                from policylint.engine.copy_reach import shared_citations
+
                 partners = shared_citations(model)
             # another pool's workload citing the same trace file: which of the two a copy is reported on moves with it
             neighbours |= {f"workload {o.name}" for o in partners.get(w.name, ())}
@@ -324,34 +330,6 @@ def _queue_pool(model: Model, scheduler: str, name: str) -> Pool | None:
     return kueue.admission(model.schedulers.get("kueue"), name).pool
 
 
-def shared_citations(model: Model) -> dict[str, list[Workload]]:
-    """Workload name -> the workloads of other pools citing its concurrency trace by the same path.
-
-    Such a pair is judged as a copy (PL972) when neither declares a share
-    (:func:`policylint.measure.integrity.copies.copy_facts`), so each one's verdict reads the
-    other's facts. Only names with such a partner are keys. The path is compared as written,
-    made absolute, as ``copy_facts`` compares it.
-    """
-    # by file name first (a system call-free string split): only citations of one name can be one path
-    by_name: dict[str, list[tuple[Workload, str]]] = {}
-    for w in model.workloads.values():
-        ref = w.measurements.get("concurrency")
-        if ref is not None and ref.path is not None and w.pool is not None:
-            text = os.fspath(ref.path)
-            by_name.setdefault(os.path.basename(text), []).append((w, text))
-    by_path: dict[str, list[Workload]] = {}
-    for named in by_name.values():
-        if len(named) > 1:
-            for w, text in named:
-                by_path.setdefault(os.path.abspath(text), []).append(w)
-    out: dict[str, list[Workload]] = {}
-    for group in by_path.values():
-        if len(group) > 1 and len({w.pool.qualified for w in group if w.pool is not None}) > 1:
-            for w in group:
-                out[w.name] = [o for o in group if o.pool is not w.pool]
-    return out
-
-
 def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
     """What must be measured and viewed so that every view ``judged(file, subject)`` keeps has its facts.
 
@@ -398,6 +376,8 @@ def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
         for w in p.workloads:
             take_workload(w)
     workloads = loose | {w.name for pool in pools.values() for w in pool.workloads}
+    from policylint.engine.copy_reach import shared_citations
+
     partners = shared_citations(model)
     if partners:
         # a workload citing another pool's trace file is judged against that workload (PL972): its pool too
