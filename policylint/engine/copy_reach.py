@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from policylint.engine.index_store import Index
     from policylint.engine.repo_index import Prepared
+    from policylint.engine.rule import RuleSet
     from policylint.model import Model, Workload
     from policylint.model.needed import Needed
 
@@ -41,7 +42,8 @@ def _prints(integrity: Any, view_facts: Any = None) -> tuple[Any, str | None]:
     source = view_facts if view_facts is not None else got
 
     def read(key: str) -> Any:
-        return source.get(key) if isinstance(source, dict) else getattr(source, key, None)
+        # a view's fact sheet (a stand-in too) finds a fact by name wherever its part holds it
+        return source.get(key) if hasattr(source, "get") else None
 
     changes = read("value_changes") or 0
     printed = read("values_fingerprint") if changes >= 10 else None
@@ -61,8 +63,6 @@ def copy_partners(
     """Workloads outside ``only`` that may be a near copy of one of ``mine`` (measured, in ``facts``), or its original."""
     from policylint.calc.runs import shared_run_pairs
     from policylint.engine.repo_index import lite_view_of, usable
-    from policylint.measure.run import measure
-    from policylint.model.needed import Needed
 
     names: list[str] = []
     prints: list[tuple[Any, str | None]] = []
@@ -91,13 +91,9 @@ def copy_partners(
         view, sketch = lite
         names.append(name)
         prints.append(_prints({"run_sketch": sketch}, view.facts))
-    if unknown:
-        measured, _ = measure(model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs,
-                              only=Needed(frozenset(unknown), frozenset(), frozenset(), frozenset()))
-        for name in unknown:
-            if name in measured:
-                names.append(name)
-                prints.append(_prints(measured[name].integrity))
+    for name, printed in _read_prints(model, unknown, options):
+        names.append(name)
+        prints.append(_prints(printed))
     partners: set[str] = set()
     for a, b in shared_run_pairs([s for s, _ in prints]):
         if (a < own) != (b < own):
@@ -110,6 +106,67 @@ def copy_partners(
         if any(i < own for i in members):
             partners.update(names[i] for i in members if i >= own)
     return partners
+
+
+def with_partners(model: Model, only: Needed, partners: Iterable[str]) -> Needed:
+    """``only`` with the workloads ``partners`` measured and viewed, their pools without their pooled demand.
+
+    A partner is judged by the near-copy rules alone (:func:`copy_skips`), which read of its
+    pool only which members repeat one another and the shares they declare
+    (:func:`policylint.engine.pooled_facts.identity_facts`): its pool's members are measured
+    for that, and the pool's demand is not (``Needed.copied``), unless the run needs it anyway.
+    """
+    from dataclasses import replace
+
+    workloads = set(only.workloads)
+    copied: set[str] = set(only.copied)
+    for name in partners:
+        w = model.workloads[name]
+        workloads.add(name)
+        if w.pool is not None and w.pool.qualified not in only.pools:
+            copied.add(w.pool.qualified)
+            workloads.update(m.name for m in w.pool.workloads)
+    return replace(only, workloads=frozenset(workloads), copied=frozenset(copied))
+
+
+def copy_skips(ruleset: RuleSet) -> frozenset[str]:
+    """Codes of every rule but the workload rules known to read a near-copy fact: not judged on a partner.
+
+    A partner's view lacks its pool's demand, so a rule whose reads cannot be told is not
+    run on it either, and its measuring findings (the built-in codes) are its own run's.
+    """
+    from policylint.engine.reads import facts_read
+
+    keep = set()
+    for rule in ruleset.rules.values():
+        if rule.builtin or rule.subject != "workload":
+            continue
+        reads = facts_read(rule)
+        if reads is not None and reads & NEAR_COPY_FACTS:
+            keep.add(rule.code)
+    return frozenset(code for code in ruleset.rules if code not in keep)
+
+
+def _read_prints(model: Model, names: list[str], options: Any) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(name, its trace's copy prints) of the workloads ``names`` whose concurrency trace reads.
+
+    Only what recognises a copy is computed (:func:`policylint.measure.integrity.workload.copy_prints`),
+    not the trace's bands: one read per trace, or none when the cache keeps its prints
+    (:func:`policylint.measure.kept_reads.read_prints`). A trace that does not read has no
+    prints here; the run that measures it reports why.
+    """
+    from policylint.errors import PolicylintError
+    from policylint.measure.kept_reads import read_prints
+
+    for name in names:
+        ref = model.workloads[name].measurements.get("concurrency")
+        if ref is None or ref.path is None:
+            continue
+        try:
+            printed = read_prints(ref, options.trace_limits, options.cache_dir)
+        except PolicylintError:
+            continue
+        yield name, printed
 
 
 def shared_citations(model: Model) -> dict[str, list[Workload]]:

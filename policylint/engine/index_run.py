@@ -117,3 +117,29 @@ def measure_part(
     if recorder is not None:
         recorder.skip_files.update(f.file for f in findings)
     return index, prepared, recorder, facts, findings, pools
+
+
+def measure_more(
+    model: Model, options: Any, names: frozenset[str], part: tuple[Any, ...], now: dt.datetime
+) -> tuple[Index | None, Prepared | None, Recorder | None, dict[str, Any], list[Any], dict[str, Any]]:
+    """``part`` (what :func:`measure_part` gave) with the workloads ``names`` it lacks measured too.
+
+    Only those workloads, never a pool: what a narrowed run adds for near-copy partners
+    (:func:`policylint.engine.copy_reach.with_partners`), whose pools' demand it does not read.
+    What was measured already is kept as it is, so nothing is measured twice.
+    """
+    from policylint.measure.run import measure
+    from policylint.model.needed import Needed
+
+    index, prepared, recorder, facts, findings, pools = part
+    todo = frozenset(n for n in names if n not in facts)
+    if not todo:
+        return index, prepared, recorder, facts, findings, pools
+    more, problems = measure(
+        model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs,
+        only=Needed(todo, frozenset(), frozenset(), frozenset()), keys_out=recorder.keys if recorder is not None else None,
+    )
+    facts.update(more)
+    if recorder is not None:
+        recorder.skip_files.update(f.file for f in problems)
+    return index, prepared, recorder, facts, [*findings, *problems], pools

@@ -363,25 +363,26 @@ def judge(
             return in_scope and (keep is None or keep(file, subject))
 
         only = needed(model, judged_view)
-    from policylint.engine.index_run import measure_part, record_beside
+    from policylint.engine.index_run import measure_more, measure_part, record_beside
 
-    index, prepared, recorder, facts, findings, pools = measure_part(model, options, keep, only, now)
+    part = measure_part(model, options, keep, only, now)
     if only is not None:
         # near copies across the repository: partners outside the measured part are measured too
-        from policylint.engine.copy_reach import NEAR_COPY_FACTS, copy_partners
-        from policylint.engine.scope import Reach, neighbour_skips
+        from policylint.engine.copy_reach import copy_partners, copy_skips, with_partners
+        from policylint.engine.scope import Reach
 
         def whole(w: Workload) -> bool:
             file, subject = w.doc.file, f"workload {w.name}"
             return judged_view(file, subject) and not (isinstance(keep, Reach) and keep.skips(file, subject))
 
         mine = [n for n, w in model.workloads.items() if n in only.workloads and whole(w)]
-        found = {f"workload {n}" for n in copy_partners(model, only, mine, facts, prepared, index, options, now)}
+        found = copy_partners(model, only, mine, part[3], part[1], part[0], options, now)
         if found:
             if isinstance(keep, Reach):
-                keep.partners.update(dict.fromkeys(found, neighbour_skips(options.ruleset, NEAR_COPY_FACTS)))
-            only = needed(model, lambda file, subject: judged_view(file, subject) or subject in found)
-            index, prepared, recorder, facts, findings, pools = measure_part(model, options, keep, only, now)
+                keep.partners.update(dict.fromkeys((f"workload {n}" for n in found), copy_skips(options.ruleset)))
+            only = with_partners(model, only, found)
+            part = measure_more(model, options, only.workloads, part, now)
+    index, prepared, recorder, facts, findings, pools = part
     history = None
     if options.change is not None:
         import os

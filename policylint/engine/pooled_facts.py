@@ -300,10 +300,12 @@ def identity_fingerprint(facts: Mapping[str, Any] | None) -> str | None:
     return str(value) if value else None
 
 
-def pool_workload_facts(
-    pool: Pool, pool_facts: Mapping[str, Any], workloads: Mapping[str, Mapping[str, Any]]
-) -> dict[str, PooledWorkloadFacts]:
-    """What every workload of ``pool`` (with facts in ``workloads``) takes from it: the queue figures, the double-count verdict."""
+def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The double-count verdict and declared share of every workload of ``pool`` with facts in ``workloads``.
+
+    What a member's facts say about the pool's measurements, without its pooled demand:
+    :func:`pool_workload_facts` hands these to every member, :func:`identity_facts` alone.
+    """
     # repeats() looks only at the pool's own workloads: their fingerprints are all it needs
     members = {w.name: workloads[w.name] for w in pool.workloads if w.name in workloads}
     identities: dict[str, str | None] = {}
@@ -314,9 +316,54 @@ def pool_workload_facts(
         series[n] = f.get("series_fingerprint")
         shapes[n] = f.get("shape_fingerprint")
     found = repeats(pool, identities, series, shapes)
-    out: dict[str, PooledWorkloadFacts] = {}
-    if not members:
-        return out
+    out: dict[str, dict[str, Any]] = {}
+    for w in pool.workloads:
+        if w.name not in members:
+            continue
+        declared: ShareSpec | NoBlock = (w.spec.get("concurrency") or {}).get("share") or {}
+        share = declared.get("fraction")
+        out[w.name] = {
+            "measurement_double_counted": w.name in found,
+            "double_counted_with": found[w.name][0] if w.name in found else None,
+            "double_count_basis": found[w.name][1] if w.name in found else None,
+            "measurement_share": float(share) if isinstance(share, (int, float)) else None,
+        }
+    return out
+
+
+def identity_facts(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[str, PooledWorkloadFacts]:
+    """What every workload of ``pool`` takes from it when its pooled demand is not measured: the identity part only.
+
+    For a narrowed run's near-copy partners (:mod:`policylint.engine.copy_reach`), which are
+    judged by the near-copy rules alone: those read whether a workload repeats another of its
+    pool and what share it declares, never the pool's queue figures (left None here).
+    """
+    return {name: PooledWorkloadFacts(**part) for name, part in _identities(pool, workloads).items()}
+
+
+def pool_workload_facts(
+    pool: Pool, pool_facts: Mapping[str, Any], workloads: Mapping[str, Mapping[str, Any]]
+) -> dict[str, PooledWorkloadFacts]:
+    """What every workload of ``pool`` (with facts in ``workloads``) takes from it: the queue figures, the double-count verdict."""
+    parts = _identities(pool, workloads)
+    if not parts:
+        return {}
+    # the pool's figures, the same for every member: read once
+    capacity, max_wait = pool_facts["capacity_gpus"], pool_facts["max_wait_seconds"]
+    p99_wait, daily_wait = pool_facts["p99_wait_seconds"], pool_facts["daily_max_wait_seconds"]
+    rejected, note = pool_facts["daily_rejected_share"], _rejection_note(pool_facts)
+    return {
+        name: PooledWorkloadFacts(
+            pool_capacity_gpus=capacity,
+            max_wait_seconds=max_wait,
+            p99_wait_seconds=p99_wait,
+            daily_max_wait_seconds=daily_wait,
+            daily_rejected_share=rejected,
+            queue_rejection_note=note,
+            **part,
+        )
+        for name, part in parts.items()
+    }
     # the pool's figures, the same for every member: read once
     capacity, max_wait = pool_facts["capacity_gpus"], pool_facts["max_wait_seconds"]
     p99_wait, daily_wait = pool_facts["p99_wait_seconds"], pool_facts["daily_max_wait_seconds"]

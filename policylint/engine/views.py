@@ -16,7 +16,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, TypeVar
 
 from policylint.engine.pool_view import history_facts, pool_view
-from policylint.engine.pooled_facts import pool_workload_facts, pooled_pool_facts
+from policylint.engine.pooled_facts import identity_facts, pool_workload_facts, pooled_pool_facts
 from policylint.engine.sheets import (
     ClusterFactSheet,
     PoolFactSheet,
@@ -182,6 +182,12 @@ def build_views(
             wsheets[name].pooled = pooled
             wviews[name].paths.setdefault("measurement_double_counted", ("spec", "concurrency", "trace", "path"))
         history_facts(psheets[pool.qualified], pool, history)
+    if only is not None and only.copied:
+        # near-copy partners' pools: which members repeat one another, not their pooled demand
+        for pool in model.pools:
+            if pool.qualified in only.copied and pool.qualified not in only.pools:
+                for name, pooled in identity_facts(pool, wsheets).items():
+                    wsheets[name].pooled = pooled
     # near copies, across pools too
     for name, near in copy_facts(list(model.workloads.values()), facts, wsheets).items():
         if is_stand_in(wsheets[name]):

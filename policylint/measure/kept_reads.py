@@ -32,7 +32,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from policylint.cache.digests import hash_limit, known_digest
 from policylint.cache.store import (
@@ -136,3 +136,64 @@ def read_trace(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | N
             _store(folder, key, series)
     return series
 
+
+
+# --------------------------------------------------------------------------- kept copy prints
+
+
+def read_prints(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | None) -> dict[str, Any]:
+    """The copy prints of ``ref``'s trace (:func:`policylint.measure.integrity.workload.copy_prints` of its read).
+
+    With the cache ``folder`` (None: nothing kept), kept under the key of the read
+    they come from: the prints are a function of the series as read, which the key
+    names whole (the file's bytes, the reader's options, the code). Every run keeps
+    them, whatever its size: an entry holds about a kilobyte. A read that fails raises
+    as :func:`read_trace` does; one that a file changed during is not kept.
+    """
+    from policylint import traces
+    from policylint.measure.integrity.workload import copy_prints
+
+    assert ref.path is not None
+    if folder is None:
+        return copy_prints(traces.read_series(ref.path, **reader_arguments(ref, limits, "trace")))
+    before = _identity(ref.path)
+    started = time.time_ns()
+    key = _read_key(ref, limits, folder)
+    if key is not None:
+        kept = _load_prints(folder, key)
+        if kept is not None:
+            from policylint.readers.kept import release
+
+            release()  # bytes the key's hashing kept for a reader that does not come
+            return kept
+    prints = copy_prints(traces.read_series(ref.path, **reader_arguments(ref, limits, "trace")))
+    if key is not None and before is not None and _identity(ref.path) == before:
+        if max(before[3], before[4]) < started - int(_RACY_SECONDS * 1e9):
+            write_entry(_prints_path(folder, key), {"format": FORMAT_VERSION, "kind": "prints", "key": key, **prints},
+                        {}, kind="prints", folder=folder)
+    return prints
+
+
+def _prints_path(folder: Path, key: str) -> Path:
+    return folder / f"prints-v{FORMAT_VERSION}" / key[:2] / f"{key}.prints"
+
+
+def _load_prints(folder: Path, key: str) -> dict[str, Any] | None:
+    """The kept prints under ``key``, checked field by field; None when missing, damaged or foreign."""
+    from policylint.calc.runs import SKETCH_SIZE
+
+    try:
+        meta, _, _ = load_entry(_prints_path(folder, key), kind="prints", folder=folder)
+    except Exception:  # noqa: BLE001 - any damage to an entry means "not kept", never an error
+        return None
+    if meta.get("format") != FORMAT_VERSION or meta.get("key") != key or meta.get("kind") != "prints":
+        return None
+    sketch, printed, changes = meta.get("run_sketch"), meta.get("values_fingerprint"), meta.get("value_changes")
+    if sketch is not None and not (
+        isinstance(sketch, list) and 0 < len(sketch) <= SKETCH_SIZE
+        and all(type(x) is int and 0 <= x < 1 << 53 for x in sketch)
+    ):
+        return None
+    if not isinstance(printed, str) or len(printed) > 128 or type(changes) is not int or changes < 0:
+        return None
+    return {"run_sketch": sketch, "values_fingerprint": printed, "value_changes": changes}

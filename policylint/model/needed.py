@@ -23,3 +23,6 @@ class Needed:
     pools: frozenset[str]
     clusters: frozenset[str]
     proposals: frozenset[str]
+    #: pools whose members are measured and viewed without the pool's demand: what a near-copy
+    #: partner's verdict reads of its pool (:func:`policylint.engine.copy_reach.with_partners`)
+    copied: frozenset[str] = frozenset()

@@ -52,12 +52,8 @@ def trace_facts(
     """
     import numpy as np
 
-    values = np.asarray(values, dtype=np.float64)
     times = np.asarray(times, dtype=np.float64)
-    valid = np.asarray(valid, dtype=bool) & np.isfinite(values)
-    # invalid samples (gaps, NaN, infinities) take part in no figure: zero them so no
-    # arithmetic on them can warn
-    values = np.where(valid, values, 0.0)
+    values, valid = _as_judged(values, valid)
     good = values[valid]
     changes = change_positions(values, valid)
     pairs = int(np.count_nonzero(valid[1:] & valid[:-1]))
@@ -111,6 +107,33 @@ def open_job_facts(series: Series) -> dict[str, Any]:
         "open_job_longest_days": longest / 86_400.0 if longest is not None else None,
         "finished_job_longest_days": finished / 86_400.0 if finished is not None else None,
         "open_job_ratio": longest / finished if longest is not None and finished else None,
+    }
+
+
+def _as_judged(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, valid) as every integrity figure reads them: invalid samples (gaps, NaN, infinities) zeroed.
+
+    Zeroed so that no arithmetic on them can warn; they take part in no figure.
+    """
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    valid = np.asarray(valid, dtype=bool) & np.isfinite(values)
+    return np.where(valid, values, 0.0), valid
+
+
+def copy_prints(series: Series) -> dict[str, Fact]:
+    """The facts of a trace that recognise its copies, as :func:`trace_facts` gives them, and nothing else.
+
+    ``run_sketch``, ``values_fingerprint`` and ``value_changes``: what a narrowed run
+    compares across the repository to find a near copy's partner
+    (:mod:`policylint.engine.copy_reach`) without measuring the rest of each trace.
+    """
+    values, valid = _as_judged(series.values, series.valid)
+    return {
+        "run_sketch": run_sketch(values, valid),
+        "values_fingerprint": values_fingerprint(values, valid),
+        "value_changes": int(change_positions(values, valid).size),
     }
 
 
