@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,8 +137,43 @@ def _render(case: Case, scratch: Path) -> dict[str, str]:
     return got
 
 
+@pytest.fixture(scope="module")
+def kept_prints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder holding only the fixture tree's kept copy prints (and the secret that seals them).
+
+    A narrowed run compares its workloads' traces with every other trace of the repository
+    (a near copy may sit in any pool, :mod:`policylint.engine.copy_reach`); in the fixture tree,
+    whose hundred-odd workloads share a few long traces, reading them all once per fixture
+    case would add seconds to each of its 140 cases. The fixture cases therefore start with
+    the prints a first narrowed run keeps, as every run after the first does: nothing else
+    of that run (no measurement, no index, no verdict) is kept, so each case still measures
+    and judges its own part cold. The search itself, cold, filled and warm, is tested in
+    ``tests/test_neighbours.py``; the goldens prove the kept prints change no byte.
+    """
+    folder = tmp_path_factory.mktemp("kept-prints")
+    first = next(c for c in CASES if c.where == FIXTURES)
+    old = os.environ.get("POLICYLINT_CACHE_DIR")
+    os.environ["POLICYLINT_CACHE_DIR"] = str(folder)
+    try:
+        run_cli(list(first.args), cwd=FIXTURES)
+    finally:
+        if old is None:
+            os.environ.pop("POLICYLINT_CACHE_DIR", None)
+        else:
+            os.environ["POLICYLINT_CACHE_DIR"] = old
+    kept = [p for p in folder.iterdir() if p.name.startswith(("secret-", "prints-"))]
+    assert len(kept) == 2, f"the first fixture run kept no prints: {sorted(p.name for p in folder.iterdir())}"
+    for p in folder.iterdir():
+        if p not in kept:
+            shutil.rmtree(p)
+    return folder
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_output_is_byte_identical(case: Case, tmp_path: Path) -> None:
+def test_output_is_byte_identical(case: Case, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if case.where == FIXTURES:
+        own = Path(os.environ["POLICYLINT_CACHE_DIR"])  # the test's own (conftest), empty
+        shutil.copytree(request.getfixturevalue("kept_prints"), own, dirs_exist_ok=True, symlinks=True)
     for name, got in _render(case, tmp_path).items():
         golden = GOLDEN / name
         if UPDATE:

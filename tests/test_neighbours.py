@@ -361,3 +361,42 @@ def test_a_near_copy_from_another_cluster_is_reported_by_every_narrowed_run(tmp_
     code, out, _ = run_cli(["check", "--changed-files", changed, "--format", "json", *WHEN], cwd=root)
     assert {f for f in _findings(out) if f[1] == "workloads/product-ai.yaml"} <= {("PL972", "workloads/product-ai.yaml")}
 
+
+
+def test_a_copy_too_plain_for_a_sketch_is_found_by_its_values_in_every_narrowed_run(tmp_path: Path) -> None:
+    """A trace with a dozen steps has no run sketch; its copy in another cluster is found by its values.
+
+    The warm narrowed run takes the original's values fingerprint from the repository
+    index's stand-in view; it once looked the fact up where a stand-in does not hold it,
+    found none, and passed the copy the cold run reported.
+    """
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", root)
+    traces = root / "measurements" / "traces"
+    levels = [40 + 10 * ((i // 400) % 2) for i in range(90 * 24 * 6)]  # 90 days of 10-minute samples, a step every 400
+    for name, start in (("plain.csv", 1_788_134_400), ("plain-moved.csv", 1_788_134_400 + 3600)):
+        lines = ["timestamp,in_flight", *(f"{start + 600 * i},{v}" for i, v in enumerate(levels))]
+        (traces / name).write_text("\n".join(lines) + "\n")
+    chat = (root / "workloads" / "product-ai.yaml").read_text().split("\n---\n")[0]
+    original = chat.replace("name: chat-assistant", "name: plain-a").replace("chat-assistant.csv", "plain.csv")
+    (root / "workloads" / "plain-a.yaml").write_text(original + "\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    copy = (chat.replace("name: chat-assistant", "name: plain-b").replace("cluster: prod-east", "cluster: train-central")
+            .replace("pool: serving", "pool: training").replace("chat-assistant.csv", "plain-moved.csv"))
+    (root / "workloads" / "plain-b.yaml").write_text(copy + "\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "a copy in another cluster")
+
+    def copies(*args: str) -> list[tuple[str, str]]:
+        code, out, err = run_cli(["check", *args, "--format", "json", *WHEN], cwd=root)
+        assert code == 1 and "Traceback" not in err, err
+        return [f for f in _findings(out) if f[0] == "PL972"]
+
+    lands = [("PL972", "workloads/plain-b.yaml")]
+    assert copies("--no-cache") == lands
+    assert copies() == lands  # a whole run fills the index
+    for cache in ([], ["--no-cache"]):  # warm (the original from the index), then cold
+        assert copies("--diff", "HEAD~1", *cache) == lands
+        assert copies("--changed-files", "workloads/plain-b.yaml", *cache) == lands

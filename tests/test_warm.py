@@ -300,24 +300,25 @@ def test_a_narrowed_run_measures_only_what_its_judged_views_read(
 
     Near copies (PL972) are looked for across the whole repository
     (:mod:`policylint.engine.copy_reach`): without a cache the other workloads' traces are
-    read for their run sketches too (from the repository index when the cache has it), but
-    their pools are neither pooled nor judged unless one of them is a partner.
+    read for their copy prints alone (from the repository index when the cache has it),
+    never measured, pooled or judged unless one of them is a partner.
     """
-    from policylint.engine import index_run
+    from policylint.measure import kept_reads
 
     seen = _measured_workloads(monkeypatch)
-    parts: list[frozenset[str]] = []
-    original = index_run.measure_part
+    printed: list[str] = []
+    original = kept_reads.read_prints
 
-    def recording(model, options, keep, only, now):  # type: ignore[no-untyped-def]
-        parts.append(only.workloads if only is not None else frozenset(model.workloads))
-        return original(model, options, keep, only, now)
+    def recording(ref, limits, folder):  # type: ignore[no-untyped-def]
+        printed.append(ref.display)
+        return original(ref, limits, folder)
 
-    monkeypatch.setattr(index_run, "measure_part", recording)
+    monkeypatch.setattr(kept_reads, "read_prints", recording)
     code, out, err = run_cli(["check", *command, "--no-cache", "--jobs", "1", "--format", "json", *WHEN], cwd=EXAMPLES / "good")
     assert (code, err) == (0, "")
-    assert parts == [frozenset(expected)]  # no partner: measured once, that part only
-    assert set(seen) == set(_ALL_GOOD)  # the rest read for their run sketches
+    assert set(seen) == expected  # no partner: that part only is measured
+    others = set(_ALL_GOOD) - expected
+    assert len(printed) == len(others) and all("/" in p for p in printed)  # the rest: read for their prints, once each
     seen.clear()
     _judge_everything(monkeypatch)
     assert run_cli(["check", *command, "--no-cache", "--jobs", "1", "--format", "json", *WHEN], cwd=EXAMPLES / "good") == (

@@ -99,9 +99,9 @@ def copy_partners(
         if (a < own) != (b < own):
             partners.add(names[b] if a < own else names[a])
     by_values: dict[str, list[int]] = {}
-    for i, (_, printed) in enumerate(prints):
-        if printed:
-            by_values.setdefault(printed, []).append(i)
+    for i, (_, values) in enumerate(prints):
+        if values:
+            by_values.setdefault(values, []).append(i)
     for members in by_values.values():
         if any(i < own for i in members):
             partners.update(names[i] for i in members if i >= own)

@@ -364,25 +364,3 @@ def pool_workload_facts(
         )
         for name, part in parts.items()
     }
-    # the pool's figures, the same for every member: read once
-    capacity, max_wait = pool_facts["capacity_gpus"], pool_facts["max_wait_seconds"]
-    p99_wait, daily_wait = pool_facts["p99_wait_seconds"], pool_facts["daily_max_wait_seconds"]
-    rejected, note = pool_facts["daily_rejected_share"], _rejection_note(pool_facts)
-    for w in pool.workloads:
-        if w.name not in workloads:
-            continue
-        declared: ShareSpec | NoBlock = (w.spec.get("concurrency") or {}).get("share") or {}
-        share = declared.get("fraction")
-        out[w.name] = PooledWorkloadFacts(
-            pool_capacity_gpus=capacity,
-            max_wait_seconds=max_wait,
-            p99_wait_seconds=p99_wait,
-            daily_max_wait_seconds=daily_wait,
-            daily_rejected_share=rejected,
-            queue_rejection_note=note,
-            measurement_double_counted=w.name in found,
-            double_counted_with=found[w.name][0] if w.name in found else None,
-            double_count_basis=found[w.name][1] if w.name in found else None,
-            measurement_share=float(share) if isinstance(share, (int, float)) else None,
-        )
-    return out
