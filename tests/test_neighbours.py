@@ -400,3 +400,34 @@ def test_a_copy_too_plain_for_a_sketch_is_found_by_its_values_in_every_narrowed_
     for cache in ([], ["--no-cache"]):  # warm (the original from the index), then cold
         assert copies("--diff", "HEAD~1", *cache) == lands
         assert copies("--changed-files", "workloads/plain-b.yaml", *cache) == lands
+
+
+def test_kept_prints_that_are_damaged_or_planted_are_misses(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A narrowed run's kept copy prints are read as any cache entry: a torn or foreign one is not used.
+
+    Each kept entry is torn, then replaced by one whose seal does not hold; the narrowed run
+    reads the traces again and reports what it reported from a clean cache.
+    """
+    root = EXAMPLES / "good"  # files older than two seconds: a copy made now would be too fresh to keep
+    args = ["check", "workloads/research.yaml", "--format", "json", *WHEN]
+    want = run_cli(args, cwd=root)
+    kept = sorted(cache_dir.glob("prints-v*/*/*.prints"))
+    assert kept, "the narrowed run kept no prints"
+    from policylint import traces
+
+    reads: list[str] = []
+    original = traces.read_series
+
+    def counting(path, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(str(path))
+        return original(path, **kwargs)
+
+    monkeypatch.setattr(traces, "read_series", counting)
+    assert run_cli(args, cwd=root) == want
+    clean = len(reads)  # the kept prints taken: only the judged part's traces read
+    for damage in (lambda b: b[: len(b) // 2], lambda b: b[:-1] + bytes([b[-1] ^ 1])):
+        for entry in kept:
+            entry.write_bytes(damage(entry.read_bytes()))
+        reads.clear()
+        assert run_cli(args, cwd=root) == want
+        assert len(reads) == clean + len(kept)  # every damaged entry a miss: its trace read again
