@@ -4,6 +4,8 @@
   its entries (a parsed document, the rule set, a workload's facts, its GPU demand
   series, a pool's sum, a trace digest record, the configuration's pass mark) is mutated in place and ``check``
   must print exactly what ``check --no-cache`` prints, with the same exit code.
+* ``prints`` - the same for the copy prints a narrowed run keeps for the other
+  workloads' traces (``kept_reads.read_prints``), in a folder no whole run filled.
 
   Mutated bytes fail the entry's HMAC, so most inputs test that a damaged entry is
   a clean miss. To reach the decoder behind the HMAC, some inputs of the binary
@@ -131,6 +133,81 @@ def run_cache(item: tuple[str, bytes, bool]) -> None:
         raise ContractViolation(f"a mutated entry {name} changed the run:\n{got[0]} {got[2][:500]!r}\n{got[1][:1500]}")
 
 
+# --------------------------------------------------------------------------- kept copy prints
+
+#: a narrowed run: it reads the other workloads' copy prints (PL972's partners) from the cache
+NARROW = ["check", "--format", "json", "--now", "2026-12-01", "workloads/research.yaml"]
+_PRINTS: dict[str, Any] = {}
+
+
+def _prints_setup() -> dict[str, Any]:
+    """A cache folder filled by narrowed runs only, so its other workloads' prints are read from it (once per process).
+
+    A whole run would record every workload in the repository index, and a narrowed run
+    then takes the prints from there; here only the kept prints can give them.
+    """
+    if _PRINTS:
+        return _PRINTS
+    from policylint.cache import store
+
+    repo = _setup()["repo"]  # its files are old enough to be kept
+    folder = _workdir() / "prints-folder"
+    if folder.exists():
+        shutil.rmtree(folder)
+    expected = _cli([*NARROW, "--no-cache"], cwd=repo)
+    with _cache_env(folder):
+        first = _cli(NARROW, cwd=repo)
+    if first != expected:
+        raise ContractViolation("a cold cached narrowed run differs from --no-cache")
+    entries = {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.glob("prints-v*/*/*.prints"))
+        if path.name != store.SECRET_FILE
+    }
+    if not entries:
+        raise ContractViolation("the narrowed run kept no copy prints")
+    _PRINTS.update(folder=folder, expected=expected, entries=entries)
+    return _PRINTS
+
+
+def _prints_seeds() -> list[tuple[str, bytes]]:
+    return sorted(_prints_setup()["entries"].items())
+
+
+def _prints_strategy(seeds: list[tuple[str, bytes]]) -> st.SearchStrategy[tuple[str, bytes, bool]]:
+    def one(index: int) -> st.SearchStrategy[tuple[str, bytes, bool]]:
+        name, data = seeds[index]
+        return st.tuples(st.just(name), mutated([data], max_edits=4), st.booleans())
+
+    return st.integers(0, len(seeds) - 1).flatmap(one)
+
+
+def run_prints(item: tuple[str, bytes, bool]) -> None:
+    """A mutated kept print: a damaged one is a miss (the same output); one sealed again must still exit cleanly.
+
+    Sealed again with the folder's secret, its fields reach the checks of
+    ``kept_reads._load_prints``: whoever holds the secret can plant another sketch, so
+    the contract there is a clean exit, not the same output.
+    """
+    name, data, reseal = item
+    state = _prints_setup()
+    folder: Path = state["folder"]
+    path = folder / name
+    if reseal:
+        data = _sealed_again(folder, "prints", data)
+    path.write_bytes(data)
+    try:
+        with _cache_env(folder):
+            got = _cli(NARROW, cwd=_setup()["repo"])
+    finally:
+        path.write_bytes(state["entries"][name])
+    if reseal:
+        _expect_clean_exit(*got, allowed=(0, 1, 2), json_out=True)
+    elif got != state["expected"]:
+        raise ContractViolation(f"a mutated print {name} changed the run:\n{got[0]} {got[2][:500]!r}\n{got[1][:1500]}")
+
+
 TARGETS: dict[str, Target] = {
     "cache": Target("cache", _seeds, _strategy, run_cache),
+    "prints": Target("prints", _prints_seeds, _prints_strategy, run_prints),
 }
