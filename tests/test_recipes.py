@@ -466,3 +466,25 @@ def test_action_judges_the_change(tmp_path: Path, how: str, raise_capacity: bool
     verdict, outputs, _ = run_action(repo, tmp_path, inputs, context_ref)
     assert verdict == expected
     assert outputs["exit-code"] == str(expected)
+
+
+def test_the_github_recipes_keep_the_folder_policylint_uses_as_its_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache step of the workflow and of the action keeps the folder a runner's policylint writes to.
+
+    A runner sets neither ``POLICYLINT_CACHE_DIR`` nor ``XDG_CACHE_HOME``: policylint then
+    uses the user cache folder under the home, which is what ``~/.cache/policylint`` must name.
+    """
+    from policylint.cache.store import default_dir
+
+    home = "/home/runner"
+    monkeypatch.setenv("HOME", home)
+    for name in ("POLICYLINT_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    (job,) = GITHUB_WORKFLOW["jobs"].values()
+    steps = {"workflow": job["steps"], "action": ACTION["runs"]["steps"]}
+    for where, listed in steps.items():
+        (kept,) = [s for s in listed if s.get("uses", "").startswith("actions/cache@")]
+        assert kept["with"]["path"].replace("~", home, 1) == str(default_dir()), where
+        assert "github.sha" in kept["with"]["key"] and kept["with"]["restore-keys"], where
+    (kept,) = [s for s in ACTION["runs"]["steps"] if s.get("uses", "").startswith("actions/cache@")]
+    assert kept["if"] == "inputs.cache == 'true'" and ACTION["inputs"]["cache"]["default"] == "true"
