@@ -364,6 +364,17 @@ def test_plural_spec_in_messages(value: object, expected: str) -> None:
     assert render("{n:plural:entry:entries}", {"n": 2}) == "2 entries"
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"), [(None, "in no pool"), ("east/serving", "in east/serving"), (3.0, "in 3")]
+)
+def test_or_spec_names_what_an_absent_value_means(value: object, expected: str) -> None:
+    """``{x:or:WORDS}``: the words where the value is absent, the value as any other where it is not."""
+    from policylint.engine.messages import render
+
+    assert render("in {pool:or:no pool}", {"pool": value}) == expected
+    assert render("in {pool}", {"pool": None}) == "in unknown"  # without it, absent reads "unknown"
+
+
 def test_one_gpu_is_singular_in_a_real_finding(tmp_path: Path) -> None:
     """A proposal for one GPU where no shortfall is left: "asks 1 GPU", not "1 GPUs"."""
     from conftest import copy_minirepo, replace_once

@@ -22,6 +22,8 @@ class _SafeFormatter(string.Formatter):
     (``{n:plural:entry:entries}``). ``{x:share}`` writes a share of work (0..1) as a
     percentage that never reads 0% or 100% unless it is exactly that
     (:func:`policylint.engine.checks.format_share`, the one function every message uses).
+    ``{x:or:no pool}`` writes the words after ``or:`` where ``x`` is unknown, for a value
+    whose absence has a meaning of its own (a workload in no pool), not "unknown".
     """
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
@@ -30,6 +32,8 @@ class _SafeFormatter(string.Formatter):
         return kwargs.get(field_name, f"{{{field_name}}}"), field_name
 
     def format_field(self, value: Any, format_spec: str) -> Any:
+        if format_spec.startswith("or:"):
+            return format_spec[3:] if value is None else _plain(value)
         if format_spec.startswith("plural:"):
             return _plural(value, *format_spec.split(":")[1:3])
         if format_spec == "share":
