@@ -7,14 +7,16 @@ repository: a trace copied from another cluster under another file name has its
 original outside that part, so without this step the narrowed run never compared them
 and passed a copy a whole run reports. :func:`copy_partners` finds, for the workloads the
 run judges whole, every workload outside the measured part whose trace shares a sketched
-run (or its values) with one of theirs - from the repository index where its record is
-usable, otherwise measured (a cache hit when warm). The caller then measures the
-partners' pools too, and a change reports the partners with the near-copy rules only:
-the finding lands on whichever of the pair comes later by name.
+run (or its values) with one of theirs. The other workloads' prints come from the
+repository index where its record is usable, else from the prints the cache keeps, else
+from one read of the trace for them alone (:func:`_read_prints`), never a measurement.
+The caller then measures the partners (:func:`with_partners`: their pools' members for
+the identity facts, not their pools' demand) and judges them by the near-copy rules only
+(:func:`copy_skips`): the finding lands on whichever of the pair comes later by name.
 
 Pairs are taken as :func:`policylint.calc.runs.shared_run_pairs` gives them, before any
-similarity threshold or open-citation test: a partner too many only costs measuring its
-pool; the verdict is the rule's, with both measured.
+similarity threshold or open-citation test: a partner too many only costs measuring it;
+the verdict is the rule's, with both measured.
 """
 
 from __future__ import annotations
