@@ -135,6 +135,21 @@ def measure_more(
     todo = frozenset(n for n in names if n not in facts)
     if not todo:
         return index, prepared, recorder, facts, findings, pools
+    if prepared is not None and index is not None:
+        # an indexed run takes them from the index as it took its part (lite views, no series)
+        from policylint.engine.repo_index import prepare
+
+        try:
+            extra = prepare(model, Needed(todo, frozenset(), frozenset(), frozenset()), now, index,
+                            limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs)
+        except Exception:  # noqa: BLE001 - an index that cannot be used is no index: measured below
+            extra = None
+        if extra is not None:
+            prepared.views.update(extra.views)
+            facts.update(extra.facts)
+            if recorder is not None:
+                recorder.skip_files.update(f.file for f in extra.findings)
+            return index, prepared, recorder, facts, [*findings, *extra.findings], pools
     more, problems = measure(
         model, now, limits=options.trace_limits, cache_dir=options.cache_dir, jobs=options.jobs,
         only=Needed(todo, frozenset(), frozenset(), frozenset()), keys_out=recorder.keys if recorder is not None else None,
