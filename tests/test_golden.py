@@ -152,15 +152,9 @@ def kept_prints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     folder = tmp_path_factory.mktemp("kept-prints")
     first = next(c for c in CASES if c.where == FIXTURES)
-    old = os.environ.get("POLICYLINT_CACHE_DIR")
-    os.environ["POLICYLINT_CACHE_DIR"] = str(folder)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("POLICYLINT_CACHE_DIR", str(folder))
         run_cli(list(first.args), cwd=FIXTURES)
-    finally:
-        if old is None:
-            os.environ.pop("POLICYLINT_CACHE_DIR", None)
-        else:
-            os.environ["POLICYLINT_CACHE_DIR"] = old
     kept = [p for p in folder.iterdir() if p.name.startswith(("secret-", "prints-"))]
     assert len(kept) == 2, f"the first fixture run kept no prints: {sorted(p.name for p in folder.iterdir())}"
     for p in folder.iterdir():

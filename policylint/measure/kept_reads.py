@@ -31,8 +31,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint.cache.digests import hash_limit, known_digest
 from policylint.cache.store import (
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from policylint.model import MeasurementRef
     from policylint.readers.limits import TraceLimits
     from policylint.readers.series import Series
+
+T = TypeVar("T")
 
 #: a run that measures more traced workloads than this neither keeps nor looks up reads
 KEEP_AT_MOST = 8
@@ -114,31 +117,7 @@ def read_trace(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | N
     With the cache ``folder`` (a small run's; None: no kept reads), from a kept read
     when one fits, and a read made here is kept for the next run.
     """
-    from policylint import traces
-
-    assert ref.path is not None
-    if folder is None:
-        return traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
-    before = _identity(ref.path)
-    started = time.time_ns()
-    key = _read_key(ref, limits, folder)
-    if key is not None:
-        kept = _load(folder, key)
-        if kept is not None:
-            from policylint.readers.kept import release
-
-            release()  # bytes the key's hashing kept for a reader that does not come
-            return kept
-    series = traces.read_series(ref.path, **reader_arguments(ref, limits, "trace"))
-    if key is not None and before is not None and _identity(ref.path) == before:
-        mtime, ctime = before[3], before[4]
-        if max(mtime, ctime) < started - int(_RACY_SECONDS * 1e9):
-            _store(folder, key, series)
-    return series
-
-
-
-# --------------------------------------------------------------------------- kept copy prints
+    return _kept(ref, limits, folder, lambda series: series, _load, _store)
 
 
 def read_prints(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | None) -> dict[str, Any]:
@@ -150,32 +129,57 @@ def read_prints(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | 
     them, whatever its size: an entry holds about a kilobyte. A read that fails raises
     as :func:`read_trace` does; one that a file changed during is not kept.
     """
-    from policylint import traces
     from policylint.measure.integrity.workload import copy_prints
+
+    return _kept(ref, limits, folder, copy_prints, _load_prints, _store_prints)
+
+
+def _kept(
+    ref: MeasurementRef,
+    limits: TraceLimits | None,
+    folder: Path | None,
+    made: Callable[[Series], T],
+    load: Callable[[Path, str], T | None],
+    store: Callable[[Path, str, T], None],
+) -> T:
+    """``made`` of ``ref``'s trace as read, taken from the cache ``folder`` under the read's key when kept there.
+
+    What is made here is kept (``store``) unless the file changed while it was hashed and
+    read, or within the last two seconds before (it may change again within one tick).
+    """
+    from policylint import traces
 
     assert ref.path is not None
     if folder is None:
-        return copy_prints(traces.read_series(ref.path, **reader_arguments(ref, limits, "trace")))
+        return made(traces.read_series(ref.path, **reader_arguments(ref, limits, "trace")))
     before = _identity(ref.path)
     started = time.time_ns()
     key = _read_key(ref, limits, folder)
     if key is not None:
-        kept = _load_prints(folder, key)
+        kept = load(folder, key)
         if kept is not None:
             from policylint.readers.kept import release
 
             release()  # bytes the key's hashing kept for a reader that does not come
             return kept
-    prints = copy_prints(traces.read_series(ref.path, **reader_arguments(ref, limits, "trace")))
+    value = made(traces.read_series(ref.path, **reader_arguments(ref, limits, "trace")))
     if key is not None and before is not None and _identity(ref.path) == before:
-        if max(before[3], before[4]) < started - int(_RACY_SECONDS * 1e9):
-            write_entry(_prints_path(folder, key), {"format": FORMAT_VERSION, "kind": "prints", "key": key, **prints},
-                        {}, kind="prints", folder=folder)
-    return prints
+        mtime, ctime = before[3], before[4]
+        if max(mtime, ctime) < started - int(_RACY_SECONDS * 1e9):
+            store(folder, key, value)
+    return value
+
+
+# --------------------------------------------------------------------------- kept copy prints
 
 
 def _prints_path(folder: Path, key: str) -> Path:
     return folder / f"prints-v{FORMAT_VERSION}" / key[:2] / f"{key}.prints"
+
+
+def _store_prints(folder: Path, key: str, prints: dict[str, Any]) -> None:
+    document = {"format": FORMAT_VERSION, "kind": "prints", "key": key, **prints}
+    write_entry(_prints_path(folder, key), document, {}, kind="prints", folder=folder)
 
 
 def _load_prints(folder: Path, key: str) -> dict[str, Any] | None:
