@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,36 +137,28 @@ def _render(case: Case, scratch: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def kept_prints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache folder holding only the fixture tree's kept copy prints (and the secret that seals them).
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for every fixture-tree case this module runs (in one test worker).
 
-    A narrowed run compares its workloads' traces with every other trace of the repository
-    (a near copy may sit in any pool, :mod:`policylint.engine.copy_reach`); in the fixture tree,
-    whose hundred-odd workloads share a few long traces, reading them all once per fixture
-    case would add seconds to each of its 140 cases. The fixture cases therefore start with
-    the prints a first narrowed run keeps, as every run after the first does: nothing else
-    of that run (no measurement, no index, no verdict) is kept, so each case still measures
-    and judges its own part cold. The search itself, cold, filled and warm, is tested in
-    ``tests/test_neighbours.py``; the goldens prove the kept prints change no byte.
+    The rule fixtures share one tree whose hundred-odd workloads share a few long traces and
+    a few clusters, so a narrowed run on one fixture folder measures pools reaching into many
+    others, and near-copy partners in all of them (:mod:`policylint.engine.copy_reach`).
+    Measured cold for each of the 140 cases, that was most of the suite's time. The cases
+    therefore share a cache, as one user's runs do: each case starts from whatever the cases
+    before it in the same worker kept (which cases those are depends on how the workers split
+    them), and its output must still be the golden's byte for byte - a cache can make a run
+    faster, never different. Each pool and trace is still measured cold by the first case
+    that reaches it. Regeneration (``POLICYLINT_UPDATE_GOLDEN=1``) runs every case cold, with
+    the test's own empty cache, so a cache never writes a golden.
     """
-    folder = tmp_path_factory.mktemp("kept-prints")
-    first = next(c for c in CASES if c.where == FIXTURES)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("POLICYLINT_CACHE_DIR", str(folder))
-        run_cli(list(first.args), cwd=FIXTURES)
-    kept = [p for p in folder.iterdir() if p.name.startswith(("secret-", "prints-"))]
-    assert len(kept) == 2, f"the first fixture run kept no prints: {sorted(p.name for p in folder.iterdir())}"
-    for p in folder.iterdir():
-        if p not in kept:
-            shutil.rmtree(p)
-    return folder
+    return tmp_path_factory.mktemp("golden-fixture-cache")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_output_is_byte_identical(case: Case, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    if case.where == FIXTURES:
-        own = Path(os.environ["POLICYLINT_CACHE_DIR"])  # the test's own (conftest), empty
-        shutil.copytree(request.getfixturevalue("kept_prints"), own, dirs_exist_ok=True, symlinks=True)
+def test_output_is_byte_identical(case: Case, tmp_path: Path, request: pytest.FixtureRequest,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if case.where == FIXTURES and not UPDATE:
+        monkeypatch.setenv("POLICYLINT_CACHE_DIR", str(request.getfixturevalue("shared_cache")))
     for name, got in _render(case, tmp_path).items():
         golden = GOLDEN / name
         if UPDATE:
