@@ -85,7 +85,7 @@ class Session:
 
         source = str(config.path) if config.path else "<defaults>"
         # load_rules + configure_rules, reused between runs
-        ruleset = load_rules_cached([rules_dir(), *config.rule_dirs], config.rules, source, _cache_dir(args))
+        ruleset = load_rules_cached([rules_dir(), *config.rule_dirs], _gate_overrides(config), source, _cache_dir(args))
         # Selectors are checked where they were written, so the message names that place.
         select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
         for pattern, selectors in config.per_file_ignores.items():
@@ -103,6 +103,11 @@ class Session:
         config.extend_select += cli["--extend-select"]
         config.ignore += cli["--ignore"]
         selected = select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
+        if config.select and not cli["--select"] and GATE_REPORT in ruleset.rules and not any(
+            r.code == GATE_REPORT for sel in cli["--ignore"] for r in ruleset.matches(sel)
+        ):
+            # the configuration's own select cannot leave out the rule that reports what it left out
+            selected.add(GATE_REPORT)
         baseline = getattr(args, "baseline", None) or config.baseline
         options = LintOptions(
             root=config.root,
@@ -230,8 +235,9 @@ def _keep_gate_report(ruleset: Any, config: Any, source: str) -> None:
 
     Everything else a configuration loosens, PL977 reports in every run; ignoring PL977 itself
     would make the loosening silent again. A CI job can still pass ``--ignore PL977``: that is
-    written where the job is reviewed. (A ``select`` naming the rules to run is not refused; one
-    that leaves PL977 out is how a focused configuration looks, and PL977 cannot judge it then.)
+    written where the job is reviewed. A lowered severity for PL977 is refused too: a warning
+    that reports as info passes every run. (A ``select`` naming the rules to run is not refused:
+    the run keeps PL977 beside the rules it names, and PL977 reports the rules it leaves out.)
     """
     from policylint.errors import PolicylintError
 
@@ -245,9 +251,38 @@ def _keep_gate_report(ruleset: Any, config: Any, source: str) -> None:
            " what the configuration loosened (pass --ignore PL977 on the command line of a CI job if you must)")
     if hits(config.ignore):
         raise PolicylintError(why, source=source, key="ignore")
+    from policylint.finding import Severity
+
+    for key, values in sorted(config.rules.items()):
+        rule = ruleset.find(str(key))
+        if rule is not None and rule.code == GATE_REPORT and isinstance(values, dict) and "severity" in values:
+            if Severity.parse(str(values["severity"])) < Severity.WARNING:
+                # a warning that reports as info passes every run: the loosening silent again
+                raise PolicylintError(f"{GATE_REPORT} (gate-loosened) cannot report below warning: it is how the gate"
+                                      " says what the configuration loosened", source=source, key=f"rules.{key}.severity")
     for pattern, selectors in sorted(config.per_file_ignores.items()):
         if hits(selectors):
             raise PolicylintError(why, source=source, key=f"per-file-ignores.{pattern}")
+
+
+def _gate_overrides(config: Any) -> dict[str, dict[str, Any]]:
+    """The configuration's rule settings, with PL977 raised to the configuration's ``fail-on`` when that is above warning.
+
+    ``fail-on: error`` in the repository's configuration lets every warning pass, PL977's own
+    included: the loosening it names would be reported and pass. PL977 then reports at that
+    level, so the run it judges still fails; ``--fail-on`` on a CI job's command line is the
+    job's own choice, as ``--ignore PL977`` is.
+    """
+    from policylint.finding import Severity
+
+    rules = dict(config.rules)
+    try:
+        level = Severity.parse(str(config.fail_on))
+    except ValueError:
+        return rules  # an unknown level is refused where it is read
+    if level > Severity.WARNING:
+        rules["PL977"] = {**rules.get("PL977", {}), "severity": level.label}
+    return rules
 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:

@@ -17,7 +17,7 @@ import pytest
 from conftest import copy_minirepo, replace_once, run_cli
 from fixture_helpers import document_counts, mini_bands
 
-CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\n'
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {max_loosened: 2}}\n'
 CLUSTER = Path("clusters/prod-east.yaml")
 
 BASELINE = mini_bands("serving")[0]
@@ -229,7 +229,9 @@ def test_an_entry_of_a_rule_the_run_leaves_out_is_not_stale(repo: Path, deselect
     code, report = check(repo, "--baseline", "baseline.json", *deselect)
     assert (code, report["findings"], report["stale_baseline"]) == (0, [], [])
     # a per-file ignore of the rule on that file leaves it out too
-    (repo / ".policylint.yaml").write_text(CONFIG + 'per-file-ignores:\n  "clusters/*.yaml": [PL101]\n', encoding="utf-8")
+    # (a third loosening of the gate, accepted as the other two are)
+    (repo / ".policylint.yaml").write_text(CONFIG.replace("max_loosened: 2", "max_loosened: 3")
+                                           + 'per-file-ignores:\n  "clusters/*.yaml": [PL101]\n', encoding="utf-8")
     code, report = check(repo, "--baseline", "baseline.json")
     assert (code, report["findings"], report["stale_baseline"]) == (0, [], [])
     # selected and fixed, it is stale as before

@@ -49,8 +49,10 @@ def set_config(repo: Path, extra: str, base: str = BASE_CONFIG) -> Path:
     return path
 
 
-def check_json(repo: Path, *args: str, cwd: Path | None = None) -> tuple[int, dict, str]:
-    code, out, err = run_cli(["check", *args, "--format", "json"], cwd=cwd or repo)
+def check_json(repo: Path, *args: str, cwd: Path | None = None, gate: bool = False) -> tuple[int, dict, str]:
+    """``check --format json``; unless ``gate``, PL977 is ignored on the command line (as a CI job may):
+    these tests' configurations select a few rules, which PL977 would report in every run."""
+    code, out, err = run_cli(["check", *args, *([] if gate else ["--ignore", "PL977"]), "--format", "json"], cwd=cwd or repo)
     return code, (json.loads(out) if out else {}), err
 
 
@@ -80,9 +82,12 @@ def test_check_applies_the_config_above_the_checked_path(tmp_path: Path) -> None
     repo = make_repo(tmp_path)
     over_reserve(repo)
     set_config(repo, "ignore: [PL101]\n")
-    code, out, err = run_cli(["check", "-q", "repo"], cwd=tmp_path)
+    code, out, err = run_cli(["check", "-q", "repo", "--ignore", "PL977"], cwd=tmp_path)
     assert (code, err) == (0, "")
     assert out.startswith("All checks passed")
+    # the configuration's ignore is its own loosening: PL977 says so unless the command line ignores it
+    code, out, err = run_cli(["check", "--format", "concise", "repo"], cwd=tmp_path)
+    assert code == 1 and "PL977" in out and "PL101 (reserved-above-baseline) is ignored" in out, out
 
 
 def test_config_is_found_from_the_working_directory_when_the_path_has_none(tmp_path: Path) -> None:
@@ -494,16 +499,50 @@ def test_the_configuration_cannot_ignore_the_rule_that_reports_its_loosening(
     repo = make_repo(tmp_path)
     over_reserve(repo)
     path = set_config(repo, extra)
-    code, report, err = check_json(repo)
+    code, report, err = check_json(repo, gate=True)
     assert (code, report) == (2, {})
     assert err.startswith(f"policylint: error: {path.name}:3:{column} at key '{key}': PL977 (gate-loosened) cannot be ignored"), err
     assert err.count("\n") == 1
     # the CI job's own command line may still turn it off: written where the job is reviewed
     set_config(repo, "ignore: [reserved-above-baseline]\n", base='now: "2026-12-01"\n')
-    code, report, err = check_json(repo)
+    code, report, err = check_json(repo, gate=True)
     assert (code, err) == (1, "") and "PL977" in codes(report) and "PL101" not in codes(report)
-    code, report, err = check_json(repo, "--ignore", "PL977")
+    code, report, err = check_json(repo, "--ignore", "PL977", gate=True)
     assert err == "" and "PL977" not in codes(report) and "PL101" not in codes(report)
+
+
+def test_the_configuration_cannot_lower_the_severity_of_the_rule_that_reports_its_loosening(tmp_path: Path) -> None:
+    """Red team: `rules: {gate-loosened: {severity: info}}` would report the loosening and pass every run."""
+    repo = make_repo(tmp_path)
+    over_reserve(repo)
+    path = set_config(repo, "rules:\n  gate-loosened: {severity: info}\n")
+    code, report, err = check_json(repo, gate=True)
+    assert (code, report) == (2, {})
+    assert err == (f"policylint: error: {path.name}:4:19 at key 'rules.gate-loosened.severity': PL977 (gate-loosened)"
+                   " cannot report below warning: it is how the gate says what the configuration loosened\n")
+    # raising it is no loosening
+    set_config(repo, "rules:\n  PL977: {severity: error}\n")
+    code, report, err = check_json(repo, gate=True)
+    assert (code, err) == (1, "") and "PL101" in codes(report)
+
+
+def test_fail_on_error_in_the_configuration_is_a_loosening_that_still_fails_the_run(tmp_path: Path) -> None:
+    """Red team: `fail-on: error` in .policylint.yaml let every warning-only defence (PL905, PL113, ...) pass."""
+    repo = make_repo(tmp_path)
+    set_config(repo, "fail-on: error\n", base='now: "2026-12-01"\n')
+    code, report, err = check_json(repo, gate=True)
+    gate = [f for f in report["findings"] if f["code"] == "PL977"]
+    assert (code, err) == (1, ""), report
+    assert gate and {f["severity"] for f in gate} == {"error"}
+    assert all("fail-on: error lets every warning pass the gate (default: warning)" in f["message"] for f in gate)
+    assert codes(report) == ["PL977"] * len(gate)
+    # the CI job's own flags decide for the job
+    code, report, err = check_json(repo, "--ignore", "PL977", gate=True)
+    assert (code, codes(report), err) == (0, [], "")
+    # fail-on: warning (the default) is no loosening
+    set_config(repo, "fail-on: warning\n", base='now: "2026-12-01"\n')
+    code, report, err = check_json(repo, gate=True)
+    assert (code, codes(report), err) == (0, [], "")
 
 
 def test_paths_of_two_configurations_are_refused(tmp_path: Path) -> None:

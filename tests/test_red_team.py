@@ -244,6 +244,32 @@ def test_excluded_files_are_a_loosening() -> None:
     assert loosened_options(ruleset, {"exclude": []}) == []
 
 
+def test_a_fail_on_above_warning_is_a_loosening() -> None:
+    """Red team: `fail-on: error` in .policylint.yaml turned every warning-only defence off, and PL977 said nothing."""
+    ruleset = load_rules([rules_dir()])
+    assert loosened_options(ruleset, {"fail-on": "error"}) == ["fail-on: error lets every warning pass the gate (default: warning)"]
+    assert loosened_options(ruleset, {"fail-on": "warning"}) == []
+    assert loosened_options(ruleset, {"fail-on": "info"}) == []  # stricter
+
+
+def test_a_select_that_leaves_rules_out_is_one_loosening_naming_them() -> None:
+    """Red team: `select: [PL0]` in .policylint.yaml left PL977 out too, and examples/bad passed."""
+    ruleset = load_rules([rules_dir()])
+    found = loosened_options(ruleset, {"select": ["PL0", "PL101"]})
+    left = sorted(c for c, r in ruleset.rules.items() if not r.builtin and not c.startswith("PL0") and c not in ("PL101", "PL977"))
+    assert found == [f"its select leaves out {len(left)} rules: {', '.join(left[:12])} and {len(left) - 12} more"]
+    # a rule both left out and ignored is named once, as ignored
+    found = loosened_options(ruleset, {"select": ["PL0", "PL1"], "extend-select": ["PL2", "PL3", "PL4", "PL5", "PL6", "PL7", "PL8"],
+                                       "ignore": ["PL101"]})
+    assert "PL101 (reserved-above-baseline) is ignored" in found
+    assert [line for line in found if line.startswith("its select")] == [
+        "its select leaves out " + (f"{len(rest)} rules: " if len(rest := sorted(
+            c for c, r in ruleset.rules.items() if not r.builtin and c[:3] == "PL9" and c != "PL977")) != 1 else "1 rule: ")
+        + ", ".join(rest[:12]) + (f" and {len(rest) - 12} more" if len(rest) > 12 else "")
+    ]
+    assert loosened_options(ruleset, {"select": ["PL"]}) == []
+
+
 def _repo_from(tmp_path: Path, fixture: str) -> Path:
     repo = tmp_path / "plan"
     (repo / "traces").mkdir(parents=True)

@@ -38,7 +38,7 @@ def make_mini(tmp_path: Path, name: str = "repo") -> Path:
 
 
 def configure(repo: Path, extra: str) -> None:
-    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0]\n' + extra, encoding="utf-8")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0]\nrules: {PL977: {max_loosened: 2}}\n' + extra, encoding="utf-8")
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -126,7 +126,7 @@ def test_bad_trace_limit_stops_the_run_naming_the_key(tmp_path: Path, setting: s
     path = (repo / ".policylint.yaml").resolve()
     for command in (["check"], ["config"], ["bands", "measurements/traces/chat-assistant.csv"]):
         code, out, err = run_cli(command, cwd=repo)
-        assert (code, out, err) == (2, "", f"policylint: error: {path.name}:3:10 at key 'limits.{key}': {message}\n")
+        assert (code, out, err) == (2, "", f"policylint: error: {path.name}:4:10 at key 'limits.{key}': {message}\n")
 
 
 # --- declarations ----------------------------------------------------------------------------

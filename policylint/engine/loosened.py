@@ -40,6 +40,10 @@ def _looser(name: str, default: Any, value: Any) -> bool | None:
     return value > default
 
 
+#: rule codes a select that leaves rules out names before "and N more"
+_SHOWN = 12
+
+
 def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> list[str]:
     """Integrity of the gate: the loosening a configuration applies to the rule pack, as sentences.
 
@@ -76,8 +80,12 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
 
     ignored = codes(config.get("ignore"))
     if isinstance(config.get("select"), list):
-        chosen = codes(config.get("select")) | codes(config.get("extend-select"))
-        ignored |= {code for code, rule in ruleset.rules.items() if not rule.builtin and code not in chosen}
+        chosen = codes(config.get("select")) | codes(config.get("extend-select")) | {"PL977"}
+        left = sorted(code for code, rule in ruleset.rules.items() if not rule.builtin and code not in chosen | ignored)
+        if left:
+            # one sentence for the lot: a select naming a few rules leaves out most of the pack
+            shown = ", ".join(left[:_SHOWN]) + (f" and {len(left) - _SHOWN} more" if len(left) > _SHOWN else "")
+            found[("~select", "")] = f"its select leaves out {len(left)} rule{'s' if len(left) != 1 else ''}: {shown}"
     per_file_cfg = config.get("per-file-ignores")
     per_file: dict[str, Any] = per_file_cfg if isinstance(per_file_cfg, dict) else {}
     for code in sorted(ruleset.rules):
@@ -97,6 +105,15 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
         globs = sorted(str(g) for g, sel in per_file.items() if code in codes(sel))
         if globs:
             found[(code, "per-file")] = f"{code} ({rule.name}) is ignored in {', '.join(globs)}"
+    fail_on = config.get("fail-on")
+    if isinstance(fail_on, str):
+        try:
+            level = Severity.parse(fail_on)
+        except ValueError:  # an unreadable level is the configuration loader's error
+            level = None
+        if level is not None and level > Severity.WARNING:
+            # every warning-only defence (PL905, PL113, PL963, ...) still reports, and no longer fails the run
+            found[("~fail-on", "")] = f"fail-on: {level.label} lets every warning pass the gate (default: warning)"
     excluded = config.get("exclude")
     if isinstance(excluded, list) and excluded:
         # a file the walk never reads is judged by no rule at all: a proposal named to match is gone
