@@ -58,7 +58,7 @@ def test_concise_marks_fixable_findings_and_counts_them(bad: Path) -> None:
     assert marked[2].startswith(PL104_START)
     # a rule with a fix, on a finding it cannot fix: no marker
     assert [line for line in out.splitlines() if line.startswith(PL801_START.replace(" [*]", ""))]
-    assert out.splitlines()[-2].startswith("Found 60 findings ")
+    assert out.splitlines()[-2].startswith("Found 61 findings ")
     assert out.splitlines()[-1] == FIXABLE
 
 
@@ -264,7 +264,7 @@ def test_add_noqa_on_examples_bad_then_filled_is_clean(bad: Path) -> None:
     for path in bad.rglob("*.yaml"):
         path.write_text(path.read_text(encoding="utf-8").replace("TODO: reason", "accepted in CAP-1"), encoding="utf-8")
     code, out, _ = run_cli(["check", "-q", *NOW], cwd=bad)
-    assert (code, out) == (0, "All checks passed: 24 documents in 11 files, 60 suppressed.\n")
+    assert (code, out) == (0, "All checks passed: 24 documents in 11 files, 61 suppressed.\n")
 
 
 # --- colour --------------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ def test_bash_completes_rule_codes_and_names() -> None:
     from test_cli_startup import bash_complete
 
     script = run_cli(["completion", "bash"])[1]
-    assert bash_complete(script, "policylint", "check", "--select", "PL10") == [f"PL10{i}" for i in range(1, 9)]
+    assert bash_complete(script, "policylint", "check", "--select", "PL10") == [f"PL10{i}" for i in range(1, 10)]
     assert bash_complete(script, "policylint", "check", "--ignore", "PL101,PL80") == ["PL101,PL801", "PL101,PL802", "PL101,PL803"]
     assert bash_complete(script, "policylint", "baseline", "--extend-select", "reserved-") == [
         "reserved-above-baseline", "reserved-below-baseline",

@@ -17,7 +17,7 @@ from policylint.engine.pooled_facts import pooled_pool_facts
 from policylint.engine.sheets import PoolFactSheet, QueueNeed, WorkloadFactSheet, WorkloadTolerance
 from policylint.engine.view import History, View
 from policylint.engine.workload_view import gpus, num, to_gpus
-from policylint.model import POOL_PLACES
+from policylint.model import POOL_PLACES, pool_capacity
 from policylint.model.schedulers import pool_facts
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ POOL_FACT_PLACES: dict[str, str] = {
     "reserved_gpus_before": "reserved",  # before and now compared where the reserved GPUs are written
     "elastic_gpus": "elastic",
     "capacity_gpus": "capacity",
+    "committed_capacity_gpus": "capacity",
     "sustained_max_gpus": "capacity",
     "measured_workload_count": "demand",
     "rounding_share": "demand",
@@ -195,6 +196,7 @@ def pool_view(
         capacity_gpus=pool.capacity_gpus,
         proposed_gpus=proposed,
         committed_gpus=reserved + proposed,
+        committed_capacity_gpus=pool_capacity(reserved + proposed, elastic_gpus),  # the one definition, once bought
         gpu_memory_gib=memory,
         serves=list(spec.get("serves") or []),
         classes=sorted({f.workload_class for f in wv}),

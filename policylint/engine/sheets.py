@@ -210,6 +210,7 @@ class PoolFactSheet(Facts):
     capacity_gpus: int = fact("reserved + elastic GPUs", "GPUs")
     proposed_gpus: int = fact("GPUs requested for this pool by proposals", "GPUs")
     committed_gpus: int = fact("reserved + proposed GPUs", "GPUs")
+    committed_capacity_gpus: int = fact("reserved + proposed + elastic GPUs: the capacity once the proposals are bought", "GPUs")
     gpu_memory_gib: float | None = fact("memory of one GPU", "GiB")
     serves: list[str] = fact("classes the pool is meant for")
     classes: list[str] = fact("classes of the workloads placed in the pool")
