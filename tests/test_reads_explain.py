@@ -167,6 +167,7 @@ def test_documented_column_names_equal_the_readers() -> None:
         "end": columns.END_CANDIDATES,
         "duration": columns.DURATION_CANDIDATES,
         "GPUs": columns.GPU_CANDIDATES,
+        "job identifier (job lists)": columns.JOB_ID_CANDIDATES,
         "key (only suggested)": columns.KEY_CANDIDATES,
         "timestamp words": columns.TIMESTAMP_WORDS,
         "duration words": columns.DURATION_WORDS,

@@ -19,6 +19,7 @@ __all__ = [
     "DURATION_CANDIDATES",
     "END_CANDIDATES",
     "GPU_CANDIDATES",
+    "JOB_ID_CANDIDATES",
     "KEY_CANDIDATES",
     "DURATION_WORDS",
     "START_CANDIDATES",
@@ -111,6 +112,9 @@ GPU_CANDIDATES = (
     "gpu_request",
 )
 """Job lists: GPUs a job held (otherwise one per job)."""
+
+JOB_ID_CANDIDATES = ("job_id", "jobid", "job_uid", "pod_uid", "uid")
+"""Job lists: the job's identifier. A row repeating another's identifier, start and end is the same job listed twice."""
 
 KEY_CANDIDATES = (
     "pod",

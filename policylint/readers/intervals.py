@@ -22,7 +22,9 @@ from policylint.readers.columns import (
     DURATION_CANDIDATES,
     END_CANDIDATES,
     FLOAT,
+    JOB_ID_CANDIDATES,
     START_CANDIDATES,
+    TEXT,
     TIME,
     column_index,
     distinct_columns,
@@ -84,8 +86,14 @@ def read_intervals(
     timestamp_unit: str | None = None,
     duration_unit_: str | None = None,
     origin: float | None = None,
+    job_ids: bool = False,
 ) -> Intervals:
-    """Read the intervals of ``table``; ``need_start`` refuses a table without a start column."""
+    """Read the intervals of ``table``; ``need_start`` refuses a table without a start column.
+
+    With ``job_ids`` (a job list) and a job identifier column (:data:`JOB_ID_CANDIDATES`), a row
+    with the identifier, start and end of an earlier row is the same job listed twice: an error
+    at its row (a job requeued under its identifier has other times, and counts again).
+    """
     header, name = table.header, table.name
     start_name = start_column or find_column(header, START_CANDIDATES)
     end_name = end_column or (None if duration_column else find_column(header, END_CANDIDATES))
@@ -114,14 +122,21 @@ def read_intervals(
         name,
     )
     wanted = [c for c in (start_name, end_name, dur_name, extra_column) if c is not None]
+    id_name = find_column(header, JOB_ID_CANDIDATES) if job_ids else None
+    if id_name in wanted:
+        id_name = None  # named as another column: not read twice
     indexes = [column_index(header, c, name) for c in wanted]
     kinds = [TIME if c in (start_name, end_name) else FLOAT for c in wanted]
+    if id_name is not None:
+        indexes.append(column_index(header, id_name, name))
+        kinds.append(TEXT)
     # The end (or duration) of a row may be empty: the work was still running at the
     # export. Every other cell is needed: with skipIncomplete an empty one skips the row.
     closing = end_name if end_name is not None else dur_name
     assert closing is not None
     needed = [i for i, c in enumerate(wanted) if not (c == closing and start_name is not None)]
     columns, rows = table.read(indexes, kinds, required=needed)
+    ids = columns.pop() if id_name is not None else None
     slot = {c: columns[i] for i, c in enumerate(wanted)}
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)
@@ -177,11 +192,49 @@ def read_intervals(
     if backwards.any():
         i = int(np.argmax(backwards))
         raise MeasurementError("ends before it starts", source=name, row=rows.row(i))
+    if ids is not None and id_name is not None:
+        _refuse_repeated_jobs(ids, begin, finish, rows, id_name, name)
     extra = None
     if extra_column is not None:
         extra = numbers(slot[extra_column], extra_column, rows, name)
         check_values(extra, rows, f"value in column '{extra_column}'", name)
     return Intervals(begin, finish, durations, extra, rows, start_name is not None, running)
+
+
+def _refuse_repeated_jobs(
+    ids: pa.ChunkedArray, begin: np.ndarray, finish: np.ndarray, rows: Rows, label: str, name: str
+) -> None:
+    """A row whose job identifier, start and end all equal an earlier row's is an error at its row.
+
+    Listing a job twice doubles its GPUs in every band and in the job durations. Rows without an
+    identifier (an empty cell) are not compared. Whole arrays: the identifiers are dictionary
+    encoded, and the rows sorted by (identifier, start, end) are compared with their neighbours.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from policylint.readers.filters import empty_cells
+
+    if len(ids) < 2:
+        return
+    whole = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    text = whole if pa.types.is_string(whole.type) else whole.cast(pa.string())
+    key = pc.dictionary_encode(text).indices.to_numpy(zero_copy_only=False).astype(np.float64)
+    key[empty_cells(ids)] = np.nan  # an empty identifier is no identifier: NaN equals nothing
+    order = np.lexsort((finish, begin, key))  # stable: equal rows stay in file order
+    k, s, f = key[order], begin[order], finish[order]
+    same = (k[1:] == k[:-1]) & (s[1:] == s[:-1]) & (f[1:] == f[:-1])
+    if not same.any():
+        return
+    later, earlier = order[1:][same], order[:-1][same]  # a repeat, and the row it repeats
+    at = int(np.argmin(later))  # the first repeat in the file
+    again, first = int(later[at]), int(earlier[at])
+    raise MeasurementError(
+        f"job {str(text[again].as_py())!r} (column '{label}') is listed again with the same start and end as"
+        f" at row {rows.row(first)}: a job counts once - remove the repeated row",
+        source=name,
+        row=rows.row(again),
+    )
 
 
 def _running(column: pa.ChunkedArray, has_start: bool) -> np.ndarray | None:

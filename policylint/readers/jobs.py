@@ -47,6 +47,7 @@ def read_job_table(
         timestamp_unit=timestamp_unit,
         duration_unit_=duration_unit,
         origin=origin,
+        job_ids=True,
     )
     gpus = intervals.extra
     if gpus is None:

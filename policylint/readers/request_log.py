@@ -89,6 +89,7 @@ def read_requests(
         timestamp_unit=timestamp_unit,
         duration_unit_=duration_unit,
         origin=origin,
+        job_ids=detect_gpus,  # a job list (format jobs), not a request log
     )
     starts, ends = intervals.starts, intervals.ends
     step = float(step_seconds) if step_seconds else 1.0
