@@ -58,7 +58,7 @@ def test_concise_marks_fixable_findings_and_counts_them(bad: Path) -> None:
     assert marked[2].startswith(PL104_START)
     # a rule with a fix, on a finding it cannot fix: no marker
     assert [line for line in out.splitlines() if line.startswith(PL801_START.replace(" [*]", ""))]
-    assert out.splitlines()[-2].startswith("Found 61 findings ")
+    assert out.splitlines()[-2].startswith("Found 62 findings ")
     assert out.splitlines()[-1] == FIXABLE
 
 
@@ -260,11 +260,11 @@ def test_add_noqa_refuses_a_comment_that_would_change_a_value(tmp_path: Path) ->
 
 def test_add_noqa_on_examples_bad_then_filled_is_clean(bad: Path) -> None:
     code, _, err = run_cli(["check", "--add-noqa", "-q", *NOW], cwd=bad)
-    assert code == 1 and err.startswith("added 51 suppressions in 10 files;")
+    assert code == 1 and err.startswith("added 52 suppressions in 10 files;")
     for path in bad.rglob("*.yaml"):
         path.write_text(path.read_text(encoding="utf-8").replace("TODO: reason", "accepted in CAP-1"), encoding="utf-8")
     code, out, _ = run_cli(["check", "-q", *NOW], cwd=bad)
-    assert (code, out) == (0, "All checks passed: 24 documents in 11 files, 61 suppressed.\n")
+    assert (code, out) == (0, "All checks passed: 24 documents in 11 files, 62 suppressed.\n")
 
 
 # --- colour --------------------------------------------------------------------------------------
@@ -312,7 +312,7 @@ def test_bash_completes_rule_codes_and_names() -> None:
 
     script = run_cli(["completion", "bash"])[1]
     assert bash_complete(script, "policylint", "check", "--select", "PL10") == [f"PL10{i}" for i in range(1, 10)]
-    assert bash_complete(script, "policylint", "check", "--ignore", "PL101,PL80") == ["PL101,PL801", "PL101,PL802", "PL101,PL803"]
+    assert bash_complete(script, "policylint", "check", "--ignore", "PL101,PL80") == ["PL101,PL801", "PL101,PL802", "PL101,PL803", "PL101,PL804"]
     assert bash_complete(script, "policylint", "baseline", "--extend-select", "reserved-") == [
         "reserved-above-baseline", "reserved-below-baseline",
     ]
@@ -363,6 +363,7 @@ def test_fish_completes_rule_codes(tmp_path: Path) -> None:
     ]
     assert complete("policylint rule PL80") == [
         "PL801\tproposal-exceeds-shortfall", "PL802\tproposal-without-evidence", "PL803\tproposal-for-unmeasured-pool",
+        "PL804\tproposal-gpu-model-differs",
     ]
 
 

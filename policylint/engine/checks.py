@@ -113,6 +113,25 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
     return problems
 
 
+def proposal_gpu_model_differs(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
+    """Per request naming a ``gpuModel``: a model other than the pool's ``gpu.model`` (compared ignoring case)."""
+    problems = []
+    for req in facts.get("requests") or []:
+        asked, held = req.get("gpu_model"), req.get("pool_gpu_model")
+        if asked is None or held is None or asked.casefold() == held.casefold():
+            continue
+        problems.append(
+            {
+                "pool": req["pool"],
+                "gpus": req["gpus"],
+                "gpu_model": asked,
+                "pool_gpu_model": held,
+                "_at": ("spec", "requests", req["index"], "gpuModel"),
+            }
+        )
+    return problems
+
+
 def proposal_for_unmeasured_pool(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
     """Per request: the requested pool has no workload with measured GPU demand."""
     problems = []
@@ -410,6 +429,7 @@ CHECKS: dict[str, CheckFunction] = {
     "priority_inflation": priority_inflation,
     "proposal_exceeds_shortfall": proposal_exceeds_shortfall,
     "proposal_for_unmeasured_pool": proposal_for_unmeasured_pool,
+    "proposal_gpu_model_differs": proposal_gpu_model_differs,
     "tolerance_spread": tolerance_spread,
     "tolerance_evidence_uncheckable": tolerance_evidence_uncheckable,
     "queue_depth_short": queue_depth_short,

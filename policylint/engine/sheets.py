@@ -63,6 +63,8 @@ class ProposalRequest(TypedDict):
     pool_workloads: int | None
     pool_proposed_gpus: int | None
     pool_proposals: list[ProposalAsk]
+    gpu_model: str | None
+    pool_gpu_model: str | None
 
 
 @dataclass(kw_only=True, eq=False)
@@ -310,7 +312,8 @@ class ProposalFactSheet(Facts):
         "per request: pool, gpus, reserved, baseline_gpus (pooled), baseline_gpus_sum, "
         "baseline_pooling, measured_workloads, pool_workloads, pool_proposed_gpus (GPUs every "
         "proposal of the repository asks for that pool, this one included), pool_proposals (those "
-        "proposals as name and gpus) (list of objects)",
+        "proposals as name and gpus), gpu_model (the request's gpuModel), pool_gpu_model (the pool's "
+        "gpu.model) (list of objects)",
     )
     cluster_measured: int | None = fact("workloads of the proposal's cluster whose GPU demand is measured")
     justification: str | None = fact("justification text")

@@ -246,6 +246,11 @@ def cluster_rounding(sheets: list[PoolFactSheet]) -> tuple[float | None, int | N
     return (rounding, baseline, rounds) if counted else (None, None, None)
 
 
+def _text(value: object) -> str | None:
+    """A model name as written (stripped), None when none is given."""
+    return value.strip() or None if isinstance(value, str) else None
+
+
 def _proposal_view(
     model: Model,
     name: str,
@@ -273,6 +278,8 @@ def _proposal_view(
                 pool_workloads=pv.workload_count if pv else None,
                 pool_proposed_gpus=proposed.get(target.qualified, 0) if target else None,
                 pool_proposals=_group(proposed_by.get(target.qualified, [])) if target else [],
+                gpu_model=_text(req.get("gpuModel")),
+                pool_gpu_model=_text((target.spec.get("gpu") or {}).get("model")) if target else None,
             )
         )
     cluster_measured = None
