@@ -174,7 +174,7 @@ def test_the_red_team_table_names_declared_facts() -> None:
     assert rows
     named = set()
     for row in rows:  # `exclusion_recurring(_at)` names two facts
-        for name, suffix in re.findall(r"`([a-z_]+)(?:\((_[a-z_]+)\))?`", row.split("|")[2]):
+        for name, suffix in re.findall(r"`([a-z_0-9]+)(?:\((_[a-z_0-9]+)\))?`", row.split("|")[2]):
             named |= {name, name + suffix}
     known = set().union(*(set(f) for f in FACTS.values()))
     assert named - known == set()

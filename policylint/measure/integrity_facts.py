@@ -148,6 +148,11 @@ class IntegrityWorkloadFacts(Facts):
         "plausibility: median GPUs per job of the measured job list (None as for job_gpus_max)",
         default=None,
     )
+    job_gpus_p90: int | None = fact(
+        "plausibility: GPUs nine jobs in ten of the measured job list held at most (the 90th percentile, "
+        "a job's own figure; None as for job_gpus_max)",
+        default=None,
+    )
     fractional_share: float | None = fact("plausibility: share of valid samples that are not whole numbers, unrounded", "share", default=None)
     open_jobs: int | None = fact(
         "plausibility: rows of a concurrency trace read from a request log or job list with a start and "

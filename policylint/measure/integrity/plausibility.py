@@ -28,8 +28,10 @@ def job_facts(gpus: np.ndarray, column_declared: bool) -> dict[str, Fact]:
 
     values = np.asarray(gpus, dtype=np.float64)
     if values.size == 0 or not (column_declared or bool(np.any(values > 1))):
-        return {"job_gpus_max": None, "job_gpus_median": None}
-    return {"job_gpus_max": int(np.max(values)), "job_gpus_median": float(np.median(values))}
+        return {"job_gpus_max": None, "job_gpus_median": None, "job_gpus_p90": None}
+    # the p90 is a job's own figure (the next job up, never a blend): what nine jobs in ten hold at most
+    return {"job_gpus_max": int(np.max(values)), "job_gpus_median": float(np.median(values)),
+            "job_gpus_p90": int(np.quantile(values, 0.9, method="higher"))}
 
 
 #: Memory of common data-centre GPUs, GiB (the sizes the vendors sell them with; a name that

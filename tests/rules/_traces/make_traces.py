@@ -19,6 +19,7 @@ the day before the fixtures' fixed "now" (2026-12-01).
 - vram-mib.csv: GPU memory in use (MiB) and GPU busy percent over 7 days; the model is
   unloaded (0 MiB) from 00:00 to 06:00 and holds 20 GiB otherwise, busy 50% while loaded.
 - tail-jobs.csv: 100 jobs, most about an hour, two running 30 hours (p99 / p50 > 20).
+- outlier-jobs.csv: 100 evaluation jobs of 2 GPUs, one of them (eval-050) of 8.
 - even-jobs.csv: 100 jobs between 50 and 70 minutes (p99 / p50 close to 1).
 """
 
@@ -69,12 +70,12 @@ def write_vram(name: str, days: int) -> None:
     (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
-def write_jobs(name: str, durations: list[int]) -> None:
-    start = END - 40 * 86_400
+def write_jobs(name: str, durations: list[int], gpus: list[int] | None = None, offset: int = 0, prefix: str = "job") -> None:
+    start = END - 40 * 86_400 + offset
     rows = ["job_id,start,end,gpus"]
     for i, d in enumerate(durations):
         t = start + i * 9000
-        rows.append(f"job-{i + 1:03d},{t},{t + d},8")
+        rows.append(f"{prefix}-{i + 1:03d},{t},{t + d},{8 if gpus is None else gpus[i]}")
     (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
@@ -88,6 +89,8 @@ def main() -> None:
     write_vram("vram-mib.csv", 7)
     write_jobs("tail-jobs.csv", [3000 + 12 * i for i in range(98)] + [108_000, 108_000])
     write_jobs("even-jobs.csv", [3000 + 12 * i for i in range(100)])
+    write_jobs("outlier-jobs.csv", [4500 + 18 * i for i in range(100)], gpus=[8 if i == 49 else 2 for i in range(100)],
+               offset=900, prefix="eval")
 
 
 if __name__ == "__main__":
