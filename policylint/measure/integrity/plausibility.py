@@ -127,6 +127,13 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
         # a limit without a cohort is PL901's; a limit above what the cohort lends today is common
         # (the cohort may grow) and policylint already counts only what can be lent - but a limit
         # with nothing at all to borrow is an elastic part that can never be reached
+        quota, borrowable = info.get("cohort_quota"), info.get("cohort_borrowable")
+        if info.get("cohort") and isinstance(quota, int) and isinstance(borrowable, int) and quota > borrowable:
+            # the Cohort's own GPUs are only ever used by borrowing, and every member's borrowing is capped
+            out.append(
+                f"cohort {info.get('cohort')} holds {quota} GPUs of flavor {info.get('flavor')} itself, but its"
+                f" ClusterQueues may borrow only {borrowable} together: {quota - borrowable} GPUs no queue can reach"
+            )
         if info.get("cohort") and isinstance(borrowing, int) and borrowing > 0 and elastic == 0:
             out.append(
                 f"ClusterQueue {queue} may borrow up to {borrowing} GPUs, but nothing else in cohort"
@@ -170,6 +177,22 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
                         f"the queues under {parent} are guaranteed {total} GPUs together, but {parent}'s capability"
                         f" is {parent_cap}"
                     )
+                parent_spec = (parent_doc.data or {}).get("spec") or {}
+                held = parent_spec.get("guarantee")
+                parent_guarantee = gpu_of(held.get("resource") if isinstance(held, dict) else None)
+                caps = [
+                    gpu_of(((d.data or {}).get("spec") or {}).get("capability"))
+                    for d in queues.values()
+                    if ((d.data or {}).get("spec") or {}).get("parent") == parent
+                ]
+                # a parent queue is judged through its children: GPUs guaranteed beyond what they may use reach no one
+                if parent_guarantee is not None and caps and all(c is not None for c in caps):
+                    usable = sum(int(c or 0) for c in caps)
+                    if parent_guarantee > usable:
+                        out.append(
+                            f"{parent} is guaranteed {parent_guarantee} GPUs, but the queues under it may use at most"
+                            f" {usable} together: {parent_guarantee - usable} guaranteed GPUs no queue can reach"
+                        )
     return out
 
 

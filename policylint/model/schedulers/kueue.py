@@ -282,9 +282,14 @@ def _pool(
     reclaim = str(preemption.get("reclaimWithinCohort", "Never"))
     borrow_policy = str(mapping(preemption.get("borrowWithinCohort")).get("policy", "Never"))
     within = str(preemption.get("withinClusterQueue", "Never"))
+    own_quota, borrowable = 0, None
     if cohort is None:
         reserved, elastic = e.nominal, 0
     else:
+        own_quota = cohort_gpus.get((cohort, e.flavor), 0)
+        members = [o for o in entries if o.flavor == e.flavor and cohort_of(o.doc) == cohort]
+        # what the members may borrow together (None: one of them has no limit)
+        borrowable = None if any(o.borrowing is None for o in members) else sum(int(o.borrowing or 0) for o in members)
         reserved = max(0, e.nominal - (e.lending or 0))
         lendable = cohort_gpus.get((cohort, e.flavor), 0) + sum(
             (o.lending if o.lending is not None else o.nominal)
@@ -356,6 +361,8 @@ def _pool(
         "nominal": e.nominal,
         "lending_limit": e.lending,
         "borrowing_limit": e.borrowing,
+        "cohort_quota": own_quota,
+        "cohort_borrowable": borrowable,
         "reclaim": reclaim,
         "borrow_policy": borrow_policy,
         "reclaims_in_time": reclaim in PREEMPTING,
