@@ -327,6 +327,7 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
         "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool", "pulled_digest_matches",
         # from the rows of a request log or job list (series_facts), not from the grid
         "open_jobs", "finished_jobs", "open_job_longest_days", "finished_job_longest_days", "open_job_ratio",
+        "trace_job_gpus_p90",
     }
     for name, value in facts.items():
         if name == "run_sketch":  # the stored sketch of the trace's runs (not a fact rules read)

@@ -37,6 +37,7 @@ def test_the_facts_of_a_job_list_with_and_without_open_jobs(tmp_path: Path) -> N
     assert open_job_facts(series) == {
         "open_jobs": 0, "finished_jobs": 12, "open_job_longest_days": None,
         "finished_job_longest_days": (2 * DAY + 11 * 3600) / DAY, "open_job_ratio": None,
+        "trace_job_gpus_p90": None,  # counted by jobs, not weighted by GPUs
     }
     # one job with no end, started on day 1: it runs to the last time the list records (day 13 + 2 d 11 h)
     series = read_series(_jobs(tmp_path, [*finished, (T0 + DAY, None)]), format="jobs", start_column="start",
@@ -67,3 +68,14 @@ def test_the_blanked_list_is_reported_and_the_exported_one_passes(tmp_path: Path
         found = json.loads(out)["findings"]
         assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL979", "PL979/fail/blanked.yaml", 28)]
         assert "the longest has run 77.0 days, 19.4x the longest of its 118 finished jobs (4.0 days; limit 3x)" in found[0]["message"]
+
+
+def test_a_gpu_weighted_list_says_what_nine_jobs_in_ten_were_weighed_at(tmp_path: Path) -> None:
+    """PL982's figure: the 90th percentile of the weighting column, always one job's own value."""
+    path = tmp_path / "weighted.csv"
+    rows = [f"{T0 + i * 3600},{T0 + i * 3600 + 7200},{16 if i == 19 else 8 if i >= 17 else 2}" for i in range(20)]
+    path.write_text("start,end,gpus\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    weighted = read_series(path, format="jobs", unit="gpus", step_seconds=600)
+    assert open_job_facts(weighted)["trace_job_gpus_p90"] == 8.0  # 17 of 2, 2 of 8, 1 of 16
+    counted = read_series(path, format="jobs", step_seconds=600)
+    assert open_job_facts(counted)["trace_job_gpus_p90"] is None

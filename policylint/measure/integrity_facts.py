@@ -177,6 +177,11 @@ class IntegrityWorkloadFacts(Facts):
         "are known and the latter is above zero)",
         default=None,
     )
+    trace_job_gpus_p90: float | None = fact(
+        "plausibility: a concurrency trace read from a GPU-weighted job list (unit: gpus): the most GPUs nine "
+        "jobs in ten were weighed at (None for any other trace)",
+        default=None,
+    )
 
 
 @dataclass(kw_only=True, eq=False)

@@ -116,6 +116,11 @@ def read_requests(
         unused_gpu_column=unused,
         from_intervals=True,
         interval_rows=_rows(intervals.durations, intervals.running),
+        job_weight_p90=(
+            float(np.quantile(intervals.extra, 0.9, method="higher"))
+            if weight_name is not None and intervals.extra is not None and intervals.extra.size
+            else None
+        ),
     )
 
 

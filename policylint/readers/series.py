@@ -75,6 +75,9 @@ class Series:
     #: end of the trace and the longest row with an end, in seconds, each None without such rows);
     #: None for a sampled trace
     interval_rows: tuple[int, int, float | None, float | None] | None = None
+    #: a GPU-weighted job list: the most GPUs nine jobs in ten were weighed at (the 90th percentile of
+    #: the weighting column, one job's own figure); None for any other series
+    job_weight_p90: float | None = None
     #: why a read that failed later may have been the wrong form (an event log read as a
     #: series); the calculator adds it to an error about too few consecutive samples
     hint: str | None = None

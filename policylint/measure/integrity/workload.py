@@ -99,9 +99,11 @@ def open_job_facts(series: Series) -> dict[str, Any]:
     work still running at the export). Every fact is None for a sampled trace.
     """
     if series.interval_rows is None:
-        return dict.fromkeys(("open_jobs", "finished_jobs", "open_job_longest_days", "finished_job_longest_days", "open_job_ratio"))
+        return dict.fromkeys(("open_jobs", "finished_jobs", "open_job_longest_days", "finished_job_longest_days",
+                              "open_job_ratio", "trace_job_gpus_p90"))
     opened, closed, longest, finished = series.interval_rows
     return {
+        "trace_job_gpus_p90": series.job_weight_p90,
         "open_jobs": opened,
         "finished_jobs": closed,
         "open_job_longest_days": longest / 86_400.0 if longest is not None else None,

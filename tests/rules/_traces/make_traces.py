@@ -20,6 +20,7 @@ the day before the fixtures' fixed "now" (2026-12-01).
   unloaded (0 MiB) from 00:00 to 06:00 and holds 20 GiB otherwise, busy 50% while loaded.
 - tail-jobs.csv: 100 jobs, most about an hour, two running 30 hours (p99 / p50 > 20).
 - outlier-jobs.csv: 100 evaluation jobs of 2 GPUs, one of them (eval-050) of 8.
+- cpu-jobs.csv: 100 fine-tuning jobs of 8 GPUs and 16 CPUs each.
 - even-jobs.csv: 100 jobs between 50 and 70 minutes (p99 / p50 close to 1).
 """
 
@@ -70,12 +71,14 @@ def write_vram(name: str, days: int) -> None:
     (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
-def write_jobs(name: str, durations: list[int], gpus: list[int] | None = None, offset: int = 0, prefix: str = "job") -> None:
+def write_jobs(name: str, durations: list[int], gpus: list[int] | None = None, offset: int = 0, prefix: str = "job",
+               cpus: int | None = None) -> None:
     start = END - 40 * 86_400 + offset
-    rows = ["job_id,start,end,gpus"]
+    rows = ["job_id,start,end,gpus" + (",cpus" if cpus is not None else "")]
     for i, d in enumerate(durations):
         t = start + i * 9000
-        rows.append(f"{prefix}-{i + 1:03d},{t},{t + d},{8 if gpus is None else gpus[i]}")
+        extra = f",{cpus}" if cpus is not None else ""
+        rows.append(f"{prefix}-{i + 1:03d},{t},{t + d},{8 if gpus is None else gpus[i]}{extra}")
     (HERE / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
@@ -91,6 +94,7 @@ def main() -> None:
     write_jobs("even-jobs.csv", [3000 + 12 * i for i in range(100)])
     write_jobs("outlier-jobs.csv", [4500 + 18 * i for i in range(100)], gpus=[8 if i == 49 else 2 for i in range(100)],
                offset=900, prefix="eval")
+    write_jobs("cpu-jobs.csv", [40_000 + 60 * i for i in range(100)], offset=1800, prefix="ft", cpus=16)
 
 
 if __name__ == "__main__":
