@@ -103,9 +103,7 @@ class Session:
         config.extend_select += cli["--extend-select"]
         config.ignore += cli["--ignore"]
         selected = select_rules(ruleset, config.select, config.extend_select, config.ignore, source)
-        if config.select and not cli["--select"] and GATE_REPORT in ruleset.rules and not any(
-            r.code == GATE_REPORT for sel in cli["--ignore"] for r in ruleset.matches(sel)
-        ):
+        if config.select and not cli["--select"] and GATE_REPORT in ruleset.rules and not _names_gate(ruleset, cli["--ignore"]):
             # the configuration's own select cannot leave out the rule that reports what it left out
             selected.add(GATE_REPORT)
         baseline = getattr(args, "baseline", None) or config.baseline
@@ -244,12 +242,9 @@ def _keep_gate_report(ruleset: Any, config: Any, source: str) -> None:
     if GATE_REPORT not in ruleset.rules:
         return
 
-    def hits(selectors: list[str]) -> bool:
-        return any(r.code == GATE_REPORT for sel in selectors for r in ruleset.matches(sel))
-
     why = (f"{GATE_REPORT} (gate-loosened) cannot be ignored by the repository's configuration: it is how the gate says"
            " what the configuration loosened (pass --ignore PL977 on the command line of a CI job if you must)")
-    if hits(config.ignore):
+    if _names_gate(ruleset, config.ignore):
         raise PolicylintError(why, source=source, key="ignore")
     from policylint.finding import Severity
 
@@ -261,8 +256,13 @@ def _keep_gate_report(ruleset: Any, config: Any, source: str) -> None:
                 raise PolicylintError(f"{GATE_REPORT} (gate-loosened) cannot report below warning: it is how the gate"
                                       " says what the configuration loosened", source=source, key=f"rules.{key}.severity")
     for pattern, selectors in sorted(config.per_file_ignores.items()):
-        if hits(selectors):
+        if _names_gate(ruleset, selectors):
             raise PolicylintError(why, source=source, key=f"per-file-ignores.{pattern}")
+
+
+def _names_gate(ruleset: Any, selectors: list[str]) -> bool:
+    """Whether ``selectors`` (codes, prefixes, names) name PL977."""
+    return any(r.code == GATE_REPORT for sel in selectors for r in ruleset.matches(sel))
 
 
 def _gate_overrides(config: Any) -> dict[str, dict[str, Any]]:
@@ -281,7 +281,7 @@ def _gate_overrides(config: Any) -> dict[str, dict[str, Any]]:
     except ValueError:
         return rules  # an unknown level is refused where it is read
     if level > Severity.WARNING:
-        rules["PL977"] = {**rules.get("PL977", {}), "severity": level.label}
+        rules[GATE_REPORT] = {**rules.get(GATE_REPORT, {}), "severity": level.label}
     return rules
 
 

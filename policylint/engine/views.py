@@ -248,7 +248,7 @@ def cluster_rounding(sheets: list[PoolFactSheet]) -> tuple[float | None, int | N
 
 def _text(value: object) -> str | None:
     """A model name as written (stripped), None when none is given."""
-    return value.strip() or None if isinstance(value, str) else None
+    return (value.strip() or None) if isinstance(value, str) else None
 
 
 def _proposal_view(

@@ -213,14 +213,15 @@ def _refuse_repeated_jobs(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from policylint.readers.arrays import to_numpy
     from policylint.readers.filters import empty_cells
 
     if len(ids) < 2:
         return
     whole = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     text = whole if pa.types.is_string(whole.type) else whole.cast(pa.string())
-    key = pc.dictionary_encode(text).indices.to_numpy(zero_copy_only=False).astype(np.float64)
-    key[empty_cells(ids)] = np.nan  # an empty identifier is no identifier: NaN equals nothing
+    key = to_numpy(pc.dictionary_encode(text).indices).astype(np.float64)  # a null identifier: NaN
+    key[empty_cells(ids)] = np.nan  # an empty identifier is no identifier either: NaN equals nothing
     order = np.lexsort((finish, begin, key))  # stable: equal rows stay in file order
     k, s, f = key[order], begin[order], finish[order]
     same = (k[1:] == k[:-1]) & (s[1:] == s[:-1]) & (f[1:] == f[:-1])

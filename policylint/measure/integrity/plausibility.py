@@ -29,9 +29,11 @@ def job_facts(gpus: np.ndarray, column_declared: bool) -> dict[str, Fact]:
     values = np.asarray(gpus, dtype=np.float64)
     if values.size == 0 or not (column_declared or bool(np.any(values > 1))):
         return {"job_gpus_max": None, "job_gpus_median": None, "job_gpus_p90": None}
-    # the p90 is a job's own figure (the next job up, never a blend): what nine jobs in ten hold at most
+    from policylint.calc.select import percentile
+
+    # the p90 (inverted CDF, as every band): one job's own figure, what nine jobs in ten hold at most
     return {"job_gpus_max": int(np.max(values)), "job_gpus_median": float(np.median(values)),
-            "job_gpus_p90": int(np.quantile(values, 0.9, method="higher"))}
+            "job_gpus_p90": int(percentile(values, [90])[0])}
 
 
 #: Memory of common data-centre GPUs, GiB (the sizes the vendors sell them with; a name that
@@ -164,27 +166,19 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
             queues = volcano_queues or {}
             parent_doc = queues.get(parent)
             if parent_doc is not None:
-                parent_cap = gpu_of(((parent_doc.data or {}).get("spec") or {}).get("capability"))
-                children = [
-                    gpu_of(((d.data or {}).get("spec") or {}).get("guarantee", {}).get("resource"))
-                    for d in queues.values()
-                    if ((d.data or {}).get("spec") or {}).get("parent") == parent
-                    and isinstance(((d.data or {}).get("spec") or {}).get("guarantee"), dict)
-                ]
+                parent_spec = (parent_doc.data or {}).get("spec") or {}
+                parent_cap = gpu_of(parent_spec.get("capability"))
+                siblings = [s for s in (((d.data or {}).get("spec") or {}) for d in queues.values()) if s.get("parent") == parent]
+                children = [gpu_of(s["guarantee"].get("resource")) for s in siblings if isinstance(s.get("guarantee"), dict)]
                 total = sum(x for x in children if x)
                 if parent_cap is not None and total > parent_cap:
                     out.append(
                         f"the queues under {parent} are guaranteed {total} GPUs together, but {parent}'s capability"
                         f" is {parent_cap}"
                     )
-                parent_spec = (parent_doc.data or {}).get("spec") or {}
                 held = parent_spec.get("guarantee")
                 parent_guarantee = gpu_of(held.get("resource") if isinstance(held, dict) else None)
-                caps = [
-                    gpu_of(((d.data or {}).get("spec") or {}).get("capability"))
-                    for d in queues.values()
-                    if ((d.data or {}).get("spec") or {}).get("parent") == parent
-                ]
+                caps = [gpu_of(s.get("capability")) for s in siblings]
                 # a parent queue is judged through its children: GPUs guaranteed beyond what they may use reach no one
                 if parent_guarantee is not None and caps and all(c is not None for c in caps):
                     usable = sum(int(c or 0) for c in caps)

@@ -291,7 +291,7 @@ def _pool(
         # what the members may borrow together (None: one of them has no limit)
         borrowable = None if any(o.borrowing is None for o in members) else sum(int(o.borrowing or 0) for o in members)
         reserved = max(0, e.nominal - (e.lending or 0))
-        lendable = cohort_gpus.get((cohort, e.flavor), 0) + sum(
+        lendable = own_quota + sum(
             (o.lending if o.lending is not None else o.nominal)
             for o in entries
             if o is not e and o.flavor == e.flavor and o.queue != e.queue and cohort_of(o.doc) == cohort
