@@ -220,7 +220,10 @@ def _refuse_repeated_jobs(
         return
     whole = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     text = whole if pa.types.is_string(whole.type) else whole.cast(pa.string())
-    key = to_numpy(pc.dictionary_encode(text).indices).astype(np.float64)  # a null identifier: NaN
+    encoded = pc.dictionary_encode(text)
+    if len(encoded.dictionary) == len(text) - text.null_count:
+        return  # every identifier once (a real job list): no row can repeat another
+    key = to_numpy(encoded.indices).astype(np.float64)  # a null identifier: NaN
     key[empty_cells(ids)] = np.nan  # an empty identifier is no identifier either: NaN equals nothing
     order = np.lexsort((finish, begin, key))  # stable: equal rows stay in file order
     k, s, f = key[order], begin[order], finish[order]
