@@ -11,8 +11,12 @@ them) in two layouts:
 * **many-pool**: ``bench_rules.py``'s layout, pools of 100 workloads (one
   cluster per 100 workloads).
 
-Every trace is a copy of one of the examples' traces with one sample raised at
-a place of its own, so no two workloads cite the same series.
+Every trace is one of the examples' traces with noise of its own at every sample
+(``--series independent``, the default), as the series of workloads measured apart
+are; ``--series raised`` gives the copies with one sample raised that the figures
+before 2026-12-06 were taken on, where the double-count rule recognises thousands
+of workloads as scaled copies of others. ``--keep DIR`` generates the repositories
+there once and reuses them.
 
 For each layout and size, every case runs as its own process (``python -m
 policylint check --format json``) with a private cache folder; wall time, CPU
@@ -213,15 +217,20 @@ def resident_server(tmp: Path) -> Iterator[bool]:
 
 
 def bench(tmp: Path, layout: str, size: int, cases: list[str], rounds: int, fill_rounds: int,
-          ruff: str | None) -> list[Figure]:
-    root = tmp / f"{layout}-{size}"
-    root.mkdir()
-    build(root, size, distinct=True, **LAYOUTS[layout])  # type: ignore[arg-type]
-    # A pre-commit hook runs in a git repository, and the repository's root is where
-    # `--changed-files` finds the clusters: without one (and without a configuration
-    # file) the root would be the changed file's folder, workloads/, whose workloads
-    # then name an unknown cluster and no pool - a run that measures nothing pooled.
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+          ruff: str | None, series: str = "independent", keep: Path | None = None) -> list[Figure]:
+    root = (keep or tmp) / f"{layout}-{size}-{series}"
+    done = root / ".generated"  # written last: a folder without it was cut short and is generated again
+    if not done.exists():
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        build(root, size, distinct=series == "raised", independent=series == "independent",
+              **LAYOUTS[layout])  # type: ignore[arg-type]
+        # A pre-commit hook runs in a git repository, and the repository's root is where
+        # `--changed-files` finds the clusters: without one (and without a configuration
+        # file) the root would be the changed file's folder, workloads/, whose workloads
+        # then name an unknown cluster and no pool - a run that measures nothing pooled.
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        done.write_text("")
     cache = tmp / f"cache-{layout}-{size}"
     traces = sum(p.stat().st_size for p in (root / "traces").iterdir())
     print(f"\n{layout}, {size:,} workloads ({traces / 1e6:,.0f} MB of CSV traces); load {load():.1f}", flush=True)
@@ -305,6 +314,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="runs per figure (medians; default 5)")
     parser.add_argument("--fill-rounds", type=int, default=None, help="runs of the cache-filling case (default --rounds)")
     parser.add_argument("--ruff", default=shutil.which("ruff"), help="the ruff executable (default: ruff on PATH)")
+    parser.add_argument("--series", choices=("independent", "raised"), default="independent",
+                        help="independent (default): every trace an example's with its own noise at every sample;"
+                             " raised: copies with one sample raised (the figures before 2026-12-06)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="generate the repositories in this folder and reuse them in later invocations"
+                             " (10,000 workloads take minutes to write)")
     parser.add_argument("--against", type=Path, default=None,
                         help="a folder holding another version's policylint package (e.g. `git archive BASE policylint"
                              " rules schemas | tar -x -C DIR`), measured in the same rounds; ratios this tree / it")
@@ -331,7 +346,8 @@ def main() -> None:
         tmp = Path(name)
         for size in (int(n) for n in args.sizes.split(",")):
             for layout in args.layouts.split(","):
-                for f in bench(tmp, layout, size, cases, args.rounds, args.fill_rounds or args.rounds, args.ruff):
+                for f in bench(tmp, layout, size, cases, args.rounds, args.fill_rounds or args.rounds, args.ruff,
+                               args.series, args.keep):
                     results.append((layout, size, f))
     print("\n| layout | workloads | case | tree | wall | CPU | peak RSS | load |")
     print("|---|---:|---|---|---:|---:|---:|---:|")

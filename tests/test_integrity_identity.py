@@ -847,3 +847,11 @@ def test_near_copies_are_unchanged(case: tuple[Any, Any, Any]) -> None:
         for _, _, _, b in entries[:6]:
             if a is not None and b is not None:
                 _same(current_runs.sketch_similarity(a, b), ref_sketch_similarity(a, b))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(0, 300), max_size=140), st.lists(st.integers(0, 300), max_size=140))
+def test_the_sorted_similarity_is_the_set_similarity(a: list[int], b: list[int]) -> None:
+    # values from a narrow range: most pairs share runs, some share all, some none, and duplicates occur
+    sa, sb = frozenset(a), frozenset(b)
+    _same(current_runs._sorted_similarity(sa, sb, sorted(sa), sorted(sb)), ref_sketch_similarity(a, b))

@@ -35,6 +35,7 @@ from policylint.measure.integrity.plausibility import pool_integrity_facts
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from pathlib import Path
 
     from policylint.measure.facts import PoolFacts, WorkloadFacts
     from policylint.model.needed import Needed
@@ -112,6 +113,7 @@ def build_views(
     only: Needed | None = None,
     prebuilt: Mapping[str, View] | None = None,
     viewed: Callable[[list[tuple[Workload, WorkloadFacts, View]]], None] | None = None,
+    cache_dir: Path | None = None,
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
@@ -121,7 +123,8 @@ def build_views(
     :func:`policylint.engine.scope.needed` says they read. ``prebuilt`` holds workload views
     already built (from the repository index, :mod:`policylint.engine.repo_index`); ``viewed``
     is given every workload view built here (with its workload and facts) once they are all
-    built, before the pool steps add to them.
+    built, before the pool steps add to them. With ``cache_dir`` the near-copy facts are kept
+    there between runs (:func:`policylint.measure.integrity.copies.copy_facts`).
     """
     if pools is None:
         pools = measure_pools(model, facts)
@@ -189,7 +192,8 @@ def build_views(
                 for name, pooled in identity_facts(pool, wsheets).items():
                     wsheets[name].pooled = pooled
     # near copies, across pools too
-    for name, near in copy_facts(list(model.workloads.values()), facts, wsheets).items():
+    kept = (cache_dir, model.root) if cache_dir is not None else None
+    for name, near in copy_facts(list(model.workloads.values()), facts, wsheets, kept).items():
         if is_stand_in(wsheets[name]):
             set_facts(wsheets[name].integrity, near)  # its own part, held by nothing else: as replacing it
         else:

@@ -15,14 +15,20 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.calc.runs import (
     Sketch,
-    _set_similarity,
+    _sorted_similarity,
     shared_run_pairs,
     sketch_values,
 )
 from policylint.measure.integrity.days import MIN_DAY_CHANGES
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
+
+
+#: counters for tests: runs whose near-copy facts came from the cache entry, and runs that computed them
+STATS: dict[str, int] = {"kept": 0, "computed": 0}
 
 
 def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str:
@@ -120,7 +126,8 @@ def _near_copies(
             for b in members[j + 1 :]:
                 pairs.add((a, b) if a < b else (b, a))
     out: dict[str, tuple[str, float]] = {}
-    sets: dict[int, frozenset[int]] = {}  # each sketch as a set once, not once per pair
+    # each sketch as a set and as its sorted values once, not once per pair
+    sets: dict[int, tuple[frozenset[int], list[int]]] = {}
     for a, b in sorted(pairs):
         na, nb = names[a], names[b]
         if na == nb:
@@ -133,11 +140,12 @@ def _near_copies(
         if same:
             sim = 1.0
         elif sa and sb:
-            if a not in sets:
-                sets[a] = frozenset(sketch_values(sa))
-            if b not in sets:
-                sets[b] = frozenset(sketch_values(sb))
-            sim = _set_similarity(sets[a], sets[b])
+            for i, sketch in ((a, sa), (b, sb)):
+                if i not in sets:
+                    as_set = frozenset(sketch_values(sketch))
+                    sets[i] = (as_set, sorted(as_set))
+            (set_a, sorted_a), (set_b, sorted_b) = sets[a], sets[b]
+            sim = _sorted_similarity(set_a, set_b, sorted_a, sorted_b)
         else:
             continue
         first, second = sorted((na, nb))
@@ -147,7 +155,10 @@ def _near_copies(
 
 
 def copy_facts(
-    workloads: Sequence[Any], stored: dict[str, Any], facts: Mapping[str, Mapping[str, Any]]
+    workloads: Sequence[Any],
+    stored: dict[str, Any],
+    facts: Mapping[str, Mapping[str, Any]],
+    kept: tuple[Path, Path] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The near-copy facts of every workload (:func:`near_copies` over the whole model), by workload.
 
@@ -161,6 +172,12 @@ def copy_facts(
     pool buys that demand. The same file reached by another path (a symlink, a linked
     folder) is judged too. A trace's path is made absolute only for the members of a pair
     (the only place it is compared).
+
+    With ``kept`` (the cache folder and the repository root) the answer is kept in one sealed
+    entry per repository under a digest of everything it is made from (:func:`_inputs_digest`),
+    and taken from there while that digest holds: a pool of thousands of quiet traces pairs
+    tens of thousands of workloads by chance runs, and a pre-commit run that changed no trace
+    would compare them all again.
     """
     names: list[str] = []
     refs: list[Any] = []
@@ -178,6 +195,24 @@ def copy_facts(
         names.append(w.name)
         refs.append(ref)
         sketches.append(sketch if isinstance(sketch, (list, bytes)) else None)
+    entry = _KeptCopies(kept[0], kept[1]) if kept is not None else None
+    digest = _inputs_digest(names, refs, sketches, facts) if entry is not None else None
+    if entry is not None and digest is not None:
+        found = entry.read(digest)
+        if found is not None:
+            STATS["kept"] += 1
+            return found
+    STATS["computed"] += 1
+    out = _copy_facts(names, refs, sketches, facts)
+    if entry is not None and digest is not None:
+        entry.write(digest, out)
+    return out
+
+
+def _copy_facts(
+    names: list[str], refs: list[Any], sketches: list[Sketch | None], facts: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """:func:`copy_facts` of the workloads it judges, given column by column (names in order)."""
     resolved: dict[int, str | None] = {}
 
     def path_of(i: int) -> str | None:
@@ -221,3 +256,134 @@ def copy_facts(
             "near_copy_pool": facts[other].get("pool"),
         }
     return out
+
+
+#: the facts of a workload's view that :func:`_copy_facts` reads
+_VIEW_READS = ("double_counted_with", "values_fingerprint", "value_changes", "pool", "measurement_share")
+
+
+def _inputs_digest(
+    names: list[str], refs: list[Any], sketches: list[Sketch | None], facts: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    """SHA-256 of everything :func:`_copy_facts` reads, exactly; None when a value has no exact text.
+
+    Per judged workload, in name order: its name, its trace's path as written and as shown,
+    and its run sketch (its numbers, or the packed bytes the repository index keeps, told
+    apart). Per view, in name order: the facts it reads (:data:`_VIEW_READS`). And the working
+    folder, from which a relative path is made absolute.
+    """
+    from policylint.cache.exact import quick_canonical
+
+    digest = hashlib.sha256(b"policylint-near-copies/1\0")
+    head = quick_canonical([os.getcwd(), len(names)])
+    if head is None:
+        return None
+    digest.update(head.encode("utf-8", "surrogateescape"))
+    for name, ref, sketch in zip(names, refs, sketches):
+        path = None if ref is None or ref.path is None else os.fspath(ref.path)
+        text = quick_canonical([name, path, None if ref is None else ref.display])
+        if text is None:
+            return None
+        digest.update(b"\0w")
+        digest.update(text.encode("utf-8", "surrogateescape"))
+        packed = _packed(sketch)
+        if packed is not None:
+            digest.update(b"\0b%d:" % len(packed))
+            digest.update(packed)
+        else:
+            text = quick_canonical(sketch)  # None, or numbers that do not pack (told apart by their types)
+            if text is None and sketch is not None:
+                return None
+            digest.update(b"\0l")
+            digest.update(str(text).encode("utf-8", "surrogateescape"))
+    for name in sorted(facts):
+        view = facts[name]
+        text = quick_canonical([name, *(view.get(key) for key in _VIEW_READS)])
+        if text is None:
+            return None
+        digest.update(b"\0v")
+        digest.update(text.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def _packed(sketch: Sketch | None) -> bytes | None:
+    """A sketch's numbers as the repository index packs them (8-byte little-endian signed), whichever form it has.
+
+    A workload measured in this run hands its sketch over as numbers, one taken from the index as
+    their packed bytes: the same sketch, one digest. None for numbers that are not all ``int`` in range.
+    """
+    import struct
+
+    if isinstance(sketch, bytes):
+        return sketch if len(sketch) % 8 == 0 else None
+    if not isinstance(sketch, list) or set(map(type, sketch)) - {int}:
+        return None
+    try:
+        return struct.pack(f"<{len(sketch)}q", *sketch)
+    except struct.error:
+        return None
+
+
+class _KeptCopies:
+    """Sealed cache entries (kind ``nearcopies``) holding a repository's last near-copy facts, one per digest.
+
+    A whole run and the narrowed runs after it judge different parts of the model (a
+    narrowed run views the changed pools' workloads only), so each has its own digest and
+    its own entry, named by the repository and the digest: a run reads at most one file.
+    The :data:`KEEP` most recently written entries of a repository are kept; writing one
+    removes the older ones.
+    """
+
+    KIND = "nearcopies"
+    FORMAT = 1
+    MAX_BYTES = 64 << 20
+    #: entries kept per repository (a whole run's, and those of the narrowed runs after it)
+    KEEP = 4
+
+    def __init__(self, folder: Path, root: Path) -> None:
+        import json
+
+        from policylint.cache.store import FORMAT_VERSION, code_fingerprint
+
+        self.folder = folder
+        self.header = {"format": self.FORMAT, "cache": FORMAT_VERSION, "code": code_fingerprint(),
+                       "root": os.path.realpath(root)}
+        self.locator = hashlib.sha256(json.dumps(self.header, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+        self.place = folder / f"nearcopies-v{FORMAT_VERSION}" / self.locator[:2]
+
+    def path(self, digest: str) -> Path:
+        return self.place / f"{self.locator}-{digest[:32]}.json"
+
+    def read(self, digest: str) -> dict[str, dict[str, Any]] | None:
+        """The kept facts when an entry holds them for ``digest``; None otherwise (missing, damaged, foreign)."""
+        from policylint.cache.decoded import read_sealed_json
+
+        try:
+            stored = read_sealed_json(self.path(digest), self.folder, self.KIND, self.MAX_BYTES)
+        except (OSError, ValueError):
+            return None
+        if not (isinstance(stored, dict) and stored.get("header") == self.header and stored.get("inputs") == digest):
+            return None
+        out = stored.get("out")
+        if not isinstance(out, dict) or not all(isinstance(v, dict) for v in out.values()):
+            return None
+        return out
+
+    def write(self, digest: str, out: dict[str, dict[str, Any]]) -> None:
+        import json
+
+        from policylint.cache.store import write_sealed
+
+        try:
+            body = json.dumps({"header": self.header, "inputs": digest, "out": out}, separators=(",", ":"),
+                              allow_nan=False).encode("utf-8", "surrogateescape")
+        except (TypeError, ValueError):
+            return  # a value JSON cannot hold exactly: nothing is kept, the next run computes again
+        try:
+            if not write_sealed(self.path(digest), self.folder, self.KIND, body, self.MAX_BYTES):
+                return
+            mine = sorted(self.place.glob(f"{self.locator}-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+            for old in mine[self.KEEP:]:
+                old.unlink(missing_ok=True)
+        except OSError:
+            return  # a cache that cannot be written makes the next run no faster, never different
