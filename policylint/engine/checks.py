@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from policylint.measure.integrity.checks import CHECKS as INTEGRITY_CHECKS
@@ -198,6 +198,18 @@ def tolerance_evidence_uncheckable(facts: Mapping[str, Any], params: Mapping[str
     return []
 
 
+#: items a message lists before "and N more": a pool of thousands of workloads names a dozen of
+#: them, not all (a finding's message is read in a terminal, a pull request annotation, a SARIF viewer)
+LISTED_MOST = 12
+
+
+def listed(items: Sequence[str], most: int = LISTED_MOST) -> str:
+    """``items`` joined by commas, the first ``most`` of them and then "and N more" for the rest."""
+    if len(items) <= most:
+        return ", ".join(items)
+    return f"{', '.join(items[:most])} and {len(items) - most} more"
+
+
 def queue_depth_short(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
     """Workloads whose spikes put more work above their capacity share than the queue can hold."""
     depth = facts.get("queue_max_depth")
@@ -211,8 +223,8 @@ def queue_depth_short(facts: Mapping[str, Any], params: Mapping[str, Any]) -> li
     if not short:
         return []
     needed = short[-1][0]
-    listed = ", ".join(f"{name} {need}" for need, name in reversed(short))
-    return [{"depth_needed": needed, "short_workloads": listed, "_at": "queue_depth_limit", "_figures": (needed, depth)}]
+    listed_ = listed([f"{name} {need}" for need, name in reversed(short)])
+    return [{"depth_needed": needed, "short_workloads": listed_, "_at": "queue_depth_limit", "_figures": (needed, depth)}]
 
 
 def format_share(share: float | None) -> str:
@@ -269,7 +281,7 @@ def queue_cannot_absorb(facts: Mapping[str, Any], params: Mapping[str, Any]) -> 
     return [
         {
             "queue_wait": _seconds(imposed),
-            "over_workloads": ", ".join(f"{name} ({tol:g} s)" for tol, name in over),
+            "over_workloads": listed([f"{name} ({tol:g} s)" for tol, name in over]),
             "over_count": len(over),
             "queue_note": note,
             "_figures": (imposed, over[0][0]),
@@ -306,7 +318,7 @@ def queue_wait_below_tolerance(facts: Mapping[str, Any], params: Mapping[str, An
     return [
         {
             "longest_tolerance": cut[0][0],
-            "cut_workloads": ", ".join(f"{name} ({tol:g} s)" for tol, name in cut),
+            "cut_workloads": listed([f"{name} ({tol:g} s)" for tol, name in cut]),
             "rejected_share": format_share(share),
             "_at": "queue_wait_limit",
             "_figures": (share, float(params["max_rejected_share"])),
@@ -328,7 +340,7 @@ def queue_limit_tighter_than_tolerance(facts: Mapping[str, Any], params: Mapping
     return [
         {
             "longest_tolerance": cut[0][0],
-            "cut_workloads": ", ".join(f"{name} ({tol:g} s)" for tol, name in cut),
+            "cut_workloads": listed([f"{name} ({tol:g} s)" for tol, name in cut]),
             "rejection_known": why,
             "_at": "queue_wait_limit",
             "_figures": (limit, cut[0][0]),
@@ -345,8 +357,8 @@ def realtime_mixed(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[
         return []
     return [
         {
-            "realtime_workloads": ", ".join(f"{n} ({s:g} s)" for s, n in realtime),
-            "queue_tolerant_workloads": ", ".join(f"{n} ({s:g} s)" for s, n in patient),
+            "realtime_workloads": listed([f"{n} ({s:g} s)" for s, n in realtime]),
+            "queue_tolerant_workloads": listed([f"{n} ({s:g} s)" for s, n in patient]),
         }
     ]
 

@@ -84,7 +84,9 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
         left = sorted(code for code, rule in ruleset.rules.items() if not rule.builtin and code not in chosen | ignored)
         if left:
             # one sentence for the lot: a select naming a few rules leaves out most of the pack
-            shown = ", ".join(left[:_SHOWN]) + (f" and {len(left) - _SHOWN} more" if len(left) > _SHOWN else "")
+            from policylint.engine.checks import listed
+
+            shown = listed(left, _SHOWN)
             found[("~select", "")] = f"its select leaves out {len(left)} rule{'s' if len(left) != 1 else ''}: {shown}"
     per_file_cfg = config.get("per-file-ignores")
     per_file: dict[str, Any] = per_file_cfg if isinstance(per_file_cfg, dict) else {}

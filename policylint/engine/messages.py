@@ -11,7 +11,7 @@ import string
 from collections.abc import Mapping
 from typing import Any
 
-from policylint.engine.checks import format_share
+from policylint.engine.checks import format_share, listed
 
 
 class _SafeFormatter(string.Formatter):
@@ -65,7 +65,7 @@ def _plain(value: Any) -> str:
             return str(int(value))
         return f"{value:.2f}".rstrip("0").rstrip(".")
     if isinstance(value, list):
-        return ", ".join(_plain(v) for v in value) or "none"
+        return listed([_plain(v) for v in value]) or "none"
     return str(value)
 
 

@@ -25,6 +25,7 @@ from policylint.engine.sheets import (
     ProposalRequest,
     WorkloadFactSheet,
 )
+from policylint.engine.checks import listed
 from policylint.engine.lite_sheet import is_stand_in, set_facts
 from policylint.engine.view import History, View
 from policylint.facts import Facts
@@ -175,7 +176,7 @@ def build_views(
             # so nothing is judged against the pooled bands (PL981 says why)
             sheet = psheets[key]
             sheet.unread_documents = unread
-            sheet.unread_summary = ", ".join(unread)
+            sheet.unread_summary = listed(unread)
             sheet.unread_count = len(unread)
             unknown = pooled_pool_facts(None, dict.fromkeys(("baseline", "daily", "peak", "sustained_max")))
             unknown.measured_workload_count = sheet.pooled.measured_workload_count  # those read are still measured
