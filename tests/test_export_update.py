@@ -49,7 +49,9 @@ def test_update_changes_only_the_gpu_quotas(repo: Path) -> None:
     assert after.replace(added, "", 1).count("\n") == before.count("\n")
     assert _changed_lines(before, after.replace(added, "", 1)) == [
         ('        nominalQuota: "40"   # sized by hand last quarter\n', '        nominalQuota: "26"   # sized by hand last quarter\n'),
-        ("        borrowingLimit: 9\n", "        borrowingLimit: 2\n"),
+        # the daily band is 2 above the baseline, and the lendingLimit of 4 is the queue's own to use
+        # too (Kueue lets it run its whole nominal quota): nothing is left to borrow
+        ("        borrowingLimit: 9\n", "        borrowingLimit: 0\n"),
         ("        nominalQuota: 120\n", "        nominalQuota: 104\n"),
     ]
     assert after.index(added) == after.index("        nominalQuota: 104\n") + len("        nominalQuota: 104\n")
@@ -59,16 +61,21 @@ def test_update_changes_only_the_gpu_quotas(repo: Path) -> None:
         assert needle in after
     assert "serving nominalQuota 40 -> 26 (pooled baseline band of east/serving + lendingLimit 4 kept)" in err
     assert "training borrowingLimit added: 24" in err
+    # and that lendingLimit alone lets it run 2 GPUs above its daily band: said, not lowered behind its back
+    assert "ClusterQueue serving: its lendingLimit of 4 is more than the 2 GPUs of the daily band above the baseline" in err
     validate_manifests(after)
 
 
 def test_update_reads_back_as_the_plan_and_is_idempotent(repo: Path) -> None:
     code, _, err = _update(repo)
     assert code == 0, err
-    assert "note:" not in err
+    # the one note: serving's lendingLimit (4) exceeds its daily band above the baseline (2)
+    assert [line for line in err.splitlines() if line.startswith("note:")] == [
+        line for line in err.splitlines() if line.startswith("note:") and "serving: its lendingLimit of 4" in line
+    ] and "note:" in err
     pools = {p.name: p for p in run([repo], repo, rules=False).model.pools if p.workloads}
     assert {n: (p.spec["reservedGpus"], p.spec["elastic"]["maxGpus"]) for n, p in pools.items()} == {
-        "serving": (22, 2),
+        "serving": (22, 4),
         "training": (104, 24),
         "batch": (16, 8),
     }
@@ -181,8 +188,10 @@ def test_what_cannot_be_done_is_reported_not_guessed(repo: Path) -> None:
     # the cohort lends no h200 GPUs any more: serving's borrowingLimit of 2 cannot be met
     cohort.write_text(cohort.read_text().replace("        # serving borrows 2\n        nominalQuota: 2", "        nominalQuota: 0"))
     path = kueue / "cluster-queues.yaml"
-    # batch's quota in milli-units is not a number the editor rewrites
-    path.write_text(path.read_text().replace("nominalQuota: 16\n", "nominalQuota: 16000m\n"))
+    # batch's quota in milli-units is not a number the editor rewrites; serving lends nothing (a
+    # lendingLimit is the queue's own quota to use too, and would cover the 2 GPUs it cannot borrow)
+    text = path.read_text().replace("nominalQuota: 16\n", "nominalQuota: 16000m\n")
+    path.write_text(text.replace("        lendingLimit: 4\n", "", 1))
     code, out, err = _update(repo)
     # the quotas are written, and the check that follows says what they leave short (exit 1)
     assert code == 1, err

@@ -190,13 +190,16 @@ def test_cohort_mapping_v1beta1_and_v1beta2(tmp_path: Path) -> None:
     assert sorted(pools) == ["serving.a100", "serving.h100", "training"]
     h100 = pools["serving.h100"]
     assert h100.cluster.name == "east"
-    # guaranteed = nominal - lendingLimit; no borrowingLimit: everything the cohort lends on h100
+    # guaranteed = nominal - lendingLimit; elastic = its own lendable 4 (Kueue lets it use its whole
+    # nominal quota) + no borrowingLimit: everything the cohort lends on h100
     assert h100.spec["reservedGpus"] == 20
-    assert h100.spec["elastic"] == {"maxGpus": 16 + 10, "kind": "borrow"}
+    assert h100.spec["elastic"] == {"maxGpus": 4 + 16 + 10, "kind": "borrow"}
+    # reserved + elastic is what Kueue lets the queue run: its nominal quota plus what it borrows
+    assert h100.spec["reservedGpus"] + h100.spec["elastic"]["maxGpus"] == 24 + 16 + 10
     # borrowingLimit 2, but nobody lends a100 GPUs
     assert pools["serving.a100"].spec["elastic"]["maxGpus"] == 0
     train = pools["training"]
-    assert train.spec["reservedGpus"] == 48 and train.spec["elastic"]["maxGpus"] == 4 + 10
+    assert train.spec["reservedGpus"] == 48 and train.spec["elastic"]["maxGpus"] == 16 + 4 + 10
     assert h100.place("reserved") == ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")
 
 

@@ -62,7 +62,7 @@ def reservation_fix(
     path = pool.place("reserved")
     if origin == "kueue" and path[-1:] == ("nominalQuota",):
         # reserved = nominalQuota - lendingLimit inside a cohort: keep what it lends, move the nominal quota
-        lending = (pool.scheduler.get("lending_limit") or 0) if pool.scheduler.get("cohort") else 0
+        lending = _kueue_lending(pool)
         if number(view, path) != pool.scheduler.get("nominal"):
             return None, "the flavor's GPU quota is split over several resources; edit it by hand"
         fix, note = make_fix(code, view, path, target + lending)
@@ -70,6 +70,16 @@ def reservation_fix(
     if origin == "volcano" and path[:3] == ("spec", "guarantee", "resource") and len(path) == 4:
         return make_fix(code, view, path, target)
     return None, "the reserved GPUs are not written as one number; add them by hand"
+
+
+def _kueue_lending(pool: Pool) -> int:
+    """The GPUs a Kueue pool's ClusterQueue may lend inside its cohort (0 without a cohort or a lendingLimit).
+
+    The mapping (:mod:`policylint.model.schedulers.kueue`) counts them as elastic: reserved is
+    ``nominalQuota - lendingLimit``, elastic ``lendingLimit`` + what it may borrow.
+    """
+    info = pool.scheduler or {}
+    return int(info.get("lending_limit") or 0) if info.get("cohort") else 0
 
 
 def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool) -> tuple[Fix | None, str, bool]:
@@ -90,7 +100,13 @@ def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool
     if origin == "policylint" and "maxGpus" in (pool.spec.get("elastic") or {}):
         path, new = (*pool.doc_path, "elastic", "maxGpus"), elastic
     elif origin == "kueue" and path[-1:] == ("borrowingLimit",):
-        new = elastic
+        # elastic = lendingLimit + borrowed inside a cohort (the quota it may lend is still its own)
+        new = elastic - _kueue_lending(pool)
+        if new < 0:
+            return None, (
+                f"its lendingLimit of {_kueue_lending(pool)} alone lets it run more than {reserved + elastic} GPUs;"
+                f" lower the lendingLimit to {elastic} and the nominalQuota with it"
+            ), False
     elif origin == "volcano" and path[:2] in (("spec", "capability"), ("spec", "deserved")):
         if keep:
             return None, "", False  # capability (or deserved) holds the capacity whatever the guarantee
@@ -109,7 +125,8 @@ def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool
         if origin == "policylint":
             return None, "no elastic.maxGpus to lower; lower the reservation", False
         if origin == "kueue":
-            return None, f"borrowing from the cohort is unlimited; add borrowingLimit: {elastic} to the GPU resource", False
+            limit = max(0, elastic - _kueue_lending(pool))
+            return None, f"borrowing from the cohort is unlimited; add borrowingLimit: {limit} to the GPU resource", False
         return None, f"no capability to lower; add capability {reserved + elastic} for the GPU resource", False
     old = number(view, path)
     if not keep and old is not None and new >= old and reserved == int(f["reserved_gpus"]):

@@ -9,7 +9,8 @@ the GPU quota numbers, with the byte-preserving editor of :mod:`policylint.edit`
 
 * Kueue: ``nominalQuota`` = baseline band + the ``lendingLimit`` already set (so
   that the guaranteed part, ``nominalQuota - lendingLimit``, is the baseline);
-  ``borrowingLimit`` = daily band - baseline, inserted after ``nominalQuota``
+  ``borrowingLimit`` = daily band - baseline - ``lendingLimit`` (the quota it may
+  lend is still the queue's own to use), inserted after ``nominalQuota``
   when the resource has none (no limit would let it borrow everything). A
   ClusterQueue without a cohort cannot borrow, so its ``nominalQuota`` carries
   the whole daily band (a note says so; no cohort is invented).
@@ -189,15 +190,25 @@ def _kueue_edits(
                 f"to guarantee only the baseline of {plan.guaranteed} and borrow the other {plan.borrow}, give it a cohort and a borrowingLimit"
             )
         return out
-    why = _band_why(plan, "daily") + f", borrowed within cohort {cohort}"
+    # The quota it may lend stays its own to use whenever no other queue borrows it: elastic
+    # capacity on top of the guarantee, so the borrowing limit carries only the rest of the daily band.
+    borrow = max(0, plan.borrow - lending)
+    why = _band_why(plan, "daily") + f", borrowed within cohort {cohort}" + (
+        f", less the lendingLimit {lending} it may use itself" if lending else "")
+    if lending > plan.borrow:
+        notes.append(
+            f"{head}: its lendingLimit of {lending} is more than the {plan.borrow} GPUs of the daily band above the"
+            f" baseline, and the queue may use all of its nominal quota; lower the lendingLimit to {plan.borrow} by hand"
+        )
+        expected[plan.queue] = (plan.guaranteed, lending)
     if "borrowingLimit" in entry:
         old = whole_number(entry["borrowingLimit"])
         if old is None:
-            notes.append(f"{head}: borrowingLimit is not written as a whole number; set it to {plan.borrow} by hand")
+            notes.append(f"{head}: borrowingLimit is not written as a whole number; set it to {borrow} by hand")
             return out
-        out.append(QuotaEdit(doc.file, doc.source.path, doc.index, (*rpath, "borrowingLimit"), plan.queue, old, plan.borrow, why))
+        out.append(QuotaEdit(doc.file, doc.source.path, doc.index, (*rpath, "borrowingLimit"), plan.queue, old, borrow, why))
     else:
-        out.append(QuotaEdit(doc.file, doc.source.path, doc.index, (*rpath, "borrowingLimit"), plan.queue, None, plan.borrow, why))
+        out.append(QuotaEdit(doc.file, doc.source.path, doc.index, (*rpath, "borrowingLimit"), plan.queue, None, borrow, why))
     return out
 
 

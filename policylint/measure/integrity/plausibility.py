@@ -136,7 +136,9 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
                 f"cohort {info.get('cohort')} holds {quota} GPUs of flavor {info.get('flavor')} itself, but its"
                 f" ClusterQueues may borrow only {borrowable} together: {quota - borrowable} GPUs no queue can reach"
             )
-        if info.get("cohort") and isinstance(borrowing, int) and borrowing > 0 and elastic == 0:
+        # elastic holds the queue's own lendable quota too: what it can borrow is the rest
+        borrowed = elastic - (lending if isinstance(lending, int) else 0) if isinstance(elastic, int) else elastic
+        if info.get("cohort") and isinstance(borrowing, int) and borrowing > 0 and borrowed == 0:
             out.append(
                 f"ClusterQueue {queue} may borrow up to {borrowing} GPUs, but nothing else in cohort"
                 f" {info.get('cohort')} lends any: its elastic part can never be reached"

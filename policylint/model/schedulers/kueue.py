@@ -6,8 +6,10 @@ Mapping (documented in docs/schedulers.md):
   ClusterQueue (``<clusterqueue>.<flavor>`` when several of its flavors hold GPUs);
 * reserved GPUs = ``nominalQuota - lendingLimit`` (an absent lendingLimit lends
   nothing away for good: the quota is the ClusterQueue's own);
-* elastic GPUs (kind ``borrow``) = ``borrowingLimit``, or everything the rest of
-  the cohort can lend on that flavor when no limit is set; 0 without a cohort;
+* elastic GPUs (kind ``borrow``) = the ``lendingLimit`` (the owner's own quota that it
+  may lend away: usable by the owner whenever no one has borrowed it) plus what it may
+  borrow: ``borrowingLimit``, or everything the rest of the cohort can lend on that
+  flavor when no limit is set, capped by that; 0 without a cohort (no lending either);
 * the synthetic cluster is the cohort (a ClusterQueue without one is its own cluster);
 * a Workload's ``spec.queue.name`` is a LocalQueue ``namespace/name``; it is
   admitted through the first GPU flavor of that LocalQueue's ClusterQueue.
@@ -296,7 +298,11 @@ def _pool(
             for o in entries
             if o is not e and o.flavor == e.flavor and o.queue != e.queue and cohort_of(o.doc) == cohort
         )
-        elastic = lendable if e.borrowing is None else min(e.borrowing, lendable)
+        # Kueue lets a ClusterQueue use its whole nominal quota: the part it may lend is its own
+        # whenever nobody has borrowed it, so it counts as elastic capacity, on top of what it borrows
+        # (red team, 2026-12-05: mapped to no pool, a lendingLimit hid 64 GPUs from every rule)
+        borrowed = lendable if e.borrowing is None else min(e.borrowing, lendable)
+        elastic = (e.lending or 0) + borrowed
     flavor_doc = index.flavors.get(e.flavor)
     flavor_spec = mapping(flavor_doc.data.get("spec")) if flavor_doc else {}
     labels = mapping(flavor_spec.get("nodeLabels"))
