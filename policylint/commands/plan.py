@@ -317,24 +317,54 @@ def _saving_line(pool: dict[str, Any]) -> str | None:
 
 
 def _table(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
-    """Rows as aligned columns (``right``: the columns aligned right); the first row is the header."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    """Rows as aligned columns (``right``: the columns aligned right); the first row is the header.
+
+    A table wider than :data:`WIDTH` has its widest left-aligned columns (never the first,
+    which names the row) narrowed until it fits, each to no fewer than :data:`_MIN_COLUMN`,
+    and their cells folded at spaces onto lines of their own under the column: a derivation
+    is a sentence, and a 345-column line is read in no terminal, pull request comment or CI log.
+    """
+    import textwrap
+
+    count = len(rows[0])
+    widths = [max(len(r[i]) for r in rows) for i in range(count)]
+    foldable = [i for i in range(1, count) if i not in right]
+    while 2 + sum(widths) + 2 * (count - 1) > WIDTH:
+        widest = max(foldable, key=lambda i: widths[i], default=None)
+        if widest is None or widths[widest] <= _MIN_COLUMN:
+            break
+        over = 2 + sum(widths) + 2 * (count - 1) - WIDTH
+        widths[widest] = max(_MIN_COLUMN, widths[widest] - over)
     out = []
     for r in rows:
-        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
-        out.append("  " + "  ".join(cells).rstrip())
+        cells = [
+            [c] if i in right or len(c) <= widths[i]
+            else textwrap.wrap(c, widths[i], break_long_words=False, break_on_hyphens=False) or [c]
+            for i, c in enumerate(r)
+        ]
+        for k in range(max(map(len, cells))):
+            parts = [(cell[k] if k < len(cell) else "") for cell in cells]
+            text = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(parts)]
+            out.append("  " + "  ".join(text).rstrip())
     return out
 
 
-#: the width prose lines of the text output are wrapped to (tables keep their rows whole)
+#: the width prose lines and table rows of the text output are folded to (a word longer than the
+#: room left, such as a long pool name, stays whole)
 WIDTH = 100
+#: the fewest characters a folded column keeps, however wide the table
+_MIN_COLUMN = 24
 
 
 def _wrapped(line: str) -> list[str]:
     """``line`` (indented by two) folded at spaces to :data:`WIDTH`, its later lines indented by four."""
+    import re
     import textwrap
 
-    return textwrap.wrap(line, WIDTH, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False) or [line]
+    # a rule's count stays with its code ("PL107 x15"): joined by a character wrap does not break at
+    glued = re.sub(r" (x\d+\b)", "\0\\1", line)
+    folded = textwrap.wrap(glued, WIDTH, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+    return [piece.replace("\0", " ") for piece in folded] or [line]
 
 
 def text(doc: dict[str, Any]) -> str:
@@ -349,7 +379,7 @@ def text(doc: dict[str, Any]) -> str:
     plan, comparison, check = doc["plan"], doc["comparison"], doc["check"]
     lines = [f"Capacity plan for {safe(doc['repository'])}: {len(plan['pools'])} pools"]
     for pool in plan["pools"]:
-        lines += ["", safe(_headline(pool))]
+        lines += ["", *_wrapped(safe(_headline(pool)))]
         table: list[tuple[str, ...]] = [("quantity", "planned", "derivation")]
         table += [(q, safe(v), safe(why)) for q, v, why in _pool_rows(pool)]
         lines += _table(table, {1})
@@ -359,13 +389,14 @@ def text(doc: dict[str, Any]) -> str:
         if saving:
             lines += _wrapped(f"  {safe(saving)}")
     for name, why in plan["unplaced"].items():
-        lines.append(f"not planned: {safe(name)}: {safe(why)}")
+        lines += _wrapped(f"not planned: {safe(name)}: {safe(why)}")
     lines += ["", "Today vs planned (GPUs)"]
-    rows: list[tuple[str, ...]] = [("today's pool", "reserved", "elastic", "proposed", "planned in", "resolves")]
+    # the planned pools last: a list of pool names, folded when long
+    rows: list[tuple[str, ...]] = [("today's pool", "reserved", "elastic", "proposed", "resolves", "planned in")]
     for c in comparison["current_pools"]:
         codes = ", ".join(sorted({finding["code"] for finding in c["resolves"]})) or "-"
-        rows.append((safe(c["pool"]), str(c["reserved_gpus"]), str(c["elastic_gpus"]), str(c["proposed_gpus"]),
-                     safe(", ".join(c["planned_in"]) or "-"), codes))
+        rows.append((safe(c["pool"]), str(c["reserved_gpus"]), str(c["elastic_gpus"]), str(c["proposed_gpus"]), codes,
+                     safe(", ".join(c["planned_in"]) or "-")))
     lines += _table(rows, {1, 2, 3})
     lines.append("")
     rows = [("planned pool", "reserved", "elastic", "from")]
@@ -380,18 +411,19 @@ def text(doc: dict[str, Any]) -> str:
     lines += _table(rows, {1, 2, 3, 4, 5})
     t = comparison["total"]
     today, new, saves = t["today"], t["planned"], t["saves"]
-    lines += [
-        "",
+    lines.append("")
+    # one line whatever its width: the plan's totals, for a reader (or a CI job) to find whole
+    lines.append(
         f"total today: reserved {today['reserved_gpus']} + elastic {today['elastic_gpus']} + proposed"
         f" {today['proposed_gpus']} = {today['total_gpus']} GPUs; planned: reserved {new['reserved_gpus']} + elastic"
-        f" {new['elastic_gpus']} = {new['total_gpus']} GPUs",
-        savings_words(saves),
-    ]
+        f" {new['elastic_gpus']} = {new['total_gpus']} GPUs"
+    )
+    lines += _wrapped(savings_words(saves))
     queueing = queueing_line(plan)
     if queueing:
-        lines.append(queueing)
+        lines += _wrapped(queueing)
     if comparison["unmeasured_workloads"]:
-        lines.append(
+        lines += _wrapped(
             "not counted: the GPUs of " + ", ".join(safe(n) for n in comparison["unmeasured_workloads"])
             + " (no measured GPU demand; measure them before buying for them)"
         )
@@ -401,10 +433,11 @@ def text(doc: dict[str, Any]) -> str:
     else:
         n = len(check["sizing_findings"])
         lines.append(f"check on the planned repository: {n} sizing finding{'s' if n != 1 else ''}")
-        lines += [f"  {finding['code']} {safe(finding['message'])}" for finding in check["sizing_findings"]]
+        for finding in check["sizing_findings"]:
+            lines += _wrapped(f"  {finding['code']} {safe(finding['message'])}")
     other = other_findings_line(check)
     if other:
-        lines.append(other)
+        lines += _wrapped(other)
     return "\n".join(lines) + "\n"
 
 
