@@ -211,3 +211,26 @@ def replace_once(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in {path}"
     path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def assert_narrowed_is_full_narrowed(
+    narrowed: tuple[int, str, str], full: tuple[int, str, str], root: Path, when: list[str]
+) -> None:
+    """A narrowed run's JSON report against the judge-everything run's, narrowed the same way.
+
+    They are equal, except that a narrowed run also judges the near-copy partners of what it
+    judges whole (:mod:`policylint.engine.copy_reach`), found by a search the judge-everything
+    run does not make: it may report PL972 on a partner besides - each one a finding of the
+    whole repository's run too.
+    """
+    import json
+
+    if narrowed == full:
+        return
+    assert narrowed[0] == full[0] and narrowed[2] == full[2]
+    got, kept = json.loads(narrowed[1])["findings"], json.loads(full[1])["findings"]
+    extra = [f for f in got if f not in kept]
+    assert [f for f in got if f not in extra] == kept
+    assert extra and {f["code"] for f in extra} == {"PL972"}, extra
+    whole = json.loads(run_cli(["check", "--format", "json", *when], cwd=root)[1])["findings"]
+    assert all(f in whole for f in extra)

@@ -61,8 +61,16 @@ def copy_partners(
     index: Index | None,
     options: Any,
     now: dt.datetime,
+    judged: Iterable[str] | None = None,
 ) -> set[str]:
-    """Workloads outside ``only`` that may be a near copy of one of ``mine`` (measured, in ``facts``), or its original."""
+    """Workloads not judged by the near-copy rules that may be a near copy of one of ``mine`` (measured, in ``facts``), or its original.
+
+    ``judged`` names the workloads the run already judges by those rules (the changed ones and
+    their pools' neighbours); None: every workload of ``only``. A workload measured for another
+    reason (a pool of the changed cluster) but judged by no near-copy rule is a partner like one
+    outside ``only``: the red team of 2026-12-06 copied a trace into the next pool of the same
+    cluster, and the finding, due on the unchanged original, was in no narrowed run.
+    """
     from policylint.calc.runs import shared_run_pairs
     from policylint.engine.repo_index import lite_view_of, usable
 
@@ -80,10 +88,20 @@ def copy_partners(
     if not names:
         return set()
     own = len(names)
-    others = sorted(n for n in model.workloads if n not in only.workloads)
+    seen = set(only.workloads if judged is None else judged) | set(names)
+    others = sorted(n for n in model.workloads if n not in seen)
     unknown: list[str] = []
     pools_seen: dict[str, str] = {}
     for name in others:
+        got = facts.get(name)
+        if got is not None:
+            # measured by this run already (a pool of the changed cluster): its prints as the judged ones'
+            view = prepared.views.get(name) if prepared is not None else None
+            found = _prints(getattr(got, "integrity", None), view.facts if view is not None else None)
+            if found != (None, None):
+                names.append(name)
+                prints.append(found)
+            continue
         w = model.workloads[name]
         rec = index.get(name) if index is not None else None
         lite = lite_view_of(rec, w, now) if rec is not None and usable(rec, w, pools_seen) else None

@@ -376,7 +376,12 @@ def judge(
             return judged_view(file, subject) and not (isinstance(keep, Reach) and keep.skips(file, subject))
 
         mine = [n for n, w in model.workloads.items() if n in only.workloads and whole(w)]
-        found = copy_partners(model, only, mine, part[3], part[1], part[0], options, now)
+        judged_copies = None
+        if isinstance(keep, Reach):
+            # judged by the near-copy rules already: the changed workloads and their pools' neighbours;
+            # any other workload, measured or not, is a partner to look for
+            judged_copies = set(mine) | {n for n in only.workloads if f"workload {n}" in keep.neighbours}
+        found = copy_partners(model, only, mine, part[3], part[1], part[0], options, now, judged_copies)
         if found:
             if isinstance(keep, Reach):
                 keep.partners.update(dict.fromkeys((f"workload {n}" for n in found), copy_skips(options.ruleset)))
