@@ -245,3 +245,75 @@ def test_gpu_resource_names_come_from_the_configuration(tmp_path: Path) -> None:
     config.write_text(config.read_text() + "gpu-resources: [habana.ai/gaudi]\n")
     code, out, err = run_cli(["check", "."], cwd=repo)
     assert (code, err) == (0, ""), out
+
+
+def _cq(name: str, cohort: str, nominal: int, *, borrowing: int | None = None, lending: int | None = None) -> str:
+    limits = "".join(f"\n        {k}: {v}" for k, v in (("borrowingLimit", borrowing), ("lendingLimit", lending)) if v is not None)
+    return f"""apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: {name}
+spec:
+  cohortName: {cohort}
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: {nominal}{limits}
+"""
+
+
+def _cohort(name: str, quota: int, *, parent: str | None = None, borrowing: int | None = None,
+            lending: int | None = None) -> str:
+    limits = "".join(f"\n        {k}: {v}" for k, v in (("borrowingLimit", borrowing), ("lendingLimit", lending)) if v is not None)
+    up = f"\n  parentName: {parent}" if parent else ""
+    return f"""apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata:
+  name: {name}
+spec:{up}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: {quota}{limits}
+"""
+
+
+def _elastic(tmp_path: Path, *docs: str) -> dict[str, int]:
+    (tmp_path / "q.yaml").write_text("---\n".join(docs), encoding="utf-8")
+    result = run([tmp_path], tmp_path, rules=False)
+    assert result.findings == []
+    return {p.name: p.spec["elastic"]["maxGpus"] for ps in result.model.schedulers["kueue"].pools.values() for p in ps}
+
+
+def test_a_parent_cohort_lends_to_the_queues_below_it(tmp_path: Path) -> None:
+    # The red team of 2026-12-06: the parent Cohort's 200 GPUs were lendable to no pool, so a
+    # borrowingLimit of 224 was judged as the 24 the queue's own cohort holds.
+    docs = [_cohort("org", 200), _cohort("east", 8, parent="org"), _cq("training", "east", 104, borrowing=224),
+            _cq("batch", "east", 16, borrowing=8)]
+    assert _elastic(tmp_path, *docs) == {"training": 8 + 16 + 200, "batch": 8}
+    # the same without the parent: the flat cohort of before
+    assert _elastic(tmp_path, _cohort("east", 8), *docs[2:]) == {"training": 8 + 16, "batch": 8}
+
+
+def test_cohort_limits_bound_what_crosses_between_subtrees(tmp_path: Path) -> None:
+    # east may borrow 10 from above; west lends at most 5 upward; a queue of west lends 20 to its cohort
+    docs = [_cohort("org", 100), _cohort("east", 8, parent="org", borrowing=10),
+            _cohort("west", 0, parent="org", lending=5), _cq("training", "east", 104), _cq("infer", "west", 20)]
+    got = _elastic(tmp_path, *docs)
+    # training: its own cohort's 8, then at most 10 of what org's subtree holds (100 + 5 from west)
+    assert got["training"] == 8 + 10
+    # infer: west holds nothing else; from above (no borrowingLimit on west) org's 100, east's subtree
+    # (8 + training's whole nominal 104, no lendingLimit on east)
+    assert got["infer"] == 100 + 8 + 104
+
+
+def test_a_cycle_of_parents_ends(tmp_path: Path) -> None:
+    docs = [_cohort("a", 4, parent="b"), _cohort("b", 6, parent="a"), _cq("q", "a", 10)]
+    assert _elastic(tmp_path, *docs) == {"q": 4 + 6}

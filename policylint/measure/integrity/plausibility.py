@@ -132,8 +132,11 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
         quota, borrowable = info.get("cohort_quota"), info.get("cohort_borrowable")
         if info.get("cohort") and isinstance(quota, int) and isinstance(borrowable, int) and quota > borrowable:
             # the Cohort's own GPUs are only ever used by borrowing, and every member's borrowing is capped
+            tree = info.get("cohort_tree")
+            where = (f"cohort {info.get('cohort')}" if tree in (None, info.get("cohort"))
+                     else f"the cohort tree of {tree} (cohort {info.get('cohort')} and the Cohorts around it)")
             out.append(
-                f"cohort {info.get('cohort')} holds {quota} GPUs of flavor {info.get('flavor')} itself, but its"
+                f"{where} holds {quota} GPUs of flavor {info.get('flavor')} itself, but its"
                 f" ClusterQueues may borrow only {borrowable} together: {quota - borrowable} GPUs no queue can reach"
             )
         # elastic holds the queue's own lendable quota too: what it can borrow is the rest

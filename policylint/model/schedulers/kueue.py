@@ -10,6 +10,8 @@ Mapping (documented in docs/schedulers.md):
   may lend away: usable by the owner whenever no one has borrowed it) plus what it may
   borrow: ``borrowingLimit``, or everything the rest of the cohort can lend on that
   flavor when no limit is set, capped by that; 0 without a cohort (no lending either);
+  with hierarchical cohorts (``spec.parentName``) the rest of the cohort tree lends too,
+  through each Cohort's ``borrowingLimit`` and ``lendingLimit`` (:class:`_Lenders`);
 * the synthetic cluster is the cohort (a ClusterQueue without one is its own cluster);
 * a Workload's ``spec.queue.name`` is a LocalQueue ``namespace/name``; it is
   admitted through the first GPU flavor of that LocalQueue's ClusterQueue.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +154,8 @@ def read(
         findings.extend(_invariants(doc))
         entries.extend(_gpu_entries(doc, gpu_resources, findings))
     cohort_gpus = _cohort_quota(index, gpu_resources, findings)
+    tree = _cohort_trees(index)
+    lenders = _Lenders(index, entries, cohort_gpus, _cohort_limits(index, gpu_resources, findings))
     clusters: dict[str, Cluster] = {}
     per_queue: dict[str, list[_Entry]] = {}
     for e in entries:
@@ -166,7 +171,7 @@ def read(
         pools = []
         for e in group:
             name = queue if len(group) == 1 else f"{queue}.{e.flavor}"
-            pool = _pool(name, e, clusters[key], cohort, entries, cohort_gpus, index, findings)
+            pool = _pool(name, e, clusters[key], cohort, entries, cohort_gpus, index, findings, tree, lenders)
             if pool is not None:
                 pools.append(pool)
         index.pools[queue] = pools
@@ -251,6 +256,137 @@ def _gpu_entries(doc: Document, gpu_resources: tuple[str, ...], findings: list[F
     return out
 
 
+def _cohort_parents(index: KueueIndex) -> dict[str, str]:
+    """Cohort -> its parent Cohort (``spec.parentName``), for the Cohort objects that name one."""
+    parents: dict[str, str] = {}
+    for name, doc in index.cohorts.items():
+        parent = mapping(doc.data.get("spec")).get("parentName")
+        if isinstance(parent, str) and parent and parent != name:
+            parents[name] = parent
+    return parents
+
+
+def _cohort_trees(index: KueueIndex) -> Callable[[str | None], str | None]:
+    """The root of each cohort's tree: Cohorts nest by ``spec.parentName`` (hierarchical cohorts).
+
+    Kueue lets a ClusterQueue borrow unused quota anywhere in its cohort's tree - from the
+    Cohorts above its own and from the ClusterQueues and Cohorts beside them - so the tree, not
+    the nearest cohort, is what can lend to it (red team, 2026-12-06: a parent Cohort's 200 GPUs
+    were lendable to no pool, and a borrowingLimit of 224 was judged as 24). A cohort without a
+    Cohort object, or without a parent, is its own root; a cycle (which Kueue refuses) ends at
+    the cohort where it closes.
+    """
+    parents = _cohort_parents(index)
+    roots: dict[str, str] = {}
+
+    def root(cohort: str | None) -> str | None:
+        if cohort is None:
+            return None
+        found = roots.get(cohort)
+        if found is None:
+            seen = {cohort}
+            found = cohort
+            while found in parents and parents[found] not in seen:
+                found = parents[found]
+                seen.add(found)
+            roots[cohort] = found
+        return found
+
+    return root
+
+
+def _cohort_limits(
+    index: KueueIndex, gpu_resources: tuple[str, ...], findings: list[Finding]
+) -> dict[tuple[str, str], tuple[int | None, int | None]]:
+    """(borrowingLimit, lendingLimit) of each Cohort's GPU resource per (cohort, flavor): what its subtree
+    may borrow from, and lend to, its parent's (None: no limit)."""
+    out: dict[tuple[str, str], tuple[int | None, int | None]] = {}
+    for name, doc in index.cohorts.items():
+        for gi, group in enumerate(sequence(mapping(doc.data.get("spec")).get("resourceGroups"))):
+            for fi, flavor in enumerate(sequence(mapping(group).get("flavors"))):
+                flavor = mapping(flavor)
+                for ri, res in enumerate(sequence(flavor.get("resources"))):
+                    res = mapping(res)
+                    if res.get("name") not in gpu_resources:
+                        continue
+                    path = ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri)
+                    limits = tuple(
+                        gpus(doc, (*path, key), res[key], findings) if key in res else None
+                        for key in ("borrowingLimit", "lendingLimit")
+                    )
+                    out[(name, str(flavor.get("name")))] = (limits[0], limits[1])
+    return out
+
+
+class _Lenders:
+    """What the rest of a cohort tree can lend a ClusterQueue on one flavor (hierarchical cohorts).
+
+    Kueue lets a ClusterQueue borrow unused quota from its own cohort - the other members' lendable
+    quota and the Cohort's own - and through it from the parent Cohort's subtree, as far as the
+    cohort's ``borrowingLimit`` lets it; each child Cohort's subtree lends to its parent as far as
+    its ``lendingLimit`` lets it. Without Cohort objects and parents this is the flat cohort of
+    before: the other members' lendable quota plus the Cohort's own.
+    """
+
+    def __init__(self, index: KueueIndex, entries: list[_Entry], quota: dict[tuple[str, str], int],
+                 limits: dict[tuple[str, str], tuple[int | None, int | None]]) -> None:
+        self.quota, self.limits = quota, limits
+        self.parent = _cohort_parents(index)
+        self.children: dict[str, list[str]] = {}
+        for child, parent in sorted(self.parent.items()):
+            self.children.setdefault(parent, []).append(child)
+        self.members: dict[str, list[_Entry]] = {}
+        for e in entries:
+            cohort = cohort_of(e.doc)
+            if cohort is not None:
+                self.members.setdefault(cohort, []).append(e)
+
+    def _subtree(self, cohort: str, flavor: str, skip: _Entry, counted: set[str]) -> int:
+        """Unused quota of ``cohort``'s subtree on ``flavor`` (``skip``'s queue left out): its own, its members', its children's.
+
+        ``counted`` holds the cohorts already counted (a cycle of parents, which Kueue refuses, counts each once).
+        """
+        counted.add(cohort)
+        total = self.quota.get((cohort, flavor), 0)
+        total += sum(_lendable(o) for o in self.members.get(cohort, ()) if o.flavor == flavor and o.queue != skip.queue)
+        for child in self.children.get(cohort, ()):
+            if child not in counted:
+                total += self._lends_up(child, flavor, skip, counted)
+        return total
+
+    def _lends_up(self, cohort: str, flavor: str, skip: _Entry, counted: set[str]) -> int:
+        lend = self.limits.get((cohort, flavor), (None, None))[1]
+        got = self._subtree(cohort, flavor, skip, counted)
+        return got if lend is None else min(lend, got)
+
+    def to(self, e: _Entry, cohort: str) -> int:
+        """What ``e``'s ClusterQueue can borrow on its flavor from the rest of ``cohort``'s tree."""
+        total, here, counted = 0, cohort, {cohort}
+        cap: int | None = None  # what the borrowingLimits on the way up leave
+        while True:
+            got = self.quota.get((here, e.flavor), 0)
+            got += sum(_lendable(o) for o in self.members.get(here, ()) if o.flavor == e.flavor and o.queue != e.queue)
+            for child in self.children.get(here, ()):
+                if child not in counted:
+                    got += self._lends_up(child, e.flavor, e, counted)
+            total += got if cap is None else min(cap, got)
+            if cap is not None:
+                cap -= min(cap, got)
+            parent = self.parent.get(here)
+            if parent is None or parent in counted:
+                return total
+            borrow = self.limits.get((here, e.flavor), (None, None))[0]
+            if borrow is not None:
+                cap = borrow if cap is None else min(cap, borrow)
+            here = parent
+            counted.add(here)
+
+
+def _lendable(o: _Entry) -> int:
+    """What a ClusterQueue flavor lends its cohort while unused: its lendingLimit, else its whole nominal quota."""
+    return o.lending if o.lending is not None else o.nominal
+
+
 def _cohort_quota(index: KueueIndex, gpu_resources: tuple[str, ...], findings: list[Finding]) -> dict[tuple[str, str], int]:
     """GPUs a Cohort object itself holds, per (cohort, flavor): lendable to every member."""
     out: dict[tuple[str, str], int] = {}
@@ -277,6 +413,8 @@ def _pool(
     cohort_gpus: dict[tuple[str, str], int],
     index: KueueIndex,
     findings: list[Finding],
+    tree: Callable[[str | None], str | None] = lambda c: c,
+    lenders: _Lenders | None = None,
 ) -> Pool | None:
     doc = e.doc
     spec = mapping(doc.data.get("spec"))
@@ -288,16 +426,15 @@ def _pool(
     if cohort is None:
         reserved, elastic = e.nominal, 0
     else:
-        own_quota = cohort_gpus.get((cohort, e.flavor), 0)
-        members = [o for o in entries if o.flavor == e.flavor and cohort_of(o.doc) == cohort]
+        # the whole cohort tree lends (hierarchical cohorts): every Cohort's own quota in it, every member
+        home = tree(cohort)
+        own_quota = sum(n for (c, flavor), n in cohort_gpus.items() if flavor == e.flavor and tree(c) == home)
+        members = [o for o in entries if o.flavor == e.flavor and tree(cohort_of(o.doc)) == home]
         # what the members may borrow together (None: one of them has no limit)
         borrowable = None if any(o.borrowing is None for o in members) else sum(int(o.borrowing or 0) for o in members)
         reserved = max(0, e.nominal - (e.lending or 0))
-        lendable = own_quota + sum(
-            (o.lending if o.lending is not None else o.nominal)
-            for o in entries
-            if o is not e and o.flavor == e.flavor and o.queue != e.queue and cohort_of(o.doc) == cohort
-        )
+        lendable = (lenders.to(e, cohort) if lenders is not None
+                    else own_quota + sum(_lendable(o) for o in members if o is not e and o.queue != e.queue))
         # Kueue lets a ClusterQueue use its whole nominal quota: the part it may lend is its own
         # whenever nobody has borrowed it, so it counts as elastic capacity, on top of what it borrows
         # (red team, 2026-12-05: mapped to no pool, a lendingLimit hid 64 GPUs from every rule)
@@ -367,6 +504,7 @@ def _pool(
         "nominal": e.nominal,
         "lending_limit": e.lending,
         "borrowing_limit": e.borrowing,
+        "cohort_tree": tree(cohort),
         "cohort_quota": own_quota,
         "cohort_borrowable": borrowable,
         "reclaim": reclaim,
