@@ -317,3 +317,31 @@ def test_cohort_limits_bound_what_crosses_between_subtrees(tmp_path: Path) -> No
 def test_a_cycle_of_parents_ends(tmp_path: Path) -> None:
     docs = [_cohort("a", 4, parent="b"), _cohort("b", 6, parent="a"), _cq("q", "a", 10)]
     assert _elastic(tmp_path, *docs) == {"q": 4 + 6}
+
+
+def test_a_second_gpu_resource_without_a_limit_borrows_without_one(tmp_path: Path) -> None:
+    # The red team of 2026-12-06: nvidia.com/gpu's borrowingLimit of 24 was taken for the whole flavor,
+    # and the Cohort's 500 amd.com/gpu that the limitless resource may borrow read as unreachable (PL976).
+    two = _cq("training", "east", 104, borrowing=24) + '''      - name: "amd.com/gpu"
+        nominalQuota: 0
+'''
+    two = two.replace('coveredResources: ["nvidia.com/gpu"]', 'coveredResources: ["nvidia.com/gpu", "amd.com/gpu"]')
+    cohort = _cohort("east", 32) + '''      - name: "amd.com/gpu"
+        nominalQuota: 500
+'''
+    cohort = cohort.replace('coveredResources: ["nvidia.com/gpu"]', 'coveredResources: ["nvidia.com/gpu", "amd.com/gpu"]')
+    (tmp_path / "q.yaml").write_text("---\n".join([cohort, two]), encoding="utf-8")
+    result = run([tmp_path], tmp_path, rules=False)
+    (pool,) = [p for ps in result.model.schedulers["kueue"].pools.values() for p in ps]
+    assert pool.spec["elastic"]["maxGpus"] == 32 + 500
+    assert pool.scheduler["borrowing_limit"] is None
+    # and lending: a resource without a lendingLimit lends its whole quota beside one that has a limit
+    lend = _cq("serving", "east", 10, lending=4) + '''      - name: "amd.com/gpu"
+        nominalQuota: 6
+'''
+    lend = lend.replace('coveredResources: ["nvidia.com/gpu"]', 'coveredResources: ["nvidia.com/gpu", "amd.com/gpu"]')
+    (tmp_path / "q.yaml").write_text("---\n".join([_cohort("east", 0), lend, _cq("other", "east", 0)]), encoding="utf-8")
+    result = run([tmp_path], tmp_path, rules=False)
+    pools = {p.name: p for ps in result.model.schedulers["kueue"].pools.values() for p in ps}
+    assert pools["serving"].spec["reservedGpus"] == 16 - (4 + 6)
+    assert pools["other"].spec["elastic"]["maxGpus"] == 4 + 6

@@ -228,6 +228,8 @@ def _gpu_entries(doc: Document, gpu_resources: tuple[str, ...], findings: list[F
             flavor = mapping(flavor)
             fpath: DocPath = ("spec", "resourceGroups", gi, "flavors", fi)
             entry: _Entry | None = None
+            unlimited = False  # a GPU resource of the flavor without a borrowingLimit
+            lent: list[tuple[int, int | None]] = []  # (nominal, lendingLimit) per GPU resource
             for ri, res in enumerate(sequence(flavor.get("resources"))):
                 res = mapping(res)
                 if res.get("name") not in gpu_resources:
@@ -247,12 +249,17 @@ def _gpu_entries(doc: Document, gpu_resources: tuple[str, ...], findings: list[F
                         None, (*rpath, "borrowingLimit") if "borrowingLimit" in res else None, None,
                     )
                     out.append(entry)
-                # Several GPU resource names in one flavor (rare) add up.
+                # Several GPU resource names in one flavor (rare) add up; one without a borrowingLimit
+                # borrows without limit, and one without a lendingLimit lends its whole quota (red team,
+                # 2026-12-06: the limit of one resource was taken for the flavor's, and the other's
+                # unlimited borrowing of a Cohort's 500 GPUs read as GPUs no queue can reach)
                 entry.nominal += nominal
-                if borrowing is not None:
-                    entry.borrowing = (entry.borrowing or 0) + borrowing
-                if lending is not None:
-                    entry.lending = (entry.lending or 0) + lending
+                if borrowing is None:
+                    unlimited = True
+                entry.borrowing = None if unlimited else (entry.borrowing or 0) + int(borrowing or 0)
+                lent.append((nominal, lending))
+                if any(limit is not None for _, limit in lent):
+                    entry.lending = sum(n if limit is None else limit for n, limit in lent)
     return out
 
 
