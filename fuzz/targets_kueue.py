@@ -1,0 +1,111 @@
+"""Fuzz target for the Kueue mapping: cohort trees, limits and GPU resources drawn at random.
+
+* ``kueue`` - a copy of ``examples/kueue`` (with the ``examples/good`` measurements it
+  cites) whose Kueue manifests are replaced by generated ones: Cohorts nested by
+  ``parentName`` (cycles, missing parents and self-parents included), ClusterQueues in
+  those cohorts (``cohortName``, or v1beta1's ``cohort``), flavors holding one or two GPU
+  resources with or without ``borrowingLimit``/``lendingLimit``, and quotas written as
+  numbers, quantity strings, negatives, huge values or junk. The Kueue reader's
+  arithmetic over the cohort tree (:class:`policylint.model.schedulers.kueue._Lenders`)
+  runs on every input.
+
+The contract: exit 0, 1 or 2, never an internal error, and a JSON report; and every
+pool's reserved and elastic GPUs that the report shows are whole numbers of at least
+zero (a finding's message is where they appear).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+from targets import EXAMPLES, ContractViolation, Target, _cli, _expect_clean_exit, _workdir
+
+ARGS = ["check", "--format", "json", "--now", "2026-12-01", "--no-cache", "kueue"]
+COHORTS = ("east", "west", "org", "top")
+QUEUES = ("serving", "training", "batch", "spare")  # examples/kueue's LocalQueues name the first three
+FLAVORS = ("h100", "h200", "a100")
+QUOTAS = st.one_of(
+    st.integers(0, 300), st.integers(-5, -1), st.just(10**30), st.sampled_from(['"16"', '"2000m"', '"1k"', "1.5", "x", "null", "[]"])
+)
+_STATE: dict[str, Path] = {}
+
+
+def _repo() -> Path:
+    """A copy of examples/kueue beside the examples/good measurements it cites, once per process."""
+    if "repo" not in _STATE:
+        root = _workdir() / "kueue-ex"
+        if root.exists():
+            shutil.rmtree(root)
+        root.mkdir()
+        shutil.copytree(EXAMPLES / "kueue", root / "kueue")
+        shutil.copytree(EXAMPLES / "good", root / "good")
+        _STATE["repo"] = root
+    return _STATE["repo"]
+
+
+def _seeds() -> list[Any]:
+    return [None]
+
+
+def _resources(draw: st.DrawFn) -> str:
+    lines = []
+    for name in draw(st.lists(st.sampled_from(["nvidia.com/gpu", "amd.com/gpu", "cpu"]), min_size=1, max_size=2, unique=True)):
+        lines.append(f'      - name: "{name}"\n        nominalQuota: {draw(QUOTAS)}')
+        for key in ("borrowingLimit", "lendingLimit"):
+            if draw(st.booleans()):
+                lines.append(f"        {key}: {draw(QUOTAS)}")
+    return "\n".join(lines)
+
+
+def _groups(draw: st.DrawFn) -> str:
+    flavors = draw(st.lists(st.sampled_from(FLAVORS), min_size=1, max_size=2, unique=True))
+    body = "".join(f"    - name: {f}\n      resources:\n{_resources(draw)}\n" for f in flavors)
+    return f'  resourceGroups:\n  - coveredResources: ["nvidia.com/gpu", "amd.com/gpu", "cpu"]\n    flavors:\n{body}'
+
+
+@st.composite
+def _manifests(draw: st.DrawFn) -> str:
+    docs = []
+    for name in draw(st.lists(st.sampled_from(COHORTS), max_size=4, unique=True)):
+        parent = draw(st.one_of(st.none(), st.sampled_from((*COHORTS, "missing"))))
+        up = f"\n  parentName: {parent}" if parent else ""
+        groups = _groups(draw) if draw(st.booleans()) else ""
+        docs.append(f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: {name}\nspec:{up}\n{groups}")
+    for name in draw(st.lists(st.sampled_from(QUEUES), min_size=1, max_size=4, unique=True)):
+        version = draw(st.sampled_from(("v1beta1", "v1beta2")))
+        field = "cohort" if version == "v1beta1" else "cohortName"
+        cohort = draw(st.one_of(st.none(), st.sampled_from(COHORTS)))
+        member = f"  {field}: {cohort}\n" if cohort else ""
+        docs.append(f"apiVersion: kueue.x-k8s.io/{version}\nkind: ClusterQueue\nmetadata:\n  name: {name}\nspec:\n"
+                    f"{member}  namespaceSelector: {{}}\n{_groups(draw)}")
+    return "---\n".join(docs)
+
+
+def _strategy(seeds: list[Any]) -> st.SearchStrategy[str]:
+    return _manifests()
+
+
+def run_kueue(text: str) -> None:
+    root = _repo()
+    (root / "kueue" / "kueue" / "cluster-queues.yaml").write_text(text, encoding="utf-8")
+    (root / "kueue" / "kueue" / "cohort.yaml").write_text("", encoding="utf-8")
+    code, out, err = _cli(ARGS, cwd=root)
+    _expect_clean_exit(code, out, err, (0, 1, 2), json_out=True)
+    if code == 2:
+        return
+    import json
+
+    for finding in json.loads(out)["findings"]:
+        for figure in re.findall(r"\((?:reserved|guaranteed) (-?\d+) \+ elastic (-?\d+)\)", finding["message"]):
+            if any(int(n) < 0 for n in figure):
+                raise ContractViolation(f"a negative GPU count in {finding['code']}: {finding['message'][:300]}")
+
+
+TARGETS: dict[str, Target] = {
+    "kueue": Target("kueue", _seeds, _strategy, run_kueue),
+}
