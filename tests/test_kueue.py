@@ -345,3 +345,55 @@ def test_a_second_gpu_resource_without_a_limit_borrows_without_one(tmp_path: Pat
     pools = {p.name: p for ps in result.model.schedulers["kueue"].pools.values() for p in ps}
     assert pools["serving"].spec["reservedGpus"] == 16 - (4 + 6)
     assert pools["other"].spec["elastic"]["maxGpus"] == 4 + 6
+
+
+def _contradictions(tmp_path: Path, *docs: str) -> list[str]:
+    (tmp_path / "q.yaml").write_text("---\n".join(docs), encoding="utf-8")
+    return [f.message for f in run([tmp_path], tmp_path).findings if f.code == "PL976"]
+
+
+def test_a_v1beta1_cohort_names_its_parent_parent(tmp_path: Path) -> None:
+    # The red team of 2026-12-06: v1alpha1 and v1beta1 Cohorts write spec.parent, v1beta2 spec.parentName;
+    # only parentName was read, and the parent's 200 GPUs were lendable to no pool.
+    east = _cohort("east", 0).replace("v1beta2", "v1beta1").replace("spec:\n", "spec:\n  parent: root\n", 1)
+    assert _elastic(tmp_path, _cohort("root", 200), east, _cq("training", "east", 104)) == {"training": 200}
+    # and a v1beta2 Cohort's `parent` is no field of its version: not read
+    wrong = _cohort("east", 0).replace("spec:\n", "spec:\n  parent: root\n", 1)
+    (tmp_path / "q.yaml").write_text("---\n".join([_cohort("root", 200), wrong, _cq("training", "east", 104)]), encoding="utf-8")
+    result = run([tmp_path], tmp_path, rules=False)
+    (pool,) = [p for ps in result.model.schedulers["kueue"].pools.values() for p in ps]
+    assert pool.spec["elastic"]["maxGpus"] == 0
+
+
+def test_cohort_limits_are_combined_over_its_gpu_resources(tmp_path: Path) -> None:
+    # The red team of 2026-12-06: one (borrowingLimit, lendingLimit) pair per flavor was kept, the last
+    # resource's; side's nvidia.com/gpu lendingLimit of 0 was lost behind an amd.com/gpu without one.
+    side = _cohort("side", 24, parent="root", lending=0) + '      - name: "amd.com/gpu"\n        nominalQuota: 0\n'
+    side = side.replace('coveredResources: ["nvidia.com/gpu"]', 'coveredResources: ["nvidia.com/gpu", "amd.com/gpu"]')
+    got = _elastic(tmp_path, _cohort("root", 0), _cohort("east", 0, parent="root"), side, _cq("training", "east", 104))
+    assert got == {"training": 0}  # side lends 0 + amd's whole quota 0
+
+
+def test_what_kueue_refuses_or_disables_in_a_cohort_is_a_contradiction(tmp_path: Path) -> None:
+    queue = _cq("training", "east", 104, borrowing=24)
+    # a flavor listed twice: the webhook refuses the Cohort, its quota counts for nothing
+    twice = _cohort("east", 24).replace("    flavors:\n", "    flavors:\n    - name: h100\n      resources:\n"
+                                        '      - name: "nvidia.com/gpu"\n        nominalQuota: 24\n', 1)
+    found = _contradictions(tmp_path, twice, queue)
+    assert any("Cohort east lists flavor h100 twice" in m for m in found)
+    assert _elastic(tmp_path, twice, queue) == {"training": 24}  # the first listing only, not 48
+    # a cycle of parents: Kueue disables every ClusterQueue in it
+    found = _contradictions(tmp_path, _cohort("east", 0, parent="loop"), _cohort("loop", 24, parent="east"), queue)
+    assert any("Cohort east is in a cycle of parents (east -> loop -> east)" in m for m in found)
+    # GPU quota under two resource names in one flavor, of a ClusterQueue or of a Cohort
+    mixed = queue + '      - name: "amd.com/gpu"\n        nominalQuota: 48\n'
+    mixed = mixed.replace('coveredResources: ["nvidia.com/gpu"]', 'coveredResources: ["nvidia.com/gpu", "amd.com/gpu"]')
+    found = _contradictions(tmp_path, _cohort("east", 0), mixed)
+    assert any("ClusterQueue training holds GPU quota of flavor h100 under 2 resource names (nvidia.com/gpu, amd.com/gpu)"
+               in m for m in found)
+    cohort = _cohort("east", 0) + '      - name: "amd.com/gpu"\n        nominalQuota: 24\n'
+    cohort = cohort.replace('coveredResources: ["nvidia.com/gpu"]', 'coveredResources: ["nvidia.com/gpu", "amd.com/gpu"]')
+    assert any("Cohort east holds GPU quota of flavor h100 under 2 resource names" in m
+               for m in _contradictions(tmp_path, cohort, queue))
+    # none of it in a sound cohort
+    assert _contradictions(tmp_path, _cohort("east", 24), _cq("training", "east", 104, borrowing=24)) == []

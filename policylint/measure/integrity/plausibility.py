@@ -125,6 +125,14 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
                 f"ClusterQueue {queue} may lend {lending} GPUs but holds a nominalQuota of {nominal}"
                 " (Kueue refuses a lendingLimit above the quota)"
             )
+        names = info.get("gpu_resource_names") or []
+        if len(names) > 1:
+            # red team, 2026-12-06: amd.com/gpu quota on an NVIDIA flavor added to nvidia.com/gpu's
+            out.append(
+                f"ClusterQueue {queue} holds GPU quota of flavor {info.get('flavor')} under {len(names)} resource"
+                f" names ({', '.join(names)}): a pod requests one of them, so one quota cannot stand for the other"
+            )
+        out.extend(str(f) for f in info.get("cohort_flaws") or [])
         elastic = (pool.spec.get("elastic") or {}).get("maxGpus")
         # a limit without a cohort is PL901's; a limit above what the cohort lends today is common
         # (the cohort may grow) and policylint already counts only what can be lent - but a limit

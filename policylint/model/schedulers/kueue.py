@@ -72,6 +72,7 @@ class _Entry:
     borrowing: int | None
     borrowing_path: DocPath | None
     lending: int | None
+    names: list[str] = field(default_factory=list)  # the GPU resource names of the flavor, in order
 
 
 @dataclass
@@ -156,6 +157,7 @@ def read(
     cohort_gpus = _cohort_quota(index, gpu_resources, findings)
     tree = _cohort_trees(index)
     lenders = _Lenders(index, entries, cohort_gpus, _cohort_limits(index, gpu_resources, findings))
+    flaws = _cohort_flaws(index, gpu_resources)
     clusters: dict[str, Cluster] = {}
     per_queue: dict[str, list[_Entry]] = {}
     for e in entries:
@@ -172,6 +174,11 @@ def read(
         for e in group:
             name = queue if len(group) == 1 else f"{queue}.{e.flavor}"
             pool = _pool(name, e, clusters[key], cohort, entries, cohort_gpus, index, findings, tree, lenders)
+            if pool is not None and pool.scheduler is not None:
+                # what Kueue refuses or disables anywhere in the queue's cohort tree
+                top = tree(cohort)
+                pool.scheduler["cohort_flaws"] = [f for c in sorted(flaws) if tree(c) == top or c == cohort
+                                                  for f in flaws[c]] if cohort else []
             if pool is not None:
                 pools.append(pool)
         index.pools[queue] = pools
@@ -254,6 +261,7 @@ def _gpu_entries(doc: Document, gpu_resources: tuple[str, ...], findings: list[F
                 # 2026-12-06: the limit of one resource was taken for the flavor's, and the other's
                 # unlimited borrowing of a Cohort's 500 GPUs read as GPUs no queue can reach)
                 entry.nominal += nominal
+                entry.names.append(str(res.get("name")))
                 if borrowing is None:
                     unlimited = True
                 entry.borrowing = None if unlimited else (entry.borrowing or 0) + int(borrowing or 0)
@@ -267,10 +275,29 @@ def _cohort_parents(index: KueueIndex) -> dict[str, str]:
     """Cohort -> its parent Cohort (``spec.parentName``), for the Cohort objects that name one."""
     parents: dict[str, str] = {}
     for name, doc in index.cohorts.items():
-        parent = mapping(doc.data.get("spec")).get("parentName")
+        # v1alpha1 and v1beta1 Cohorts name it ``parent``, v1beta2 ``parentName`` (red team, 2026-12-06:
+        # a v1beta1 parent was not read, and its 200 GPUs were lendable to no pool)
+        key = "parentName" if (doc.api_version or "").endswith("/v1beta2") else "parent"
+        parent = mapping(doc.data.get("spec")).get(key)
         if isinstance(parent, str) and parent and parent != name:
             parents[name] = parent
     return parents
+
+
+def _cohort_cycles(index: KueueIndex) -> dict[str, list[str]]:
+    """Cohort -> the cycle of parents it is in (names in order, the first again at the end); Kueue disables them."""
+    parents = _cohort_parents(index)
+    out: dict[str, list[str]] = {}
+    for start in sorted(parents):
+        path, here = [start], parents[start]
+        while here in parents and here not in path:
+            path.append(here)
+            here = parents[here]
+        if here in path:
+            cycle = path[path.index(here):]
+            for member in cycle:
+                out.setdefault(member, [*cycle, cycle[0]])
+    return out
 
 
 def _cohort_trees(index: KueueIndex) -> Callable[[str | None], str | None]:
@@ -305,9 +332,14 @@ def _cohort_trees(index: KueueIndex) -> Callable[[str | None], str | None]:
 def _cohort_limits(
     index: KueueIndex, gpu_resources: tuple[str, ...], findings: list[Finding]
 ) -> dict[tuple[str, str], tuple[int | None, int | None]]:
-    """(borrowingLimit, lendingLimit) of each Cohort's GPU resource per (cohort, flavor): what its subtree
-    may borrow from, and lend to, its parent's (None: no limit)."""
-    out: dict[tuple[str, str], tuple[int | None, int | None]] = {}
+    """(borrowingLimit, lendingLimit) of each Cohort's GPU quota per (cohort, flavor): what its subtree
+    may borrow from, and lend to, its parent's (None: no limit).
+
+    Combined over the flavor's GPU resources as a ClusterQueue's are: the flavor borrows without
+    limit when one of its resources does, and lends each resource's ``lendingLimit`` or, without
+    one, its whole quota (red team, 2026-12-06: one pair per flavor, the last resource's, was kept).
+    """
+    parts: dict[tuple[str, str], list[tuple[int, int | None, int | None]]] = {}
     for name, doc in index.cohorts.items():
         for gi, group in enumerate(sequence(mapping(doc.data.get("spec")).get("resourceGroups"))):
             for fi, flavor in enumerate(sequence(mapping(group).get("flavors"))):
@@ -317,11 +349,47 @@ def _cohort_limits(
                     if res.get("name") not in gpu_resources:
                         continue
                     path = ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri)
-                    limits = tuple(
+                    nominal = gpus(doc, (*path, "nominalQuota"), res.get("nominalQuota", 0), findings) or 0
+                    borrow, lend = (
                         gpus(doc, (*path, key), res[key], findings) if key in res else None
                         for key in ("borrowingLimit", "lendingLimit")
                     )
-                    out[(name, str(flavor.get("name")))] = (limits[0], limits[1])
+                    parts.setdefault((name, str(flavor.get("name"))), []).append((nominal, borrow, lend))
+    out: dict[tuple[str, str], tuple[int | None, int | None]] = {}
+    for key, found in parts.items():
+        borrow_all = None if any(b is None for _, b, _ in found) else sum(int(b or 0) for _, b, _ in found)
+        lend_all = sum(n if lend is None else lend for n, _, lend in found) if any(lend is not None for *_, lend in found) else None
+        out[key] = (borrow_all, lend_all)
+    return out
+
+
+def _cohort_flaws(index: KueueIndex, gpu_resources: tuple[str, ...]) -> dict[str, list[str]]:
+    """What Kueue refuses or disables in a Cohort, or what no single workload can use, as sentences, by cohort.
+
+    A flavor listed twice (Kueue's webhook refuses the Cohort: its quota counts for nothing), GPU quota
+    under several resource names in one flavor (a pod requests one of them), a cycle of parents
+    (Kueue disables every ClusterQueue in it).
+    """
+    out: dict[str, list[str]] = {}
+    for name, doc in sorted(index.cohorts.items()):
+        seen: set[str] = set()
+        for group in sequence(mapping(doc.data.get("spec")).get("resourceGroups")):
+            for flavor in sequence(mapping(group).get("flavors")):
+                flavor = mapping(flavor)
+                fname = str(flavor.get("name"))
+                names = [str(mapping(r).get("name")) for r in sequence(flavor.get("resources"))
+                         if mapping(r).get("name") in gpu_resources]
+                if fname in seen and names:
+                    out.setdefault(name, []).append(
+                        f"Cohort {name} lists flavor {fname} twice (Kueue refuses such a Cohort: its quota counts for nothing)")
+                seen.add(fname)
+                if len(names) > 1:
+                    out.setdefault(name, []).append(
+                        f"Cohort {name} holds GPU quota of flavor {fname} under {len(names)} resource names"
+                        f" ({', '.join(names)}): a pod requests one of them, so one quota cannot stand for the other")
+    for name, cycle in _cohort_cycles(index).items():
+        out.setdefault(name, []).append(
+            f"Cohort {name} is in a cycle of parents ({' -> '.join(cycle)}): Kueue disables every ClusterQueue in it")
     return out
 
 
@@ -398,9 +466,13 @@ def _cohort_quota(index: KueueIndex, gpu_resources: tuple[str, ...], findings: l
     """GPUs a Cohort object itself holds, per (cohort, flavor): lendable to every member."""
     out: dict[tuple[str, str], int] = {}
     for name, doc in index.cohorts.items():
+        listed: set[str] = set()
         for gi, group in enumerate(sequence(mapping(doc.data.get("spec")).get("resourceGroups"))):
             for fi, flavor in enumerate(sequence(mapping(group).get("flavors"))):
                 flavor = mapping(flavor)
+                if str(flavor.get("name")) in listed:
+                    continue  # a flavor listed twice: Kueue refuses the Cohort, and _cohort_flaws says so
+                listed.add(str(flavor.get("name")))
                 for ri, res in enumerate(sequence(flavor.get("resources"))):
                     res = mapping(res)
                     if res.get("name") in gpu_resources:
@@ -510,6 +582,7 @@ def _pool(
         "cohort": cohort,
         "nominal": e.nominal,
         "lending_limit": e.lending,
+        "gpu_resource_names": list(e.names),
         "borrowing_limit": e.borrowing,
         "cohort_tree": tree(cohort),
         "cohort_quota": own_quota,
