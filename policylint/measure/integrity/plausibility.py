@@ -200,6 +200,68 @@ def queue_contradictions(pool: Any, volcano_queues: dict[str, Any] | None = None
                             f"{parent} is guaranteed {parent_guarantee} GPUs, but the queues under it may use at most"
                             f" {usable} together: {parent_guarantee - usable} guaranteed GPUs no queue can reach"
                         )
+                out.extend(_volcano_siblings(queue, parent, parent_cap, parent_guarantee, siblings, capability or deserved,
+                                             guarantee, total, gpu_of))
+        out.extend(_volcano_tree(queue, spec, guarantee, volcano_queues or {}, gpu_of))
+    return out
+
+
+def _volcano_siblings(
+    queue: Any, parent: str, parent_cap: int | None, parent_guarantee: int | None, siblings: list[dict[str, Any]],
+    top: int | None, guarantee: int | None, guaranteed: int, gpu_of: Any,
+) -> list[str]:
+    """What a Volcano queue's parent and siblings make of its capacity (red team, 2026-12-06, round 3)."""
+    out: list[str] = []
+    others = guaranteed - (guarantee or 0)
+    if parent_cap is not None and top is not None and guarantee is not None:
+        reachable = parent_cap - others
+        if guarantee <= reachable < top:
+            out.append(
+                f"Queue {queue} may grow to {top} GPUs, but {parent} caps the queues under it at {parent_cap} and"
+                f" guarantees the others {others}: at most {reachable} are reachable, so {top - reachable} of its"
+                " elastic GPUs can never be used"
+            )
+    held = parent_cap if parent_cap is not None else parent_guarantee
+    if held:
+        for sibling in siblings:
+            if gpu_of(sibling.get("capability")) is None and gpu_of(sibling.get("deserved")) is None:
+                out.append(
+                    f"a queue under {parent} sets no GPU capability, so it may take up to {held} of {parent}'s GPUs"
+                    " and no pool judges them (give it capability nvidia.com/gpu: 0, or the GPUs it measures)"
+                )
+                break
+    return out
+
+
+def _volcano_tree(queue: Any, spec: dict[str, Any], guarantee: int | None, queues: dict[str, Any], gpu_of: Any) -> list[str]:
+    """A Volcano queue's ancestors: a cap above its parent tighter than its guarantee, a cycle of parents,
+    and GPU quota under two resource names in the queue itself (red team, 2026-12-06, round 3)."""
+    from policylint.model.schedulers.quantity import GPU_RESOURCES
+
+    out: list[str] = []
+    held = spec.get("guarantee")
+    sections = (spec.get("capability"), spec.get("deserved"), held.get("resource") if isinstance(held, dict) else None)
+    names = sorted({r for section in sections if isinstance(section, dict) for r in GPU_RESOURCES if r in section})
+    if len(names) > 1:
+        out.append(
+            f"Queue {queue} holds GPU quota under {len(names)} resource names ({', '.join(names)}): a pod requests"
+            " one of them, so one quota cannot stand for the other"
+        )
+    chain: list[str] = [str(queue)]
+    here = spec.get("parent")
+    while isinstance(here, str) and here and here != "root":
+        if here in chain:
+            out.append(f"the parents of Queue {queue} form a cycle ({' -> '.join([*chain, here])}): no hierarchy holds it")
+            break
+        chain.append(here)
+        doc = queues.get(here)
+        if doc is None:
+            break
+        above = (doc.data or {}).get("spec") or {}
+        cap = gpu_of(above.get("capability"))
+        if len(chain) > 2 and cap is not None and guarantee is not None and cap < guarantee:
+            out.append(f"Queue {queue} is guaranteed {guarantee} GPUs, but {here}, above its parent, caps its subtree at {cap}")
+        here = above.get("parent")
     return out
 
 

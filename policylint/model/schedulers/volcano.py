@@ -98,6 +98,14 @@ def read(
             min_available = _count(job, ("spec", "minAvailable"), spec["minAvailable"], "minAvailable", findings)
             if min_available is not None and gpu_total > 1 and replicas > 1 and min_available < replicas:
                 findings.append(_gang_finding(job, ("spec", "minAvailable"), "minAvailable", min_available, replicas, gpu_total))
+        else:
+            # Without a job-level minAvailable, Volcano takes the gang from the tasks' own minAvailable
+            # where they set one (red team, 2026-12-06: tasks[0].minAvailable: 1 on 4 x 8 GPUs passed)
+            found = _tasks_min_available(job, findings)
+            if found is not None:
+                min_available, where = found
+                if gpu_total > 1 and replicas > 1 and min_available < replicas:
+                    findings.append(_gang_finding(job, where, "tasks[].minAvailable", min_available, replicas, gpu_total))
     for pg in groups:
         linked = job_sizes.get(f"{_namespace(pg)}/{pg.name}")
         spec = mapping(pg.data.get("spec"))
@@ -147,6 +155,20 @@ def _job_size(job: Document, gpu_resources: tuple[str, ...], findings: list[Find
         replicas += n
         gpu_total += n * per_pod
     return replicas, gpu_total
+
+
+def _tasks_min_available(job: Document, findings: list[Finding]) -> tuple[int, DocPath] | None:
+    """(the gang the tasks' minAvailable make - each task's, or its replicas where it sets none, summed;
+    the first task minAvailable's place), or None when no task sets one."""
+    total, first = 0, None
+    for i, task in enumerate(sequence(mapping(job.data.get("spec")).get("tasks"))):
+        task = mapping(task)
+        key = "minAvailable" if "minAvailable" in task else "replicas" if "replicas" in task else None
+        n = _count(job, ("spec", "tasks", i, key), task[key], key, findings) if key else 1
+        if key == "minAvailable" and first is None:
+            first = ("spec", "tasks", i, "minAvailable")
+        total += 1 if n is None else n
+    return (total, first) if first is not None else None
 
 
 def _gang_finding(doc: Document, path: DocPath, field_name: str, value: int, replicas: int, gpu_total: int) -> Finding:
