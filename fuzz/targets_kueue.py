@@ -1,4 +1,4 @@
-"""Fuzz target for the Kueue mapping: cohort trees, limits and GPU resources drawn at random.
+"""Fuzz targets for the scheduler mappings: Kueue cohort trees and Volcano queue hierarchies drawn at random.
 
 * ``kueue`` - a copy of ``examples/kueue`` (with the ``examples/good`` measurements it
   cites) whose Kueue manifests are replaced by generated ones: Cohorts nested by
@@ -8,6 +8,11 @@
   numbers, quantity strings, negatives, huge values or junk. The Kueue reader's
   arithmetic over the cohort tree (:class:`policylint.model.schedulers.kueue._Lenders`)
   runs on every input.
+
+* ``volcano`` - Volcano Queues in a copy of ``examples/good``: parents drawn among the
+  queues (cycles, missing parents, ``root``), ``capability``/``deserved``/``guarantee``
+  with one or two GPU resource names and the same quotas, and a Job whose tasks set
+  ``minAvailable`` or not. The hierarchy checks of PL976 and PL903 run on every input.
 
 The contract: exit 0, 1 or 2, never an internal error, and a JSON report; and every
 pool's reserved and elastic GPUs that the report shows are whole numbers of at least
@@ -106,6 +111,60 @@ def run_kueue(text: str) -> None:
                 raise ContractViolation(f"a negative GPU count in {finding['code']}: {finding['message'][:300]}")
 
 
+VQUEUES = ("org", "product", "serving", "batch", "spare")
+
+
+def _volcano_resources(draw: st.DrawFn) -> str:
+    names = draw(st.lists(st.sampled_from(["nvidia.com/gpu", "amd.com/gpu", "cpu"]), min_size=1, max_size=2, unique=True))
+    return "{" + ", ".join(f"{n}: {draw(QUOTAS)}" for n in names) + "}"
+
+
+@st.composite
+def _volcano(draw: st.DrawFn) -> str:
+    docs = []
+    for name in draw(st.lists(st.sampled_from(VQUEUES), min_size=1, max_size=5, unique=True)):
+        spec = []
+        parent = draw(st.one_of(st.none(), st.sampled_from((*VQUEUES, "root", "ghost"))))
+        if parent:
+            spec.append(f"parent: {parent}")
+        for key in ("capability", "deserved"):
+            if draw(st.booleans()):
+                spec.append(f"{key}: {_volcano_resources(draw)}")
+        if draw(st.booleans()):
+            spec.append(f"guarantee: {{resource: {_volcano_resources(draw)}}}")
+        docs.append(f"apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: {name}}}\nspec: {{{', '.join(spec)}}}\n")
+    tasks = []
+    for i in range(draw(st.integers(1, 3))):
+        line = f"  - name: t{i}\n    replicas: {draw(QUOTAS)}\n"
+        if draw(st.booleans()):
+            line += f"    minAvailable: {draw(QUOTAS)}\n"
+        line += f"    template: {{spec: {{containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: {draw(QUOTAS)}}}}}}}]}}}}\n"
+        tasks.append(line)
+    job_min = f"  minAvailable: {draw(QUOTAS)}\n" if draw(st.booleans()) else ""
+    docs.append("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j, namespace: n}\nspec:\n"
+                f"  queue: {draw(st.sampled_from(VQUEUES))}\n{job_min}  tasks:\n{''.join(tasks)}")
+    return "---\n".join(docs)
+
+
+def _volcano_repo() -> Path:
+    if "volcano" not in _STATE:
+        root = _workdir() / "volcano-ex"
+        if root.exists():
+            shutil.rmtree(root)
+        shutil.copytree(EXAMPLES / "good", root)
+        (root / "volcano").mkdir()
+        _STATE["volcano"] = root
+    return _STATE["volcano"]
+
+
+def run_volcano(text: str) -> None:
+    root = _volcano_repo()
+    (root / "volcano" / "queues.yaml").write_text(text, encoding="utf-8")
+    code, out, err = _cli(["check", "--format", "json", "--now", "2026-12-01", "--no-cache", "."], cwd=root)
+    _expect_clean_exit(code, out, err, (0, 1, 2), json_out=True)
+
+
 TARGETS: dict[str, Target] = {
     "kueue": Target("kueue", _seeds, _strategy, run_kueue),
+    "volcano": Target("volcano", _seeds, lambda seeds: _volcano(), run_volcano),
 }
