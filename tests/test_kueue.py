@@ -247,16 +247,10 @@ def test_gpu_resource_names_come_from_the_configuration(tmp_path: Path) -> None:
     assert (code, err) == (0, ""), out
 
 
-def _cq(name: str, cohort: str, nominal: int, *, borrowing: int | None = None, lending: int | None = None) -> str:
+def _h100(nominal: int, borrowing: int | None, lending: int | None) -> str:
+    """One resource group: flavor h100 holding ``nominal`` nvidia.com/gpu, with the limits given."""
     limits = "".join(f"\n        {k}: {v}" for k, v in (("borrowingLimit", borrowing), ("lendingLimit", lending)) if v is not None)
-    return f"""apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata:
-  name: {name}
-spec:
-  cohortName: {cohort}
-  namespaceSelector: {{}}
-  resourceGroups:
+    return f"""  resourceGroups:
   - coveredResources: ["nvidia.com/gpu"]
     flavors:
     - name: h100
@@ -266,23 +260,26 @@ spec:
 """
 
 
+def _cq(name: str, cohort: str, nominal: int, *, borrowing: int | None = None, lending: int | None = None) -> str:
+    return f"""apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: {name}
+spec:
+  cohortName: {cohort}
+  namespaceSelector: {{}}
+{_h100(nominal, borrowing, lending)}"""
+
+
 def _cohort(name: str, quota: int, *, parent: str | None = None, borrowing: int | None = None,
             lending: int | None = None) -> str:
-    limits = "".join(f"\n        {k}: {v}" for k, v in (("borrowingLimit", borrowing), ("lendingLimit", lending)) if v is not None)
     up = f"\n  parentName: {parent}" if parent else ""
     return f"""apiVersion: kueue.x-k8s.io/v1beta2
 kind: Cohort
 metadata:
   name: {name}
 spec:{up}
-  resourceGroups:
-  - coveredResources: ["nvidia.com/gpu"]
-    flavors:
-    - name: h100
-      resources:
-      - name: "nvidia.com/gpu"
-        nominalQuota: {quota}{limits}
-"""
+{_h100(quota, borrowing, lending)}"""
 
 
 def _elastic(tmp_path: Path, *docs: str) -> dict[str, int]:

@@ -154,10 +154,10 @@ def read(
     for doc in index.cluster_queues.values():
         findings.extend(_invariants(doc))
         entries.extend(_gpu_entries(doc, gpu_resources, findings))
-    cohort_gpus = _cohort_quota(index, gpu_resources, findings)
+    cohorts = _read_cohorts(index, gpu_resources, findings)
+    cohort_gpus, flaws = cohorts.quota, cohorts.flaws
     tree = _cohort_trees(index)
-    lenders = _Lenders(index, entries, cohort_gpus, _cohort_limits(index, gpu_resources, findings))
-    flaws = _cohort_flaws(index, gpu_resources)
+    lenders = _Lenders(index, entries, cohort_gpus, cohorts.limits)
     clusters: dict[str, Cluster] = {}
     per_queue: dict[str, list[_Entry]] = {}
     for e in entries:
@@ -329,66 +329,64 @@ def _cohort_trees(index: KueueIndex) -> Callable[[str | None], str | None]:
     return root
 
 
-def _cohort_limits(
-    index: KueueIndex, gpu_resources: tuple[str, ...], findings: list[Finding]
-) -> dict[tuple[str, str], tuple[int | None, int | None]]:
-    """(borrowingLimit, lendingLimit) of each Cohort's GPU quota per (cohort, flavor): what its subtree
-    may borrow from, and lend to, its parent's (None: no limit).
+@dataclass
+class _CohortQuota:
+    """What the Cohort objects hold of each GPU flavor, read once: their own quota, limits and flaws."""
 
-    Combined over the flavor's GPU resources as a ClusterQueue's are: the flavor borrows without
-    limit when one of its resources does, and lends each resource's ``lendingLimit`` or, without
-    one, its whole quota (red team, 2026-12-06: one pair per flavor, the last resource's, was kept).
+    #: GPUs each Cohort holds itself, per (cohort, flavor): lendable to its tree
+    quota: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: (borrowingLimit, lendingLimit) per (cohort, flavor), combined over the flavor's GPU resources as a
+    #: ClusterQueue's are (red team, 2026-12-06: one pair per flavor, the last resource's, was kept)
+    limits: dict[tuple[str, str], tuple[int | None, int | None]] = field(default_factory=dict)
+    #: what Kueue refuses or disables in a Cohort, or what no single workload can use, as sentences, by cohort
+    flaws: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _read_cohorts(index: KueueIndex, gpu_resources: tuple[str, ...], findings: list[Finding]) -> _CohortQuota:
+    """Every Cohort's GPU quota, limits and flaws, in one reading of its resource groups.
+
+    A flavor listed twice counts once, at its first listing (Kueue's webhook refuses such a
+    Cohort); a flavor holding quota under several GPU resource names (a pod requests one of
+    them) and a cycle of parents (Kueue disables every ClusterQueue in it) are flaws.
     """
-    parts: dict[tuple[str, str], list[tuple[int, int | None, int | None]]] = {}
-    for name, doc in index.cohorts.items():
+    out = _CohortQuota()
+    for name, doc in sorted(index.cohorts.items()):
+        listed: set[str] = set()
         for gi, group in enumerate(sequence(mapping(doc.data.get("spec")).get("resourceGroups"))):
             for fi, flavor in enumerate(sequence(mapping(group).get("flavors"))):
                 flavor = mapping(flavor)
+                fname = str(flavor.get("name"))
+                parts: list[tuple[str, int, int | None, int | None]] = []
                 for ri, res in enumerate(sequence(flavor.get("resources"))):
                     res = mapping(res)
-                    if res.get("name") not in gpu_resources:
+                    if res.get("name") not in gpu_resources or fname in listed:
                         continue
                     path = ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri)
                     nominal = gpus(doc, (*path, "nominalQuota"), res.get("nominalQuota", 0), findings) or 0
-                    borrow, lend = (
-                        gpus(doc, (*path, key), res[key], findings) if key in res else None
-                        for key in ("borrowingLimit", "lendingLimit")
-                    )
-                    parts.setdefault((name, str(flavor.get("name"))), []).append((nominal, borrow, lend))
-    out: dict[tuple[str, str], tuple[int | None, int | None]] = {}
-    for key, found in parts.items():
-        borrow_all = None if any(b is None for _, b, _ in found) else sum(int(b or 0) for _, b, _ in found)
-        lend_all = sum(n if lend is None else lend for n, _, lend in found) if any(lend is not None for *_, lend in found) else None
-        out[key] = (borrow_all, lend_all)
-    return out
-
-
-def _cohort_flaws(index: KueueIndex, gpu_resources: tuple[str, ...]) -> dict[str, list[str]]:
-    """What Kueue refuses or disables in a Cohort, or what no single workload can use, as sentences, by cohort.
-
-    A flavor listed twice (Kueue's webhook refuses the Cohort: its quota counts for nothing), GPU quota
-    under several resource names in one flavor (a pod requests one of them), a cycle of parents
-    (Kueue disables every ClusterQueue in it).
-    """
-    out: dict[str, list[str]] = {}
-    for name, doc in sorted(index.cohorts.items()):
-        seen: set[str] = set()
-        for group in sequence(mapping(doc.data.get("spec")).get("resourceGroups")):
-            for flavor in sequence(mapping(group).get("flavors")):
-                flavor = mapping(flavor)
-                fname = str(flavor.get("name"))
-                names = [str(mapping(r).get("name")) for r in sequence(flavor.get("resources"))
-                         if mapping(r).get("name") in gpu_resources]
-                if fname in seen and names:
-                    out.setdefault(name, []).append(
-                        f"Cohort {name} lists flavor {fname} twice (Kueue refuses such a Cohort: its quota counts for nothing)")
-                seen.add(fname)
-                if len(names) > 1:
-                    out.setdefault(name, []).append(
-                        f"Cohort {name} holds GPU quota of flavor {fname} under {len(names)} resource names"
-                        f" ({', '.join(names)}): a pod requests one of them, so one quota cannot stand for the other")
+                    borrow, lend = (gpus(doc, (*path, key), res[key], findings) if key in res else None
+                                    for key in ("borrowingLimit", "lendingLimit"))
+                    parts.append((str(res.get("name")), nominal, borrow, lend))
+                if fname in listed:
+                    if any(mapping(r).get("name") in gpu_resources for r in sequence(flavor.get("resources"))):
+                        out.flaws.setdefault(name, []).append(
+                            f"Cohort {name} lists flavor {fname} twice (Kueue refuses such a Cohort: its quota counts"
+                            " for nothing)")
+                    continue
+                listed.add(fname)
+                if not parts:
+                    continue
+                key = (name, fname)
+                out.quota[key] = sum(n for _, n, _, _ in parts)
+                borrow_all = None if any(b is None for *_, b, _ in parts) else sum(int(b or 0) for *_, b, _ in parts)
+                lent = any(lend is not None for *_, lend in parts)
+                out.limits[key] = (borrow_all, sum(n if lend is None else lend for _, n, _, lend in parts) if lent else None)
+                if len(parts) > 1:
+                    names = ", ".join(n for n, *_ in parts)
+                    out.flaws.setdefault(name, []).append(
+                        f"Cohort {name} holds GPU quota of flavor {fname} under {len(parts)} resource names"
+                        f" ({names}): a pod requests one of them, so one quota cannot stand for the other")
     for name, cycle in _cohort_cycles(index).items():
-        out.setdefault(name, []).append(
+        out.flaws.setdefault(name, []).append(
             f"Cohort {name} is in a cycle of parents ({' -> '.join(cycle)}): Kueue disables every ClusterQueue in it")
     return out
 
@@ -460,27 +458,6 @@ class _Lenders:
 def _lendable(o: _Entry) -> int:
     """What a ClusterQueue flavor lends its cohort while unused: its lendingLimit, else its whole nominal quota."""
     return o.lending if o.lending is not None else o.nominal
-
-
-def _cohort_quota(index: KueueIndex, gpu_resources: tuple[str, ...], findings: list[Finding]) -> dict[tuple[str, str], int]:
-    """GPUs a Cohort object itself holds, per (cohort, flavor): lendable to every member."""
-    out: dict[tuple[str, str], int] = {}
-    for name, doc in index.cohorts.items():
-        listed: set[str] = set()
-        for gi, group in enumerate(sequence(mapping(doc.data.get("spec")).get("resourceGroups"))):
-            for fi, flavor in enumerate(sequence(mapping(group).get("flavors"))):
-                flavor = mapping(flavor)
-                if str(flavor.get("name")) in listed:
-                    continue  # a flavor listed twice: Kueue refuses the Cohort, and _cohort_flaws says so
-                listed.add(str(flavor.get("name")))
-                for ri, res in enumerate(sequence(flavor.get("resources"))):
-                    res = mapping(res)
-                    if res.get("name") in gpu_resources:
-                        path = ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri, "nominalQuota")
-                        n = gpus(doc, path, res.get("nominalQuota", 0), findings) or 0
-                        key = (name, str(flavor.get("name")))
-                        out[key] = out.get(key, 0) + n
-    return out
 
 
 def _pool(
