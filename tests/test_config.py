@@ -526,6 +526,27 @@ def test_the_configuration_cannot_lower_the_severity_of_the_rule_that_reports_it
     assert (code, err) == (1, "") and "PL101" in codes(report)
 
 
+def test_options_that_switch_a_rule_off_when_raised_are_loosened_when_raised() -> None:
+    """Red team, 2026-12-06: `min_finished: 1000` (PL979), `min_gpus` (PL113, PL980), `min_pools` (PL980) and
+    `load_gib_per_second: 0` (PL965) turned their rules off and were read as tightened."""
+    from policylint.engine.loosened import loosened_options
+    from policylint.engine.ruleset import load_rules
+    from policylint.resources import rules_dir
+
+    ruleset = load_rules([rules_dir()])
+    config = {"rules": {"PL979": {"min_finished": 1000}, "PL113": {"min_gpus": 100000},
+                        "PL980": {"min_gpus": 100000, "min_pools": 1000}, "PL965": {"load_gib_per_second": 0}}}
+    assert loosened_options(ruleset, config) == [
+        "PL113 min_gpus = 100000, looser than its default 4",
+        "PL965 load_gib_per_second = 0, looser than its default 2",
+        "PL979 min_finished = 1000, looser than its default 10",
+        "PL980 min_gpus = 100000, looser than its default 8",
+        "PL980 min_pools = 1000, looser than its default 3",
+    ]
+    lowered = {"rules": {"PL979": {"min_finished": 5}, "PL113": {"min_gpus": 1}, "PL965": {"load_gib_per_second": 1}}}
+    assert loosened_options(ruleset, lowered) == []
+
+
 def test_fail_on_error_in_the_configuration_is_a_loosening_that_still_fails_the_run(tmp_path: Path) -> None:
     """Red team: `fail-on: error` in .policylint.yaml let every warning-only defence (PL905, PL113, ...) pass."""
     repo = make_repo(tmp_path)

@@ -301,3 +301,47 @@ def test_doc_example_fires_and_its_fix_does_not(rule: Rule, tmp_path: Path) -> N
     if fixed is None:
         fixed = _fires_as_a_file(rule, fix, tmp_path / "fix-alone")
     assert not fixed, f"{rule.code}: its use_instead still fires"
+
+
+def _extremes(param: object, looser_up: bool) -> tuple[float, float]:
+    """A looser and a tighter value of a numeric option than its default, within its bounds."""
+    from policylint.engine.rule import Param
+
+    assert isinstance(param, Param)
+    default = float(param.default)
+    high = default * 10 + 100
+    low = param.minimum if param.minimum is not None else 0.0
+    if param.name == "load_gib_per_second":
+        low = default / 10  # 0 switches it off: that end is looser, not tighter
+    if param.maximum is not None:
+        high = min(high, param.maximum)
+    if param.type == "integer":
+        high, low = int(high), int(low)
+    return (high, low) if looser_up else (low, high)
+
+
+NUMERIC = [(r, name) for r in CHECKED for name, p in r.params.items() if p.type in ("number", "integer") and r.code != "PL977"]
+
+
+@pytest.mark.parametrize(("rule", "name"), NUMERIC, ids=lambda x: x.code if isinstance(x, Rule) else x)
+def test_what_pl977_calls_looser_reports_no_more(rule: Rule, name: str) -> None:
+    """Red team, 2026-12-06: raising min_finished (PL979), min_gpus (PL113, PL980) or min_pools switched the rule
+    off, while PL977 read every min_* option as loosened only downward. Each bundled numeric option is moved both
+    ways on its rule's fixtures: the value PL977 calls looser never reports more, the tighter one never fewer."""
+    from policylint.engine.loosened import _looser
+
+    param = rule.params[name]
+    up = _looser(name, param.default, float(param.default) * 2 + 1, rule.code)
+    assert up is not None, f"{rule.code} {name}: PL977 knows no direction for it"
+    loose, tight = _extremes(param, up)
+    # a bound at the default leaves that side out
+    moved = [(label, v) for label, v in (("loose", loose), ("tight", tight)) if v != param.default]
+    assert moved
+    assert all(_looser(name, param.default, v, rule.code) == (label == "loose") for label, v in moved)
+    for kind in ("fail", "pass"):
+        folder = FIXTURES / rule.code / kind
+        counts = {"loose": 0, "tight": 10**9}
+        for label, value in (("default", param.default), *moved):
+            ruleset = configure_rules(load_rules([RULES_DIR]), {rule.code: {name: value}}, "test")
+            counts[label] = _codes(folder, ruleset).count(rule.code)
+        assert counts["loose"] <= counts["default"] <= counts["tight"], (kind, counts)

@@ -19,18 +19,37 @@ if TYPE_CHECKING:
     from policylint.engine.rule import RuleSet
 
 
-#: Rule options whose looser setting is the lower one (the rest: max_*, tolerance, headroom and
-#: margins loosen upward; min_* downward; text options loosen by any change).
-_LOOSER_DOWN = {"tight_seconds", "latency_seconds", "realtime_seconds"}
-_LOOSER_UP = {"min_workloads", "queue_tolerant_seconds"}
+#: Rule options whose looser setting is the lower one, and those whose looser setting is the higher
+#: one although their name says min_ (a floor below which nothing is reported: raising it reports less).
+#: The rest: max_*, tolerance, headroom and margins loosen upward; min_* downward; text options loosen
+#: by any change. ``test_every_bundled_option_has_a_known_direction`` holds every bundled option to this.
+_LOOSER_DOWN = {
+    "tight_seconds", "latency_seconds", "realtime_seconds",
+    # PL208 warns up to its share, where PL207 (by its own option) stays silent: a lower share warns less
+    "PL208.max_rejected_share",
+}
+_LOOSER_UP = {
+    "min_workloads", "queue_tolerant_seconds",
+    # red team, 2026-12-06: each of these switches its rule off when raised, and was read as tightened
+    "min_gpus",  # PL113, PL980: rounding below it is never reported
+    "min_finished",  # PL979: with fewer finished rows the comparison is not made
+    "min_pools",  # PL980: fewer pools adding rounding are not judged
+    "load_gib_per_second",  # PL965: a faster load is a shorter floor
+}
+#: options that 0 switches off whatever their direction (PL965: 0 leaves model loading out of the floor)
+_OFF_AT_ZERO = {"load_gib_per_second"}
 
 
-def _looser(name: str, default: Any, value: Any) -> bool | None:
-    """True when ``value`` loosens option ``name`` against ``default``; None when no direction is known."""
+def _looser(name: str, default: Any, value: Any, code: str = "") -> bool | None:
+    """True when ``value`` loosens option ``name`` (of rule ``code``) against ``default``; None when no direction is known."""
     if value == default:
         return False
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(default, (int, float)):
         return None
+    if name in _OFF_AT_ZERO and value == 0:
+        return True
+    if f"{code}.{name}" in _LOOSER_DOWN:
+        return value < default
     if name in _LOOSER_UP:
         return value > default
     if name in _LOOSER_DOWN:
@@ -94,7 +113,7 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
         rule = ruleset.rules[code]
         for name, param in rule.params.items():
             value = merged.get(code, {}).get(name, param.default)
-            looser = _looser(name, param.default, value)
+            looser = _looser(name, param.default, value, code)
             if looser or looser is None:
                 how = "looser than" if looser else "changed from"
                 found[(code, name)] = f"{code} {name} = {value!r}, {how} its default {param.default!r}"
