@@ -278,3 +278,22 @@ def test_the_summary_tells_a_fixed_entry_from_a_foreign_baseline(repo: Path) -> 
     assert code == 1 and out.splitlines()[0].endswith(
         ", 1 baseline entry and none matches a finding here (is the baseline this repository's, recorded from its root?)."
     )
+
+
+def test_a_finding_without_figures_is_accepted_only_with_the_numbers_it_gave(repo: Path) -> None:
+    """Red team, 2026-12-06: a baselined finding without figures accepted any later state of it; a 4-GPU ask for
+    an unmeasured pool grew to 400 while the baseline still accepted it. Such an entry now accepts the numbers
+    its message gave: other numbers are reported, a reworded message (a new release) is not."""
+    data = json.loads((repo / "baseline.json").read_text(encoding="utf-8"))
+    [entry] = data["findings"]
+    del entry["measured"], entry["allowed"]
+    (repo / "baseline.json").write_text(json.dumps(data), encoding="utf-8")
+    from policylint.engine.filter import worse
+
+    assert not worse(None, entry["message"], entry["message"])
+    assert not worse(None, entry["message"], entry["message"].replace("sized by peak", "sized for the peak"))
+    assert worse(None, entry["message"], entry["message"].replace("reserves 80 GPUs", "reserves 90 GPUs"))
+    assert not worse(None, None, "anything at all")  # an entry recording neither accepts any state
+    # through the CLI: the figure-less entry still accepts the finding while its numbers hold
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert (code, report["findings"]) == (0, [])

@@ -144,6 +144,9 @@ def proposal_for_unmeasured_pool(facts: Mapping[str, Any], params: Mapping[str, 
                 "gpus": req["gpus"],
                 "pool_workloads": req.get("pool_workloads") or 0,
                 "_at": ("spec", "requests", req["index"], "pool"),
+                # the GPUs asked against the none that measured demand allows: a baseline entry
+                # accepts this ask, not a larger one
+                "_figures": (req["gpus"], 0),
             }
         )
     return problems

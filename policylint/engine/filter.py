@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -229,7 +230,8 @@ _FIGURE_FIELDS = ("measured", "allowed")
 
 BaselineKey = tuple[str, str, str, str]
 #: The figures one baseline entry accepted, (measured, allowed); None for entries written without them.
-Accepted = tuple[float, float] | None
+#: what a baseline entry accepted: the finding's (measured, allowed) figures, or None and its message
+Accepted = tuple[float, float] | str | None
 
 
 def read_baseline_entries(path: Path) -> dict[BaselineKey, list[Accepted]]:
@@ -291,7 +293,10 @@ def read_baseline_entries(path: Path) -> dict[BaselineKey, list[Accepted]]:
                 "not a policylint baseline file (measured and allowed go together)", source=source, key=f"findings[{i}].{missing}"
             )
         key = (values[0], values[1], values[2], values[3])
-        entries.setdefault(key, []).append((figures[0], figures[1]) if figures else None)
+        message = entry.get("message")
+        # without figures, the message is what was accepted (files that record none accept any)
+        accepted: Accepted = (figures[0], figures[1]) if figures else message if isinstance(message, str) else None
+        entries.setdefault(key, []).append(accepted)
     return entries
 
 
@@ -300,15 +305,21 @@ def read_baseline(path: Path) -> Counter[BaselineKey]:
     return Counter({key: len(accepted) for key, accepted in read_baseline_entries(path).items()})
 
 
-def worse(figures: tuple[float, float] | None, accepted: Accepted) -> bool:
+def worse(figures: tuple[float, float] | None, accepted: Accepted, message: str | None = None) -> bool:
     """Whether a finding's figures break their limit by more than the baseline accepted.
 
     A finding breaks its limit by ``measured - allowed`` in one direction (too
     much reserved) or the other (too little); it is worse when that distance
     grew in the same direction. Exact numbers, no rounding: 123 -> 124 reserved
-    GPUs against the same allowance is worse. Without figures on either side
-    nothing can be compared, and the entry keeps accepting the finding.
+    GPUs against the same allowance is worse. A finding without figures was
+    accepted with the numbers its message gave (red team, 2026-12-06: a baselined
+    4-GPU ask for an unmeasured pool grew to 400 and the entry still accepted it):
+    other numbers make it a finding the baseline did not accept. An entry that
+    recorded neither keeps accepting the finding.
     """
+    if isinstance(accepted, str):
+        # the numbers it gave, in order: a reworded message (a new release) is the same finding
+        return figures is None and message is not None and _numbers(message) != _numbers(accepted)
     if figures is None or accepted is None:
         return False
     gap = figures[0] - figures[1]
@@ -316,6 +327,14 @@ def worse(figures: tuple[float, float] | None, accepted: Accepted) -> bool:
     if before >= 0:
         return gap > before
     return gap < before
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _numbers(message: str) -> list[str]:
+    """The numbers a message states, in order (what a baseline entry without figures accepted)."""
+    return _NUMBER.findall(message)
 
 
 def _figure(value: float) -> str:
@@ -433,12 +452,16 @@ def apply_filters(
                 fresh.append(f)
                 continue
             # Prefer an entry the finding is no worse than; else it is reported with both figures.
-            index = next((i for i, a in enumerate(accepted) if not worse(f.figures, a)), None)
+            index = next((i for i, a in enumerate(accepted) if not worse(f.figures, a, f.message)), None)
             if index is not None:
                 accepted.pop(index)
                 baselined.append(f)
                 continue
             was = accepted.pop(0)
+            if isinstance(was, str):
+                fresh.append(replace(f, message=f"{f.message} [changed since the baseline accepted: {was}]",
+                                     hint=f.hint or "fix it, or accept the new state with 'policylint baseline'"))
+                continue
             assert was is not None and f.figures is not None  # worse() is False without figures
             fresh.append(
                 replace(
