@@ -37,7 +37,9 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _check(repo: Path, fmt: str) -> tuple[int, str, str]:
-    return run_cli(["check", "--now", NOW, "--format", fmt, "."], cwd=repo)
+    # the document rules only: the broken path's pool is also reported as not judged (PL983), which is not
+    # what these tests are about
+    return run_cli(["check", "--now", NOW, "--select", "PL0", "--format", fmt, "."], cwd=repo)
 
 
 def _no_raw_controls(text: str) -> None:

@@ -38,6 +38,7 @@ POOL_FACT_PLACES: dict[str, str] = {
     "committed_capacity_gpus": "capacity",
     "sustained_max_gpus": "capacity",
     "measured_workload_count": "demand",
+    "unmeasured_workloads": "demand",
     "rounding_share": "demand",
     "rounding_gpus": "demand",
     "pooled_window_days": "name",
@@ -52,6 +53,8 @@ POOL_FACT_PLACES: dict[str, str] = {
     "queue_wait_limit": "queue_wait",
     "gang": "gang",
     "preemption": "preemption",
+    "buffer_gpus": "buffer",
+    "buffer_needed_gpus": "buffer",
     "multi_gpu_jobs": "scheduling",
     "serves": "serves",
     "classes": "serves",
@@ -142,6 +145,23 @@ def pool_rounding(wv: list[WorkloadFactSheet]) -> tuple[float | None, int | None
     return (total, small) if counted else (None, None)
 
 
+def _buffer_needed(wv: list[WorkloadFactSheet]) -> tuple[int, str]:
+    """The GPUs of the largest long-tail job a pool's buffer must hold, and where that figure comes from.
+
+    The same figure PL601 asks of the buffer for each workload (``tail_job_gpus``: the largest
+    job at or above the p99 duration, never less than gpusPerReplica), over the training and
+    batch workloads that give their job durations; the first name in order on a tie. 0 when
+    none does: no measured job needs a buffer.
+    """
+    gpus, name = 0, None
+    for f in wv:
+        if f.workload_class in ("training", "batch") and f.durations_measured and f.tail_job_gpus > gpus:
+            gpus, name = f.tail_job_gpus, f.name
+    if name is None:
+        return 0, "none of its training or batch workloads gives job durations, so no measured job needs it"
+    return gpus, f"the largest long-tail job, workload {name}'s, takes {gpus}"
+
+
 def pool_view(
     pool: Pool, workloads: Mapping[str, WorkloadFactSheet], proposed: int, pooled: PoolFacts | None = None
 ) -> tuple[View, PoolFactSheet]:
@@ -177,6 +197,8 @@ def pool_view(
         for f in wv
         if f.workload_class == "inference" and f.vram_resident_gib is not None
     ]
+    needed_buffer = _buffer_needed(wv)
+    unmeasured = [f.name for f in wv if f.baseline_gpus is None]
     sums = {
         "baseline": _sum([f.baseline_gpus for f in wv]),
         "daily": _sum([f.daily_gpus for f in wv]),
@@ -202,13 +224,18 @@ def pool_view(
         classes=sorted({f.workload_class for f in wv}),
         workload_names=names,
         workload_count=len(names),
-        unmeasured_workloads=[f.name for f in wv if f.baseline_gpus is None],
+        unmeasured_workloads=unmeasured,
+        unmeasured_count=len(unmeasured),
+        unmeasured_verb="has" if len(unmeasured) == 1 else "have",
         overflow=spec.get("overflow"),
         queue_max_depth=queue.get("maxDepth"),
         queue_max_wait_seconds=num(queue.get("maxWaitSeconds")),
         gang=sched.get("gang"),
         preemption=sched.get("preemption"),
         buffer_gpus=spec.get("bufferGpus"),
+        buffer_needed_gpus=needed_buffer[0],
+        buffer_need=needed_buffer[1],
+        buffer_excess_gpus=max(0, spec["bufferGpus"] - needed_buffer[0]) if isinstance(spec.get("bufferGpus"), int) else 0,
         multi_gpu_training=any(f.workload_class == "training" and f.gpus_per_replica > 1 for f in wv),
         tolerance_min_seconds=min(tolerances) if tolerances else None,
         tolerance_max_seconds=max(tolerances) if tolerances else None,

@@ -219,6 +219,8 @@ class PoolFactSheet(Facts):
     workload_names: list[str] = fact("names of the workloads placed in the pool")
     workload_count: int = fact("number of workloads placed in the pool")
     unmeasured_workloads: list[str] = fact("workloads whose demand facts are unknown")
+    unmeasured_count: int = fact("number of unmeasured_workloads", default=0)
+    unmeasured_verb: str = fact("'has' for one unmeasured workload, 'have' for several", default="have")
     unread_documents: list[str] | None = fact(
         "documents that may hold workloads of this pool but are not in the model (a file that does not "
         "parse, a workload that fails its schema or names a pool that does not exist), as 'file (code)'; "
@@ -233,6 +235,19 @@ class PoolFactSheet(Facts):
     gang: bool | None = fact("gang scheduling enabled")
     preemption: bool | None = fact("preemption enabled")
     buffer_gpus: int | None = fact("GPUs kept free for long-tail jobs", "GPUs")
+    buffer_needed_gpus: int = fact(
+        "GPUs of the largest long-tail job a buffer must hold: the largest tail_job_gpus among the pool's "
+        "training and batch workloads with job durations (0: none has any)",
+        "GPUs",
+        default=0,
+    )
+    buffer_excess_gpus: int = fact("buffer_gpus above buffer_needed_gpus (0 when the buffer is no larger)", "GPUs",
+                                   default=0)
+    buffer_need: str = fact(
+        "what buffer_needed_gpus comes from, in words: the workload whose long-tail job it is, or that none "
+        "gives job durations",
+        default="",
+    )
     multi_gpu_training: bool = fact("true when a training workload needs more than one GPU per job")
     multi_gpu_jobs: list[str] = fact("training or batch workloads whose jobs hold more than one GPU")
     sharing: str = fact(

@@ -182,7 +182,35 @@ def read(
             if pool is not None:
                 pools.append(pool)
         index.pools[queue] = pools
+    findings.extend(_unreachable_quota(index, entries, cohorts, tree))
     return index, findings
+
+
+def _unreachable_quota(index: KueueIndex, entries: list[_Entry], cohorts: _CohortQuota,
+                       tree: Callable[[str | None], str | None]) -> list[Finding]:
+    """PL906: a Cohort's own GPU quota of a flavor that no ClusterQueue in its tree holds a GPU quota of.
+
+    Kueue lends a Cohort's quota only to the ClusterQueues of its tree that list the flavor;
+    without one among the checked files the GPUs belong to no pool, and no rule sizes them
+    (red team, 2026-12-06).
+    """
+    reachable = {(tree(cohort_of(e.doc)), e.flavor) for e in entries if cohort_of(e.doc)}
+    cycles = _cohort_cycles(index)  # a tree that closes on itself has no one root: PL976 names the cycle instead
+    out: list[Finding] = []
+    for (name, flavor), gpus_held in sorted(cohorts.quota.items()):
+        if gpus_held <= 0 or (tree(name), flavor) in reachable or name in cycles or tree(name) in cycles:
+            continue
+        root = tree(name)
+        where = f"cohort tree of {root}" if root != name else "cohort"
+        out.append(index.cohorts[name].finding(
+            "PL906",
+            f"Cohort {name} holds {gpus_held} GPUs of flavor {flavor}, but no ClusterQueue in its {where} has a GPU"
+            f" quota of {flavor} in the checked files: no pool can use them, so no rule sizes them",
+            ("spec", "resourceGroups"),
+            hint=f"check in the ClusterQueues that borrow this quota (their cohort: {name} or a Cohort below it), "
+                 "or remove the quota from the Cohort",
+        ))
+    return out
 
 
 def _invariants(doc: Document) -> list[Finding]:
