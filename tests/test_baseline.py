@@ -162,15 +162,20 @@ def test_a_finding_that_got_worse_is_reported_with_both_figures(repo: Path) -> N
     assert (code, report["findings"]) == (0, [])
 
 
-def test_a_baseline_without_figures_still_accepts_its_findings(repo: Path) -> None:
-    # Files written before figures were recorded keep working: their entries accept any figures.
+def test_a_baseline_without_figures_accepts_its_findings_while_their_numbers_hold(repo: Path) -> None:
+    # Files written before figures were recorded keep working for the state they recorded; a finding whose
+    # message states other numbers is no longer accepted (red team, 2026-12-06: it was, whatever they were)
     data = json.loads((repo / "baseline.json").read_text(encoding="utf-8"))
     for entry in data["findings"]:
         del entry["measured"], entry["allowed"]
     (repo / "baseline.json").write_text(json.dumps(data), encoding="utf-8")
-    replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 90")
     code, report = check(repo, "--baseline", "baseline.json")
     assert (code, report["findings"]) == (0, [])
+    replace_once(repo / CLUSTER, "reservedGpus: 80", "reservedGpus: 90")
+    code, report = check(repo, "--baseline", "baseline.json")
+    [finding] = report["findings"]
+    assert code == 1 and finding["code"] == "PL101"
+    assert finding["message"].endswith(f"[changed since the baseline accepted: {SERVING_MESSAGE}]")
 
 
 @pytest.mark.parametrize(
@@ -294,6 +299,7 @@ def test_a_finding_without_figures_is_accepted_only_with_the_numbers_it_gave(rep
     assert not worse(None, entry["message"], entry["message"].replace("sized by peak", "sized for the peak"))
     assert worse(None, entry["message"], entry["message"].replace("reserves 80 GPUs", "reserves 90 GPUs"))
     assert not worse(None, None, "anything at all")  # an entry recording neither accepts any state
+    assert worse((90.0, 60.95), entry["message"], entry["message"].replace("reserves 80 GPUs", "reserves 90 GPUs"))
     # through the CLI: the figure-less entry still accepts the finding while its numbers hold
     code, report = check(repo, "--baseline", "baseline.json")
     assert (code, report["findings"]) == (0, [])

@@ -313,13 +313,14 @@ def worse(figures: tuple[float, float] | None, accepted: Accepted, message: str 
     grew in the same direction. Exact numbers, no rounding: 123 -> 124 reserved
     GPUs against the same allowance is worse. A finding without figures was
     accepted with the numbers its message gave (red team, 2026-12-06: a baselined
-    4-GPU ask for an unmeasured pool grew to 400 and the entry still accepted it):
-    other numbers make it a finding the baseline did not accept. An entry that
-    recorded neither keeps accepting the finding.
+    4-GPU ask for an unmeasured pool grew to 400 and the entry still accepted it),
+    and so was any finding an entry recorded without figures (a file written before
+    figures were recorded): other numbers make it a finding the baseline did not
+    accept. An entry that recorded neither keeps accepting the finding.
     """
     if isinstance(accepted, str):
         # the numbers it gave, in order: a reworded message (a new release) is the same finding
-        return figures is None and message is not None and _numbers(message) != _numbers(accepted)
+        return message is not None and _numbers(message) != _numbers(accepted)
     if figures is None or accepted is None:
         return False
     gap = figures[0] - figures[1]
