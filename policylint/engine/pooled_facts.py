@@ -126,6 +126,13 @@ class PooledWorkloadFacts(Facts):
         default=None,
     )
     measurement_share: float | None = fact("declared concurrency.share.fraction (None when not declared)", "share", default=None)
+    durations_shared: bool | None = fact(
+        "true when another workload of the same pool reads the same jobs as its job durations (jobs_fingerprint)",
+        default=None,
+    )
+    durations_shared_with: str | None = fact(
+        "the first other workload of the same pool (by name) whose job durations are the same jobs", default=None
+    )
     queue_rejection_note: str | None = fact(
         "text for messages: what the pool's queue turns away when it honours queue.maxWaitSeconds "
         "(empty when unknown)",
@@ -316,6 +323,18 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
         series[n] = f.get("series_fingerprint")
         shapes[n] = f.get("shape_fingerprint")
     found = repeats(pool, identities, series, shapes)
+    # job durations: a workload reading another's jobs as its own durations (PL984)
+    by_jobs: dict[str, list[str]] = {}
+    for n, f in members.items():
+        printed = f.get("jobs_fingerprint")
+        if printed:
+            by_jobs.setdefault(str(printed), []).append(n)
+    jobs_with: dict[str, str] = {}
+    for names in by_jobs.values():
+        if len(names) > 1:
+            ordered = sorted(names)
+            for n in ordered:
+                jobs_with[n] = next(o for o in ordered if o != n)
     out: dict[str, dict[str, Any]] = {}
     for w in pool.workloads:
         if w.name not in members:
@@ -327,6 +346,8 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
             "double_counted_with": found[w.name][0] if w.name in found else None,
             "double_count_basis": found[w.name][1] if w.name in found else None,
             "measurement_share": float(share) if isinstance(share, (int, float)) else None,
+            "durations_shared": (w.name in jobs_with) if members[w.name].get("durations_measured") else None,
+            "durations_shared_with": jobs_with.get(w.name),
         }
     return out
 

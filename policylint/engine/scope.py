@@ -68,6 +68,8 @@ NEIGHBOUR_FACTS: frozenset[str] = frozenset(
         "measurement_double_counted",
         "double_counted_with",
         "double_count_basis",
+        "durations_shared",
+        "durations_shared_with",
         # a near copy (PL97x) is judged against the other workloads' run sketches
         "near_copy_of",
         "near_copy_similarity",

@@ -258,6 +258,9 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         "vram_measured": ("spec", "vram") if "vram" in spec else ("spec", "class"),
         "durations_measured": ("spec", "durations") if "durations" in spec else ("spec", "class"),
         "tail_ratio": ("spec", "durations"),
+        "durations_shared": (
+            ("spec", "durations", "jobs", "path") if "jobs" in (spec.get("durations") or {}) else ("spec", "durations")
+        ),
         "pool_serves_class": ("spec", "pool"),
     }
     return View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), v, paths), v

@@ -144,6 +144,11 @@ class IntegrityWorkloadFacts(Facts):
         "list records no GPU column (every job then counts as one GPU)",
         default=None,
     )
+    jobs_fingerprint: str | None = fact(
+        "identity: SHA-256 of the job durations list's jobs as read (duration and GPUs of each, in sorted"
+        " order); None without a job list, or for one of fewer than 10 jobs or 3 distinct durations",
+        default=None,
+    )
     job_gpus_median: float | None = fact(
         "plausibility: median GPUs per job of the measured job list (None as for job_gpus_max)",
         default=None,

@@ -241,4 +241,29 @@ def _integrity(series: Series, exclusions: list[Any]) -> dict[str, Any]:
 
 def _job_integrity(jobs: Any, spec: ReferenceSpec) -> dict[str, Any]:
     """Plausibility facts of a job list: the GPUs its jobs record (:func:`policylint.measure.integrity.plausibility.job_facts`)."""
-    return {**job_facts(jobs.gpus, spec.get("gpusColumn") is not None), "jobs_last_time": jobs.last_time}
+    return {**job_facts(jobs.gpus, spec.get("gpusColumn") is not None), "jobs_last_time": jobs.last_time,
+            "jobs_fingerprint": jobs_fingerprint(jobs.durations, jobs.gpus)}
+
+
+#: fewest jobs, and fewest distinct durations among them, for a job list to be recognised by its jobs: a
+#: handful of equal round durations is what two unrelated lists can share by chance
+JOBS_FINGERPRINT_MIN = (10, 3)
+
+
+def jobs_fingerprint(durations: Any, gpus: Any) -> str | None:
+    """SHA-256 of a job list's jobs as read (duration and GPUs of every job, in sorted order), or None when too few.
+
+    Equal for the same job list cited twice, for a copy under another name or in another row
+    order, and for another file holding the same jobs after its filters: what two workloads
+    share when one borrows the other's job durations (PL984).
+    """
+    import hashlib
+
+    import numpy as np
+
+    d = np.asarray(durations, dtype=np.float64)
+    g = np.asarray(gpus, dtype=np.float64)
+    if d.size < JOBS_FINGERPRINT_MIN[0] or np.unique(d).size < JOBS_FINGERPRINT_MIN[1]:
+        return None
+    order = np.lexsort((g, d))
+    return hashlib.sha256(d[order].tobytes() + b"|" + g[order].tobytes()).hexdigest()

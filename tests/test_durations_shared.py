@@ -1,0 +1,56 @@
+"""PL984: a workload that reads another workload's jobs as its own job durations (red team, 2026-12-06).
+
+fine-tuning (8-GPU jobs) cited pre-training's job list (64-GPU jobs) as its durations and declared
+``gpusPerReplica: 64``; PL967, which compares the declared GPUs with the workload's own job list,
+agreed, and the training pool went from 392 to 1,024 reserved GPUs with exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import EXAMPLES, replace_once, run_cli
+from policylint.measure.workload import jobs_fingerprint
+
+
+def test_examples_good_with_borrowed_durations_fails(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    research = repo / "workloads" / "research.yaml"
+    original = research.read_text(encoding="utf-8")
+    replace_once(research, "path: ../measurements/jobs/fine-tuning.csv", "path: ../measurements/jobs/pre-training.csv")
+    code, out, err = run_cli(["check", ".", "--format", "json", "--no-cache"], cwd=repo)
+    found = sorted((f["code"], f["subject"]) for f in json.loads(out)["findings"])
+    assert (code, err) == (1, "")
+    assert found == [("PL984", "workload fine-tuning"), ("PL984", "workload pre-training")]
+    # a copy of the list under another name, its rows in another order, is the same jobs
+    jobs = repo / "measurements" / "jobs"
+    header, *rows = (jobs / "pre-training.csv").read_text(encoding="utf-8").splitlines()
+    (jobs / "fine-tuning-export.csv").write_text("\n".join([header, *reversed(rows)]) + "\n", encoding="utf-8")
+    research.write_text(original, encoding="utf-8")
+    replace_once(research, "path: ../measurements/jobs/fine-tuning.csv", "path: ../measurements/jobs/fine-tuning-export.csv")
+    code, out, _ = run_cli(["check", ".", "--format", "json", "--no-cache"], cwd=repo)
+    assert code == 1 and sorted(f["code"] for f in json.loads(out)["findings"]) == ["PL984", "PL984"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 10**6), st.integers(1, 64)), min_size=10, max_size=60), st.randoms())
+def test_the_fingerprint_is_the_jobs_in_any_order(jobs: list[tuple[int, int]], rnd: object) -> None:
+    durations = np.array([d for d, _ in jobs], dtype=np.float64)
+    gpus = np.array([g for _, g in jobs], dtype=np.float64)
+    printed = jobs_fingerprint(durations, gpus)
+    if np.unique(durations).size < 3:
+        assert printed is None  # too few distinct durations to tell two lists apart
+        return
+    order = np.arange(len(jobs))
+    rnd.shuffle(order)  # type: ignore[attr-defined]
+    assert jobs_fingerprint(durations[order], gpus[order]) == printed
+    changed = gpus.copy()
+    changed[0] += 1  # one job's GPUs
+    assert jobs_fingerprint(durations, changed) != printed
+    assert jobs_fingerprint(durations[:9], gpus[:9]) is None  # fewer than ten jobs
