@@ -196,6 +196,19 @@ def test_bad_baseline_figures_stop_the_run(repo: Path, entry: dict, key: str, me
     assert key in err and message in err
 
 
+def test_an_entry_stripped_of_its_message_and_figures_stops_the_run(repo: Path) -> None:
+    """Red team, 2026-12-06: deleting `message`, `measured` and `allowed` from every entry made each one accept
+    any later state of its finding (reserved 70 -> 700, a proposal of 500 GPUs). Every file policylint writes
+    has a message; an entry without one is no entry of it."""
+    data = json.loads((repo / "baseline.json").read_text(encoding="utf-8"))
+    for entry in data["findings"]:
+        del entry["message"], entry["measured"], entry["allowed"]
+    (repo / "baseline.json").write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = run_cli(["check", "--format", "json", "--baseline", "baseline.json"], cwd=repo)
+    assert (code, out) == (2, "")
+    assert "findings[0].message" in err and "not a policylint baseline file (must be text, got nothing)" in err
+
+
 def test_sarif_marks_baselined_and_new_findings(repo: Path) -> None:
     replace_once(repo / CLUSTER, "reservedGpus: 20", "reservedGpus: 60")
     results = sarif_results(repo, "--baseline", "baseline.json")
@@ -303,3 +316,34 @@ def test_a_finding_without_figures_is_accepted_only_with_the_numbers_it_gave(rep
     # through the CLI: the figure-less entry still accepts the finding while its numbers hold
     code, report = check(repo, "--baseline", "baseline.json")
     assert (code, report["findings"]) == (0, [])
+
+
+def test_a_baselined_unjudged_pool_is_reported_again_when_its_gpus_grow(tmp_path: Path) -> None:
+    """Red team, 2026-12-06: PL983 (a pool not judged because a workload is unmeasured) was baselined, then the
+    pool's reserved GPUs and its proposal grew tenfold while the finding's figures (one unmeasured workload)
+    stayed the same. PL983 records the GPUs nothing judges, so the larger pool is worse than the baseline."""
+    from policylint.engine.filter import worse
+
+    assert worse((480.0, 0.0), (48.0, 0.0)) and not worse((48.0, 0.0), (48.0, 0.0))
+    repo = tmp_path / "repo"
+    shutil.copytree(Path(__file__).parent / "rules" / "PL983" / "fail", repo)
+    (repo / "traces").mkdir()
+    for name in ("diurnal-100.csv",):
+        shutil.copyfile(Path(__file__).parent / "rules" / "_traces" / name, repo / "traces" / name)
+    replace_once(repo / "repo.yaml", "../../_traces/diurnal-100.csv", "traces/diurnal-100.csv")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL983]\n', encoding="utf-8")
+    code, out, err = run_cli(["baseline", "-o", "baseline.json", "--select", "PL983"], cwd=repo)
+    assert code == 0, err
+    [entry] = [e for e in json.loads((repo / "baseline.json").read_text(encoding="utf-8"))["findings"]
+               if e["code"] == "PL983"]
+    assert (entry["measured"], entry["allowed"]) == (400, 0)
+    code, out, err = run_cli(["check", "--format", "json", "--select", "PL983", "--ignore", "PL977",
+                              "--baseline", "baseline.json"], cwd=repo)
+    assert (code, json.loads(out)["findings"]) == (0, []), err
+    replace_once(repo / "repo.yaml", "reservedGpus: 400", "reservedGpus: 4000")
+    code, out, err = run_cli(["check", "--format", "json", "--select", "PL983", "--ignore", "PL977",
+                              "--baseline", "baseline.json"], cwd=repo)
+    [finding] = json.loads(out)["findings"]
+    assert code == 1 and finding["code"] == "PL983"
+    assert finding["message"].endswith("[worse than the baseline accepted: measured 4000 against allowed 0,"
+                                       " accepted 400 against 0]")

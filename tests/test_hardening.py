@@ -383,10 +383,10 @@ def test_configuration_that_is_a_pipe_is_refused_without_blocking(repo: Path, ar
         ("[" * 100_000 + "]" * 100_000, "b.json: not a policylint baseline file (JSON nested too deeply)"),
         (
             json.dumps({"version": 1, "findings": [
-                {"code": "PL101", "file": "a.yaml", "subject": "pool a/b", "path": ""},
+                {"code": "PL101", "file": "a.yaml", "subject": "pool a/b", "path": "", "message": "m"},
                 {"code": "PL101", "file": 7, "subject": None, "path": ""},
             ]}),
-            "b.json:1:119 at key 'findings[1].file': not a policylint baseline file (must be text, got int)",
+            "b.json:1:135 at key 'findings[1].file': not a policylint baseline file (must be text, got int)",
         ),
     ],
     ids=["deep", "mixed-types"],

@@ -321,7 +321,7 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
     facts = trace_facts(times, values, valid, step, spans)
     assert set(INTEGRITY_FACTS) - set(facts) <= {
         "first_sample", "seconds_after_now", "samples_after_now", "outlier_days_removed", "outlier_day_share",
-        "job_gpus_max", "job_gpus_median", "job_gpus_p90", "pulled_range_outside_seconds",
+        "job_gpus_max", "job_gpus_median", "job_gpus_p90", "jobs_fingerprint", "pulled_range_outside_seconds",
         # judged later: against now, or against the other workloads of the model
         "vram_seconds_after_now", "jobs_seconds_after_now",
         "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool", "pulled_digest_matches",

@@ -294,8 +294,15 @@ def read_baseline_entries(path: Path) -> dict[BaselineKey, list[Accepted]]:
             )
         key = (values[0], values[1], values[2], values[3])
         message = entry.get("message")
+        if not isinstance(message, str):
+            # every file policylint writes has one; an entry stripped of it (and of its figures) would
+            # accept any later state of its finding (red team, 2026-12-06)
+            got = "nothing" if "message" not in entry else type(message).__name__
+            raise PolicylintError(
+                f"not a policylint baseline file (must be text, got {got})", source=source, key=f"findings[{i}].message"
+            )
         # without figures, the message is what was accepted (files that record none accept any)
-        accepted: Accepted = (figures[0], figures[1]) if figures else message if isinstance(message, str) else None
+        accepted: Accepted = (figures[0], figures[1]) if figures else message
         entries.setdefault(key, []).append(accepted)
     return entries
 

@@ -39,6 +39,7 @@ POOL_FACT_PLACES: dict[str, str] = {
     "sustained_max_gpus": "capacity",
     "measured_workload_count": "demand",
     "unmeasured_workloads": "demand",
+    "unjudged_gpus": "demand",
     "rounding_share": "demand",
     "rounding_gpus": "demand",
     "pooled_window_days": "name",
@@ -226,6 +227,8 @@ def pool_view(
         workload_count=len(names),
         unmeasured_workloads=unmeasured,
         unmeasured_count=len(unmeasured),
+        unjudged_gpus=(pool_capacity(reserved + proposed, elastic_gpus)
+                       if unmeasured and len(unmeasured) < len(wv) else 0),
         unmeasured_verb="has" if len(unmeasured) == 1 else "have",
         overflow=spec.get("overflow"),
         queue_max_depth=queue.get("maxDepth"),

@@ -220,6 +220,12 @@ class PoolFactSheet(Facts):
     workload_count: int = fact("number of workloads placed in the pool")
     unmeasured_workloads: list[str] = fact("workloads whose demand facts are unknown")
     unmeasured_count: int = fact("number of unmeasured_workloads", default=0)
+    unjudged_gpus: int = fact(
+        "committed_capacity_gpus (reserved + proposed + elastic) when a workload of the pool is unmeasured "
+        "and another is measured - GPUs no capacity or proposal rule can judge - else 0",
+        "GPUs",
+        default=0,
+    )
     unmeasured_verb: str = fact("'has' for one unmeasured workload, 'have' for several", default="have")
     unread_documents: list[str] | None = fact(
         "documents that may hold workloads of this pool but are not in the model (a file that does not "
