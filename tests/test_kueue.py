@@ -282,10 +282,10 @@ spec:{up}
 {_h100(quota, borrowing, lending)}"""
 
 
-def _elastic(tmp_path: Path, *docs: str) -> dict[str, int]:
+def _elastic(tmp_path: Path, *docs: str, codes: tuple[str, ...] = ()) -> dict[str, int]:
     (tmp_path / "q.yaml").write_text("---\n".join(docs), encoding="utf-8")
     result = run([tmp_path], tmp_path, rules=False)
-    assert result.findings == []
+    assert [f.code for f in result.findings] == list(codes)
     return {p.name: p.spec["elastic"]["maxGpus"] for ps in result.model.schedulers["kueue"].pools.values() for p in ps}
 
 
@@ -367,7 +367,8 @@ def test_cohort_limits_are_combined_over_its_gpu_resources(tmp_path: Path) -> No
     # resource's; side's nvidia.com/gpu lendingLimit of 0 was lost behind an amd.com/gpu without one.
     side = _cohort("side", 24, parent="root", lending=0) + '      - name: "amd.com/gpu"\n        nominalQuota: 0\n'
     side = side.replace('coveredResources: ["nvidia.com/gpu"]', 'coveredResources: ["nvidia.com/gpu", "amd.com/gpu"]')
-    got = _elastic(tmp_path, _cohort("root", 0), _cohort("east", 0, parent="root"), side, _cq("training", "east", 104))
+    got = _elastic(tmp_path, _cohort("root", 0), _cohort("east", 0, parent="root"), side, _cq("training", "east", 104),
+                   codes=("PL906",))  # side's 24 GPUs reach no queue: it lends nothing up, and no queue is in it
     assert got == {"training": 0}  # side lends 0 + amd's whole quota 0
 
 
@@ -394,3 +395,25 @@ def test_what_kueue_refuses_or_disables_in_a_cohort_is_a_contradiction(tmp_path:
                for m in _contradictions(tmp_path, cohort, queue))
     # none of it in a sound cohort
     assert _contradictions(tmp_path, _cohort("east", 24), _cq("training", "east", 104, borrowing=24)) == []
+
+
+def test_cohort_quota_no_queue_can_borrow_is_unreachable(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 6: 512 GPUs of a parent Cohort whose only queue of the flavor sat under a
+    child Cohort with borrowingLimit: 0 passed PL906 (a queue of the tree listed the flavor) and PL110 (the
+    queue's pool holds 0 GPUs)."""
+    def found(*docs: str) -> list[str]:
+        (tmp_path / "q.yaml").write_text("---\n".join(docs), encoding="utf-8")
+        return [f.message for f in run([tmp_path], tmp_path, rules=False).findings if f.code == "PL906"]
+
+    child = _cohort("east-spare", 0, parent="east", borrowing=0)
+    queue = _cq("reserve", "east-spare", 0)
+    [message] = found(_cohort("east", 512), child, queue)
+    assert message.startswith("Cohort east holds 512 GPUs of flavor h100, but the ClusterQueues of its cohort that"
+                              " list h100 cannot borrow them")
+    # the child may borrow: reachable
+    assert found(_cohort("east", 512), _cohort("east-spare", 0, parent="east"), queue) == []
+    # a queue's own borrowingLimit of 0 is its sizing (the band rules judge it), not a wall in the tree
+    assert found(_cohort("east", 512), _cq("reserve", "east", 0, borrowing=0)) == []
+    # the quota of a child that lends nothing up, to a queue beside it
+    side = _cohort("side", 24, parent="east", lending=0)
+    assert len(found(_cohort("east", 0), side, _cq("training", "east", 8))) == 1

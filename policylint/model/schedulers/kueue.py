@@ -188,24 +188,33 @@ def read(
 
 def _unreachable_quota(index: KueueIndex, entries: list[_Entry], cohorts: _CohortQuota,
                        tree: Callable[[str | None], str | None]) -> list[Finding]:
-    """PL906: a Cohort's own GPU quota of a flavor that no ClusterQueue in its tree holds a GPU quota of.
+    """PL906: a Cohort's own GPU quota of a flavor that no ClusterQueue of its tree can borrow.
 
-    Kueue lends a Cohort's quota only to the ClusterQueues of its tree that list the flavor;
-    without one among the checked files the GPUs belong to no pool, and no rule sizes them
-    (red team, 2026-12-06).
+    Kueue lends a Cohort's quota only to the ClusterQueues of its tree that list the flavor, as
+    far as the limits on the way let it (:meth:`_Lenders.reaches`); without such a queue among
+    the checked files the GPUs belong to no pool, and no rule sizes them (red team, 2026-12-06:
+    a Cohort with no queue; then one whose only queue sat under a child Cohort that may borrow
+    nothing).
     """
-    reachable = {(tree(cohort_of(e.doc)), e.flavor) for e in entries if cohort_of(e.doc)}
+    lenders = _Lenders(index, entries, cohorts.quota, cohorts.limits)
     cycles = _cohort_cycles(index)  # a tree that closes on itself has no one root: PL976 names the cycle instead
     out: list[Finding] = []
     for (name, flavor), gpus_held in sorted(cohorts.quota.items()):
-        if gpus_held <= 0 or (tree(name), flavor) in reachable or name in cycles or tree(name) in cycles:
+        if gpus_held <= 0 or name in cycles or tree(name) in cycles:
+            continue
+        if any(e.flavor == flavor and lenders.reaches(e, name) for e in entries):
             continue
         root = tree(name)
         where = f"cohort tree of {root}" if root != name else "cohort"
+        if any(e.flavor == flavor and tree(cohort_of(e.doc)) == root for e in entries):
+            why = (f"the ClusterQueues of its {where} that list {flavor} cannot borrow them (a Cohort's borrowingLimit"
+                   " or lendingLimit of 0 on the way)")
+        else:
+            why = f"no ClusterQueue in its {where} has a GPU quota of {flavor} in the checked files"
         out.append(index.cohorts[name].finding(
             "PL906",
-            f"Cohort {name} holds {gpus_held} GPUs of flavor {flavor}, but no ClusterQueue in its {where} has a GPU"
-            f" quota of {flavor} in the checked files: no pool can use them, so no rule sizes them",
+            f"Cohort {name} holds {gpus_held} GPUs of flavor {flavor}, but {why}: no pool can use them, so no rule"
+            " sizes them",
             ("spec", "resourceGroups"),
             hint=f"check in the ClusterQueues that borrow this quota (their cohort: {name} or a Cohort below it), "
                  "or remove the quota from the Cohort",
@@ -481,6 +490,42 @@ class _Lenders:
                 cap = borrow if cap is None else min(cap, borrow)
             here = parent
             counted.add(here)
+
+
+    def reaches(self, e: _Entry, target: str) -> bool:
+        """Whether Cohort ``target``'s own quota on ``e``'s flavor can reach ``e``'s ClusterQueue at all.
+
+        Up from ``target`` each Cohort lends to its parent unless its ``lendingLimit`` is 0; up from
+        the queue's cohort each Cohort borrows from above unless its ``borrowingLimit`` is 0. The two
+        walks must meet. The queue's own ``borrowingLimit`` is not asked: that is how much it is
+        sized to borrow (``export kueue --update`` writes 0 where the daily band needs nothing more),
+        judged with its pool by the band rules, not a wall in the tree.
+        """
+        cohort = cohort_of(e.doc)
+        if cohort is None:
+            return False
+        lent: dict[str, bool] = {}  # the Cohorts above target (itself too): whether its quota gets there
+        here, ok = target, True
+        while here not in lent:
+            lent[here] = ok
+            if self.limits.get((here, e.flavor), (None, None))[1] == 0:
+                ok = False
+            parent = self.parent.get(here)
+            if parent is None:
+                break
+            here = parent
+        here, open_, seen = cohort, True, set()
+        while here not in seen:
+            seen.add(here)
+            if here in lent:
+                return open_ and lent[here]
+            if self.limits.get((here, e.flavor), (None, None))[0] == 0:
+                open_ = False
+            parent = self.parent.get(here)
+            if parent is None:
+                return False
+            here = parent
+        return False
 
 
 def _lendable(o: _Entry) -> int:
