@@ -54,3 +54,36 @@ def test_the_fingerprint_is_the_jobs_in_any_order(jobs: list[tuple[int, int]], r
     changed[0] += 1  # one job's GPUs
     assert jobs_fingerprint(durations, changed) != printed
     assert jobs_fingerprint(durations[:9], gpus[:9]) is None  # fewer than ten jobs
+
+
+def test_a_cached_and_a_narrowed_run_see_the_borrowed_list_as_the_uncached_run(tmp_path: Path) -> None:
+    """jobs_fingerprint travels through the measurement cache and the repository index (a stand-in fact): a warm
+    run, a warm one-file run and a run over a damaged cache give the --no-cache findings."""
+    import os
+
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    replace_once(repo / "workloads" / "research.yaml", "path: ../measurements/jobs/fine-tuning.csv",
+                 "path: ../measurements/jobs/pre-training.csv")
+    cache = tmp_path / "cache"
+    os.environ["POLICYLINT_CACHE_DIR"] = str(cache)
+    try:
+        def codes(*args: str) -> list[tuple[str, str, int]]:
+            code, out, err = run_cli(["check", *args, "--format", "json"], cwd=repo)
+            assert code == 1, err
+            return sorted((f["code"], f["subject"], f["line"]) for f in json.loads(out)["findings"])
+
+        cold = codes(".", "--no-cache")
+        assert [c for c, _, _ in cold] == ["PL984", "PL984"]
+        assert codes(".") == cold  # fills the cache
+        assert codes(".") == cold  # warm
+        one = codes("workloads/research.yaml")
+        assert one == cold
+        # every cache file damaged in place: the run measures again and says the same
+        for path in cache.rglob("*"):
+            if path.is_file() and path.stat().st_size > 8:
+                data = bytearray(path.read_bytes())
+                data[len(data) // 2] ^= 0xFF
+                path.write_bytes(bytes(data))
+        assert codes(".") == cold
+    finally:
+        os.environ.pop("POLICYLINT_CACHE_DIR", None)

@@ -301,7 +301,7 @@ def read_baseline_entries(path: Path) -> dict[BaselineKey, list[Accepted]]:
             raise PolicylintError(
                 f"not a policylint baseline file (must be text, got {got})", source=source, key=f"findings[{i}].message"
             )
-        # without figures, the message is what was accepted (files that record none accept any)
+        # without figures, the numbers of the message are what was accepted
         accepted: Accepted = (figures[0], figures[1]) if figures else message
         entries.setdefault(key, []).append(accepted)
     return entries

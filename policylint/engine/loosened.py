@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 #: Rule options whose looser setting is the lower one, and those whose looser setting is the higher
 #: one although their name says min_ (a floor below which nothing is reported: raising it reports less).
 #: The rest: max_*, tolerance, headroom and margins loosen upward; min_* downward; text options loosen
-#: by any change. ``test_every_bundled_option_has_a_known_direction`` holds every bundled option to this.
+#: by any change. ``tests/test_rule_docs.py::test_what_pl977_calls_looser_reports_no_more`` holds every bundled numeric
+#: option to what its rule then reports.
 _LOOSER_DOWN = {
     "tight_seconds", "latency_seconds", "realtime_seconds",
     # PL208 warns up to its share, where PL207 (by its own option) stays silent: a lower share warns less

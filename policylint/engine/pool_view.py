@@ -200,6 +200,7 @@ def pool_view(
     ]
     needed_buffer = _buffer_needed(wv)
     unmeasured = [f.name for f in wv if f.baseline_gpus is None]
+    committed_capacity = pool_capacity(reserved + proposed, elastic_gpus)  # the one definition, once bought
     sums = {
         "baseline": _sum([f.baseline_gpus for f in wv]),
         "daily": _sum([f.daily_gpus for f in wv]),
@@ -219,7 +220,7 @@ def pool_view(
         capacity_gpus=pool.capacity_gpus,
         proposed_gpus=proposed,
         committed_gpus=reserved + proposed,
-        committed_capacity_gpus=pool_capacity(reserved + proposed, elastic_gpus),  # the one definition, once bought
+        committed_capacity_gpus=committed_capacity,
         gpu_memory_gib=memory,
         serves=list(spec.get("serves") or []),
         classes=sorted({f.workload_class for f in wv}),
@@ -227,8 +228,7 @@ def pool_view(
         workload_count=len(names),
         unmeasured_workloads=unmeasured,
         unmeasured_count=len(unmeasured),
-        unjudged_gpus=(pool_capacity(reserved + proposed, elastic_gpus)
-                       if unmeasured and len(unmeasured) < len(wv) else 0),
+        unjudged_gpus=committed_capacity if unmeasured and len(unmeasured) < len(wv) else 0,
         unmeasured_verb="has" if len(unmeasured) == 1 else "have",
         overflow=spec.get("overflow"),
         queue_max_depth=queue.get("maxDepth"),

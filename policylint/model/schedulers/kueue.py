@@ -182,12 +182,12 @@ def read(
             if pool is not None:
                 pools.append(pool)
         index.pools[queue] = pools
-    findings.extend(_unreachable_quota(index, entries, cohorts, tree))
+    findings.extend(_unreachable_quota(index, entries, cohorts.quota, tree, lenders))
     return index, findings
 
 
-def _unreachable_quota(index: KueueIndex, entries: list[_Entry], cohorts: _CohortQuota,
-                       tree: Callable[[str | None], str | None]) -> list[Finding]:
+def _unreachable_quota(index: KueueIndex, entries: list[_Entry], quota: dict[tuple[str, str], int],
+                       tree: Callable[[str | None], str | None], lenders: _Lenders) -> list[Finding]:
     """PL906: a Cohort's own GPU quota of a flavor that no ClusterQueue of its tree can borrow.
 
     Kueue lends a Cohort's quota only to the ClusterQueues of its tree that list the flavor, as
@@ -196,10 +196,9 @@ def _unreachable_quota(index: KueueIndex, entries: list[_Entry], cohorts: _Cohor
     a Cohort with no queue; then one whose only queue sat under a child Cohort that may borrow
     nothing).
     """
-    lenders = _Lenders(index, entries, cohorts.quota, cohorts.limits)
     cycles = _cohort_cycles(index)  # a tree that closes on itself has no one root: PL976 names the cycle instead
     out: list[Finding] = []
-    for (name, flavor), gpus_held in sorted(cohorts.quota.items()):
+    for (name, flavor), gpus_held in sorted(quota.items()):
         if gpus_held <= 0 or name in cycles or tree(name) in cycles:
             continue
         if any(e.flavor == flavor and lenders.reaches(e, name) for e in entries):
