@@ -381,7 +381,7 @@ def test_one_gpu_is_singular_in_a_real_finding(tmp_path: Path) -> None:
     from fixture_helpers import mini_bands
 
     repo = copy_minirepo(tmp_path / "repo")
-    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL801]\nrules: {PL977: {max_loosened: 2}}\n', encoding="utf-8")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL801]\nrules: {PL977: {accept: "select=PL801"}}\n', encoding="utf-8")
     # reserve exactly the serving pool's baseline band: no shortfall left for the proposal
     replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 48", f"reservedGpus: {mini_bands('serving')[0]}")
     replace_once(repo / "proposals" / "2027-q1-serving.yaml", "gpus: 5", "gpus: 1")

@@ -21,7 +21,7 @@ from policylint.commands.check import use_color
 from policylint.resources import rules_dir
 from policylint.engine.ruleset import load_rules
 
-CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {max_loosened: 2}}\n'
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {accept: "select=PL0,PL101"}}\n'
 DOCUMENTS, FILES = document_counts(minirepo_path())
 SUMMARY = f"Found 1 finding (1 error) in {DOCUMENTS} documents in {FILES} files.\n"
 #: The PL101 fix lowers the reservation and raises the elastic part that keeps the capacity:

@@ -537,11 +537,11 @@ def test_options_that_switch_a_rule_off_when_raised_are_loosened_when_raised() -
     config = {"rules": {"PL979": {"min_finished": 1000}, "PL113": {"min_gpus": 100000},
                         "PL980": {"min_gpus": 100000, "min_pools": 1000}, "PL965": {"load_gib_per_second": 0}}}
     assert loosened_options(ruleset, config) == [
-        "PL113 min_gpus = 100000, looser than its default 4",
-        "PL965 load_gib_per_second = 0, looser than its default 2",
-        "PL979 min_finished = 1000, looser than its default 10",
-        "PL980 min_gpus = 100000, looser than its default 8",
-        "PL980 min_pools = 1000, looser than its default 3",
+        "PL113 min_gpus = 100000, looser than its default 4 [accept: PL113.min_gpus=100000]",
+        "PL965 load_gib_per_second = 0, looser than its default 2 [accept: PL965.load_gib_per_second=0]",
+        "PL979 min_finished = 1000, looser than its default 10 [accept: PL979.min_finished=1000]",
+        "PL980 min_gpus = 100000, looser than its default 8 [accept: PL980.min_gpus=100000]",
+        "PL980 min_pools = 1000, looser than its default 3 [accept: PL980.min_pools=1000]",
     ]
     lowered = {"rules": {"PL979": {"min_finished": 5}, "PL113": {"min_gpus": 1}, "PL965": {"load_gib_per_second": 1}}}
     assert loosened_options(ruleset, lowered) == []

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import EXAMPLES, copy_minirepo, git, replace_once, run_cli
 
-CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {max_loosened: 2}}\n'
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {accept: "select=PL0,PL101"}}\n'
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The two-commit repository, built once; tests that edit it take a copy."""

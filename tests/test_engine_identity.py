@@ -271,7 +271,7 @@ def test_a_scheduler_pool_keeps_its_key_when_its_display_name_changes(tmp_path: 
     shutil.copytree(REPO / "tests" / "rules" / "PL904", tmp_path / "rules" / "PL904")
     shutil.copytree(REPO / "tests" / "rules" / "_traces", tmp_path / "rules" / "_traces")
     root = tmp_path / "rules"  # the traces sit beside the fixture, inside the root
-    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL904]\nrules: {PL977: {max_loosened: 2}}\n', encoding="utf-8")
+    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL904]\nrules: {PL977: {accept: "select=PL904"}}\n', encoding="utf-8")
     repo = root / "PL904" / "fail"
     assert run_cli(["baseline", "-o", "baseline.json", "PL904/fail"], cwd=root)[0] == 0
     entries = json.loads((root / "baseline.json").read_text(encoding="utf-8"))["findings"]
@@ -339,7 +339,7 @@ def _scheduler_repo(root: Path, cohort: str, queues: str, queue: str) -> Path:
         "---\n".join(TIGHT_WORKLOAD.format(name=n, queue=queue) for n in ("chat", "search", "voice")),
         encoding="utf-8",
     )
-    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\nrules: {PL977: {max_loosened: 2}}\n', encoding="utf-8")
+    (root / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL302]\nrules: {PL977: {accept: "select=PL302"}}\n', encoding="utf-8")
     return root
 
 

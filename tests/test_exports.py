@@ -396,7 +396,7 @@ def _repo(tmp_path: Path, *, mini: bool = False) -> Path:
         copy_minirepo(repo)
     else:
         shutil.copytree(EXAMPLES / "good", repo)
-    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL5]\nrules: {PL977: {max_loosened: 2}}\n', encoding="utf-8")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL5]\nrules: {PL977: {accept: "select=PL0,PL5"}}\n', encoding="utf-8")
     return repo
 
 

@@ -207,7 +207,7 @@ def test_a_display_only_fix_is_shown_never_written(bad: Path, monkeypatch: pytes
 @pytest.fixture
 def mini(tmp_path: Path) -> Path:
     repo = copy_minirepo(tmp_path / "repo")
-    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {max_loosened: 2}}\n', encoding="utf-8")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {accept: "select=PL0,PL101"}}\n', encoding="utf-8")
     path = repo / "clusters" / "prod-east.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("reservedGpus: 48", "reservedGpus: 80"), encoding="utf-8")
     return repo

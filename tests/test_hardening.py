@@ -21,7 +21,7 @@ from fixture_helpers import line_of
 import policylint.model.load.compose as compose
 from policylint.model.load import LoadLimits, SourceFile, load_file, parse_text
 
-CONFIG = 'now: "2026-12-01"\nselect: [PL0]\nrules: {PL977: {max_loosened: 2}}\n'
+CONFIG = 'now: "2026-12-01"\nselect: [PL0]\nrules: {PL977: {accept: "select=PL0"}}\n'
 
 
 def parsed(text: str, limits: LoadLimits = LoadLimits()) -> SourceFile:

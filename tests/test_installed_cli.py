@@ -277,7 +277,7 @@ def test_pre_commit_round_trip_with_fix(tmp_path: Path) -> None:
     repo = tmp_path / "capacity"
     shutil.copytree(EXAMPLES / "good", repo)
     # PL101 and PL102 together: the reservation and the capacity above it are fixed as one (safe) group
-    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL101, PL102]\nrules: {PL977: {max_loosened: 2}}\n', encoding="utf-8")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0, PL101, PL102]\nrules: {PL977: {accept: "select=PL0,PL101,PL102"}}\n', encoding="utf-8")
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n      - id: policylint\n        args: [--fix]\n",
         encoding="utf-8",

@@ -25,7 +25,7 @@ import pytest
 from conftest import EXAMPLES, git, run_cli
 
 CHECKOUT = Path(__file__).resolve().parents[1]
-CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {max_loosened: 2}}\n'
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {accept: "select=PL0,PL101"}}\n'
 def over_reserve(repo: Path) -> None:
     path = repo / "clusters" / "prod-east.yaml"
     text = path.read_text(encoding="utf-8")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -210,9 +212,16 @@ def test_real_scheduler_manifests_contradict_nothing(folder: Path, tmp_path: Pat
 # --- the gate itself ---------------------------------------------------------------------------
 
 
+
+def _said(loosened: Callable[..., list[str]], *args: Any) -> list[str]:
+    """The sentences of PL977's fact without the word that accepts each (its own test below)."""
+    found = loosened(*args)
+    assert all(re.search(r" \[accept: \S+\]$", line) for line in found), found
+    return [re.sub(r" \[accept: \S+\]$", "", line) for line in found]
+
 def test_only_looser_options_are_reported() -> None:
     ruleset = load_rules([rules_dir()])
-    assert loosened_options(ruleset, {}) == []
+    assert _said(loosened_options, ruleset, {}) == []
     config = {
         "rules": {
             "PL961": {"max_share": 0.05, "max_top_share": 0.5},  # tighter, looser
@@ -224,7 +233,7 @@ def test_only_looser_options_are_reported() -> None:
         "ignore": ["PL96"],  # a prefix: every PL96x
         "per-file-ignores": {"legacy/*.yaml": ["PL972"]},
     }
-    found = loosened_options(ruleset, config)
+    found = _said(loosened_options, ruleset, config)
     assert "PL961 max_top_share = 0.5, looser than its default 0.25" in found
     assert not any(line.startswith("PL961 max_share") for line in found)
     assert "PL970 min_value = 0.5, looser than its default 1" in found
@@ -239,27 +248,27 @@ def test_only_looser_options_are_reported() -> None:
 def test_excluded_files_are_a_loosening() -> None:
     """Red team: `exclude: ["*-q2-*"]` dropped a 60-GPU proposal from the walk, and the gate passed saying nothing."""
     ruleset = load_rules([rules_dir()])
-    found = loosened_options(ruleset, {"exclude": ["vendor/**", "*-q2-*"]})
+    found = _said(loosened_options, ruleset, {"exclude": ["vendor/**", "*-q2-*"]})
     assert found == ["files matching 'vendor/**', '*-q2-*' are excluded from every check"]
-    assert loosened_options(ruleset, {"exclude": []}) == []
+    assert _said(loosened_options, ruleset, {"exclude": []}) == []
 
 
 def test_a_fail_on_above_warning_is_a_loosening() -> None:
     """Red team: `fail-on: error` in .policylint.yaml turned every warning-only defence off, and PL977 said nothing."""
     ruleset = load_rules([rules_dir()])
-    assert loosened_options(ruleset, {"fail-on": "error"}) == ["fail-on: error lets every warning pass the gate (default: warning)"]
-    assert loosened_options(ruleset, {"fail-on": "warning"}) == []
-    assert loosened_options(ruleset, {"fail-on": "info"}) == []  # stricter
+    assert _said(loosened_options, ruleset, {"fail-on": "error"}) == ["fail-on: error lets every warning pass the gate (default: warning)"]
+    assert _said(loosened_options, ruleset, {"fail-on": "warning"}) == []
+    assert _said(loosened_options, ruleset, {"fail-on": "info"}) == []  # stricter
 
 
 def test_a_select_that_leaves_rules_out_is_one_loosening_naming_them() -> None:
     """Red team: `select: [PL0]` in .policylint.yaml left PL977 out too, and examples/bad passed."""
     ruleset = load_rules([rules_dir()])
-    found = loosened_options(ruleset, {"select": ["PL0", "PL101"]})
+    found = _said(loosened_options, ruleset, {"select": ["PL0", "PL101"]})
     left = sorted(c for c, r in ruleset.rules.items() if not r.builtin and not c.startswith("PL0") and c not in ("PL101", "PL977"))
     assert found == [f"its select leaves out {len(left)} rules: {', '.join(left[:12])} and {len(left) - 12} more"]
     # a rule both left out and ignored is named once, as ignored
-    found = loosened_options(ruleset, {"select": ["PL0", "PL1"], "extend-select": ["PL2", "PL3", "PL4", "PL5", "PL6", "PL7", "PL8"],
+    found = _said(loosened_options, ruleset, {"select": ["PL0", "PL1"], "extend-select": ["PL2", "PL3", "PL4", "PL5", "PL6", "PL7", "PL8"],
                                        "ignore": ["PL101"]})
     assert "PL101 (reserved-above-baseline) is ignored" in found
     assert [line for line in found if line.startswith("its select")] == [
@@ -267,7 +276,7 @@ def test_a_select_that_leaves_rules_out_is_one_loosening_naming_them() -> None:
             c for c, r in ruleset.rules.items() if not r.builtin and c[:3] == "PL9" and c != "PL977")) != 1 else "1 rule: ")
         + ", ".join(rest[:12]) + (f" and {len(rest) - 12} more" if len(rest) > 12 else "")
     ]
-    assert loosened_options(ruleset, {"select": ["PL"]}) == []
+    assert _said(loosened_options, ruleset, {"select": ["PL"]}) == []
 
 
 def _repo_from(tmp_path: Path, fixture: str) -> Path:
@@ -295,12 +304,50 @@ def test_a_loosened_configuration_is_reported_through_the_cli(tmp_path: Path) ->
     repo = _repo_from(tmp_path, "PL977/fail")
     _, found = _findings(repo, "PL977")
     assert [f["message"] for f in found] == [
-        "cluster prod is judged with a loosened gate: PL961 max_share = 0.5, looser than its default 0.1;"
-        " PL966 reports as warning, not error; PL972 (measurement-copied) is ignored"
+        ("cluster prod is judged with a loosened gate: PL961 max_share = 0.5, looser than its default 0.1"
+         " [accept: PL961.max_share=0.5]; PL966 reports as warning, not error [accept: PL966.severity=warning];"
+         " PL972 (measurement-copied) is ignored [accept: PL972.ignore]")
     ]
     # the same repository without the configuration: nothing to report
     (repo / ".policylint.yaml").unlink()
     assert _findings(repo, "PL977")[1] == []
+
+
+def _gate(repo: Path, config: str) -> list[str]:
+    (repo / ".policylint.yaml").write_text(config, encoding="utf-8")
+    status, found = _findings(repo, "PL977")
+    assert status in (0, 1)
+    return [str(f["message"]).split(": ", 1)[1] for f in found]
+
+
+def test_a_tolerated_count_of_loosenings_is_gone_and_each_accepted_loosening_is_named(tmp_path: Path) -> None:
+    """Red team, 2026-12-06: `PL977: {max_loosened: 10}` tolerated any ten loosenings, so three
+    thresholds loosened later passed without a word. A reviewed loosening is accepted by the word
+    its sentence ends with, and the word holds the value: any other loosening, the accepted option
+    moved further, or another loosening traded for it, is reported."""
+    repo = _repo_from(tmp_path, "PL977/pass")
+    loosened = "  PL961: {max_share: 0.5}\n  PL113: {severity: info}\n"
+    # the old count stops the run with one message naming the key, and says what replaced it
+    (repo / ".policylint.yaml").write_text("rules:\n  PL977: {max_loosened: 10}\n" + loosened, encoding="utf-8")
+    status, out, err = run_cli(["check", str(repo), "--root", str(repo), "--no-cache", "--now", "2026-12-01"])
+    assert status == 2 and out == "" and "rules.PL977.max_loosened" in err and "accept" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    # both accepted by name: nothing to report
+    accepted = 'rules:\n  PL977: {accept: "PL961.max_share=0.5 PL113.severity=info"}\n'
+    assert _gate(repo, accepted + loosened) == []
+    # the accepted option moved further: reported, with the word that would accept the new value
+    assert _gate(repo, accepted + loosened.replace("0.5", "0.9")) == [
+        "PL961 max_share = 0.9, looser than its default 0.1 [accept: PL961.max_share=0.9]"]
+    # one accepted loosening traded for another: the new one is reported, the stale word accepts nothing
+    assert _gate(repo, accepted + "  PL961: {max_share: 0.5}\n  PL966: {severity: warning}\n") == [
+        "PL966 reports as warning, not error [accept: PL966.severity=warning]"]
+    # a loosening added beside the accepted ones
+    assert _gate(repo, accepted + loosened + "ignore: [PL972]\n") == [
+        "PL972 (measurement-copied) is ignored [accept: PL972.ignore]"]
+    # accepting is not itself a loosening, and a select is pinned to its list
+    assert _gate(repo, 'select: [PL0, PL101]\nrules:\n  PL977: {accept: "select=PL0,PL101"}\n') == []
+    assert _gate(repo, 'select: [PL0]\nrules:\n  PL977: {accept: "select=PL0,PL101"}\n')[0].startswith(
+        "its select leaves out ")
 
 
 def test_vram_traces_and_job_lists_after_now_fail_through_the_cli(tmp_path: Path) -> None:

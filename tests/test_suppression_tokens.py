@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import copy_minirepo, run_cli
 from test_suppressions import LINE, PL101_MESSAGE
 
-CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {max_loosened: 2}}\n'
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {accept: "select=PL0,PL101"}}\n'
 CLUSTER = Path("clusters/prod-east.yaml")
 RESERVED = "      reservedGpus: 48\n"
 DESCRIPTION = "  description: Interactive model serving for the chat assistant and the reranker.\n"

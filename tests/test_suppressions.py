@@ -17,7 +17,7 @@ import pytest
 from conftest import copy_minirepo, run_cli
 from fixture_helpers import document_counts, mini_bands
 
-CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {max_loosened: 2}}\n'
+CONFIG = 'now: "2026-12-01"\nselect: [PL0, PL101]\nrules: {PL977: {accept: "select=PL0,PL101"}}\n'
 CLUSTER = Path("clusters/prod-east.yaml")
 RESERVED = "      reservedGpus: 48\n"
 LINE = 19  # the serving pool's reservedGpus line in the small repository

@@ -38,7 +38,7 @@ def make_mini(tmp_path: Path, name: str = "repo") -> Path:
 
 
 def configure(repo: Path, extra: str) -> None:
-    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0]\nrules: {PL977: {max_loosened: 2}}\n' + extra, encoding="utf-8")
+    (repo / ".policylint.yaml").write_text('now: "2026-12-01"\nselect: [PL0]\nrules: {PL977: {accept: "select=PL0"}}\n' + extra, encoding="utf-8")
 
 
 def edit(path: Path, old: str, new: str) -> None:

@@ -64,6 +64,24 @@ def _looser(name: str, default: Any, value: Any, code: str = "") -> bool | None:
 _SHOWN = 12
 
 
+#: PL977's option naming the loosenings a repository accepts (:func:`accepted_keys`); not a loosening itself
+ACCEPT = "accept"
+
+
+def accepted_keys(value: Any) -> frozenset[str]:
+    """The loosenings PL977's ``accept`` option names: its whitespace-separated words."""
+    return frozenset(str(value).split()) if isinstance(value, str) else frozenset()
+
+
+def _value(value: Any) -> str:
+    """An option's value as an ``accept`` word writes it (no spaces: a word of a whitespace-separated list)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(_value(v) for v in value)
+    return "".join(str(value).split())
+
+
 def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> list[str]:
     """Integrity of the gate: the loosening a configuration applies to the rule pack, as sentences.
 
@@ -72,10 +90,32 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
     ``extend-select``, ``per-file-ignores`` and ``exclude``), so a configuration is judged even when
     the run that reads it used other options. A ``--select`` or ``--ignore`` given on
     the command line is not reported: it is written in the CI job, where a reviewer sees it.
+
+    Each sentence ends with the word that accepts it (``[accept: KEY]``); a loosening
+    PL977's ``accept`` option names by that word is left out. The word pins the value
+    (``PL961.max_share=0.5``, ``select=PL0,PL101``): moving an accepted option further, or
+    trading it for another loosening, is a loosening nobody accepted.
     """
+    accepted = _accepted(ruleset, config)
+    return [sentence for key, sentence in loosenings(ruleset, config) if key not in accepted]
+
+
+def _accepted(ruleset: RuleSet, config: dict[str, Any] | None) -> frozenset[str]:
+    """The words PL977's ``accept`` names: the repository's own file first, else the option in force."""
+    rules_cfg = (config or {}).get("rules")
+    if isinstance(rules_cfg, dict):
+        for key, values in rules_cfg.items():
+            rule = ruleset.find(str(key)) if isinstance(values, dict) else None
+            if rule is not None and rule.code == "PL977" and ACCEPT in values:
+                return accepted_keys(values[ACCEPT])
+    return accepted_keys(ruleset.params.get("PL977", {}).get(ACCEPT))
+
+
+def loosenings(ruleset: RuleSet, config: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    """Every loosening ``config`` applies, as (the word that accepts it, its sentence), in a stable order."""
     config = config or {}
     bundled = catalogue()
-    found: dict[tuple[str, str], str] = {}
+    found: dict[tuple[str, str], tuple[str, str]] = {}
     merged: dict[str, dict[str, Any]] = {code: dict(values) for code, values in ruleset.params.items()}
     severities = {code: rule.severity for code, rule in ruleset.rules.items()}
     rules_cfg = config.get("rules")
@@ -107,26 +147,31 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
             from policylint.engine.checks import listed
 
             shown = listed(left, _SHOWN)
-            found[("~select", "")] = f"its select leaves out {len(left)} rule{'s' if len(left) != 1 else ''}: {shown}"
+            found[("~select", "")] = (f"select={_value(config.get('select'))}",
+                                      f"its select leaves out {len(left)} rule{'s' if len(left) != 1 else ''}: {shown}")
     per_file_cfg = config.get("per-file-ignores")
     per_file: dict[str, Any] = per_file_cfg if isinstance(per_file_cfg, dict) else {}
     for code in sorted(ruleset.rules):
         rule = ruleset.rules[code]
         for name, param in rule.params.items():
+            if code == "PL977" and name == ACCEPT:
+                continue  # the accepted loosenings are named one by one: each is judged by itself
             value = merged.get(code, {}).get(name, param.default)
             looser = _looser(name, param.default, value, code)
             if looser or looser is None:
                 how = "looser than" if looser else "changed from"
-                found[(code, name)] = f"{code} {name} = {value!r}, {how} its default {param.default!r}"
+                found[(code, name)] = (f"{code}.{name}={_value(value)}",
+                                       f"{code} {name} = {value!r}, {how} its default {param.default!r}")
         default = bundled.get(code, (None, None))[1]
         now = severities.get(code)
         if default is not None and now is not None and now < default:
-            found[(code, "severity")] = f"{code} reports as {now.label}, not {default.label}"
+            found[(code, "severity")] = (f"{code}.severity={now.label}", f"{code} reports as {now.label}, not {default.label}")
         if code in ignored:
-            found[(code, "ignore")] = f"{code} ({rule.name}) is ignored"
+            found[(code, "ignore")] = (f"{code}.ignore", f"{code} ({rule.name}) is ignored")
         globs = sorted(str(g) for g, sel in per_file.items() if code in codes(sel))
         if globs:
-            found[(code, "per-file")] = f"{code} ({rule.name}) is ignored in {', '.join(globs)}"
+            found[(code, "per-file")] = (f"{code}.per-file-ignores={_value(globs)}",
+                                         f"{code} ({rule.name}) is ignored in {', '.join(globs)}")
     fail_on = config.get("fail-on")
     if isinstance(fail_on, str):
         try:
@@ -135,10 +180,12 @@ def loosened_options(ruleset: RuleSet, config: dict[str, Any] | None = None) -> 
             level = None
         if level is not None and level > Severity.WARNING:
             # every warning-only defence (PL905, PL113, PL963, ...) still reports, and no longer fails the run
-            found[("~fail-on", "")] = f"fail-on: {level.label} lets every warning pass the gate (default: warning)"
+            found[("~fail-on", "")] = (f"fail-on={level.label}",
+                                       f"fail-on: {level.label} lets every warning pass the gate (default: warning)")
     excluded = config.get("exclude")
     if isinstance(excluded, list) and excluded:
         # a file the walk never reads is judged by no rule at all: a proposal named to match is gone
         shown = ", ".join(repr(str(p)) for p in excluded)
-        found[("~exclude", "")] = f"files matching {shown} are excluded from every check"
-    return [found[k] for k in sorted(found)]
+        found[("~exclude", "")] = (f"exclude={_value([str(p) for p in excluded])}",
+                                   f"files matching {shown} are excluded from every check")
+    return [(key, f"{sentence} [accept: {key}]") for key, sentence in (found[k] for k in sorted(found))]

@@ -278,8 +278,11 @@ def configure_rules(
             param = rule.params.get(name)
             if param is None:
                 options = ", ".join(sorted(rule.params)) or "none"
+                # 0.2.0's count of tolerated loosenings: any loosening could take a counted one's place
+                moved = ("; a count of tolerated loosenings is gone since 0.2.0: name each reviewed loosening in"
+                         " accept, by the word its PL977 sentence ends with") if (rule.code, name) == ("PL977", "max_loosened") else ""
                 raise PolicylintError(
-                    f"rule {rule.code} ({rule.name}) has no option '{name}' (options: {options})",
+                    f"rule {rule.code} ({rule.name}) has no option '{name}' (options: {options}){moved}",
                     source=source,
                     key=f"rules.{key}.{name}",
                 )
