@@ -49,6 +49,10 @@ API_GROUP = "kueue.x-k8s.io/"
 PREEMPTING = ("Any", "LowerPriority")
 
 
+#: the ClusterQueue stop policies under which Kueue admits no new workload
+STOPPED = ("Hold", "HoldAndDrain")
+
+
 def cohort_field(doc: Document) -> str:
     """The cohort field of this API version: ``cohort`` in v1beta1, ``cohortName`` from v1beta2."""
     return "cohort" if (doc.api_version or "").endswith("/v1beta1") else "cohortName"
@@ -164,6 +168,13 @@ def read(
         per_queue.setdefault(e.queue, []).append(e)
     for queue, group in per_queue.items():
         doc = index.cluster_queues[queue]
+        stop = mapping(doc.data.get("spec")).get("stopPolicy")
+        if isinstance(stop, str) and stop in STOPPED:
+            # Kueue admits nothing new to a held queue (red team, 2026-12-06): its quota serves no workload
+            findings.append(doc.finding(
+                "PL907", f"Kueue ClusterQueue '{queue}' is counted as a pool, but its stopPolicy is {stop}: Kueue"
+                " admits no new workload to it, so its GPUs serve none of the workloads placed there",
+                ("spec", "stopPolicy"), hint="set stopPolicy: None, or move its workloads and quota to a queue that admits"))
         cohort = cohort_of(doc)
         key = cohort or f"\0{queue}"
         if key not in clusters:
