@@ -183,9 +183,9 @@ class Session:
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""
         from policylint.engine.history import previous_pools
-        from policylint.model.load.files import YAML_SUFFIXES
+        from policylint.model.load.files import is_yaml_name
 
-        yaml_files = [p for p in changed if p.name.endswith(YAML_SUFFIXES) and p.is_file()]
+        yaml_files = [p for p in changed if is_yaml_name(p.name) and p.is_file()]
         return previous_pools(self.config.root, rev, yaml_files, self.options.limits) if yaml_files else set()
 
     def _reported(

@@ -18,6 +18,28 @@ from policylint.model.load.limits import LoadLimits
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
+def is_yaml_name(name: str) -> bool:
+    """True for a file name ending in ``.yaml`` or ``.yml`` in any case (``PLAN.YAML`` too)."""
+    return name.endswith(YAML_SUFFIXES) or name.lower().endswith(YAML_SUFFIXES)
+
+
+#: folders a walk never enters: version control metadata, and the caches and environments of tools,
+#: which hold no plan (a folder holding ``pyvenv.cfg`` is a virtual environment, whatever its name).
+#: Any other folder is read, hidden ones too (red team, 2026-12-06: a proposal under
+#: ``proposals/.q2/`` was never read, and the gate passed without saying so).
+SKIPPED_FOLDERS = frozenset({
+    ".git", ".hg", ".svn", ".bzr", ".jj", "CVS",
+    "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".hypothesis", ".direnv", ".eggs",
+})
+
+
+def _walked(dirpath: str, dirnames: list[str]) -> list[str]:
+    """The folders of ``dirpath`` a walk enters, sorted (:data:`SKIPPED_FOLDERS` and virtual environments left out)."""
+    return sorted(d for d in dirnames
+                  if d not in SKIPPED_FOLDERS and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg")))
+
+
 def _decode(raw: bytes, source: SourceFile) -> str | None:
     try:
         return raw.decode("utf-8-sig")
@@ -269,7 +291,8 @@ def discover(
 
     ``explicit`` is True for files named on the command line: those are always
     reported on, while files found by walking a folder are skipped silently when
-    they hold nothing policylint reads. Hidden folders (``.git``) are skipped.
+    they hold nothing policylint reads. Version control metadata, tool caches and
+    virtual environments are skipped (:data:`SKIPPED_FOLDERS`); hidden folders are read.
     A missing path is a usage error.
     """
     for path, _, explicit in discover_real(paths, exclude, root, real):
@@ -297,8 +320,8 @@ def discover_real(
         # Path and text are made once
         found: list[tuple[tuple[str, ...], Path, str | None, str]] = []
         for dirpath, dirnames, filenames in os.walk(given):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
-            names = [name for name in filenames if name.endswith(YAML_SUFFIXES)]
+            dirnames[:] = _walked(dirpath, dirnames)
+            names = [name for name in filenames if is_yaml_name(name)]
             if names:
                 folder = Path(dirpath)
                 text = folder_text(folder)
