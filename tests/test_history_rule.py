@@ -117,3 +117,41 @@ def test_raising_a_kueue_nominal_quota_is_flagged_like_reserved_gpus(tmp_path: P
     # the same figure again is no increase; lowering it is fine
     queues.write_text(text.replace("nominalQuota: 22", "nominalQuota: 21"))
     assert findings(root) == (0, [])
+
+
+def _good_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    cluster = root / "clusters" / "train-central.yaml"
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 392", "reservedGpus: 450"))
+    return root
+
+
+def _resort(path: Path) -> None:
+    """The same rows under the header, in another order (by their last column, then the rest)."""
+    header, *rows = path.read_text().splitlines()
+    path.write_text("\n".join([header, *sorted(rows, key=lambda r: (r.split(",")[-1], r), reverse=True)]) + "\n")
+
+
+def test_a_job_list_sorted_again_is_no_new_evidence(tmp_path: Path) -> None:
+    """Red team, 2026-12-06 (round 8): only a concurrency trace was read at the base; a job list sorted
+    again by another column, or given a blank line, was new evidence for 58 more reserved GPUs."""
+    root = _good_repo(tmp_path)
+    jobs = root / "measurements" / "jobs" / "fine-tuning.csv"
+    before = jobs.read_text()
+    _resort(jobs)
+    assert jobs.read_text() != before
+    code, found = findings(root)
+    assert code == 1 and [f["message"] for f in found] == [
+        "pool train-central/training reserves 450 GPUs, up from 392 at the base revision, but no measurement of its"
+        " workloads changed: capacity grew without new evidence"]
+    jobs.write_text(before + "\n")  # a blank line
+    assert findings(root)[0] == 1
+    # one job that ran a second longer: the list holds other jobs, and that is new evidence
+    header, first, *rest = before.splitlines()
+    job, start, end, gpus = first.split(",")
+    jobs.write_text("\n".join([header, f"{job},{start},{int(end) + 1},{gpus}", *rest]) + "\n")
+    assert findings(root) == (0, [])

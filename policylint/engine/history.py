@@ -276,22 +276,22 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
 
 
 def same_traces(change: Change, model: Model, limits: Any, candidates: set[str]) -> set[str]:
-    """Of the changed concurrency traces in ``candidates`` (real paths), those that read as they read at the base.
+    """Of the changed measurement files in ``candidates`` (real paths), those that read as they read at the base.
 
-    PL950 asks whether a pool's evidence changed. A trace whose bytes changed but whose
-    series did not (a blank line appended, a column reformatted, rows reordered) is no
+    PL950 asks whether a pool's evidence changed. A file whose bytes changed but whose
+    reading did not (a blank line appended, a column reformatted, rows reordered) is no
     new evidence: each such file is read at the base with the same reader and options
-    as today, and its times, values and usable samples are compared exactly. A file
-    that did not exist at the base, is larger than the trace limit there, or does not
-    read (then or now) counts as changed.
+    as today, for every role a workload cites it in, and what the calculator takes from it
+    is compared exactly - a concurrency trace's times, values and usable samples; a job
+    list's jobs (duration and GPUs of each, in any row order), its latest end and the rows
+    its filters dropped; a VRAM trace's residency facts; a tolerance evidence document's
+    words (red team, 2026-12-06: a job list sorted again, a blank line in another, were new
+    evidence for 61 more GPUs). A file that did not exist at the base, is larger than the
+    trace limit there, or does not read (then or now) counts as changed; so does a file one
+    of its citations reads differently.
     """
     import tempfile
 
-    import numpy as np
-
-    from policylint import traces
-    from policylint.errors import MeasurementError
-    from policylint.measure.reading import reader_arguments
     from policylint.readers.limits import DEFAULT_LIMITS
     from policylint.writer import write_file
 
@@ -299,29 +299,76 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str])
     if commit is None or top is None or not candidates:
         return set()
     cap = (limits or DEFAULT_LIMITS).max_file_bytes
-    same: set[str] = set()
+    alike: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
+        copies: dict[str, Path | None] = {}
         for w in sorted(model.workloads.values(), key=lambda w: w.name):
-            ref = w.measurements.get("concurrency")
-            if ref is None or ref.path is None:
-                continue
-            real = os.path.realpath(ref.path)
-            if real not in candidates or real in same:
-                continue
-            try:
-                rel = Path(real).relative_to(top.resolve()).as_posix()
-                blob = commit.tree / rel
-                if blob.size > cap:
+            for role, ref in sorted(w.measurements.items()):
+                if ref.path is None:
                     continue
-                old = Path(scratch) / f"{len(os.listdir(scratch))}-{Path(real).name}"
-                # a scratch copy the readers open like the file itself, written as every file is
-                write_file(old, blob.data_stream.read(), root=None, explicit=True, durable=False, mode=0o600,
-                           what="the base revision of a trace")
-                options = reader_arguments(ref, limits, "trace")
-                then, now = traces.read_series(old, **options), traces.read_series(ref.path, **options)
-            except (KeyError, ValueError, TypeError, AttributeError, OSError, MeasurementError, PolicylintError):
-                continue
-            if (then.step_seconds == now.step_seconds and np.array_equal(then.times, now.times)
-                    and np.array_equal(then.valid, now.valid) and np.array_equal(then.values, now.values, equal_nan=True)):
-                same.add(real)
-    return same
+                real = os.path.realpath(ref.path)
+                if real not in candidates or alike.get(real) is False:
+                    continue
+                if real not in copies:
+                    copies[real] = _base_copy(commit, top, real, cap, Path(scratch), write_file)
+                old = copies[real]
+                alike[real] = old is not None and _reads_alike(role, ref, old, w, limits)
+    return {real for real, same in alike.items() if same}
+
+
+def _base_copy(commit: Any, top: Path, real: str, cap: int, scratch: Path, write_file: Any) -> Path | None:
+    """A scratch copy of ``real`` as the base revision holds it (None when it holds none, or too large)."""
+    try:
+        rel = Path(real).relative_to(top.resolve()).as_posix()
+        blob = commit.tree / rel
+        if blob.size > cap:
+            return None
+        old = scratch / f"{len(os.listdir(scratch))}-{Path(real).name}"
+        # a scratch copy the readers open like the file itself, written as every file is
+        write_file(old, blob.data_stream.read(), root=None, explicit=True, durable=False, mode=0o600,
+                   what="the base revision of a measurement")
+    except (KeyError, ValueError, TypeError, AttributeError, OSError, PolicylintError):
+        return None
+    return old
+
+
+def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool:
+    """True when ``old`` gives what ``ref``'s file gives today, read as ``w`` cites it in ``role``."""
+    import dataclasses
+
+    import numpy as np
+
+    from policylint import traces
+    from policylint.errors import MeasurementError
+    from policylint.measure.reading import reader_arguments
+
+    try:
+        if role == "concurrency":
+            options = reader_arguments(ref, limits, "trace")
+            then, now = traces.read_series(old, **options), traces.read_series(ref.path, **options)
+            return bool(then.step_seconds == now.step_seconds and np.array_equal(then.times, now.times)
+                        and np.array_equal(then.valid, now.valid)
+                        and np.array_equal(then.values, now.values, equal_nan=True))
+        if role == "durations":
+            options = reader_arguments(ref, limits, "jobs")
+            a, b = traces.read_jobs(old, **options), traces.read_jobs(ref.path, **options)
+            oa, ob = np.lexsort((a.gpus, a.durations)), np.lexsort((b.gpus, b.durations))
+            return bool(np.array_equal(a.durations[oa], b.durations[ob]) and np.array_equal(a.gpus[oa], b.gpus[ob])
+                        and a.last_time == b.last_time and a.notes == b.notes)
+        if role in ("vram", "vram_activity"):
+            from policylint.measure.vram import vram_trace
+
+            vref, activity = w.measurements.get("vram"), w.measurements.get("vram_activity")
+            if vref is None or vref.path is None:
+                return False
+            if role == "vram":
+                then_ref, then_activity = dataclasses.replace(vref, path=old), activity
+            else:
+                then_ref, then_activity = vref, dataclasses.replace(ref, path=old)
+            return bool(vram_trace(w, then_ref, limits, then_activity) == vram_trace(w, vref, limits, activity))
+        if role == "evidence":
+            words = [p.read_text(encoding="utf-8", errors="replace").split() for p in (old, ref.path)]
+            return words[0] == words[1]
+    except (KeyError, ValueError, TypeError, AttributeError, OSError, MeasurementError, PolicylintError):
+        return False
+    return False
