@@ -40,9 +40,13 @@ def test_parse_quantity_refuses(text: object) -> None:
 
 
 def test_gpu_count_whole_gpus() -> None:
-    assert gpu_count("1500m") == 1
+    assert [gpu_count(v) for v in ("2000m", "8", 8, 8.0, "1e1")] == [2, 8, 8, 8, 10]
     with pytest.raises(ValueError):
         gpu_count("-1")
+    # red team, 2026-12-06: 65 ClusterQueues of 999m each rounded down to no GPU while Kueue lent 64.9
+    for fraction in ("999m", "1500m", 0.5, "1.5"):
+        with pytest.raises(ValueError, match="not a whole number of GPUs"):
+            gpu_count(fraction)
 
 
 def test_real_manifests_are_judged_like_cluster_pools(tmp_path: Path) -> None:

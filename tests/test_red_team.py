@@ -371,3 +371,26 @@ def test_values_edited_inside_a_pulled_range_fail_through_the_cli(tmp_path: Path
     assert "its SHA-256 differs from the one its provenance record holds" in str(found[0]["message"])
     # PL969 sees nothing: the first and last samples are where the pull left them
     assert _findings(repo, "PL969", "--isolated", "--select", "PL969")[1] == []
+
+
+def test_a_row_filter_on_the_value_column_of_a_time_series_is_refused(tmp_path: Path) -> None:
+    """Red team, 2026-12-06 (round 8): `where: {in_flight: {gt: 150}}` on an unmodified trace dropped 67% of its
+    samples - the quiet ones - with only an info note; PL961 allows 10% for declared exclusions."""
+    from policylint.errors import MeasurementError
+
+    wide = tmp_path / "wide.csv"
+    wide.write_text("timestamp,model,in_flight\n" + "".join(f"{60 * i},{'a' if i % 2 else 'b'},{i % 7}\n" for i in range(200)))
+    with pytest.raises(MeasurementError, match="value column 'in_flight'"):
+        traces.read_series(wide, where={"in_flight": {"gt": 3}}, value_columns=["in_flight"])
+    plain = tmp_path / "plain.csv"
+    plain.write_text("timestamp,in_flight\n" + "".join(f"{60 * i},{i % 7}\n" for i in range(200)))
+    with pytest.raises(MeasurementError, match="value column 'in_flight'"):  # the value column found by the reader
+        traces.read_series(plain, where={"in_flight": {"ge": 1}})
+    # a filter on a column that says whose rows they are reads as before
+    kept = traces.read_series(wide, where={"model": "b"}, value_columns=["in_flight"], step_seconds=120)
+    assert kept.values.size == 100
+    long = tmp_path / "long.csv"
+    long.write_text("timestamp,pod,in_flight\n" + "".join(f"{60 * (i // 2)},p{i % 2},{i % 5}\n" for i in range(200)))
+    with pytest.raises(MeasurementError, match="value column 'in_flight'"):
+        traces.read_series(long, where={"in_flight": {"lt": 4}}, key_column="pod", aggregate="sum")
+    assert traces.read_series(long, where={"pod": "p0"}, key_column="pod", aggregate="sum").values.size == 100

@@ -108,6 +108,30 @@ def _value_indexes(
     return others, [header[others[0]]]
 
 
+def _unshaped(table: Table, names: Sequence[str]) -> None:
+    """Refuse a ``where`` condition on a value column of a time series: it keeps samples by the demand they record.
+
+    A sample of a time series is the demand at its time; a filter on that value (``in_flight >
+    150``) drops the quiet samples (or the busy ones) and moves every band, while its count of
+    dropped rows is only an info note (red team, 2026-12-06: 67% of a trace's samples dropped
+    so, against the 10% PL961 allows for declared exclusions). Which rows belong to a series
+    is said by its other columns (a model, a status), and time ranges left out by ``exclude``,
+    which PL961 judges.
+    """
+    flt = table.row_filter
+    if flt is None or not flt.where:
+        return
+    hit = sorted({c.column for c in flt.where} & set(names))
+    if hit:
+        shown = ", ".join(f"'{c}'" for c in hit)
+        raise MeasurementError(
+            f"where filters the samples by the value column{'s' if len(hit) > 1 else ''} {shown} the series is read from:"
+            " the rows it keeps are chosen by the demand they record, which shapes the series; filter on a column"
+            " that says whose rows they are, and leave time ranges out with exclude",
+            source=table.name,
+        )
+
+
 def read_keyed_parts(
     table: Table,
     key: Key,
@@ -128,6 +152,7 @@ def read_keyed_parts(
     ts_index = column_index(header, ts_name, name)
     key_index = column_index(header, key.column, name)
     indexes, names = _value_indexes(header, value_columns, (ts_index, key_index), name)
+    _unshaped(table, names)
     columns, rows = table.read(
         [ts_index, key_index, *indexes], [TIME, TEXT] + [FLOAT] * len(indexes), required=(0, 1)
     )
@@ -217,6 +242,7 @@ def read_table_samples(
     _distinct(ts_name, value_columns, name)
     ts_index = column_index(header, ts_name, name)
     indexes, names = _value_indexes(header, value_columns, (ts_index,), name)
+    _unshaped(table, names)
     columns, rows = table.read([ts_index, *indexes], [TIME] + [FLOAT] * len(indexes), required=(0,))
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)

@@ -103,12 +103,21 @@ def _shown(value: Any) -> str:
 
 
 def gpu_count(value: Any) -> int:
-    """A quantity as a whole number of GPUs (fractions are rounded down: a GPU is not divisible)."""
+    """A quantity as a whole number of GPUs (``8``, ``"8"``, ``2000m``); ValueError for a fraction of one.
+
+    Kubernetes counts extended resources such as GPUs in whole units, but a quota is any
+    quantity, and Kueue adds a cohort's quotas in milli-units: 65 queues of ``999m`` lend
+    64 GPUs while each rounded down to none (red team, 2026-12-06). A fraction is refused
+    rather than rounded, so no GPU of it goes uncounted.
+    """
     q = parse_quantity(value)
     if q < 0:
         raise ValueError(f"'{_shown(value)}' is negative")
     if q > MAX_COUNT:
         raise ValueError(f"'{_shown(value)}' is more than {MAX_COUNT} GPUs")
+    if q != q.to_integral_value():
+        raise ValueError(f"'{_shown(value)}' is not a whole number of GPUs ({q.normalize()}); GPUs are counted whole,"
+                         " and a scheduler adds the fractions of its queues together")
     return int(q)
 
 
