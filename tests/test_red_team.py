@@ -394,3 +394,38 @@ def test_a_row_filter_on_the_value_column_of_a_time_series_is_refused(tmp_path: 
     with pytest.raises(MeasurementError, match="value column 'in_flight'"):
         traces.read_series(long, where={"in_flight": {"lt": 4}}, key_column="pod", aggregate="sum")
     assert traces.read_series(long, where={"pod": "p0"}, key_column="pod", aggregate="sum").values.size == 100
+
+
+def test_an_aggregate_exported_beside_its_parts_is_refused(tmp_path: Path) -> None:
+    """Red team, 2026-12-06 (round 8): a Prometheus answer with three per-pod series and, under the same
+    metric name, their total (job="federate") summed to twice the demand; no series was a copy of another."""
+    from policylint.errors import MeasurementError
+    from policylint.readers.grid import refuse_repeated
+
+    rng = np.random.default_rng(7)
+    times = np.arange(500, dtype=np.float64) * 60
+    pods = [rng.integers(0, 40, size=500).astype(np.float64) for _ in range(3)]
+    total = pods[0] + pods[1] + pods[2]
+    parts = [(f"pod-{i}", times, v) for i, v in enumerate(pods)]
+    refuse_repeated(parts, "pods")  # measured replicas alone: their noise is their own
+    with pytest.raises(MeasurementError, match=r"series federate is the total of the other 3 series at each of its 500"):
+        refuse_repeated([*parts, ("federate", times, total)], "pods")
+    # a replica that started later counts 0 before its first sample, as the sum does
+    late = [("pod-0", times, pods[0]), ("pod-1", times, pods[1]), ("pod-2", times[100:], pods[2][100:])]
+    with pytest.raises(MeasurementError, match="is the total of the other 3 series"):
+        refuse_repeated([*late, ("all", times, total - np.r_[pods[2][:100], np.zeros(400)])], "pods")
+    # a wide table: columns share one time axis
+    with pytest.raises(MeasurementError, match="series total is the total"):
+        refuse_repeated([(f"c{i}", np.empty(0), v) for i, v in enumerate(pods)] + [("total", np.empty(0), total)], "wide")
+    # one request more at one sample: not the total, and nothing is refused
+    off = total.copy()
+    off[250] += 1
+    refuse_repeated([*parts, ("federate", times, off)], "pods")
+    # through the reader: the Prometheus answer of the game
+    answer = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "inflight", "pod": name}, "values": [[float(t), str(int(x))] for t, x in zip(times, v, strict=True)]}
+        for name, v in [("a", pods[0]), ("b", pods[1]), ("c", pods[2]), ("federate", total)]]}}
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps(answer), encoding="utf-8")
+    with pytest.raises(MeasurementError, match="is the total of the other 3 series"):
+        traces.read_series(path)

@@ -271,6 +271,52 @@ def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) 
                 "and summed, the same demand would count twice; pick one (match, columns) or export it once",
                 source=name,
             )
+    _refuse_total(parts, name)
+
+
+def _refuse_total(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) -> None:
+    """Refuse a sum holding the total of its other series beside them (a federated or recorded aggregate).
+
+    A Prometheus answer may hold each pod's series and, under the same metric name, their
+    total (a federation job, a recording rule, a per-namespace aggregate): summed, every
+    request counts twice, and no series is a copy of another (red team, 2026-12-06). A busy
+    series (at least :data:`REPEAT_MIN_CHANGES` changes) that equals, to nine digits, the sum
+    of all the others at each of its measured times where another series is measured (a
+    series counts 0 at a time it has no sample), at :data:`REPEAT_MIN_CHANGES` or more such
+    times, is refused. One pass per series over its own samples; never a loop over samples.
+    """
+    if len(parts) < 3:
+        return  # with two series, the total of the other is a copy, which the other tests refuse
+    aligned = all(t.size == 0 for _, t, _ in parts)
+    axis = None if aligned else np.unique(np.concatenate([np.asarray(t, dtype=np.float64) for _, t, _ in parts]))
+    size = parts[0][2].size if aligned else int(axis.size)  # type: ignore[union-attr]
+    if aligned and any(v.size != size for _, _, v in parts):
+        return
+    total = np.zeros(size)
+    seen = np.zeros(size, dtype=np.int64)
+    placed: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for label, times, values in parts:
+        at = np.arange(size) if aligned else np.searchsorted(axis, np.asarray(times, dtype=np.float64))  # type: ignore[arg-type]
+        valid = ~np.isnan(values)
+        np.add.at(total, at[valid], values[valid])
+        np.add.at(seen, at[valid], 1)
+        placed.append((label, at[valid], values[valid]))
+    for label, at, measured in placed:
+        if measured.size < 2 or int(np.count_nonzero(measured[1:] != measured[:-1])) < REPEAT_MIN_CHANGES:
+            continue
+        shared = seen[at] > 1  # times another series is measured at too
+        if int(np.count_nonzero(shared)) < REPEAT_MIN_CHANGES:
+            continue
+        mine, others = measured[shared], total[at[shared]] - measured[shared]
+        scale = float(np.max(np.abs(mine)))
+        if scale > 0 and bool(np.all(np.abs(others - mine) <= 1e-9 * scale)):
+            raise MeasurementError(
+                f"series {label} is the total of the other {len(parts) - 1} series at each of its "
+                f"{int(np.count_nonzero(shared)):,} samples they share: an aggregate exported beside its parts (a "
+                "federation job, a recording rule under the same name), and summed, every request would count "
+                "twice; pick the parts or the total (match, columns), not both",
+                source=name,
+            )
 
 
 def _affine_factor(a: np.ndarray, b: np.ndarray) -> float | None:
