@@ -429,3 +429,14 @@ def test_an_aggregate_exported_beside_its_parts_is_refused(tmp_path: Path) -> No
     path.write_text(json.dumps(answer), encoding="utf-8")
     with pytest.raises(MeasurementError, match="is the total of the other 3 series"):
         traces.read_series(path)
+
+
+def test_an_exclusion_time_in_an_offset_no_time_zone_has_is_refused() -> None:
+    """Red team, 2026-12-06 (round 8): `start: 2026-10-14T09:00:00+23:59` read as a six-hour window removed thirty hours."""
+    from policylint.readers.timestamps import parse_exclusion
+
+    six_hours = parse_exclusion("2026-10-14T09:00:00+14:00/2026-10-14T15:00:00+14:00")
+    assert six_hours.end - six_hours.start == 6 * 3600
+    for text in ("2026-10-14T09:00:00+23:59/2026-10-14T15:00:00Z", "2026-10-14T09:00:00Z/2026-10-14T15:00:00-1501"):
+        with pytest.raises(ValueError, match="which no time zone has"):
+            parse_exclusion(text)

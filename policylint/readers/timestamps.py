@@ -188,6 +188,26 @@ def _is_date_only(text: str) -> bool:
     return len(text) == 10 and text[4] == "-" and text[7] == "-"
 
 
+#: the largest UTC offset of any time zone (Line Islands, +14:00; the lowest is -12:00)
+MAX_UTC_OFFSET_SECONDS = 14 * 3600
+_OFFSET = re.compile(r"T[^+-]*(?P<sign>[+-])(?P<h>\d{2}):?(?P<m>\d{2})(?::?\d{2}(?:\.\d+)?)?$")
+
+
+def _real_offset(text: str, whole: str) -> None:
+    """Refuse an exclusion time whose UTC offset no time zone has (``+23:59``): it moves the range by up to a day.
+
+    Red team, 2026-12-06: ``start: 2026-10-14T09:00:00+23:59`` read as a six-hour window removed
+    thirty hours. No time zone is more than 14 hours from UTC.
+    """
+    m = _OFFSET.search(text)
+    if m is None:
+        return
+    seconds = int(m["h"]) * 3600 + int(m["m"]) * 60
+    if seconds > MAX_UTC_OFFSET_SECONDS:
+        raise ValueError(f"exclusion {whole!r}: {text} has the UTC offset {m['sign']}{m['h']}:{m['m']}, which no time zone"
+                         " has (none is more than 14 hours from UTC); write the time in UTC (Z) or in the zone's own offset")
+
+
 def parse_exclusion(text: str) -> Exclusion:
     """Parse ``START/END`` into an :class:`Exclusion`.
 
@@ -197,6 +217,8 @@ def parse_exclusion(text: str) -> Exclusion:
     start_text, sep, end_text = text.partition("/")
     if not sep or not start_text.strip() or not end_text.strip():
         raise ValueError(f"exclusion {text!r} must be START/END (ISO dates or datetimes)")
+    for part in (start_text, end_text):
+        _real_offset(part.strip(), text)
     start = parse_time(start_text)
     end = parse_time(end_text)
     if _is_date_only(end_text):
