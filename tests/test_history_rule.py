@@ -155,3 +155,28 @@ def test_a_job_list_sorted_again_is_no_new_evidence(tmp_path: Path) -> None:
     job, start, end, gpus = first.split(",")
     jobs.write_text("\n".join([header, f"{job},{start},{int(end) + 1},{gpus}", *rest]) + "\n")
     assert findings(root) == (0, [])
+
+
+def test_a_sample_edited_inside_a_declared_exclusion_is_no_new_evidence(tmp_path: Path) -> None:
+    """Red team, 2026-12-06 (round 9): one sample of chat-assistant edited inside its own declared incident
+    (which the calculator leaves out) was new evidence for 12 more reserved GPUs on bands equal to the base's."""
+    root = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    cluster = root / "clusters" / "prod-east.yaml"
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 48", "reservedGpus: 55"))
+    trace = root / "measurements" / "traces" / "chat-assistant.csv"
+    text = trace.read_text()
+    assert "\n1791968400,356\n" in text  # 2026-10-14T09:00Z: inside the exclusion 09:00-15:00
+    trace.write_text(text.replace("\n1791968400,356\n", "\n1791968400,357\n"))
+    code, found = findings(root)
+    assert code == 1 and [f["message"] for f in found] == [
+        "pool prod-east/serving reserves 55 GPUs, up from 48 at the base revision, but no measurement of its"
+        " workloads changed: capacity grew without new evidence"]
+    # the same edit one step before the incident is a sample the bands read: new evidence
+    assert "\n1791968100," in text
+    before = text.split("\n1791968100,", 1)[1].split("\n", 1)[0]
+    trace.write_text(text.replace(f"\n1791968100,{before}\n", f"\n1791968100,{int(before) + 1}\n"))
+    assert findings(root) == (0, [])

@@ -397,8 +397,9 @@ def test_a_row_filter_on_the_value_column_of_a_time_series_is_refused(tmp_path: 
 
 
 def test_an_aggregate_exported_beside_its_parts_is_refused(tmp_path: Path) -> None:
-    """Red team, 2026-12-06 (round 8): a Prometheus answer with three per-pod series and, under the same
-    metric name, their total (job="federate") summed to twice the demand; no series was a copy of another."""
+    """Red team, 2026-12-06 (rounds 8 and 9): a Prometheus answer with three per-pod series and, under the
+    same metric name, their total (job="federate") summed to twice the demand; so did the total with one
+    sample nudged, and a zone's subtotal of two of the pods. No series was a copy of another."""
     from policylint.errors import MeasurementError
     from policylint.readers.grid import refuse_repeated
 
@@ -408,26 +409,34 @@ def test_an_aggregate_exported_beside_its_parts_is_refused(tmp_path: Path) -> No
     total = pods[0] + pods[1] + pods[2]
     parts = [(f"pod-{i}", times, v) for i, v in enumerate(pods)]
     refuse_repeated(parts, "pods")  # measured replicas alone: their noise is their own
-    with pytest.raises(MeasurementError, match=r"series federate is the total of the other 3 series at each of its 500"):
+    with pytest.raises(MeasurementError, match=r"series federate is the total of 3 other series \(pod-0, pod-1, pod-2\)"
+                                               r" at 500 of the 500 samples"):
         refuse_repeated([*parts, ("federate", times, total)], "pods")
-    # a replica that started later counts 0 before its first sample, as the sum does
+    # the total with one request more at one sample is still the total
+    nudged = total.copy()
+    nudged[250] += 1
+    with pytest.raises(MeasurementError, match="at 499 of the 500 samples"):
+        refuse_repeated([*parts, ("federate", times, nudged)], "pods")
+    # a subtotal of two of them (a zone, a node)
+    with pytest.raises(MeasurementError, match=r"series zone-a is the total of 2 of the other series \(pod-0, pod-1\)"):
+        refuse_repeated([*parts, ("zone-a", times, pods[0] + pods[1])], "pods")
+    # a replica that started later: the fit and the test use the samples every series has
     late = [("pod-0", times, pods[0]), ("pod-1", times, pods[1]), ("pod-2", times[100:], pods[2][100:])]
-    with pytest.raises(MeasurementError, match="is the total of the other 3 series"):
+    with pytest.raises(MeasurementError, match="is the total of 3 other series"):
         refuse_repeated([*late, ("all", times, total - np.r_[pods[2][:100], np.zeros(400)])], "pods")
     # a wide table: columns share one time axis
     with pytest.raises(MeasurementError, match="series total is the total"):
         refuse_repeated([(f"c{i}", np.empty(0), v) for i, v in enumerate(pods)] + [("total", np.empty(0), total)], "wide")
-    # one request more at one sample: not the total, and nothing is refused
-    off = total.copy()
-    off[250] += 1
-    refuse_repeated([*parts, ("federate", times, off)], "pods")
+    # a fourth pod whose traffic follows the others' sum loosely is a pod, not their total
+    loose = total + rng.integers(-3, 4, size=500)
+    refuse_repeated([*parts, ("pod-3", times, np.clip(loose, 0, None))], "pods")
     # through the reader: the Prometheus answer of the game
     answer = {"status": "success", "data": {"resultType": "matrix", "result": [
         {"metric": {"__name__": "inflight", "pod": name}, "values": [[float(t), str(int(x))] for t, x in zip(times, v, strict=True)]}
         for name, v in [("a", pods[0]), ("b", pods[1]), ("c", pods[2]), ("federate", total)]]}}
     path = tmp_path / "answer.json"
     path.write_text(json.dumps(answer), encoding="utf-8")
-    with pytest.raises(MeasurementError, match="is the total of the other 3 series"):
+    with pytest.raises(MeasurementError, match="is the total of 3 other series"):
         traces.read_series(path)
 
 

@@ -274,47 +274,88 @@ def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) 
     _refuse_total(parts, name)
 
 
+#: the most series of one sum screened for an aggregate of some of the others (a least-squares fit per series)
+MAX_TOTAL_SERIES = 32
+#: the share of their common samples at which a series equals the sum of some of the others, from which it
+#: is taken for their aggregate: a total with a few samples nudged is still the total (red team, 2026-12-06)
+TOTAL_SHARE = 0.99
+#: the samples a fit of one series on the others uses (evenly spaced among those where every series is measured)
+_FIT_ROWS = 4096
+
+
 def _refuse_total(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) -> None:
-    """Refuse a sum holding the total of its other series beside them (a federated or recorded aggregate).
+    """Refuse a sum holding an aggregate of some of its other series beside them (a federated total, a subtotal).
 
     A Prometheus answer may hold each pod's series and, under the same metric name, their
-    total (a federation job, a recording rule, a per-namespace aggregate): summed, every
-    request counts twice, and no series is a copy of another (red team, 2026-12-06). A busy
-    series (at least :data:`REPEAT_MIN_CHANGES` changes) that equals, to nine digits, the sum
-    of all the others at each of its measured times where another series is measured (a
-    series counts 0 at a time it has no sample), at :data:`REPEAT_MIN_CHANGES` or more such
-    times, is refused. One pass per series over its own samples; never a loop over samples.
+    total (a federation job, a recording rule) or a subtotal (per zone, per node): summed,
+    those requests count twice, and no series is a copy of another (red team, 2026-12-06,
+    rounds 8 and 9: the total, the total with one sample nudged, a zone's subtotal). Each
+    busy series (at least :data:`REPEAT_MIN_CHANGES` changes) is fitted, by least squares
+    over the samples where every series is measured, as a combination of the others; when
+    the weights are 0 or 1 (two or more of them 1) and the series equals the sum of the
+    series weighted 1, to nine digits, at :data:`TOTAL_SHARE` or more of the samples they
+    share, it is refused. Up to :data:`MAX_TOTAL_SERIES` series; the loops run over series.
     """
-    if len(parts) < 3:
-        return  # with two series, the total of the other is a copy, which the other tests refuse
+    if not 3 <= len(parts) <= MAX_TOTAL_SERIES:
+        return  # with two series, an aggregate of the other is a copy, which the other tests refuse
     aligned = all(t.size == 0 for _, t, _ in parts)
-    axis = None if aligned else np.unique(np.concatenate([np.asarray(t, dtype=np.float64) for _, t, _ in parts]))
-    size = parts[0][2].size if aligned else int(axis.size)  # type: ignore[union-attr]
-    if aligned and any(v.size != size for _, _, v in parts):
-        return
-    total = np.zeros(size)
+    if aligned:
+        size = parts[0][2].size
+        if any(v.size != size for _, _, v in parts):
+            return
+        axis = None
+    else:
+        axis = np.unique(np.concatenate([np.asarray(t, dtype=np.float64) for _, t, _ in parts]))
+        size = int(axis.size)
     seen = np.zeros(size, dtype=np.int64)
-    placed: list[tuple[str, np.ndarray, np.ndarray]] = []
+    placed: list[tuple[str, np.ndarray, np.ndarray, bool]] = []
     for label, times, values in parts:
-        at = np.arange(size) if aligned else np.searchsorted(axis, np.asarray(times, dtype=np.float64))  # type: ignore[arg-type]
+        at = np.arange(size) if axis is None else np.searchsorted(axis, np.asarray(times, dtype=np.float64))
         valid = ~np.isnan(values)
-        np.add.at(total, at[valid], values[valid])
-        np.add.at(seen, at[valid], 1)
-        placed.append((label, at[valid], values[valid]))
-    for label, at, measured in placed:
-        if measured.size < 2 or int(np.count_nonzero(measured[1:] != measured[:-1])) < REPEAT_MIN_CHANGES:
+        at, measured = at[valid], values[valid]
+        seen[at] += 1  # one sample per time and series (the readers refuse a repeated time)
+        busy = measured.size >= 2 and int(np.count_nonzero(measured[1:] != measured[:-1])) >= REPEAT_MIN_CHANGES
+        placed.append((label, at, measured, busy))
+    common = np.flatnonzero(seen == len(parts))
+    if common.size < max(REPEAT_MIN_CHANGES, 2 * len(parts)):
+        return
+    rows = common[np.linspace(0, common.size - 1, min(common.size, _FIT_ROWS)).astype(np.int64)]
+    fit = np.empty((rows.size, len(parts)))
+    for j, (_, at, measured, _) in enumerate(placed):
+        fit[:, j] = measured[np.searchsorted(at, rows)]
+
+    def dense(j: int) -> np.ndarray:
+        out = np.full(size, np.nan)
+        out[placed[j][1]] = placed[j][2]
+        return out
+
+    for i, (label, _, _, busy) in enumerate(placed):
+        if not busy:
             continue
-        shared = seen[at] > 1  # times another series is measured at too
-        if int(np.count_nonzero(shared)) < REPEAT_MIN_CHANGES:
+        others = [j for j in range(len(parts)) if j != i]
+        weights = np.linalg.lstsq(fit[:, others], fit[:, i], rcond=None)[0]
+        whole = np.rint(weights)
+        if not (np.all(np.abs(weights - whole) < 0.05) and np.all((whole == 0) | (whole == 1)) and whole.sum() >= 2):
             continue
-        mine, others = measured[shared], total[at[shared]] - measured[shared]
-        scale = float(np.max(np.abs(mine)))
-        if scale > 0 and bool(np.all(np.abs(others - mine) <= 1e-9 * scale)):
+        summed = [others[k] for k in np.flatnonzero(whole == 1)]
+        mine = dense(i)
+        total = np.zeros(size)
+        for j in summed:
+            total += dense(j)  # NaN where any of them has no sample
+        shared = ~np.isnan(mine) & ~np.isnan(total)
+        count = int(np.count_nonzero(shared))
+        if count < REPEAT_MIN_CHANGES:
+            continue
+        scale = float(np.max(np.abs(mine[shared])))
+        equal = int(np.count_nonzero(np.abs(total[shared] - mine[shared]) <= 1e-9 * scale)) if scale > 0 else 0
+        if equal >= TOTAL_SHARE * count:
+            which = "other" if len(summed) == len(others) else "of the other"
+            named = ", ".join(placed[j][0] for j in summed)
             raise MeasurementError(
-                f"series {label} is the total of the other {len(parts) - 1} series at each of its "
-                f"{int(np.count_nonzero(shared)):,} samples they share: an aggregate exported beside its parts (a "
-                "federation job, a recording rule under the same name), and summed, every request would count "
-                "twice; pick the parts or the total (match, columns), not both",
+                f"series {label} is the total of {len(summed)} {which} series ({named}) at {equal:,} of the "
+                f"{count:,} samples they share: an aggregate exported beside its parts (a federation job, a "
+                "recording rule or a subtotal under the same name), and summed, those requests would count twice; "
+                "pick the parts or the total (match, columns), not both",
                 source=name,
             )
 
