@@ -386,8 +386,10 @@ def test_a_row_filter_on_the_value_column_of_a_time_series_is_refused(tmp_path: 
     plain.write_text("timestamp,in_flight\n" + "".join(f"{60 * i},{i % 7}\n" for i in range(200)))
     with pytest.raises(MeasurementError, match="value column 'in_flight'"):  # the value column found by the reader
         traces.read_series(plain, where={"in_flight": {"ge": 1}})
-    # a filter on a column that says whose rows they are reads as before
-    kept = traces.read_series(wide, where={"model": "b"}, value_columns=["in_flight"], step_seconds=120)
+    # a filter on a column that says whose rows they are reads as before (two models' rows at every time)
+    both = tmp_path / "both.csv"
+    both.write_text("timestamp,model,in_flight\n" + "".join(f"{60 * i},{m},{i % 7}\n" for i in range(100) for m in "ab"))
+    kept = traces.read_series(both, where={"model": "b"}, value_columns=["in_flight"])
     assert kept.values.size == 100
     long = tmp_path / "long.csv"
     long.write_text("timestamp,pod,in_flight\n" + "".join(f"{60 * (i // 2)},p{i % 2},{i % 5}\n" for i in range(200)))
@@ -449,3 +451,23 @@ def test_an_exclusion_time_in_an_offset_no_time_zone_has_is_refused() -> None:
     for text in ("2026-10-14T09:00:00+23:59/2026-10-14T15:00:00Z", "2026-10-14T09:00:00Z/2026-10-14T15:00:00-1501"):
         with pytest.raises(ValueError, match="which no time zone has"):
             parse_exclusion(text)
+
+
+def test_a_row_filter_that_leaves_times_out_of_a_time_series_is_refused(tmp_path: Path) -> None:
+    """Red team, 2026-12-06 (round 9): a `change` column (this sample minus the previous one) and
+    `where: {change: {ge: 0}}` dropped every falling sample - 49% of a trace - past the value-column test."""
+    from policylint.errors import MeasurementError
+
+    values = [(i * 37) % 11 for i in range(300)]
+    rows = "".join(f"{60 * i},{v},{v - (values[i - 1] if i else v)},{v}\n" for i, v in enumerate(values))
+    derived = tmp_path / "derived.csv"
+    derived.write_text("timestamp,in_flight,change,copy\n" + rows)
+    for where in ({"change": {"ge": 0}}, {"copy": {"gt": 3}}):
+        with pytest.raises(MeasurementError, match=r"where leaves out [\d,]+ of the 300 times of this time series"):
+            traces.read_series(derived, where=where, value_columns=["in_flight"])
+    # an export holding two regions' rows at every time: a filter on the region keeps every time
+    regions = tmp_path / "regions.csv"
+    regions.write_text("timestamp,region,in_flight\n" + "".join(
+        f"{60 * i},{r},{(i * 7 + len(r)) % 13}\n" for i in range(300) for r in ("eu", "us")))
+    eu = traces.read_series(regions, where={"region": "eu"}, value_columns=["in_flight"])
+    assert eu.values.size == 300 and eu.notes == ("300 rows of 600 dropped by the filter (region = eu: 300 failed)",)

@@ -132,6 +132,37 @@ def _unshaped(table: Table, names: Sequence[str]) -> None:
         )
 
 
+def _times_kept(table: Table, ts_index: int, kept: object) -> None:
+    """Refuse a ``where`` filter that leaves out times of a time series: it chooses samples, not whose rows they are.
+
+    A time series holds one sample per time (per key in a long table). A filter that keeps
+    every time (one region's rows of an export holding two) says whose rows count; one that
+    drops times chooses samples, however its column is made - the value itself, a copy of it,
+    or the change since the previous sample (red team, 2026-12-06, round 9: ``change >= 0``
+    dropped every falling sample, 49% of a trace, with an info note). Times are compared as
+    the file writes them, the empty cells ``skipIncomplete`` drops left out on both sides.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from policylint.readers.filters import empty_cells
+
+    flt = table.row_filter
+    if flt is None or not flt.where:
+        return
+    raw = table._read_raw([ts_index], [TIME])[0][0]
+    present = raw.filter(pa.array(~empty_cells(raw)))
+    before = int(pc.count_distinct(present, mode="only_valid").as_py())
+    after = int(pc.count_distinct(kept, mode="only_valid").as_py())  # type: ignore[arg-type]
+    if after < before:
+        raise MeasurementError(
+            f"where leaves out {before - after:,} of the {before:,} times of this time series: a filter on a series"
+            " with a sample per time chooses samples, which shapes it, whatever column it tests; filter on a"
+            " column that says whose rows they are (a model, a region) and leave time ranges out with exclude",
+            source=table.name,
+        )
+
+
 def read_keyed_parts(
     table: Table,
     key: Key,
@@ -156,6 +187,7 @@ def read_keyed_parts(
     columns, rows = table.read(
         [ts_index, key_index, *indexes], [TIME, TEXT] + [FLOAT] * len(indexes), required=(0, 1)
     )
+    _times_kept(table, ts_index, columns[0])
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)
     import pyarrow as pa
@@ -244,6 +276,7 @@ def read_table_samples(
     indexes, names = _value_indexes(header, value_columns, (ts_index,), name)
     _unshaped(table, names)
     columns, rows = table.read([ts_index, *indexes], [TIME] + [FLOAT] * len(indexes), required=(0,))
+    _times_kept(table, ts_index, columns[0])
     if len(columns[0]) == 0:
         raise MeasurementError("empty file: no data rows", source=name, row=2)
     stamp = times(columns[0], ts_name, rows, name)
