@@ -101,8 +101,9 @@ def test_fix_examples_bad_edits_only_the_numbers(bad: Path) -> None:
         ("clusters/prod-east.yaml", "PL101", 123, 57),
         ("clusters/prod-east.yaml", "PL102", 60, 12),
         ("clusters/prod-east.yaml", "PL104", 8, 17),
+        ("clusters/prod-east.yaml", "PL603", 16, 2),  # the buffer, to the largest long-tail job's GPUs
     }
-    assert err.startswith("fixed 3 numbers in 1 file\n")
+    assert err.startswith("fixed 4 numbers in 1 file\n")
     assert "proposals/2027-q1-everything.yaml:15:7: PL801: no fix (the pool needs no more GPUs: drop this request)" in err
     after = snapshot(bad)
     changed = {name for name in before if before[name] != after[name]}
@@ -111,11 +112,12 @@ def test_fix_examples_bad_edits_only_the_numbers(bad: Path) -> None:
     paths = [p for f, _, p, _, _ in done if f == "clusters/prod-east.yaml"]
     # Byte-exact outside the edited spans: cut each scalar out of both texts and compare.
     assert cut(old, spans(old, paths)) == cut(new, spans(new, paths))
-    assert sorted(new[s:e] for s, e in spans(new, paths)) == ["12", "17", "57"]
+    assert sorted(new[s:e] for s, e in spans(new, paths)) == ["12", "17", "2", "57"]
     # The findings the fixes answer are gone; the report covers what remains.
     rc, out, _ = run_cli(["check", "--format", "json", "."], cwd=bad)
     left = {(f["code"], f["file"]) for f in json.loads(out)["findings"]}
-    fixed_codes = {("PL101", "clusters/prod-east.yaml"), ("PL102", "clusters/prod-east.yaml"), ("PL104", "clusters/prod-east.yaml")}
+    fixed_codes = {("PL101", "clusters/prod-east.yaml"), ("PL102", "clusters/prod-east.yaml"), ("PL104", "clusters/prod-east.yaml"),
+                   ("PL603", "clusters/prod-east.yaml")}
     assert not fixed_codes & left
     assert ("PL801", "proposals/2027-q1-everything.yaml") in left  # not fixed: the request is to be withdrawn
 
@@ -144,7 +146,7 @@ def test_unsafe_fix_withheld_without_flag(bad: Path) -> None:
 def test_dry_run_writes_nothing_and_prints_an_applicable_diff(bad: Path, tmp_path: Path) -> None:
     before = snapshot(bad)
     rc, diff, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", "."], cwd=bad)
-    assert rc == 1 and err.startswith("would fix 3 numbers in 1 file\n")
+    assert rc == 1 and err.startswith("would fix 4 numbers in 1 file\n")
     assert snapshot(bad) == before
     assert diff.startswith("--- a/clusters/prod-east.yaml\n+++ b/clusters/prod-east.yaml\n@@ ")
     assert "-      reservedGpus: 123  # expect: PL101" in diff

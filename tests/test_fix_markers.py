@@ -3,7 +3,7 @@ the rule files, ``check --add-noqa``, FORCE_COLOR / NO_COLOR, rule completion in
 the progress bar of ``check`` on a terminal only, and the modes and links of the files it writes.
 
 The fixable findings are those of ``examples/bad`` (``now`` pinned): PL101 and PL102 of the
-``prod-east/shared`` pool are fixed by ``--fix``; PL104 of ``prod-east/rerank`` raises the
+``prod-east/shared`` pool and PL603 of ``prod-east/serving`` (its buffer) are fixed by ``--fix``; PL104 of ``prod-east/rerank`` raises the
 reservation, so only ``--fix --unsafe-fixes`` fixes it. PL801 on the pool's proposal has no fix
 there: the pool needs no GPUs bought, and a request cannot ask for 0 (the user withdraws it).
 """
@@ -34,7 +34,7 @@ PL101 = (
 )
 PL104_START = "clusters/prod-east.yaml:38:7: error PL104 [~] [reserved-below-baseline] "
 PL801_START = "proposals/2027-q1-everything.yaml:15:7: error PL801 [*] [proposal-exceeds-shortfall] "
-FIXABLE = "[*] 2 fixable with --fix (1 more with --unsafe-fixes)."
+FIXABLE = "[*] 3 fixable with --fix (1 more with --unsafe-fixes)."
 
 
 @pytest.fixture
@@ -54,8 +54,8 @@ def test_concise_marks_fixable_findings_and_counts_them(bad: Path) -> None:
     assert (code, err) == (1, "")
     marked = _marked(out)
     assert marked[0] == PL101
-    assert [line.split(" [", 1)[0].rsplit(" ", 1)[1] for line in marked] == ["PL101", "PL102", "PL104"]
-    assert marked[2].startswith(PL104_START)
+    assert [line.split(" [", 1)[0].rsplit(" ", 1)[1] for line in marked] == ["PL101", "PL102", "PL603", "PL104"]
+    assert marked[3].startswith(PL104_START)
     # a rule with a fix, on a finding it cannot fix: no marker
     assert [line for line in out.splitlines() if line.startswith(PL801_START.replace(" [*]", ""))]
     assert out.splitlines()[-2].startswith("Found 64 findings ")
@@ -74,8 +74,8 @@ def test_text_marks_the_headline_and_quiet_keeps_the_count(bad: Path) -> None:
 def test_unsafe_fixes_count_as_fixable_when_given(bad: Path) -> None:
     code, out, _ = run_cli(["check", "--format", "concise", "--unsafe-fixes", *NOW], cwd=bad)
     assert code == 1
-    assert len([line for line in out.splitlines() if " [*] " in line]) == 3 and " [~] " not in out
-    assert out.splitlines()[-1] == "[*] 3 fixable with --fix."
+    assert len([line for line in out.splitlines() if " [*] " in line]) == 4 and " [~] " not in out
+    assert out.splitlines()[-1] == "[*] 4 fixable with --fix."
 
 
 def test_only_unsafe_fixes_left(bad: Path) -> None:
@@ -93,7 +93,7 @@ def test_nothing_fixable_prints_no_count(bad: Path) -> None:
 def test_after_fix_the_markers_left_are_the_unsafe_ones(bad: Path) -> None:
     code, out, err = run_cli(["check", "--fix", "--format", "concise", *NOW], cwd=bad)
     assert code == 1
-    assert err.startswith("fixed 2 numbers in 1 file; 1 unsafe fix withheld")
+    assert err.startswith("fixed 3 numbers in 1 file; 1 unsafe fix withheld")
     assert [line.split(" [~] ")[0].rsplit(" ", 1)[1] for line in _marked(out)] == ["PL104"]
 
 
@@ -107,6 +107,7 @@ def test_statistics_has_a_fix_column(bad: Path) -> None:
             "    1  PL101   [*] reserved-above-baseline",
             "    1  PL102   [*] peak-capacity-dedicated",
             "    1  PL104   [~] reserved-below-baseline",
+            "    1  PL603   [*] buffer-oversized",
         ]
         assert "    1  PL801   [ ] proposal-exceeds-shortfall" in rows
 
@@ -115,14 +116,14 @@ def test_json_and_sarif_say_how_each_finding_is_fixed(bad: Path) -> None:
     code, out, _ = run_cli(["check", "--format", "json", *NOW], cwd=bad)
     report = json.loads(out)
     fixes = {f["code"]: f["fix"] for f in report["findings"] if f["fix"] is not None}
-    assert fixes == {"PL101": "safe", "PL102": "safe", "PL104": "unsafe"}
-    assert (report["summary"]["fixable"], report["summary"]["unsafe_fixable"]) == (2, 1)
+    assert fixes == {"PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL603": "safe"}
+    assert (report["summary"]["fixable"], report["summary"]["unsafe_fixable"]) == (3, 1)
     code, out, _ = run_cli(["check", "--format", "sarif", *NOW], cwd=bad)
     run = json.loads(out)["runs"][0]
     marked = {r["ruleId"]: r["properties"]["fix"] for r in run["results"] if "fix" in r["properties"]}
     assert marked == fixes
     declared = {r["id"]: r["properties"]["fix"] for r in run["tool"]["driver"]["rules"] if "fix" in r["properties"]}
-    assert declared == {"PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL801": "safe"}
+    assert declared == {"PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL603": "safe", "PL801": "safe"}
 
 
 # --- applicability lives in the rule files -----------------------------------------------------
@@ -139,7 +140,7 @@ def test_fixable_rules_are_the_rules_that_declare_a_fix() -> None:
     assert declared == set(REWRITES)
     assert set(load_schema("Rule")["$defs"]["rule"]["properties"]["fix"]["properties"]["rewrites"]["enum"]) == set(REWRITES)
     assert set(fix_applicability().values()) <= {"safe", "unsafe", "display-only"}
-    assert fix_applicability() == {"PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL801": "safe"}
+    assert fix_applicability() == {"PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL603": "safe", "PL801": "safe"}
     # of the two rules that rewrite a pool's reservation, PL101 (lowering it) goes first
     assert [c for c, d in fixes().items() if d.rewrites == "reserved"] == ["PL101", "PL104"]
 
@@ -163,7 +164,7 @@ def test_rules_and_rule_show_the_fix() -> None:
     assert rows["PL101"][4] == "safe" and rows["PL104"][4] == "unsafe" and rows["PL103"][4] == "-"
     code, out, _ = run_cli(["rules", "--format", "json"])
     assert {r["code"]: r["fix"] for r in json.loads(out) if r["fix"]} == {
-        "PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL801": "safe",
+        "PL101": "safe", "PL102": "safe", "PL104": "unsafe", "PL603": "safe", "PL801": "safe",
     }
     code, out, _ = run_cli(["rule", "PL104", "--format", "markdown"])
     assert "Fix: unsafe (it raises capacity; applied only with `check --fix --unsafe-fixes`)." in out.splitlines()
@@ -439,7 +440,7 @@ def test_fix_keeps_the_mode_of_the_file(bad: Path) -> None:
     cluster = bad / "clusters" / "prod-east.yaml"
     cluster.chmod(0o640)
     code, _, err = run_cli(["check", "--fix", "-q", *NOW], cwd=bad)
-    assert err.startswith("fixed 2 numbers")
+    assert err.startswith("fixed 3 numbers")
     assert "reservedGpus: 123" not in cluster.read_text()
     assert _mode(cluster) == 0o640
 
@@ -452,7 +453,7 @@ def test_fix_writes_through_a_link_inside_the_repository(bad: Path) -> None:
     real.chmod(0o600)
     cluster.symlink_to(Path("..") / "shared" / "prod-east.yaml")
     code, _, err = run_cli(["check", "--fix", "-q", *NOW], cwd=bad)
-    assert err.startswith("fixed 2 numbers"), err
+    assert err.startswith("fixed 3 numbers"), err
     assert cluster.is_symlink() and os.readlink(cluster) == str(Path("..") / "shared" / "prod-east.yaml")
     assert "reservedGpus: 123" not in real.read_text()
     assert _mode(real) == 0o600

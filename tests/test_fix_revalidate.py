@@ -332,7 +332,7 @@ def test_a_document_linking_out_of_the_repository_is_not_fixed(bad: Path, tmp_pa
 
 def test_fix_converges(bad: Path) -> None:
     code, _, err = fix(bad, "--unsafe-fixes")
-    assert err.startswith("fixed 3 numbers in 1 file\n")
+    assert err.startswith("fixed 4 numbers in 1 file\n")
     code, out, err = run_cli(["check", "--fix-dry-run", "--unsafe-fixes", "."], cwd=bad)
     assert (code, out) == (0, "")
     assert err.startswith("would fix 0 numbers")

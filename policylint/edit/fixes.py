@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from policylint.catalogue import fixes
 from policylint.edit.fix import Fix, FixOutcome
-from policylint.edit.rewrites import capacity_fix, request_fixes, reservation_fix
+from policylint.edit.rewrites import buffer_fix, capacity_fix, request_fixes, reservation_fix
 from policylint.edit.scalars import ScalarEdit, apply_edits, unified_diff
 
 if TYPE_CHECKING:
@@ -112,9 +112,22 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         req = view.facts["requests"][index]
         asks.setdefault(f"{view.facts['cluster']}/{req['pool']}", []).append((finding, view, index, int(req["gpus"])))
 
+    # A buffer above the largest long-tail job (PL603): its own number, whatever the pool's bands
+    for finding in sorted((f for f in wanted if rewrites(f) == "buffer"), key=lambda f: f.sort_key()):
+        view = views.get((finding.file, finding.doc_index, finding.subject))
+        pool = pools.get(str(view.facts["qualified"])) if view is not None else None
+        if view is None or pool is None:
+            notes.append(f"{where(finding)}: no fix (subject not found)")
+            continue
+        buffer, note = buffer_fix(finding.code, pool, view)
+        if buffer is None:
+            notes.append(f"{where(finding)}: no fix ({note})")
+        else:
+            planned.append(replace(buffer, origin=finding.key()))
+
     reserved_after: dict[str, int] = {}  # pool -> reserved GPUs after this run's fixes
     by_pool: dict[str, dict[str, Finding]] = {}
-    for finding in sorted((f for f in wanted if rewrites(f) != "requests"), key=lambda f: f.sort_key()):
+    for finding in sorted((f for f in wanted if rewrites(f) not in ("requests", "buffer")), key=lambda f: f.sort_key()):
         view = views.get((finding.file, finding.doc_index, finding.subject))
         if view is None:
             notes.append(f"{where(finding)}: no fix (subject not found)")

@@ -14,7 +14,9 @@ A rule's ``fix: rewrites:`` names one of :data:`REWRITES`; the planner
   elastic where it was;
 - ``requests`` (PL801 a proposal asks beyond the shortfall): the reported
   requests of a pool share pooled baseline - reserved (after this run's fixes) -
-  the other requests.
+  the other requests;
+- ``buffer`` (PL603 a buffer larger than the largest long-tail job): ``bufferGpus`` :=
+  the GPUs of that job (``buffer_needed_gpus``, the figure PL601 requires of the buffer).
 
 A Kueue ClusterQueue is fixed through its GPU ``nominalQuota`` (reserved =
 nominal - lendingLimit inside a cohort, so the lending limit is kept) and its
@@ -180,10 +182,22 @@ def request_fixes(asks: list[tuple[Finding, View, int, int]], reserved: int | No
 
 
 
+def buffer_fix(code: str, pool: Pool, view: View) -> tuple[Fix | None, str]:
+    """PL603: bufferGpus := the GPUs of the largest long-tail job among the pool's workloads with durations.
+
+    The figure PL601 requires of a buffer, so the fixed pool passes both. Only a policylint
+    Cluster writes a buffer; a scheduler's manifest has none to rewrite.
+    """
+    if pool.origin != "policylint":
+        return None, "the buffer is not written in this manifest; edit it by hand"
+    return make_fix(code, view, (*pool.doc_path, "bufferGpus"), int(view.facts["buffer_needed_gpus"]))
+
+
 #: The fixes policylint implements, by the name a rule file's ``fix: rewrites:`` gives
 #: (the enum of ``schemas/rule.schema.json``); a test holds the three to one set.
 REWRITES: dict[str, Callable[..., Any]] = {
     "reserved": reservation_fix,
     "capacity": capacity_fix,
     "requests": request_fixes,
+    "buffer": buffer_fix,
 }

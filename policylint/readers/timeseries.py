@@ -153,7 +153,7 @@ def _times_kept(table: Table, ts_index: int, kept: object) -> None:
     raw = table._read_raw([ts_index], [TIME])[0][0]
     present = raw.filter(pa.array(~empty_cells(raw)))
     before = int(pc.count_distinct(present, mode="only_valid").as_py())
-    after = int(pc.count_distinct(kept, mode="only_valid").as_py())  # type: ignore[arg-type]
+    after = int(pc.count_distinct(kept, mode="only_valid").as_py())
     if after < before:
         raise MeasurementError(
             f"where leaves out {before - after:,} of the {before:,} times of this time series: a filter on a series"
