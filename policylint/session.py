@@ -73,6 +73,7 @@ class Session:
             "--extend-select": _split(getattr(args, "extend_select", None)),
             "--ignore": _split(getattr(args, "ignore", None)),
         }
+        configured_dirs = list(config.rule_dirs)
         config.rule_dirs += list(getattr(args, "rule_dir", None) or [])
         limits = LoadLimits(
             max_file_bytes=config.max_file_bytes or LoadLimits.max_file_bytes,
@@ -84,6 +85,15 @@ class Session:
         from policylint.engine.ruleset import load_rules_cached, rule_hint, select_rules
 
         source = str(config.path) if config.path else "<defaults>"
+        # a folder or file the configuration names is reported where it is named (newcomer trial, 2026-12-06)
+        for i, folder in enumerate(configured_dirs):
+            if not folder.is_dir():
+                raise PolicylintError(f"rule folder not found: {folder}", source=source, key=f"rule-dirs.{i}")
+        if (getattr(args, "command", None) != "baseline" and not getattr(args, "baseline", None)
+                and config.baseline is not None and not config.baseline.exists() and not config.baseline.is_symlink()):
+            raise PolicylintError(f"baseline file not found: {config.baseline} (write it with `policylint baseline"
+                                  f" --output {config.baseline.name}` in its folder, or remove the key)",
+                                  source=source, key="baseline")
         # load_rules + configure_rules, reused between runs
         ruleset = load_rules_cached([rules_dir(), *config.rule_dirs], _gate_overrides(config), source, _cache_dir(args))
         # Selectors are checked where they were written, so the message names that place.

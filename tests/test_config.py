@@ -576,3 +576,22 @@ def test_paths_of_two_configurations_are_refused(tmp_path: Path) -> None:
     # two folders of one repository are one run, as before
     code, out, err = run_cli(["check", "--format", "json", str(first / "workloads"), str(first / "clusters")], cwd=tmp_path)
     assert code in (0, 1) and err == ""
+
+
+def test_a_rule_folder_or_baseline_the_configuration_names_is_reported_where_it_is_named(tmp_path: Path) -> None:
+    """Newcomer trial, 2026-12-06: the README's `rule-dirs` and `baseline` pasted as they are stopped the run
+    with a message naming neither the configuration file nor the key."""
+    repo = make_repo(tmp_path)
+    set_config(repo, "rule-dirs: [policy/rules]\n")
+    code, out, err = run_cli(["check", "."], cwd=repo)
+    assert (code, out) == (2, "")
+    assert err == f"policylint: error: .policylint.yaml:3:13 at key 'rule-dirs.0': rule folder not found: {repo / 'policy' / 'rules'}\n"
+    set_config(repo, "baseline: baseline.json\n")
+    code, out, err = run_cli(["check", "."], cwd=repo)
+    assert (code, out) == (2, "")
+    assert err.startswith("policylint: error: .policylint.yaml:3:1 at key 'baseline': baseline file not found: "), err
+    assert "policylint baseline --output baseline.json" in err
+    # writing the baseline the message names is not refused for the file it is about to write
+    code, _, err = run_cli(["baseline", ".", "--output", "baseline.json", "--ignore", "PL977"], cwd=repo)
+    assert code == 0, err
+    assert check_json(repo, ".")[0] == 0

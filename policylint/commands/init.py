@@ -71,7 +71,8 @@ fail-on: warning
 # exclude: ["vendor/**"]
 
 # Judge measurement staleness as of a fixed date (reproducible runs); default: today.
-# now: "2026-12-01"
+# (the example is the day this file was written: the example trace ends just before it)
+# now: "{today}"
 
 # Your own rule files (rules are data: YAML, no code), and what counts as a GPU in
 # Kueue/Volcano manifests.
@@ -245,7 +246,7 @@ def _planned(folder: Path, now: dt.datetime) -> dict[str, str | bytes]:
     # The trace ends at the last step of the day before, so it starts at midnight and a
     # sample's hour of the day follows from its index alone; and it is fresh.
     end = now.replace(hour=0, minute=0, second=0, microsecond=0) - TRACE_STEP
-    files: dict[str, str | bytes] = {".policylint.yaml": CONFIG.format(repository=REPOSITORY)}
+    files: dict[str, str | bytes] = {".policylint.yaml": CONFIG.format(repository=REPOSITORY, today=now.date().isoformat())}
     for filename in SCHEMA_FILES.values():
         files[f"schemas/{filename}"] = (schemas_dir() / filename).read_bytes()
     files["workloads/example-service.yaml"] = WORKLOAD

@@ -43,7 +43,11 @@ def _describe(error: Any) -> str:
         extra = _unknown_keys(error)
         allowed = ", ".join(sorted(error.schema.get("properties", {})))
         names = ", ".join(repr(e) for e in extra)
-        return f"unknown field {names}" + (f" in '{where}'" if where else "") + f" (allowed: {allowed})"
+        from policylint.errors import did_you_mean
+
+        # a typo of a known field (coldstartSeconds): name the field it was meant to be (newcomer trial)
+        hint = did_you_mean(str(extra[0]), error.schema.get("properties", {})) if len(extra) == 1 else ""
+        return f"unknown field {names}" + (f" in '{where}'" if where else "") + f" (allowed: {allowed}){hint}"
     if validator == "required":
         return str(error.message).replace("is a required property", "is required") + (f" in '{where}'" if where else "")
     if validator in ("enum", "const"):

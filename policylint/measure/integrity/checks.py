@@ -23,7 +23,9 @@ def samples_after_now(facts: Any, params: Any) -> list[dict[str, Any]]:
         if fact == "seconds_after_now":
             count = facts.get("samples_after_now")
             noun = "sample" if count == 1 else "samples"
-            detail = f" ({count} {noun} dated in the future, first sample {facts.get('first_sample')})"
+            # how far ahead in days, and where the trace starts (not the first future sample: newcomer trial)
+            detail = (f" ({count} {noun} dated after now, the last {float(ahead) / 86400:.1f} days ahead;"
+                      f" the trace starts {facts.get('first_sample')})")
         elif fact == "vram_seconds_after_now":
             detail = " (its last sample is dated in the future)"
         else:
