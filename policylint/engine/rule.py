@@ -97,7 +97,8 @@ class Rule:
             body = self.docs.get(key)
             if key == "options" and self.params:
                 listed = "\n".join(
-                    f"- `{p.name}` ({p.type}, default `{p.default}`): {p.description}" for p in self.params.values()
+                    f"- `{p.name}` ({p.type}, default {f'`{p.default}`' if p.default != '' else 'empty'}): {p.description}"
+                    for p in self.params.values()
                 )
                 body = f"{listed}\n\n{str(body).strip()}" if body else listed
             if not body:
