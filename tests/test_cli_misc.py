@@ -336,3 +336,11 @@ def test_no_command_prints_help_and_exits_2() -> None:
     code, out, err = run_cli([])
     assert (code, out) == (2, "")
     assert err.startswith("usage: policylint")
+
+
+def test_rule_piped_has_no_trailing_spaces() -> None:
+    """Newcomer trial, 2026-12-06: `policylint rule PL101 | less` padded every line to the console's width."""
+    code, out, err = run_cli(["rule", "PL101"])
+    assert (code, err) == (0, "")
+    assert "reserved-above-baseline" in out and out.endswith("\n")
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []

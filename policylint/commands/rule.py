@@ -38,5 +38,11 @@ def run(args: argparse.Namespace) -> int:
 
     color = use_color("auto", sys.stdout)
     console = Console(force_terminal=color, no_color=not color, highlight=False)
-    console.print(Markdown(text))
+    if color:
+        console.print(Markdown(text))
+        return 0
+    # piped or redirected: the rendering without the padding to the console's width on every line
+    with console.capture() as captured:
+        console.print(Markdown(text))
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
     return 0
