@@ -106,6 +106,9 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "allowed": allowed,
                     "pool_proposed_gpus": total,
                     "split_note": note,
+                    # a request cannot ask for 0 (newcomer trial: "ask for at most 0 GPUs")
+                    "advice": (f"ask for at most {allowed} GPUs for the pool across all its proposals" if allowed > 0
+                               else "withdraw the request: the pool needs no GPUs bought"),
                     "_at": ("spec", "requests", req["index"], "gpus"),
                     "_figures": (total, allowed),
                 }
