@@ -232,6 +232,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         "pulled_digest_matches": (*trace, "path"),
         "open_job_ratio": (*trace, "path"),
         "trace_job_gpus_p90": (*trace, "path"),
+        "trace_unit": (*trace, "path"),
         "open_job_longest_days": (*trace, "path"),
         "vram_seconds_after_now": ("spec", "vram", "trace", "path") if "trace" in vram else ("spec", "vram"),
         "jobs_seconds_after_now": (

@@ -71,7 +71,27 @@ def gpu_memory_contradicts_model(facts: Any, params: Any) -> list[dict[str, Any]
     return [{"_figures": (float(facts["gpu_memory_gib"]), float(facts["gpu_model_memory_gib"]))}]
 
 
+def gpu_weights_contradict_workload(facts: Any, params: Any) -> list[dict[str, Any]]:
+    """PL985: a concurrency trace read as GPUs (a GPU-weighted request log or job list) for a workload whose
+    requests share GPUs - an inference workload, or one whose per-GPU figure says one GPU serves several.
+
+    A GPU-weighted trace is not divided by ``perGpuConcurrency`` again: weighing each request at a
+    whole GPU turned an inference workload's 8 baseline GPUs into 146 (red team, 2026-12-06).
+    """
+    if facts.get("trace_unit") != "gpus":
+        return []
+    per_gpu = facts.get("per_gpu")
+    if facts.get("workload_class") == "inference":
+        reason = "an inference workload's requests share their GPUs, and none holds a GPU of its own"
+    elif isinstance(per_gpu, (int, float)) and not isinstance(per_gpu, bool) and per_gpu > 1:
+        reason = f"its perGpuConcurrency says one GPU serves {per_gpu:g} at once"
+    else:
+        return []
+    return [{"reason": reason}]
+
+
 CHECKS: dict[str, Any] = {
+    "gpu_weights_contradict_workload": gpu_weights_contradict_workload,
     "samples_after_now": samples_after_now,
     "cold_start_floor": cold_start_floor,
     "gpu_memory_contradicts_model": gpu_memory_contradicts_model,
