@@ -87,3 +87,56 @@ def test_a_cached_and_a_narrowed_run_see_the_borrowed_list_as_the_uncached_run(t
         assert codes(".") == cold
     finally:
         os.environ.pop("POLICYLINT_CACHE_DIR", None)
+
+
+def _borrow_across_clusters(repo: Path) -> None:
+    """offline-scoring (prod-east/batch, workloads/search.yaml) reads pre-training's job list
+    (train-central/training, workloads/research.yaml): another pool, another cluster, another file."""
+    replace_once(
+        repo / "workloads" / "search.yaml",
+        "path: ../measurements/jobs/offline-scoring.csv\n      format: jobs\n      durationColumn: duration_seconds",
+        "path: ../measurements/jobs/pre-training.csv\n      format: jobs\n      startColumn: start\n      endColumn: end",
+    )
+
+
+def test_a_list_borrowed_from_another_pool_fails(tmp_path: Path) -> None:
+    """Red team, round 6: PL984 compared job lists within a pool, so a list borrowed from a workload of another
+    pool passed. Both readers are reported, each message naming where the other runs."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    _borrow_across_clusters(repo)
+    code, out, err = run_cli(["check", ".", "--format", "json", "--no-cache"], cwd=repo)
+    assert code == 1, err
+    shared = sorted((f["subject"], f["message"]) for f in json.loads(out)["findings"] if f["code"] == "PL984")
+    assert shared == [
+        ("workload offline-scoring", "workload offline-scoring's job durations are the same jobs as pre-training's"
+         " (pool train-central/training): one of them is judged by jobs that are not its own"),
+        ("workload pre-training", "workload pre-training's job durations are the same jobs as offline-scoring's"
+         " (pool prod-east/batch): one of them is judged by jobs that are not its own"),
+    ]
+
+
+def test_every_narrowed_run_finds_a_list_borrowed_from_another_cluster(tmp_path: Path) -> None:
+    """A run narrowed to either reader's file measures only that file's pools; it still reads the other readers'
+    job lists (cold: the files; warm: the repository index). A pre-commit run (--changed-files) reports both
+    findings, as the whole run does; a run on a path reports the whole run's findings in that file."""
+    import os
+
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    _borrow_across_clusters(repo)
+    cache = tmp_path / "cache"
+    os.environ["POLICYLINT_CACHE_DIR"] = str(cache)
+    try:
+        def shared(*args: str) -> list[tuple[str, str, int, str]]:
+            code, out, err = run_cli(["check", *args, "--format", "json"], cwd=repo)
+            assert code == 1, err
+            return sorted((f["file"], f["subject"], f["line"], f["message"]) for f in json.loads(out)["findings"]
+                          if f["code"] == "PL984")
+
+        whole = shared(".", "--no-cache")
+        assert [s for _, s, _, _ in whole] == ["workload pre-training", "workload offline-scoring"]
+        for cache in (["--no-cache"], [], []):  # cold (the other list is read), then filled, then warm (the index)
+            for one in ("workloads/search.yaml", "workloads/research.yaml"):
+                assert shared("--changed-files", one, *cache) == whole, (one, cache)
+                assert shared(one, *cache) == [f for f in whole if f[0] == one], (one, cache)
+    finally:
+        os.environ.pop("POLICYLINT_CACHE_DIR", None)

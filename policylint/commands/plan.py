@@ -9,8 +9,8 @@ findings ``check`` still has on it (none, when the plan is sound). Prints the pl
 Cluster YAML (``--output``), the planned repository (``--repository``) and the
 Kueue/Volcano manifests of the plan (``--kueue``, ``--volcano``).
 
-Exit codes: 0 the plan passes ``check`` without a sizing finding, 1 it does not (or the
-repository has load, validation or reference errors), 2 usage or setup error.
+Exit codes: 0 ``check`` on the planned repository has no finding the plan answers for, 1 it
+has one (or the repository has load, validation or reference errors), 2 usage or setup error.
 Heavy imports stay inside :func:`run`.
 """
 
@@ -33,7 +33,8 @@ DESCRIPTION = (
     "needs, tolerance tier; pooled where pooling saves GPUs), size each pool from its pooled series (reserved = "
     "baseline band, elastic up to the daily band, queue limits from tolerances and spike heights), check the "
     "planned repository with the same rules and print the plan beside today's pools and proposals. "
-    "Exit 0 when the plan has no sizing finding, 1 when it has (or the repository has errors), 2 on usage errors."
+    "Exit 0 when check on the planned repository has no finding the plan answers for (its pools, placements and "
+    "the inputs it set), 1 when it has (or the repository has errors), 2 on usage errors."
 )
 
 
@@ -428,17 +429,27 @@ def text(doc: dict[str, Any]) -> str:
             + " (no measured GPU demand; measure them before buying for them)"
         )
     lines.append("")
-    if check["passes"]:
-        lines.append("check on the planned repository: no sizing finding")
-    else:
-        n = len(check["sizing_findings"])
-        lines.append(f"check on the planned repository: {n} sizing finding{'s' if n != 1 else ''}")
-        for finding in check["sizing_findings"]:
-            lines += _wrapped(f"  {finding['code']} {safe(finding['message'])}")
+    lines.append(f"check on the planned repository: {verdict_words(check)}")
+    for finding in check["sizing_findings"]:
+        lines += _wrapped(f"  {safe(finding_words(finding))}")
     other = other_findings_line(check)
     if other:
         lines += _wrapped(other)
     return "\n".join(lines) + "\n"
+
+
+def verdict_words(check: dict[str, Any]) -> str:
+    """How many findings of the planned repository the plan answers for, in words."""
+    n = len(check["sizing_findings"])
+    if not n:
+        return "no finding the plan answers for"
+    return f"{n} finding{'s' if n != 1 else ''} the plan answers for"
+
+
+def finding_words(finding: dict[str, Any]) -> str:
+    """One finding the plan answers for: code, message and, outside the sizing rules, what makes it the plan's."""
+    because = finding.get("because")
+    return f"{finding['code']} {finding['message']}" + (f" ({because})" if because else "")
 
 
 def other_findings_line(check: dict[str, Any]) -> str | None:
@@ -486,12 +497,19 @@ def markdown(doc: dict[str, Any]) -> str:
     plan, comparison, check = doc["plan"], doc["comparison"], doc["check"]
     t = comparison["total"]
     lines = ["## policylint plan", ""]
-    verdict = "passes `check` with no sizing finding" if check["passes"] else f"has {len(check['sizing_findings'])} sizing finding{'s' if len(check['sizing_findings']) != 1 else ''}"
+    n = len(check["sizing_findings"])
+    verdict = (
+        "passes `check`: none of its findings on the planned repository is the plan's to answer for" if check["passes"]
+        else f"fails `check`: {n} finding{'s' if n != 1 else ''} on the planned repository {'are' if n != 1 else 'is'} the plan's to answer for"
+    )
     lines.append(
         f"{len(plan['pools'])} pools; reserved {t['planned']['reserved_gpus']} + elastic {t['planned']['elastic_gpus']}"
         f" = {t['planned']['total_gpus']} GPUs (today {t['today']['total_gpus']} including {t['today']['proposed_gpus']}"
         f" proposed): {savings_words(t['saves'])}. The plan {verdict}."
     )
+    if check["sizing_findings"]:
+        lines.append("")
+        lines += [f"- {_md(finding_words(finding))}" for finding in check["sizing_findings"]]
     queueing = queueing_line(plan)
     if queueing:
         lines += ["", _md(queueing[0].upper() + queueing[1:]) + "."]

@@ -128,6 +128,101 @@ def copy_partners(
     return partners
 
 
+def jobs_partners(
+    model: Model,
+    only: Needed,
+    judged: Iterable[str],
+    facts: dict[str, Any],
+    prepared: Prepared | None,
+    index: Index | None,
+    options: Any,
+    now: dt.datetime,
+) -> set[str]:
+    """Workloads outside ``judged`` whose job durations are the same jobs as one of ``judged``'s (PL984).
+
+    PL984 groups job lists across the whole repository
+    (:func:`policylint.engine.pooled_facts.durations_shared`), so a narrowed run that judges a
+    workload must also hold every workload, in any pool, whose ``jobs_fingerprint`` equals its:
+    without them the borrowed list is not seen, and the finding due on the lender - whose
+    file did not change - is not made. ``judged`` are the workloads the run judges by PL984
+    (the changed ones and their pools' neighbours). A partner's print comes from this run's
+    facts when it measured the workload, else from its repository index record, else from one
+    read of its job list alone (:func:`_read_jobs_print`): its concurrency is not measured.
+    Every workload of a group is a partner, so each partner's own group is whole too.
+    """
+    from policylint.engine.repo_index import lite_view_of, usable
+
+    def measured_print(name: str) -> str | None:
+        got = facts.get(name)
+        view = prepared.views.get(name) if prepared is not None else None
+        if view is not None:
+            printed = view.facts.get("jobs_fingerprint")
+        else:
+            integrity = getattr(got, "integrity", None)
+            printed = integrity.get("jobs_fingerprint") if isinstance(integrity, dict) else None
+        return str(printed) if printed else None
+
+    wanted: set[str] = set()
+    seen = set(judged)
+    for name in sorted(seen):
+        if facts.get(name) is not None and (printed := measured_print(name)) is not None:
+            wanted.add(printed)
+    if not wanted:
+        return set()
+    partners: set[str] = set()
+    pools_seen: dict[str, str] = {}
+    for name in sorted(model.workloads):
+        if name in seen:
+            continue
+        w = model.workloads[name]
+        durations = w.measurements.get("durations")
+        if durations is None or durations.path is None:
+            continue  # no job list: nothing to share
+        if facts.get(name) is not None:
+            printed = measured_print(name)
+        else:
+            rec = index.get(name) if index is not None else None
+            lite = lite_view_of(rec, w, now) if rec is not None and usable(rec, w, pools_seen) else None
+            if lite is not None:
+                got = lite[0].facts.get("jobs_fingerprint")
+                printed = str(got) if got else None
+            else:
+                printed = _read_jobs_print(w, options)
+        if printed in wanted:
+            partners.add(name)
+    return partners
+
+
+def _read_jobs_print(w: Workload, options: Any) -> str | None:
+    """The ``jobs_fingerprint`` of ``w``'s job list, read for it alone; None when it does not read (its own run says why)."""
+    from policylint import traces
+    from policylint.errors import PolicylintError
+    from policylint.measure.reading import reader_arguments
+    from policylint.measure.workload import jobs_fingerprint
+
+    ref = w.measurements["durations"]
+    assert ref.path is not None
+    try:
+        jobs = traces.read_jobs(ref.path, **reader_arguments(ref, options.trace_limits, "jobs"))
+    except PolicylintError:
+        return None
+    return jobs_fingerprint(jobs.durations, jobs.gpus)
+
+
+def partner_skips(ruleset: RuleSet, facts: frozenset[str]) -> frozenset[str]:
+    """Codes of every rule but the workload rules known to read one of ``facts``: not judged on a partner found by them."""
+    from policylint.engine.reads import facts_read
+
+    keep = set()
+    for rule in ruleset.rules.values():
+        if rule.builtin or rule.subject != "workload":
+            continue
+        reads = facts_read(rule)
+        if reads is not None and reads & facts:
+            keep.add(rule.code)
+    return frozenset(code for code in ruleset.rules if code not in keep)
+
+
 def with_partners(model: Model, only: Needed, partners: Iterable[str]) -> Needed:
     """``only`` with the workloads ``partners`` measured and viewed, their pools without their pooled demand.
 
@@ -155,16 +250,7 @@ def copy_skips(ruleset: RuleSet) -> frozenset[str]:
     A partner's view lacks its pool's demand, so a rule whose reads cannot be told is not
     run on it either, and its measuring findings (the built-in codes) are its own run's.
     """
-    from policylint.engine.reads import facts_read
-
-    keep = set()
-    for rule in ruleset.rules.values():
-        if rule.builtin or rule.subject != "workload":
-            continue
-        reads = facts_read(rule)
-        if reads is not None and reads & NEAR_COPY_FACTS:
-            keep.add(rule.code)
-    return frozenset(code for code in ruleset.rules if code not in keep)
+    return partner_skips(ruleset, NEAR_COPY_FACTS)
 
 
 def _read_prints(model: Model, names: list[str], options: Any) -> Iterable[tuple[str, dict[str, Any]]]:

@@ -367,8 +367,9 @@ def judge(
 
     part = measure_part(model, options, keep, only, now)
     if only is not None:
-        # near copies across the repository: partners outside the measured part are measured too
-        from policylint.engine.copy_reach import copy_partners, copy_skips, with_partners
+        # near copies and shared job lists across the repository: partners outside the measured part are measured too
+        from policylint.engine.copy_reach import copy_partners, copy_skips, jobs_partners, partner_skips, with_partners
+        from policylint.engine.pooled_facts import DURATIONS_FACTS
         from policylint.engine.scope import Reach
 
         def whole(w: Workload) -> bool:
@@ -382,10 +383,19 @@ def judge(
             # any other workload, measured or not, is a partner to look for
             judged_copies = set(mine) | {n for n in only.workloads if f"workload {n}" in keep.neighbours}
         found = copy_partners(model, only, mine, part[3], part[1], part[0], options, now, judged_copies)
-        if found:
+        # a job list read by another workload, in any pool (PL984): its readers are partners too
+        lenders = jobs_partners(model, only, judged_copies if judged_copies is not None else mine, part[3], part[1],
+                                part[0], options, now)
+        if found or lenders:
             if isinstance(keep, Reach):
-                keep.partners.update(dict.fromkeys((f"workload {n}" for n in found), copy_skips(options.ruleset)))
-            only = with_partners(model, only, found)
+                # each partner is judged by the rules that read what made it one (both sets when it is both)
+                copies, jobs = copy_skips(options.ruleset), partner_skips(options.ruleset, DURATIONS_FACTS)
+                for n in sorted(found | lenders):
+                    keep.partners[f"workload {n}"] = (
+                        (copies if n in found else frozenset(options.ruleset.rules))
+                        & (jobs if n in lenders else frozenset(options.ruleset.rules))
+                    )
+            only = with_partners(model, only, found | lenders)
             part = measure_more(model, options, only.workloads, part, now)
     index, prepared, recorder, facts, findings, pools = part
     history = None

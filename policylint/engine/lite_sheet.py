@@ -39,7 +39,7 @@ LITE: tuple[str, ...] = (
     # the pooled part (every fact of it: the pool steps replace it whole)
     "pool_capacity_gpus", "max_wait_seconds", "p99_wait_seconds", "daily_max_wait_seconds",
     "daily_rejected_share", "queue_rejection_note", "measurement_double_counted", "double_counted_with",
-    "double_count_basis", "measurement_share", "durations_shared", "durations_shared_with",
+    "double_count_basis", "measurement_share", "durations_shared", "durations_shared_with", "durations_shared_pool",
     # the integrity part: fingerprints (double counts, near copies) and the near-copy facts
     "values_fingerprint", "series_fingerprint", "shape_fingerprint", "value_changes", "jobs_fingerprint",
     "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool",

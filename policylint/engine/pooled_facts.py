@@ -127,11 +127,17 @@ class PooledWorkloadFacts(Facts):
     )
     measurement_share: float | None = fact("declared concurrency.share.fraction (None when not declared)", "share", default=None)
     durations_shared: bool | None = fact(
-        "true when another workload of the same pool reads the same jobs as its job durations (jobs_fingerprint)",
+        "true when another workload of the repository, in this pool or another, reads the same jobs as its job "
+        "durations (jobs_fingerprint); None without a measured job duration distribution",
         default=None,
     )
     durations_shared_with: str | None = fact(
-        "the first other workload of the same pool (by name) whose job durations are the same jobs", default=None
+        "the first other workload (by name) whose job durations are the same jobs", default=None
+    )
+    durations_shared_pool: str | None = fact(
+        "text for messages: where durations_shared_with runs - 'the same pool', 'pool <cluster/pool>' or "
+        "'no pool'",
+        default=None,
     )
     queue_rejection_note: str | None = fact(
         "text for messages: what the pool's queue turns away when it honours queue.maxWaitSeconds "
@@ -323,18 +329,6 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
         series[n] = f.get("series_fingerprint")
         shapes[n] = f.get("shape_fingerprint")
     found = repeats(pool, identities, series, shapes)
-    # job durations: a workload reading another's jobs as its own durations (PL984)
-    by_jobs: dict[str, list[str]] = {}
-    for n, f in members.items():
-        printed = f.get("jobs_fingerprint")
-        if printed:
-            by_jobs.setdefault(str(printed), []).append(n)
-    jobs_with: dict[str, str] = {}
-    for names in by_jobs.values():
-        if len(names) > 1:
-            ordered = sorted(names)
-            for n in ordered:
-                jobs_with[n] = next(o for o in ordered if o != n)
     out: dict[str, dict[str, Any]] = {}
     for w in pool.workloads:
         if w.name not in members:
@@ -346,8 +340,48 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
             "double_counted_with": found[w.name][0] if w.name in found else None,
             "double_count_basis": found[w.name][1] if w.name in found else None,
             "measurement_share": float(share) if isinstance(share, (int, float)) else None,
-            "durations_shared": (w.name in jobs_with) if members[w.name].get("durations_measured") else None,
-            "durations_shared_with": jobs_with.get(w.name),
+        }
+    return out
+
+
+#: the workload facts :func:`durations_shared` sets (PL984): whole-repository facts, like a near copy's
+DURATIONS_FACTS: frozenset[str] = frozenset({"durations_shared", "durations_shared_with", "durations_shared_pool"})
+
+
+def durations_shared(sheets: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """PL984's facts of every workload in ``sheets`` (name -> its fact sheet): who else reads the same jobs.
+
+    Grouped by ``jobs_fingerprint`` across the whole repository, not pool by pool: a list
+    borrowed from a workload of another pool is borrowed all the same (it sets this
+    workload's tail, buffer and GPUs per job), and there it also raises the other pool's
+    PL603 ceiling. ``sheets`` must hold every workload that may share a list with one whose
+    verdict is wanted: a whole run's sheets, or a narrowed run's with its job-list partners
+    (:func:`policylint.engine.copy_reach.jobs_partners`). A workload without a measured
+    duration distribution has None.
+    """
+    by_jobs: dict[str, list[str]] = {}
+    for n, f in sheets.items():
+        printed = f.get("jobs_fingerprint")
+        if printed:
+            by_jobs.setdefault(str(printed), []).append(n)
+    with_: dict[str, str] = {}
+    for names in by_jobs.values():
+        if len(names) > 1:
+            ordered = sorted(names)
+            for n in ordered:
+                with_[n] = next(o for o in ordered if o != n)
+    out: dict[str, dict[str, Any]] = {}
+    for n, f in sheets.items():
+        other = with_.get(n)
+        where = None
+        if other is not None:
+            theirs = sheets[other].get("pool")
+            where = "the same pool" if theirs is not None and theirs == f.get("pool") else (
+                f"pool {theirs}" if theirs is not None else "no pool")
+        out[n] = {
+            "durations_shared": (other is not None) if f.get("durations_measured") else None,
+            "durations_shared_with": other,
+            "durations_shared_pool": where,
         }
     return out
 

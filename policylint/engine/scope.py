@@ -68,8 +68,10 @@ NEIGHBOUR_FACTS: frozenset[str] = frozenset(
         "measurement_double_counted",
         "double_counted_with",
         "double_count_basis",
+        # job durations read by two workloads (PL984), across pools as a near copy is
         "durations_shared",
         "durations_shared_with",
+        "durations_shared_pool",
         # a near copy (PL97x) is judged against the other workloads' run sketches
         "near_copy_of",
         "near_copy_similarity",

@@ -16,7 +16,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, TypeVar
 
 from policylint.engine.pool_view import history_facts, pool_view
-from policylint.engine.pooled_facts import identity_facts, pool_workload_facts, pooled_pool_facts
+from policylint.engine.pooled_facts import durations_shared, identity_facts, pool_workload_facts, pooled_pool_facts
 from policylint.engine.sheets import (
     ClusterFactSheet,
     PoolFactSheet,
@@ -192,6 +192,9 @@ def build_views(
             if pool.qualified in only.copied and pool.qualified not in only.pools:
                 for name, pooled in identity_facts(pool, wsheets).items():
                     wsheets[name].pooled = pooled
+    # job durations two workloads read as their own, across pools too (PL984)
+    for name, shared in durations_shared(wsheets).items():
+        wsheets[name].pooled = replaced(wsheets[name].pooled, shared)
     # near copies, across pools too
     kept = (cache_dir, model.root) if cache_dir is not None else None
     for name, near in copy_facts(list(model.workloads.values()), facts, wsheets, kept).items():

@@ -135,7 +135,6 @@ def planned(
     from policylint.errors import PolicylintError
     from policylint.measure.run import measure
     from policylint.plan import (
-        SIZING_RULES,
         Thresholds,
         apply_depths,
         build_plan,
@@ -144,6 +143,7 @@ def planned(
         to_dict,
         write_repository,
     )
+    from policylint.plan.verdict import answered_for
 
     session = _session(path, args, config=args.config, root=args.root)
     config, options = session.config, session.options
@@ -179,14 +179,15 @@ def planned(
         clusters_text = cluster_yaml(plan, model)
         write_file(clusters_file, clusters_text, root=planned_root, links="replace", what="the planned clusters file")
         checked = _lint_planned(planned_root, args, planned_config, now)
-        remaining = [f for f in checked.findings if f.code in SIZING_RULES] + _broken(checked, plan)
+        answered = answered_for(result, checked, plan, ruleset.rules if ruleset is not None else {})
+        remaining = [a.finding for a in answered] + _broken(checked, plan)
         today = current(result, root) if current is not None else result.findings
         document = {
             "version": 1,
             "repository": path.as_posix(),
             "plan": to_dict(plan),
             "comparison": compare(plan, model, today, checked.findings),
-            "check": _verification(checked.findings, remaining),
+            "check": _verification(checked.findings, remaining, {id(a.finding): a.because for a in answered}),
         }
         yield Planned(result, model, plan, checked, remaining, document, clusters_text, root, planned_root)
 
@@ -217,18 +218,31 @@ def _lint_planned(root: Path, args: argparse.Namespace, config: Path | None, now
     return result
 
 
-def _verification(findings: list[Finding], remaining: list[Finding]) -> dict[str, Any]:
+def _verification(findings: list[Finding], remaining: list[Finding], because: dict[int, str | None]) -> dict[str, Any]:
+    """What ``check`` says about the planned repository: the findings the plan answers for, the rest by code.
+
+    ``remaining`` are the plan's (:mod:`policylint.plan.verdict`, and errors that keep the
+    planned repository from loading); ``because`` says, by finding identity, why a finding
+    outside the sizing rules is the plan's. Every other finding is counted, by code, as the
+    repository's own, even where its rule also has a finding that is the plan's.
+    """
+    mine = {_key(f) for f in remaining}
     by_code: dict[str, int] = {}
     for f in findings:
-        by_code[f.code] = by_code.get(f.code, 0) + 1
+        if _key(f) not in mine:
+            by_code[f.code] = by_code.get(f.code, 0) + 1
     return {
         "sizing_findings": [
-            {"code": f.code, "name": f.name, "subject": f.subject, "message": f.message}
+            {"code": f.code, "name": f.name, "subject": f.subject, "message": f.message, "because": because.get(id(f))}
             for f in sorted(remaining, key=lambda f: (f.code, f.subject, f.message))
         ],
         "passes": not remaining,
-        "other_findings_by_code": {k: by_code[k] for k in sorted(by_code) if k not in {f.code for f in remaining}},
+        "other_findings_by_code": {k: by_code[k] for k in sorted(by_code)},
     }
+
+
+def _key(f: Finding) -> tuple[str, str, str, int, int, str]:
+    return (f.code, f.subject, f.file, f.line, f.column, f.message)
 
 
 def savings_words(saves: dict[str, int]) -> str:

@@ -360,11 +360,16 @@ def plan_section(outcome: PlanOutcome, today: set[str], links: SourceLinks) -> s
         for key, value in total[state].items()
     )
     verdict = (
-        '<span class="badge ok">passes</span> <code>check</code> on the planned repository reports no sizing finding'
+        '<span class="badge ok">passes</span> <code>check</code> on the planned repository reports no finding the plan'
+        " answers for"
         if check["passes"]
         else f'<span class="badge error">fails</span> <code>check</code> on the planned repository reports '
-        f'{len(check["sizing_findings"])} sizing finding{"s" if len(check["sizing_findings"]) != 1 else ""}: '
-        + "; ".join(f'{esc(finding["code"])} {esc(finding["message"])}' for finding in check["sizing_findings"])
+        f'{len(check["sizing_findings"])} finding{"s" if len(check["sizing_findings"]) != 1 else ""} the plan answers for: '
+        + "; ".join(
+            f'{esc(finding["code"])} {esc(finding["message"])}'
+            + (f' ({esc(finding["because"])})' if finding.get("because") else "")
+            for finding in check["sizing_findings"]
+        )
     )
     notes = []
     if comparison["unmeasured_workloads"]:
