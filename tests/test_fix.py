@@ -101,7 +101,7 @@ def test_fix_examples_bad_edits_only_the_numbers(bad: Path) -> None:
         ("clusters/prod-east.yaml", "PL101", 123, 57),
         ("clusters/prod-east.yaml", "PL102", 60, 12),
         ("clusters/prod-east.yaml", "PL104", 8, 17),
-        ("clusters/prod-east.yaml", "PL603", 16, 2),  # the buffer, to the largest long-tail job's GPUs
+        ("clusters/prod-east.yaml", "PL603", 16, 0),  # the buffer: no job of the pool has a long tail
     }
     assert err.startswith("fixed 4 numbers in 1 file\n")
     assert "proposals/2027-q1-everything.yaml:15:7: PL801: no fix (the pool needs no more GPUs: drop this request)" in err
@@ -112,7 +112,7 @@ def test_fix_examples_bad_edits_only_the_numbers(bad: Path) -> None:
     paths = [p for f, _, p, _, _ in done if f == "clusters/prod-east.yaml"]
     # Byte-exact outside the edited spans: cut each scalar out of both texts and compare.
     assert cut(old, spans(old, paths)) == cut(new, spans(new, paths))
-    assert sorted(new[s:e] for s, e in spans(new, paths)) == ["12", "17", "2", "57"]
+    assert sorted(new[s:e] for s, e in spans(new, paths)) == ["0", "12", "17", "57"]
     # The findings the fixes answer are gone; the report covers what remains.
     rc, out, _ = run_cli(["check", "--format", "json", "."], cwd=bad)
     left = {(f["code"], f["file"]) for f in json.loads(out)["findings"]}

@@ -146,19 +146,35 @@ def pool_rounding(wv: list[WorkloadFactSheet]) -> tuple[float | None, int | None
     return (total, small) if counted else (None, None)
 
 
-def _buffer_needed(wv: list[WorkloadFactSheet]) -> tuple[int, str]:
+#: the tail ratio (p99 / p50 of job durations) from which a pool needs a buffer or preemption: the
+#: framework's figure (input 7), and PL601's default ``max_tail_ratio``
+TAIL_RATIO = 20.0
+
+
+def _buffer_needed(wv: list[WorkloadFactSheet], preempts: bool) -> tuple[int, str]:
     """The GPUs of the largest long-tail job a pool's buffer must hold, and where that figure comes from.
 
-    The same figure PL601 asks of the buffer for each workload (``tail_job_gpus``: the largest
-    job at or above the p99 duration, never less than gpusPerReplica), over the training and
-    batch workloads that give their job durations; the first name in order on a tie. 0 when
-    none does: no measured job needs a buffer.
+    The framework asks for a buffer only where job durations have a long tail (p99 at least
+    :data:`TAIL_RATIO` times p50) and the pool cannot preempt; then the buffer holds one
+    long-tail job, the figure PL601 asks of it (``tail_job_gpus``: the largest job at or above
+    the p99 duration, never less than gpusPerReplica), over the training and batch workloads
+    that give their job durations; the first name in order on a tie. 0 otherwise: a buffer
+    where no tail needs one, or beside preemption, holds GPUs nothing asks for (red team,
+    2026-12-06: 64 GPUs on a pool whose tails were 3-4x, with preemption, passed).
     """
-    gpus, name = 0, None
+    if preempts:
+        return 0, "the pool preempts, so a long-tail job reclaims its GPUs without a buffer"
+    gpus, name, measured = 0, None, False
     for f in wv:
-        if f.workload_class in ("training", "batch") and f.durations_measured and f.tail_job_gpus > gpus:
+        if f.workload_class not in ("training", "batch") or not f.durations_measured:
+            continue
+        measured = True
+        if f.tail_ratio is not None and f.tail_ratio >= TAIL_RATIO and f.tail_job_gpus > gpus:
             gpus, name = f.tail_job_gpus, f.name
     if name is None:
+        if measured:
+            return 0, (f"none of its training or batch workloads has a long tail of job durations (p99 at least"
+                       f" {TAIL_RATIO:g} times the median), so no job needs it")
         return 0, "none of its training or batch workloads gives job durations, so no measured job needs it"
     return gpus, f"the largest long-tail job, workload {name}'s, takes {gpus}"
 
@@ -198,7 +214,7 @@ def pool_view(
         for f in wv
         if f.workload_class == "inference" and f.vram_resident_gib is not None
     ]
-    needed_buffer = _buffer_needed(wv)
+    needed_buffer = _buffer_needed(wv, bool(sched.get("preemption")))
     unmeasured = [f.name for f in wv if f.baseline_gpus is None]
     committed_capacity = pool_capacity(reserved + proposed, elastic_gpus)  # the one definition, once bought
     sums = {
