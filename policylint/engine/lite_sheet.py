@@ -34,7 +34,7 @@ _T = TypeVar("_T", bound=Facts)
 LITE: tuple[str, ...] = (
     "name", "pool", "workload_class", "gpus_per_replica", "trace_unit", "per_gpu", "baseline", "sustained_max",
     "baseline_gpus", "rounding_gpus_mean", "daily_gpus", "peak_gpus", "tolerance_seconds", "vram_resident_gib", "multi_gpu_job",
-    "tail_job_gpus", "durations_measured",  # the pool's buffer need (PL603)
+    "tail_job_gpus", "durations_measured", "tail_ratio",  # the pool's buffer need (PL603)
     "queue_depth_needed", "capacity_share", "pool_overflow", "concurrency_measured",
     # the pooled part (every fact of it: the pool steps replace it whole)
     "pool_capacity_gpus", "max_wait_seconds", "p99_wait_seconds", "daily_max_wait_seconds",

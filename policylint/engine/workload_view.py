@@ -198,7 +198,9 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         p99_seconds=facts.p99,
         tail_ratio=facts.tail_ratio,
         tail_job_gpus=tail_gpus,
-        multi_gpu_job=w.cls in ("training", "batch") and per_replica > 1,
+        # more than one GPU per job as declared, or as the job lists record it: a job list weighed by GPUs
+        # made gpusPerReplica cost nothing, and 1 hid 64-GPU jobs from PL403 (red team, 2026-12-06)
+        multi_gpu_job=w.cls in ("training", "batch") and (per_replica > 1 or _jobs_hold_several(facts.integrity)),
         pool_serves_class=(w.cls in (pool_spec.get("serves") or [])) if pool else None,
         pool_buffer_gpus=int(buffer) if isinstance(buffer, int) else 0,
         pool_preemption=bool(sched.get("preemption")) if pool else None,
@@ -311,6 +313,13 @@ def depth_facts(v: WorkloadFactSheet, facts: WorkloadFacts, capacity: float) -> 
         top = float(np.minimum(top, r.daily))  # NaN when the daily band is: no sample is usable
     if not math.isnan(top):
         v.queue_depth_needed = int(max(0.0, math.ceil(float(top - capacity) - 1e-9)))
+
+
+def _jobs_hold_several(integrity: Mapping[str, Any] | None) -> bool:
+    """True when a measured job list (the durations' or a GPU-weighted trace's) records a job of more than one GPU."""
+    found = integrity or {}
+    return any(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 1
+               for x in (found.get("job_gpus_max"), found.get("trace_job_gpus_p90")))
 
 
 def _tail_protected(pool: Pool, tail_job_gpus: int = 1) -> bool:
