@@ -201,6 +201,17 @@ def tolerance_evidence_uncheckable(facts: Mapping[str, Any], params: Mapping[str
             return [{"reason": f"its {key} is a priority label ({text!r}), not a measurement"}]
     if form == "text":
         return [{"reason": "it is free text; nobody can check where the number comes from"}]
+    if form == "document":
+        # the document itself is read (red team, 2026-12-06: an empty file, "TODO", the workload's own trace)
+        document = next((text for key, text in texts if key == "document"), "the document")
+        if facts.get("tolerance_evidence_document_data"):
+            return [{"reason": f"its document {document} holds data (a measurement or an export), not a text that says where"
+                               " the number comes from"}]
+        words = facts.get("tolerance_evidence_document_words")
+        least = int(params["min_document_words"])
+        if isinstance(words, int) and words < least:
+            return [{"reason": f"its document {document} holds {words} word{'s' if words != 1 else ''} of text"
+                               f" (fewer than {least}): nothing in it says where the number comes from"}]
     return []
 
 

@@ -125,6 +125,16 @@ class WorkloadFactSheet(Facts):
     tolerance_evidence_texts: list[list[str]] = fact(
         "every text of the evidence as [field, text] pairs (free text, note, document, url)",
     )
+    tolerance_evidence_document_words: int | None = fact(
+        "words of text (runs of two or more letters) in the tolerance's evidence document, read up to 256 KiB "
+        "(None without a readable document)",
+        default=None,
+    )
+    tolerance_evidence_document_data: bool | None = fact(
+        "true when the evidence document holds more digits than letters (a measurement or an export, not a text), "
+        "or is one of the workload's own measurement files (None without a readable document)",
+        default=None,
+    )
     evidence_objective_seconds: float | None = fact("latency objective the tolerance was derived from, seconds", "s")
     evidence_service_seconds: float | None = fact("service time the tolerance was derived from, seconds", "s")
     evidence_queue_budget_seconds: float | None = fact("objective - service time: the most the work may wait, seconds", "s")

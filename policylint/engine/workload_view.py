@@ -82,6 +82,38 @@ def _evidence(tol: ToleranceSpec) -> dict[str, Any]:
     return out
 
 
+#: the most of a tolerance's evidence document read to judge whether it is a text (PL304)
+EVIDENCE_READ_BYTES = 256 << 10
+
+
+def _evidence_document(w: Workload) -> dict[str, Any]:
+    """What a tolerance's evidence document holds: its words of text, and whether it is data, not a text.
+
+    Red team, 2026-12-06: an empty file, one holding "TODO", or the workload's own trace passed as
+    the document a tolerance was taken from; its path was all PL304 looked at.
+    """
+    import os
+    import re
+
+    out: dict[str, Any] = {"tolerance_evidence_document_words": None, "tolerance_evidence_document_data": None}
+    ref = w.measurements.get("evidence")
+    if ref is None or ref.path is None:
+        return out
+    try:
+        with open(ref.path, "rb") as fh:
+            text = fh.read(EVIDENCE_READ_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return out
+    letters = sum(1 for c in text if c.isalpha())
+    digits = sum(1 for c in text if c.isdigit())
+    real = os.path.realpath(ref.path)
+    measured = any(r.path is not None and os.path.realpath(r.path) == real
+                   for role, r in w.measurements.items() if role != "evidence")
+    out["tolerance_evidence_document_words"] = len(re.findall(r"[^\W\d_]{2,}", text))
+    out["tolerance_evidence_document_data"] = measured or digits > letters
+    return out
+
+
 def _flat_list(days: tuple[float, ...], shown: int = 3) -> str | None:
     if not days:
         return None
@@ -182,6 +214,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         cold_start_seconds=num(spec.get("coldStartSeconds")),
         tolerance_seconds=num(tol.get("maxQueueSeconds")),
         **_evidence(tol),
+        **_evidence_document(w),
         tolerance_label=tol.get("label"),
         declared_baseline=num(declared.get("baseline")),
         declared_daily=num(declared.get("daily")),
