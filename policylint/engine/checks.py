@@ -207,10 +207,10 @@ def tolerance_evidence_uncheckable(facts: Mapping[str, Any], params: Mapping[str
         if facts.get("tolerance_evidence_document_data"):
             return [{"reason": f"its document {document} holds data (a measurement or an export), not a text that says where"
                                " the number comes from"}]
-        words = facts.get("tolerance_evidence_document_words")
+        count = facts.get("tolerance_evidence_document_words")
         least = int(params["min_document_words"])
-        if isinstance(words, int) and words < least:
-            return [{"reason": f"its document {document} holds {words} word{'s' if words != 1 else ''} of text"
+        if isinstance(count, int) and count < least:
+            return [{"reason": f"its document {document} holds {count} word{'s' if count != 1 else ''} of text"
                                f" (fewer than {least}): nothing in it says where the number comes from"}]
     return []
 
