@@ -80,6 +80,11 @@ class WorkloadFactSheet(Facts):
         "what the concurrency trace counts: concurrency, or gpus (GPU-weighted jobs, not converted "
         "again)",
     )
+    trace_counts_jobs: bool = fact(
+        "true when the concurrency trace counts the running rows of a job list or request log (format jobs or "
+        "requests, not weighed by GPUs): each counts as gpusPerReplica GPUs",
+        default=False,
+    )
     concurrency_measured: bool = fact("true when a readable concurrency trace backs the workload")
     concurrency_declared: float | None = fact("a bare declared concurrency number (no measurement)", "concurrency")
     concurrency_trace_declared: bool = fact("true when the workload references a concurrency trace (readable or not)")

@@ -187,6 +187,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         pool=pool.qualified if pool else None,
         gpus_per_replica=per_replica,
         trace_unit=facts.trace_unit,
+        trace_counts_jobs=_counts_jobs(w, facts.trace_unit),
         concurrency_measured=r is not None,
         concurrency_declared=num(conc.get("declared")),
         concurrency_trace_declared="trace" in conc,
@@ -346,6 +347,12 @@ def depth_facts(v: WorkloadFactSheet, facts: WorkloadFacts, capacity: float) -> 
         top = float(np.minimum(top, r.daily))  # NaN when the daily band is: no sample is usable
     if not math.isnan(top):
         v.queue_depth_needed = int(max(0.0, math.ceil(float(top - capacity) - 1e-9)))
+
+
+def _counts_jobs(w: Workload, unit: str | None) -> bool:
+    """True when the concurrency trace counts a job list's or request log's running rows, each one replica."""
+    trace: Any = (w.spec.get("concurrency") or {}).get("trace") or {}
+    return unit != "gpus" and isinstance(trace, dict) and (trace.get("format") in ("jobs", "requests") or "startColumn" in trace)
 
 
 def _jobs_hold_several(integrity: Mapping[str, Any] | None) -> bool:

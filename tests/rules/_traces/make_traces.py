@@ -19,6 +19,7 @@ the day before the fixtures' fixed "now" (2026-12-01).
 - vram-mib.csv: GPU memory in use (MiB) and GPU busy percent over 7 days; the model is
   unloaded (0 MiB) from 00:00 to 06:00 and holds 20 GiB otherwise, busy 50% while loaded.
 - tail-jobs.csv: 100 jobs, most about an hour, two running 30 hours (p99 / p50 > 20).
+- mixed-jobs.csv: 100 jobs of about an hour, one in seven of 8 GPUs and the rest of 2 (PL986).
 - outlier-jobs.csv: 100 evaluation jobs of 2 GPUs, one of them (eval-050) of 8.
 - cpu-jobs.csv: 100 fine-tuning jobs of 8 GPUs and 16 CPUs each.
 - even-jobs.csv: 100 jobs between 50 and 70 minutes (p99 / p50 close to 1).
@@ -95,6 +96,9 @@ def main() -> None:
     write_jobs("outlier-jobs.csv", [4500 + 18 * i for i in range(100)], gpus=[8 if i == 49 else 2 for i in range(100)],
                offset=900, prefix="eval")
     write_jobs("cpu-jobs.csv", [40_000 + 60 * i for i in range(100)], offset=1800, prefix="ft", cpus=16)
+    # one job in seven of 8 GPUs, the rest of 2: counted at 8 GPUs each, the small ones grow fourfold (PL986)
+    write_jobs("mixed-jobs.csv", [4000 + 15 * i for i in range(100)], gpus=[8 if i % 7 == 0 else 2 for i in range(100)],
+               offset=600, prefix="mix")
 
 
 if __name__ == "__main__":
