@@ -198,6 +198,12 @@ class WorkloadFactSheet(Facts):
     pool_queue_max_depth: int | None = fact("the pool's queue depth limit")
     pool_queue_max_wait_seconds: float | None = fact("the pool's queue wait limit, seconds", "s")
     pool_gpu_memory_gib: float | None = fact("memory of one GPU in the pool", "GiB")
+    replica_memory_gpus: int | None = fact(
+        "GPUs of the pool one replica's resident memory fills: ceil(resident GiB / GPU memory), at least 1 "
+        "(None without both figures)",
+        "GPUs",
+        default=None,
+    )
     pulls: list[dict[str, Any]] = fact(
         "per measurement with a Prometheus source: declared and pulled query and step, days since "
         "the pull",

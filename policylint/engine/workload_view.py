@@ -243,6 +243,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         pool_queue_max_depth=queue.get("maxDepth"),
         pool_queue_max_wait_seconds=num(queue.get("maxWaitSeconds")),
         pool_gpu_memory_gib=num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None,
+        replica_memory_gpus=_memory_gpus(resident_gib, num((pool_spec.get("gpu") or {}).get("memoryGiB")) if pool else None),
         pulls=pull_facts(w, now),
         vram_exceeds_gpu_memory=_vram_exceeds(resident_gib, pool.spec, per_replica) if pool else None,
         vram_declared_gib=num(vram.get("residentGiB")),
@@ -278,6 +279,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         "job_gpus_max": ("spec", "gpusPerReplica") if "gpusPerReplica" in spec else ("spec", "class"),
         "excluded_share": ("spec", "concurrency", "exclude") if "exclude" in conc else (*trace, "path"),
         "vram_exceeds_gpu_memory": ("spec", "vram", "residentGiB") if "residentGiB" in vram else ("spec", "vram"),
+        "replica_memory_gpus": ("spec", "gpusPerReplica") if "gpusPerReplica" in spec else ("spec", "vram"),
         "per_gpu": ("spec", "perGpuConcurrency", "value"),
         "per_gpu_measured_in": ("spec", "perGpuConcurrency", "measuredIn"),
         "cold_start_seconds": ("spec", "coldStartSeconds"),
@@ -347,6 +349,13 @@ def depth_facts(v: WorkloadFactSheet, facts: WorkloadFacts, capacity: float) -> 
         top = float(np.minimum(top, r.daily))  # NaN when the daily band is: no sample is usable
     if not math.isnan(top):
         v.queue_depth_needed = int(max(0.0, math.ceil(float(top - capacity) - 1e-9)))
+
+
+def _memory_gpus(resident_gib: float | None, memory_gib: float | None) -> int | None:
+    """GPUs one replica's resident memory fills (at least 1), or None without both figures."""
+    if resident_gib is None or memory_gib is None or not memory_gib > 0 or not math.isfinite(resident_gib) or resident_gib < 0:
+        return None
+    return max(1, math.ceil(resident_gib / memory_gib))
 
 
 def _counts_jobs(w: Workload, unit: str | None) -> bool:
