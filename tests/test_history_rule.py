@@ -98,13 +98,19 @@ def test_decrease_is_fine(repo: Path) -> None:
     assert (code, found) == (0, [])
 
 
-def test_raising_a_kueue_nominal_quota_is_flagged_like_reserved_gpus(tmp_path: Path) -> None:
-    """History used to re-read only `kind: Cluster`: a ClusterQueue's pool never had a base figure."""
-    root = tmp_path / "kueue"
-    shutil.copytree(EXAMPLES / "kueue", root)
+def _committed(tmp_path: Path, example: str) -> Path:
+    """A copy of ``examples/<example>`` in a git repository of its own, committed as the base."""
+    root = tmp_path / example
+    shutil.copytree(EXAMPLES / example, root)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_raising_a_kueue_nominal_quota_is_flagged_like_reserved_gpus(tmp_path: Path) -> None:
+    """History used to re-read only `kind: Cluster`: a ClusterQueue's pool never had a base figure."""
+    root = _committed(tmp_path, "kueue")
     queues = root / "kueue" / "cluster-queues.yaml"
     text = queues.read_text()
     assert text.count("nominalQuota: 22") == 1
@@ -120,11 +126,7 @@ def test_raising_a_kueue_nominal_quota_is_flagged_like_reserved_gpus(tmp_path: P
 
 
 def _good_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "good"
-    shutil.copytree(EXAMPLES / "good", root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
+    root = _committed(tmp_path, "good")
     cluster = root / "clusters" / "train-central.yaml"
     cluster.write_text(cluster.read_text().replace("reservedGpus: 392", "reservedGpus: 450"))
     return root
@@ -160,11 +162,7 @@ def test_a_job_list_sorted_again_is_no_new_evidence(tmp_path: Path) -> None:
 def test_a_sample_edited_inside_a_declared_exclusion_is_no_new_evidence(tmp_path: Path) -> None:
     """Red team, 2026-12-06 (round 9): one sample of chat-assistant edited inside its own declared incident
     (which the calculator leaves out) was new evidence for 12 more reserved GPUs on bands equal to the base's."""
-    root = tmp_path / "good"
-    shutil.copytree(EXAMPLES / "good", root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
+    root = _committed(tmp_path, "good")
     cluster = root / "clusters" / "prod-east.yaml"
     cluster.write_text(cluster.read_text().replace("reservedGpus: 48", "reservedGpus: 55"))
     trace = root / "measurements" / "traces" / "chat-assistant.csv"
