@@ -344,6 +344,8 @@ def test_a_tolerated_count_of_loosenings_is_gone_and_each_accepted_loosening_is_
     # a loosening added beside the accepted ones
     assert _gate(repo, accepted + loosened + "ignore: [PL972]\n") == [
         "PL972 (measurement-copied) is ignored [accept: PL972.ignore]"]
+    # the words as a YAML list accept the same
+    assert _gate(repo, 'rules:\n  PL977: {accept: ["PL961.max_share=0.5", PL113.severity=info]}\n' + loosened) == []
     # accepting is not itself a loosening, and a select is pinned to its list
     assert _gate(repo, 'select: [PL0, PL101]\nrules:\n  PL977: {accept: "select=PL0,PL101"}\n') == []
     assert _gate(repo, 'select: [PL0]\nrules:\n  PL977: {accept: "select=PL0,PL101"}\n')[0].startswith(

@@ -69,7 +69,9 @@ ACCEPT = "accept"
 
 
 def accepted_keys(value: Any) -> frozenset[str]:
-    """The loosenings PL977's ``accept`` option names: its whitespace-separated words."""
+    """The loosenings PL977's ``accept`` option names: its whitespace-separated words, or a list of them."""
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value)
     return frozenset(str(value).split()) if isinstance(value, str) else frozenset()
 
 
