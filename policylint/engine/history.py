@@ -344,13 +344,13 @@ def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool:
 
     try:
         if role == "concurrency":
-            from policylint.measure.workload import _exclusions
+            from policylint.measure.workload import declared_exclusions
             from policylint.readers.series import apply_exclusions
 
             options = reader_arguments(ref, limits, "trace")
             # the ranges the workload leaves out are no evidence either way (red team, 2026-12-06, round 9:
             # one sample edited inside a declared incident was "new evidence" for 12 GPUs on equal bands)
-            left_out = _exclusions(w, ref)[0]
+            left_out = declared_exclusions(w, ref)[0]
             then = apply_exclusions(traces.read_series(old, **options), left_out)
             now = apply_exclusions(traces.read_series(ref.path, **options), left_out)
             return bool(then.step_seconds == now.step_seconds and np.array_equal(then.times, now.times)

@@ -80,7 +80,8 @@ def gpu_series(series: Series, per_gpu: float, gpus_per_replica: int) -> tuple[G
     return demand, rounding
 
 
-def _exclusions(workload: Workload, ref: MeasurementRef) -> tuple[list[Any], list[Finding]]:
+def declared_exclusions(workload: Workload, ref: MeasurementRef) -> tuple[list[Any], list[Finding]]:
+    """The ranges a workload's concurrency block declares left out (``exclude``), and a finding per unreadable one."""
     out = []
     problems = []
     for i, item in enumerate((workload.spec.get("concurrency") or {}).get("exclude", [])):
@@ -155,7 +156,7 @@ def measure_workload(
             read = series  # integrity is judged on the file's own series, before a share scales it
             series = _apply_share(workload, series)
             facts.trace_unit = series.unit
-            exclusions, problems = _exclusions(workload, ref)
+            exclusions, problems = declared_exclusions(workload, ref)
             findings.extend(problems)
             facts.integrity = _integrity(read, exclusions)
             mads = (workload.spec.get("concurrency") or {}).get("excludeOutlierDays")

@@ -99,6 +99,10 @@ class Table:
         )
         return kept[:n], rows
 
+    def read_unfiltered(self, indexes: Sequence[int], kinds: Sequence[str]) -> tuple[list[pa.ChunkedArray], Rows]:
+        """The columns at ``indexes`` of every row, whatever :attr:`row_filter` keeps (what the filter left out is compared)."""
+        return self._read_raw(indexes, kinds)
+
     def _read_raw(self, indexes: Sequence[int], kinds: Sequence[str]) -> tuple[list[pa.ChunkedArray], Rows]:
         if self.container == "csv":
             return read_csv(self, indexes, kinds)

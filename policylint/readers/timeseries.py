@@ -150,7 +150,7 @@ def _times_kept(table: Table, ts_index: int, kept: object) -> None:
     flt = table.row_filter
     if flt is None or not flt.where:
         return
-    raw = table._read_raw([ts_index], [TIME])[0][0]
+    raw = table.read_unfiltered([ts_index], [TIME])[0][0]
     present = raw.filter(pa.array(~empty_cells(raw)))
     before = int(pc.count_distinct(present, mode="only_valid").as_py())
     after = int(pc.count_distinct(kept, mode="only_valid").as_py())
