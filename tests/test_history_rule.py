@@ -7,6 +7,7 @@ reserves 20 GPUs for the offline-scoring workload alone.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -178,3 +179,125 @@ def test_a_sample_edited_inside_a_declared_exclusion_is_no_new_evidence(tmp_path
     before = text.split("\n1791968100,", 1)[1].split("\n", 1)[0]
     trace.write_text(text.replace(f"\n1791968100,{before}\n", f"\n1791968100,{int(before) + 1}\n"))
     assert findings(root) == (0, [])
+
+
+# --- the figure and the bound moved together (red team, 2026-12-06, round 10) ---------------------------------
+
+
+def _serving(root: Path, reserved: int, elastic: int, model: str | None = None) -> None:
+    cluster = root / "clusters" / "prod-east.yaml"
+    text = cluster.read_text()
+    text = text.replace("reservedGpus: 48", f"reservedGpus: {reserved}").replace("maxGpus: 10", f"maxGpus: {elastic}")
+    if model is not None:
+        text = text.replace("gpu: {model: H200-SXM-141GB, memoryGiB: 141}", f"gpu: {{model: {model}, memoryGiB: 180}}")
+    cluster.write_text(text)
+
+
+def _reranker_per_gpu(root: Path, value: float) -> None:
+    workloads = root / "workloads" / "search.yaml"
+    figure = re.compile(r"(perGpuConcurrency:\n    value: )[0-9.]+(\n    measuredIn: production\n    source: Grafana)")
+    text, count = figure.subn(rf"\g<1>{value}\g<2>", workloads.read_text())
+    assert count == 1
+    workloads.write_text(text)
+
+
+def _refresh_reranker(root: Path) -> None:
+    """A rolling-window refresh: the trace's first day dropped, so PL950 sees new evidence."""
+    trace = root / "measurements" / "traces" / "reranker.csv"
+    header, *rows = trace.read_text().splitlines()
+    day = 24 * 12  # five-minute samples
+    trace.write_text("\n".join([header, *rows[day:]]) + "\n")
+
+
+def _select(root: Path, codes: str, *extra: str) -> tuple[int, list[dict[str, object]]]:
+    code, out, err = run_cli(["check", ".", "--select", codes, "--format", "json", "--no-cache", *extra], cwd=root)
+    assert "Traceback" not in err, err
+    return code, json.loads(out)["findings"] if out else []
+
+
+def test_a_per_gpu_figure_lowered_with_the_pool_raised_is_judged_on_the_pool_that_ran(tmp_path: Path) -> None:
+    """19 -> 1 in flight per GPU and the serving pool 58 -> 199 GPUs: +133 reserved, passed every rule."""
+    root = _committed(tmp_path, "good")
+    _reranker_per_gpu(root, 1)
+    _serving(root, 181, 18)
+    _refresh_reranker(root)
+    # without --diff the only capacity known is the plan's own, which moved with the figure
+    assert _select(root, "PL950,PL951,PL973") == (0, [])
+    code, found = _select(root, "PL950,PL951,PL973", "--diff", "HEAD")
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL951", "clusters/prod-east.yaml")]
+    message = str(found[0]["message"])
+    assert "pooled baseline is 186 GPUs" in message and "on 58 GPUs at the base revision" in message
+
+
+def test_the_honest_raise_with_new_evidence_passes_pl951(tmp_path: Path) -> None:
+    root = _committed(tmp_path, "good")
+    _serving(root, 60, 18)
+    _refresh_reranker(root)
+    assert _select(root, "PL950,PL951,PL973", "--diff", "HEAD") == (0, [])
+
+
+def test_pl973_bounds_one_workload_by_the_base_capacity(tmp_path: Path) -> None:
+    """Lowered far enough for one workload alone: PL973 names the base capacity and today's."""
+    root = _committed(tmp_path, "good")
+    _reranker_per_gpu(root, 0.5)  # baseline 146 in flight -> 292 GPUs: above 3 x 58, below 3 x 199
+    _serving(root, 181, 18)
+    assert _select(root, "PL973") == (0, [])
+    code, found = _select(root, "PL973", "--diff", "HEAD")
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL973", "workloads/search.yaml")]
+    assert "on 58 GPUs (its capacity at the base revision; 199 in this change)" in str(found[0]["message"])
+
+
+def test_pl951_allows_for_workloads_placed_elsewhere_at_the_base(tmp_path: Path) -> None:
+    """A workload moved in brought demand another pool carried: its baseline is added to what ran."""
+    root = _committed(tmp_path, "good")
+    search = root / "workloads" / "search.yaml"
+    text = search.read_text()
+    assert text.count("pool: batch") == 1
+    # offline-scoring moves from batch to serving, which is raised to take it
+    search.write_text(text.replace("pool: batch", "pool: serving"))
+    _serving(root, 58, 40)
+    assert _select(root, "PL951", "--diff", "HEAD") == (0, [])
+    # 186 GPUs pooled: within three times the 58 that ran plus offline-scoring's 10 (it ran in batch)
+    _reranker_per_gpu(root, 1)
+    assert _select(root, "PL951", "--diff", "HEAD") == (0, [])
+    _reranker_per_gpu(root, 0.8)  # 223 GPUs pooled
+    code, found = _select(root, "PL951", "--diff", "HEAD")
+    assert code == 1, found
+    message = str(found[0]["message"])
+    assert "for the baselines of offline-scoring, placed elsewhere then" in message, message
+
+
+def test_a_pool_whose_gpu_model_is_swapped_with_its_proposal_is_reported(tmp_path: Path) -> None:
+    """H200 -> B200 in the pool and in the proposal together: PL804 had nothing left to compare."""
+    root = _committed(tmp_path, "good")
+    _serving(root, 48, 10, model="B200-SXM-192GB")
+    proposal = root / "proposals" / "2027-q1-serving.yaml"
+    text = proposal.read_text()
+    assert "gpuModel: H200-SXM-141GB" in text
+    proposal.write_text(text.replace("gpuModel: H200-SXM-141GB", "gpuModel: B200-SXM-192GB"))
+    assert _select(root, "PL804,PL952") == (0, [])
+    code, found = _select(root, "PL804,PL952", "--diff", "HEAD")
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [
+        ("PL952", "clusters/prod-east.yaml"), ("PL804", "proposals/2027-q1-serving.yaml")]
+    assert "which runs H200-SXM-141GB at the base revision (B200-SXM-192GB in this change)" in str(found[1]["message"])
+    # the model written in another case is the same model
+    _serving(root, 48, 10)
+    cluster = root / "clusters" / "prod-east.yaml"
+    cluster.write_text(cluster.read_text().replace("B200-SXM-192GB", "h200-sxm-141gb").replace("memoryGiB: 180", "memoryGiB: 141"))
+    proposal.write_text(text)
+    assert _select(root, "PL804,PL952", "--diff", "HEAD") == (0, [])
+
+
+def test_pl951_margin_is_the_share_above_what_ran(tmp_path: Path) -> None:
+    """186 GPUs pooled on 58 that ran: 3.2 times, so a margin of 2.1 still reports it and 2.25 does not."""
+    root = _committed(tmp_path, "good")
+    _reranker_per_gpu(root, 1)
+    _serving(root, 181, 18)
+    _refresh_reranker(root)
+    for margin, fires in ((2.1, True), (2.25, False)):
+        (root / ".policylint.yaml").write_text(f"rules:\n  PL951:\n    margin: {margin}\n")
+        code, found = _select(root, "PL951", "--diff", "HEAD")
+        assert ([f["code"] for f in found] == ["PL951"]) is fires, (margin, found)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from policylint.engine.result import LintResult
 
 #: Rules that judge a change (--diff) need git history; tests/test_history_rule.py proves them.
-HISTORY_RULES = {"PL950"}
+HISTORY_RULES = {"PL950", "PL951", "PL952"}
 CHECKED = sorted(code for code, rule in RULESET.rules.items() if not rule.builtin and code not in HISTORY_RULES)
 
 

@@ -117,18 +117,26 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
 
 
 def proposal_gpu_model_differs(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
-    """Per request naming a ``gpuModel``: a model other than the pool's ``gpu.model`` (compared ignoring case)."""
+    """Per request naming a ``gpuModel``: a model other than the pool's ``gpu.model`` (compared ignoring case), or,
+    with ``--diff``, other than the model the pool ran at the base when the change swaps it (its figures' model)."""
     problems = []
     for req in facts.get("requests") or []:
-        asked, held = req.get("gpu_model"), req.get("pool_gpu_model")
-        if asked is None or held is None or asked.casefold() == held.casefold():
+        asked, held, then = req.get("gpu_model"), req.get("pool_gpu_model"), req.get("measured_gpu_model")
+        if asked is None or held is None:
             continue
+        note = ""
+        if asked.casefold() == held.casefold():
+            # the pool and the request moved to another model together: the figures are still the old model's
+            if then is None or asked.casefold() == then.casefold():
+                continue
+            note, held = f" at the base revision ({held} in this change)", then
         problems.append(
             {
                 "pool": req["pool"],
                 "gpus": req["gpus"],
                 "gpu_model": asked,
                 "pool_gpu_model": held,
+                "model_note": note,
                 "_at": ("spec", "requests", req["index"], "gpuModel"),
             }
         )

@@ -133,18 +133,28 @@ def changed_since(root: Path, base: str) -> Change:
     return Change(base=base, files=sorted(top / n for n in names), commit=commit, top=top)
 
 
-def previous_reserved(
-    change: Change, model: Model, limits: LoadLimits | None = None, gpu_resources: tuple[str, ...] = ()
-) -> dict[str, int]:
-    """Reserved GPUs per pool (by qualified name) at the base revision, for pools present in both.
+@dataclass(frozen=True)
+class PoolThen:
+    """A pool as the ``--diff`` base revision declares it: what was measured on it ran there."""
 
-    A pool is found again by the document that backs it - a Cluster's pool, a
-    Kueue ClusterQueue flavor, a Volcano Queue - and its name (see
-    :attr:`policylint.model.Pool.key`), whatever its kind: the base versions
-    of every file backing a pool are read and resolved by the same readers as
+    reserved_gpus: int | None
+    capacity_gpus: int  # :attr:`policylint.model.Pool.capacity_gpus`, the one definition
+    gpu_model: str | None  # ``gpu.model`` as written (stripped), None when not declared
+
+
+def pools_at_base(
+    change: Change, model: Model, limits: LoadLimits | None = None, gpu_resources: tuple[str, ...] = ()
+) -> tuple[dict[str, PoolThen], dict[tuple[str, str], PoolThen]]:
+    """Every pool of the documents backing today's pools, as the base revision declares it.
+
+    Two maps: today's pools (by qualified name) found again at the base by the
+    document that backs them - a Cluster's pool, a Kueue ClusterQueue flavor, a
+    Volcano Queue - and its name (see :attr:`policylint.model.Pool.key`), whatever
+    its kind; and every pool those documents held at the base by its (cluster, pool)
+    names then, for a workload placed elsewhere at the base (a pool renamed, a
+    workload moved). The base versions are read and resolved by the same readers as
     today's, so a raised ``nominalQuota`` or ``guarantee`` is a raised
-    ``reservedGpus`` like any other. The old text is read within the same limits
-    as the working tree's.
+    ``reservedGpus`` like any other, within the same limits as the working tree.
     """
     from policylint.model.load import LoadLimits, is_scheduler_doc
     from policylint.model.resolve import resolve
@@ -153,7 +163,7 @@ def previous_reserved(
     limits = limits or LoadLimits()
     commit, top = change.commit, change.top
     if commit is None or top is None:
-        return {}
+        return {}, {}
     files: set[str] = set()
     for pool in model.pools:
         files |= {pool.doc.source.path.as_posix(), pool.cluster.doc.source.path.as_posix()}
@@ -174,16 +184,79 @@ def previous_reserved(
             elif is_scheduler_doc(doc):
                 scheduler_docs.append(doc)
     if not clusters and not scheduler_docs:
-        return {}
+        return {}, {}
     before, _ = resolve(clusters, model.root, [], scheduler_docs, gpu_resources or schedulers.GPU_RESOURCES)
-    reserved = {
-        pool.key: pool.spec["reservedGpus"]
-        for pool in [*before.pools, *schedulers.all_pools(before)]
-        if isinstance(pool.spec.get("reservedGpus"), int)
-    }
-    out = {pool.qualified: reserved[pool.key] for pool in model.pools if pool.key in reserved}
-    change.reserved_before = out
+    by_key: dict[tuple[str, str, str], PoolThen] = {}
+    by_name: dict[tuple[str, str], PoolThen] = {}
+    for pool in [*before.pools, *schedulers.all_pools(before)]:
+        reserved = pool.spec.get("reservedGpus")
+        model_then = (pool.spec.get("gpu") or {}).get("model")
+        then = PoolThen(
+            reserved_gpus=reserved if isinstance(reserved, int) else None,
+            capacity_gpus=pool.capacity_gpus,
+            gpu_model=(model_then.strip() or None) if isinstance(model_then, str) else None,
+        )
+        by_key.setdefault(pool.key, then)
+        by_name.setdefault((pool.cluster.name, pool.name), then)
+    out = {pool.qualified: by_key[pool.key] for pool in model.pools if pool.key in by_key}
+    change.reserved_before = {q: p.reserved_gpus for q, p in out.items() if p.reserved_gpus is not None}
+    return out, by_name
+
+
+def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name: dict[tuple[str, str], PoolThen],
+                limits: LoadLimits | None = None) -> dict[str, PoolThen]:
+    """The pool each workload's measurements were taken on: where the base revision placed it.
+
+    A trace in a change was measured on what runs - the pool the base declares - never
+    on the capacity or the GPU the same change writes (red team, 2026-12-06, round 10:
+    a per-GPU figure lowered from 19 to 1 while the pool was raised to match). A
+    workload whose file is unchanged is placed as today, in its pool found again at the
+    base; one whose file changed is placed as that file said at the base (a workload
+    moved, or its pool renamed). A workload new at the base, or placed then where the
+    base declares no pool, has no entry: today's pool is all there is to judge it by.
+    """
+    from policylint.model.load import LoadLimits
+
+    if change.commit is None or change.top is None:
+        return {}
+    limits = limits or LoadLimits()
+    changed = {os.path.realpath(p) for p in change.files}
+    mine = {os.path.realpath(w.doc.source.path): w for w in model.workloads.values()}
+    folder = Path(os.path.realpath(change.top))
+    held = placements_at(folder, change.commit.hexsha, [Path(p) for p in sorted(changed & set(mine))], limits)
+    placed = {name: where for _, name, where in held if name is not None}
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for file, _, where in held:
+        by_file.setdefault(os.path.join(folder, file), []).append(where)
+    out: dict[str, PoolThen] = {}
+    for name, w in sorted(model.workloads.items()):
+        if w.pool is None:
+            continue
+        real = os.path.realpath(w.doc.source.path)
+        now = _placement(w.spec)
+        # a workload renamed in its own file (the file's one workload then) was placed where that one was
+        then_placed = placed.get(name)
+        if then_placed is None and real in changed and len(by_file.get(real, ())) == 1:
+            then_placed = by_file[real][0]
+        if real not in changed or then_placed == now:
+            found = then.get(w.pool.qualified)
+        else:
+            found = by_name.get(then_placed) if then_placed is not None and not then_placed[0].startswith("queue:") else None
+        if found is not None:
+            out[name] = found
     return out
+
+
+def _placement(spec: Any) -> tuple[str, str] | None:
+    """(cluster, pool) a Workload spec names; for one admitted through a queue, (``"queue:<scheduler>"``, its name)."""
+    if not isinstance(spec, dict):
+        return None
+    if isinstance(spec.get("cluster"), str) and isinstance(spec.get("pool"), str):
+        return (spec["cluster"], spec["pool"])
+    queue = spec.get("queue")
+    if isinstance(queue, dict) and isinstance(queue.get("scheduler"), str) and isinstance(queue.get("name"), str):
+        return (f"queue:{queue['scheduler']}", queue["name"])
+    return None
 
 
 def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFile | None:
@@ -217,12 +290,20 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
     path); a file that did not exist at ``rev``, is over the size limit, does not parse,
     or a repository without git gives nothing.
     """
+    return {placed for _, _, placed in placements_at(where, rev, files, limits)}
+
+
+def placements_at(
+    where: Path, rev: str, files: list[Path], limits: LoadLimits
+) -> list[tuple[str, str | None, tuple[str, str]]]:
+    """(file, name, placement) of every Workload document ``files`` held at ``rev``, placed as
+    :func:`previous_pools` reads it; ``file`` is the path relative to ``where``."""
     import subprocess
 
     from policylint.model.load import SourceFile, parse_text
 
     if not files:
-        return set()
+        return []
     # names relative to ``where`` ("<rev>:./<name>"): git finds the repository itself, one process in all
     folder = Path(os.path.realpath(where))
     names: list[str] = []
@@ -234,17 +315,17 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
         if "\n" not in rel:
             names.append(rel)
     if not names:
-        return set()
+        return []
     try:
         done = subprocess.run(
             ["git", "cat-file", "--batch"], cwd=folder, input="".join(f"{rev}:./{n}\n" for n in names).encode(),
             capture_output=True, timeout=60, check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return set()
+        return []
     if done.returncode != 0:
-        return set()
-    found: set[tuple[str, str]] = set()
+        return []
+    found: list[tuple[str, str | None, tuple[str, str]]] = []
     out, at = done.stdout, 0
     for name in names:
         end = out.find(b"\n", at)
@@ -266,12 +347,10 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
         parse_text(old, limits)
         for doc in old.documents:
             spec = doc.data.get("spec") if doc.is_policylint and doc.kind == "Workload" and isinstance(doc.data, dict) else None
-            if isinstance(spec, dict) and isinstance(spec.get("cluster"), str) and isinstance(spec.get("pool"), str):
-                found.add((spec["cluster"], spec["pool"]))
-            queue = spec.get("queue") if isinstance(spec, dict) else None
-            if isinstance(queue, dict) and isinstance(queue.get("scheduler"), str) and isinstance(queue.get("name"), str):
-                # admitted through a scheduler queue: the pool is found from the queue when reached
-                found.add((f"queue:{queue['scheduler']}", queue["name"]))
+            # admitted through a scheduler queue: the pool is found from the queue when reached
+            placed = _placement(spec)
+            if placed is not None:
+                found.append((name, doc.name, placed))
     return found
 
 

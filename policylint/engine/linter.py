@@ -402,10 +402,11 @@ def judge(
     if options.change is not None:
         import os
 
-        from policylint.engine.history import previous_reserved, same_traces
+        from policylint.engine.history import measured_on, pools_at_base, same_traces
         from policylint.engine.view import History
 
-        before = previous_reserved(options.change, model, options.limits, options.gpu_resources)
+        then, by_name = pools_at_base(options.change, model, options.limits, options.gpu_resources)
+        before = {q: p.reserved_gpus for q, p in then.items() if p.reserved_gpus is not None}
         changed = frozenset(os.path.realpath(p) for p in options.change.files)
         # PL950's candidates: pools that reserve more than at the base; of their changed traces,
         # those that read as they did then are no new evidence
@@ -413,7 +414,9 @@ def judge(
         traces = {os.path.realpath(m.path) for p in grown for w in p.workloads for m in w.measurements.values()
                   if m.path is not None} & changed
         history = History(reserved_before=before,
-                          changed_files=changed - same_traces(options.change, model, options.trace_limits, traces))
+                          changed_files=changed - same_traces(options.change, model, options.trace_limits, traces),
+                          pools_then=then,
+                          measured_on=measured_on(options.change, model, then, by_name, options.limits))
     prebuilt = prepared.views if prepared else None
     viewed = functools.partial(record_beside, beside, recorder, options.cache_dir) if recorder is not None else None
     views = build_views(model, facts, now, history, pools, only, prebuilt, viewed, options.cache_dir)

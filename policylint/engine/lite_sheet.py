@@ -37,7 +37,7 @@ LITE: tuple[str, ...] = (
     "tail_job_gpus", "durations_measured", "tail_ratio",  # the pool's buffer need (PL603)
     "queue_depth_needed", "capacity_share", "pool_overflow", "concurrency_measured",
     # the pooled part (every fact of it: the pool steps replace it whole)
-    "pool_capacity_gpus", "max_wait_seconds", "p99_wait_seconds", "daily_max_wait_seconds",
+    "pool_capacity_gpus", "measured_pool_gpus", "measured_pool_basis", "max_wait_seconds", "p99_wait_seconds", "daily_max_wait_seconds",
     "daily_rejected_share", "queue_rejection_note", "measurement_double_counted", "double_counted_with",
     "double_count_basis", "measurement_share", "durations_shared", "durations_shared_with", "durations_shared_pool",
     # the integrity part: fingerprints (double counts, near copies) and the near-copy facts

@@ -8,6 +8,7 @@ pool's document (a ``Cluster`` pool or a scheduler queue) a finding on each fact
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Mapping
@@ -33,6 +34,10 @@ POOL_FACT_PLACES: dict[str, str] = {
     "reserved_gpus": "reserved",
     "committed_gpus": "reserved",
     "reserved_gpus_before": "reserved",  # before and now compared where the reserved GPUs are written
+    "capacity_gpus_before": "reserved",
+    "measured_allowance_gpus": "reserved",
+    "gpu_model_changed": "gpu",
+    "gpu_model_before": "gpu",
     "elastic_gpus": "elastic",
     "capacity_gpus": "capacity",
     "committed_capacity_gpus": "capacity",
@@ -290,8 +295,11 @@ def pool_view(
     return View("pool", f"pool {pool.qualified}", pool.doc, pool.place("name"), v, paths), v
 
 
-def history_facts(sheet: PoolFactSheet, pool: Pool, history: History | None) -> None:
-    """What the pool looked like at the ``--diff`` base: its reserved GPUs then, whether its evidence changed."""
+def history_facts(
+    sheet: PoolFactSheet, pool: Pool, history: History | None, members: Mapping[str, WorkloadFactSheet] | None = None
+) -> None:
+    """What the pool looked like at the ``--diff`` base: its reserved GPUs, capacity and GPU model then, whether its
+    evidence changed, and the demand of the members placed elsewhere then (``members``: their sheets)."""
     if history is None:
         return
     sheet.evidence_changed = any(
@@ -300,3 +308,48 @@ def history_facts(sheet: PoolFactSheet, pool: Pool, history: History | None) -> 
         for m in w.measurements.values()
     )
     sheet.reserved_gpus_before = history.reserved_before.get(pool.qualified)
+    then = history.pools_then.get(pool.qualified)
+    if then is None:
+        return
+    sheet.capacity_gpus_before = then.capacity_gpus
+    sheet.gpu_model_before = then.gpu_model
+    today = (pool.spec.get("gpu") or {}).get("model")
+    if isinstance(today, str) and today.strip() and then.gpu_model is not None:
+        sheet.gpu_model_changed = today.strip().casefold() != then.gpu_model.casefold()
+    if members is None:
+        return
+    from policylint.engine.checks import listed
+
+    # a member measured elsewhere (moved in, or new) brings demand this pool did not carry then
+    newcomers = [w.name for w in pool.workloads if history.measured_on.get(w.name) is not then]
+    sheet.newcomer_count = len(newcomers)
+    gpus_in = [members[n].baseline_gpus if n in members else None for n in newcomers]
+    known = [g for g in gpus_in if g is not None]
+    sheet.newcomer_baseline_gpus = sum(known)
+    sheet.measured_allowance_gpus = then.capacity_gpus + sheet.newcomer_baseline_gpus
+    sheet.newcomer_note = (
+        f" (plus {sheet.newcomer_baseline_gpus} for the baselines of {listed(sorted(newcomers))}, placed elsewhere then)"
+        if newcomers else ""
+    )
+
+
+def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, history: History | None) -> None:
+    """Each member's ``measured_pool_gpus``: the capacity its measurements were taken on, under ``--diff`` the base's.
+
+    A trace in a change was measured on the pool that runs, as the base revision declares
+    it, not on the capacity the same change writes (PL973).
+    """
+    if history is None:
+        return
+    for w in pool.workloads:
+        then = history.measured_on.get(w.name)
+        sheet = sheets.get(w.name)
+        if then is None or sheet is None or sheet.pooled.pool_capacity_gpus is None:
+            continue
+        today = sheet.pooled.pool_capacity_gpus
+        if then.capacity_gpus != today:
+            sheet.pooled = dataclasses.replace(
+                sheet.pooled,
+                measured_pool_gpus=then.capacity_gpus,
+                measured_pool_basis=f" (its capacity at the base revision; {today} in this change)",
+            )

@@ -96,6 +96,16 @@ class PooledWorkloadFacts(Facts):
     """What a workload takes from its pool and its neighbours there: the pooled queue, repeated measurements."""
 
     pool_capacity_gpus: int | None = fact("reserved + elastic GPUs of the workload's pool (the queue's capacity)", "GPUs", default=None)
+    measured_pool_gpus: int | None = fact(
+        "reserved + elastic GPUs of the pool the workload's measurements were taken on: with --diff, its "
+        "pool as the base revision declares it (where the base placed the workload), else pool_capacity_gpus",
+        "GPUs",
+        default=None,
+    )
+    measured_pool_basis: str | None = fact(
+        "text for messages: empty when measured_pool_gpus is today's capacity, else which revision it is from",
+        default=None,
+    )
     max_wait_seconds: float | None = fact(
         "simulated max wait in the pool's queue (pooled GPU demand at the pool's capacity), seconds",
         "s",
@@ -410,6 +420,8 @@ def pool_workload_facts(
     return {
         name: PooledWorkloadFacts(
             pool_capacity_gpus=capacity,
+            measured_pool_gpus=capacity,
+            measured_pool_basis="",
             max_wait_seconds=max_wait,
             p99_wait_seconds=p99_wait,
             daily_max_wait_seconds=daily_wait,

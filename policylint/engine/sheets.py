@@ -65,6 +65,8 @@ class ProposalRequest(TypedDict):
     pool_proposals: list[ProposalAsk]
     gpu_model: str | None
     pool_gpu_model: str | None
+    #: with --diff, the pool's gpu.model at the base when this change changes it: what its figures were measured on
+    measured_gpu_model: str | None
 
 
 @dataclass(kw_only=True, eq=False)
@@ -296,6 +298,33 @@ class PoolFactSheet(Facts):
     evidence_changed: bool | None = fact(
         "true when a measurement of the pool's workloads changed since the --diff base", default=None
     )
+    capacity_gpus_before: int | None = fact(
+        "reserved + elastic GPUs at the --diff base revision: the capacity its measurements were taken on "
+        "(unknown without --diff, or for a pool the base does not declare)",
+        "GPUs",
+        default=None,
+    )
+    newcomer_baseline_gpus: int | None = fact(
+        "sum of the baseline GPUs of the workloads the --diff base did not place in this pool (moved in, or "
+        "new): demand the pool did not carry when it was measured",
+        "GPUs",
+        default=None,
+    )
+    newcomer_count: int | None = fact("workloads the --diff base did not place in this pool", default=None)
+    newcomer_note: str | None = fact(
+        "text for messages: empty without newcomers, else their baselines and names", default=None
+    )
+    measured_allowance_gpus: int | None = fact(
+        "capacity_gpus_before + newcomer_baseline_gpus: what carried the pooled demand the pool's traces "
+        "record",
+        "GPUs",
+        default=None,
+    )
+    gpu_model_before: str | None = fact("gpu.model at the --diff base revision, as written there", default=None)
+    gpu_model_changed: bool | None = fact(
+        "true when gpu.model differs (ignoring case) from the --diff base revision's, where both are declared",
+        default=None,
+    )
     resident_gib_per_gpu: float | None = fact(
         "GiB one GPU must hold: with sharing shared, every inference model of the pool at once (sum"
         " of residentGiB / gpusPerReplica); with exclusive GPUs, the largest one alone (unknown "
@@ -354,7 +383,8 @@ class ProposalFactSheet(Facts):
         "per request: pool, gpus, reserved, baseline_gpus (pooled), baseline_gpus_sum, "
         "baseline_pooling, measured_workloads, pool_workloads, pool_proposed_gpus (GPUs every "
         "proposal of the repository asks for that pool, this one included), pool_proposals (those "
-        "proposals as name and gpus), gpu_model (the request's gpuModel), pool_gpu_model (the pool's "
+        "proposals as name and gpus), gpu_model (the request's gpuModel), measured_gpu_model (with --diff, the pool's "
+        "gpu.model at the base when the change changes it), pool_gpu_model (the pool's "
         "gpu.model) (list of objects)",
     )
     cluster_measured: int | None = fact("workloads of the proposal's cluster whose GPU demand is measured")

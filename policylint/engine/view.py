@@ -45,3 +45,7 @@ class History:
 
     reserved_before: dict[str, int]  # "cluster/pool" -> reserved GPUs at the base
     changed_files: frozenset[str]  # real paths of files changed since the base
+    #: "cluster/pool" -> the pool as the base declares it (:class:`policylint.engine.history.PoolThen`)
+    pools_then: Mapping[str, Any] = field(default_factory=dict)
+    #: workload name -> the pool its measurements were taken on: where the base placed it (a ``PoolThen``)
+    measured_on: Mapping[str, Any] = field(default_factory=dict)

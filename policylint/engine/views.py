@@ -15,7 +15,7 @@ import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING, TypeVar
 
-from policylint.engine.pool_view import history_facts, pool_view
+from policylint.engine.pool_view import history_facts, measured_on_facts, pool_view
 from policylint.engine.pooled_facts import durations_shared, identity_facts, pool_workload_facts, pooled_pool_facts
 from policylint.engine.sheets import (
     ClusterFactSheet,
@@ -185,7 +185,8 @@ def build_views(
         for name, pooled in pool_workload_facts(pool, psheets[pool.qualified], wsheets).items():
             wsheets[name].pooled = pooled
             wviews[name].paths.setdefault("measurement_double_counted", ("spec", "concurrency", "trace", "path"))
-        history_facts(psheets[pool.qualified], pool, history)
+        history_facts(psheets[pool.qualified], pool, history, wsheets)
+        measured_on_facts(wsheets, pool, history)
     if only is not None and only.copied:
         # near-copy partners' pools: which members repeat one another, not their pooled demand
         for pool in model.pools:
@@ -288,6 +289,7 @@ def _proposal_view(
                 pool_proposals=_group(proposed_by.get(target.qualified, [])) if target else [],
                 gpu_model=_text(req.get("gpuModel")),
                 pool_gpu_model=_text((target.spec.get("gpu") or {}).get("model")) if target else None,
+                measured_gpu_model=pv.gpu_model_before if pv and pv.gpu_model_changed else None,
             )
         )
     cluster_measured = None
