@@ -301,3 +301,39 @@ def test_pl951_margin_is_the_share_above_what_ran(tmp_path: Path) -> None:
         (root / ".policylint.yaml").write_text(f"rules:\n  PL951:\n    margin: {margin}\n")
         code, found = _select(root, "PL951", "--diff", "HEAD")
         assert ([f["code"] for f in found] == ["PL951"]) is fires, (margin, found)
+
+
+def test_a_pool_renamed_in_the_change_is_found_by_its_workloads(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 11: `training` renamed `training-h100` and raised 392 -> 450 passed PL950."""
+    root = _committed(tmp_path, "good")
+    cluster = root / "clusters" / "train-central.yaml"
+    cluster.write_text(cluster.read_text().replace("- name: training", "- name: training-h100")
+                       .replace("reservedGpus: 392", "reservedGpus: 450"))
+    research = root / "workloads" / "research.yaml"
+    text = research.read_text()
+    assert text.count("pool: training\n") == 2
+    research.write_text(text.replace("pool: training\n", "pool: training-h100\n"))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/train-central.yaml")]
+    assert "pool train-central/training-h100 reserves 450 GPUs, up from 392" in str(found[0]["message"])
+    # the rename alone is no raise
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 450", "reservedGpus: 392"))
+    assert findings(root) == (0, [])
+
+
+def test_a_kueue_quota_raised_as_lendable_is_still_owned(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 11: nominalQuota 104 -> 123 with lendingLimit 19 read as 104 reserved."""
+    root = _committed(tmp_path, "kueue")
+    queues = root / "kueue" / "cluster-queues.yaml"
+    text = queues.read_text()
+    assert text.count("        nominalQuota: 104\n") == 1
+    queues.write_text(text.replace("        nominalQuota: 104\n", "        nominalQuota: 123\n        lendingLimit: 19\n"))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", "kueue/cluster-queues.yaml", 56)]
+    assert "owns 123 GPUs of nominal quota (19 of them lendable, so 104 read as reserved), up from 104" in str(
+        found[0]["message"])
+    # lending part of the same quota is no raise
+    queues.write_text(text.replace("        nominalQuota: 104\n", "        nominalQuota: 104\n        lendingLimit: 19\n"))
+    assert findings(root) == (0, [])

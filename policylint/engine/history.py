@@ -138,6 +138,7 @@ class PoolThen:
     """A pool as the ``--diff`` base revision declares it: what was measured on it ran there."""
 
     reserved_gpus: int | None
+    owned_gpus: int  # :attr:`policylint.model.Pool.owned_gpus`: reserved, or a Kueue flavor's nominal quota
     capacity_gpus: int  # :attr:`policylint.model.Pool.capacity_gpus`, the one definition
     gpu_model: str | None  # ``gpu.model`` as written (stripped), None when not declared
 
@@ -193,6 +194,7 @@ def pools_at_base(
         model_then = (pool.spec.get("gpu") or {}).get("model")
         then = PoolThen(
             reserved_gpus=reserved if isinstance(reserved, int) else None,
+            owned_gpus=pool.owned_gpus,
             capacity_gpus=pool.capacity_gpus,
             gpu_model=(model_then.strip() or None) if isinstance(model_then, str) else None,
         )
@@ -244,6 +246,24 @@ def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name
             found = by_name.get(then_placed) if then_placed is not None and not then_placed[0].startswith("queue:") else None
         if found is not None:
             out[name] = found
+    return out
+
+
+def renamed_pools(model: Model, then: dict[str, PoolThen], measured: dict[str, PoolThen]) -> dict[str, PoolThen]:
+    """``then`` with each pool the base does not declare found again by its workloads, when they all ran in one.
+
+    A pool renamed in the change (``training`` to ``training-h100``) is not found by its
+    name, and without a base every history rule passed it (red team, 2026-12-06, round 11:
+    a renamed pool raised from 392 to 450 GPUs). A pool whose placed workloads all ran, at
+    the base, in one pool is that pool - also when another pool took the old name.
+    """
+    out = dict(then)
+    for pool in model.pools:
+        if pool.qualified in out:
+            continue
+        came = {id(measured[w.name]): measured[w.name] for w in pool.workloads if w.name in measured}
+        if len(came) == 1 and all(w.name in measured for w in pool.workloads):
+            out[pool.qualified] = next(iter(came.values()))
     return out
 
 

@@ -402,21 +402,23 @@ def judge(
     if options.change is not None:
         import os
 
-        from policylint.engine.history import measured_on, pools_at_base, same_traces
+        from policylint.engine.history import measured_on, pools_at_base, renamed_pools, same_traces
         from policylint.engine.view import History
 
         then, by_name = pools_at_base(options.change, model, options.limits, options.gpu_resources)
+        measured = measured_on(options.change, model, then, by_name, options.limits)
+        then = renamed_pools(model, then, measured)
         before = {q: p.reserved_gpus for q, p in then.items() if p.reserved_gpus is not None}
+        options.change.reserved_before = before
         changed = frozenset(os.path.realpath(p) for p in options.change.files)
         # PL950's candidates: pools that reserve more than at the base; of their changed traces,
         # those that read as they did then are no new evidence
-        grown = [p for p in model.pools if isinstance(before.get(p.qualified), int) and p.reserved_gpus > before[p.qualified]]
+        grown = [p for p in model.pools if p.qualified in then and p.owned_gpus > then[p.qualified].owned_gpus]
         traces = {os.path.realpath(m.path) for p in grown for w in p.workloads for m in w.measurements.values()
                   if m.path is not None} & changed
         history = History(reserved_before=before,
                           changed_files=changed - same_traces(options.change, model, options.trace_limits, traces),
-                          pools_then=then,
-                          measured_on=measured_on(options.change, model, then, by_name, options.limits))
+                          pools_then=then, measured_on=measured)
     prebuilt = prepared.views if prepared else None
     viewed = functools.partial(record_beside, beside, recorder, options.cache_dir) if recorder is not None else None
     views = build_views(model, facts, now, history, pools, only, prebuilt, viewed, options.cache_dir)

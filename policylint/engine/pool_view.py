@@ -35,6 +35,8 @@ POOL_FACT_PLACES: dict[str, str] = {
     "committed_gpus": "reserved",
     "reserved_gpus_before": "reserved",  # before and now compared where the reserved GPUs are written
     "capacity_gpus_before": "reserved",
+    "owned_gpus": "reserved",
+    "owned_gpus_before": "reserved",
     "measured_allowance_gpus": "reserved",
     "gpu_model_changed": "gpu",
     "gpu_model_before": "gpu",
@@ -312,6 +314,12 @@ def history_facts(
     if then is None:
         return
     sheet.capacity_gpus_before = then.capacity_gpus
+    sheet.owned_gpus, sheet.owned_gpus_before = pool.owned_gpus, then.owned_gpus
+    lent = pool.owned_gpus - pool.reserved_gpus
+    sheet.owned_phrase = (
+        f"reserves {pool.reserved_gpus} GPU{'s' if pool.reserved_gpus != 1 else ''}" if not lent
+        else f"owns {pool.owned_gpus} GPUs of nominal quota ({lent} of them lendable, so {pool.reserved_gpus} read as reserved)"
+    )
     sheet.gpu_model_before = then.gpu_model
     today = (pool.spec.get("gpu") or {}).get("model")
     if isinstance(today, str) and today.strip() and then.gpu_model is not None:

@@ -298,6 +298,17 @@ class PoolFactSheet(Facts):
     evidence_changed: bool | None = fact(
         "true when a measurement of the pool's workloads changed since the --diff base", default=None
     )
+    owned_gpus: int | None = fact(
+        "GPUs the pool holds as its own: reservedGpus; for a Kueue flavor its whole nominalQuota, the lendable "
+        "part included (set with --diff)",
+        "GPUs",
+        default=None,
+    )
+    owned_gpus_before: int | None = fact("owned_gpus at the --diff base revision", "GPUs", default=None)
+    owned_phrase: str | None = fact(
+        "text for messages: 'reserves N GPUs', or for a Kueue flavor that lends, its nominal quota and lendable part",
+        default=None,
+    )
     capacity_gpus_before: int | None = fact(
         "reserved + elastic GPUs at the --diff base revision: the capacity its measurements were taken on "
         "(unknown without --diff, or for a pool the base does not declare)",

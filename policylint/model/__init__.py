@@ -162,6 +162,16 @@ class Pool:
         """The pool's capacity (:func:`pool_capacity`): what every command shows and judges."""
         return pool_capacity(self.reserved_gpus, self.elastic_gpus)
 
+    @property
+    def owned_gpus(self) -> int:
+        """GPUs the pool holds as its own: ``reservedGpus``; for a Kueue flavor its whole nominal quota.
+
+        Kueue lends the part of a nominal quota above ``nominalQuota - lendingLimit`` only while
+        the owner leaves it idle, so it reads as elastic capacity - but it is bought all the same.
+        """
+        nominal = self.scheduler.get("nominal") if self.origin == "kueue" else None
+        return nominal if isinstance(nominal, int) else self.reserved_gpus
+
     def place(self, name: str) -> DocPath:
         """The document path of the place ``name`` (a key of :data:`POOL_PLACES`)."""
         if name in self.places:
