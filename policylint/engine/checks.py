@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from policylint.engine.pool_merge_check import pools_split_apart
 from policylint.measure.integrity.checks import CHECKS as INTEGRITY_CHECKS
 from policylint.measure.sources.provenance import pull_query_changed, pull_stale
 
@@ -479,5 +480,6 @@ CHECKS: dict[str, CheckFunction] = {
     "exclusions_shape_series": exclusions_shape_series,
     "trace_coarser_than_step": trace_coarser_than_step,
     "vram_exceeds_memory": vram_exceeds_memory,
+    "pools_split_apart": pools_split_apart,
 }
 CHECKS.update(INTEGRITY_CHECKS)  # the integrity stage's own (policylint.measure.integrity.checks)

@@ -421,7 +421,10 @@ def judge(
                           pools_then=then, measured_on=measured)
     prebuilt = prepared.views if prepared else None
     viewed = functools.partial(record_beside, beside, recorder, options.cache_dir) if recorder is not None else None
-    views = build_views(model, facts, now, history, pools, only, prebuilt, viewed, options.cache_dir)
+    from policylint.measure.pool_groups import Thresholds
+
+    thresholds = Thresholds.from_params(options.ruleset.params)
+    views = build_views(model, facts, now, history, pools, only, prebuilt, viewed, options.cache_dir, thresholds)
     if index is not None and not (recorder is not None and recorder.handed_off):
         index.write()  # (a child that recorded writes the index itself)
     if options.cache_dir is not None:

@@ -36,6 +36,7 @@ _LOOSER_UP = {
     "min_finished",  # PL979: with fewer finished rows the comparison is not made
     "min_pools",  # PL980: fewer pools adding rounding are not judged
     "load_gib_per_second",  # PL965: a faster load is a shorter floor
+    "min_saving_gpus", "min_saving_share",  # PL988: a smaller saving is never reported
 }
 #: options that 0 switches off whatever their direction (PL965: 0 leaves model loading out of the floor)
 _OFF_AT_ZERO = {"load_gib_per_second"}

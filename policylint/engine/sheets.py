@@ -49,6 +49,19 @@ class ProposalAsk(TypedDict):
     gpus: int
 
 
+class PoolMerge(TypedDict):
+    """Two pools of one plan group and what they need apart and pooled, in a cluster's ``pool_merges``."""
+
+    pools: list[str]
+    apart_gpus: int
+    pooled_gpus: int
+    saving_gpus: int
+    apart_reserved_gpus: int
+    pooled_reserved_gpus: int
+    cold_start_seconds: float
+    window_days: float
+
+
 class ProposalRequest(TypedDict):
     """One request of a proposal beside the pool it is for (None where the pool is unknown)."""
 
@@ -379,6 +392,16 @@ class ClusterFactSheet(Facts):
         default=None,
     )
     rounding_pools: int | None = fact("pools rounding_gpus counts whose rounding adds more than 0 GPUs", default=None)
+    pool_merges: list[PoolMerge] = fact(
+        "pairs of the cluster's pools that plan would pool (one class, GPU model and memory, gang need and "
+        "tolerance tier; no repeated or near-copied measurement between them; a pooled window of at least "
+        "PL112's days) and that need fewer GPUs pooled than apart: per pair, pools (cluster/pool), apart_gpus "
+        "(the two pools' own daily bands summed, reserved + elastic), pooled_gpus (the pair's pooled daily "
+        "band), saving_gpus, apart_reserved_gpus and pooled_reserved_gpus (baseline bands), cold_start_seconds "
+        "(the longer of the two pools', both sides taken at it), window_days (of the pooled series); largest "
+        "saving first (list of objects; empty with fewer than two pools)",
+        "GPUs",
+    )
 
 
 @dataclass(kw_only=True, eq=False)

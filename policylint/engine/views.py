@@ -15,6 +15,7 @@ import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING, TypeVar
 
+from policylint.engine.pool_merges import pool_merges
 from policylint.engine.pool_view import history_facts, measured_on_facts, pool_view
 from policylint.engine.pooled_facts import durations_shared, identity_facts, pool_workload_facts, pooled_pool_facts
 from policylint.engine.sheets import (
@@ -30,6 +31,7 @@ from policylint.engine.lite_sheet import is_stand_in, set_facts
 from policylint.engine.view import History, View
 from policylint.facts import Facts
 from policylint.engine.workload_view import capacity_shares, depth_facts, to_gpus, workload_view
+from policylint.measure.pool_groups import Thresholds
 from policylint.measure.pools import measure_pools
 from policylint.measure.integrity.copies import copy_facts
 from policylint.measure.integrity.plausibility import pool_integrity_facts
@@ -115,6 +117,7 @@ def build_views(
     prebuilt: Mapping[str, View] | None = None,
     viewed: Callable[[list[tuple[Workload, WorkloadFacts, View]]], None] | None = None,
     cache_dir: Path | None = None,
+    thresholds: Thresholds | None = None,
 ) -> list[View]:
     """Views for every subject of the model, in a deterministic order.
 
@@ -125,7 +128,9 @@ def build_views(
     already built (from the repository index, :mod:`policylint.engine.repo_index`); ``viewed``
     is given every workload view built here (with its workload and facts) once they are all
     built, before the pool steps add to them. With ``cache_dir`` the near-copy facts are kept
-    there between runs (:func:`policylint.measure.integrity.copies.copy_facts`).
+    there between runs (:func:`policylint.measure.integrity.copies.copy_facts`). ``thresholds``
+    (the rule set's, :meth:`~policylint.measure.pool_groups.Thresholds.from_params`; default: the
+    rules' defaults) group the pools a cluster's ``pool_merges`` pairs, as ``plan`` groups workloads.
     """
     if pools is None:
         pools = measure_pools(model, facts)
@@ -226,6 +231,7 @@ def build_views(
             rounding_baseline_gpus=baseline,
             rounding_share=rounding / baseline if rounding is not None and baseline else None,
             rounding_pools=rounding_pools,
+            pool_merges=pool_merges(cluster, psheets, pools, wsheets, thresholds),
         )  # loosened_*: the run's configuration, set by the linter
         views.append(View("cluster", f"cluster {name}", cluster.doc, ("metadata", "name"), sheet, target=cluster.subject))
     for name in sorted(model.proposals):

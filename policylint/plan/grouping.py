@@ -12,11 +12,22 @@ question.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from policylint.plan.models import CLASSES, Thresholds, Unplaced, WhatIf, number, plain
+from policylint.measure.pool_groups import (
+    CLASSES,
+    Thresholds,
+    is_gang,
+    model_key,
+    number,
+    split_spread,
+    tier_of,
+    tightest,
+    tolerance_of,
+)
+from policylint.plan.models import Unplaced, WhatIf, plain
 
 if TYPE_CHECKING:
     from policylint.model import Pool, Workload
@@ -49,32 +60,6 @@ def planned_spec(w: Workload, whatif: WhatIf) -> WorkloadSpec:
     return spec
 
 
-def tolerance_of(spec: WorkloadSpec) -> float | None:
-    """The declared maximum tolerable queue seconds, None when not a number."""
-    return number((spec.get("tolerance") or {}).get("maxQueueSeconds"))
-
-
-def tightest(tolerances: Iterable[float | None]) -> float | None:
-    """The tightest of the tolerances, None when any workload declares none."""
-    tols = list(tolerances)
-    return None if any(t is None for t in tols) else min(t for t in tols if t is not None)
-
-
-def _replicas(spec: WorkloadSpec) -> int:
-    value = spec.get("gpusPerReplica", 1)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1
-
-
-def _tier(tolerance: float | None, th: Thresholds) -> str:
-    if tolerance is None:
-        return "no-tolerance"
-    if tolerance <= th.realtime_seconds:
-        return "realtime"
-    if tolerance < th.queue_tolerant_seconds:
-        return "interactive"
-    return "queue-tolerant"
-
-
 def dns(text: str) -> str:
     """A pool-name-safe, DNS-friendly rendering of ``text``."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
@@ -82,14 +67,24 @@ def dns(text: str) -> str:
 
 @dataclass(frozen=True)
 class Group:
-    """The workloads that may share a pool: one cluster, class, GPU type, gang need and tier."""
+    """The workloads that may share a pool: one cluster, class, GPU type, gang need and tier.
+
+    GPU types compare by :func:`~policylint.measure.pool_groups.model_key` (two spellings of
+    one model are one type); ``gpu_model`` is the model as the group's first workload's pool
+    writes it.
+    """
 
     cluster: str
     cls: str
-    gpu_model: str
+    gpu_model: str = field(compare=False)
     gpu_memory: float
     gang: bool
     tier: str
+    model: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            object.__setattr__(self, "model", model_key(self.gpu_model))
 
     @property
     def gpu(self) -> GpuSpec:
@@ -107,11 +102,11 @@ def is_reject(group: Group) -> bool:
 
 
 def group_of(w: Workload, spec: WorkloadSpec, th: Thresholds, unplaced: Unplaced) -> Group | str:
-    """The group a workload belongs to, or why it cannot be planned."""
+    """The group a workload belongs to, or why it cannot be planned (:func:`~policylint.measure.pool_groups.group_key`)."""
     if w.cls not in CLASSES:
         return f"its class {w.cls!r} is not one of {', '.join(CLASSES)}"
-    gang = w.cls in ("training", "batch") and _replicas(spec) > 1
-    tier = _tier(tolerance_of(spec), th)
+    gang = is_gang(w.cls, spec)
+    tier = tier_of(tolerance_of(spec), th)
     if w.pool is None:
         if unplaced.gpu_model is None or unplaced.gpu_memory is None:
             return "it is placed in no pool, so its GPU type is unknown (give one with --gpu MODEL=GIB)"
@@ -123,27 +118,6 @@ def group_of(w: Workload, spec: WorkloadSpec, th: Thresholds, unplaced: Unplaced
     if not isinstance(model, str) or memory is None:
         return f"its pool {w.pool.qualified} declares no GPU model and memory"
     return Group(w.pool.cluster.name, w.cls, model, memory, gang, tier)
-
-
-def split_spread(names: list[str], tolerances: Mapping[str, float | None], max_spread: float) -> list[list[str]]:
-    """Cut a tier, ordered by tolerance, wherever the loosest would exceed ``max_spread`` x the tightest."""
-    order = sorted(names, key=lambda n: (tolerances[n] if tolerances[n] is not None else -1.0, n))
-    parts: list[list[str]] = []
-    for n in order:
-        t = tolerances[n]
-        if parts and t is not None:
-            first = tolerances[parts[-1][0]]
-            if first is not None and first > 0 and t <= first * max_spread:
-                parts[-1].append(n)
-                continue
-            if first is not None and first == 0 and t == 0:
-                parts[-1].append(n)
-                continue
-        elif parts and t is None:
-            parts[-1].append(n)
-            continue
-        parts.append([n])
-    return parts
 
 
 def common_nodes(pools: Iterable[Pool | None]) -> tuple[NodesSpec | None, tuple[str, ...]]:

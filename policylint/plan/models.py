@@ -6,11 +6,10 @@ other module of :mod:`policylint.plan` reads and writes these types.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from policylint.calc.settings import MIN_WINDOW_DAYS
+from policylint.measure.pool_groups import CLASSES, EPS, Thresholds, number
 from policylint.model import pool_capacity
 from policylint.model.specs import ElasticSpec, GpuSpec, NodesSpec, PoolSpec
 
@@ -42,20 +41,10 @@ SIZING_RULES = frozenset(
 #: Name of the file holding the planned clusters in a planned repository.
 PLANNED_CLUSTERS_FILE = "planned-clusters.yaml"
 
-#: Float noise guard for the floors of sized numbers.
-EPS = 1e-9
-#: The workload classes the plan places; training, batch and inference never share a pool.
-CLASSES = ("training", "batch", "inference")
-
 
 def plain(x: float) -> float | int:
     """A whole float as an int (YAML and JSON without a spurious .0)."""
     return int(x) if float(x).is_integer() else float(x)
-
-
-def number(value: Any) -> float | None:
-    """``value`` as a float when it is a number (not a boolean), else None."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)
@@ -74,37 +63,6 @@ class WhatIf:
     tolerances: tuple[tuple[str, float], ...] = ()
     headroom: float = 0.0
     size_queues_by_tolerance: bool = False
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """The rules' parameters the plan must satisfy (defaults: the rules' defaults)."""
-
-    realtime_seconds: float = 10.0  # PL306
-    queue_tolerant_seconds: float = 300.0  # PL306
-    max_spread: float = 100.0  # PL303
-    min_window_days: float = MIN_WINDOW_DAYS  # PL112
-    max_tail_ratio: float = 20.0  # PL601
-    headroom: float = 0.15  # least of PL101, PL102, PL201
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Mapping[str, Any]]) -> Thresholds:
-        """The thresholds of a configured rule set (``RuleSet.params``: code -> effective parameters)."""
-        d = cls()
-
-        def get(code: str, name: str, default: float) -> float:
-            value = (params.get(code) or {}).get(name)
-            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
-
-        headrooms = [get(c, "headroom", d.headroom) for c in ("PL101", "PL102", "PL201")]
-        return cls(
-            realtime_seconds=get("PL306", "realtime_seconds", d.realtime_seconds),
-            queue_tolerant_seconds=get("PL306", "queue_tolerant_seconds", d.queue_tolerant_seconds),
-            max_spread=get("PL303", "max_factor", d.max_spread),
-            min_window_days=get("PL112", "min_window_days", d.min_window_days),
-            max_tail_ratio=get("PL601", "max_tail_ratio", d.max_tail_ratio),
-            headroom=min(headrooms),
-        )
 
 
 @dataclass(frozen=True)

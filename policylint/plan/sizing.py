@@ -27,6 +27,7 @@ import numpy as np
 
 from policylint.bands import capacity_for_tolerance
 from policylint.measure.cold_start import pool_cold_start, pool_cold_start_source
+from policylint.measure.pool_groups import framework_capacity
 from policylint.measure.pools import measure_pool
 from policylint.model import Cluster, Pool
 from policylint.plan.models import EPS, WhatIf
@@ -81,8 +82,7 @@ def capacity(
     only when the sizing uses it or ``explain`` asks for the figure.
     """
     h = whatif.headroom
-    reserved = math.floor(baseline * (1 + h) + EPS)
-    full = max(reserved, math.floor(daily * (1 + h) + EPS))
+    reserved, full = framework_capacity(baseline, daily, h)
     rule = "daily band" if h == 0 else f"daily band + {h:.0%} headroom"
     by = whatif.size_queues_by_tolerance
     if tolerance is None or not (by or explain):
