@@ -57,15 +57,31 @@ def test_increase_without_new_measurement_is_flagged(repo: Path) -> None:
     assert "up from 20" in str(found[0]["message"])
 
 
-def test_increase_with_changed_measurement_passes(repo: Path) -> None:
+def test_increase_backed_by_new_demand_passes(repo: Path) -> None:
+    """The trace measured again shows a quarter more running jobs: the pooled baseline grows, and with it the raise."""
     raise_batch_reserved(repo, 22)
     trace = repo / "measurements" / "traces" / "offline-scoring.csv"
-    last = trace.read_text().splitlines()[-1].split(",")
-    with trace.open("a") as fh:  # one more sample at the trace's step: the measurement changed
-        fh.write(f"{int(last[0]) + MINI_STEP},{last[1]}\n")
+    header, *rows = trace.read_text().splitlines()
+    stamped = [row.split(",") for row in rows]
+    trace.write_text("\n".join([header, *(f"{t},{round(float(v) * 1.25)}" for t, v in stamped)]) + "\n")
     code, found = findings(repo)
     assert found == []
     assert code == 0
+
+
+def test_a_new_measurement_that_moves_no_demand_backs_no_raise(repo: Path) -> None:
+    """Red team, 2026-12-06, round 11: one sample changed was "new evidence" for any raise PL101's headroom allowed."""
+    line = raise_batch_reserved(repo, 22)
+    trace = repo / "measurements" / "traces" / "offline-scoring.csv"
+    last = trace.read_text().splitlines()[-1].split(",")
+    with trace.open("a") as fh:  # one more sample at the trace's step: the measurement changed, its bands did not
+        fh.write(f"{int(last[0]) + MINI_STEP},{last[1]}\n")
+    code, found = findings(repo)
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", CLUSTER, line)]
+    assert found[0]["message"] == (
+        "pool prod-east/batch reserves 22 GPUs, up from 20 at the base revision, but its new measurements move its"
+        " pooled baseline from 20 to 20 GPUs, which backs at most 20: capacity grew beyond its new evidence")
 
 
 @pytest.mark.parametrize(
@@ -157,7 +173,10 @@ def test_a_job_list_sorted_again_is_no_new_evidence(tmp_path: Path) -> None:
     header, first, *rest = before.splitlines()
     job, start, end, gpus = first.split(",")
     jobs.write_text("\n".join([header, f"{job},{start},{int(end) + 1},{gpus}", *rest]) + "\n")
-    assert findings(root) == (0, [])
+    code, found = findings(root)
+    # ... but it moves no demand, so it backs no raise (round 11)
+    assert code == 1 and "move its pooled baseline from 392 to 392 GPUs, which backs at most 392" in str(
+        found[0]["message"])
 
 
 def test_a_sample_edited_inside_a_declared_exclusion_is_no_new_evidence(tmp_path: Path) -> None:
@@ -178,7 +197,9 @@ def test_a_sample_edited_inside_a_declared_exclusion_is_no_new_evidence(tmp_path
     assert "\n1791968100," in text
     before = text.split("\n1791968100,", 1)[1].split("\n", 1)[0]
     trace.write_text(text.replace(f"\n1791968100,{before}\n", f"\n1791968100,{int(before) + 1}\n"))
-    assert findings(root) == (0, [])
+    code, found = findings(root)
+    # ... which moves no demand, so it backs no raise (round 11)
+    assert code == 1 and "which backs at most 53: capacity grew beyond its new evidence" in str(found[0]["message"])
 
 
 # --- the figure and the bound moved together (red team, 2026-12-06, round 10) ---------------------------------
@@ -234,7 +255,7 @@ def test_the_honest_raise_with_new_evidence_passes_pl951(tmp_path: Path) -> None
     root = _committed(tmp_path, "good")
     _serving(root, 60, 18)
     _refresh_reranker(root)
-    assert _select(root, "PL950,PL951,PL973", "--diff", "HEAD") == (0, [])
+    assert _select(root, "PL951,PL973", "--diff", "HEAD") == (0, [])
 
 
 def test_pl973_bounds_one_workload_by_the_base_capacity(tmp_path: Path) -> None:

@@ -137,6 +137,7 @@ def changed_since(root: Path, base: str) -> Change:
 class PoolThen:
     """A pool as the ``--diff`` base revision declares it: what was measured on it ran there."""
 
+    key: tuple[str, str, str]  # :attr:`policylint.model.Pool.key` of the pool at the base
     reserved_gpus: int | None
     owned_gpus: int  # :attr:`policylint.model.Pool.owned_gpus`: reserved, or a Kueue flavor's nominal quota
     capacity_gpus: int  # :attr:`policylint.model.Pool.capacity_gpus`, the one definition
@@ -193,6 +194,7 @@ def pools_at_base(
         reserved = pool.spec.get("reservedGpus")
         model_then = (pool.spec.get("gpu") or {}).get("model")
         then = PoolThen(
+            key=pool.key,
             reserved_gpus=reserved if isinstance(reserved, int) else None,
             owned_gpus=pool.owned_gpus,
             capacity_gpus=pool.capacity_gpus,

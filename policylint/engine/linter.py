@@ -398,27 +398,13 @@ def judge(
             only = with_partners(model, only, found | lenders)
             part = measure_more(model, options, only.workloads, part, now)
     index, prepared, recorder, facts, findings, pools = part
-    history = None
-    if options.change is not None:
-        import os
+    from policylint.engine.change_history import history_for
 
-        from policylint.engine.history import measured_on, pools_at_base, renamed_pools, same_traces
-        from policylint.engine.view import History
+    def load_base(home: Path) -> Model | None:  # the base revision's files, loaded as this run's
+        return lint([home], LintOptions(root=home, exclude=options.exclude, limits=options.limits, now=now,
+                                        gpu_resources=options.gpu_resources)).model
 
-        then, by_name = pools_at_base(options.change, model, options.limits, options.gpu_resources)
-        measured = measured_on(options.change, model, then, by_name, options.limits)
-        then = renamed_pools(model, then, measured)
-        before = {q: p.reserved_gpus for q, p in then.items() if p.reserved_gpus is not None}
-        options.change.reserved_before = before
-        changed = frozenset(os.path.realpath(p) for p in options.change.files)
-        # PL950's candidates: pools that reserve more than at the base; of their changed traces,
-        # those that read as they did then are no new evidence
-        grown = [p for p in model.pools if p.qualified in then and p.owned_gpus > then[p.qualified].owned_gpus]
-        traces = {os.path.realpath(m.path) for p in grown for w in p.workloads for m in w.measurements.values()
-                  if m.path is not None} & changed
-        history = History(reserved_before=before,
-                          changed_files=changed - same_traces(options.change, model, options.trace_limits, traces),
-                          pools_then=then, measured_on=measured)
+    history = history_for(options, model, now, load_base)
     prebuilt = prepared.views if prepared else None
     viewed = functools.partial(record_beside, beside, recorder, options.cache_dir) if recorder is not None else None
     from policylint.measure.pool_groups import Thresholds

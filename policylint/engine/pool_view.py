@@ -37,6 +37,7 @@ POOL_FACT_PLACES: dict[str, str] = {
     "capacity_gpus_before": "reserved",
     "owned_gpus": "reserved",
     "owned_gpus_before": "reserved",
+    "owned_gpus_allowed": "reserved",
     "measured_allowance_gpus": "reserved",
     "gpu_model_changed": "gpu",
     "gpu_model_before": "gpu",
@@ -313,6 +314,7 @@ def history_facts(
     then = history.pools_then.get(pool.qualified)
     if then is None:
         return
+    backed_by(sheet, then.owned_gpus, history.baseline_before.get(pool.qualified))
     sheet.capacity_gpus_before = then.capacity_gpus
     sheet.owned_gpus, sheet.owned_gpus_before = pool.owned_gpus, then.owned_gpus
     lent = pool.owned_gpus - pool.reserved_gpus
@@ -361,3 +363,27 @@ def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, histo
                 measured_pool_gpus=then.capacity_gpus,
                 measured_pool_basis=f" (its capacity at the base revision; {today} in this change)",
             )
+
+
+def backed_by(sheet: PoolFactSheet, owned_before: int, baseline_before: int | None) -> None:
+    """PL950's bound: what the pool may own by the evidence since the base, in whole GPUs, exactly.
+
+    Without changed measurements, what it owned then. With them, what it owned then grown in
+    the ratio of the pooled baselines (a raise no larger than the demand's own), or today's
+    pooled baseline when that is higher (a pool catching up with its demand); unknown when the
+    base's pooled baseline is (PL950 then passes on the changed evidence alone).
+    """
+    now = sheet.pooled.baseline_gpus
+    if sheet.evidence_changed is False:
+        sheet.owned_gpus_allowed = owned_before
+        sheet.backing_note = "no measurement of its workloads changed: capacity grew without new evidence"
+        return
+    sheet.baseline_gpus_before = baseline_before
+    if baseline_before is None or now is None:
+        return
+    scaled = -(-owned_before * now // baseline_before) if baseline_before > 0 else now
+    sheet.owned_gpus_allowed = max(owned_before, now, scaled)
+    sheet.backing_note = (
+        f"its new measurements move its pooled baseline from {baseline_before} to {now} GPU{'s' if now != 1 else ''},"
+        f" which backs at most {sheet.owned_gpus_allowed}: capacity grew beyond its new evidence"
+    )

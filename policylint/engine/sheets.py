@@ -318,6 +318,20 @@ class PoolFactSheet(Facts):
         default=None,
     )
     owned_gpus_before: int | None = fact("owned_gpus at the --diff base revision", "GPUs", default=None)
+    baseline_gpus_before: int | None = fact(
+        "pooled baseline GPUs at the --diff base revision, measured from the base's own files (known only for a "
+        "pool that owns more than then and whose measurements changed)",
+        "GPUs",
+        default=None,
+    )
+    owned_gpus_allowed: int | None = fact(
+        "the most the pool may own by its evidence: owned_gpus_before when no measurement changed; when some did, "
+        "owned_gpus_before grown as the pooled baseline grew since the base, or today's pooled baseline if "
+        "higher (unknown when the base's baseline is)",
+        "GPUs",
+        default=None,
+    )
+    backing_note: str | None = fact("text for messages: what the evidence since the base backs", default=None)
     owned_phrase: str | None = fact(
         "text for messages: 'reserves N GPUs', or for a Kueue flavor that lends, its nominal quota and lendable part",
         default=None,

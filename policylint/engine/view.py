@@ -49,3 +49,5 @@ class History:
     pools_then: Mapping[str, Any] = field(default_factory=dict)
     #: workload name -> the pool its measurements were taken on: where the base placed it (a ``PoolThen``)
     measured_on: Mapping[str, Any] = field(default_factory=dict)
+    #: "cluster/pool" -> pooled baseline GPUs at the base, for the pools that grew with changed evidence
+    baseline_before: Mapping[str, int] = field(default_factory=dict)
