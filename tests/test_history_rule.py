@@ -358,3 +358,23 @@ def test_a_kueue_quota_raised_as_lendable_is_still_owned(tmp_path: Path) -> None
     # lending part of the same quota is no raise
     queues.write_text(text.replace("        nominalQuota: 104\n", "        nominalQuota: 104\n        lendingLimit: 19\n"))
     assert findings(root) == (0, [])
+
+
+def test_a_trace_moved_in_time_is_no_new_evidence(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 11: offline-scoring's night moved three hours onto nightly-eval's (its last
+    three hours dropped so no sample lies after `now`), and the batch pool raised from 20 to 27 GPUs."""
+    root = _committed(tmp_path, "good")
+    cluster = root / "clusters" / "prod-east.yaml"
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 20", "reservedGpus: 27"))
+    trace = root / "measurements" / "traces" / "offline-scoring.csv"
+    header, *rows = trace.read_text().splitlines()
+    moved = [f"{int(t) + 3 * 3600},{v}" for t, v in (row.split(",") for row in rows[:-36])]
+    trace.write_text("\n".join([header, *moved]) + "\n")
+    code, found = findings(root)
+    assert code == 1
+    assert [f["code"] for f in found] == ["PL950"]
+    assert "reserves 27 GPUs, up from 20 at the base revision, but no measurement" in str(found[0]["message"])
+    # the same trace refreshed over a rolling window (a day dropped at its start) keeps its times: new evidence
+    trace.write_text("\n".join([header, *rows[288:]]) + "\n")
+    code, found = findings(root)
+    assert "but no measurement" not in str(found)

@@ -452,11 +452,16 @@ def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool:
             # the ranges the workload leaves out are no evidence either way (red team, 2026-12-06, round 9:
             # one sample edited inside a declared incident was "new evidence" for 12 GPUs on equal bands)
             left_out = declared_exclusions(w, ref)[0]
-            then = apply_exclusions(traces.read_series(old, **options), left_out)
-            now = apply_exclusions(traces.read_series(ref.path, **options), left_out)
-            return bool(then.step_seconds == now.step_seconds and np.array_equal(then.times, now.times)
-                        and np.array_equal(then.valid, now.valid)
-                        and np.array_equal(then.values, now.values, equal_nan=True))
+            raw_then, raw_now = traces.read_series(old, **options), traces.read_series(ref.path, **options)
+            then, now = apply_exclusions(raw_then, left_out), apply_exclusions(raw_now, left_out)
+            if (then.step_seconds == now.step_seconds and np.array_equal(then.times, now.times)
+                    and np.array_equal(then.valid, now.valid)
+                    and np.array_equal(then.values, now.values, equal_nan=True)):
+                return True
+            # the same samples under other times (a false UTC offset, red team round 11) are no new evidence
+            from policylint.measure.integrity.retiming import retimed
+
+            return retimed(raw_then.times, raw_then.values, raw_now.times, raw_now.values)
         if role == "durations":
             options = reader_arguments(ref, limits, "jobs")
             a, b = traces.read_jobs(old, **options), traces.read_jobs(ref.path, **options)
@@ -480,3 +485,4 @@ def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool:
     except (KeyError, ValueError, TypeError, AttributeError, OSError, MeasurementError, PolicylintError):
         return False
     return False
+
