@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-INDEX_FORMAT = 3  # 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text
+INDEX_FORMAT = 4  # 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text;
+# 4: the lite text holds part_fingerprints
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
 MAX_BYTES = 256 << 20

@@ -245,7 +245,7 @@ def repeats(
     """Workload -> (workload it repeats, how that was recognised), for one pool.
 
     Identity is content-based: two workloads whose concurrency series, as read,
-    hold the same values (:func:`policylint.measure.integrity.copies.values_fingerprint`, in
+    hold the same values (:func:`policylint.calc.prints.values_fingerprint`, in
     ``fingerprints`` by workload) cite the same demand, whatever the files are
     called and whatever dates they carry - a byte-identical copy under another
     name, or the same samples moved to other dates, is the same evidence. A
@@ -300,6 +300,17 @@ def _basis(kept: Workload, repeat: Workload, moved: bool = False) -> str:
     return f"a copy: {b.display} holds the same series as {a.display}"
 
 
+def _column_basis(pool: Pool, name: str, index: int, other: str) -> str:
+    """'a column: column C of X sums the series of Y', for messages."""
+    w = next(w for w in pool.workloads if w.name == name)
+    ref = w.measurements.get("concurrency")
+    trace: Any = ((w.spec.get("concurrency") or {}).get("trace") or {}) if isinstance(w.spec, dict) else {}
+    columns = trace.get("columns") if isinstance(trace, dict) else None
+    column = columns[index] if isinstance(columns, list) and index < len(columns) else f"#{index + 1}"
+    shown = ref.display if ref is not None else "its trace"
+    return f"a column: {shown} sums column {column}, which holds the series {other} cites"
+
+
 def _rejection_note(pool: Mapping[str, Any]) -> str:
     """'; honouring ... it turns away N% ...' for messages, or '' when no limit or no queue is known."""
     share, limit = pool.get("daily_rejected_share"), pool.get("queue_max_wait_seconds")
@@ -339,6 +350,17 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
         series[n] = f.get("series_fingerprint")
         shapes[n] = f.get("shape_fingerprint")
     found = repeats(pool, identities, series, shapes)
+    # a summed column that is another member's whole series (red team, 2026-12-06, round 11: two
+    # columns copied from the pool's other traces added 23 GPUs)
+    for n, f in members.items():
+        parts = f.get("part_fingerprints")
+        if not parts or n in found:
+            continue
+        holders = {p: other for other, p in sorted(identities.items(), reverse=True) if p and other != n}
+        for i, printed in enumerate(parts):
+            if printed in holders:
+                found[n] = (holders[printed], _column_basis(pool, n, i, holders[printed]))
+                break
     out: dict[str, dict[str, Any]] = {}
     for w in pool.workloads:
         if w.name not in members:

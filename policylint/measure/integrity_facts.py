@@ -29,6 +29,11 @@ class IntegrityWorkloadFacts(Facts):
         " a copy moved to other dates",
         default=None,
     )
+    part_fingerprints: list[str] | None = fact(
+        "identity: the values_fingerprint of each value column a trace sums (several columns, complete on "
+        "their grid), each as that column alone would read; None for one column",
+        default=None,
+    )
     shape_fingerprint: str | None = fact(
         "identity: SHA-256 of the sequence of rises, falls and holds between valid samples (the "
         "same for a copy scaled by a factor >= 1 or shifted by a constant); None for series that "

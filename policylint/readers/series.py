@@ -81,6 +81,9 @@ class Series:
     #: why a read that failed later may have been the wrong form (an event log read as a
     #: series); the calculator adds it to an error about too few consecutive samples
     hint: str | None = None
+    #: several value columns summed into a series complete on its grid: each column's values print
+    #: (:func:`policylint.calc.prints.values_fingerprint`), in the order declared; empty otherwise
+    part_prints: tuple[str, ...] = ()
 
     @property
     def samples(self) -> int:

@@ -18,6 +18,8 @@ Rows may then come in any order; within one key, times must not repeat.
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -210,7 +212,7 @@ def read_keyed_parts(
     stamp = times(columns[0], ts_name, rows, name)
     unit = epoch_seconds([stamp], timestamp_unit, name, origin)
     check_range(stamp, unit, limits, name)
-    total = _sum_values(columns[2:], names, rows, name)
+    total = _sum_values(columns[2:], names, rows, name)[0]
     if key.select is not None:
         if key.select not in labels:
             shown = ", ".join(sorted(labels)[:10]) + (" ..." if len(labels) > 10 else "")
@@ -238,7 +240,10 @@ def read_keyed_parts(
     return [(labels[k], t_sorted[bounds[k] : bounds[k + 1]], v_sorted[bounds[k] : bounds[k + 1]]) for k in wanted]
 
 
-def _sum_values(columns: Sequence[pa.ChunkedArray], names: Sequence[str], rows: Rows, name: str) -> np.ndarray:
+def _sum_values(
+    columns: Sequence[pa.ChunkedArray], names: Sequence[str], rows: Rows, name: str
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sum of the value columns, and each column's values when there are several (else an empty list)."""
     total: np.ndarray | None = None
     read: list[tuple[str, np.ndarray, np.ndarray]] = []
     for column, label in zip(columns, names, strict=True):
@@ -253,7 +258,7 @@ def _sum_values(columns: Sequence[pa.ChunkedArray], names: Sequence[str], rows: 
     if read:
         refuse_repeated(read, name)  # a column copied under another name would count twice
     assert total is not None
-    return total
+    return total, [values for _, _, values in read]
 
 
 _NO_TIMES = np.empty(0)
@@ -266,9 +271,9 @@ def read_table_samples(
     timestamp_unit: str | None,
     limits: TraceLimits,
     origin: float | None = None,
-) -> tuple[np.ndarray, np.ndarray, float | None]:
-    """The raw samples of a table, validated: times in unix seconds, summed values,
-    and the step between times when it never changes."""
+) -> tuple[np.ndarray, np.ndarray, float | None, list[np.ndarray]]:
+    """The raw samples of a table, validated: times in unix seconds, summed values, the step
+    between times when it never changes, and each value column's values when several are summed."""
     header, name = table.header, table.name
     ts_name = timestamp_column or detected_timestamp(header)
     _distinct(ts_name, value_columns, name)
@@ -301,7 +306,8 @@ def read_table_samples(
                 source=name,
                 row=exc.row,
             ) from None
-    return stamp.values, _sum_values(columns[1:], names, rows, name), uniform
+    total, parts = _sum_values(columns[1:], names, rows, name)
+    return stamp.values, total, uniform, parts
 
 
 def read_table_series(
@@ -328,9 +334,11 @@ def read_table_series(
             )
         return combine(parts, how, name=table.name, step_seconds=step_seconds, max_gap_steps=max_gap_steps,
                        limits=limits)
-    stamps, values, uniform = read_table_samples(table, timestamp_column, value_columns, timestamp_unit, limits, origin)
+    stamps, values, uniform, summed = read_table_samples(
+        table, timestamp_column, value_columns, timestamp_unit, limits, origin
+    )
     release_arrow_memory(table.source.size)
-    return finish(
+    series = finish(
         stamps,
         values,
         name=table.name,
@@ -339,3 +347,11 @@ def read_table_series(
         limits=limits,
         uniform_step=uniform,
     )
+    if summed and series.values.size == stamps.size and bool(series.valid.all()):
+        # complete on its grid, so each column is a series of its own as it would be read alone: its
+        # print is what another workload citing those values alone would have (PL111)
+        from policylint.calc.prints import values_fingerprint
+
+        prints = tuple(values_fingerprint(column + 0.0, series.valid) for column in summed)
+        series = dataclasses.replace(series, part_prints=prints)
+    return series

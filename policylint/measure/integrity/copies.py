@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from policylint.calc.prints import float64_bytes
+from policylint.calc.prints import values_fingerprint as values_fingerprint  # its home before calc.prints
 from policylint.calc.runs import (
     Sketch,
     _sorted_similarity,
@@ -38,25 +40,8 @@ def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_s
     digest = hashlib.sha256(b"policylint-series/1\0")
     digest.update(np.float64(step_seconds).tobytes())
     everything = bool(np.all(valid))
-    digest.update(_float64_bytes(times, valid, everything))
-    digest.update(_float64_bytes(values, valid, everything))
-    return digest.hexdigest()
-
-
-def _float64_bytes(a: np.ndarray, valid: np.ndarray, everything: bool) -> memoryview:
-    """The valid samples of ``a`` as contiguous little-endian float64, hashed in place (no copy when all are valid)."""
-    import numpy as np
-
-    picked = a if everything and valid.dtype == bool and a.shape == valid.shape else a[valid]
-    return np.ascontiguousarray(picked, dtype="<f8").data.cast("B")
-
-
-def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
-    """Identity: the SHA-256 of the valid samples' values alone (a copy moved in time keeps it)."""
-    import numpy as np
-
-    digest = hashlib.sha256(b"policylint-values/1\0")
-    digest.update(_float64_bytes(values, valid, bool(np.all(valid))))
+    digest.update(float64_bytes(times, valid, everything))
+    digest.update(float64_bytes(values, valid, everything))
     return digest.hexdigest()
 
 

@@ -10,12 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from policylint.calc.prints import values_fingerprint
 from policylint.calc.runs import run_sketch
-from policylint.measure.integrity.copies import (
-    fingerprint,
-    shape_fingerprint,
-    values_fingerprint,
-)
+from policylint.measure.integrity.copies import fingerprint, shape_fingerprint
 from policylint.measure.integrity.days import near_and_exact_repeats
 from policylint.measure.integrity.resolution import (
     MIN_CHANGES_PER_DAY,
@@ -147,6 +144,7 @@ def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> d
     return {
         **trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans),
         **open_job_facts(series),
+        "part_fingerprints": list(series.part_prints) or None,
     }
 
 
