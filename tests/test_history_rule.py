@@ -246,9 +246,14 @@ def test_a_per_gpu_figure_lowered_with_the_pool_raised_is_judged_on_the_pool_tha
     assert _select(root, "PL950,PL951,PL973") == (0, [])
     code, found = _select(root, "PL950,PL951,PL973", "--diff", "HEAD")
     assert code == 1
-    assert [(f["code"], f["file"]) for f in found] == [("PL951", "clusters/prod-east.yaml")]
-    message = str(found[0]["message"])
+    assert sorted((f["code"], f["file"]) for f in found) == [("PL950", "clusters/prod-east.yaml"),
+                                                             ("PL951", "clusters/prod-east.yaml")]
+    message = str(next(f for f in found if f["code"] == "PL951")["message"])
     assert "pooled baseline is 186 GPUs" in message and "on 58 GPUs at the base revision" in message
+    # the refreshed day backs no raise: read with today's per-GPU figure, the base's files need what today's do
+    # (red team, 2026-12-06, round 12: the figure's own change had counted as new demand)
+    assert "(the base's files read with today's declarations; 53 as the base declared them)" in str(
+        next(f for f in found if f["code"] == "PL950")["message"])
 
 
 def test_the_honest_raise_with_new_evidence_passes_pl951(tmp_path: Path) -> None:
@@ -378,3 +383,67 @@ def test_a_trace_moved_in_time_is_no_new_evidence(tmp_path: Path) -> None:
     trace.write_text("\n".join([header, *rows[288:]]) + "\n")
     code, found = findings(root)
     assert "but no measurement" not in str(found)
+
+
+# --- red team, 2026-12-06, round 12 ------------------------------------------------------------------------
+
+
+def test_a_cluster_file_moved_in_the_change_keeps_its_base(tmp_path: Path) -> None:
+    """`git mv` of the cluster file left every history rule without a base: +353 reserved GPUs passed."""
+    root = _committed(tmp_path, "good")
+    git(root, "mv", "clusters/prod-east.yaml", "clusters/east.yaml")
+    cluster = root / "clusters" / "east.yaml"
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 48", "reservedGpus: 60"))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/east.yaml")]
+    assert "reserves 60 GPUs, up from 48 at the base revision" in str(found[0]["message"])
+
+
+def test_an_honest_merge_of_two_pools_is_no_raise(tmp_path: Path) -> None:
+    """The pool that takes another's workloads takes the GPUs that carried them: the merge PL988 asks for passes."""
+    root = _committed(tmp_path, "good")
+    search = root / "workloads" / "search.yaml"
+    text = search.read_text()
+    search.write_text(text.replace("pool: batch", "pool: serving"))  # offline-scoring: baseline 10 GPUs in batch
+    _serving(root, 58, 10)
+    code, found = findings(root)
+    assert (code, found) == (0, [])
+    git(root, "checkout", "-q", "--", "clusters/prod-east.yaml")
+    _serving(root, 59, 10)  # one more than what carried them
+    code, found = findings(root)
+    assert code == 1
+    assert "reserves 59 GPUs, up from 48 at the base revision, but no measurement of its workloads changed, with 10" \
+        " for the workloads it took in" in str(found[0]["message"])
+
+
+def test_a_trace_rotated_with_its_times_kept_is_no_new_evidence(tmp_path: Path) -> None:
+    """Values rotated by 27 hours (1.2% of the samples), times kept: past the first re-timing screen's 99%."""
+    root = _committed(tmp_path, "good")
+    cluster = root / "clusters" / "prod-east.yaml"
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 20", "reservedGpus: 27"))
+    trace = root / "measurements" / "traces" / "offline-scoring.csv"
+    header, *rows = trace.read_text().splitlines()
+    stamps, values = zip(*(row.split(",") for row in rows), strict=True)
+    turned = values[-324:] + values[:-324]
+    trace.write_text("\n".join([header, *(f"{t},{v}" for t, v in zip(stamps, turned, strict=True))]) + "\n")
+    code, found = findings(root)
+    assert code == 1
+    assert "reserves 27 GPUs, up from 20 at the base revision, but no measurement" in str(found[0]["message"])
+
+
+def test_columns_the_base_cannot_read_back_only_the_base_demand(tmp_path: Path) -> None:
+    """A column added to a trace: today's declaration does not read the base's file, so no growth is backed."""
+    root = _committed(tmp_path, "good")
+    trace = root / "measurements" / "traces" / "chat-assistant.csv"
+    header, *rows = trace.read_text().splitlines()
+    trace.write_text("\n".join([f"{header},retries", *(f"{row},{i % 7}" for i, row in enumerate(rows))]) + "\n")
+    workloads = root / "workloads" / "product-ai.yaml"
+    text = workloads.read_text()
+    assert text.index("columns: [in_flight]") > text.index("chat-assistant.csv")  # chat-assistant's comes first
+    workloads.write_text(text.replace("columns: [in_flight]", "columns: [in_flight, retries]", 1))
+    _serving(root, 60, 10)
+    code, found = _select(root, "PL950", "--diff", "HEAD")
+    assert code == 1
+    assert "cannot be read with today's declarations, so only the pooled baseline the base declared (53) backs it," \
+        " at most 53" in str(found[0]["message"])

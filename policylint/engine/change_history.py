@@ -53,20 +53,25 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     # of those, the pools whose evidence did change: is the raise backed by the demand it measures?
     backed = {p.qualified: then[p.qualified] for p in grown if cited(p) & evidence}
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
-                   baseline_before=baselines_at_base(change, backed, options, now, load_base) if backed else {})
+                   baseline_before=baselines_at_base(change, backed, model, options, now, load_base) if backed else {})
 
 
-def baselines_at_base(change: Change, wanted: dict[str, PoolThen], options: Any, now: dt.datetime,
-                      load_base: LoadBase) -> dict[str, int]:
-    """The pooled baseline GPUs each pool of ``wanted`` (today's name -> the pool at the base) had at the base.
+def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model, options: Any, now: dt.datetime,
+                      load_base: LoadBase) -> dict[str, tuple[int | None, int | None]]:
+    """Two pooled baselines, in GPUs, for each pool of ``wanted`` (today's name -> the pool at the base).
 
-    The base revision's policylint documents under the repository's folder are written to a
-    scratch folder (each through the one writer), loaded and resolved as today's are; the
-    measurements the wanted pools' workloads cite there are written beside them, measured
-    and pooled by the same functions as today's (:func:`policylint.measure.run.measure`,
-    :func:`policylint.measure.pools.measure_pool`). A pool whose demand the base does not
-    give whole (a file missing or unreadable there, a workload unmeasured) has no entry,
-    and PL950 then judges only whether its evidence changed, as it always did.
+    The first is the pool at the base as the base declared it: the base revision's policylint
+    documents under the repository's folder, and the measurements its workloads cite there.
+    The second reads the same measurement files of the base with today's declarations (today's
+    documents of the pool, its cluster and its workloads): the demand the base's evidence gives
+    under the per-GPU figures, shares and columns declared now, so that today's baseline over
+    it measures what the evidence changed and nothing the declarations did (red team,
+    2026-12-06, round 12: per-GPU figures cut 2.7 times beside one edited sample "backed" +90).
+    Files are written to scratch folders through the one writer, loaded by the run's own
+    loader, measured and pooled by the same functions as today's
+    (:func:`policylint.measure.run.measure`, :func:`policylint.measure.pools.measure_pool`).
+    A baseline the base does not give whole (a file missing or unreadable there, a workload
+    unmeasured) is None, and PL950 then judges only whether the evidence changed.
     """
     import tempfile
 
@@ -81,42 +86,70 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], options: Any,
         rel = home.relative_to(folder)
     except ValueError:
         return {}
+    sha = commit.hexsha
+    out: dict[str, list[int | None]] = {q: [None, None] for q in wanted}
     try:
+        from policylint.engine.base_files import tree_at, write_blobs
+        from policylint.model.load.files import SKIPPED_FOLDERS, is_yaml_name
+
         with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
-            return _measured_at_base(folder, commit.hexsha, rel, Path(scratch), wanted, options, now, load_base)
+            names = [n for n in tree_at(folder, sha, rel)
+                     if is_yaml_name(n) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
+            write_blobs(folder, sha, names, Path(scratch), options.limits.max_file_bytes)
+            for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()},
+                                           options, now, load_base).items():
+                out[q][0] = gpus
+        with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
+            from policylint.writer import write_file
+
+            today = {q: p for p in model.pools if (q := p.qualified) in wanted}
+            from policylint.model import schedulers
+
+            # the pools' own documents, their clusters', their workloads' and every scheduler manifest (a
+            # Kueue pool needs its flavors, cohorts and local queues to be one)
+            docs = {d.source.path for p in today.values()
+                    for d in (p.doc, p.cluster.doc, *(w.doc for w in p.workloads))}
+            docs |= {d.source.path for d in schedulers.documents(model)}
+            for path in sorted(docs, key=str):
+                relative = Path(os.path.realpath(path)).relative_to(folder)
+                write_file(Path(scratch) / relative, Path(path).read_bytes(), root=None, explicit=True, parents=True,
+                           durable=False, mode=0o600, what="a document beside the base revision's measurements")
+            keys = {q: p.key for q, p in today.items()}
+            for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, keys, options, now, load_base).items():
+                out[q][1] = gpus
     except (OSError, ValueError, PolicylintError, MeasurementError, subprocess.SubprocessError):
         return {}
+    return {q: (b[0], b[1]) for q, b in out.items()}
 
 
-def _measured_at_base(folder: Path, sha: str, rel: Path, scratch: Path, wanted: dict[str, PoolThen],
-                      options: Any, now: dt.datetime, load_base: LoadBase) -> dict[str, int]:
+def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: dict[str, tuple[str, str, str]],
+                    options: Any, now: dt.datetime, load_base: LoadBase) -> dict[str, int]:
+    """The pooled baseline of each pool ``wanted`` names (by its key) in the documents at ``scratch``, over the
+    measurement files the base revision holds for what its workloads cite."""
+    from policylint.engine.base_files import write_blobs
     from policylint.measure.pools import measure_pool
     from policylint.measure.run import measure
     from policylint.model import schedulers
-    from policylint.model.load.files import SKIPPED_FOLDERS, is_yaml_name
     from policylint.model.needed import Needed
 
     base_home = scratch / rel
     base_home.mkdir(parents=True, exist_ok=True)
-    names = [n for n in _tree(folder, sha, rel)
-             if is_yaml_name(n) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
-    _write_blobs(folder, sha, names, scratch, options.limits.max_file_bytes)
 
     def load() -> tuple[Model | None, dict[str, Pool]]:
         base = load_base(base_home)
         if base is None:
             return None, {}
         pools = {p.key: p for p in [*base.pools, *schedulers.all_pools(base)]}
-        return base, {q: pools[then.key] for q, then in wanted.items() if then.key in pools}
+        return base, {q: pools[key] for q, key in wanted.items() if key in pools}
 
     # the documents first, for the files the wanted pools' workloads cite; then again with those files
     _, found = load()
     cited: set[str] = set()
     for pool in found.values():
         for w in pool.workloads:
-            cited |= _paths_cited(w.doc.data, Path(os.path.realpath(w.doc.source.path)).parent, Path(scratch))
+            cited |= _paths_cited(w.doc.data, Path(os.path.realpath(w.doc.source.path)).parent, scratch)
     cap = options.trace_limits.max_file_bytes if options.trace_limits is not None else None
-    _write_blobs(folder, sha, sorted(cited), scratch, cap)
+    write_blobs(folder, sha, sorted(cited), scratch, cap)
     base, found = load()
     if base is None:
         return {}
@@ -151,48 +184,3 @@ def _paths_cited(data: object, declared_in: Path, scratch: Path) -> set[str]:
         elif isinstance(item, list):
             stack.extend(item)
     return out
-
-
-def _git(folder: Path, args: list[str], given: bytes | None = None) -> bytes:
-    done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=120, check=False)
-    if done.returncode != 0:
-        raise OSError(f"git {args[0]} failed")
-    return done.stdout
-
-
-def _tree(folder: Path, sha: str, rel: Path) -> list[str]:
-    """Regular files (paths relative to the repository's top) under ``rel`` at ``sha``."""
-    spec = [] if rel == Path(".") else ["--", f"{rel.as_posix()}/"]
-    out = _git(folder, ["ls-tree", "-r", "-z", "--full-tree", sha, *spec])
-    names = []
-    for entry in out.split(b"\0"):
-        head, _, name = entry.partition(b"\t")
-        mode = head.split(b" ")[0] if head else b""
-        if name and mode in (b"100644", b"100755"):  # no links, no submodules: a link could lead outside
-            names.append(os.fsdecode(name))
-    return names
-
-
-def _write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: int | None) -> None:
-    """Each of ``names`` as ``sha`` holds it, written under ``scratch`` (one ``git cat-file --batch``)."""
-    from policylint.writer import write_file
-
-    names = [n for n in names if "\n" not in n and not Path(n).is_absolute() and ".." not in Path(n).parts]
-    if not names:
-        return
-    out = _git(folder, ["cat-file", "--batch"], "".join(f"{sha}:{n}\n" for n in names).encode())
-    at = 0
-    for name in names:
-        end = out.find(b"\n", at)
-        if end < 0:
-            return
-        head = out[at:end].split()
-        at = end + 1
-        if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
-            continue
-        size = int(head[2])
-        body, at = out[at : at + size], at + size + 1
-        if cap is not None and size > cap:
-            continue  # refused today too: never read an oversized file from history
-        write_file(scratch / name, body, root=None, explicit=True, parents=True, durable=False, mode=0o600,
-                   what="the base revision of a file")

@@ -174,6 +174,11 @@ def pools_at_base(
     for doc in schedulers.documents(model):
         if doc.kind != "LocalQueue":  # a LocalQueue shapes no pool: flavors, queues and cohorts do
             files.add(doc.source.path.as_posix())
+    # and every file of the base that declares one, wherever it lies today: a cluster file moved or
+    # renamed in the change left every history rule without a base (red team, 2026-12-06, round 12)
+    from policylint.engine.base_files import pool_files_at
+
+    files |= {p.as_posix() for p in pool_files_at(top, commit.hexsha, Path(model.root))}
     clusters: list[Document] = []
     scheduler_docs: list[Document] = []
     for path in sorted(files):

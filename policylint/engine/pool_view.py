@@ -314,7 +314,6 @@ def history_facts(
     then = history.pools_then.get(pool.qualified)
     if then is None:
         return
-    backed_by(sheet, then.owned_gpus, history.baseline_before.get(pool.qualified))
     sheet.capacity_gpus_before = then.capacity_gpus
     sheet.owned_gpus, sheet.owned_gpus_before = pool.owned_gpus, then.owned_gpus
     lent = pool.owned_gpus - pool.reserved_gpus
@@ -326,21 +325,19 @@ def history_facts(
     today = (pool.spec.get("gpu") or {}).get("model")
     if isinstance(today, str) and today.strip() and then.gpu_model is not None:
         sheet.gpu_model_changed = today.strip().casefold() != then.gpu_model.casefold()
-    if members is None:
-        return
     from policylint.engine.checks import listed
 
     # a member measured elsewhere (moved in, or new) brings demand this pool did not carry then
     newcomers = [w.name for w in pool.workloads if history.measured_on.get(w.name) is not then]
+    gpus_in = [members[n].baseline_gpus if members is not None and n in members else None for n in newcomers]
     sheet.newcomer_count = len(newcomers)
-    gpus_in = [members[n].baseline_gpus if n in members else None for n in newcomers]
-    known = [g for g in gpus_in if g is not None]
-    sheet.newcomer_baseline_gpus = sum(known)
+    sheet.newcomer_baseline_gpus = sum(g for g in gpus_in if g is not None)
     sheet.measured_allowance_gpus = then.capacity_gpus + sheet.newcomer_baseline_gpus
     sheet.newcomer_note = (
         f" (plus {sheet.newcomer_baseline_gpus} for the baselines of {listed(sorted(newcomers))}, placed elsewhere then)"
         if newcomers else ""
     )
+    backed_by(sheet, then.owned_gpus, history.baseline_before.get(pool.qualified, (None, None)))
 
 
 def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, history: History | None) -> None:
@@ -365,25 +362,46 @@ def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, histo
             )
 
 
-def backed_by(sheet: PoolFactSheet, owned_before: int, baseline_before: int | None) -> None:
+def backed_by(sheet: PoolFactSheet, owned_before: int, baselines: tuple[int | None, int | None]) -> None:
     """PL950's bound: what the pool may own by the evidence since the base, in whole GPUs, exactly.
 
-    Without changed measurements, what it owned then. With them, what it owned then grown in
-    the ratio of the pooled baselines (a raise no larger than the demand's own), or today's
-    pooled baseline when that is higher (a pool catching up with its demand); unknown when the
-    base's pooled baseline is (PL950 then passes on the changed evidence alone).
+    What the pool's members ran on then is what the pool owned plus the baselines of the members
+    placed elsewhere then (``newcomer_baseline_gpus``: a pool merged from two is not a raise).
+    Without changed measurements, that. With them, that grown in the ratio of today's pooled
+    baseline to the base's measurements read with today's declarations - the demand the
+    evidence added, not what a changed per-GPU figure did - from the larger of it and the
+    pooled baseline the base declared (a pool below its demand then may catch up). Unknown when
+    either base baseline is (``baselines``: as the base declared it, and with today's
+    declarations; PL950 then passes on the changed evidence alone).
     """
     now = sheet.pooled.baseline_gpus
+    newcomers = sheet.newcomer_baseline_gpus or 0
+    carried = owned_before + newcomers
+    moved_in = f", with {newcomers} for the workloads it took in" if newcomers else ""
     if sheet.evidence_changed is False:
-        sheet.owned_gpus_allowed = owned_before
-        sheet.backing_note = "no measurement of its workloads changed: capacity grew without new evidence"
+        sheet.owned_gpus_allowed = carried
+        sheet.backing_note = f"no measurement of its workloads changed{moved_in}: capacity grew without new evidence"
         return
-    sheet.baseline_gpus_before = baseline_before
-    if baseline_before is None or now is None:
+    declared, read_now = baselines
+    sheet.baseline_gpus_before = declared
+    if declared is None or now is None:
         return
-    scaled = -(-owned_before * now // baseline_before) if baseline_before > 0 else now
-    sheet.owned_gpus_allowed = max(owned_before, now, scaled)
+    if read_now is None:
+        # today's declarations do not read the base's files (a column added, a file renamed): nothing
+        # tells the evidence from the declarations, so no growth is backed (red team round 12)
+        sheet.owned_gpus_allowed = max(carried, declared + newcomers)
+        sheet.backing_note = (
+            f"the base revision's measurements cannot be read with today's declarations, so only the pooled baseline"
+            f" the base declared ({declared}{moved_in}) backs it, at most {sheet.owned_gpus_allowed}: capacity grew"
+            " beyond its evidence"
+        )
+        return
+    start = max(carried, declared + newcomers)
+    scaled = -(-start * now // read_now) if read_now > 0 else start
+    sheet.owned_gpus_allowed = max(carried, scaled)
+    how = f" (the base's files read with today's declarations; {declared} as the base declared them)" \
+        if read_now != declared + newcomers else ""
     sheet.backing_note = (
-        f"its new measurements move its pooled baseline from {baseline_before} to {now} GPU{'s' if now != 1 else ''},"
+        f"its new measurements move its pooled baseline from {read_now} to {now} GPU{'s' if now != 1 else ''}{how},"
         f" which backs at most {sheet.owned_gpus_allowed}: capacity grew beyond its new evidence"
     )

@@ -49,5 +49,6 @@ class History:
     pools_then: Mapping[str, Any] = field(default_factory=dict)
     #: workload name -> the pool its measurements were taken on: where the base placed it (a ``PoolThen``)
     measured_on: Mapping[str, Any] = field(default_factory=dict)
-    #: "cluster/pool" -> pooled baseline GPUs at the base, for the pools that grew with changed evidence
-    baseline_before: Mapping[str, int] = field(default_factory=dict)
+    #: "cluster/pool" -> pooled baseline GPUs at the base, for the pools that grew with changed evidence: as the
+    #: base declared it, and the base's measurements read with today's declarations (None: not known whole)
+    baseline_before: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
