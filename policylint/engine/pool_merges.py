@@ -45,15 +45,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from policylint.engine.pooled_facts import double_counted, identity_fingerprint
 from policylint.engine.sheets import PoolMerge
 from policylint.measure.cold_start import pool_cold_start
 from policylint.measure.pool_groups import Thresholds, framework_capacity, group_key, split_spread, tolerance_of
-from policylint.measure.pooled import GpuMember, PooledGrid, align, analyse_pool
 
 if TYPE_CHECKING:
+    from policylint.measure.pooled import GpuMember, PooledGrid
     from policylint.engine.sheets import PoolFactSheet, WorkloadFactSheet
     from policylint.measure.facts import PoolFacts
     from policylint.model import Cluster, Pool
@@ -96,6 +94,8 @@ def _candidate(pool: Pool, sheet: PoolFactSheet, pooled: PoolFacts | None, th: T
 
 def _as_member(name: str, grid: PooledGrid) -> GpuMember:
     """A pool's pooled series as one member of a pooled pair: whole GPUs already, one GPU per unit."""
+    from policylint.measure.pooled import GpuMember  # the calculator, only for a cluster with pools to pair
+
     return GpuMember(
         name=name, times=grid.times, values=grid.pooled, step_seconds=grid.step_seconds,
         per_gpu=1.0, gpus_per_replica=1, gpus=grid.pooled,
@@ -104,6 +104,8 @@ def _as_member(name: str, grid: PooledGrid) -> GpuMember:
 
 def _bands(grid: PooledGrid, cold: float) -> tuple[int, int, float] | None:
     """(reserved, reserved + elastic, window days) the bands of ``grid`` at ``cold`` justify; None without bands."""
+    from policylint.measure.pooled import analyse_pool
+
     r = analyse_pool(grid, cold)
     if r.baseline is None or r.daily is None:
         return None
@@ -198,6 +200,10 @@ def _judge(
         return None
     if _repeats_across(a, b, workloads):
         return None
+    import numpy as np
+
+    from policylint.measure.pooled import align
+
     grid = align([_as_member(a.pool.qualified, a.grid), _as_member(b.pool.qualified, b.grid)])
     if not np.isfinite(grid.pooled).any():
         return None
