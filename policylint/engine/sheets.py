@@ -416,6 +416,14 @@ class ClusterFactSheet(Facts):
         "saving first (list of objects; empty with fewer than two pools)",
         "GPUs",
     )
+    gpu_spellings: list[str] | None = fact(
+        "one GPU written several ways among the cluster's pools: per GPU type (a family of the model table with "
+        "memory within 8 GiB of one size) whose pools write different models or memories, its spellings and the "
+        "pools using each (None with fewer than two pools)",
+        default=None,
+    )
+    gpu_spelling_count: int = fact("GPU types of the cluster written more than one way (gpu_spellings)", default=0)
+    gpu_spelling_summary: str | None = fact("gpu_spellings as one text, separated by ' | '", default=None)
 
 
 @dataclass(kw_only=True, eq=False)

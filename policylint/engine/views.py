@@ -233,6 +233,15 @@ def build_views(
             rounding_pools=rounding_pools,
             pool_merges=pool_merges(cluster, psheets, pools, wsheets, thresholds),
         )  # loosened_*: the run's configuration, set by the linter
+        sheet.gpu_spellings, sheet.gpu_spelling_count = [], 0
+        if len(cluster.pools) > 1:
+            from policylint.measure.integrity.plausibility import spelled_apart
+
+            sheet.gpu_spellings = spelled_apart([(p.name, (p.spec.get("gpu") or {}).get("model"),
+                                                  (p.spec.get("gpu") or {}).get("memoryGiB"))
+                                                 for p in sorted(cluster.pools.values(), key=lambda p: p.name)])
+            sheet.gpu_spelling_count = len(sheet.gpu_spellings)
+        sheet.gpu_spelling_summary = " | ".join(sheet.gpu_spellings)
         views.append(View("cluster", f"cluster {name}", cluster.doc, ("metadata", "name"), sheet, target=cluster.subject))
     for name in sorted(model.proposals):
         if only is not None and name not in only.proposals:

@@ -8,7 +8,7 @@ declares, its scheduler queue against itself, and the largest gang it must admit
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from policylint.measure.integrity.values import Fact
@@ -93,15 +93,47 @@ def model_memory_gib(model: str | None) -> tuple[float, ...] | None:
     sized = re.search(r"(?<![0-9A-Z])([0-9]{1,3})\s*(?:GB|GIB|G)(?![A-Z0-9])", model.upper())
     if sized:
         return (float(sized.group(1)),)
+    family = gpu_family(model)
+    return GPU_MEMORY_GIB[family] if family is not None else None
+
+
+def gpu_family(model: str | None) -> str | None:
+    """The key of :data:`GPU_MEMORY_GIB` a model name states (the longest that matches), None for an unknown GPU."""
+    if not model:
+        return None
     tokens = _tokens(model)
     joined = " ".join(tokens)
     for key in sorted(GPU_MEMORY_GIB, key=lambda k: (-len(k.split()), -len(k))):
         parts = key.split()
         if len(parts) > 1 and f" {key} " in f" {joined} ":
-            return GPU_MEMORY_GIB[key]
+            return key
         if len(parts) == 1 and key in tokens:
-            return GPU_MEMORY_GIB[key]
+            return key
     return None
+
+
+def spelled_apart(pools: Sequence[tuple[str, Any, Any]]) -> list[str]:
+    """One GPU written several ways across ``pools`` ((pool name, gpu.model, gpu.memoryGiB) each).
+
+    Pools whose models name one family of :data:`GPU_MEMORY_GIB` with memory within 8 GiB of
+    one size are one GPU type; when their (model, memory) as written differ, each such type
+    gives one text listing its spellings and the pools that use each.
+    """
+    from policylint.measure.pool_groups import model_key
+
+    types: dict[tuple[str, int], dict[tuple[str, float], list[str]]] = {}
+    for name, model, memory in pools:
+        family = gpu_family(model) if isinstance(model, str) else None
+        if family is None or not isinstance(memory, (int, float)) or isinstance(memory, bool) or memory <= 0:
+            continue
+        types.setdefault((family, round(float(memory) / 8)), {}).setdefault((model_key(model), float(memory)), []).append(
+            f"{name} ({model.strip()}, {float(memory):g} GiB)")
+    out = []
+    for (family, _), spellings in sorted(types.items()):
+        if len(spellings) > 1:
+            shown = "; ".join(", ".join(sorted(used)) for _, used in sorted(spellings.items()))
+            out.append(f"{family}: {shown}")
+    return out
 
 
 def _quantity(value: Any) -> int | None:
