@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 
-def _git(folder: Path, args: list[str], given: bytes | None = None) -> bytes:
-    done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=120, check=False)
+def _git(folder: Path, args: list[str], given: bytes | None = None, timeout: int = 120) -> bytes:
+    done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=timeout, check=False)
     if done.returncode != 0:
         raise OSError(f"git {args[0]} failed")
     return done.stdout
@@ -31,6 +32,28 @@ def tree_at(folder: Path, sha: str, rel: Path) -> list[str]:
     return names
 
 
+def blobs(folder: Path, specs: list[str], timeout: int = 120) -> Iterator[bytes | None]:
+    """Each object ``specs`` names (``<rev>:<path>``), in order, as bytes; ``None`` for one missing.
+
+    One ``git cat-file --batch`` for all of them. Raises ``OSError`` when git fails; stops early
+    when its output ends short (a truncated stream yields nothing more).
+    """
+    out = _git(folder, ["cat-file", "--batch"], "".join(f"{spec}\n" for spec in specs).encode(), timeout)
+    at = 0
+    for _ in specs:
+        end = out.find(b"\n", at)
+        if end < 0:
+            return
+        head = out[at:end].split()
+        at = end + 1
+        if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
+            yield None  # "<spec> missing": not in that revision
+            continue
+        size = int(head[2])
+        body, at = out[at : at + size], at + size + 1
+        yield body
+
+
 def write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: int | None) -> None:
     """Each of ``names`` as ``sha`` holds it, written under ``scratch`` (one ``git cat-file --batch``)."""
     from policylint.writer import write_file
@@ -38,20 +61,9 @@ def write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: in
     names = [n for n in names if "\n" not in n and not Path(n).is_absolute() and ".." not in Path(n).parts]
     if not names:
         return
-    out = _git(folder, ["cat-file", "--batch"], "".join(f"{sha}:{n}\n" for n in names).encode())
-    at = 0
-    for name in names:
-        end = out.find(b"\n", at)
-        if end < 0:
-            return
-        head = out[at:end].split()
-        at = end + 1
-        if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
-            continue
-        size = int(head[2])
-        body, at = out[at : at + size], at + size + 1
-        if cap is not None and size > cap:
-            continue  # refused today too: never read an oversized file from history
+    for name, body in zip(names, blobs(folder, [f"{sha}:{n}" for n in names])):
+        if body is None or (cap is not None and len(body) > cap):
+            continue  # missing, or refused today too: never read an oversized file from history
         write_file(scratch / name, body, root=None, explicit=True, parents=True, durable=False, mode=0o600,
                    what="the base revision of a file")
 

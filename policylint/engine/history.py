@@ -327,6 +327,7 @@ def placements_at(
     :func:`previous_pools` reads it; ``file`` is the path relative to ``where``."""
     import subprocess
 
+    from policylint.engine.base_files import blobs
     from policylint.model.load import SourceFile, parse_text
 
     if not files:
@@ -344,28 +345,13 @@ def placements_at(
     if not names:
         return []
     try:
-        done = subprocess.run(
-            ["git", "cat-file", "--batch"], cwd=folder, input="".join(f"{rev}:./{n}\n" for n in names).encode(),
-            capture_output=True, timeout=60, check=False,
-        )
+        bodies = list(blobs(folder, [f"{rev}:./{n}" for n in names], timeout=60))
     except (OSError, subprocess.SubprocessError):
         return []
-    if done.returncode != 0:
-        return []
     found: list[tuple[str, str | None, tuple[str, str]]] = []
-    out, at = done.stdout, 0
-    for name in names:
-        end = out.find(b"\n", at)
-        if end < 0:
-            break
-        head = out[at:end].split()
-        at = end + 1
-        if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
-            continue  # "<rev>:<name> missing": a new file
-        size = int(head[2])
-        body, at = out[at : at + size], at + size + 1
-        if size > limits.max_file_bytes:
-            continue
+    for name, body in zip(names, bodies):
+        if body is None or len(body) > limits.max_file_bytes:
+            continue  # "<rev>:<name> missing": a new file; or over the limit
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
