@@ -447,3 +447,79 @@ def test_columns_the_base_cannot_read_back_only_the_base_demand(tmp_path: Path) 
     assert code == 1
     assert "cannot be read with today's declarations, so only the pooled baseline the base declared (53) backs it," \
         " at most 53" in str(found[0]["message"])
+
+
+def test_a_cluster_queue_renamed_with_its_local_queue_repointed_keeps_its_base(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 12: ClusterQueue `training` renamed `training-h100`, its LocalQueue
+    repointed and its nominalQuota raised from 104 to 119. No workload file changed, so nothing placed
+    the queue's workloads at the base: the base's LocalQueue now leads them to the pool they ran in."""
+    root = _committed(tmp_path, "kueue")
+    queues, local = root / "kueue" / "cluster-queues.yaml", root / "kueue" / "local-queues.yaml"
+    text, lq = queues.read_text(), local.read_text()
+    assert text.count("  name: training\n") == 1 and lq.count("  clusterQueue: training\n") == 1
+    renamed = text.replace("  name: training\n", "  name: training-h100\n")
+    local.write_text(lq.replace("  clusterQueue: training\n", "  clusterQueue: training-h100\n"))
+    queues.write_text(renamed.replace("        nominalQuota: 104\n", "        nominalQuota: 119\n"))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", "kueue/cluster-queues.yaml", 56)]
+    assert "training-h100 reserves 119 GPUs, up from 104" in str(found[0]["message"])
+    # the rename alone is no raise
+    queues.write_text(renamed)
+    assert findings(root) == (0, [])
+
+
+VOLCANO_REPO = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata:
+  name: {queue}
+spec:
+  weight: 1
+  reclaimable: true
+  guarantee:
+    resource:
+      nvidia.com/gpu: {gpus}
+  capability:
+    nvidia.com/gpu: {gpus}
+"""
+VOLCANO_WORKLOAD = """\
+apiVersion: policylint/v1
+kind: Workload
+metadata:
+  name: chat-on-volcano
+  team: platform
+spec:
+  class: inference
+  queue: {{scheduler: volcano, name: {queue}}}
+  gpusPerReplica: 1
+  concurrency:
+    trace:
+      path: diurnal-100.csv
+  perGpuConcurrency: {{value: 10, measuredIn: production, source: "grafana: latency board, 2026-11"}}
+  coldStartSeconds: 600
+  tolerance:
+    maxQueueSeconds: 2
+    evidence: "p99 time-to-first-token SLO of 2 s, product SLO document 2026-Q3"
+"""
+
+
+def test_a_volcano_queue_renamed_with_its_workload_keeps_its_base(tmp_path: Path) -> None:
+    """The same game on Volcano: the queue renamed, the workload repointed, the guarantee raised."""
+    root = tmp_path / "volcano"
+    root.mkdir()
+    shutil.copy(Path(__file__).parent / "rules" / "_traces" / "diurnal-100.csv", root / "diurnal-100.csv")
+    (root / "queues.yaml").write_text(VOLCANO_REPO.format(queue="chat-volcano", gpus=14))
+    (root / "chat.yaml").write_text(VOLCANO_WORKLOAD.format(queue="chat-volcano"))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    assert findings(root) == (0, [])
+    (root / "chat.yaml").write_text(VOLCANO_WORKLOAD.format(queue="chat-h100"))
+    (root / "queues.yaml").write_text(VOLCANO_REPO.format(queue="chat-h100", gpus=16))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "queues.yaml")]
+    assert "up from 14" in str(found[0]["message"])
+    (root / "queues.yaml").write_text(VOLCANO_REPO.format(queue="chat-h100", gpus=14))
+    assert findings(root) == (0, [])

@@ -68,12 +68,14 @@ def write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: in
                    what="the base revision of a file")
 
 
-#: the kinds of document that declare a pool: a policylint Cluster, Kueue's and Volcano's queues and flavors
-_POOL_KINDS = ("Cluster", "ClusterQueue", "ResourceFlavor", "Cohort", "Queue")
+#: the kinds of document that declare a pool: a policylint Cluster, Kueue's and Volcano's queues and flavors;
+#: and Kueue's LocalQueue, which places the workloads admitted through it in one
+_POOL_KINDS = ("Cluster", "ClusterQueue", "ResourceFlavor", "Cohort", "Queue", "LocalQueue")
 
 
 def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:
-    """The YAML files under ``root`` that held, at ``sha``, a document of a kind that declares pools.
+    """The YAML files under ``root`` that held, at ``sha``, a document of a kind that declares pools
+    (or, a Kueue LocalQueue, places workloads in one).
 
     One ``git grep`` over the base tree (plain git, no checkout); the kind may be quoted. A
     repository without git, or a root outside the work tree, gives none.

@@ -172,8 +172,10 @@ def pools_at_base(
     from policylint.model import schedulers
 
     for doc in schedulers.documents(model):
-        if doc.kind != "LocalQueue":  # a LocalQueue shapes no pool: flavors, queues and cohorts do
-            files.add(doc.source.path.as_posix())
+        # a LocalQueue shapes no pool, but places the workloads admitted through it in one: a
+        # ClusterQueue renamed with its LocalQueue repointed is found by the LocalQueue at the base
+        # (red team, 2026-12-06, round 12)
+        files.add(doc.source.path.as_posix())
     # and every file of the base that declares one, wherever it lies today: a cluster file moved or
     # renamed in the change left every history rule without a base (red team, 2026-12-06, round 12)
     from policylint.engine.base_files import pool_files_at
@@ -195,6 +197,7 @@ def pools_at_base(
     before, _ = resolve(clusters, model.root, [], scheduler_docs, gpu_resources or schedulers.GPU_RESOURCES)
     by_key: dict[tuple[str, str, str], PoolThen] = {}
     by_name: dict[tuple[str, str], PoolThen] = {}
+    by_id: dict[int, PoolThen] = {}
     for pool in [*before.pools, *schedulers.all_pools(before)]:
         reserved = pool.spec.get("reservedGpus")
         model_then = (pool.spec.get("gpu") or {}).get("model")
@@ -207,9 +210,36 @@ def pools_at_base(
         )
         by_key.setdefault(pool.key, then)
         by_name.setdefault((pool.cluster.name, pool.name), then)
+        by_id.setdefault(id(pool), then)
+    by_name.update(_queues_at_base(before, by_id))
     out = {pool.qualified: by_key[pool.key] for pool in model.pools if pool.key in by_key}
     change.reserved_before = {q: p.reserved_gpus for q, p in out.items() if p.reserved_gpus is not None}
     return out, by_name
+
+
+def _queues_at_base(before: Model, by_id: dict[int, PoolThen]) -> dict[tuple[str, str], PoolThen]:
+    """The pool each scheduler queue of the base admitted its workloads to, by the placement a
+    workload writes: a Kueue LocalQueue (``("queue:kueue", name)``) by its ``namespace/name`` and by
+    its bare name where that is unique - as :func:`policylint.model.schedulers.kueue.admission`
+    reads them - and a Volcano Queue (``("queue:volcano", name)``) by its name."""
+    from policylint.model.schedulers.kueue import admission
+
+    index = before.schedulers.get("kueue")
+    local = getattr(index, "local_queues", None) or {}
+    bare: dict[str, int] = {}
+    for key in local:
+        short = key.split("/", 1)[-1]
+        bare[short] = bare.get(short, 0) + 1
+    out: dict[tuple[str, str], PoolThen] = {}
+    for name in sorted({*local, *(short for short, n in bare.items() if n == 1)}):
+        pool = admission(index, name).pool
+        if pool is not None and id(pool) in by_id:
+            out[("queue:kueue", name)] = by_id[id(pool)]
+    volcano = before.schedulers.get("volcano")
+    for name, pool in sorted((getattr(volcano, "pools", None) or {}).items()):
+        if id(pool) in by_id:  # a Volcano workload names its queue itself
+            out[("queue:volcano", name)] = by_id[id(pool)]
+    return out
 
 
 def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name: dict[tuple[str, str], PoolThen],
@@ -249,8 +279,10 @@ def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name
             then_placed = by_file[real][0]
         if real not in changed or then_placed == now:
             found = then.get(w.pool.qualified)
+            if found is None and now is not None and now[0].startswith("queue:"):
+                found = by_name.get(now)  # its queue's pool renamed: the pool the base's LocalQueue led to
         else:
-            found = by_name.get(then_placed) if then_placed is not None and not then_placed[0].startswith("queue:") else None
+            found = by_name.get(then_placed) if then_placed is not None else None
         if found is not None:
             out[name] = found
     return out
