@@ -208,7 +208,8 @@ def console_main() -> None:
 
 
 def prepare_process() -> None:
-    """The process settings every run has: the collector's thresholds, one BLAS thread (:func:`quiet_blas`)."""
+    """The process settings every run has: no automatic collector (thresholds kept for a server that
+    turns it on), one BLAS thread (:func:`quiet_blas`)."""
     import gc
 
     # A run builds many small objects that live until it ends (documents, position
@@ -217,6 +218,13 @@ def prepare_process() -> None:
     # 10,000-declaration repository a third slower than without it. Collecting less
     # often keeps the same peak memory; reference cycles are still collected.
     gc.set_threshold(100_000, 50, 1000)
+    # Even so, every object a run makes is scanned once while young, and almost none of
+    # them is garbage before the run ends: at 10,000 workloads a one-file run spent about
+    # 0.2 s (8%) in the collector, a cold run at 1,000 about 0.9 s, for no memory back (peak
+    # RSS equal within 1% at 10,000, cold and warm; +4% cold at 1,000). A run is one short
+    # process, so it does without the collector; the resident server, which lives on,
+    # collects (policylint.resident_server.serve) and turns it off in each run it forks.
+    gc.disable()
     quiet_blas()
 
 

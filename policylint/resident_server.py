@@ -153,6 +153,7 @@ def serve(main: Callable[[list[str]], int], idle_minutes: float, keeper: Keeper 
             pass
     gc.collect()
     gc.freeze()  # the imported modules' objects: never scanned by a child's collector (nor copied by it)
+    gc.enable()  # the server lives on: it collects (policylint.cli.prepare_process turned that off for a run)
     if _threads() != 1:  # a fork copies only the thread that forks: another one's state would be lost
         sys.stderr.write("policylint: error: the preloaded modules started a thread: the server cannot fork safely\n")
         return 2
@@ -281,6 +282,9 @@ def _serve_one(conn: Any, listener: Any, main: Callable[[list[str]], int], print
             return None
         if os.fork() == 0:
             try:
+                import gc
+
+                gc.disable()  # a run, as policylint.cli.prepare_process sets one up
                 listener.close()
                 _child(conn, request, fds, main)
             finally:
