@@ -370,6 +370,54 @@ def test_a_near_copy_from_another_cluster_is_reported_by_every_narrowed_run(
 
 
 
+@pytest.mark.parametrize("name", ["aaa-sum", "zzz-sum"])
+def test_a_column_copied_from_another_cluster_is_reported_by_every_narrowed_run(tmp_path: Path, name: str) -> None:
+    """Another workload's trace pasted in as one more column of a summed trace, one sample raised (PL972).
+
+    Red team, 2026-12-06, round 12: the sum shares few runs with anything and PL111's exact
+    column print misses the edit. The column's own sketch pairs it with the original, in
+    whole runs and in narrowed runs changing either side - the original's file too, when
+    the summing workload lies in another cluster and must be found as a partner. The finding
+    lands on the workload whose column it is, whatever the names.
+    """
+    import csv
+
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES / "good", root)
+    traces = root / "measurements" / "traces"
+    with (traces / "chat-assistant.csv").open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    state = 7
+    with (traces / "summed.csv").open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["timestamp", "own", "retries"])
+        for i, (stamp, value) in enumerate(rows[1:]):
+            state = (1103515245 * state + 12345) % (1 << 31)
+            out.writerow([stamp, 5 + (state >> 8) % 11, int(float(value)) + (1 if i == 1000 else 0)])
+    chat = (root / "workloads" / "product-ai.yaml").read_text().split("\n---\n")[0]
+    summed = (chat.replace("name: chat-assistant", f"name: {name}").replace("cluster: prod-east", "cluster: train-central")
+              .replace("pool: serving", "pool: training")
+              .replace("chat-assistant.csv", "summed.csv").replace("columns: [in_flight]", "columns: [own, retries]"))
+    assert "columns: [own, retries]" in summed
+    (root / "workloads" / f"{name}.yaml").write_text(summed + "\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+
+    def copies(*args: str) -> list[tuple[str, str]]:
+        code, out, err = run_cli(["check", *args, "--format", "json", *WHEN], cwd=root)
+        assert "Traceback" not in err, err
+        return [f for f in _findings(out) if f[0] == "PL972"]
+
+    lands = [("PL972", f"workloads/{name}.yaml")]
+    assert copies("--no-cache") == lands
+    code, out, _ = run_cli(["check", "--no-cache", "--format", "json", "--select", "PL972", *WHEN], cwd=root)
+    assert "column retries of its concurrency trace shares" in out
+    for changed in (f"workloads/{name}.yaml", "workloads/product-ai.yaml"):
+        for cache in (["--no-cache"], [], []):  # cold, then filled, then warm (the partner from the index)
+            assert copies("--changed-files", changed, *cache) == lands, (changed, cache)
+
+
 def test_a_copy_too_plain_for_a_sketch_is_found_by_its_values_in_every_narrowed_run(tmp_path: Path) -> None:
     """A trace with a dozen steps has no run sketch; its copy in another cluster is found by its values.
 

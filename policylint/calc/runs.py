@@ -30,6 +30,18 @@ SKETCH_MIN = 32
 _RUN_MULTIPLIERS: np.ndarray | None = None
 
 
+def judged_samples(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, valid) as every integrity figure reads a series: non-finite samples invalid, invalid ones zeroed.
+
+    Zeroed so that no arithmetic on them can warn; they take part in no figure.
+    """
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    valid = np.asarray(valid, dtype=bool) & np.isfinite(values)
+    return np.where(valid, values, 0.0), valid
+
+
 def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     """Identity: the smallest hashes of the trace's informative 16-step runs (a bottom-k sketch).
 

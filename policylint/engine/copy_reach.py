@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from policylint.model.needed import Needed
 
 #: the facts of a workload view that a near copy sets (rules reading none of them do not judge a partner)
-NEAR_COPY_FACTS: frozenset[str] = frozenset({"near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool"})
+NEAR_COPY_FACTS: frozenset[str] = frozenset({"near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool",
+                                             "near_copy_part"})
 
 
 def _prints(integrity: Any, view_facts: Any = None) -> tuple[Any, str | None]:
@@ -50,6 +51,17 @@ def _prints(integrity: Any, view_facts: Any = None) -> tuple[Any, str | None]:
     changes = read("value_changes") or 0
     printed = read("values_fingerprint") if changes >= 10 else None
     return (sketch if isinstance(sketch, (list, bytes)) else None), (str(printed) if printed else None)
+
+
+def _part_prints(integrity: Any, view_facts: Any = None) -> list[tuple[Any, None]]:
+    """The run sketch of each column a workload's trace sums (``part_sketches``), as :func:`_prints` entries.
+
+    A column that repeats another workload's trace is a near copy of it (PL972): a narrowed run
+    pairs the columns as it pairs whole traces, so the other workload is a partner either way.
+    """
+    source = view_facts if view_facts is not None else (integrity if isinstance(integrity, dict) else {})
+    parts = source.get("part_sketches") if hasattr(source, "get") else None
+    return [(s, None) for s in parts if isinstance(s, list) and s] if isinstance(parts, list) else []
 
 
 def copy_partners(
@@ -82,9 +94,10 @@ def copy_partners(
             continue
         view = prepared.views.get(name) if prepared is not None else None
         found = _prints(getattr(got, "integrity", None), view.facts if view is not None else None)
-        if found != (None, None):
-            names.append(name)
-            prints.append(found)
+        for entry in [found, *_part_prints(getattr(got, "integrity", None), view.facts if view is not None else None)]:
+            if entry != (None, None):
+                names.append(name)
+                prints.append(entry)
     if not names:
         return set()
     own = len(names)
@@ -97,10 +110,12 @@ def copy_partners(
         if got is not None:
             # measured by this run already (a pool of the changed cluster): its prints as the judged ones'
             view = prepared.views.get(name) if prepared is not None else None
-            found = _prints(getattr(got, "integrity", None), view.facts if view is not None else None)
-            if found != (None, None):
-                names.append(name)
-                prints.append(found)
+            facts_of_view = view.facts if view is not None else None
+            found = _prints(getattr(got, "integrity", None), facts_of_view)
+            for entry in [found, *_part_prints(getattr(got, "integrity", None), facts_of_view)]:
+                if entry != (None, None):
+                    names.append(name)
+                    prints.append(entry)
             continue
         w = model.workloads[name]
         rec = index.get(name) if index is not None else None
@@ -111,9 +126,15 @@ def copy_partners(
         view, sketch = lite
         names.append(name)
         prints.append(_prints({"run_sketch": sketch}, view.facts))
+        for entry in _part_prints(None, view.facts):
+            names.append(name)
+            prints.append(entry)
     for name, printed in _read_prints(model, unknown, options):
         names.append(name)
         prints.append(_prints(printed))
+        for entry in _part_prints(printed):
+            names.append(name)
+            prints.append(entry)
     partners: set[str] = set()
     for a, b in shared_run_pairs([s for s, _ in prints]):
         if (a < own) != (b < own):

@@ -211,35 +211,11 @@ def pools_at_base(
         by_key.setdefault(pool.key, then)
         by_name.setdefault((pool.cluster.name, pool.name), then)
         by_id.setdefault(id(pool), then)
-    by_name.update(_queues_at_base(before, by_id))
+    # each queue a workload may name, to the pool the base admitted it to
+    by_name.update({placed: by_id[id(p)] for placed, p in schedulers.queue_pools(before).items() if id(p) in by_id})
     out = {pool.qualified: by_key[pool.key] for pool in model.pools if pool.key in by_key}
     change.reserved_before = {q: p.reserved_gpus for q, p in out.items() if p.reserved_gpus is not None}
     return out, by_name
-
-
-def _queues_at_base(before: Model, by_id: dict[int, PoolThen]) -> dict[tuple[str, str], PoolThen]:
-    """The pool each scheduler queue of the base admitted its workloads to, by the placement a
-    workload writes: a Kueue LocalQueue (``("queue:kueue", name)``) by its ``namespace/name`` and by
-    its bare name where that is unique - as :func:`policylint.model.schedulers.kueue.admission`
-    reads them - and a Volcano Queue (``("queue:volcano", name)``) by its name."""
-    from policylint.model.schedulers.kueue import admission
-
-    index = before.schedulers.get("kueue")
-    local = getattr(index, "local_queues", None) or {}
-    bare: dict[str, int] = {}
-    for key in local:
-        short = key.split("/", 1)[-1]
-        bare[short] = bare.get(short, 0) + 1
-    out: dict[tuple[str, str], PoolThen] = {}
-    for name in sorted({*local, *(short for short, n in bare.items() if n == 1)}):
-        pool = admission(index, name).pool
-        if pool is not None and id(pool) in by_id:
-            out[("queue:kueue", name)] = by_id[id(pool)]
-    volcano = before.schedulers.get("volcano")
-    for name, pool in sorted((getattr(volcano, "pools", None) or {}).items()):
-        if id(pool) in by_id:  # a Volcano workload names its queue itself
-            out[("queue:volcano", name)] = by_id[id(pool)]
-    return out
 
 
 def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name: dict[tuple[str, str], PoolThen],

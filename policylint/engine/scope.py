@@ -77,6 +77,7 @@ NEIGHBOUR_FACTS: frozenset[str] = frozenset(
         "near_copy_similarity",
         "near_copy_trace",
         "near_copy_pool",
+        "near_copy_part",
     }
 )
 

@@ -34,6 +34,12 @@ class IntegrityWorkloadFacts(Facts):
         "their grid), each as that column alone would read; None for one column",
         default=None,
     )
+    part_sketches: list[list[int] | None] | None = fact(
+        "identity: the run sketch (the smallest hashes of its 16-step runs) of each value column a trace "
+        "sums, as for part_fingerprints, each None when the column is too plain for one; None for one "
+        "column: a column that is another workload's trace with a few samples edited",
+        default=None,
+    )
     shape_fingerprint: str | None = fact(
         "identity: SHA-256 of the sequence of rises, falls and holds between valid samples (the "
         "same for a copy scaled by a factor >= 1 or shifted by a constant); None for series that "
@@ -122,6 +128,11 @@ class IntegrityWorkloadFacts(Facts):
     )
     near_copy_trace: str | None = fact("identity: that workload's trace file, as written", default=None)
     near_copy_pool: str | None = fact("identity: that workload's pool", default=None)
+    near_copy_part: str | None = fact(
+        "identity: the part of this workload's trace that repeats that workload's trace, when it is one"
+        " column the trace sums (\"column NAME of its concurrency trace\"); None when it is the whole trace",
+        default=None,
+    )
     vram_seconds_after_now: float | None = fact(
         "time: seconds by which the last sample of the VRAM trace lies after now (0 when none does;"
         " None without a VRAM trace)",

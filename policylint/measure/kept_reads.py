@@ -193,11 +193,16 @@ def _load_prints(folder: Path, key: str) -> dict[str, Any] | None:
     if meta.get("format") != FORMAT_VERSION or meta.get("key") != key or meta.get("kind") != "prints":
         return None
     sketch, printed, changes = meta.get("run_sketch"), meta.get("values_fingerprint"), meta.get("value_changes")
-    if sketch is not None and not (
-        isinstance(sketch, list) and 0 < len(sketch) <= SKETCH_SIZE
-        and all(type(x) is int and 0 <= x < 1 << 53 for x in sketch)
-    ):
+    parts = meta.get("part_sketches")
+
+    def is_sketch(value: Any) -> bool:
+        return value is None or (
+            isinstance(value, list) and 0 < len(value) <= SKETCH_SIZE
+            and all(type(x) is int and 0 <= x < 1 << 53 for x in value)
+        )
+
+    if not is_sketch(sketch) or not (parts is None or (isinstance(parts, list) and parts and all(map(is_sketch, parts)))):
         return None
     if not isinstance(printed, str) or len(printed) > 128 or type(changes) is not int or changes < 0:
         return None
-    return {"run_sketch": sketch, "values_fingerprint": printed, "value_changes": changes}
+    return {"run_sketch": sketch, "values_fingerprint": printed, "value_changes": changes, "part_sketches": parts}

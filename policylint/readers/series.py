@@ -84,6 +84,9 @@ class Series:
     #: several value columns summed into a series complete on its grid: each column's values print
     #: (:func:`policylint.calc.prints.values_fingerprint`), in the order declared; empty otherwise
     part_prints: tuple[str, ...] = ()
+    #: the same columns' run sketches (:func:`policylint.calc.runs.run_sketch`, None for a column too plain
+    #: for one), in the same order: a column that is another trace with a few samples edited (PL972)
+    part_sketches: tuple[list[int] | None, ...] = ()
 
     @property
     def samples(self) -> int:

@@ -351,7 +351,11 @@ def read_table_series(
         # complete on its grid, so each column is a series of its own as it would be read alone: its
         # print is what another workload citing those values alone would have (PL111)
         from policylint.calc.prints import values_fingerprint
+        from policylint.calc.runs import judged_samples, run_sketch
 
         prints = tuple(values_fingerprint(column + 0.0, series.valid) for column in summed)
-        series = dataclasses.replace(series, part_prints=prints)
+        # and its run sketch, as that column alone read would have it: its near copies (PL972)
+        sketches = tuple(run_sketch(*judged_samples(column, series.valid)) for column in summed)
+        series = dataclasses.replace(series, part_prints=prints, part_sketches=sketches)
     return series
+

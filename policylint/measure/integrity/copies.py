@@ -167,6 +167,7 @@ def copy_facts(
     names: list[str] = []
     refs: list[Any] = []
     sketches: list[Sketch | None] = []
+    columns: dict[str, list[str]] = {}  # the columns a trace sums, by workload, as its spec names them
     for w in sorted(workloads, key=lambda w: w.name):
         view, measured = facts.get(w.name), stored.get(w.name)
         if view is None or measured is None:
@@ -180,22 +181,35 @@ def copy_facts(
         names.append(w.name)
         refs.append(ref)
         sketches.append(sketch if isinstance(sketch, (list, bytes)) else None)
+        if view.get("part_sketches"):
+            columns[w.name] = summed_columns(w.spec)
     entry = _KeptCopies(kept[0], kept[1]) if kept is not None else None
-    digest = _inputs_digest(names, refs, sketches, facts) if entry is not None else None
+    digest = _inputs_digest(names, refs, sketches, facts, columns) if entry is not None else None
     if entry is not None and digest is not None:
         found = entry.read(digest)
         if found is not None:
             STATS["kept"] += 1
             return found
     STATS["computed"] += 1
-    out = _copy_facts(names, refs, sketches, facts)
+    out = _copy_facts(names, refs, sketches, facts, columns)
     if entry is not None and digest is not None:
         entry.write(digest, out)
     return out
 
 
+def summed_columns(spec: Any) -> list[str]:
+    """The value columns a workload's concurrency trace sums, as its spec names them (empty when it names none)."""
+    trace: Any = ((spec.get("concurrency") or {}).get("trace") or {}) if isinstance(spec, dict) else {}
+    found = trace.get("columns") if isinstance(trace, dict) else None
+    return [str(c) for c in found] if isinstance(found, list) else []
+
+
 def _copy_facts(
-    names: list[str], refs: list[Any], sketches: list[Sketch | None], facts: Mapping[str, Mapping[str, Any]]
+    names: list[str],
+    refs: list[Any],
+    sketches: list[Sketch | None],
+    facts: Mapping[str, Mapping[str, Any]],
+    columns: Mapping[str, list[str]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """:func:`copy_facts` of the workloads it judges, given column by column (names in order)."""
     resolved: dict[int, str | None] = {}
@@ -240,22 +254,92 @@ def _copy_facts(
             "near_copy_trace": trace.get(other),
             "near_copy_pool": facts[other].get("pool"),
         }
+    for name, (other, similarity, column) in _column_copies(names, sketches, facts, path_of, skip, reported).items():
+        if similarity > out.get(name, {}).get("near_copy_similarity", 0.0):
+            held = (columns or {}).get(name, [])
+            out[name] = {
+                "near_copy_of": other,
+                "near_copy_similarity": similarity,
+                "near_copy_trace": trace.get(other),
+                "near_copy_pool": facts[other].get("pool"),
+                "near_copy_part": f"column {held[column] if column < len(held) else f'#{column + 1}'} of its concurrency trace",
+            }
+    return out
+
+
+def _column_copies(
+    names: list[str],
+    sketches: list[Sketch | None],
+    facts: Mapping[str, Mapping[str, Any]],
+    path_of: Callable[[int], str | None],
+    skip: set[frozenset[str]],
+    reported: set[str],
+) -> dict[str, tuple[str, float, int]]:
+    """Workload -> (workload whose whole trace one column of its trace repeats, similarity, that column's index).
+
+    A trace that sums several columns is a sum: its own sketch shares few runs with any one
+    trace, so another workload's series pasted in as an extra column with a sample edited
+    passed every near-copy test (red team, 2026-12-06, round 12: +23 GPUs; an exact column is
+    PL111's). Each summed column's sketch (``part_sketches``) is compared with every other
+    workload's whole sketch, pairs sharing a run only, as :func:`near_copies` compares whole
+    traces; the workload whose column it is carries the finding. A column of the same file
+    another workload cites is an open citation (PL111 judges it exactly), and pairs PL111
+    reports are left to it.
+    """
+    n = len(names)
+    owners: list[tuple[int, int]] = []  # (workload index, column index) per part sketch
+    parts: list[Sketch] = []
+    for i, name in enumerate(names):
+        view = facts.get(name)
+        got = view.get("part_sketches") if view is not None and name not in reported else None
+        if not isinstance(got, list):
+            continue
+        for c, sketch in enumerate(got):
+            if isinstance(sketch, list) and sketch:
+                owners.append((i, c))
+                parts.append(sketch)
+    if not parts:
+        return {}
+    out: dict[str, tuple[str, float, int]] = {}
+    every: list[Sketch | None] = [*sketches, *parts]
+    for a, b in sorted(shared_run_pairs(every)):
+        if (a < n) == (b < n):
+            continue  # whole with whole (near_copies), or part with part
+        whole, part = (a, b - n) if a < n else (b, a - n)
+        owner, column = owners[part]
+        mine, theirs = names[owner], names[whole]
+        if mine == theirs or frozenset((mine, theirs)) in skip:
+            continue
+        if path_of(owner) is not None and path_of(owner) == path_of(whole):
+            continue
+        other = sketches[whole]
+        if not other:
+            continue
+        sa, sb = frozenset(sketch_values(parts[part])), frozenset(sketch_values(other))
+        similarity = _sorted_similarity(sa, sb, sorted(sa), sorted(sb))
+        if similarity > out.get(mine, ("", 0.0, 0))[1]:
+            out[mine] = (theirs, similarity, column)
     return out
 
 
 #: the facts of a workload's view that :func:`_copy_facts` reads
-_VIEW_READS = ("double_counted_with", "values_fingerprint", "value_changes", "pool", "measurement_share")
+_VIEW_READS = ("double_counted_with", "values_fingerprint", "value_changes", "pool", "measurement_share", "part_sketches")
 
 
 def _inputs_digest(
-    names: list[str], refs: list[Any], sketches: list[Sketch | None], facts: Mapping[str, Mapping[str, Any]]
+    names: list[str],
+    refs: list[Any],
+    sketches: list[Sketch | None],
+    facts: Mapping[str, Mapping[str, Any]],
+    columns: Mapping[str, list[str]] | None = None,
 ) -> str | None:
     """SHA-256 of everything :func:`_copy_facts` reads, exactly; None when a value has no exact text.
 
     Per judged workload, in name order: its name, its trace's path as written and as shown,
     and its run sketch (its numbers, or the packed bytes the repository index keeps, told
-    apart). Per view, in name order: the facts it reads (:data:`_VIEW_READS`). And the working
-    folder, from which a relative path is made absolute.
+    apart). Per view, in name order: the facts it reads (:data:`_VIEW_READS`). The columns each
+    summing trace names (a near copy's part is told by its column). And the working folder,
+    from which a relative path is made absolute.
     """
     from policylint.cache.exact import quick_canonical
 
@@ -281,6 +365,11 @@ def _inputs_digest(
                 return None
             digest.update(b"\0l")
             digest.update(str(text).encode("utf-8", "surrogateescape"))
+    summed = quick_canonical(sorted((columns or {}).items()))
+    if summed is None:
+        return None
+    digest.update(b"\0c")
+    digest.update(summed.encode("utf-8", "surrogateescape"))
     for name in sorted(facts):
         view = facts[name]
         text = quick_canonical([name, *(view.get(key) for key in _VIEW_READS)])

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.calc.prints import values_fingerprint
-from policylint.calc.runs import run_sketch
+from policylint.calc.runs import judged_samples, run_sketch
 from policylint.measure.integrity.copies import fingerprint, shape_fingerprint
 from policylint.measure.integrity.days import near_and_exact_repeats
 from policylint.measure.integrity.resolution import (
@@ -110,15 +110,8 @@ def open_job_facts(series: Series) -> dict[str, Any]:
 
 
 def _as_judged(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(values, valid) as every integrity figure reads them: invalid samples (gaps, NaN, infinities) zeroed.
-
-    Zeroed so that no arithmetic on them can warn; they take part in no figure.
-    """
-    import numpy as np
-
-    values = np.asarray(values, dtype=np.float64)
-    valid = np.asarray(valid, dtype=bool) & np.isfinite(values)
-    return np.where(valid, values, 0.0), valid
+    """(values, valid) as every integrity figure reads them: :func:`policylint.calc.runs.judged_samples`."""
+    return judged_samples(values, valid)
 
 
 def copy_prints(series: Series) -> dict[str, Fact]:
@@ -133,7 +126,13 @@ def copy_prints(series: Series) -> dict[str, Fact]:
         "run_sketch": run_sketch(values, valid),
         "values_fingerprint": values_fingerprint(values, valid),
         "value_changes": int(change_positions(values, valid).size),
+        "part_sketches": part_sketches(series),
     }
+
+
+def part_sketches(series: Series) -> list[list[int] | None] | None:
+    """The run sketch of each column a trace sums (:attr:`Series.part_sketches`); None for one column."""
+    return [list(s) if s is not None else None for s in series.part_sketches] or None
 
 
 def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> dict[str, Fact]:
@@ -145,6 +144,7 @@ def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> d
         **trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans),
         **open_job_facts(series),
         "part_fingerprints": list(series.part_prints) or None,
+        "part_sketches": part_sketches(series),
     }
 
 
@@ -154,6 +154,7 @@ def workload_facts(stored: dict[str, Any] | None, now_seconds: float, outlier_da
     out: dict[str, Any] = {name: stored.get(name) for name in IntegrityWorkloadFacts.routes()}
     out.update(time_facts(stored, now_seconds) if stored else {})
     out["near_copy_of"] = out["near_copy_similarity"] = out["near_copy_trace"] = out["near_copy_pool"] = None
+    out["near_copy_part"] = None
     out["outlier_days_removed"] = outlier_days
     first, last, step = stored.get("first_time"), stored.get("last_time"), stored.get("step_seconds")
     if outlier_days is not None and isinstance(first, (int, float)) and isinstance(last, (int, float)):

@@ -85,6 +85,31 @@ def place(workload: Workload, model: Model) -> list[Finding] | None:
     return None
 
 
+def queue_pools(model: Model) -> dict[tuple[str, str], Pool]:
+    """The pool each scheduler queue a workload may name admits it to, by the placement the workload
+    writes: a Kueue LocalQueue (``("queue:kueue", name)``) by its ``namespace/name`` and by its bare
+    name where that is unique, as :func:`kueue.admission` reads them; a Volcano Queue
+    (``("queue:volcano", name)``) by its name. A queue leading to no GPU pool has no entry.
+    """
+    from policylint.model.schedulers.kueue import admission
+
+    out: dict[tuple[str, str], Pool] = {}
+    index = model.schedulers.get("kueue")
+    local = getattr(index, "local_queues", None) or {}
+    bare: dict[str, int] = {}
+    for key in local:
+        short = key.split("/", 1)[-1]
+        bare[short] = bare.get(short, 0) + 1
+    for name in sorted({*local, *(short for short, n in bare.items() if n == 1)}):
+        pool = admission(index, name).pool
+        if pool is not None:
+            out[("queue:kueue", name)] = pool
+    volcano = model.schedulers.get("volcano")
+    for name, queue_pool in sorted((getattr(volcano, "pools", None) or {}).items()):
+        out[("queue:volcano", name)] = queue_pool
+    return out
+
+
 def all_pools(model: Model) -> list[Pool]:
     """Every GPU pool the scheduler manifests define, used by a workload or not, in a stable order."""
     found: list[Pool] = []

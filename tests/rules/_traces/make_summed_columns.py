@@ -7,7 +7,10 @@ small series of its own (a fixed arithmetic sequence, no randomness), and `retri
 diurnal-100.csv's in_flight column copied - another workload's whole series, summed into this
 one's demand. PL111/pass/traces/assistant-own-columns.csv has the same `own` column beside a
 `retries` column of its own (another fixed sequence): two columns of one workload, summed as they
-should be. Rerunning rewrites the same bytes.
+should be. For PL972, :func:`near_copies` writes a noisy original and a sum whose `retries`
+column is that original with one sample raised by one (red team, 2026-12-06, round 12: PL111's
+exact print then misses it), and an honest sum beside another original. Rerunning rewrites the
+same bytes.
 """
 
 from __future__ import annotations
@@ -32,6 +35,37 @@ def main() -> None:
     out = HERE.parent / "PL111" / "pass" / "traces" / "assistant-own-columns.csv"
     out.parent.mkdir(exist_ok=True)
     out.write_text("\n".join(own) + "\n")
+    near_copies()
+
+
+def near_copies() -> None:
+    """PL972's: a noisy trace of one workload (traces/original.csv), and another's sum of two columns.
+
+    In fail/, the sum's `retries` column is the original with one sample raised by one; in pass/, it
+    is noise of its own. The noise is a fixed linear congruential sequence: the same bytes every run.
+    """
+    header, *rows = (HERE / "minutely-5min.csv").read_text().splitlines()
+    assert header == "timestamp,in_flight"
+    state = 12345
+
+    def noise() -> int:
+        nonlocal state
+        state = (1103515245 * state + 12345) % (1 << 31)
+        return (state >> 8) % 17
+
+    for kind in ("fail", "pass"):
+        original, summed = ["timestamp,in_flight"], ["timestamp,own,retries"]
+        for i, row in enumerate(rows):
+            stamp = row.split(",")[0]
+            theirs = 30 + noise()
+            original.append(f"{stamp},{theirs}")
+            retries = theirs + (1 if i == len(rows) // 2 else 0) if kind == "fail" else 3 + noise()
+            summed.append(f"{stamp},{8 + noise()},{retries}")
+        folder = HERE.parent / "PL972" / kind / "traces"
+        folder.mkdir(exist_ok=True)
+        (folder / "original.csv").write_text("\n".join(original) + "\n")
+        name = "assistant-summed-edited.csv" if kind == "fail" else "assistant-own-columns.csv"
+        (folder / name).write_text("\n".join(summed) + "\n")
 
 
 if __name__ == "__main__":
