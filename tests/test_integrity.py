@@ -324,12 +324,13 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
         "job_gpus_max", "job_gpus_median", "job_gpus_p90", "jobs_fingerprint", "pulled_range_outside_seconds",
         # judged later: against now, or against the other workloads of the model
         "vram_seconds_after_now", "jobs_seconds_after_now",
-        "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool", "pulled_digest_matches",
+        "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool", "near_copy_part",
+        "pulled_digest_matches",
         # from the rows of a request log or job list (series_facts), not from the grid
         "open_jobs", "finished_jobs", "open_job_longest_days", "finished_job_longest_days", "open_job_ratio",
         "trace_job_gpus_p90",
         # from the summed columns the reader saw (series_facts), not from the grid
-        "part_fingerprints",
+        "part_fingerprints", "part_sketches",
     }
     for name, value in facts.items():
         if name == "run_sketch":  # the stored sketch of the trace's runs (not a fact rules read)
