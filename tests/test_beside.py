@@ -21,6 +21,7 @@ from conftest import run_cli
 from test_neighbours import make_fleet
 
 from policylint.cache import beside, digests
+from policylint.measure import kept_reads
 from policylint.engine import index_run, linter, repo_index
 from policylint.model.load import document_pack_cache
 
@@ -37,6 +38,9 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(repo_index, "RACY_SECONDS", 0.0)
     monkeypatch.setattr(document_pack_cache, "RACY_SECONDS", 0.0)
     monkeypatch.setattr(digests, "_RACY_SECONDS", -60.0)
+    # and keep the traces' reads whenever a run reads them: whether a run's start fell two seconds
+    # after the fleet was written decided it, so a loaded machine kept them in one run and not the other
+    monkeypatch.setattr(kept_reads, "_RACY_SECONDS", -60.0)
 
 
 def _forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -460,3 +460,48 @@ def test_display_paths_are_the_same_through_real_paths(tmp_path: Path, monkeypat
     real = RealPaths()
     for case in [Path("w/a.yaml"), Path("."), tmp_path / "link" / "w" / "a.yaml", tmp_path / "elsewhere.yaml", Path("../x.yaml")]:
         assert display_path(case, real=real) == display_path(case), case
+
+
+KUEUE_QUEUE = """\
+  - apiVersion: kueue.x-k8s.io/v1beta2
+    kind: ClusterQueue
+    metadata:
+      name: batch
+    spec: {}
+"""
+
+
+@pytest.mark.parametrize(("text", "place", "words"), [
+    ("apiVersion: v1\nkind: List\nitems:\n" + KUEUE_QUEUE, (4, 5), "this List holds the scheduler object ClusterQueue 'batch'"),
+    ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueueList\nitems:\n" + KUEUE_QUEUE, (4, 5),
+     "this ClusterQueueList holds the scheduler object ClusterQueue 'batch'"),
+    ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [queues.yaml]\npatches:\n"
+     "  - target: {kind: ClusterQueue, name: batch}\n    patch: |-\n      - op: replace\n"
+     "        path: /spec/resourceGroups/0/flavors/0/resources/0/nominalQuota\n        value: 80\n",
+     (5, 5), "this Kustomization patches the ClusterQueue 'batch'"),
+    ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatchesStrategicMerge:\n"
+     "  - |-\n    apiVersion: kueue.x-k8s.io/v1beta2\n    kind: ClusterQueue\n    metadata: {name: batch}\n",
+     (4, 5), "this Kustomization patches a scheduler object"),
+])
+def test_scheduler_objects_where_they_are_not_read_are_pl026(
+    tmp_path: Path, text: str, place: tuple[int, int], words: str
+) -> None:
+    """Red team, 2026-12-06, round 13: a List of ClusterQueues and a kustomization patch each raised a quota
+    the cluster applies (16 -> 80 GPUs) while policylint judged the committed figure."""
+    path = tmp_path / "overrides.yaml"
+    path.write_text(text)
+    found = [f for f in load_file(path, "overrides.yaml", LoadLimits()).findings if f.code == "PL026"]
+    assert [(f.line, f.column) for f in found] == [place]
+    assert words in found[0].message
+
+
+@pytest.mark.parametrize("text", [
+    "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: x}\n",
+    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatches:\n"
+    "  - target: {kind: Deployment, name: api}\n    patch: '[{op: replace, path: /spec/replicas, value: 3}]'\n",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: batch}\nspec: {}\n",
+])
+def test_lists_and_patches_of_other_objects_are_not_pl026(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "other.yaml"
+    path.write_text(text)
+    assert [f for f in load_file(path, "other.yaml", LoadLimits()).findings if f.code == "PL026"] == []

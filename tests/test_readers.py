@@ -433,6 +433,22 @@ def test_relative_times_with_a_declared_origin(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["first"] == "2020-05-01T00:00:00Z"
 
 
+def test_a_time_origin_on_epoch_times_is_refused(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 13: `timeOrigin: 1969-12-31T03:00:00Z` on epoch-second times moved a
+    trace by -21 h onto another workload's night (+6 GPUs proposed), with no measurement file changed."""
+    epoch = write(tmp_path, "epoch.csv", "ts,v\n1788134400,1\n1788134460,2\n1788134520,3\n")
+    with pytest.raises(MeasurementError, match=r"'1788134400' read as seconds after the time origin lies 57 years"
+                                               r" after it: these are epoch times"):
+        read_series(epoch, time_origin="1969-12-31T03:00:00Z")
+    with pytest.raises(MeasurementError, match="read as milliseconds after the time origin lies 57 years"):
+        read_series(write(tmp_path, "ms.csv", "ts,v\n1788134400000,1\n1788134460000,2\n"),
+                    time_origin="1970-01-01T00:00:00Z", timestamp_unit="ms")
+    # relative times, however long the capture, and epoch times without an origin read as before
+    late = write(tmp_path, "late.csv", "ts,v\n999999000,1\n999999060,2\n")
+    assert read_series(late, time_origin="1990-01-01T00:00:00Z").samples == 2
+    assert read_series(epoch).times[0] == 1788134400
+
+
 def test_iso_with_any_precision_and_offsets(tmp_path: Path) -> None:
     text = (
         "time,v\n"

@@ -321,6 +321,11 @@ def _other_kind(column: pa.ChunkedArray, index: int, first_is_number: bool) -> b
         return False
 
 
+#: the earliest time, in seconds after a declared time origin, that only an absolute epoch time reaches:
+#: about 31.7 years (a relative trace begins near its origin)
+ABSOLUTE_SECONDS = 1e9
+
+
 def epoch_seconds(
     columns: Sequence[TimeColumn], unit: str | None, name: str, origin: float | None = None
 ) -> str | None:
@@ -354,6 +359,17 @@ def epoch_seconds(
     for column in epochs:
         if divisor != 1.0:
             column.values = column.values / divisor
+        if origin is not None and float(np.min(column.values)) >= ABSOLUTE_SECONDS:
+            # times relative to an origin begin near it; these are epoch times, and the origin would
+            # move every sample by itself (red team, 2026-12-06, round 13: -21 h onto another trace's night)
+            i = int(np.argmin(column.values))
+            raise MeasurementError(
+                f"column '{column.label}': {_text(column.column, i)!r} read as {_UNIT_WORDS[unit]} after the time"
+                f" origin lies {float(column.values[i]) / (365.25 * 86_400):.0f} years after it: these are epoch"
+                " times, and a time origin would move every sample",
+                source=name,
+                row=column.rows.row(i),
+            )
         if origin is not None:
             column.values = column.values + origin
         column.epoch = False

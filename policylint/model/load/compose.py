@@ -21,7 +21,14 @@ from typing import Any
 import yaml
 
 from policylint.model.load.build import BuildBudget, Builder, Rejected
-from policylint.model.load.documents import Document, SourceFile, _listed_documents, api_version_near_miss, stray_documents
+from policylint.model.load.documents import (
+    Document,
+    SourceFile,
+    _listed_documents,
+    api_version_near_miss,
+    scheduler_objects_unread,
+    stray_documents,
+)
 from policylint.model.load.limits import MAX_DOCUMENTS, MAX_NODES, LoadLimits
 from policylint.model.load.positions import NEEDLE, ScalarScan
 
@@ -408,3 +415,6 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
     listed = _listed_documents(doc)
     if listed is not None:
         source.findings.append(listed)
+    unread = scheduler_objects_unread(doc)
+    if unread is not None:
+        source.findings.append(unread)

@@ -386,13 +386,14 @@ def looks_relevant(source: SourceFile) -> bool:
 
     A file found by walking a folder is only reported on when one of its
     documents declares a known apiVersion or nearly ours (PL007) or is a list of
-    policylint documents (PL006), when it was
+    policylint documents (PL006), sets scheduler objects where they are not read
+    (PL026), when it was
     refused unread (too large, not a regular file: it may well be ours), or - for
     files that did not parse - when its text mentions ``policylint/`` at all, so
     that a syntax error in a policylint file is never hidden while unrelated
     YAML stays silent.
     """
-    if source.refused or any(f.code in ("PL006", "PL007") for f in source.findings):
+    if source.refused or any(f.code in ("PL006", "PL007", "PL026") for f in source.findings):
         return True
     if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
         return True
