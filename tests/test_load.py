@@ -128,6 +128,15 @@ def test_empty_document_between_others(tmp_path: Path) -> None:
     assert [d.index for d in source.documents] == [0, 2]
 
 
+def test_policylint_documents_inside_a_kubernetes_list_are_pl006(tmp_path: Path) -> None:
+    """A `kind: List` whose items are policylint documents is read by nobody: its workloads would vanish unreported."""
+    source = load(tmp_path, "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: policylint/v1\n    kind: Workload\n")
+    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL006", 4, 5)]
+    assert "inside a List's items" in source.findings[0].message
+    other = load(tmp_path, "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n")
+    assert other.findings == []
+
+
 def test_non_mapping_document_is_loaded_but_not_policylint(tmp_path: Path) -> None:
     source = load(tmp_path, "- apiVersion: policylint/v1\n- kind: Workload\n")
     # a list of our documents is read by nobody: it is reported at its first policylint item

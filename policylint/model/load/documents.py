@@ -193,9 +193,24 @@ def _listed_documents(doc: Document) -> Finding | None:
     skipped like unrelated YAML (or refused as holding no documents when named),
     and every rule that should judge its items would stay silent.
     """
-    if not isinstance(doc.data, list):
+    data = doc.data
+    if isinstance(data, dict):
+        # a Kubernetes List (``kind: List``, ``items:``) of policylint documents: read as another tool's YAML,
+        # its items would vanish unreported
+        kind, items = data.get("kind"), data.get("items")
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+            for i, item in enumerate(items):
+                if isinstance(item, dict) and item.get("apiVersion") == API_VERSION:
+                    return doc.finding(
+                        "PL006",
+                        f"a policylint document must be a document of its own, got one inside a {kind}'s items",
+                        ("items", i),
+                        hint="write each item as a document of its own, separated by '---'",
+                    )
         return None
-    for i, item in enumerate(doc.data):
+    if not isinstance(data, list):
+        return None
+    for i, item in enumerate(data):
         if isinstance(item, dict) and isinstance(item.get("apiVersion"), str) and item["apiVersion"] == API_VERSION:
             return doc.finding(
                 "PL006",
