@@ -523,3 +523,30 @@ def test_a_volcano_queue_renamed_with_its_workload_keeps_its_base(tmp_path: Path
     assert "up from 14" in str(found[0]["message"])
     (root / "queues.yaml").write_text(VOLCANO_REPO.format(queue="chat-h100", gpus=14))
     assert findings(root) == (0, [])
+
+
+def test_two_cluster_queues_that_swap_names_keep_their_own_bases(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 14: `training` and `batch` swapped names with both LocalQueues repointed.
+
+    No quota any workload sees changed, but each pool was matched to its namesake at the base:
+    PL950 read "east/batch reserves 104 GPUs, up from 16" (a false positive). Each pool is now the
+    pool its workloads ran in; the same swap with a raise is judged against 104, not 16.
+    """
+    root = _committed(tmp_path, "kueue")
+    queues, local = root / "kueue" / "cluster-queues.yaml", root / "kueue" / "local-queues.yaml"
+    text, lq = queues.read_text(), local.read_text()
+    assert text.count("  name: training\n") == 1 and text.count("  name: batch\n") == 1
+    swapped = text.replace("  name: training\n", "  name: @T\n").replace("  name: batch\n", "  name: training\n")
+    swapped = swapped.replace("  name: @T\n", "  name: batch\n")
+    assert lq.count("  clusterQueue: training\n") == 1 and lq.count("  clusterQueue: batch\n") == 1
+    local.write_text(lq.replace("  clusterQueue: training\n", "  clusterQueue: @T\n")
+                     .replace("  clusterQueue: batch\n", "  clusterQueue: training\n").replace("@T", "batch"))
+    queues.write_text(swapped)
+    code, out, err = run_cli(["check", ".", "--diff", "HEAD", "--format", "json"], cwd=root)
+    assert "Traceback" not in err
+    assert (code, [f["code"] for f in json.loads(out)["findings"]]) == (0, [])
+    queues.write_text(swapped.replace("        nominalQuota: 104\n", "        nominalQuota: 119\n"))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", "kueue/cluster-queues.yaml", 56)]
+    assert "pool east/batch reserves 119 GPUs, up from 104" in str(found[0]["message"])

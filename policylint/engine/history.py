@@ -254,9 +254,10 @@ def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name
         if then_placed is None and real in changed and len(by_file.get(real, ())) == 1:
             then_placed = by_file[real][0]
         if real not in changed or then_placed == now:
-            found = then.get(w.pool.qualified)
-            if found is None and now is not None and now[0].startswith("queue:"):
-                found = by_name.get(now)  # its queue's pool renamed: the pool the base's LocalQueue led to
+            # admitted through a queue: the pool the base's own queue led to, whatever today's names (a
+            # ClusterQueue renamed, or two swapping names: red team, 2026-12-06, rounds 12 and 14)
+            queued = by_name.get(now) if now is not None and now[0].startswith("queue:") else None
+            found = queued if queued is not None else then.get(w.pool.qualified)
         else:
             found = by_name.get(then_placed) if then_placed is not None else None
         if found is not None:
@@ -270,14 +271,15 @@ def renamed_pools(model: Model, then: dict[str, PoolThen], measured: dict[str, P
     A pool renamed in the change (``training`` to ``training-h100``) is not found by its
     name, and without a base every history rule passed it (red team, 2026-12-06, round 11:
     a renamed pool raised from 392 to 450 GPUs). A pool whose placed workloads all ran, at
-    the base, in one pool is that pool - also when another pool took the old name.
+    the base, in one pool is that pool - also when another pool took the old name, and when
+    it has a namesake at the base that ran other workloads (two queues that swapped names).
     """
     out = dict(then)
     for pool in model.pools:
-        if pool.qualified in out:
-            continue
         came = {id(measured[w.name]): measured[w.name] for w in pool.workloads if w.name in measured}
         if len(came) == 1 and all(w.name in measured for w in pool.workloads):
+            # also over a pool of the same name at the base: two ClusterQueues that swapped names are each
+            # the pool their workloads ran in, not the namesake (red team, 2026-12-06, round 14)
             out[pool.qualified] = next(iter(came.values()))
     return out
 
