@@ -514,3 +514,43 @@ def test_lists_and_patches_of_other_objects_are_not_pl026(tmp_path: Path, text: 
     path = tmp_path / "other.yaml"
     path.write_text(text)
     assert [f for f in load_file(path, "other.yaml", LoadLimits()).findings if f.code == "PL026"] == []
+
+
+def test_a_kustomization_known_by_its_file_name_and_its_replacements_are_pl026(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 14: a kustomization.yaml with no apiVersion or kind (kustomize reads it by its
+    name) patched a quota, and `replacements` wrote a generated ConfigMap's literal into one (+64 GPUs each)."""
+    folder = tmp_path / "kueue"
+    folder.mkdir()
+    bare = folder / "kustomization.yaml"
+    bare.write_text("resources: [queues.yaml]\npatches:\n  - target: {kind: ClusterQueue, name: training}\n"
+                    "    patch: '[{op: replace, path: /spec/x, value: 1}]'\n")
+    found = [f for f in load_file(bare, "kueue/kustomization.yaml", LoadLimits()).findings if f.code == "PL026"]
+    assert [(f.line, f.column) for f in found] == [(3, 5)]
+    assert "this kustomization patches the ClusterQueue 'training'" in found[0].message
+    other = tmp_path / "values.yaml"  # the same keys under another name are not kustomize's
+    other.write_text(bare.read_text())
+    assert [f for f in load_file(other, "values.yaml", LoadLimits()).findings if f.code == "PL026"] == []
+    replaced = folder / "replaced.yaml"
+    replaced.write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nreplacements:\n"
+        "  - source: {kind: ConfigMap, name: quotas, fieldPath: data.training}\n"
+        "    targets:\n      - select: {kind: ClusterQueue, name: training}\n"
+        "        fieldPaths: [spec.resourceGroups.0.flavors.0.resources.0.nominalQuota]\n")
+    found = [f for f in load_file(replaced, "kueue/replaced.yaml", LoadLimits()).findings if f.code == "PL026"]
+    assert [(f.line, f.column) for f in found] == [(4, 5)]
+    assert "writes a replacement into the ClusterQueue 'training'" in found[0].message
+
+
+def test_a_scheduler_manifest_that_does_not_parse_is_reported(tmp_path: Path) -> None:
+    """A Helm template of a ClusterQueue does not parse as YAML: it is reported, not skipped as another tool's file."""
+    from policylint.model.load.files import looks_relevant
+
+    template = tmp_path / "burst.yaml"
+    template.write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: burst}\n"
+                        "spec:\n  quota: {{ .Values.quota }}\n")
+    source = load_file(template, "burst.yaml", LoadLimits())
+    assert source.findings and not source.documents
+    assert looks_relevant(source)
+    unrelated = tmp_path / "other.yaml"
+    unrelated.write_text("spec:\n  replicas: {{ .Values.replicas }}\n")
+    assert not looks_relevant(load_file(unrelated, "other.yaml", LoadLimits()))

@@ -221,10 +221,24 @@ def _listed_documents(doc: Document) -> Finding | None:
     return None
 
 
+#: the API groups of the scheduler manifests policylint reads (Kueue, Volcano)
+SCHEDULER_APIS = ("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh/")
+
+
 #: the Kueue and Volcano kinds that shape GPU pools or place workloads in them
 _SCHEDULER_KINDS = ("ClusterQueue", "ResourceFlavor", "LocalQueue", "Cohort", "Queue")
-_SCHEDULER_APIS = ("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh/")
 _NAMES_SCHEDULER_KIND = re.compile(r"kind[\"']?\s*:\s*[\"']?(?:" + "|".join(_SCHEDULER_KINDS) + r")\b")
+
+
+#: the names kustomize reads a kustomization from (it needs no apiVersion or kind there)
+_KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+
+
+def _is_kustomization(doc: Document, api: Any, kind: Any) -> bool:
+    """A kustomization: declared as one, or the one document of a file kustomize reads by its name."""
+    if isinstance(api, str) and api.startswith("kustomize.config.k8s.io/"):
+        return kind in ("Kustomization", "Component")
+    return api is None and kind is None and doc.source.path.name in _KUSTOMIZATION_NAMES
 
 
 def scheduler_objects_unread(doc: Document) -> Finding | None:
@@ -244,7 +258,7 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
     if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
         for i, item in enumerate(items):
             if not (isinstance(item, dict) and isinstance(item.get("apiVersion"), str)
-                    and item["apiVersion"].startswith(_SCHEDULER_APIS)):
+                    and item["apiVersion"].startswith(SCHEDULER_APIS)):
                 continue
             meta = item.get("metadata")
             name = meta.get("name") if isinstance(meta, dict) else None
@@ -256,7 +270,25 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
                 ("items", i),
                 hint="write each scheduler object as a document of its own, separated by '---'",
             )
-    if isinstance(api, str) and api.startswith("kustomize.config.k8s.io/") and kind in ("Kustomization", "Component"):
+    if _is_kustomization(doc, api, kind):
+        # a replacement writes a value (a generated ConfigMap's literal) into the objects it selects
+        replacements = data.get("replacements")
+        for i, entry in enumerate(replacements if isinstance(replacements, list) else ()):
+            targets = entry.get("targets") if isinstance(entry, dict) else None
+            for target in targets if isinstance(targets, list) else ():
+                select = target.get("select") if isinstance(target, dict) else None
+                aimed = select.get("kind") if isinstance(select, dict) else None
+                if aimed in _SCHEDULER_KINDS:
+                    named = select.get("name") if isinstance(select, dict) else None
+                    return doc.finding(
+                        "PL026",
+                        f"this kustomization writes a replacement into the {aimed}"
+                        + (f" '{named}'" if isinstance(named, str) else "")
+                        + ": policylint judges the scheduler manifests as written, so the values it deploys are not judged",
+                        ("replacements", i),
+                        hint="write the deployed values in the manifests themselves, or render them "
+                        "(kubectl kustomize) into the files policylint checks",
+                    )
         for key in ("patches", "patchesJson6902", "patchesStrategicMerge"):
             entries = data.get(key)
             for i, entry in enumerate(entries if isinstance(entries, list) else ()):
@@ -269,7 +301,7 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
                              if aimed in _SCHEDULER_KINDS else "a scheduler object")
                     return doc.finding(
                         "PL026",
-                        f"this {kind} patches {shown}: policylint judges the scheduler manifests as written, so the"
+                        f"this {kind if isinstance(kind, str) else 'kustomization'} patches {shown}: policylint judges the scheduler manifests as written, so the"
                         " values the patch deploys (a quota, a borrowing limit) are not judged",
                         (key, i),
                         hint="write the deployed values in the manifests themselves, or render them "
@@ -375,5 +407,4 @@ def api_version_near_miss(doc: Document) -> Finding | None:
 
 def is_scheduler_doc(doc: Document) -> bool:
     """True for Kueue and Volcano documents, which the scheduler adapters read."""
-    api = doc.api_version or ""
-    return api.startswith(("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh/"))
+    return (doc.api_version or "").startswith(SCHEDULER_APIS)

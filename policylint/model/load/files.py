@@ -12,7 +12,7 @@ from typing import Any
 
 from policylint.model.load import document_cache
 from policylint.errors import PolicylintError
-from policylint.model.load.documents import SourceFile, is_scheduler_doc
+from policylint.model.load.documents import SCHEDULER_APIS, SourceFile, is_scheduler_doc
 from policylint.model.load.limits import LoadLimits
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -398,7 +398,8 @@ def looks_relevant(source: SourceFile) -> bool:
     if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
         return True
     if not source.documents and source.findings:
-        return "policylint/" in source.text
+        # ours, or a scheduler manifest (a Helm template of a ClusterQueue) whose quota would go unjudged
+        return "policylint/" in source.text or any(api in source.text for api in SCHEDULER_APIS)
     return False
 
 
