@@ -550,3 +550,30 @@ def test_two_cluster_queues_that_swap_names_keep_their_own_bases(tmp_path: Path)
     assert code == 1
     assert [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", "kueue/cluster-queues.yaml", 56)]
     assert "pool east/batch reserves 119 GPUs, up from 104" in str(found[0]["message"])
+
+
+def test_two_cluster_queues_merged_under_a_new_name_are_judged_as_a_merge(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 14: `batch` deleted, `training` renamed `research` and both LocalQueues
+    pointed at it, owning 128 GPUs where the two owned 104 + 16. A pool of a new name whose workloads ran
+    in two had no base: it is now the pool most of them ran in, the other's workload its newcomer."""
+    root = _committed(tmp_path, "kueue")
+    queues, local, cohort = (root / "kueue" / n for n in ("cluster-queues.yaml", "local-queues.yaml", "cohort.yaml"))
+    text = queues.read_text()
+    docs = text.split("\n---\n")
+    batch = next(d for d in docs if "  name: batch\n" in d)
+    merged = "\n---\n".join(d for d in docs if d is not batch)
+    if not merged.endswith("\n"):
+        merged += "\n"
+    merged = merged.replace("  name: training\n", "  name: research\n").replace("        borrowingLimit: 24\n", "        borrowingLimit: 23\n")
+    local.write_text(local.read_text().replace("clusterQueue: training\n", "clusterQueue: research\n")
+                     .replace("clusterQueue: batch\n", "clusterQueue: research\n"))
+    cohort.write_text(cohort.read_text().replace("        nominalQuota: 32\n", "        nominalQuota: 23\n"))
+    queues.write_text(merged.replace("        nominalQuota: 104\n", "        nominalQuota: 128\n"))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "kueue/cluster-queues.yaml")]
+    assert "pool east/research reserves 128 GPUs, up from 104" in str(found[0]["message"])
+    assert "with 16 for the workloads it took in" in str(found[0]["message"])
+    # the two queues' GPUs together: an honest merge
+    queues.write_text(merged.replace("        nominalQuota: 104\n", "        nominalQuota: 120\n"))
+    assert findings(root) == (0, [])

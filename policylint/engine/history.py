@@ -273,14 +273,25 @@ def renamed_pools(model: Model, then: dict[str, PoolThen], measured: dict[str, P
     a renamed pool raised from 392 to 450 GPUs). A pool whose placed workloads all ran, at
     the base, in one pool is that pool - also when another pool took the old name, and when
     it has a namesake at the base that ran other workloads (two queues that swapped names).
+    A pool the base does not declare whose workloads ran in several is the one most of them
+    ran in (then the most GPUs owned), the others' workloads its newcomers: merged under a
+    new name, it is judged as a merge into an old name is.
     """
     out = dict(then)
     for pool in model.pools:
-        came = {id(measured[w.name]): measured[w.name] for w in pool.workloads if w.name in measured}
-        if len(came) == 1 and all(w.name in measured for w in pool.workloads):
+        placed = [measured[w.name] for w in pool.workloads if w.name in measured]
+        if not placed or len(placed) != len(pool.workloads):
+            continue
+        came = {id(p): p for p in placed}
+        if len(came) == 1:
             # also over a pool of the same name at the base: two ClusterQueues that swapped names are each
             # the pool their workloads ran in, not the namesake (red team, 2026-12-06, round 14)
-            out[pool.qualified] = next(iter(came.values()))
+            out[pool.qualified] = placed[0]
+        elif pool.qualified not in out:
+            # merged from several pools under a new name (round 14: +8 owned GPUs unjudged): the pool most
+            # of them ran in, the rest its newcomers - as a merge into an old name is judged
+            count = {key: sum(1 for p in placed if id(p) == key) for key in came}
+            out[pool.qualified] = max(came.values(), key=lambda p: (count[id(p)], p.owned_gpus, p.key))
     return out
 
 
