@@ -11,6 +11,8 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from policylint.model.load.documents import SCHEDULER_KINDS
+
 
 def _git(folder: Path, args: list[str], given: bytes | None = None, timeout: int = 120) -> bytes:
     done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=timeout, check=False)
@@ -70,7 +72,7 @@ def write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: in
 
 #: the kinds of document that declare a pool: a policylint Cluster, Kueue's and Volcano's queues and flavors;
 #: and Kueue's LocalQueue, which places the workloads admitted through it in one
-_POOL_KINDS = ("Cluster", "ClusterQueue", "ResourceFlavor", "Cohort", "Queue", "LocalQueue")
+_POOL_KINDS = ("Cluster", *SCHEDULER_KINDS)
 
 
 def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:

@@ -226,8 +226,8 @@ SCHEDULER_APIS = ("kueue.x-k8s.io/", "scheduling.volcano.sh/", "batch.volcano.sh
 
 
 #: the Kueue and Volcano kinds that shape GPU pools or place workloads in them
-_SCHEDULER_KINDS = ("ClusterQueue", "ResourceFlavor", "LocalQueue", "Cohort", "Queue")
-_NAMES_SCHEDULER_KIND = re.compile(r"kind[\"']?\s*:\s*[\"']?(?:" + "|".join(_SCHEDULER_KINDS) + r")\b")
+SCHEDULER_KINDS = ("ClusterQueue", "ResourceFlavor", "LocalQueue", "Cohort", "Queue")
+_NAMES_SCHEDULER_KIND = re.compile(r"kind[\"']?\s*:\s*[\"']?(?:" + "|".join(SCHEDULER_KINDS) + r")\b")
 
 
 #: the names kustomize reads a kustomization from (it needs no apiVersion or kind there)
@@ -278,7 +278,7 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
             for target in targets if isinstance(targets, list) else ():
                 select = target.get("select") if isinstance(target, dict) else None
                 aimed = select.get("kind") if isinstance(select, dict) else None
-                if aimed in _SCHEDULER_KINDS:
+                if aimed in SCHEDULER_KINDS:
                     named = select.get("name") if isinstance(select, dict) else None
                     return doc.finding(
                         "PL026",
@@ -295,10 +295,10 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
                 target = entry.get("target") if isinstance(entry, dict) else None
                 aimed = target.get("kind") if isinstance(target, dict) else None
                 inline = entry.get("patch") if isinstance(entry, dict) else entry
-                if aimed in _SCHEDULER_KINDS or (isinstance(inline, str) and _NAMES_SCHEDULER_KIND.search(inline)):
+                if aimed in SCHEDULER_KINDS or (isinstance(inline, str) and _NAMES_SCHEDULER_KIND.search(inline)):
                     named = target.get("name") if isinstance(target, dict) else None
                     shown = (f"the {aimed}" + (f" '{named}'" if isinstance(named, str) else "")
-                             if aimed in _SCHEDULER_KINDS else "a scheduler object")
+                             if aimed in SCHEDULER_KINDS else "a scheduler object")
                     return doc.finding(
                         "PL026",
                         f"this {kind if isinstance(kind, str) else 'kustomization'} patches {shown}: policylint judges the scheduler manifests as written, so the"
