@@ -14,6 +14,11 @@
   with one or two GPU resource names and the same quotas, and a Job whose tasks set
   ``minAvailable`` or not. The hierarchy checks of PL976 and PL903 run on every input.
 
+* ``kueue-json`` - the same manifests written as a JSON file (a List, an array, one object,
+  escaped or cut short) or under a name a kustomization gives, beside a kustomization naming
+  files inside the repository, outside it, remote or missing: the JSON screen and the
+  kustomization's files (:mod:`policylint.model.load.manifests`) run on every input.
+
 The contract: exit 0, 1 or 2, never an internal error, and a JSON report; and every
 pool's reserved and elastic GPUs that the report shows are whole numbers of at least
 zero (a finding's message is where they appear).
@@ -164,7 +169,53 @@ def run_volcano(text: str) -> None:
     _expect_clean_exit(code, out, err, (0, 1, 2), json_out=True)
 
 
+@st.composite
+def _json_manifests(draw: st.DrawFn) -> tuple[str, str, str]:
+    """Generated Kueue manifests as a JSON file (a List, an array or one object, some bytes cut or escaped),
+    and a kustomization naming files under any name, inside the repository or not."""
+    import json
+
+    import yaml
+
+    text = draw(_manifests())
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError:
+        docs = []
+    shape = draw(st.sampled_from(("list", "array", "one", "raw")))
+    value: Any = {"apiVersion": "v1", "kind": "List", "items": docs} if shape == "list" else docs if shape == "array" \
+        else (docs[0] if docs else {}) if shape == "one" else None
+    body = text if value is None else json.dumps(value, default=str)
+    if draw(st.booleans()):
+        body = body.replace('"kueue.x-k8s.io', '"\\u006bueue.x-k8s.io')
+    cut = draw(st.integers(0, 3))
+    if cut == 0 and body:
+        body = body[: draw(st.integers(0, len(body)))]
+    names = draw(st.lists(st.sampled_from(("extra.json", "quota.patch", "../outside.patch", "cluster-queues.yaml",
+                                           "https://x.test/base", "missing.patch", "", ".", "..")), max_size=4))
+    kustomization = "resources:\n" + "".join(f"- {json.dumps(n)}\n" for n in names) + \
+        "patches:\n" + "".join(f"- path: {json.dumps(n)}\n" for n in names)
+    return body, kustomization, draw(st.sampled_from(("extra.json", "quota.patch")))
+
+
+def run_kueue_json(drawn: tuple[str, str, str]) -> None:
+    body, kustomization, name = drawn
+    root = _repo()
+    folder = root / "kueue" / "kueue"
+    for old in ("extra.json", "quota.patch"):
+        (folder / old).unlink(missing_ok=True)
+    (folder / name).write_text(body, encoding="utf-8")
+    (folder / "kustomization.yaml").write_text(kustomization, encoding="utf-8")
+    try:
+        code, out, err = _cli(ARGS, cwd=root)
+    finally:
+        (folder / "kustomization.yaml").unlink(missing_ok=True)
+        (folder / name).unlink(missing_ok=True)
+    _expect_clean_exit(code, out, err, (0, 1, 2), json_out=True)
+
+
 TARGETS: dict[str, Target] = {
     "kueue": Target("kueue", _seeds, _strategy, run_kueue),
+    "kueue-json": Target("kueue-json", _seeds, lambda seeds: _json_manifests(), run_kueue_json),
     "volcano": Target("volcano", _seeds, lambda seeds: _volcano(), run_volcano),
 }

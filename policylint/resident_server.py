@@ -96,6 +96,7 @@ PRELOAD = (
     "policylint.model.resolve",
     "policylint.model.validate",
     "policylint.model.load.document_pack_cache",
+    "policylint.model.load.manifests",
     "policylint.measure.run",
     "policylint.measure.pools",
     "policylint.measure.parallel",

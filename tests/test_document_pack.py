@@ -35,9 +35,8 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             seen.append(display)
         return original(path, display, *args, **kwargs)  # type: ignore[arg-type]
 
-    import policylint.engine.linter as linter
-
-    monkeypatch.setattr(linter, "load_file", counting)
+    # the loader's one reader of walked files (policylint.model.load.manifests.read_walked) looks it up per call
+    monkeypatch.setattr(load.files, "load_file", counting)
     return seen
 
 

@@ -83,6 +83,7 @@ def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:
     repository without git, or a root outside the work tree, gives none.
     """
     from policylint.model.load.files import is_yaml_name
+    from policylint.model.load.manifests import is_json_name
 
     folder = Path(os.path.realpath(top))
     try:
@@ -101,6 +102,6 @@ def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:
     out = []
     for entry in done.stdout.split(b"\0"):
         name = os.fsdecode(entry).split(":", 1)[-1] if entry else ""
-        if name and is_yaml_name(name):
+        if name and (is_yaml_name(name) or is_json_name(name)):  # kubectl applies JSON manifests too
             out.append(folder / name)
     return sorted(out)

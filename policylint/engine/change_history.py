@@ -91,10 +91,11 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
     try:
         from policylint.engine.base_files import tree_at, write_blobs
         from policylint.model.load.files import SKIPPED_FOLDERS, is_yaml_name
+        from policylint.model.load.manifests import is_json_name
 
         with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
             names = [n for n in tree_at(folder, sha, rel)
-                     if is_yaml_name(n) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
+                     if (is_yaml_name(n) or is_json_name(n)) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
             write_blobs(folder, sha, names, Path(scratch), options.limits.max_file_bytes)
             for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()},
                                            options, now, load_base).items():

@@ -26,15 +26,13 @@ from policylint.model.load import (
     SourceFile,
     cache_source,
     discover_real,
-    display_path,
-    display_real,
     is_scheduler_doc,
-    load_file,
     looks_relevant,
     within,
 )
 from policylint.model import Model, Unplaced
-from policylint.model.load.document_pack_cache import Pack, file_ident, open_pack
+from policylint.model.load.document_pack_cache import Pack, open_pack
+from policylint.model.load.files import excluded
 
 from policylint.cache.beside import Beside
 from policylint.engine.result import LintResult
@@ -93,23 +91,21 @@ def load_sources(
     as before, its identity noted first so that the run can pack it afterwards.
     ``real`` is the run's :class:`RealPaths`, when the caller has one.
     """
+    from policylint.model.load.manifests import kustomization_files, read_walked
+
     sources: list[SourceFile] = []
     #: walked files holding no document at all (empty, or only comments and separators), by position
     empty: list[tuple[int, SourceFile]] = []
     real = real if real is not None else RealPaths()
-    for path, found, explicit in discover_real(paths, options.exclude, options.root, real):
-        # a walked file comes with its real path (real(path)), a named one is asked for it
-        display = display_path(path, real=real) if found is None else display_real(path, found, real)
-        source = None
-        if pack is not None:
-            real_path = real(path) if found is None else found
-            source = pack.take(real_path, path, display)
-            if source is None:
-                ident = file_ident(real_path)
-                source = load_file(path, display, options.limits, options.cache_dir)
-                pack.note_read(real_path, ident, source)
-        else:
-            source = load_file(path, display, options.limits, options.cache_dir)
+    walked: set[str] = set()
+    named: list[Path] = []  # files the kustomizations name (kubectl apply -k reads them, whatever their names)
+    home = os.path.realpath(options.repository or options.root)
+    for path, found, explicit in discover_real(paths, options.exclude, options.root, real, json=True):
+        source = read_walked(path, found, explicit, options.limits, options.cache_dir, pack, real)
+        walked.add(real(path) if found is None else found)
+        if source is None:
+            continue  # a walked JSON file holding nothing policylint reads
+        named.extend(kustomization_files(source, home))
         if explicit or looks_relevant(source):
             sources.append(source)
         elif not source.documents and any(f.code == "PL004" for f in source.findings):
@@ -118,6 +114,15 @@ def load_sources(
             # another tool's YAML (the configuration file among them), parsed cleanly: kept too, so
             # that a warm run parses no YAML at all (a hit is told apart from ours in the same way)
             cache_source(options.cache_dir, source)
+    patterns = list(options.exclude)
+    for path in sorted(set(named)):
+        found = real(path)
+        if found in walked or (patterns and excluded(path, found, patterns, Path(os.path.realpath(options.root)))):
+            continue
+        walked.add(found)
+        source = read_walked(path, found, True, options.limits, options.cache_dir, pack, real)
+        if source is not None and looks_relevant(source):
+            sources.append(source)
     if empty:
         # An empty file beside policylint documents is most likely one of them, emptied (a bad merge,
         # a truncated write): its workload would vanish from its pool unreported. Elsewhere an empty

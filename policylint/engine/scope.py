@@ -19,7 +19,8 @@ and judging to what those subjects read):
   each of them can change the verdict on any document (what a deleted document
   held is no longer there to say who depended on it), so nothing is narrowed away;
 * a changed file the model reads that no subject has as its document (a Kueue
-  LocalQueue, ResourceFlavor or Cohort, a measurement's provenance record) ->
+  LocalQueue, ResourceFlavor or Cohort, a measurement's provenance record, a
+  kustomization naming the files it deploys) ->
   everything too (:func:`read_but_unmapped`): its effect on the verdicts is not
   traced to subjects, so it is never narrowed to nothing.
 
@@ -424,7 +425,8 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
     A Kueue LocalQueue, ResourceFlavor or Cohort, a Volcano manifest other than a pool's
     own queue, or a measurement's provenance record: each changes verdicts (where a
     namespace's workloads are admitted, a flavor's GPU memory, where a trace came
-    from), but no subject names it as its document. Such a change is judged as a whole
+    from), but no subject names it as its document; and a kustomization, which chooses
+    files the loader reads whatever their names. Such a change is judged as a whole
     run, never narrowed to nothing. Files are compared by device and inode, as
     :func:`reach` compares them.
     """
@@ -441,6 +443,11 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
         st = _stat(_absolute(os.fspath(path), folder))
         return None if st is None else idents.get((st.st_dev, st.st_ino))
 
+    from policylint.model.load.documents import KUSTOMIZATION_NAMES
+
+    for p, _ in stats:
+        if p.name in KUSTOMIZATION_NAMES:
+            return p  # it chooses which files the loader reads beside the walk (policylint.model.load.manifests)
     pool_docs = {id(p.doc) for c in model.clusters.values() for p in c.pools.values()}
     for doc in documents(model):
         if id(doc) not in pool_docs and (found := hit(doc.source.path)):

@@ -46,7 +46,7 @@ from policylint.model.load.documents import Document, SourceFile
 from policylint.model.load.limits import LoadLimits
 
 KIND = "docpack"
-PACK_FORMAT = 1
+PACK_FORMAT = 2  # 2: walked JSON files screened as foreign ("screened")
 #: the largest pack read back or written (10,000 workload files take about 31 MB)
 MAX_BYTES = 512 << 20
 #: a file whose modification or status-change time is this close to the packing is not packed
@@ -101,6 +101,26 @@ class Pack:
     used: dict[str, list[Any]] = field(default_factory=dict)
     #: files read outside the pack this run: real path -> (identity before reading, the source)
     read: dict[str, tuple[list[int] | None, SourceFile]] = field(default_factory=dict)
+    #: walked JSON files found to hold nothing policylint reads (:mod:`policylint.model.load.manifests`):
+    #: real path -> stat identity when screened, as read
+    screened: dict[str, list[int]] = field(default_factory=dict)
+    #: screened files confirmed this run (from the pack, or screened now with a settled identity)
+    kept_screened: dict[str, list[int]] = field(default_factory=dict)
+    #: JSON files screened now, outside the pack: real path -> identity before the screen
+    new_screened: dict[str, list[int]] = field(default_factory=dict)
+
+    def foreign(self, real: str) -> bool:
+        """True when the JSON file at ``real`` was screened as foreign with the identity it has now."""
+        ident = self.screened.get(real)
+        if ident is None or file_ident(real) != ident:
+            return False
+        self.kept_screened[real] = ident
+        return True
+
+    def note_screened(self, real: str, ident: list[int] | None) -> None:
+        """Note a JSON file screened as foreign now, with its identity taken before it was read."""
+        if ident is not None:
+            self.new_screened[real] = ident
 
     def take(self, real: str, path: Path, display: str) -> SourceFile | None:
         """The source of the file at ``real`` from the pack when its identity is the packed one; else None."""
@@ -136,10 +156,16 @@ class Pack:
             if max(ident[3], ident[4]) >= settled_before or file_ident(real) != ident:
                 continue
             fresh[real] = [ident, source.stored]
-        if not fresh or (self.records and len(fresh) <= max(MAX_UNPACKED, (len(fresh) + len(self.used)) // 4)):
+        screened = {real: ident for real, ident in self.new_screened.items()
+                    if max(ident[3], ident[4]) < settled_before and file_ident(real) == ident}
+        new = len(fresh) + len(screened)
+        kept = len(self.used) + len(self.kept_screened)
+        if not new or ((self.records or self.screened) and new <= max(MAX_UNPACKED, (new + kept) // 4)):
             return
         records = {**self.used, **fresh}
-        body = {"header": self.header, "files": {k: records[k] for k in sorted(records)}}
+        foreign = {**self.kept_screened, **screened}
+        body = {"header": self.header, "files": {k: records[k] for k in sorted(records)},
+                "screened": {k: foreign[k] for k in sorted(foreign)}}
         try:
             data = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode(
                 "utf-8", "surrogateescape"
@@ -202,11 +228,17 @@ def open_pack(folder: Path, root: Path, limits: LoadLimits) -> Pack:
             return pack
         if not isinstance(stored, dict) or stored.get("header") != header or not isinstance(stored.get("files"), dict):
             return pack
-        files = stored["files"]
+        files, screened = stored["files"], stored.get("screened")
         # keys and records checked by map, not by a generator over the items (10,000 of them)
         if not all(map(_is_text, files)) or not all(map(_valid_record, files.values())):
             return pack
+        if not isinstance(screened, dict) or not all(map(_is_text, screened)) or not all(
+            isinstance(i, list) and list(map(type, i)) == _IDENT_TYPES for i in screened.values()
+        ):
+            return pack
         pack.records = files
+        pack.screened = screened
     except Exception:  # noqa: BLE001 - a damaged pack is an empty one: every file is read
         pack.records = {}
+        pack.screened = {}
     return pack

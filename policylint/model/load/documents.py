@@ -231,14 +231,14 @@ _NAMES_SCHEDULER_KIND = re.compile(r"kind[\"']?\s*:\s*[\"']?(?:" + "|".join(SCHE
 
 
 #: the names kustomize reads a kustomization from (it needs no apiVersion or kind there)
-_KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
+KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 
 
 def _is_kustomization(doc: Document, api: Any, kind: Any) -> bool:
     """A kustomization: declared as one, or the one document of a file kustomize reads by its name."""
     if isinstance(api, str) and api.startswith("kustomize.config.k8s.io/"):
         return kind in ("Kustomization", "Component")
-    return api is None and kind is None and doc.source.path.name in _KUSTOMIZATION_NAMES
+    return api is None and kind is None and doc.source.path.name in KUSTOMIZATION_NAMES
 
 
 def scheduler_objects_unread(doc: Document) -> Finding | None:

@@ -300,9 +300,17 @@ def discover(
 
 
 def discover_real(
-    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, real: RealPaths | None = None
+    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, real: RealPaths | None = None,
+    *, json: bool = False,
 ) -> Iterator[tuple[Path, str | None, bool]]:
-    """:func:`discover`, each file with its real path (``real(file)``) when the walk found it (None for named files)."""
+    """:func:`discover`, each file with its real path (``real(file)``) when the walk found it (None for named files).
+
+    With ``json``, walked ``.json`` files come too (``kubectl apply -f`` applies them): the
+    caller screens them (:func:`policylint.model.load.manifests.json_is_foreign`).
+    """
+    from policylint.model.load.manifests import is_json_name
+
+    wanted = (lambda name: is_yaml_name(name) or is_json_name(name)) if json else is_yaml_name
     patterns = list(exclude)
     resolve = real or RealPaths()
     # real paths as text: Path.resolve() is os.path.realpath, which RealPaths answers alike
@@ -321,7 +329,7 @@ def discover_real(
         found: list[tuple[tuple[str, ...], Path, str | None, str]] = []
         for dirpath, dirnames, filenames in os.walk(given):
             dirnames[:] = _walked(dirpath, dirnames)
-            names = [name for name in filenames if is_yaml_name(name)]
+            names = [name for name in filenames if wanted(name)]
             if names:
                 folder = Path(dirpath)
                 text = folder_text(folder)
@@ -330,10 +338,8 @@ def discover_real(
         for _, folder, start, name in found:
             f = child_path(folder, start, name)
             real_path = resolve(f)
-            if patterns:
-                rel = _relative_for_glob(f, Path(real_path), real_root)
-                if any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(f.name, pat) for pat in patterns):
-                    continue
+            if patterns and excluded(f, real_path, patterns, real_root):
+                continue
             if real_path not in seen:
                 seen.add(real_path)
                 yield f, real_path, False
@@ -370,6 +376,12 @@ def child_path(folder: Path, start: str | None, name: str) -> Path:
 
 def _first(item: tuple[tuple[str, ...], Path, str | None, str]) -> tuple[str, ...]:
     return item[0]
+
+
+def excluded(path: Path, real_path: str, patterns: list[str], real_root: Path | None) -> bool:
+    """True when an ``exclude`` pattern matches ``path`` (relative to the real root ``real_root``) or its name."""
+    rel = _relative_for_glob(path, Path(real_path), real_root)
+    return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(path.name, pat) for pat in patterns)
 
 
 def _relative_for_glob(path: Path, real: Path, real_root: Path | None) -> str:

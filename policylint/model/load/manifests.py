@@ -1,0 +1,176 @@
+"""The files ``kubectl`` applies that a walk for YAML files does not find.
+
+A walk reads ``.yaml`` and ``.yml`` files. ``kubectl apply -f FOLDER`` also applies
+``.json`` files, and ``kubectl apply -k`` reads whatever file a kustomization names,
+whatever its name (a strategic-merge patch called ``training-quota.patch``). A
+ClusterQueue written in either place was applied to the cluster and judged by no rule
+(red team, 2026-12-06, rounds 13 and 14: +64 GPUs each way). Two answers here:
+
+* :func:`json_is_foreign` screens a walked ``.json`` file: it is read like a YAML file
+  (JSON is YAML) unless it decodes as JSON holding no policylint document and no
+  Kueue or Volcano object. Trace provenance records, Prometheus exports and other
+  tools' JSON stay unread. A file that does not decode as JSON is read as YAML,
+  as ``kubectl`` reads a ``.json`` file that does not start as JSON.
+* :func:`kustomization_files` lists the files a kustomization names (its resources,
+  components and patches) that lie inside the repository: the loader reads those it
+  did not walk, whatever their names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from policylint.model.load.documents import SCHEDULER_APIS, SourceFile
+
+if TYPE_CHECKING:
+    from policylint.model.load.document_pack_cache import Pack
+    from policylint.model.load.files import RealPaths
+    from policylint.model.load.limits import LoadLimits
+
+JSON_SUFFIX = ".json"
+#: what a plain mention of something policylint reads looks like in the text of a file
+_MENTIONS = ("policylint/", *SCHEDULER_APIS)
+
+
+def is_json_name(name: str) -> bool:
+    """True for a file name ending in ``.json`` in any case."""
+    return name.endswith(JSON_SUFFIX) or name.lower().endswith(JSON_SUFFIX)
+
+
+def _ours(value: Any) -> bool:
+    """A mapping whose ``apiVersion`` is policylint's or a scheduler's."""
+    if not isinstance(value, dict):
+        return False
+    api = value.get("apiVersion")
+    return isinstance(api, str) and api.startswith(_MENTIONS)
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: a repeated key makes the file one to read as YAML (which reports it)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("a repeated key")
+    return out
+
+
+def json_is_foreign(path: Path | str, max_bytes: int) -> bool:
+    """True when the walked ``.json`` file at ``path`` holds nothing policylint reads.
+
+    That is: it decodes as one JSON value (no key repeated) and neither that value, nor
+    an item of its ``items`` (a Kubernetes List), nor an element of it (a list) is a
+    mapping with policylint's or a scheduler's ``apiVersion``, however the text spells it
+    (a ``\\u`` escape decodes as kubectl decodes it). A file that does not decode so is
+    read as YAML, whose findings then say what is wrong with it. A file larger than
+    ``max_bytes`` is read (and refused, PL005) when its first ``max_bytes`` bytes name
+    policylint or a scheduler API; a file that is not a regular file is foreign.
+    """
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return True
+    if not stat.S_ISREG(st.st_mode):
+        return True
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except (OSError, ValueError):
+        return True  # unreadable now: read as YAML it would be unreadable too, and it is not walked as one
+    if len(data) > max_bytes:
+        return not any(m.encode() in data for m in _MENTIONS)
+    try:
+        value = json.loads(data, object_pairs_hook=_no_repeats)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        return False  # not one JSON value: read as YAML, as kubectl reads it
+    if isinstance(value, dict):
+        items = value.get("items")
+        return not (_ours(value) or (isinstance(items, list) and any(map(_ours, items))))
+    if isinstance(value, list):
+        return not any(map(_ours, value))
+    return True
+
+
+#: what a kustomization lists files under; a string entry is a file (or folder) path, a mapping's ``path`` too
+_NAMED = ("resources", "components", "patches", "patchesStrategicMerge", "patchesJson6902", "crds")
+
+
+def kustomization_files(source: SourceFile, root: str) -> Iterator[Path]:
+    """The regular files inside the real folder ``root`` that the kustomizations of ``source`` name.
+
+    Remote resources (URLs), folders (read through their own kustomization, which the walk
+    finds), inline patches and paths leaving ``root`` are left out. Paths come as written,
+    joined to the kustomization's folder.
+    """
+    from policylint.model.load.documents import _is_kustomization
+    from policylint.model.load.files import SKIPPED_FOLDERS
+
+    for doc in source.documents:
+        data = doc.data
+        if not isinstance(data, dict) or not _is_kustomization(doc, data.get("apiVersion"), data.get("kind")):
+            continue
+        for key in _NAMED:
+            entries = data.get(key)
+            for entry in entries if isinstance(entries, list) else ():
+                named = entry.get("path") if isinstance(entry, dict) else entry
+                if not isinstance(named, str) or not named or "\n" in named or "://" in named or "\0" in named:
+                    continue
+                path = source.path.parent / named
+                real = os.path.realpath(path)
+                if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+                    continue  # outside the repository: not ours to read
+                if set(Path(os.path.relpath(real, root)).parts) & SKIPPED_FOLDERS:
+                    continue
+                try:
+                    if not stat.S_ISREG(os.stat(real).st_mode):
+                        continue
+                except (OSError, ValueError):
+                    continue  # missing: kustomize reports it
+                yield path
+
+
+def read_walked(
+    path: Path,
+    found: str | None,
+    explicit: bool,
+    limits: LoadLimits,
+    cache_dir: Path | None,
+    pack: Pack | None,
+    real: RealPaths,
+) -> SourceFile | None:
+    """The source of one file to load: from the document ``pack`` when its identity is the packed one, else read.
+
+    ``found`` is the file's real path when a walk found it (None: asked of ``real``). A walked
+    ``.json`` file (not ``explicit``) screened as foreign (:func:`json_is_foreign`) gives None;
+    the pack remembers the screen by the file's identity, so a warm run does not read it again.
+    """
+    from policylint.model.load.document_pack_cache import file_ident
+    from policylint.model.load.files import display_path, display_real, load_file
+
+    display = display_path(path, real=real) if found is None else display_real(path, found, real)
+    real_path = real(path) if found is None else found
+    if pack is not None:
+        source = pack.take(real_path, path, display)
+        if source is not None:
+            return source
+    ident = None
+    if not explicit and is_json_name(path.name):
+        if pack is not None and pack.foreign(real_path):
+            return None
+        ident = file_ident(real_path)
+        if json_is_foreign(real_path, limits.max_file_bytes):
+            if pack is not None:
+                pack.note_screened(real_path, ident)
+            return None
+    if pack is None:
+        return load_file(path, display, limits, cache_dir)
+    if ident is None:
+        ident = file_ident(real_path)
+    source = load_file(path, display, limits, cache_dir)
+    pack.note_read(real_path, ident, source)
+    return source
