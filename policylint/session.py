@@ -193,9 +193,8 @@ class Session:
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""
         from policylint.engine.history import previous_pools
-        from policylint.model.load.files import is_yaml_name
-        from policylint.model.load.manifests import is_json_name
-
+        from policylint.model.load.files import is_json_name, is_yaml_name
+    
         yaml_files = [p for p in changed if (is_yaml_name(p.name) or is_json_name(p.name)) and p.is_file()]
         return previous_pools(self.config.root, rev, yaml_files, self.options.limits) if yaml_files else set()
 

@@ -82,8 +82,7 @@ def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:
     One ``git grep`` over the base tree (plain git, no checkout); the kind may be quoted. A
     repository without git, or a root outside the work tree, gives none.
     """
-    from policylint.model.load.files import is_yaml_name
-    from policylint.model.load.manifests import is_json_name
+    from policylint.model.load.files import is_json_name, is_yaml_name
 
     folder = Path(os.path.realpath(top))
     try:

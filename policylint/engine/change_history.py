@@ -90,9 +90,8 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
     out: dict[str, list[int | None]] = {q: [None, None] for q in wanted}
     try:
         from policylint.engine.base_files import tree_at, write_blobs
-        from policylint.model.load.files import SKIPPED_FOLDERS, is_yaml_name
-        from policylint.model.load.manifests import is_json_name
-
+        from policylint.model.load.files import SKIPPED_FOLDERS, is_json_name, is_yaml_name
+    
         with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
             names = [n for n in tree_at(folder, sha, rel)
                      if (is_yaml_name(n) or is_json_name(n)) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]

@@ -23,6 +23,11 @@ def is_yaml_name(name: str) -> bool:
     return name.endswith(YAML_SUFFIXES) or name.lower().endswith(YAML_SUFFIXES)
 
 
+def is_json_name(name: str) -> bool:
+    """True for a file name ending in ``.json`` in any case (``kubectl apply -f`` applies such files too)."""
+    return name.endswith(".json") or name.lower().endswith(".json")
+
+
 #: folders a walk never enters: version control metadata, and the caches and environments of tools,
 #: which hold no plan (a folder holding ``pyvenv.cfg`` is a virtual environment, whatever its name).
 #: Any other folder is read, hidden ones too (red team, 2026-12-06: a proposal under
@@ -308,8 +313,6 @@ def discover_real(
     With ``json``, walked ``.json`` files come too (``kubectl apply -f`` applies them): the
     caller screens them (:func:`policylint.model.load.manifests.json_is_foreign`).
     """
-    from policylint.model.load.manifests import is_json_name
-
     wanted = (lambda name: is_yaml_name(name) or is_json_name(name)) if json else is_yaml_name
     patterns = list(exclude)
     resolve = real or RealPaths()

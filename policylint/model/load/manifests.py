@@ -25,21 +25,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from policylint.model.load import files
 from policylint.model.load.documents import SCHEDULER_APIS, SourceFile
+from policylint.model.load.files import SKIPPED_FOLDERS, RealPaths, display_path, display_real, is_json_name
 
 if TYPE_CHECKING:
     from policylint.model.load.document_pack_cache import Pack
-    from policylint.model.load.files import RealPaths
     from policylint.model.load.limits import LoadLimits
 
-JSON_SUFFIX = ".json"
 #: what a plain mention of something policylint reads looks like in the text of a file
 _MENTIONS = ("policylint/", *SCHEDULER_APIS)
-
-
-def is_json_name(name: str) -> bool:
-    """True for a file name ending in ``.json`` in any case."""
-    return name.endswith(JSON_SUFFIX) or name.lower().endswith(JSON_SUFFIX)
 
 
 def _ours(value: Any) -> bool:
@@ -108,7 +103,6 @@ def kustomization_files(source: SourceFile, root: str) -> Iterator[Path]:
     joined to the kustomization's folder.
     """
     from policylint.model.load.documents import _is_kustomization
-    from policylint.model.load.files import SKIPPED_FOLDERS
 
     for doc in source.documents:
         data = doc.data
@@ -150,8 +144,8 @@ def read_walked(
     the pack remembers the screen by the file's identity, so a warm run does not read it again.
     """
     from policylint.model.load.document_pack_cache import file_ident
-    from policylint.model.load.files import display_path, display_real, load_file
 
+    load_file = files.load_file  # looked up per call (tests count the reads)
     display = display_path(path, real=real) if found is None else display_real(path, found, real)
     real_path = real(path) if found is None else found
     if pack is not None:
