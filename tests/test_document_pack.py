@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import copy_minirepo, run_cli
@@ -22,7 +22,16 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def pack_entries(folder: Path) -> list[Path]:
-    return sorted(folder.glob("docpack-v*/*/*.json"))
+    return sorted(folder.glob("docpack-v*/*/*.bin"))
+
+
+def packed_files(entry: Path, folder: Path) -> dict[str, Any]:
+    """The files a pack entry holds, by real path."""
+    from policylint.cache.decoded import read_sealed_values
+
+    values = read_sealed_values(entry, folder, packs.KIND, packs.MAX_BYTES)
+    assert values is not None
+    return {name: record for part in values[1:] for name, record in part}
 
 
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -88,7 +97,7 @@ def test_many_changed_files_write_the_pack_again(tmp_path: Path, cache_dir: Path
     repo = copy_minirepo(tmp_path / "repo")
     run_cli(["check", str(repo), "--format", "json", *WHEN])
     [entry] = pack_entries(cache_dir)
-    before = json.loads(entry.read_bytes())["files"]
+    before = packed_files(entry, cache_dir)
     targets = sorted((repo / "workloads").glob("*.yaml"))
     assert len(targets) == 2
     for target in targets:
@@ -96,7 +105,7 @@ def test_many_changed_files_write_the_pack_again(tmp_path: Path, cache_dir: Path
     # two of five files read outside the pack: more than a quarter, and more than MAX_UNPACKED
     monkeypatch.setattr(packs, "MAX_UNPACKED", 0)
     run_cli(["check", str(repo), "--format", "json", *WHEN])
-    after = json.loads(entry.read_bytes())["files"]
+    after = packed_files(entry, cache_dir)
     assert set(after) == set(before)
     for target in targets:
         real = os.path.realpath(target)
@@ -123,7 +132,7 @@ def test_a_damaged_or_foreign_pack_is_not_used(damage: str, tmp_path: Path, cach
     if damage == "garbage":
         entry.write_bytes(b"\x00\xff not json")
     elif damage == "byte flipped":
-        at = data.index(b'"text"') + 10
+        at = data.index(b"text") + 10  # inside the first file's text
         entry.write_bytes(data[:at] + bytes([data[at] ^ 1]) + data[at + 1:])
     elif damage == "truncated":
         entry.write_bytes(data[: len(data) // 2])
@@ -155,4 +164,4 @@ def test_a_file_with_a_finding_is_never_packed(tmp_path: Path, cache_dir: Path, 
     target.write_text(target.read_text() + "  bogusKey: 1\n")
     run_cli(["check", str(repo), "--format", "json", *WHEN])
     [entry] = pack_entries(cache_dir)
-    assert os.path.realpath(target) not in json.loads(entry.read_bytes())["files"]
+    assert os.path.realpath(target) not in packed_files(entry, cache_dir)

@@ -28,7 +28,7 @@ from policylint.model.load import document_cache
 from policylint.measure import measurement_cache as measure_cache
 from policylint.engine import lite_sheet
 from policylint.engine.lite_sheet import LITE
-from policylint.cache import store
+from policylint.cache import decoded, store
 from policylint.engine import index_store, repo_index
 
 
@@ -92,7 +92,7 @@ def _used() -> dict[str, int]:
 
 
 def _index_file(folder: Path) -> Path:
-    (found,) = folder.glob("repoindex-v*/*/*.json")
+    (found,) = folder.glob("repoindex-v*/*/*.bin")
     return found
 
 
@@ -320,7 +320,7 @@ def test_a_damaged_or_foreign_index_is_a_miss(repo: Path, folder: Path) -> None:
 def test_files_changed_within_the_racy_window_are_not_recorded(repo: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(repo_index, "RACY_SECONDS", 3600.0)  # every file of this test is "just written"
     _run(repo, ".")
-    assert not list(folder.glob("repoindex-v*/*/*.json"))
+    assert not list(folder.glob("repoindex-v*/*/*.bin"))
     _same_as_no_cache(repo, "workloads/w-2.yaml")
     assert _used()["runs"] == 0
     monkeypatch.setattr(repo_index, "RACY_SECONDS", 0.0)
@@ -352,23 +352,18 @@ def test_rebuilt_views_equal_measured_views_on_the_examples(tmp_path: Path, monk
 
 
 def test_an_index_cut_short_is_a_miss(repo: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index is written in parts; a file holding only some of them (or its parts without their seal) is a miss."""
-    monkeypatch.setattr(index_store, "_ROWS_PER_PART", 2)  # ten workloads: several parts
+    """The index is written in frames; a file holding only some of them (or its frames without their seal) is a miss."""
+    monkeypatch.setattr(index_store, "_ROWS_PER_PART", 2)  # ten workloads: several frames
     _run(repo, ".")
     _same_as_no_cache(repo, "workloads/w-2.yaml")
     assert _used()["runs"] == 1
     path = _index_file(folder)
     good = path.read_bytes()
-    body = store.unseal_json(folder, index_store.KIND, good)
-    assert body is not None and body == b"".join(index_store._index_text(*_head_and_rows(body)))
-    for cut in (good[: len(good) // 3], good[: len(good) // 3] + b'"}', body, good[:-66] + b"0" * 64 + b'"}'):
+    values = decoded.read_sealed_values(path, folder, index_store.KIND, 1 << 30)
+    assert values is not None and len(values) > 2
+    body = good[:-65]
+    for cut in (good[: len(good) // 3], good[: len(good) // 3] + good[-65:], body, body + b"\n" + b"0" * 64):
         path.write_bytes(cut)
         _same_as_no_cache(repo, "workloads/w-2.yaml")
         assert _used()["runs"] == 0
         path.write_bytes(good)
-
-
-def _head_and_rows(body: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
-    stored = json.loads(body)
-    rows = stored.pop("rows")
-    return stored, rows

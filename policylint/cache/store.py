@@ -7,7 +7,8 @@ the entries hold:
   bytes in a file of mode 0600 that must belong to the user running policylint);
 - the seals: an HMAC-SHA256 per entry, keyed by a secret derived from the
   folder's for each kind of entry, either at the end of a JSON entry
-  (:func:`seal_json`, :func:`unseal_json`) or in the header of a binary one;
+  (:func:`seal_json`, :func:`unseal_json`), after an entry of frames
+  (:func:`write_sealed_frames`, :func:`read_sealed_frames`) or in the header of a binary one;
 - reading an entry as a user file is read (:func:`read_limited`: regular files
   only, within a size limit per kind) and writing one through
   :func:`policylint.writer.write_file` (:func:`atomic_write`: a unique
@@ -228,6 +229,65 @@ def unseal_json(folder: Path | str, kind: str, data: bytes) -> bytes | None:
     return body if hmac.compare_digest(mac, data[-66:-2]) else None
 
 
+#: how a sealed entry of frames ends: a newline and the 64 hex digits of its HMAC
+_FRAMES_TAIL = 65
+#: each frame's length, before it: 8 bytes, little-endian
+_FRAME_HEAD = 8
+
+
+def frame(data: bytes) -> bytes:
+    """``data`` with its length before it: one frame of a sealed entry of frames (:func:`write_sealed_frames`)."""
+    return len(data).to_bytes(_FRAME_HEAD, "little") + data
+
+
+def write_sealed_frames(path: Path, folder: Path, kind: str, frames: Iterable[bytes], max_bytes: int) -> bool:
+    """Write ``frames`` (each made by :func:`frame`) with the HMAC of them all after them, as they come.
+
+    False, and nothing written, without a secret or when the entry would exceed ``max_bytes``
+    (a large entry is never held whole here). The counterpart of :func:`read_sealed_frames`.
+    """
+    key = _kind_key(folder, kind)
+    if key is None:
+        return False
+
+    def parts() -> Iterator[bytes]:
+        mac = hmac.new(key, digestmod="sha256")
+        size = _FRAMES_TAIL
+        for part in frames:
+            size += len(part)
+            if size > max_bytes:
+                raise ValueError("entry too large")
+            mac.update(part)
+            yield part
+        yield b"\n" + mac.hexdigest().encode("ascii")
+
+    return atomic_write(path, parts(), folder)
+
+
+def read_sealed_frames(path: Path | str, folder: Path, kind: str, max_bytes: int) -> tuple[bytes, list[memoryview]] | None:
+    """(the bytes of the ``kind`` entry at ``path``, its frames) when its HMAC holds and they fill it exactly; else None."""
+    data = read_limited(path, max_bytes)
+    if data is None or len(data) < _FRAMES_TAIL or data[-_FRAMES_TAIL] != 0x0A:
+        return None
+    key = _kind_key(folder, kind)
+    if key is None:
+        return None
+    body = memoryview(data)[:-_FRAMES_TAIL]
+    mac = hmac.digest(key, body, "sha256").hex().encode("ascii")
+    if not hmac.compare_digest(mac, data[-64:]):
+        return None
+    out: list[memoryview] = []
+    at, end = 0, len(body)
+    while at < end:
+        size = int.from_bytes(body[at:at + _FRAME_HEAD], "little")
+        at += _FRAME_HEAD
+        if at + size > end:
+            return None
+        out.append(body[at:at + size])
+        at += size
+    return data, out
+
+
 def read_limited(path: Path | str, limit: int) -> bytes | None:
     """An entry's bytes, read as user files are (regular files only, at most ``limit``); None if not."""
     try:
@@ -435,17 +495,6 @@ def write_sealed(path: Path, folder: Path, kind: str, body: bytes, max_bytes: in
         return False
     atomic_write(path, sealed, folder)
     return True
-
-
-def write_sealed_parts(path: Path, folder: Path, kind: str, parts: Iterable[bytes], max_bytes: int) -> bool:
-    """:func:`write_sealed` of a body given in parts, written as they come: a large entry is never held whole.
-
-    The file written is byte for byte the one :func:`write_sealed` writes for the parts joined.
-    """
-    key = _kind_key(folder, kind)
-    if key is None:
-        return False
-    return atomic_write(path, _sealed_parts(key, parts, max_bytes), folder)
 
 
 def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview], folder: Path | None = None) -> bool:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.cache.exact import is_plain
-from policylint.cache.decoded import read_sealed_json
+from policylint.cache.decoded import python_tag, read_sealed_values
 from policylint.cache.store import (
-    FORMAT_VERSION, code_fingerprint, settings_digest, stat_identity, write_sealed_parts,
+    FORMAT_VERSION, code_fingerprint, settings_digest, stat_identity, frame, write_sealed_frames,
 )
 from policylint.engine.lite_sheet import LITE
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-INDEX_FORMAT = 4  # 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text;
+INDEX_FORMAT = 5  # 5: frames of marshal, not JSON; 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text;
 # 4: the lite text holds part_fingerprints
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
@@ -211,7 +211,7 @@ def _locator(root: Path, header: Mapping[str, Any]) -> str:
 
 
 def _entry_path(folder: Path, loc: str) -> Path:
-    return folder / f"repoindex-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.json"
+    return folder / f"repoindex-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.bin"
 
 
 def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> dict[str, Any]:
@@ -225,6 +225,7 @@ def _header(root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]
         "limits": dataclasses.asdict(limits) if limits is not None else None,
         "gpu": list(gpu_resources),
         "lite": list(LITE),
+        "python": python_tag(),
     }
 
 
@@ -423,36 +424,38 @@ class Index:
             rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
                           rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock], rec.files, rec.lite]
         head = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list}
-        write_sealed_parts(self.path, self.folder, KIND, _index_text(head, rows), MAX_BYTES)
+        try:
+            write_sealed_frames(self.path, self.folder, KIND, _index_frames(head, rows), MAX_BYTES)
+        except ValueError:
+            pass  # a value marshal cannot hold: not written, the index stays as it was
         self.dirty = False
 
 
-#: rows encoded per part of the index text
+#: rows encoded per frame of the index
 _ROWS_PER_PART = 256
 
 
-def _index_text(head: dict[str, Any], rows: dict[str, Any]) -> Iterator[bytes]:
-    """The index's JSON text, ``{**head, "rows": rows}`` as ``json.dumps`` writes it compactly, in parts.
+def _index_frames(head: dict[str, Any], rows: dict[str, Any]) -> Iterator[bytes]:
+    """The index as frames (:func:`policylint.cache.store.frame`): ``head``, then the rows, ``_ROWS_PER_PART``
+    ``[name, row]`` pairs a frame, each frame ``marshal.dumps`` of its value.
 
-    At 10,000 workloads the text is about 33 MB; made whole, it was held three times over
-    (text, bytes, sealed bytes) at the peak of a one-file run that edited a workload.
-    Raises ``ValueError`` (nothing is written) for a value JSON cannot hold.
+    At 10,000 workloads the index is about 40 MB; made whole, it was held several times over
+    at the peak of a one-file run that edited a workload. Raises ``ValueError`` (nothing is
+    written) for a value ``marshal`` cannot hold, or one it would not give back as written
+    (a tuple where the rows hold lists: :func:`_record_from` reads lists).
     """
-    def text(value: Any) -> str:
-        try:
-            return json.dumps(value, separators=(",", ":"), allow_nan=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"index not written: {exc}") from None
+    def dump(value: Any) -> bytes:
+        return frame(marshal.dumps(value))
 
-    start = text(head)
-    part = [start[:-1] + (',"rows":{' if len(start) > 2 else '"rows":{')]
-    for i, (name, row) in enumerate(rows.items()):
-        part.append(("," if i else "") + text(name) + ":" + text(row))
+    yield dump(head)
+    part: list[list[Any]] = []
+    for name, row in rows.items():
+        part.append([name, row])
         if len(part) >= _ROWS_PER_PART:
-            yield "".join(part).encode("utf-8", "surrogateescape")
+            yield dump(part)
             part = []
-    part.append("}}")
-    yield "".join(part).encode("utf-8", "surrogateescape")
+    if part:
+        yield dump(part)
 
 
 def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resources: Sequence[str]) -> Index:
@@ -460,12 +463,21 @@ def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resourc
     header = _header(root, limits, gpu_resources)
     index = Index(folder, _entry_path(folder, _locator(root, header)), header, limits)
     try:
-        stored = read_sealed_json(index.path, folder, KIND, MAX_BYTES)
-        if stored is None:
+        frames = read_sealed_values(index.path, folder, KIND, MAX_BYTES)
+        if not frames:
             return index
+        stored = frames[0]
         if not isinstance(stored, dict) or stored.get("header") != header:
             return index
-        shapes, places, rows = stored.get("shapes"), stored.get("places"), stored.get("rows")
+        rows = {}
+        for part in frames[1:]:
+            if not isinstance(part, list):
+                return index
+            for pair in part:
+                if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                    return index
+                rows[pair[0]] = pair[1]
+        shapes, places = stored.get("shapes"), stored.get("places")
         if not (isinstance(shapes, list) and isinstance(places, list) and isinstance(rows, dict)):
             return index
         for shape in shapes:

@@ -30,23 +30,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import stat
+import sys
 import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from policylint.cache import store
-from policylint.cache.decoded import read_sealed_json
-from policylint.cache.store import FORMAT_VERSION, stat_identity, write_sealed
+from policylint.cache.decoded import python_tag, read_sealed_values
+from policylint.cache.store import FORMAT_VERSION, frame, stat_identity, write_sealed_frames
 from policylint.model.load import document_cache
 from policylint.model.load.documents import Document, SourceFile
 from policylint.model.load.limits import LoadLimits
 
 KIND = "docpack"
-PACK_FORMAT = 2  # 2: walked JSON files screened as foreign ("screened")
+PACK_FORMAT = 3  # 2: walked JSON files screened as foreign ("screened"); 3: frames of marshal, not JSON
 #: the largest pack read back or written (10,000 workload files take about 31 MB)
 MAX_BYTES = 512 << 20
 #: a file whose modification or status-change time is this close to the packing is not packed
@@ -54,6 +57,8 @@ RACY_SECONDS = 2.0
 #: with more files than this read outside the pack (and more than a quarter of the repository's),
 #: the run writes the pack again
 MAX_UNPACKED = 16
+#: files per frame of the pack
+_FILES_PER_FRAME = 256
 
 
 def file_ident(path: str) -> list[int] | None:
@@ -78,13 +83,14 @@ def _header(root: Path, limits: LoadLimits) -> dict[str, Any]:
         "schemas": document_cache.schemas_fingerprint(),
         "root": os.path.realpath(root),
         "limits": dataclasses.asdict(limits),
+        "python": python_tag(),
     }
 
 
 def _entry_path(folder: Path, header: dict[str, Any]) -> Path:
     text = json.dumps(header, sort_keys=True, separators=(",", ":"))
     loc = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-    return folder / f"{KIND}-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.json"
+    return folder / f"{KIND}-v{FORMAT_VERSION}" / loc[:2] / f"{loc}.bin"
 
 
 @dataclass
@@ -164,15 +170,30 @@ class Pack:
             return
         records = {**self.used, **fresh}
         foreign = {**self.kept_screened, **screened}
-        body = {"header": self.header, "files": {k: records[k] for k in sorted(records)},
-                "screened": {k: foreign[k] for k in sorted(foreign)}}
+        head = {"header": self.header, "screened": {k: foreign[k] for k in sorted(foreign)}}
+        names = sorted(records)
+
+        def frames() -> Iterator[bytes]:
+            yield frame(marshal.dumps(head))
+            for at in range(0, len(names), _FILES_PER_FRAME):
+                part = [[k, records[k]] for k in names[at:at + _FILES_PER_FRAME]]
+                yield frame(marshal.dumps(_keys_interned(part)))
+
         try:
-            data = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode(
-                "utf-8", "surrogateescape"
-            )
-        except (TypeError, ValueError, RecursionError):
-            return
-        write_sealed(self.path, self.folder, KIND, data, MAX_BYTES)
+            write_sealed_frames(self.path, self.folder, KIND, frames(), MAX_BYTES)
+        except ValueError:
+            return  # a value marshal cannot hold: the pack stays as it was
+
+
+def _keys_interned(value: Any) -> Any:
+    """``value`` with every mapping's keys interned (a copy): ``marshal`` then writes each key once per
+    frame and reads it back interned, so the documents' keys (``apiVersion``, ``metadata``, ...) are
+    shared again, as ``json.loads`` shares them (10,000 workload files: 17 MB less)."""
+    if isinstance(value, dict):
+        return {sys.intern(k) if type(k) is str else k: _keys_interned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_keys_interned(v) for v in value]
+    return value
 
 
 def source_from(payload: Any, path: Path, display: str) -> SourceFile | None:
@@ -223,12 +244,18 @@ def open_pack(folder: Path, root: Path, limits: LoadLimits) -> Pack:
     header = _header(root, limits)
     pack = Pack(folder, _entry_path(folder, header), header, limits)
     try:
-        stored = read_sealed_json(pack.path, folder, KIND, MAX_BYTES)
-        if stored is None:
+        found = read_sealed_values(pack.path, folder, KIND, MAX_BYTES)
+        if not found:
             return pack
-        if not isinstance(stored, dict) or stored.get("header") != header or not isinstance(stored.get("files"), dict):
+        stored = found[0]
+        files: dict[str, Any] = {}
+        if not isinstance(stored, dict) or stored.get("header") != header:
             return pack
-        files, screened = stored["files"], stored.get("screened")
+        for part in found[1:]:
+            if not isinstance(part, list) or not all(isinstance(pair, list) and len(pair) == 2 for pair in part):
+                return pack
+            files.update(part)
+        screened = stored.get("screened")
         # keys and records checked by map, not by a generator over the items (10,000 of them)
         if not all(map(_is_text, files)) or not all(map(_valid_record, files.values())):
             return pack
