@@ -554,3 +554,39 @@ def test_a_scheduler_manifest_that_does_not_parse_is_reported(tmp_path: Path) ->
     unrelated = tmp_path / "other.yaml"
     unrelated.write_text("spec:\n  replicas: {{ .Values.replicas }}\n")
     assert not looks_relevant(load_file(unrelated, "other.yaml", LoadLimits()))
+
+
+@pytest.mark.parametrize(("body", "at", "said"), [
+    ("transformers: [quota-transformer.yaml]\n", (1, 1), "runs transformers"),
+    ("configurations: [kustomizeconfig.yaml]\nreplicas: [{name: training, count: 168}]\n", (1, 1),
+     "changes which fields its transformers write"),
+    ("generators: [gen.yaml]\n", (1, 1), "runs generators"),
+    ("replacements:\n- path: quota-replacement.yaml\n", (2, 3), "reads replacements from a file"),
+    ("components:\n- https://github.com/org/quotas//tuning?ref=main\n", (2, 3), "deploys remote components"),
+    ("resources:\n- github.com/org/quotas/base\n", (2, 3), "deploys remote resources"),
+    ("patches:\n- path: tuning.yaml\n  target: {annotationSelector: team=research}\n", (2, 3),
+     "patches objects of any kind it selects by name or label"),
+    ("patches:\n- path: tuning.yaml\n  target: {kind: Cluster.*, name: training}\n", (2, 3),
+     "patches objects of kind 'Cluster.*' (a ClusterQueue among them) 'training'"),
+])
+def test_a_kustomization_that_may_change_scheduler_objects_unseen_is_pl026(tmp_path: Path, body: str,
+                                                                         at: tuple[int, int], said: str) -> None:
+    """Red team, 2026-12-06, round 15: each of these raised a ClusterQueue's quota by 64 GPUs past PL026."""
+    path = tmp_path / "kustomization.yaml"
+    path.write_text("resources: [queues.yaml]\n" + body if not body.startswith("resources") else body)
+    found = [f for f in load_file(path, "kustomization.yaml", LoadLimits()).findings if f.code == "PL026"]
+    assert len(found) == 1, found
+    assert said in found[0].message
+    assert (found[0].line - (0 if body.startswith("resources") else 1), found[0].column) == at
+
+
+@pytest.mark.parametrize("body", [
+    "patches:\n- path: web.yaml\n  target: {kind: Deployment, name: web}\n",
+    "patches:\n- path: web.yaml\n  target: {kind: Deploy.*}\n",
+    "resources: [queues.yaml, ../base, web/]\nimages: [{name: web, newTag: v2}]\n",
+    "replacements:\n- source: {kind: ConfigMap, name: c}\n  targets: [{select: {kind: Deployment}}]\n",
+])
+def test_a_kustomization_that_leaves_scheduler_objects_alone_is_not_pl026(tmp_path: Path, body: str) -> None:
+    path = tmp_path / "kustomization.yaml"
+    path.write_text(body)
+    assert [f for f in load_file(path, "kustomization.yaml", LoadLimits()).findings if f.code == "PL026"] == []

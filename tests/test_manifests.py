@@ -118,7 +118,7 @@ def test_files_a_kustomization_names_that_are_not_manifests_or_lie_outside_stay_
     outside.write_text(PATCH)
     (kueue / "kueue" / "deployment.patch").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")
     (kueue / "kueue" / "kustomization.yaml").write_text(
-        "resources:\n- cluster-queues.yaml\n- https://example.com/base\n- ../../outside.patch\n- ../kueue\n"
+        "resources:\n- cluster-queues.yaml\n- ../../outside.patch\n- ../kueue\n"
         "patches:\n- path: deployment.patch\n- patch: |-\n    kind: Deployment\n")
     code, out = check(kueue)
     assert code == 0, out
@@ -202,3 +202,81 @@ def test_the_json_screen_never_raises(tmp_path: Path) -> None:
         assert json_is_foreign(path, 256) in (True, False)
 
     screen()
+
+
+RAISED = PATCH  # the training queue raised to 168 GPUs, as YAML
+
+
+def _raised_json(indent: str | None = "  ", escaped: bool = False) -> str:
+    import yaml
+
+    text = json.dumps(yaml.safe_load(RAISED), indent=indent)
+    return text.replace('"kueue.x-k8s.io', '"\\u006bueue.x-k8s.io') if escaped else text
+
+
+@pytest.mark.parametrize(("name", "content", "reported"), [
+    # a harmless document first, then the queue with a tag PyYAML cannot construct
+    ("training-tuning.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
+     + RAISED.replace("name: training", "name: !queue training"), "training-tuning.yaml"),
+    # a JSON stream: a ConfigMap, then the queue (kubectl applies both)
+    ("training-quota.json", json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+     + "\n" + _raised_json(None, escaped=True), "training-quota.json"),
+    # UTF-16 with a byte-order mark
+    ("training-quota.json", "\ufeff" + _raised_json(), "training-quota.json"),
+    # tab-indented JSON with an escaped API group: PyYAML refuses the tabs, the text names no API
+    ("training-quota.json", _raised_json("\t", escaped=True), "training-quota.json"),
+    # a byte that is not UTF-8, and the escape
+    ("training-quota.json", _raised_json(escaped=True).replace('"name": "training"', '"name": "training", "x": "\xe9"'),
+     "training-quota.json"),
+])
+def test_a_manifest_that_does_not_load_whole_beside_the_queues_is_reported(kueue: Path, name: str, content: str,
+                                                                          reported: str) -> None:
+    """Red team, 2026-12-06, round 15: each of these deployed the training queue at 168 GPUs (+64) and passed."""
+    path = kueue / "kueue" / name
+    if "\ufeff" in content:
+        path.write_bytes(content.encode("utf-16"))
+    elif "\xe9" in content:
+        path.write_bytes(content.encode("latin-1"))
+    else:
+        path.write_text(content, encoding="utf-8")
+    code, out = check(kueue)
+    assert code == 1, out
+    assert f"{reported}:" in out, out
+
+
+def test_honest_json_indented_with_tabs_is_read(kueue: Path) -> None:
+    import yaml
+
+    queues = list(yaml.safe_load_all((kueue / "kueue" / "cluster-queues.yaml").read_text()))
+    (kueue / "kueue" / "cluster-queues.yaml").unlink()
+    (kueue / "kueue" / "cluster-queues.json").write_text(json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": queues}, indent="\t"))
+    code, out = check(kueue)
+    assert code == 1 and "PL026" in out and "PL001" not in out, out  # read: its List is PL026, not a syntax error
+
+
+def test_a_typed_list_whose_items_carry_no_kind_is_pl026(kueue: Path) -> None:
+    import yaml
+
+    item = yaml.safe_load(RAISED)
+    del item["apiVersion"], item["kind"]
+    (kueue / "kueue" / "more.json").write_text(json.dumps(
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueueList", "items": [item]}))
+    code, out = check(kueue)
+    assert code == 1 and "kueue/more.json:" in out and "PL026" in out and "ClusterQueue 'training'" in out, out
+
+
+def test_a_kustomization_without_a_suffix_and_a_component_the_walk_skips_are_read(kueue: Path) -> None:
+    (kueue / "kueue" / "Kustomization").write_text(
+        "resources: [cluster-queues.yaml]\npatches:\n- target: {kind: ClusterQueue, name: training}\n"
+        "  patch: '[{op: replace, path: /spec/x, value: 1}]'\n")
+    code, out = check(kueue)
+    assert code == 1 and "kueue/Kustomization:3:3: error PL026" in out, out
+    (kueue / "kueue" / "Kustomization").write_text("resources: [cluster-queues.yaml]\ncomponents: [node_modules/tuning]\n")
+    component = kueue / "kueue" / "node_modules" / "tuning"
+    component.mkdir(parents=True)
+    (component / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: quota.yaml\n")
+    (component / "quota.yaml").write_text(RAISED)
+    code, out = check(kueue)
+    assert code == 1 and "kueue/node_modules/tuning/quota.yaml:4:3: error PL021" in out, out

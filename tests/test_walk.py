@@ -55,6 +55,8 @@ def test_version_control_tool_caches_and_virtual_environments_are_not_walked(tmp
         (repo / folder / "broken.yaml").write_text(broken, encoding="utf-8")
     for venv in ("env", ".venv"):
         (repo / venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+        (repo / venv / "bin").mkdir()
+        (repo / venv / "bin" / "python").write_text("", encoding="utf-8")
     (repo / ".github/workflows").mkdir(parents=True)
     (repo / ".github/workflows/ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
     walked = [p.relative_to(repo).as_posix() for p, _ in discover([repo])]
@@ -64,6 +66,15 @@ def test_version_control_tool_caches_and_virtual_environments_are_not_walked(tmp
     assert (code, err, json.loads(out)["findings"]) == (0, "", [])
     # a folder of the same name that is not a virtual environment is read
     (repo / "env/pyvenv.cfg").unlink()
+    code, out, _ = run_cli(["check", ".", "--format", "json"], cwd=repo)
+    assert code == 1 and [f["file"] for f in json.loads(out)["findings"]] == ["env/lib/broken.yaml"]
+    # and so is one that only claims to be: an empty pyvenv.cfg, or one without its interpreter (red team,
+    # 2026-12-06, round 15: a raised ClusterQueue hidden beside an empty pyvenv.cfg)
+    (repo / "env/pyvenv.cfg").write_text("", encoding="utf-8")
+    code, out, _ = run_cli(["check", ".", "--format", "json"], cwd=repo)
+    assert code == 1 and [f["file"] for f in json.loads(out)["findings"]] == ["env/lib/broken.yaml"]
+    (repo / "env/pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    (repo / "env/bin/python").unlink()
     code, out, _ = run_cli(["check", ".", "--format", "json"], cwd=repo)
     assert code == 1 and [f["file"] for f in json.loads(out)["findings"]] == ["env/lib/broken.yaml"]
 

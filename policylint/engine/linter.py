@@ -25,14 +25,11 @@ from policylint.model.load import (
     RealPaths,
     SourceFile,
     cache_source,
-    discover_real,
     is_scheduler_doc,
-    looks_relevant,
     within,
 )
 from policylint.model import Model, Unplaced
 from policylint.model.load.document_pack_cache import Pack, open_pack
-from policylint.model.load.files import excluded
 
 from policylint.cache.beside import Beside
 from policylint.engine.result import LintResult
@@ -91,47 +88,10 @@ def load_sources(
     as before, its identity noted first so that the run can pack it afterwards.
     ``real`` is the run's :class:`RealPaths`, when the caller has one.
     """
-    from policylint.model.load.manifests import kustomization_files, read_walked
+    from policylint.model.load.manifests import walk_sources
 
-    sources: list[SourceFile] = []
-    #: walked files holding no document at all (empty, or only comments and separators), by position
-    empty: list[tuple[int, SourceFile]] = []
-    real = real if real is not None else RealPaths()
-    walked: set[str] = set()
-    named: list[Path] = []  # files the kustomizations name (kubectl apply -k reads them, whatever their names)
-    home = os.path.realpath(options.repository or options.root)
-    for path, found, explicit in discover_real(paths, options.exclude, options.root, real, json=True):
-        source = read_walked(path, found, explicit, options.limits, options.cache_dir, pack, real)
-        walked.add(real(path) if found is None else found)
-        if source is None:
-            continue  # a walked JSON file holding nothing policylint reads
-        named.extend(kustomization_files(source, home))
-        if explicit or looks_relevant(source):
-            sources.append(source)
-        elif not source.documents and any(f.code == "PL004" for f in source.findings):
-            empty.append((len(sources), source))
-        elif options.cache_dir is not None and source.cache_key is not None and not source.findings:
-            # another tool's YAML (the configuration file among them), parsed cleanly: kept too, so
-            # that a warm run parses no YAML at all (a hit is told apart from ours in the same way)
-            cache_source(options.cache_dir, source)
-    patterns = list(options.exclude)
-    for path in sorted(set(named)):
-        found = real(path)
-        if found in walked or (patterns and excluded(path, found, patterns, Path(os.path.realpath(options.root)))):
-            continue
-        walked.add(found)
-        source = read_walked(path, found, True, options.limits, options.cache_dir, pack, real)
-        if source is not None and looks_relevant(source):
-            sources.append(source)
-    if empty:
-        # An empty file beside policylint documents is most likely one of them, emptied (a bad merge,
-        # a truncated write): its workload would vanish from its pool unreported. Elsewhere an empty
-        # YAML file is nobody's business of ours.
-        ours = {s.path.parent for s in sources if any(d.is_policylint for d in s.documents)}
-        for at, source in reversed(empty):
-            if source.path.parent in ours:
-                sources.insert(at, source)
-    return sources
+    return walk_sources(paths, options.exclude, options.root, options.repository or options.root, options.limits,
+                        options.cache_dir, pack, real if real is not None else RealPaths())
 
 
 def _keep_sources(folder: Path, sources: list[SourceFile], pack: Pack | None, now_ns: int) -> None:

@@ -241,6 +241,57 @@ def _is_kustomization(doc: Document, api: Any, kind: Any) -> bool:
     return api is None and kind is None and doc.source.path.name in KUSTOMIZATION_NAMES
 
 
+def _scheduler_kind_matched(aimed: Any) -> str | None:
+    """What a kustomize patch target's ``kind`` selects of the scheduler kinds: kustomize reads it as a
+    regular expression, and a target without one selects every kind (by name, labels, annotations)."""
+    if aimed is None:
+        return "objects of any kind it selects by name or label"
+    if not isinstance(aimed, str):
+        return "objects of any kind"
+    if aimed in SCHEDULER_KINDS:
+        return f"the {aimed}"
+    try:
+        pattern = re.compile(aimed)
+    except (re.error, RecursionError, OverflowError):
+        return f"objects of kind '{aimed[:60]}'"
+    found = [k for k in SCHEDULER_KINDS if pattern.fullmatch(k)]
+    return f"objects of kind '{aimed[:60]}' (a {found[0]} among them)" if found else None
+
+
+#: kustomization fields that change the objects it deploys by means policylint does not read
+_TRANSFORMS = {
+    "transformers": "runs transformers",
+    "configurations": "changes which fields its transformers write",
+    "generators": "runs generators",
+}
+
+
+def _remote(entry: str) -> bool:
+    return "://" in entry or entry.startswith(("github.com/", "gitlab.com/", "bitbucket.org/", "git@"))
+
+
+def _unseen_transform(data: dict[str, Any]) -> tuple[str, int | None, str] | None:
+    """The first field of a kustomization that may change or add scheduler objects unseen: (key, index, what it does).
+
+    Red team, 2026-12-06, round 15: a PatchTransformer under ``transformers``, ``replacements``
+    read from a file, ``configurations`` that make ``replicas`` write a ClusterQueue's quota, and
+    a remote component each raised a quota by 64 GPUs.
+    """
+    for key, what in _TRANSFORMS.items():
+        if data.get(key):
+            return key, None, what
+    entries = data.get("replacements")
+    for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+        if isinstance(entry, dict) and "path" in entry:
+            return "replacements", i, "reads replacements from a file"
+    for key in ("resources", "components"):
+        entries = data.get(key)
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            if isinstance(entry, str) and _remote(entry):
+                return key, i, f"deploys remote {key} ({entry[:80]}) that policylint cannot read"
+    return None
+
+
 def scheduler_objects_unread(doc: Document) -> Finding | None:
     """PL026 for a document that sets Kueue or Volcano objects where policylint does not read them.
 
@@ -256,13 +307,19 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
     kind, api = data.get("kind"), data.get("apiVersion")
     items = data.get("items")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        # a typed list (ClusterQueueList, QueueList) gives its items its kind: kubectl applies items written
+        # without apiVersion and kind (red team, 2026-12-06, round 15: +96 GPUs)
+        typed = (isinstance(api, str) and api.startswith(SCHEDULER_APIS)) or kind[:-4] in SCHEDULER_KINDS
         for i, item in enumerate(items):
-            if not (isinstance(item, dict) and isinstance(item.get("apiVersion"), str)
-                    and item["apiVersion"].startswith(SCHEDULER_APIS)):
+            if not isinstance(item, dict):
+                continue
+            item_api = item.get("apiVersion")
+            if not ((isinstance(item_api, str) and item_api.startswith(SCHEDULER_APIS)) or (typed and item_api is None)):
                 continue
             meta = item.get("metadata")
             name = meta.get("name") if isinstance(meta, dict) else None
-            what = f"{item.get('kind')} '{name}'" if isinstance(name, str) else str(item.get("kind"))
+            item_kind = item.get("kind") if item.get("kind") is not None else kind[:-4]
+            what = f"{item_kind} '{name}'" if isinstance(name, str) else str(item_kind)
             return doc.finding(
                 "PL026",
                 f"this {kind} holds the scheduler object {what}: policylint reads Kueue and Volcano objects only as"
@@ -289,16 +346,28 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
                         hint="write the deployed values in the manifests themselves, or render them "
                         "(kubectl kustomize) into the files policylint checks",
                     )
+        unseen = _unseen_transform(data)
+        if unseen is not None:
+            field, at, what = unseen
+            return doc.finding(
+                "PL026",
+                f"this {kind if isinstance(kind, str) else 'kustomization'} {what}: policylint judges the scheduler"
+                " manifests as written, so what it changes in a ClusterQueue or Queue (a quota) is not judged",
+                (field,) if at is None else (field, at),
+                hint="write the deployed values in the manifests themselves, or render them "
+                "(kubectl kustomize) into the files policylint checks",
+            )
         for key in ("patches", "patchesJson6902", "patchesStrategicMerge"):
             entries = data.get(key)
             for i, entry in enumerate(entries if isinstance(entries, list) else ()):
                 target = entry.get("target") if isinstance(entry, dict) else None
                 aimed = target.get("kind") if isinstance(target, dict) else None
                 inline = entry.get("patch") if isinstance(entry, dict) else entry
-                if aimed in SCHEDULER_KINDS or (isinstance(inline, str) and _NAMES_SCHEDULER_KIND.search(inline)):
+                hits = _scheduler_kind_matched(aimed) if isinstance(target, dict) else None
+                if hits is not None or (isinstance(inline, str) and _NAMES_SCHEDULER_KIND.search(inline)):
                     named = target.get("name") if isinstance(target, dict) else None
-                    shown = (f"the {aimed}" + (f" '{named}'" if isinstance(named, str) else "")
-                             if aimed in SCHEDULER_KINDS else "a scheduler object")
+                    shown = (hits + (f" '{named}'" if isinstance(named, str) else "")
+                             if hits is not None else "a scheduler object")
                     return doc.finding(
                         "PL026",
                         f"this {kind if isinstance(kind, str) else 'kustomization'} patches {shown}: policylint judges the scheduler manifests as written, so the"

@@ -41,8 +41,27 @@ SKIPPED_FOLDERS = frozenset({
 
 def _walked(dirpath: str, dirnames: list[str]) -> list[str]:
     """The folders of ``dirpath`` a walk enters, sorted (:data:`SKIPPED_FOLDERS` and virtual environments left out)."""
-    return sorted(d for d in dirnames
-                  if d not in SKIPPED_FOLDERS and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg")))
+    return sorted(d for d in dirnames if d not in SKIPPED_FOLDERS and not is_virtual_environment(os.path.join(dirpath, d)))
+
+
+def is_virtual_environment(folder: str) -> bool:
+    """A Python virtual environment: a ``pyvenv.cfg`` naming the ``home`` of its interpreter, and that interpreter.
+
+    An empty ``pyvenv.cfg`` hid any folder from the walk (red team, 2026-12-06, round 15: a raised
+    ClusterQueue beside one, applied by ``kubectl apply -R``); a real environment has both.
+    """
+    config = os.path.join(folder, "pyvenv.cfg")
+    try:
+        if not os.path.isfile(config) or os.path.getsize(config) > 64 << 10:
+            return False
+        with open(config, encoding="utf-8", errors="replace") as handle:
+            keys = {line.split("=", 1)[0].strip().lower() for line in handle if "=" in line}
+    except OSError:
+        return False
+    if "home" not in keys:
+        return False
+    return any(os.path.exists(os.path.join(folder, *part))
+               for part in (("bin", "python"), ("bin", "python3"), ("Scripts", "python.exe")))
 
 
 def _decode(raw: bytes, source: SourceFile) -> str | None:
@@ -313,7 +332,11 @@ def discover_real(
     With ``json``, walked ``.json`` files come too (``kubectl apply -f`` applies them): the
     caller screens them (:func:`policylint.model.load.manifests.json_is_foreign`).
     """
-    wanted = (lambda name: is_yaml_name(name) or is_json_name(name)) if json else is_yaml_name
+    from policylint.model.load.documents import KUSTOMIZATION_NAMES
+
+    # with ``json``, what kubectl reads: JSON manifests, and a kustomization by its name (``Kustomization``)
+    wanted = (lambda name: is_yaml_name(name) or is_json_name(name) or name in KUSTOMIZATION_NAMES) if json \
+        else is_yaml_name
     patterns = list(exclude)
     resolve = real or RealPaths()
     # real paths as text: Path.resolve() is os.path.realpath, which RealPaths answers alike
@@ -412,10 +435,19 @@ def looks_relevant(source: SourceFile) -> bool:
         return True
     if any(d.is_policylint or is_scheduler_doc(d) for d in source.documents):
         return True
-    if not source.documents and source.findings:
-        # ours, or a scheduler manifest (a Helm template of a ClusterQueue) whose quota would go unjudged
-        return "policylint/" in source.text or any(api in source.text for api in SCHEDULER_APIS)
+    if source.findings and (not source.documents or any(f.code in LOAD_ERRORS for f in source.findings)):
+        # ours, or a scheduler manifest (a Helm template of a ClusterQueue) whose quota would go unjudged;
+        # a file whose first documents loaded may hold one after them (red team, 2026-12-06, round 15: a
+        # ConfigMap, then a ClusterQueue with a tag PyYAML cannot construct). UTF-16 text read as UTF-8
+        # holds a NUL after each ASCII letter.
+        text = source.text if "\0" not in source.text else source.text.replace("\0", "")
+        return "policylint/" in text or any(api in text for api in SCHEDULER_APIS)
     return False
+
+
+#: findings of a file that did not load whole: a syntax error, bytes that are not UTF-8, a refused file
+#: or document (a tag nothing constructs, a size over the limits)
+LOAD_ERRORS = frozenset({"PL001", "PL003", "PL005"})
 
 
 def read_settings_yaml(path: Path, limits: LoadLimits = LoadLimits(), cache: Path | None = None) -> Any:
