@@ -13,7 +13,7 @@ and judging to what those subjects read):
 * a changed cluster -> its pools, their workloads, proposals for it;
 * a changed scheduler queue (Kueue ClusterQueue, Volcano Queue) -> the pools it
   backs, their cluster and workloads, proposals for that cluster;
-* a changed proposal -> itself;
+* a changed proposal -> itself and the pools it asks GPUs for (their committed capacity);
 * a changed configuration file, rule file (in a ``rule-dirs`` folder or given
   with ``--rule-dir``) or baseline file, or any deleted file -> everything:
   each of them can change the verdict on any document (what a deleted document
@@ -311,6 +311,10 @@ def _reach(
         touched |= any(f"workload {w.name}" in subjects or f"workload {w.name}" in neighbours for w in p.workloads)
         if touched:
             subjects.add(f"proposal {p.name}")
+        if _in_files(p.doc.source.path):
+            # what it asks is part of each requested pool's facts (PL109: reserved + proposed + elastic); a
+            # proposal raised alone passed the hook and --diff while the whole run failed PL109
+            subjects |= {_pool(q) for q in p.pools.values()}
     if unchanged is not None:
         # a False here is what Reach.changed answers too: an existing file of another device and
         # inode, or a missing one whose real path is no changed file's (True answers differ: a hard
