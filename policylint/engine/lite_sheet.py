@@ -104,7 +104,13 @@ _PLANS: dict[type, list[tuple[str | None, type, list[str], Callable[[Sequence[An
 
 
 def _picker(places: list[int]) -> Callable[[Sequence[Any]], Any]:
-    return lambda values: [values[i] for i in places]
+    """The values at ``places``, in order (``operator.itemgetter``: made per stand-in, 30,000 times at 10,000 workloads)."""
+    import operator
+
+    if len(places) == 1:
+        at = places[0]
+        return lambda values: (values[at],)
+    return operator.itemgetter(*places) if places else (lambda values: ())
 
 
 def _plan(cls: type[Facts]) -> list[tuple[str | None, type, list[str], Callable[[Sequence[Any]], Any]]]:
