@@ -218,6 +218,10 @@ def _raised_json(indent: str | None = "  ", escaped: bool = False) -> str:
     # a harmless document first, then the queue with a tag PyYAML cannot construct
     ("training-tuning.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
      + RAISED.replace("name: training", "name: !queue training"), "training-tuning.yaml"),
+    # the same with the API group spelt with an escape: no text names it, the folder does
+    ("training-tuning.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
+     + RAISED.replace("name: training", "name: !queue training").replace(
+         "apiVersion: kueue.x-k8s.io/v1beta2", 'apiVersion: "\\x6bueue.x-k8s.io/v1beta2"'), "training-tuning.yaml"),
     # a JSON stream: a ConfigMap, then the queue (kubectl applies both)
     ("training-quota.json", json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
      + "\n" + _raised_json(None, escaped=True), "training-quota.json"),

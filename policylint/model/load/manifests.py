@@ -211,8 +211,8 @@ def walk_sources(
     policylint document or a scheduler object (:func:`policylint.model.load.files.looks_relevant`);
     a walked file with no document at all, beside policylint documents (PL004: one of them
     emptied); a walked file that did not load whole (a syntax error, bytes that are not UTF-8, a
-    refused document), beside policylint documents or scheduler objects (``kubectl apply -f
-    FOLDER`` applies what it can read of it); and every file a kustomization names, inside the
+    refused document) beside scheduler objects (``kubectl apply -f FOLDER`` applies what it can
+    read of it), or a JSON one beside policylint documents; and every file a kustomization names, inside the
     repository, whatever its name or folder, that holds such a document. Files of other tools
     that loaded cleanly are kept in the document cache, so that a warm run parses no YAML at all.
     """
@@ -262,9 +262,12 @@ def walk_sources(
     # team, 2026-12-06, round 15: a ConfigMap, then a ClusterQueue; a JSON stream; UTF-16; JSON that
     # PyYAML refuses). Elsewhere such files are nobody's business of ours.
     ours = {s.path.parent for s in sources if any(d.is_policylint for d in s.documents)}
-    theirs = ours | {s.path.parent for s in sources if any(is_scheduler_doc(d) for d in s.documents)}
+    scheduler = {s.path.parent for s in sources if any(is_scheduler_doc(d) for d in s.documents)}
     pending = [(at, s) for at, s in empty if s.path.parent in ours]
-    pending += [(at, s) for at, s in broken if s.path.parent in theirs]
+    # beside scheduler manifests (``kubectl apply -f`` applies the folder), or JSON beside policylint
+    # documents; a Helm template beside a cluster file stays another tool's business
+    pending += [(at, s) for at, s in broken
+                if s.path.parent in scheduler or (s.path.parent in ours and is_json_name(s.path.name))]
     for at, source in sorted(pending, key=lambda item: item[0], reverse=True):
         sources.insert(at, source)
     return sources
