@@ -13,7 +13,11 @@ ClusterQueue written in either place was applied to the cluster and judged by no
   as ``kubectl`` reads a ``.json`` file that does not start as JSON.
 * :func:`kustomization_files` lists the files a kustomization names (its resources,
   components and patches) that lie inside the repository: the loader reads those it
-  did not walk, whatever their names.
+  did not walk, whatever their names or folders.
+
+:func:`walk_sources` is the loader's walk: it reads every file (:func:`read_walked`, from the
+document pack when it can) and keeps what is policylint's business, reporting rather than
+skipping a file that did not load whole where ``kubectl`` would apply it.
 """
 
 from __future__ import annotations
