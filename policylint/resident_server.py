@@ -95,6 +95,7 @@ PRELOAD = (
     "policylint.engine.rule_cache",
     "policylint.model.resolve",
     "policylint.model.validate",
+    "policylint.model.quick_schema",
     "policylint.model.load.document_pack_cache",
     "policylint.model.load.manifests",
     "policylint.measure.run",
