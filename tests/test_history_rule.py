@@ -577,3 +577,37 @@ def test_two_cluster_queues_merged_under_a_new_name_are_judged_as_a_merge(tmp_pa
     # the two queues' GPUs together: an honest merge
     queues.write_text(merged.replace("        nominalQuota: 104\n", "        nominalQuota: 120\n"))
     assert findings(root) == (0, [])
+
+
+def test_a_workload_file_moved_in_the_change_keeps_its_base(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 16: `git mv` of search.yaml, the reranker's per-GPU figure 19 -> 1 and serving
+    48 -> 197 passed every gate run: the moved file's workloads had no base placement, so they counted as newcomers
+    and their baselines were added to what PL950 and PL951 allow."""
+    root = _committed(tmp_path, "good")
+    _reranker_per_gpu(root, 1)
+    _serving(root, 197, 10)
+    git(root, "mv", "workloads/search.yaml", "workloads/search-team.yaml")
+    code, found = _select(root, "PL950,PL951", "--diff", "HEAD")
+    assert code == 1
+    assert sorted((f["code"], f["file"]) for f in found) == [("PL950", "clusters/prod-east.yaml"),
+                                                             ("PL951", "clusters/prod-east.yaml")]
+    assert "reserves 197 GPUs, up from 48" in str(next(f for f in found if f["code"] == "PL950")["message"])
+
+
+def test_a_workload_renamed_with_its_pool_keeps_its_base(tmp_path: Path) -> None:
+    """Round 16: `training` renamed `training-h100`, `fine-tuning` renamed `fine-tuning-v3` in its shared file, and
+    the pool raised 392 -> 450: a renamed workload has no base placement by its name, so the pool had no base. It is
+    found by the trace it cites."""
+    root = _committed(tmp_path, "good")
+    cluster = root / "clusters" / "train-central.yaml"
+    cluster.write_text(cluster.read_text().replace("- name: training", "- name: training-h100")
+                       .replace("reservedGpus: 392", "reservedGpus: 450"))
+    research = root / "workloads" / "research.yaml"
+    research.write_text(research.read_text().replace("pool: training\n", "pool: training-h100\n")
+                        .replace("  name: fine-tuning\n", "  name: fine-tuning-v3\n"))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/train-central.yaml")]
+    assert "pool train-central/training-h100 reserves 450 GPUs, up from 392" in str(found[0]["message"])
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 450", "reservedGpus: 392"))
+    assert findings(root) == (0, [])  # the renames alone are no raise

@@ -10,8 +10,12 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from policylint.model.load.documents import SCHEDULER_KINDS
+
+if TYPE_CHECKING:
+    from policylint.model.load.limits import LoadLimits
 
 
 def _git(folder: Path, args: list[str], given: bytes | None = None, timeout: int = 120) -> bytes:
@@ -75,9 +79,9 @@ def write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: in
 _POOL_KINDS = ("Cluster", *SCHEDULER_KINDS)
 
 
-def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:
+def pool_files_at(top: Path, sha: str, root: Path, kinds: tuple[str, ...] = _POOL_KINDS) -> list[Path]:
     """The YAML files under ``root`` that held, at ``sha``, a document of a kind that declares pools
-    (or, a Kueue LocalQueue, places workloads in one).
+    (or, a Kueue LocalQueue, places workloads in one); of ``kinds`` when given.
 
     One ``git grep`` over the base tree (plain git, no checkout); the kind may be quoted. A
     repository without git, or a root outside the work tree, gives none.
@@ -89,7 +93,7 @@ def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:
         rel = Path(os.path.realpath(root)).relative_to(folder)
     except ValueError:
         return []
-    pattern = "kind[\"']?[[:space:]]*:[[:space:]]*[\"']?(" + "|".join(_POOL_KINDS) + ")[\"']?[[:space:]]*($|[,}#])"
+    pattern = "kind[\"']?[[:space:]]*:[[:space:]]*[\"']?(" + "|".join(kinds) + ")[\"']?[[:space:]]*($|[,}#])"
     spec = [] if rel == Path(".") else ["--", f"{rel.as_posix()}/"]
     try:
         done = subprocess.run(["git", "grep", "-l", "-z", "-E", "-I", pattern, sha, *spec], cwd=folder,
@@ -104,3 +108,94 @@ def pool_files_at(top: Path, sha: str, root: Path) -> list[Path]:
         if name and (is_yaml_name(name) or is_json_name(name)):  # kubectl applies JSON manifests too
             out.append(folder / name)
     return sorted(out)
+
+
+def placement(spec: Any) -> tuple[str, str] | None:
+    """(cluster, pool) a Workload spec names; for one admitted through a queue, (``"queue:<scheduler>"``, its name)."""
+    if not isinstance(spec, dict):
+        return None
+    if isinstance(spec.get("cluster"), str) and isinstance(spec.get("pool"), str):
+        return (spec["cluster"], spec["pool"])
+    queue = spec.get("queue")
+    if isinstance(queue, dict) and isinstance(queue.get("scheduler"), str) and isinstance(queue.get("name"), str):
+        return (f"queue:{queue['scheduler']}", queue["name"])
+    return None
+
+
+def placements_at(
+    where: Path, rev: str, files: list[Path], limits: LoadLimits
+) -> list[tuple[str, str | None, tuple[str, str], str | None]]:
+    """(file, name, placement, concurrency trace) of every Workload document ``files`` held at ``rev``.
+
+    ``file`` is the path relative to ``where``; the placement as :func:`placement` reads it;
+    the trace is the real path the document's ``concurrency.trace.path`` names from the file's
+    folder (None when it names none). One ``git cat-file --batch`` for all the files; a file
+    that did not exist at ``rev``, is over the size limit or does not parse gives nothing.
+    """
+    from policylint.model.load import SourceFile, parse_text
+
+    if not files:
+        return []
+    # names relative to ``where`` ("<rev>:./<name>"): git finds the repository itself, one process in all
+    folder = Path(os.path.realpath(where))
+    names: list[str] = []
+    for path in files:
+        try:
+            rel = Path(os.path.realpath(path)).relative_to(folder).as_posix()
+        except ValueError:
+            continue
+        if "\n" not in rel:
+            names.append(rel)
+    if not names:
+        return []
+    try:
+        bodies = list(blobs(folder, [f"{rev}:./{n}" for n in names], timeout=60))
+    except (OSError, subprocess.SubprocessError):
+        return []
+    found: list[tuple[str, str | None, tuple[str, str], str | None]] = []
+    for name, body in zip(names, bodies):
+        if body is None or len(body) > limits.max_file_bytes:
+            continue  # "<rev>:<name> missing": a new file; or over the limit
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        old = SourceFile(path=Path(name), display=name, text=text)
+        parse_text(old, limits)
+        for doc in old.documents:
+            spec = doc.data.get("spec") if doc.is_policylint and doc.kind == "Workload" and isinstance(doc.data, dict) else None
+            # admitted through a scheduler queue: the pool is found from the queue when reached
+            placed = placement(spec)
+            if placed is not None:
+                found.append((name, doc.name, placed, _trace_of(spec, folder / name)))
+    return found
+
+
+def _trace_of(spec: Any, file: Path) -> str | None:
+    concurrency = spec.get("concurrency") if isinstance(spec, dict) else None
+    trace = concurrency.get("trace") if isinstance(concurrency, dict) else None
+    path = trace.get("path") if isinstance(trace, dict) else None
+    if not isinstance(path, str) or not path or "\0" in path:
+        return None
+    return os.path.realpath(os.path.join(os.path.dirname(file), path))
+
+
+def workloads_at(
+    top: Path, rev: str, root: Path, limits: LoadLimits
+) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    """Where ``rev`` placed each workload of the repository at ``root``: by its name, and by the real path of
+    the concurrency trace it cited (a trace cited by more than one workload places none).
+
+    For a workload whose file was moved (``git mv``) or that was renamed in a change: its file at
+    the base is not the one it has now, so it is found in every file that held a Workload then.
+    """
+    files = pool_files_at(top, rev, root, kinds=("Workload",))
+    held = placements_at(top, rev, files, limits)
+    by_name: dict[str, tuple[str, str]] = {}
+    by_trace: dict[str, tuple[str, str] | None] = {}
+    for _, name, placed, trace in held:
+        if name is not None:
+            by_name.setdefault(name, placed)
+        if trace is not None:
+            by_trace[trace] = placed if trace not in by_trace or by_trace[trace] == placed else None
+    return by_name, {t: p for t, p in by_trace.items() if p is not None}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from policylint.engine.base_files import placement, placements_at, workloads_at
 from policylint.errors import PolicylintError
 
 if TYPE_CHECKING:
@@ -239,20 +240,29 @@ def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name
     mine = {os.path.realpath(w.doc.source.path): w for w in model.workloads.values()}
     folder = Path(os.path.realpath(change.top))
     held = placements_at(folder, change.commit.hexsha, [Path(p) for p in sorted(changed & set(mine))], limits)
-    placed = {name: where for _, name, where in held if name is not None}
+    placed = {name: where for _, name, where, _ in held if name is not None}
+    moved: tuple[dict[str, Any], dict[str, Any]] | None = None
     by_file: dict[str, list[tuple[str, str]]] = {}
-    for file, _, where in held:
+    for file, _, where, _ in held:
         by_file.setdefault(os.path.join(folder, file), []).append(where)
     out: dict[str, PoolThen] = {}
     for name, w in sorted(model.workloads.items()):
         if w.pool is None:
             continue
         real = os.path.realpath(w.doc.source.path)
-        now = _placement(w.spec)
+        now = placement(w.spec)
         # a workload renamed in its own file (the file's one workload then) was placed where that one was
         then_placed = placed.get(name)
         if then_placed is None and real in changed and len(by_file.get(real, ())) == 1:
             then_placed = by_file[real][0]
+        if then_placed is None and real in changed:
+            # its file moved (git mv), or it was renamed beside others: found at the base by its name in any
+            # file, else by the concurrency trace it cites (red team, 2026-12-06, round 16: +149 and +58)
+            if moved is None:
+                moved = workloads_at(folder, change.commit.hexsha, Path(model.root), limits)
+            trace = w.measurements.get("concurrency")
+            then_placed = moved[0].get(name) or (
+                moved[1].get(os.path.realpath(trace.path)) if trace is not None and trace.path is not None else None)
         if real not in changed or then_placed == now:
             # admitted through a queue: the pool the base's own queue led to, whatever today's names (a
             # ClusterQueue renamed, or two swapping names: red team, 2026-12-06, rounds 12 and 14)
@@ -295,18 +305,6 @@ def renamed_pools(model: Model, then: dict[str, PoolThen], measured: dict[str, P
     return out
 
 
-def _placement(spec: Any) -> tuple[str, str] | None:
-    """(cluster, pool) a Workload spec names; for one admitted through a queue, (``"queue:<scheduler>"``, its name)."""
-    if not isinstance(spec, dict):
-        return None
-    if isinstance(spec.get("cluster"), str) and isinstance(spec.get("pool"), str):
-        return (spec["cluster"], spec["pool"])
-    queue = spec.get("queue")
-    if isinstance(queue, dict) and isinstance(queue.get("scheduler"), str) and isinstance(queue.get("name"), str):
-        return (f"queue:{queue['scheduler']}", queue["name"])
-    return None
-
-
 def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFile | None:
     """The file at the base revision, parsed; None when it did not exist or cannot be read there."""
     from policylint.model.load import SourceFile, parse_text
@@ -338,54 +336,7 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
     path); a file that did not exist at ``rev``, is over the size limit, does not parse,
     or a repository without git gives nothing.
     """
-    return {placed for _, _, placed in placements_at(where, rev, files, limits)}
-
-
-def placements_at(
-    where: Path, rev: str, files: list[Path], limits: LoadLimits
-) -> list[tuple[str, str | None, tuple[str, str]]]:
-    """(file, name, placement) of every Workload document ``files`` held at ``rev``, placed as
-    :func:`previous_pools` reads it; ``file`` is the path relative to ``where``."""
-    import subprocess
-
-    from policylint.engine.base_files import blobs
-    from policylint.model.load import SourceFile, parse_text
-
-    if not files:
-        return []
-    # names relative to ``where`` ("<rev>:./<name>"): git finds the repository itself, one process in all
-    folder = Path(os.path.realpath(where))
-    names: list[str] = []
-    for path in files:
-        try:
-            rel = Path(os.path.realpath(path)).relative_to(folder).as_posix()
-        except ValueError:
-            continue
-        if "\n" not in rel:
-            names.append(rel)
-    if not names:
-        return []
-    try:
-        bodies = list(blobs(folder, [f"{rev}:./{n}" for n in names], timeout=60))
-    except (OSError, subprocess.SubprocessError):
-        return []
-    found: list[tuple[str, str | None, tuple[str, str]]] = []
-    for name, body in zip(names, bodies):
-        if body is None or len(body) > limits.max_file_bytes:
-            continue  # "<rev>:<name> missing": a new file; or over the limit
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        old = SourceFile(path=Path(name), display=name, text=text)
-        parse_text(old, limits)
-        for doc in old.documents:
-            spec = doc.data.get("spec") if doc.is_policylint and doc.kind == "Workload" and isinstance(doc.data, dict) else None
-            # admitted through a scheduler queue: the pool is found from the queue when reached
-            placed = _placement(spec)
-            if placed is not None:
-                found.append((name, doc.name, placed))
-    return found
+    return {placed for _, _, placed, _ in placements_at(where, rev, files, limits)}
 
 
 def same_traces(change: Change, model: Model, limits: Any, candidates: set[str]) -> set[str]:
