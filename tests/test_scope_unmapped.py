@@ -95,3 +95,20 @@ def test_a_file_the_model_does_not_read_still_narrows_to_nothing(kueue: Path) ->
     (kueue / "NOTES.md").write_text("not a capacity document\n")
     rc, out, err = run_cli(["check", *NOW, "--format", "json", "--changed-files", "NOTES.md"], cwd=kueue)
     assert (rc, _codes(out)) == (0, []), err
+
+
+def test_a_new_file_that_claims_a_name_first_is_judged_with_the_file_it_took_it_from(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 16: a new `a-fine-tuning.yaml` declared `fine-tuning` in a new cluster and was
+    read before `research.yaml`, which still places it in train-central/training (+119 reserved GPUs): the whole
+    run reported PL021 on research.yaml and PL981 on the pool, the hook nothing. A file that defines a name another
+    file defines decides which one the model reads: the narrowed run judges everything."""
+    repo = tmp_path / "good"
+    shutil.copytree(REPO / "examples" / "good", repo)
+    research = (repo / "workloads" / "research.yaml").read_text()
+    start = research.index("apiVersion", research.index("name: fine-tuning") - 200)
+    end = research.find("\n---", start)
+    copy = research[start:end if end >= 0 else None]
+    (repo / "workloads" / "a-fine-tuning.yaml").write_text(copy)
+    whole, one = _both(repo, "workloads/a-fine-tuning.yaml")
+    assert ("PL021", "workloads/research.yaml") in [(c, f) for c, f, _ in whole]
+    assert one == whole

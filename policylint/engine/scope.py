@@ -429,8 +429,9 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
     A Kueue LocalQueue, ResourceFlavor or Cohort, a Volcano manifest other than a pool's
     own queue, or a measurement's provenance record: each changes verdicts (where a
     namespace's workloads are admitted, a flavor's GPU memory, where a trace came
-    from), but no subject names it as its document; and a kustomization, which chooses
-    files the loader reads whatever their names. Such a change is judged as a whole
+    from), but no subject names it as its document; a kustomization, which chooses
+    files the loader reads whatever their names; and a file defining a name another file
+    defines too (PL021), which decides which definition the model reads. Such a change is judged as a whole
     run, never narrowed to nothing. Files are compared by device and inode, as
     :func:`reach` compares them.
     """
@@ -452,6 +453,12 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
     for p, _ in stats:
         if p.name in KUSTOMIZATION_NAMES:
             return p  # it chooses which files the loader reads beside the walk (policylint.model.load.manifests)
+    for first, later in model.clashes:
+        # a name defined twice: which definition the model reads depends on both files (red team,
+        # 2026-12-06, round 16: a new file claimed a workload's name first, and the hook and --diff
+        # reported nothing on the file and pool it took the workload from)
+        if (found := hit(first)) or (found := hit(later)):
+            return found
     pool_docs = {id(p.doc) for c in model.clusters.values() for p in c.pools.values()}
     for doc in documents(model):
         if id(doc) not in pool_docs and (found := hit(doc.source.path)):

@@ -250,6 +250,9 @@ class Model:
     #: documents that may hold workloads of a pool but could not be read or placed (their
     #: findings say why): while one may belong to a pool, its demand is not known whole
     unplaced: list[Unplaced] = field(default_factory=list)
+    #: (file of the first definition, file of a later one) per name defined twice (PL021): a change to either
+    #: decides which one the model reads, so a narrowed run judges the whole repository
+    clashes: list[tuple[Path, Path]] = field(default_factory=list)
 
     @property
     def pools(self) -> list[Pool]:

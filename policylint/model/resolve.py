@@ -342,6 +342,7 @@ def resolve(
         p = Proposal(name=doc.name, doc=doc, spec=doc.data["spec"])
         model.proposals[p.name] = p
         findings.extend(_link_proposal(p, model, broken))
+    model.clashes = [(first.source.path, later.source.path) for first, later in definitions.clashes]
     return model, findings
 
 

@@ -166,6 +166,8 @@ class Definitions:
     def __init__(self, findings: list[Finding]) -> None:
         self._first: dict[tuple[str, str, str], Document] = {}
         self._findings = findings
+        #: (the first definition, a later one) per clash: the files a narrowed run must judge together
+        self.clashes: list[tuple[Document, Document]] = []
 
     def claim(self, kind: str, name: str, doc: Document) -> bool:
         """True when ``doc`` is the first definition of ``kind`` ``name``; else a PL021 finding and False."""
@@ -181,6 +183,7 @@ class Definitions:
                     hint=f"give each {kind} a unique metadata.name",
                 )
             )
+            self.clashes.append((first, doc))
             return False
         self._first[key] = doc
         return True
