@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, copy_minirepo, git, run_cli
+from conftest import EXAMPLES, copy_minirepo, git, replace_once, run_cli
 from fixture_helpers import MINI_STEP
 
 CLUSTER = "clusters/prod-east.yaml"
@@ -192,7 +192,7 @@ def test_a_sample_edited_inside_a_declared_exclusion_is_no_new_evidence(tmp_path
     code, found = findings(root)
     assert code == 1 and [f["message"] for f in found] == [
         "pool prod-east/serving reserves 55 GPUs, up from 48 at the base revision, but no measurement of its"
-        " workloads changed: capacity grew without new evidence"]
+        " workloads changed, with 5 its proposals asked for at the base revision: capacity grew without new evidence"]
     # the same edit one step before the incident is a sample the bands read: new evidence
     assert "\n1791968100," in text
     before = text.split("\n1791968100,", 1)[1].split("\n", 1)[0]
@@ -410,11 +410,11 @@ def test_an_honest_merge_of_two_pools_is_no_raise(tmp_path: Path) -> None:
     code, found = findings(root)
     assert (code, found) == (0, [])
     git(root, "checkout", "-q", "--", "clusters/prod-east.yaml")
-    _serving(root, 59, 10)  # one more than what carried them
+    _serving(root, 64, 10)  # one more than what carried them and what the base's proposal asked for (5)
     code, found = findings(root)
     assert code == 1
-    assert "reserves 59 GPUs, up from 48 at the base revision, but no measurement of its workloads changed, with 10" \
-        " for the workloads it took in" in str(found[0]["message"])
+    assert "reserves 64 GPUs, up from 48 at the base revision, but no measurement of its workloads changed, with 10" \
+        " for the workloads it took in, with 5 its proposals asked for at the base revision" in str(found[0]["message"])
 
 
 def test_a_trace_rotated_with_its_times_kept_is_no_new_evidence(tmp_path: Path) -> None:
@@ -445,8 +445,8 @@ def test_columns_the_base_cannot_read_back_only_the_base_demand(tmp_path: Path) 
     _serving(root, 60, 10)
     code, found = _select(root, "PL950", "--diff", "HEAD")
     assert code == 1
-    assert "cannot be read with today's declarations, so only the pooled baseline the base declared (53) backs it," \
-        " at most 53" in str(found[0]["message"])
+    assert "cannot be read with today's declarations, so only the pooled baseline the base declared (53, with 5 its" \
+        " proposals asked for at the base revision) backs it, at most 53" in str(found[0]["message"])
 
 
 def test_a_cluster_queue_renamed_with_its_local_queue_repointed_keeps_its_base(tmp_path: Path) -> None:
@@ -611,3 +611,15 @@ def test_a_workload_renamed_with_its_pool_keeps_its_base(tmp_path: Path) -> None
     assert "pool train-central/training-h100 reserves 450 GPUs, up from 392" in str(found[0]["message"])
     cluster.write_text(cluster.read_text().replace("reservedGpus: 450", "reservedGpus: 392"))
     assert findings(root) == (0, [])  # the renames alone are no raise
+
+
+def test_taking_delivery_of_what_the_base_proposed_is_no_raise(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 16 (a false positive): serving raised 48 -> 53 with the fulfilled 5-GPU proposal
+    deleted was PL950 under --diff. The GPUs the base's proposals asked for the pool back an owned raise."""
+    root = _committed(tmp_path, "good")
+    _serving(root, 53, 10)
+    git(root, "rm", "-q", "proposals/2027-q1-serving.yaml")
+    assert findings(root) == (0, [])
+    replace_once(root / "clusters" / "prod-east.yaml", "reservedGpus: 53", "reservedGpus: 54")  # one more than delivered
+    code, found = findings(root)
+    assert code == 1 and "with 5 its proposals asked for at the base revision" in str(found[0]["message"])

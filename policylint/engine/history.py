@@ -143,6 +143,7 @@ class PoolThen:
     owned_gpus: int  # :attr:`policylint.model.Pool.owned_gpus`: reserved, or a Kueue flavor's nominal quota
     capacity_gpus: int  # :attr:`policylint.model.Pool.capacity_gpus`, the one definition
     gpu_model: str | None  # ``gpu.model`` as written (stripped), None when not declared
+    proposed_gpus: int = 0  # what the base's proposals asked for it (:meth:`policylint.model.Model.proposed_gpus`)
 
 
 def pools_at_base(
@@ -182,6 +183,8 @@ def pools_at_base(
     from policylint.engine.base_files import pool_files_at
 
     files |= {p.as_posix() for p in pool_files_at(top, commit.hexsha, Path(model.root))}
+    # and the proposals: GPUs the base asked for are delivered by a raise that drops the proposal
+    files |= {p.as_posix() for p in pool_files_at(top, commit.hexsha, Path(model.root), kinds=("Proposal",))}
     clusters: list[Document] = []
     scheduler_docs: list[Document] = []
     for path in sorted(files):
@@ -189,7 +192,7 @@ def pools_at_base(
         if old is None:
             continue
         for doc in old.documents:
-            if doc.is_policylint and doc.kind == "Cluster" and not validate_document(doc):
+            if doc.is_policylint and doc.kind in ("Cluster", "Proposal") and not validate_document(doc):
                 clusters.append(doc)
             elif is_scheduler_doc(doc):
                 scheduler_docs.append(doc)
@@ -199,6 +202,7 @@ def pools_at_base(
     by_key: dict[tuple[str, str, str], PoolThen] = {}
     by_name: dict[tuple[str, str], PoolThen] = {}
     by_id: dict[int, PoolThen] = {}
+    proposed, _ = before.proposed_gpus()
     for pool in [*before.pools, *schedulers.all_pools(before)]:
         reserved = pool.spec.get("reservedGpus")
         model_then = (pool.spec.get("gpu") or {}).get("model")
@@ -208,6 +212,7 @@ def pools_at_base(
             owned_gpus=pool.owned_gpus,
             capacity_gpus=pool.capacity_gpus,
             gpu_model=(model_then.strip() or None) if isinstance(model_then, str) else None,
+            proposed_gpus=proposed.get(pool.qualified, 0),
         )
         by_key.setdefault(pool.key, then)
         by_name.setdefault((pool.cluster.name, pool.name), then)

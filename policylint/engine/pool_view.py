@@ -337,7 +337,7 @@ def history_facts(
         f" (plus {sheet.newcomer_baseline_gpus} for the baselines of {listed(sorted(newcomers))}, placed elsewhere then)"
         if newcomers else ""
     )
-    backed_by(sheet, then.owned_gpus, history.baseline_before.get(pool.qualified, (None, None)))
+    backed_by(sheet, then.owned_gpus, history.baseline_before.get(pool.qualified, (None, None)), then.proposed_gpus)
 
 
 def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, history: History | None) -> None:
@@ -362,7 +362,7 @@ def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, histo
             )
 
 
-def backed_by(sheet: PoolFactSheet, owned_before: int, baselines: tuple[int | None, int | None]) -> None:
+def backed_by(sheet: PoolFactSheet, owned_before: int, baselines: tuple[int | None, int | None], asked: int = 0) -> None:
     """PL950's bound: what the pool may own by the evidence since the base, in whole GPUs, exactly.
 
     What the pool's members ran on then is what the pool owned plus the baselines of the members
@@ -372,12 +372,16 @@ def backed_by(sheet: PoolFactSheet, owned_before: int, baselines: tuple[int | No
     evidence added, not what a changed per-GPU figure did - from the larger of it and the
     pooled baseline the base declared (a pool below its demand then may catch up). Unknown when
     either base baseline is (``baselines``: as the base declared it, and with today's
-    declarations; PL950 then passes on the changed evidence alone).
+    declarations; PL950 then passes on the changed evidence alone). The GPUs the base's
+    proposals asked for the pool (``asked``) may be owned whatever the evidence: a raise that
+    takes delivery of them is no raise (red team, 2026-12-06, round 16: 48 -> 53 with the
+    5-GPU proposal fulfilled was reported).
     """
     now = sheet.pooled.baseline_gpus
     newcomers = sheet.newcomer_baseline_gpus or 0
-    carried = owned_before + newcomers
+    carried = owned_before + newcomers + asked
     moved_in = f", with {newcomers} for the workloads it took in" if newcomers else ""
+    moved_in += f", with {asked} its proposals asked for at the base revision" if asked else ""
     if sheet.evidence_changed is False:
         sheet.owned_gpus_allowed = carried
         sheet.backing_note = f"no measurement of its workloads changed{moved_in}: capacity grew without new evidence"

@@ -325,9 +325,10 @@ class PoolFactSheet(Facts):
         default=None,
     )
     owned_gpus_allowed: int | None = fact(
-        "the most the pool may own by its evidence: owned_gpus_before when no measurement changed; when some did, "
-        "owned_gpus_before grown as the pooled baseline grew since the base, or today's pooled baseline if "
-        "higher (unknown when the base's baseline is)",
+        "the most the pool may own by its evidence: owned_gpus_before (plus the baselines of the workloads it took "
+        "in and the GPUs the base's proposals asked for it) when no measurement changed; when some did, that grown "
+        "as the pooled baseline grew since the base, or today's pooled baseline if higher (unknown when the base's "
+        "baseline is)",
         "GPUs",
         default=None,
     )

@@ -159,17 +159,8 @@ def build_views(
             per_gpu, per_replica = to_gpus(f)
             if share is not None and wf.report is not None and per_gpu:
                 depth_facts(f, wf, share / per_replica * per_gpu)
-    proposed: dict[str, int] = {}
     #: every proposal's requests per pool: proposals are judged together, so splitting one ask in two gains nothing
-    proposed_by: dict[str, list[tuple[str, int]]] = {}
-    for pname, p in sorted(model.proposals.items()):
-        if p.cluster is None:
-            continue
-        for req in p.spec.get("requests", []):
-            if req["pool"] in p.cluster.pools:
-                key = f"{p.cluster.name}/{req['pool']}"
-                proposed[key] = proposed.get(key, 0) + int(req["gpus"])
-                proposed_by.setdefault(key, []).append((pname, int(req["gpus"])))
+    proposed, proposed_by = model.proposed_gpus()
     pviews: dict[str, View] = {}
     psheets: dict[str, PoolFactSheet] = {}
     for pool in wanted_pools:

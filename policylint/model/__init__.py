@@ -254,6 +254,25 @@ class Model:
     #: decides which one the model reads, so a narrowed run judges the whole repository
     clashes: list[tuple[Path, Path]] = field(default_factory=list)
 
+    def proposed_gpus(self) -> tuple[dict[str, int], dict[str, list[tuple[str, int]]]]:
+        """The GPUs the proposals ask for each pool (by its qualified name), in all and per proposal.
+
+        The one sum of a pool's proposed GPUs: the pool's committed capacity (PL109) and, at the
+        ``--diff`` base, what its proposals had asked for (PL950). Proposals are taken in name order;
+        a request for a pool its cluster does not have counts nowhere (PL020 reports it).
+        """
+        proposed: dict[str, int] = {}
+        proposed_by: dict[str, list[tuple[str, int]]] = {}
+        for pname, p in sorted(self.proposals.items()):
+            if p.cluster is None:
+                continue
+            for req in p.spec.get("requests", []):
+                if req["pool"] in p.cluster.pools:
+                    key = f"{p.cluster.name}/{req['pool']}"
+                    proposed[key] = proposed.get(key, 0) + int(req["gpus"])
+                    proposed_by.setdefault(key, []).append((pname, int(req["gpus"])))
+        return proposed, proposed_by
+
     @property
     def pools(self) -> list[Pool]:
         return [p for c in self.clusters.values() for p in c.pools.values()]
