@@ -623,3 +623,27 @@ def test_taking_delivery_of_what_the_base_proposed_is_no_raise(tmp_path: Path) -
     replace_once(root / "clusters" / "prod-east.yaml", "reservedGpus: 53", "reservedGpus: 54")  # one more than delivered
     code, found = findings(root)
     assert code == 1 and "with 5 its proposals asked for at the base revision" in str(found[0]["message"])
+
+
+def test_a_pool_split_into_another_cluster_is_judged_whole(tmp_path: Path) -> None:
+    """Red team, 2026-12-06, round 16: fine-tuning moved to a new cluster's pool of 119 reserved GPUs, training kept
+    368 for pre-training: 487 where one pool owned 392 (+95), and each piece owned less than the base. PL988 pairs
+    pools of one cluster only; the pool that keeps the name now answers for what the pieces own together."""
+    root = _committed(tmp_path, "good")
+    central = root / "clusters" / "train-central.yaml"
+    text = central.read_text()
+    (root / "clusters" / "train-central-ft.yaml").write_text(
+        text.replace("name: train-central\n", "name: train-central-ft\n").replace("reservedGpus: 392", "reservedGpus: 119"))
+    central.write_text(text.replace("reservedGpus: 392", "reservedGpus: 368"))
+    research = root / "workloads" / "research.yaml"
+    body = research.read_text()
+    at = body.index("name: fine-tuning")
+    research.write_text(body[:at] + body[at:].replace("cluster: train-central\n", "cluster: train-central-ft\n", 1))
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/train-central.yaml")]
+    assert ("reserves 368 GPUs, 487 with train-central-ft/training (split from the same pool at the base revision),"
+            " up from 392") in str(found[0]["message"])
+    # the honest split: the pieces own what the one pool did
+    central.write_text(text.replace("reservedGpus: 392", "reservedGpus: 273"))
+    assert findings(root) == (0, [])

@@ -42,7 +42,21 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     changed = frozenset(os.path.realpath(p) for p in change.files)
     # PL950's candidates: pools that own more than at the base; of their changed measurements,
     # those that read as they did then are no new evidence
-    grown = [p for p in model.pools if p.qualified in then and p.owned_gpus > then[p.qualified].owned_gpus]
+    # a pool split into several in the change (into another cluster too: PL988 pairs pools of one cluster only) is
+    # judged whole, by the one that keeps its name or else owns the most (red team, 2026-12-06, round 16: +95)
+    groups: dict[int, list[Any]] = {}
+    for p in model.pools:
+        if p.qualified in then:
+            groups.setdefault(id(then[p.qualified]), []).append(p)
+    split_owned: dict[str, tuple[int, list[str]]] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            base = then[members[0].qualified]
+            head = max(members, key=lambda p: (p.key == base.key, p.owned_gpus, p.qualified))
+            split_owned[head.qualified] = (sum(p.owned_gpus for p in members),
+                                           sorted(p.qualified for p in members if p is not head))
+    grown = [p for p in model.pools if p.qualified in then
+             and split_owned.get(p.qualified, (p.owned_gpus, []))[0] > then[p.qualified].owned_gpus]
 
     def cited(pool: object) -> set[str]:
         return {os.path.realpath(m.path) for w in pool.workloads for m in w.measurements.values()  # type: ignore[attr-defined]
@@ -53,7 +67,8 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     # of those, the pools whose evidence did change: is the raise backed by the demand it measures?
     backed = {p.qualified: then[p.qualified] for p in grown if cited(p) & evidence}
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
-                   baseline_before=baselines_at_base(change, backed, model, options, now, load_base) if backed else {})
+                   baseline_before=baselines_at_base(change, backed, model, options, now, load_base) if backed else {},
+                   split_owned=split_owned)
 
 
 def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model, options: Any, now: dt.datetime,

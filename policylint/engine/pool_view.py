@@ -321,6 +321,11 @@ def history_facts(
         f"reserves {pool.reserved_gpus} GPU{'s' if pool.reserved_gpus != 1 else ''}" if not lent
         else f"owns {pool.owned_gpus} GPUs of nominal quota ({lent} of them lendable, so {pool.reserved_gpus} read as reserved)"
     )
+    split = history.split_owned.get(pool.qualified)
+    if split is not None:
+        # a pool split in the change answers for the whole: what the pieces own together
+        sheet.owned_gpus = split[0]
+        sheet.owned_phrase += f", {split[0]} with {', '.join(split[1])} (split from the same pool at the base revision)"
     sheet.gpu_model_before = then.gpu_model
     today = (pool.spec.get("gpu") or {}).get("model")
     if isinstance(today, str) and today.strip() and then.gpu_model is not None:

@@ -313,7 +313,8 @@ class PoolFactSheet(Facts):
     )
     owned_gpus: int | None = fact(
         "GPUs the pool holds as its own: reservedGpus; for a Kueue flavor its whole nominalQuota, the lendable "
-        "part included (set with --diff)",
+        "part included; for the pool that answers for a pool split in the change, what the pieces own together "
+        "(set with --diff)",
         "GPUs",
         default=None,
     )

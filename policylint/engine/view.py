@@ -52,3 +52,6 @@ class History:
     #: "cluster/pool" -> pooled baseline GPUs at the base, for the pools that grew with changed evidence: as the
     #: base declared it, and the base's measurements read with today's declarations (None: not known whole)
     baseline_before: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    #: "cluster/pool" -> (GPUs owned with the other pools found at the same base pool, their names), for the one
+    #: pool of each such group that answers for it: a pool split in two (even into two clusters) is judged whole
+    split_owned: Mapping[str, tuple[int, list[str]]] = field(default_factory=dict)
