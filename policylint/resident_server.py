@@ -89,6 +89,7 @@ PRELOAD = (
     "policylint.engine.evaluate",
     "policylint.engine.filter",
     "policylint.engine.scope",
+    "policylint.engine.widen",
     "policylint.engine.change_history",
     "policylint.engine.history",
     "policylint.engine.lite_sheet",

@@ -213,7 +213,8 @@ class Session:
         ruleset = self.options.ruleset
 
         def reported(model: Model) -> Callable[[str, str], bool] | None:
-            from policylint.engine.scope import changes_everything, reach, read_but_unmapped
+            from policylint.engine.scope import reach
+            from policylint.engine.widen import changes_everything, read_but_unmapped
 
             if changes_everything(changed, config) is not None or read_but_unmapped(model, changed) is not None:
                 return None

@@ -21,7 +21,7 @@ and judging to what those subjects read):
 * a changed file the model reads that no subject has as its document (a Kueue
   LocalQueue, ResourceFlavor or Cohort, a measurement's provenance record, a
   kustomization naming the files it deploys) ->
-  everything too (:func:`read_but_unmapped`): its effect on the verdicts is not
+  everything too (:func:`policylint.engine.widen.read_but_unmapped`): its effect on the verdicts is not
   traced to subjects, so it is never narrowed to nothing.
 
 A changed workload's neighbours (the other workloads of its pool, when neither
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from policylint.engine.reads import facts_read
+from policylint.engine.widen import _abs, _absolute, _stat, changes_everything, read_but_unmapped
 from policylint.engine.result import LintResult
 from policylint.finding import pool_subject
 from policylint.model.needed import Needed
@@ -99,22 +100,6 @@ def neighbour_skips(ruleset: RuleSet, facts: frozenset[str] = NEIGHBOUR_FACTS) -
         if reads is not None and not reads & facts:
             skips.add(rule.code)
     return frozenset(skips)
-
-
-def _abs(path: Path | str) -> Path:
-    return Path(os.path.realpath(path))
-
-
-def _stat(path: Path | str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (OSError, ValueError):
-        return None
-
-
-def _absolute(text: str, folder: str) -> str:
-    """``text`` as an absolute path, relative ones taken from ``folder`` (the working directory): not normalised."""
-    return text if os.path.isabs(text) else os.path.join(folder, text)
 
 
 def _pool(pool: Pool) -> str:
@@ -398,79 +383,6 @@ def needed(model: Model, judged: Callable[[str, str], bool]) -> Needed:
     return Needed(frozenset(workloads), frozenset(pools), frozenset(clusters), frozenset(proposals))
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def changes_everything(changed: Iterable[Path], config: Config) -> Path | None:
-    """The first changed file that can change the verdict on any document, if any.
-
-    That is the configuration file itself, a file under one of the rule
-    folders, the baseline file, or a file of the repository that was deleted.
-    """
-    global_files = [_abs(p) for p in (config.path, config.baseline) if p is not None]
-    rule_dirs = [_abs(d) for d in config.rule_dirs]
-    root = Path(os.path.abspath(config.root))
-    for p in sorted(_abs(p) for p in changed):
-        if p in global_files or any(_inside(p, d) for d in rule_dirs):
-            return p
-    for p in sorted(Path(os.path.abspath(p)) for p in changed):
-        if _inside(p, root) and _stat(p) is None:
-            # A deleted file: whatever referenced it (a pool's workloads, a proposal's
-            # citations, a trace's owner) may no longer be found from it - a workload whose
-            # trace is gone has no measurement path left, a deleted document no subject.
-            return p
-    return None
-
-
-def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
-    """The first changed file the model reads that :func:`reach` cannot map to the subjects it affects, if any.
-
-    A Kueue LocalQueue, ResourceFlavor or Cohort, a Volcano manifest other than a pool's
-    own queue, or a measurement's provenance record: each changes verdicts (where a
-    namespace's workloads are admitted, a flavor's GPU memory, where a trace came
-    from), but no subject names it as its document; a kustomization, which chooses
-    files the loader reads whatever their names; and a file defining a name another file
-    defines too (PL021), which decides which definition the model reads. Such a change is judged as a whole
-    run, never narrowed to nothing. Files are compared by device and inode, as
-    :func:`reach` compares them.
-    """
-    from policylint.measure.sources.provenance import SUFFIX
-    from policylint.model.schedulers import documents
-
-    stats = [(p, st) for p in sorted(_abs(p) for p in changed) if (st := _stat(p)) is not None]
-    if not stats:
-        return None
-    idents = {(st.st_dev, st.st_ino): p for p, st in stats}
-    folder = os.getcwd()
-
-    def hit(path: Path | str) -> Path | None:
-        st = _stat(_absolute(os.fspath(path), folder))
-        return None if st is None else idents.get((st.st_dev, st.st_ino))
-
-    from policylint.model.load.documents import KUSTOMIZATION_NAMES
-
-    for p, _ in stats:
-        if p.name in KUSTOMIZATION_NAMES:
-            return p  # it chooses which files the loader reads beside the walk (policylint.model.load.manifests)
-    for first, later in model.clashes:
-        # a name defined twice: which definition the model reads depends on both files (red team,
-        # 2026-12-06, round 16: a new file claimed a workload's name first, and the hook and --diff
-        # reported nothing on the file and pool it took the workload from)
-        if (found := hit(first)) or (found := hit(later)):
-            return found
-    pool_docs = {id(p.doc) for c in model.clusters.values() for p in c.pools.values()}
-    for doc in documents(model):
-        if id(doc) not in pool_docs and (found := hit(doc.source.path)):
-            return found
-    if any(p.name.endswith(SUFFIX) for p, _ in stats):
-        # a provenance record lies beside its trace, named after it
-        for ref in model.measurements():
-            if ref.path is not None and (found := hit(ref.path.with_name(ref.path.name + SUFFIX))):
-                return found
-    return None
-
-
 def narrow(
     result: LintResult,
     changed: Iterable[Path],
@@ -482,7 +394,7 @@ def narrow(
     """Keep only findings on changed files or on subjects that depend on them.
 
     With ``config``, a change to the configuration, a rule folder or the
-    baseline keeps every finding (see :func:`changes_everything`). With
+    baseline keeps every finding (see :func:`policylint.engine.widen.changes_everything`). With
     ``ruleset``, findings on neighbours are kept only for the rules that read
     neighbour facts (:class:`Reach`). ``reached`` is :func:`reach`'s answer for
     this result's model, the same changes and ruleset when the caller has it
