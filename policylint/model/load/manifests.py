@@ -199,6 +199,16 @@ def _tabs_as_json(source: SourceFile, limits: LoadLimits) -> SourceFile:
     return again
 
 
+def _may_be_kustomization(source: SourceFile) -> bool:
+    """False when no document of ``source`` can be a kustomization (:func:`kustomization_files` would name nothing):
+    told by its name and its documents' kinds alone, for each of the 10,000 files of a large repository."""
+    from policylint.model.load.documents import KUSTOMIZATION_NAMES
+
+    if source.path.name in KUSTOMIZATION_NAMES:
+        return True
+    return any(isinstance(d.data, dict) and d.data.get("kind") in ("Kustomization", "Component") for d in source.documents)
+
+
 def walk_sources(
     paths: Sequence[Path],
     exclude: Sequence[str],
@@ -235,7 +245,8 @@ def walk_sources(
         walked.add(real(path) if found is None else found)
         if source is None:
             continue  # a walked JSON file holding nothing policylint reads
-        named.extend(kustomization_files(source, inside))
+        if _may_be_kustomization(source):
+            named.extend(kustomization_files(source, inside))
         if explicit or looks_relevant(source):
             sources.append(source)
         elif not source.documents and any(f.code == "PL004" for f in source.findings):
@@ -257,7 +268,8 @@ def walk_sources(
         source = read_walked(path, found, True, limits, cache_dir, pack, real)
         if source is None:
             continue
-        named.extend(kustomization_files(source, inside))
+        if _may_be_kustomization(source):
+            named.extend(kustomization_files(source, inside))
         if looks_relevant(source):
             sources.append(source)
     # An empty file beside policylint documents is most likely one of them, emptied (a bad merge, a
@@ -265,6 +277,8 @@ def walk_sources(
     # whole beside policylint documents or scheduler objects may hold one after what did load (red
     # team, 2026-12-06, round 15: a ConfigMap, then a ClusterQueue; a JSON stream; UTF-16; JSON that
     # PyYAML refuses). Elsewhere such files are nobody's business of ours.
+    if not empty and not broken:
+        return sources
     ours = {s.path.parent for s in sources if any(d.is_policylint for d in s.documents)}
     scheduler = {s.path.parent for s in sources if any(is_scheduler_doc(d) for d in s.documents)}
     pending = [(at, s) for at, s in empty if s.path.parent in ours]
