@@ -10,7 +10,6 @@ should also answer for the documents it is for: every valid example document is 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import jsonschema

@@ -28,7 +28,7 @@ from policylint.model.load import document_cache
 from policylint.measure import measurement_cache as measure_cache
 from policylint.engine import lite_sheet
 from policylint.engine.lite_sheet import LITE
-from policylint.cache import decoded, store
+from policylint.cache import decoded
 from policylint.engine import index_store, repo_index
 
 

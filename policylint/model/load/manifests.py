@@ -30,8 +30,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.model.load import files
-from policylint.model.load.documents import SCHEDULER_APIS, SourceFile, is_scheduler_doc
-from policylint.model.load.files import RealPaths, display_path, display_real, is_json_name
+from policylint.model.load.document_pack_cache import file_ident
+from policylint.model.load.documents import (
+    KUSTOMIZATION_NAMES, SCHEDULER_APIS, SourceFile, _is_kustomization, is_scheduler_doc,
+)
+from policylint.model.load.files import (
+    LOAD_ERRORS, RealPaths, cache_source, discover_real, display_path, display_real, excluded, is_json_name,
+    looks_relevant,
+)
 
 if TYPE_CHECKING:
     from policylint.model.load.document_pack_cache import Pack
@@ -109,8 +115,6 @@ def kustomization_files(source: SourceFile, root: str) -> Iterator[Path]:
     inline patches and paths leaving ``root`` are left out. Paths come as written, joined to the
     kustomization's folder.
     """
-    from policylint.model.load.documents import KUSTOMIZATION_NAMES, _is_kustomization
-
     for doc in source.documents:
         data = doc.data
         if not isinstance(data, dict) or not _is_kustomization(doc, data.get("apiVersion"), data.get("kind")):
@@ -155,8 +159,6 @@ def read_walked(
     ``.json`` file (not ``explicit``) screened as foreign (:func:`json_is_foreign`) gives None;
     the pack remembers the screen by the file's identity, so a warm run does not read it again.
     """
-    from policylint.model.load.document_pack_cache import file_ident
-
     load_file = files.load_file  # looked up per call (tests count the reads)
     display = display_path(path, real=real) if found is None else display_real(path, found, real)
     real_path = real(path) if found is None else found
@@ -202,8 +204,6 @@ def _tabs_as_json(source: SourceFile, limits: LoadLimits) -> SourceFile:
 def _may_be_kustomization(source: SourceFile) -> bool:
     """False when no document of ``source`` can be a kustomization (:func:`kustomization_files` would name nothing):
     told by its name and its documents' kinds alone, for each of the 10,000 files of a large repository."""
-    from policylint.model.load.documents import KUSTOMIZATION_NAMES
-
     if source.path.name in KUSTOMIZATION_NAMES:
         return True
     return any(isinstance(d.data, dict) and d.data.get("kind") in ("Kustomization", "Component") for d in source.documents)
@@ -230,8 +230,6 @@ def walk_sources(
     repository, whatever its name or folder, that holds such a document. Files of other tools
     that loaded cleanly are kept in the document cache, so that a warm run parses no YAML at all.
     """
-    from policylint.model.load.files import LOAD_ERRORS, cache_source, discover_real, excluded, looks_relevant
-
     sources: list[SourceFile] = []
     #: walked files that are kept only beside policylint documents (empty) or ours and scheduler
     #: objects (did not load whole), by their position among ``sources``
