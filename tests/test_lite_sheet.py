@@ -156,11 +156,10 @@ def test_a_packed_sketch_holds_the_numbers_of_the_listed_one() -> None:
     """A row's run sketch comes packed for a stand-in and listed for a whole view: the same numbers."""
     import struct
 
-    from policylint.engine.index_store import Record, json_text, packed_sketch, sketch_of, sketch_text
+    from policylint.engine.index_store import Record, lite_form, packed_sketch, sketch_of
 
     for sketch in ([1, -2, 2**63 - 1, -(2**63)], [7] * 130, None, []):
-        text = sketch_text(sketch)
-        lite = json_text([[None] * len(LITE), text])
+        lite = lite_form([None] * len(LITE), sketch)
         assert lite is not None
         rec = Record(ident=[0] * 5, pool="", key="", measured=[], shape=(), text="", paths={}, report=False,
                      daily=None, usable_max=None, last_sample=None, integrity=False, clock={}, lite=lite)

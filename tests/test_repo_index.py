@@ -188,9 +188,9 @@ def test_the_index_facts_are_what_a_run_judges(repo: Path, folder: Path) -> None
     values[at] = 0.25  # a tolerance no workload declares: the pool's spread moves
     rec.text = json.dumps([values, sketch], separators=(",", ":"))
     # the stand-in's copy of it (engine.lite_sheet), which the pool steps read, planted alike
-    lite, lite_sketch = json.loads(rec.lite)
+    lite, lite_sketch = rec.lite
     lite[LITE.index("tolerance_seconds")] = 0.25
-    rec.lite = json.dumps([lite, lite_sketch], separators=(",", ":"))
+    rec.lite = [lite, lite_sketch]
     index.put("w-1", rec)
     index.write()
     planted = _run(repo, "--changed-files", "workloads/w-2.yaml")[1]

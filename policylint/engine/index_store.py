@@ -26,13 +26,14 @@ from policylint.cache.store import (
     FORMAT_VERSION, code_fingerprint, settings_digest, stat_identity, frame, write_sealed_frames,
 )
 from policylint.engine.lite_sheet import LITE
+from policylint.safeio import stat_once
 
 if TYPE_CHECKING:
     from policylint.engine.sheets import WorkloadFactSheet
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-INDEX_FORMAT = 5  # 5: frames of marshal, not JSON; 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text;
+INDEX_FORMAT = 6  # 6: the lite values held as values, the sketch as bytes; 5: frames of marshal, not JSON; 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text;
 # 4: the lite text holds part_fingerprints
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
@@ -146,17 +147,19 @@ def shape_of(shape: tuple[str, ...]) -> tuple[Callable[[list[Any]], WorkloadFact
 # --------------------------------------------------------------------------- identities
 
 
-def file_ident(path: str) -> list[int] | None:
+def file_ident(path: str, *, fresh: bool = False) -> list[int] | None:
+    """The stat identity of ``path``: as the run first saw it (:func:`policylint.safeio.stat_once`), or
+    ``fresh`` from the system (what a record is written under: a file changed during the run is refused)."""
     try:
-        st = os.stat(path)
+        st = os.stat(path) if fresh else stat_once(path)
     except (OSError, ValueError):
         return None
     return stat_identity(st)
 
 
-def no_record(path: str) -> bool:
+def no_record(path: str, *, fresh: bool = False) -> bool:
     try:
-        os.stat(path)
+        os.stat(path) if fresh else stat_once(path)
     except FileNotFoundError:
         return True
     except (OSError, ValueError):
@@ -251,29 +254,34 @@ class Record:
     files: list[list[str]] | None = None
     #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
     tpaths: dict[str, tuple[Any, ...]] | None = None
-    #: JSON of [the values of :data:`policylint.engine.lite_sheet.LITE` in its view, its run sketch as :func:`sketch_text`]
-    lite: str = ""
+    #: [the values of :data:`policylint.engine.lite_sheet.LITE` in its view, as JSON gives them back, its run
+    #: sketch as :func:`lite_form` keeps it]: held as values in the marshal frames, no text to parse per row
+    lite: list[Any] = field(default_factory=list)
 
     def lite_values(self, packed: bool = False) -> tuple[list[Any], Any] | None:
-        """(the stored values of the stand-in's facts, the run sketch), or None when the lite text is not such.
+        """(the stored values of the stand-in's facts, the run sketch), or None when the lite row is not such.
 
-        With ``packed``, a sketch stored as hex text comes back as its bytes (:func:`packed_sketch`),
+        With ``packed``, a sketch kept as bytes (:func:`lite_form`) comes back as those bytes,
         which :mod:`policylint.measure.integrity.copies` reads as it reads the list: a one-file run
         holds the sketches of thousands of neighbours, a kilobyte each instead of four as lists.
+        The facts come back as a fresh list: a stand-in's steps may set facts, never the row's.
         """
-        values = json.loads(self.lite)
-        if not isinstance(values, list) or len(values) != 2 or not isinstance(values[0], list):
+        values = self.lite
+        if type(values) is not list or len(values) != 2 or type(values[0]) is not list:
             return None
         facts, sketch = values
         if len(facts) != len(LITE):
             return None
-        if isinstance(sketch, str):
-            sketch = packed_sketch(sketch) if packed else sketch_of(sketch)
-            if sketch is None:
+        if type(sketch) is bytes:
+            if not sketch or len(sketch) % 8:
                 return None
-        elif sketch is not None and (not isinstance(sketch, list) or not set(map(type, sketch)) <= {int}):
+            if not packed:
+                sketch = list(struct.unpack(f"<{len(sketch) // 8}q", sketch))
+        elif sketch is not None and (type(sketch) is not list or not set(map(type, sketch)) <= {int}):
             return None
-        return facts, sketch
+        elif sketch is not None:
+            sketch = list(sketch)
+        return list(facts), sketch
 
     def values(self) -> tuple[list[Any], list[int] | None] | None:
         """(a fresh list of the stored fact values in ``shape``'s order, the run sketch), or None when the text does not fit the shape.
@@ -295,6 +303,16 @@ class Record:
         """(a fresh dict of the stored facts, the run sketch), or None when the text does not fit the shape."""
         found = self.values()
         return None if found is None else (dict(zip(self.shape, found[0])), found[1])
+
+
+def lite_form(values: list[Any], sketch: list[int] | None) -> list[Any] | None:
+    """A record's lite row: ``values`` as JSON gives them back (None when it would not give them exactly), the sketch
+    as 8-byte signed integers when they hold it exactly (:func:`sketch_text`), else as the list."""
+    text = json_text(values)
+    if text is None:
+        return None
+    held = sketch_text(sketch)
+    return [json.loads(text), packed_sketch(held) if isinstance(held, str) else held]
 
 
 def sketch_text(sketch: list[int] | None) -> str | list[int] | None:
@@ -339,7 +357,7 @@ def _record_from(
     if not (isinstance(files, list) and len(files) == len(measured)
             and all(isinstance(f, list) and len(f) == 2 and all(type(x) is str for x in f) for f in files)):
         return None
-    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str) and isinstance(lite, str)):
+    if not (isinstance(pool, str) and isinstance(key, str) and isinstance(text, str) and type(lite) is list):
         return None
     if not _ints(ident, 5) or not isinstance(measured, list) or not all(_ints(m, 5) for m in measured):
         return None

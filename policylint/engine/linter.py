@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 from policylint.errors import PolicylintError
+from policylint.safeio import one_stat_per_file
 from policylint.finding import Finding, Severity, sort_findings
 from policylint.engine.loosened import loosened_options
 from policylint.model.load import (
@@ -120,7 +121,8 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
     """
     beside = Beside(options.jobs if options.cache_dir is not None else 1)
     try:
-        result = _lint(paths, options, beside)
+        with one_stat_per_file():  # nothing it reads is written while it runs
+            result = _lint(paths, options, beside)
         beside.join()
     except KeyboardInterrupt:
         beside.join(abandon=True)

@@ -67,7 +67,7 @@ from policylint.engine.index_store import (
     open_index,
     pool_hash,
     recorded_files,
-    sketch_text,
+    lite_form,
     same_value,
     shape_of,
 )
@@ -392,13 +392,14 @@ class Recorder:
         key = self.keys.get(w.name) if w.name in self.keys else measure_cache.workload_key(w, self.index.limits, self.index.folder)
         if key is None or key == measure_cache.UNHASHED:
             return None
-        ident = file_ident(os.fspath(w.doc.source.path))
+        # asked afresh, not as the run first saw them: a file rewritten during the run is not settled
+        ident = file_ident(os.fspath(w.doc.source.path), fresh=True)
         if ident is None or not self._settled(ident):
             return None
         measured = []
         for file, record in files:
-            i = file_ident(file)
-            if i is None or not self._settled(i) or not no_record(record):
+            i = file_ident(file, fresh=True)
+            if i is None or not self._settled(i) or not no_record(record, fresh=True):
                 return None
             measured.append(i)
         if view.subject != "workload" or view.base != ("metadata", "name") or view.target is not None or view.doc is not w.doc:
@@ -442,7 +443,7 @@ class Recorder:
                 return None
             stored[k] = None
         text = json_text([list(stored.values()), None])
-        lite = json_text([lite_values(view.facts), sketch_text(sketch)])
+        lite = lite_form(lite_values(view.facts), sketch)
         if text is None or lite is None or not json_exact_places(rec.paths):
             return None
         rec.text, rec.lite, rec.tpaths = text, lite, dict(places)  # tuples, as a read index shares them

@@ -44,6 +44,7 @@ from policylint.engine.reads import facts_read
 from policylint.engine.widen import _abs, _absolute, _stat, changes_everything, read_but_unmapped
 from policylint.engine.result import LintResult
 from policylint.finding import pool_subject
+from policylint.safeio import stat_once
 from policylint.model.needed import Needed
 
 if TYPE_CHECKING:
@@ -231,7 +232,7 @@ def _reach(
     cwd = os.getcwd() if folder is None else folder
     # by path text, made absolute: a Path is neither hashed nor compared per file
     seen: dict[str, bool] = {}
-    fspath, isabs, join, stat = os.fspath, os.path.isabs, os.path.join, os.stat
+    fspath, isabs, join, stat = os.fspath, os.path.isabs, os.path.join, stat_once
 
     def _in_files(path: Path) -> bool:
         text = fspath(path)

@@ -14,6 +14,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
+from policylint.safeio import stat_once
 from policylint.finding import Finding
 from policylint.model.load import Definitions, Document, DocPath, RealPaths, within
 from policylint.model.load.files import child_path, folder_text
@@ -174,7 +175,7 @@ def _check_on_disk(
     if known is not None and within(known, real_path(root_text)):
         return make_path(lexical_text), None
     try:
-        st = os.stat(lexical_text)
+        st = stat_once(lexical_text)
     except (OSError, ValueError):
         pass  # missing, a broken link, or worse: the checks below tell which
     else:

@@ -47,6 +47,7 @@ from policylint.cache.store import FORMAT_VERSION, frame, stat_identity, write_s
 from policylint.model.load import document_cache
 from policylint.model.load.documents import Document, SourceFile
 from policylint.model.load.limits import LoadLimits
+from policylint.safeio import stat_once
 
 KIND = "docpack"
 PACK_FORMAT = 3  # 2: walked JSON files screened as foreign ("screened"); 3: frames of marshal, not JSON
@@ -64,7 +65,7 @@ _FILES_PER_FRAME = 256
 def file_ident(path: str) -> list[int] | None:
     """The stat identity of the regular file at ``path`` (symlinks followed), or None."""
     try:
-        st = os.stat(path)
+        st = stat_once(path)
     except (OSError, ValueError):
         return None
     if not stat.S_ISREG(st.st_mode):
