@@ -29,7 +29,8 @@ from policylint.engine.index_store import same_by_value, same_value
 from policylint.engine.linter import LintOptions, lint
 from policylint.engine.ruleset import load_rules
 from policylint.engine.sheets import WorkloadFactSheet
-from policylint.engine.verdicts import canonical, quick_canonical
+from policylint.cache.exact import quick_canonical
+from policylint.engine.verdicts import canonical
 from policylint.facts import Facts, _direct, builder, fact, rebuild
 from policylint.resources import rules_dir
 
@@ -239,3 +240,35 @@ def test_a_recorded_list_of_fact_names_reuses_the_maker_of_an_equal_list(monkeyp
     for s in [tuple(names) for _ in range(20)]:
         repo_index.shape_of(s)
     assert len(repo_index._SHAPES) <= 4  # bounded
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUE, _VALUE)
+def test_quick_bytes_tell_values_apart_as_exactly_as_texts_do(a: Any, b: Any) -> None:
+    """Where both forms exist, equal bytes exactly when equal texts; and equal values made apart give equal bytes."""
+    from policylint.cache.exact import quick_bytes
+
+    ta, tb, ba, bb = quick_canonical(a), quick_canonical(b), quick_bytes(a), quick_bytes(b)
+    if ta is not None and tb is not None:
+        assert ba is not None and bb is not None
+        assert (ba == bb) == (ta == tb), (a, b)
+    if ta is not None:
+        copy = eval(repr(a), {"nan": float("nan"), "inf": float("inf")})  # no shared objects, no interned strings
+        assert quick_bytes(copy) == ba
+
+
+def test_quick_bytes_do_not_hang_on_references_or_interning() -> None:
+    """The same value gives the same bytes however many references its parts have and however its strings were made."""
+    import sys
+
+    from policylint.cache.exact import quick_bytes
+
+    part = [1.5, "pool"]
+    shared = [part, part, {"k": part}]
+    apart = [[1.5, "".join(["po", "ol"])], [1.5, sys.intern("pool")], {"k": [1.5, "pool"]}]
+    assert quick_bytes(shared) == quick_bytes(apart)
+    loop: list[Any] = []
+    loop.append(loop)
+    for value in (_Int(1), [_Int(1)], {"a": object()}, loop):
+        assert quick_bytes(value) is None
+    assert len({quick_bytes(v) for v in (1, 1.0, True, "1", [1], (1,), 0.0, -0.0)}) == 8

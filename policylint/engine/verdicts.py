@@ -41,7 +41,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from policylint.cache.exact import quick_canonical
+from policylint.cache.exact import quick_bytes
 from policylint.cache.decoded import read_sealed_json
 from policylint.cache.store import FORMAT_VERSION, code_fingerprint, write_sealed
 from policylint.engine.reads import facts_read
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from policylint.engine.rule import Rule
     from policylint.engine.view import View
 
-VERDICTS_FORMAT = 2  # 2: digests of quick_canonical texts
+VERDICTS_FORMAT = 3  # 3: digests of quick_bytes forms; 2: of quick_canonical texts
 KIND = "verdicts"
 #: largest entry read back or written
 MAX_BYTES = 128 << 20
@@ -168,7 +168,7 @@ class Verdicts:
         #: per view (by id) to keep, the findings of each rule code to keep (None until evaluated)
         self.found: dict[int, dict[str, list[Finding] | None]] = {}
         self._texts: dict[str, str] = {}  # doc text digests by file
-        self._places: dict[int, str] = {}  # canonical fact places, by the identity of the (shared) dict
+        self._places: dict[int, bytes] = {}  # exact forms of fact places, by the identity of the (shared) dict
 
     def read(self) -> None:
         try:
@@ -188,14 +188,14 @@ class Verdicts:
             self._texts[file] = found
         return found
 
-    def _places_text(self, view: View, at: Sequence[str] | None) -> str | None:
+    def _places_text(self, view: View, at: Sequence[str] | None) -> bytes | None:
         """Where the facts in ``at`` are written in ``view``'s document (None for ``at``: every fact's place)."""
         paths = view.paths
         if at is not None:
-            return quick_canonical([paths.get(name) for name in at])
+            return quick_bytes([paths.get(name) for name in at])
         found = self._places.get(id(paths))
         if found is None:
-            found = quick_canonical(paths)
+            found = quick_bytes(paths)
             if found is None:
                 return None
             self._places[id(paths)] = found
@@ -211,20 +211,21 @@ class Verdicts:
         facts = view.facts
         if isinstance(facts, Facts) and type(facts).get is Facts.get:
             getters = facts._fact_getters  # what Facts.get looks each name up in
-            values = quick_canonical([getters[name](facts) if name in getters else None for name in reads])
+            values = quick_bytes([getters[name](facts) if name in getters else None for name in reads])
         else:
-            values = quick_canonical([facts.get(name) for name in reads])
+            values = quick_bytes([facts.get(name) for name in reads])
         places = self._places_text(view, at)
         target = subject_of(view)
-        ident = quick_canonical([view.subject, view.label, target.kind, target.name, list(view.base),
+        ident = quick_bytes([view.subject, view.label, target.kind, target.name, list(view.base),
                                  None if view.target is None else [view.target.kind, view.target.name],
                                  view.doc.file, view.doc.index])
         if values is None or places is None or ident is None or not isinstance(view.doc.source.text, str):
             return None
         digest = hashlib.sha256()
-        for part in (rules_text, ident, self._text_digest(view), places, values):
-            digest.update(part.encode("utf-8", "surrogateescape"))
-            digest.update(b"\0")
+        for part in (rules_text.encode("utf-8", "surrogateescape"), ident,
+                     self._text_digest(view).encode("ascii"), places, values):
+            digest.update(len(part).to_bytes(8, "little"))  # each part's length first: bytes may hold any byte
+            digest.update(part)
         return digest.hexdigest()
 
     def prepare(
