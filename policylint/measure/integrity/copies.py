@@ -333,7 +333,7 @@ def _inputs_digest(
     facts: Mapping[str, Mapping[str, Any]],
     columns: Mapping[str, list[str]] | None = None,
 ) -> str | None:
-    """SHA-256 of everything :func:`_copy_facts` reads, exactly; None when a value has no exact text.
+    """SHA-256 of everything :func:`_copy_facts` reads, exactly; None when a value has no exact form (:func:`quick_bytes`).
 
     Per judged workload, in name order: its name, its trace's path as written and as shown,
     and its run sketch (its numbers, or the packed bytes the repository index keeps, told
@@ -341,42 +341,37 @@ def _inputs_digest(
     summing trace names (a near copy's part is told by its column). And the working folder,
     from which a relative path is made absolute.
     """
-    from policylint.cache.exact import quick_canonical
+    from policylint.cache.exact import quick_bytes
 
-    digest = hashlib.sha256(b"policylint-near-copies/1\0")
-    head = quick_canonical([os.getcwd(), len(names)])
-    if head is None:
+    digest = hashlib.sha256(b"policylint-near-copies/2\0")
+
+    def part(tag: bytes, value: Any) -> bool:
+        """Digest ``value``'s exact bytes after ``tag`` and their length; False when it has none."""
+        held = quick_bytes(value)
+        if held is None:
+            return False
+        digest.update(b"\0%s%d:" % (tag, len(held)))
+        digest.update(held)
+        return True
+
+    if not part(b"h", [os.getcwd(), len(names)]):
         return None
-    digest.update(head.encode("utf-8", "surrogateescape"))
     for name, ref, sketch in zip(names, refs, sketches):
         path = None if ref is None or ref.path is None else os.fspath(ref.path)
-        text = quick_canonical([name, path, None if ref is None else ref.display])
-        if text is None:
+        if not part(b"w", [name, path, None if ref is None else ref.display]):
             return None
-        digest.update(b"\0w")
-        digest.update(text.encode("utf-8", "surrogateescape"))
         packed = _packed(sketch)
         if packed is not None:
             digest.update(b"\0b%d:" % len(packed))
             digest.update(packed)
-        else:
-            text = quick_canonical(sketch)  # None, or numbers that do not pack (told apart by their types)
-            if text is None and sketch is not None:
-                return None
-            digest.update(b"\0l")
-            digest.update(str(text).encode("utf-8", "surrogateescape"))
-    summed = quick_canonical(sorted((columns or {}).items()))
-    if summed is None:
+        elif not part(b"l", sketch):  # None, or numbers that do not pack (told apart by their types)
+            return None
+    if not part(b"c", sorted((columns or {}).items())):
         return None
-    digest.update(b"\0c")
-    digest.update(summed.encode("utf-8", "surrogateescape"))
     for name in sorted(facts):
         view = facts[name]
-        text = quick_canonical([name, *(view.get(key) for key in _VIEW_READS)])
-        if text is None:
+        if not part(b"v", [name, *(view.get(key) for key in _VIEW_READS)]):
             return None
-        digest.update(b"\0v")
-        digest.update(text.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
