@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -441,8 +442,32 @@ def looks_relevant(source: SourceFile) -> bool:
         # ConfigMap, then a ClusterQueue with a tag PyYAML cannot construct). UTF-16 text read as UTF-8
         # holds a NUL after each ASCII letter.
         text = source.text if "\0" not in source.text else source.text.replace("\0", "")
-        return "policylint/" in text or any(api in text for api in SCHEDULER_APIS)
+        if "policylint/" in text or any(api in text for api in SCHEDULER_APIS):
+            return True
+        # an API group spelt with escapes, which kubectl decodes (red team, 2026-12-06, round 15:
+        # "\x6bueue.x-k8s.io/v1beta2" in YAML, "\u006bueue.x-k8s.io" in JSON that PyYAML refuses)
+        if "\\" in text:
+            text = escapes_decoded(text)
+            return "policylint/" in text or any(api in text for api in SCHEDULER_APIS)
     return False
+
+
+#: the escapes of YAML double-quoted and JSON strings that can spell an API group's characters: \xNN, \uNNNN,
+#: \UNNNNNNNN, JSON's \/, and YAML's escaped line break (joins the next line, its leading blanks dropped)
+_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(/)|\r?\n[ \t]*)")
+
+
+def escapes_decoded(text: str) -> str:
+    """``text`` with the escapes of :data:`_ESCAPE` replaced by what they stand for (others left as written)."""
+
+    def one(m: re.Match[str]) -> str:
+        digits = m.group(1) or m.group(2) or m.group(3)
+        if digits:
+            code = int(digits, 16)
+            return chr(code) if code <= 0x10FFFF else m.group(0)
+        return "/" if m.group(4) else ""
+
+    return _ESCAPE.sub(one, text)
 
 
 #: findings of a file that did not load whole: a syntax error, bytes that are not UTF-8, a refused file
