@@ -19,6 +19,7 @@ from policylint.model.load import LoadLimits
 
 if TYPE_CHECKING:
     from policylint.engine.scope import Reach
+    from policylint.finding import Finding
     from policylint.model import Model
 
 
@@ -236,7 +237,9 @@ class Session:
             previous = self._previous_pools("HEAD", changed)
             self.options.reported = self._reported(changed, previous)
             result = lint([self.config.root], self.options)
-            return narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous)
+            kept = self._kustomized(result, changed, "HEAD")
+            return _with(narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous),
+                         kept)
         if self.diff_base is not None:
             from policylint.engine.history import changed_since
 
@@ -246,8 +249,31 @@ class Session:
             self.options.reported = self._reported(change.files, previous)
             paths = self.paths if self.explicit_paths else [self.config.root]
             result = lint(paths, self.options)
-            return narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result), previous)
+            kept = self._kustomized(result, change.files, change.commit.hexsha if change.commit is not None else None)
+            return _with(narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result),
+                                previous), kept)
         return lint(self.paths, self.options)
+
+    def _kustomized(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> _Kept | None:
+        """What the narrowing keeps of the kustomizations that name a changed file (before it narrows ``result``).
+
+        Their findings and suppressions, and the suppressed PL026 findings the change outlives
+        (:mod:`policylint.engine.outlived`), read against the kustomization at ``rev``.
+        """
+        from policylint.engine.outlived import Changed, git_base_text, kustomization_reach, outlived
+
+        if not changed or not result.sources or self.options.ruleset is None:
+            return None
+        files = Changed.of(changed)
+        shown = {f.file for f in result.findings} | {f.file for f, _ in result.suppressed}
+        reached = kustomization_reach(result.sources, files, shown)
+        if not reached:
+            return None
+        suppressed = [(f, r) for f, r in result.suppressed if f.file in reached]
+        revived = [] if rev is None else outlived(suppressed, result.sources, files,
+                                                  git_base_text(self.config.root, rev), self.options.ruleset,
+                                                  self.options.limits)
+        return [f for f in result.findings if f.file in reached], suppressed, revived
 
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""
@@ -292,6 +318,25 @@ class Session:
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}
+
+
+#: findings and suppressions on the kustomizations a change reaches, and the suppressions it outlives (original, reported)
+_Kept = tuple[list["Finding"], list[tuple["Finding", str]], list[tuple["Finding", "Finding"]]]
+
+
+def _with(result: LintResult, kept: _Kept | None) -> LintResult:
+    """``result`` (narrowed) with what :meth:`Session._kustomized` kept of it before the narrowing."""
+    if kept is None:
+        return result
+    from policylint.finding import sort_findings
+
+    findings, suppressed, revived = kept
+    outlived = [old for old, _ in revived]
+    result.findings = sort_findings([*result.findings, *(f for f in findings if f not in result.findings),
+                                     *(new for _, new in revived)])
+    held = [*result.suppressed, *(s for s in suppressed if s not in result.suppressed)]
+    result.suppressed = sorted(((f, r) for f, r in held if f not in outlived), key=lambda s: s[0].sort_key())
+    return result
 
 
 #: the rule that reports a loosened gate (PL977): the repository's own configuration cannot turn it off
