@@ -19,7 +19,44 @@ from policylint.model.load import LoadLimits
 
 if TYPE_CHECKING:
     from policylint.engine.scope import Reach
+    from policylint.finding import Finding
     from policylint.model import Model
+
+
+def _linking_configuration(tracked: list[Path], changed: list[Path]) -> Path | None:
+    """Of the ``tracked`` configurations (git's names), the one whose folder links to a changed file outside it.
+
+    None when none links to any; a change linked from two capacity repositories stops
+    the run, as the changes of two repositories do.
+    """
+    top = _top(Path.cwd()) if changed else None
+    if top is None:
+        return None
+    from policylint.engine.links import linking_configuration
+
+    found = linking_configuration(top, tracked, changed)
+    if len(found) > 1:
+        from policylint.errors import PolicylintError
+
+        names = ", ".join(str(f.relative_to(top)) for f in found)
+        raise PolicylintError(
+            f"--changed-files: the changed files are linked from {len(found)} capacity repositories ({names}); "
+            "run one hook per repository, each given its configuration (`args: [--config FOLDER/.policylint.yaml]`)"
+        )
+    return found[0] if found else None
+
+
+def _top(where: Path) -> Path | None:
+    """The working tree of the git repository holding ``where`` (None outside one)."""
+    import os
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=where, capture_output=True, timeout=60,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(os.fsdecode(done.stdout.strip())) if done.returncode == 0 and done.stdout.strip() else None
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -40,6 +77,8 @@ class Session:
     explicit_paths: bool = True
     #: with ``changed_files``: files the change deletes (staged deletions, from git)
     deleted: list[Path] = field(default_factory=list)
+    #: with ``changed_files``: the other staged files, from git (those outside the root count where it links to them)
+    staged: list[Path] = field(default_factory=list)
     #: the model the linter resolved and what the change reaches in it (asked once, used to judge and to narrow)
     _reached: tuple[Model, Reach] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -47,21 +86,28 @@ class Session:
     def from_args(cls, args: argparse.Namespace) -> Session:
         changed_files = bool(getattr(args, "changed_files", False))
         paths = list(args.paths) or [Path(".")]
+        staged: list[Path] = []
         if changed_files:
-            from policylint.engine.history import staged_deletions
+            from policylint.engine.history import staged_changes
 
             # The hook's view of the change: staged files (PATHs) and staged deletions, which
-            # pre-commit never passes; both lead to the configuration, in any order.
-            deleted = staged_deletions(Path.cwd())
+            # pre-commit never passes; both lead to the configuration, in any order. The other
+            # staged files count only where the repository links to them (see Session.lint).
+            staged, deleted = staged_changes(Path.cwd())
             found = load_config([*args.paths, *deleted] or [Path(".")], config_file=args.config, root=args.root,
                                 isolated=args.isolated, changed_files=True, cache=_cache_dir(args))
             config = found
             if config.path is None and args.config is None and not args.isolated:
                 from policylint.engine.history import tracked_configurations
 
-                if tracked_configurations(Path.cwd()):
+                tracked = tracked_configurations(Path.cwd())
+                linked = _linking_configuration(tracked, [*args.paths, *staged, *deleted]) if tracked else None
+                if linked is not None:
+                    # the change lies outside every capacity repository, but one of them links to it
+                    config = load_config([], config_file=linked, root=args.root, cache=_cache_dir(args))
+                elif tracked:
                     # The repository has capacity repositories, and none of these changes is in one.
-                    deleted, paths = [], []
+                    deleted, paths, staged = [], [], []
         else:
             deleted = []
             config = load_config(paths, config_file=args.config, root=args.root, isolated=args.isolated,
@@ -140,6 +186,7 @@ class Session:
             changed_files,
             explicit_paths=bool(args.paths),
             deleted=deleted,
+            staged=staged,
         )
 
     def lint(self) -> LintResult:
@@ -160,24 +207,39 @@ class Session:
             from policylint.model.load import within
 
             changed: list[Path] = []
+            outside: list[Path] = []
             root = os.path.realpath(self.config.root)
             for p in self.paths if self.explicit_paths and self.paths else []:
                 if not p.exists():
                     raise PolicylintError(f"path does not exist: {p}")
+                files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
                 if not within(os.path.realpath(p), root):
                     # Another part of a monorepo: not a change of this capacity repository, in
-                    # whatever order the files come (the hook passes every staged file).
+                    # whatever order the files come (the hook passes every staged file), unless
+                    # the repository links to it (below).
+                    outside += files
                     continue
-                changed.extend(sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p])
+                changed.extend(files)
             # A deleted file's folder may be gone too: compare where it was, not its real path.
-            changed += [p for p in self.deleted if within(os.path.abspath(p), os.path.abspath(self.config.root))]
+            home = os.path.abspath(self.config.root)
+            changed += [p for p in self.deleted if within(os.path.abspath(p), home)]
+            outside += [p for p in self.deleted if not within(os.path.abspath(p), home)]
+            outside += [p for p in self.staged if not within(os.path.realpath(p), root)]
+            if outside:
+                from policylint.engine.links import linked_paths
+
+                # a file kept elsewhere in a monorepo that the repository links to (a workload file
+                # linked from a shared folder) is a change of the linked path (red team, round 16)
+                changed += [p for p in linked_paths(self.config.root, outside) if p not in changed]
             if not changed:
                 # nothing of this capacity repository changed: nothing to load, measure or judge
                 return LintResult(findings=[], sources={}, model=None, documents=0, files=0)
             previous = self._previous_pools("HEAD", changed)
             self.options.reported = self._reported(changed, previous)
             result = lint([self.config.root], self.options)
-            return narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous)
+            kept = self._kustomized(result, changed, "HEAD")
+            return _with(narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous),
+                         kept)
         if self.diff_base is not None:
             from policylint.engine.history import changed_since
 
@@ -187,8 +249,31 @@ class Session:
             self.options.reported = self._reported(change.files, previous)
             paths = self.paths if self.explicit_paths else [self.config.root]
             result = lint(paths, self.options)
-            return narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result), previous)
+            kept = self._kustomized(result, change.files, change.commit.hexsha if change.commit is not None else None)
+            return _with(narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result),
+                                previous), kept)
         return lint(self.paths, self.options)
+
+    def _kustomized(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> _Kept | None:
+        """What the narrowing keeps of the kustomizations that name a changed file (before it narrows ``result``).
+
+        Their findings and suppressions, and the suppressed PL026 findings the change outlives
+        (:mod:`policylint.engine.outlived`), read against the kustomization at ``rev``.
+        """
+        from policylint.engine.outlived import Changed, git_base_text, kustomization_reach, outlived
+
+        if not changed or not result.sources or self.options.ruleset is None:
+            return None
+        files = Changed.of(changed)
+        shown = {f.file for f in result.findings} | {f.file for f, _ in result.suppressed}
+        reached = kustomization_reach(result.sources, files, shown)
+        if not reached:
+            return None
+        suppressed = [(f, r) for f, r in result.suppressed if f.file in reached]
+        revived = [] if rev is None else outlived(suppressed, result.sources, files,
+                                                  git_base_text(self.config.root, rev), self.options.ruleset,
+                                                  self.options.limits)
+        return [f for f in result.findings if f.file in reached], suppressed, revived
 
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""
@@ -233,6 +318,25 @@ class Session:
 
     def rule_metadata(self) -> dict[str, Any]:
         return dict(self.options.ruleset.rules) if self.options.ruleset else {}
+
+
+#: findings and suppressions on the kustomizations a change reaches, and the suppressions it outlives (original, reported)
+_Kept = tuple[list["Finding"], list[tuple["Finding", str]], list[tuple["Finding", "Finding"]]]
+
+
+def _with(result: LintResult, kept: _Kept | None) -> LintResult:
+    """``result`` (narrowed) with what :meth:`Session._kustomized` kept of it before the narrowing."""
+    if kept is None:
+        return result
+    from policylint.finding import sort_findings
+
+    findings, suppressed, revived = kept
+    outlived = [old for old, _ in revived]
+    result.findings = sort_findings([*result.findings, *(f for f in findings if f not in result.findings),
+                                     *(new for _, new in revived)])
+    held = [*result.suppressed, *(s for s in suppressed if s not in result.suppressed)]
+    result.suppressed = sorted(((f, r) for f, r in held if f not in outlived), key=lambda s: s[0].sort_key())
+    return result
 
 
 #: the rule that reports a loosened gate (PL977): the repository's own configuration cannot turn it off

@@ -170,6 +170,91 @@ def test_monorepo_deletion_outside_the_capacity_repository_is_no_change(tmp_path
     assert code == 1 and json.loads(out)["findings"]
 
 
+# --- a file kept elsewhere in a monorepo that the capacity folder links to -------------------------
+
+
+def _linked_monorepo(tmp_path: Path) -> Path:
+    """A monorepo whose ``capacity/workloads/example-service.yaml`` links to ``shared/example-service.yaml``.
+
+    Committed clean; then the shared file is edited and staged so that one GPU sustains 4 requests
+    instead of 10, and the serving pool's 7 GPUs no longer hold its baseline (PL104).
+    """
+    top = tmp_path / "mono"
+    top.mkdir()
+    repo = _capacity(top)
+    (top / "shared").mkdir()
+    (repo / "workloads" / "example-service.yaml").rename(top / "shared" / "example-service.yaml")
+    (repo / "workloads" / "example-service.yaml").symlink_to("../../shared/example-service.yaml")
+    (top / "shared" / "notes.yaml").write_text("owner: search-team\n", encoding="utf-8")
+    _committed(top)
+    assert run_cli(["check"], cwd=repo)[0] == 0
+    shared = top / "shared" / "example-service.yaml"
+    text = shared.read_text(encoding="utf-8")
+    assert text.count("    value: 10 ") == 1
+    shared.write_text(text.replace("    value: 10 ", "    value: 4  "), encoding="utf-8")
+    git(top, "add", "shared/example-service.yaml")
+    return top
+
+
+@pytest.mark.parametrize(
+    ("where", "staged"),
+    [
+        pytest.param("capacity", ["../shared/example-service.yaml"], id="from-the-capacity-folder"),
+        pytest.param(".", ["shared/example-service.yaml"], id="from-the-top-as-pre-commit-passes-it"),
+        pytest.param(".", [], id="from-the-top-with-files-limited-to-the-capacity-folder"),
+        pytest.param("capacity", ["workloads/example-service.yaml"], id="the-link-itself"),
+    ],
+)
+def test_a_staged_file_the_capacity_folder_links_to_is_its_change(
+    tmp_path: Path, where: str, staged: list[str]
+) -> None:
+    """Red team, 2026-12-06, round 16: the edit passed the hook with "0 documents in 0 files"."""
+    top = _linked_monorepo(tmp_path)
+    full = run_cli(["check", "--format", "json"], cwd=top / "capacity")
+    code, out, err = run_cli(["check", "--changed-files", "--format", "json", *staged], cwd=top / where)
+    assert (code, err) == (1, ""), out
+    assert ("PL104", "pool example/serving") in _findings(out)
+    assert _findings(out) == _findings(full[1])
+
+
+def test_a_staged_file_outside_that_nothing_links_to_is_still_no_change(tmp_path: Path) -> None:
+    top = _linked_monorepo(tmp_path)
+    git(top, "reset", "-q")
+    (top / "shared" / "notes.yaml").write_text("owner: ranking-team\n", encoding="utf-8")
+    git(top, "add", "shared/notes.yaml")
+    for where, staged in (("capacity", ["../shared/notes.yaml"]), (".", ["shared/notes.yaml"]), (".", [])):
+        code, out, err = run_cli(["check", "--changed-files", *staged], cwd=top / where)
+        assert (code, err) == (0, ""), out
+        assert out == "All checks passed: 0 documents in 0 files.\n", (where, staged)
+
+
+def test_a_staged_rule_file_in_a_linked_folder_rejudges_everything(tmp_path: Path) -> None:
+    """The capacity folder's rule folder is a link to a folder the monorepo's teams share."""
+    from test_precommit import RULE
+
+    top = tmp_path / "mono"
+    top.mkdir()
+    repo = _capacity(top)
+    (top / "shared" / "policy").mkdir(parents=True)
+    (top / "shared" / "policy" / "acme.yaml").write_text(RULE, encoding="utf-8")
+    (repo / "policy").symlink_to("../shared/policy", target_is_directory=True)
+    config = repo / ".policylint.yaml"
+    text = config.read_text(encoding="utf-8")
+    assert text.count("select: [PL]\n") == 1
+    config.write_text(text.replace("select: [PL]\n", "select: [PL, ACME]\n") + "rule-dirs: [policy]\n", encoding="utf-8")
+    _committed(top)
+    assert run_cli(["check"], cwd=repo)[0] == 0
+    rule = top / "shared" / "policy" / "acme.yaml"
+    rule.write_text(RULE.replace("default: 4,", "default: 100,"), encoding="utf-8")
+    git(top, "add", "shared/policy/acme.yaml")
+    full = run_cli(["check", "--format", "json"], cwd=repo)
+    assert ("ACME001", "pool example/serving") in _findings(full[1])
+    for where, staged in (("capacity", ["../shared/policy/acme.yaml"]), (".", ["shared/policy/acme.yaml"])):
+        code, out, err = run_cli(["check", "--changed-files", "--format", "json", *staged], cwd=top / where)
+        assert (code, err) == (1, ""), out
+        assert _findings(out) == _findings(full[1])
+
+
 # --- init inside an existing git repository ----------------------------------------------------
 
 

@@ -41,13 +41,15 @@ def _repo(root: Path) -> Any:
         raise PolicylintError(f"--diff needs a git repository, and {root} is not inside one") from None
 
 
-def staged_deletions(where: Path) -> list[Path]:
-    """Files the staged change deletes (``git diff --cached --diff-filter=D``), as absolute paths.
+def staged_changes(where: Path) -> tuple[list[Path], list[Path]]:
+    """(files the staged change adds or edits, files it deletes), as absolute paths, each sorted.
 
     pre-commit passes a hook only the staged files that still exist, so a commit that
-    deletes a workload or a trace would otherwise reach no check at all. Outside a git
-    repository (or without git) there is no staged change: an empty list. Plain
-    ``git`` is run rather than GitPython: this is on every commit's path.
+    deletes a workload or a trace would otherwise reach no check at all; and a hook limited
+    to a monorepo's capacity folder (``files: ^capacity/``) is not given a shared file the
+    folder links to (red team, 2026-12-06, round 16). Outside a git repository (or without
+    git) there is no staged change: two empty lists. Plain ``git`` is run rather than
+    GitPython, once: this is on every commit's path.
     """
     import subprocess
 
@@ -59,11 +61,17 @@ def staged_deletions(where: Path) -> list[Path]:
         return done.stdout if done.returncode == 0 else None
 
     top = git("rev-parse", "--show-toplevel")
-    names = git("diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=D")
-    if not top or names is None:
-        return []
+    listed = git("diff", "--cached", "--name-status", "-z", "--no-renames")
+    if not top or listed is None:
+        return [], []
     folder = Path(os.fsdecode(top.strip()))
-    return sorted(folder / os.fsdecode(n) for n in names.split(b"\0") if n)
+    fields = listed.split(b"\0")
+    edited: list[Path] = []
+    deleted: list[Path] = []
+    for status, name in zip(fields[0::2], fields[1::2]):
+        if name:
+            (deleted if status.startswith(b"D") else edited).append(folder / os.fsdecode(name))
+    return sorted(edited), sorted(deleted)
 
 
 def tracked_configurations(where: Path) -> list[Path]:
