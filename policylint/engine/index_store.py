@@ -428,18 +428,24 @@ class Index:
         places: dict[str, int] = {}
         place_list: list[Any] = []
         rows: dict[str, Any] = {}
+        #: the place table's entry per places dict: the records read from one index share a few of them,
+        #: told apart by their JSON text once each, not once per record (0.2 s at 10,000 workloads)
+        known: dict[int, int] = {}
         for name in sorted({*self.rows, *self.records}):
             rec = self.get(name)
             if rec is None:
                 continue
             shape = shapes.setdefault(rec.shape, len(shapes))
-            text = json.dumps(rec.paths, separators=(",", ":"))
-            if text not in places:
-                places[text] = len(place_list)
-                place_list.append(rec.paths)
+            at = known.get(id(rec.paths))
+            if at is None:
+                text = json.dumps(rec.paths, separators=(",", ":"))
+                if text not in places:
+                    places[text] = len(place_list)
+                    place_list.append(rec.paths)
+                at = known[id(rec.paths)] = places[text]
             if rec.files is None:
                 continue  # recorded without its files' paths: measured again
-            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, places[text], rec.report,
+            rows[name] = [rec.ident, rec.pool, rec.key, rec.measured, shape, rec.text, at, rec.report,
                           rec.daily, rec.usable_max, rec.last_sample, [rec.integrity, rec.clock], rec.files, rec.lite]
         head = {"header": self.header, "shapes": [list(s) for s in shapes], "places": place_list}
         try:
