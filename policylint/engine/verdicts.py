@@ -246,6 +246,8 @@ class Verdicts:
         plans: dict[frozenset[str], _Plan] = {}
         #: the plan per set of skipped codes (a frozenset: every neighbour skips the same one)
         by_skipped: dict[frozenset[str], _Plan] = {}
+        #: each plan's rule codes as a set, by the identity of its (shared) list: a row holds exactly those
+        order_sets: dict[int, frozenset[str]] = {}
         for view in views:
             if view.subject != "workload":
                 continue
@@ -265,6 +267,9 @@ class Verdicts:
             if plan is None:
                 continue
             order, rules_text, reads, at = plan
+            order_set = order_sets.get(id(order))
+            if order_set is None:
+                order_set = order_sets[id(order)] = frozenset(order)
             digest = self.digest(view, rules_text, reads, at)
             if digest is None:
                 continue
@@ -273,7 +278,7 @@ class Verdicts:
             if isinstance(row, list) and len(row) == 2 and row[0] == digest:
                 try:
                     stored = row[1]
-                    if not (isinstance(stored, dict) and sorted(stored) == sorted(order)):
+                    if not (isinstance(stored, dict) and len(stored) == len(order) and stored.keys() == order_set):
                         raise ValueError("codes")
                     self.given[id(view)] = {code: [_finding_of(r) for r in stored[code]] for code in order}
                 except Exception:  # noqa: BLE001 - a row that does not read back is evaluated again
