@@ -301,6 +301,7 @@ CACHE_IMPORTS: dict[str, tuple[str, ...]] = {
         "policylint.cache", "policylint.cache.store", "policylint.cache.decoded", "policylint.model.load.document_cache",
         "policylint.model.load.documents",
         "policylint.model.load.limits",
+        "policylint.safeio",  # a file's stat identity as the run first saw it (stat_once)
     ),
     "policylint.model.config_cache": ("policylint.cache.store", "policylint.model.load.document_cache"),
     "policylint.engine.rule_cache": (

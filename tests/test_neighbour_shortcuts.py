@@ -134,16 +134,16 @@ def test_shared_skip_sets_judge_as_views_asked_alone(bad_views: list[Any], rules
     assert once != everything and set(once) <= set(everything)
 
 
-def test_a_run_sketch_is_stored_as_hex_only_when_it_reads_back_exactly() -> None:
-    from policylint.engine.index_store import sketch_of, sketch_text
+def test_a_run_sketch_is_packed_only_when_every_number_has_an_8_byte_form() -> None:
+    import struct
 
-    sketch = [0, 1, 891616711748, 2**63 - 1, -5]
-    text = sketch_text(sketch)
-    assert isinstance(text, str) and sketch_of(text) == sketch
-    assert sketch_text([2**63]) == [2**63]  # no 8-byte signed form: kept as numbers
-    assert sketch_text([]) == [] and sketch_text(None) is None
-    for bad in ("", "abc", "0" * 15, "0" * 8 + " " + "0" * 7, "0" * 15 + "A", "zz" * 8):
-        assert sketch_of(bad) is None
+    from policylint.engine.index_store import packed_run_sketch
+
+    sketch = [0, 1, 891616711748, 2**63 - 1, -5, -(2**63)]
+    packed = packed_run_sketch(sketch)
+    assert isinstance(packed, bytes) and list(struct.unpack(f"<{len(sketch)}q", packed)) == sketch
+    assert packed_run_sketch([2**63]) == [2**63]  # no 8-byte signed form: kept as numbers
+    assert packed_run_sketch([]) == [] and packed_run_sketch(None) is None
 
 
 def test_provenance_paths_are_taken_from_the_record_only_for_the_same_measured_files(tmp_path: Any) -> None:

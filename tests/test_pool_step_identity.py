@@ -420,10 +420,9 @@ def test_figures_past_the_integer_range_are_converted_one_by_one() -> None:
 
 def _packed(sketch: list[int] | None) -> bytes | list[int] | None:
     """As the index hands a neighbour's sketch over: its numbers as 8-byte little-endian signed integers."""
-    from policylint.engine.index_store import packed_sketch, sketch_text
+    from policylint.engine.index_store import packed_run_sketch
 
-    text = sketch_text(sketch)
-    return packed_sketch(text) if isinstance(text, str) else text
+    return packed_run_sketch(sketch)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

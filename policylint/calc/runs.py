@@ -160,7 +160,7 @@ def _distinct_rows(rows: np.ndarray) -> np.ndarray:
 
 
 #: A run sketch as the steps hand it over: its numbers, or (a neighbour taken from the repository
-#: index, :func:`policylint.engine.index_store.packed_sketch`) their bytes as 8-byte little-endian
+#: index, :func:`policylint.engine.index_store.packed_run_sketch`) their bytes as 8-byte little-endian
 #: signed integers, which hold the same numbers in a quarter of the memory.
 Sketch = Sequence[int] | bytes
 

@@ -33,8 +33,7 @@ if TYPE_CHECKING:
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-INDEX_FORMAT = 6  # 6: the lite values held as values, the sketch as bytes; 5: frames of marshal, not JSON; 2: the measured files' paths beside their identities, run sketches as hex text; 3: the lite text;
-# 4: the lite text holds part_fingerprints
+INDEX_FORMAT = 6  # 6: lite values as values, packed sketches; 5: marshal frames; 4: part_fingerprints; 3: the lite text
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
 MAX_BYTES = 256 << 20
@@ -255,13 +254,13 @@ class Record:
     #: ``paths`` with tuples for places, shared by the records of one index that have the same (copied per view)
     tpaths: dict[str, tuple[Any, ...]] | None = None
     #: [the values of :data:`policylint.engine.lite_sheet.LITE` in its view, as JSON gives them back, its run
-    #: sketch as :func:`lite_form` keeps it]: held as values in the marshal frames, no text to parse per row
+    #: sketch as :func:`packed_run_sketch` keeps it]: held as values in the marshal frames, no text to parse per row
     lite: list[Any] = field(default_factory=list)
 
     def lite_values(self, packed: bool = False) -> tuple[list[Any], Any] | None:
         """(the stored values of the stand-in's facts, the run sketch), or None when the lite row is not such.
 
-        With ``packed``, a sketch kept as bytes (:func:`lite_form`) comes back as those bytes,
+        With ``packed``, a sketch kept as bytes (:func:`packed_run_sketch`) comes back as those bytes,
         which :mod:`policylint.measure.integrity.copies` reads as it reads the list: a one-file run
         holds the sketches of thousands of neighbours, a kilobyte each instead of four as lists.
         The facts come back as a fresh list: a stand-in's steps may set facts, never the row's.
@@ -306,45 +305,24 @@ class Record:
 
 
 def lite_form(values: list[Any], sketch: list[int] | None) -> list[Any] | None:
-    """A record's lite row: ``values`` as JSON gives them back (None when it would not give them exactly), the sketch
-    as 8-byte signed integers when they hold it exactly (:func:`sketch_text`), else as the list."""
+    """A record's lite row: ``values`` as JSON gives them back (None when it would not give them exactly), and the
+    run sketch as :func:`packed_run_sketch` keeps it."""
     text = json_text(values)
     if text is None:
         return None
-    held = sketch_text(sketch)
-    return [json.loads(text), packed_sketch(held) if isinstance(held, str) else held]
+    return [json.loads(text), packed_run_sketch(sketch)]
 
 
-def sketch_text(sketch: list[int] | None) -> str | list[int] | None:
-    """A run sketch as stored: hex text of its numbers as 8-byte signed integers when that reads back exactly, else itself.
-
-    A sketch is a hundred or so large numbers; read from hex text in one call instead of parsed one by one.
-    """
+def packed_run_sketch(sketch: list[int] | None) -> bytes | list[int] | None:
+    """A run sketch as a record keeps it: its numbers as 8-byte little-endian signed integers (read by
+    :mod:`policylint.measure.integrity.copies` as it reads the list, a kilobyte instead of four), or the sketch
+    itself when it is empty or holds a number that has no such form."""
     if not sketch:
         return sketch
     try:
-        text = struct.pack(f"<{len(sketch)}q", *sketch).hex()
+        return struct.pack(f"<{len(sketch)}q", *sketch)
     except (struct.error, TypeError):
         return sketch
-    return text if sketch_of(text) == sketch else sketch
-
-
-def sketch_of(text: str) -> list[int] | None:
-    """The run sketch stored as ``text`` by :func:`sketch_text` (None when it is not such a text)."""
-    data = packed_sketch(text)
-    return None if data is None else list(struct.unpack(f"<{len(data) // 8}q", data))
-
-
-def packed_sketch(text: str) -> bytes | None:
-    """The bytes of the run sketch stored as ``text`` by :func:`sketch_text`: its numbers as 8-byte
-    little-endian signed integers (None when it is not such a text)."""
-    try:
-        data = bytes.fromhex(text)
-    except ValueError:
-        return None
-    if not data or len(data) % 8 or data.hex() != text:  # exactly the text sketch_text writes
-        return None
-    return data
 
 
 def _record_from(
@@ -390,7 +368,7 @@ class Index:
     resources, repository), a table of fact-name lists and one of fact-place
     maps (the same for nearly every workload), and per workload one row of
     identities, file paths and figures whose view values are one JSON text (parsed
-    only when the workload's view is rebuilt; its run sketch as :func:`sketch_text`).
+    only when the workload's view is rebuilt; its run sketch as :func:`packed_run_sketch`).
     """
 
     folder: Path
@@ -519,6 +497,3 @@ def open_index(folder: Path, root: Path, limits: TraceLimits | None, gpu_resourc
     except Exception:  # noqa: BLE001 - a damaged index is an empty one: every workload is measured
         index.rows = {}
     return index
-
-
-# --------------------------------------------------------------------------- use
