@@ -247,6 +247,23 @@ def _fires_as_a_whole_file(rule: Rule, text: str, tmp_path: Path, encoding: str 
     return _fires(rule, root, folder)
 
 
+#: Rules whose example is a layout of symbolic links (``links: {path: target}``), not a file.
+_LINK_EXAMPLES = frozenset({"PL008"})
+
+
+def _fires_with_links(rule: Rule, text: str, tmp_path: Path, checked_out: bool) -> bool:
+    """Whether ``rule`` fires with the example's links made in the shared repository; with ``checked_out``,
+    the folders they lead to exist (empty)."""
+    root, folder = _fixture_copy(rule, tmp_path)
+    for link, target in yaml.safe_load(text)["links"].items():
+        path = folder / link
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if checked_out:
+            (path.parent / target).mkdir(parents=True)
+        path.symlink_to(target, target_is_directory=True)
+    return _fires(rule, root, folder)
+
+
 def _fires_in_fixture(rule: Rule, text: str, tmp_path: Path) -> bool | None:
     """Whether ``rule`` fires with ``text`` laid over its pass fixture (None: it fits nowhere)."""
     try:
@@ -286,6 +303,10 @@ def _fires_as_config(rule: Rule, text: str, tmp_path: Path) -> bool:
 @pytest.mark.parametrize("rule", ALL, ids=lambda r: r.code)
 def test_doc_example_fires_and_its_fix_does_not(rule: Rule, tmp_path: Path) -> None:
     example, fix = str(rule.docs["example"]), str(rule.docs["use_instead"])
+    if rule.code in _LINK_EXAMPLES:  # the example is a layout of symbolic links, not a file
+        assert _fires_with_links(rule, example, tmp_path / "example", checked_out=False), f"{rule.code}: its example does not fire"
+        assert not _fires_with_links(rule, fix, tmp_path / "fix", checked_out=True), f"{rule.code}: its use_instead still fires"
+        return
     if rule.section == "document":
         saved_as = _ENCODINGS.get(rule.code, "utf-8")  # the fix is the same text saved as UTF-8
         assert _fires_as_a_whole_file(rule, example, tmp_path / "example", saved_as), f"{rule.code}: its example does not fire"

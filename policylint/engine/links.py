@@ -18,23 +18,19 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from policylint.model.load.files import _walked, within
+from policylint.model.load.files import walk_folders, within
 
 
 def symlinks_inside(root: Path) -> list[tuple[str, str]]:
     """(link, its real target) for each symbolic link under ``root``, to a file or a folder, sorted.
 
-    The folders walked are the loader's (version control metadata, tool caches and virtual
-    environments are skipped); a linked folder is listed but not entered, as the loader
-    does not enter it.
+    The folders walked are the loader's (:func:`~policylint.model.load.files.walk_folders`:
+    version control metadata, tool caches and virtual environments are skipped, a linked folder
+    is entered once), so a link inside a linked folder is found by its path through that folder.
     """
     found: list[tuple[str, str]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = _walked(dirpath, dirnames)
-        for name in (*dirnames, *filenames):
-            path = os.path.join(dirpath, name)
-            if os.path.islink(path):
-                found.append((path, os.path.realpath(path)))
+    for _ in walk_folders(os.fspath(root), set(), links=found):
+        pass
     return sorted(found)
 
 

@@ -76,7 +76,7 @@ class LintOptions:
 
 #: load findings after which a file's documents may be missing from the model (PL002's duplicate
 #: key keeps its document; PL010 and PL020 are placed by :func:`policylint.model.resolve.resolve`)
-UNREADABLE = frozenset({"PL001", "PL003", "PL004", "PL005", "PL006", "PL007"})
+UNREADABLE = frozenset({"PL001", "PL003", "PL004", "PL005", "PL006", "PL007", "PL008"})
 
 
 def load_sources(

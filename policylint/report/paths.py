@@ -69,6 +69,13 @@ class _Rebaser:
             moved = self.cache[key] = _relative(absolute, self.root) or display
         return moved
 
+    def link(self, display: str) -> str:
+        """The repository path of the symbolic link ``display`` itself (its folder's real path and its name),
+        not of what it leads to: a PL008 finding is on a link that leads nowhere or above the repository."""
+        joined = os.path.join(self.cwd, display)
+        absolute = os.path.join(self.real(os.path.dirname(joined)), os.path.basename(joined))
+        return _relative(absolute, self.root) or display
+
 
 def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None = None) -> LintResult:
     """A copy of ``result`` whose paths are relative to ``root``.
@@ -78,7 +85,7 @@ def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None =
     move = _Rebaser(root, cwd or Path.cwd())
 
     def finding(f: Finding) -> Finding:
-        file = move(f.file)
+        file = move.link(f.file) if f.code == "PL008" else move(f.file)
         # findings are frozen: one whose path stays is kept as it is, not copied
         return f if file == f.file else dataclasses.replace(f, file=file)
 

@@ -7,9 +7,9 @@ import functools
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from policylint.model.load import document_cache
 from policylint.errors import PolicylintError
@@ -43,6 +43,105 @@ SKIPPED_FOLDERS = frozenset({
 def _walked(dirpath: str, dirnames: list[str]) -> list[str]:
     """The folders of ``dirpath`` a walk enters, sorted (:data:`SKIPPED_FOLDERS` and virtual environments left out)."""
     return sorted(d for d in dirnames if d not in SKIPPED_FOLDERS and not is_virtual_environment(os.path.join(dirpath, d)))
+
+
+class Unfollowed(NamedTuple):
+    """A symbolic link that may stand for a folder and that a walk did not follow (reported, PL008)."""
+
+    #: the link as walked (through the links above it), its folder's real path, and what it names
+    path: str
+    folder: str
+    target: str
+    #: "broken": it leads nowhere; "holds-root": to a folder holding the repository (a loop)
+    reason: str
+
+
+def walk_folders(
+    top: str,
+    visited: set[str],
+    home: str | None = None,
+    unfollowed: list[Unfollowed] | None = None,
+    links: list[tuple[str, str]] | None = None,
+    keeps: Callable[[str], bool] | None = None,
+) -> Iterator[tuple[str, list[str]]]:
+    """``(folder, file names)`` of ``top`` and every folder below it that the loader walks, top-down, sorted.
+
+    As ``os.walk`` with :func:`_walked`'s skipping, except that a symbolic link to a folder is
+    followed (red team, 2026-12-06, found while closing round 16: a linked folder of ClusterQueues
+    was read by no run). Folders are known by their real paths: one already in ``visited`` (the
+    real paths walked, shared by the walks of a run) is not walked again, so a link loop ends and
+    two links to one folder read it once; folders are shown through the links, as written. A
+    regular folder's real path is its parent's joined with its name: only links are resolved
+    (``DirEntry`` tells them apart without a system call). A link to a folder holding the real
+    folder ``home`` (``top``'s by default) is not followed (the repository is read already, and the
+    rest may be the whole file system); it goes to ``unfollowed``, as does a link that leads nowhere
+    whose name has no suffix (it may stand for a folder) and is not a name ``keeps`` reads as a file.
+    With ``links``, every symbolic link seen (to a file or a folder) is added with its real path.
+    """
+    start = os.path.realpath(top)
+    home = start if home is None else home
+    stack = [(top, start)]
+    while stack:
+        folder, real = stack.pop()
+        if real in visited:  # reached before (in walk order: the first path to it is the one shown)
+            continue
+        visited.add(real)
+        dirs: list[str] = []
+        names: list[str] = []
+        linked: set[str] = set()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if is_dir:
+                        dirs.append(entry.name)
+                        if entry.is_symlink():
+                            linked.add(entry.name)
+                        continue
+                    names.append(entry.name)
+                    if (unfollowed is not None or links is not None) and entry.is_symlink():
+                        _file_link(entry.path, folder, real, entry.name, unfollowed, links, keeps)
+        except OSError:
+            continue  # vanished or unreadable, as os.walk leaves it
+        yield folder, names
+        for name in reversed(_walked(folder, dirs)):
+            child = os.path.join(folder, name)
+            if name in linked:
+                target = os.path.realpath(child)
+                if links is not None:
+                    links.append((child, target))
+                if within(home, target) and target != home:  # a folder above the repository
+                    if unfollowed is not None:
+                        unfollowed.append(Unfollowed(child, real, _readlink(child), "holds-root"))
+                    continue
+            else:
+                target = os.path.join(real, name)
+            if target not in visited:
+                stack.append((child, target))
+
+
+def _file_link(
+    path: str, folder: str, real: str, name: str, unfollowed: list[Unfollowed] | None,
+    links: list[tuple[str, str]] | None, keeps: Callable[[str], bool] | None,
+) -> None:
+    """Note a symbolic link that is not to a folder: in ``links``, and in ``unfollowed`` when it may
+    have stood for one (it leads nowhere, its name has no suffix, and it is not read as a file)."""
+    if links is not None:
+        links.append((path, os.path.realpath(path)))
+    if unfollowed is None or os.path.splitext(name)[1] or (keeps is not None and keeps(name)):
+        return
+    if not os.path.exists(path):
+        unfollowed.append(Unfollowed(path, real, _readlink(path), "broken"))
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except (OSError, ValueError):
+        return "?"
 
 
 def is_virtual_environment(folder: str) -> bool:
@@ -317,7 +416,8 @@ def discover(
     ``explicit`` is True for files named on the command line: those are always
     reported on, while files found by walking a folder are skipped silently when
     they hold nothing policylint reads. Version control metadata, tool caches and
-    virtual environments are skipped (:data:`SKIPPED_FOLDERS`); hidden folders are read.
+    virtual environments are skipped (:data:`SKIPPED_FOLDERS`); hidden folders are read,
+    and so are linked folders (each real folder once).
     A missing path is a usage error.
     """
     for path, _, explicit in discover_real(paths, exclude, root, real):
@@ -326,12 +426,14 @@ def discover(
 
 def discover_real(
     paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, real: RealPaths | None = None,
-    *, json: bool = False,
+    *, json: bool = False, unfollowed: list[Unfollowed] | None = None,
 ) -> Iterator[tuple[Path, str | None, bool]]:
     """:func:`discover`, each file with its real path (``real(file)``) when the walk found it (None for named files).
 
     With ``json``, walked ``.json`` files come too (``kubectl apply -f`` applies them): the
-    caller screens them (:func:`policylint.model.load.manifests.json_is_foreign`).
+    caller screens them (:func:`policylint.model.load.manifests.json_is_foreign`). Symbolic links to
+    folders are followed (:func:`walk_folders`), inside the repository ``root`` and outside it, as a
+    linked file is read wherever it lies; the links the walk could not follow are added to ``unfollowed``.
     """
     from policylint.model.load.documents import KUSTOMIZATION_NAMES
 
@@ -342,6 +444,8 @@ def discover_real(
     resolve = real or RealPaths()
     # real paths as text: Path.resolve() is os.path.realpath, which RealPaths answers alike
     seen: set[str] = set()
+    visited: set[str] = set()  # real folders walked (a folder reached through links is walked once)
+    home = os.path.realpath(root) if root is not None else None
     real_root = root.resolve() if root is not None and patterns else None
     for given in paths:
         if not given.exists() and not given.is_symlink():
@@ -354,8 +458,8 @@ def discover_real(
         # (the parts of Path(dirpath, name), its folder, the folder's text, its name): a folder's
         # Path and text are made once
         found: list[tuple[tuple[str, ...], Path, str | None, str]] = []
-        for dirpath, dirnames, filenames in os.walk(given):
-            dirnames[:] = _walked(dirpath, dirnames)
+        top = os.fspath(given)
+        for dirpath, filenames in walk_folders(top, visited, home or os.path.realpath(top), unfollowed, keeps=wanted):
             names = [name for name in filenames if wanted(name)]
             if names:
                 folder = Path(dirpath)

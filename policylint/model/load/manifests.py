@@ -35,8 +35,8 @@ from policylint.model.load.documents import (
     KUSTOMIZATION_NAMES, SCHEDULER_APIS, SourceFile, _is_kustomization, is_scheduler_doc,
 )
 from policylint.model.load.files import (
-    LOAD_ERRORS, RealPaths, cache_source, discover_real, display_path, display_real, excluded, is_json_name,
-    looks_relevant,
+    LOAD_ERRORS, RealPaths, Unfollowed, cache_source, discover_real, display_path, display_real, excluded,
+    is_json_name, looks_relevant,
 )
 
 if TYPE_CHECKING:
@@ -201,6 +201,35 @@ def _tabs_as_json(source: SourceFile, limits: LoadLimits) -> SourceFile:
     return again
 
 
+def unfollowed_links(
+    links: Sequence[Unfollowed], patterns: list[str], real_root: Path, real: RealPaths
+) -> list[SourceFile]:
+    """A source holding one PL008 finding for each symbolic link the walk did not follow (none excluded).
+
+    A link is shown as itself (its folder's real path and its name), not as what it leads to: a
+    link to a folder above the repository would show as ``.``, and a broken one as a path that is
+    not there. It has no line: the finding is placed at 1:1, as PL005's on a file refused unread.
+    """
+    out: list[SourceFile] = []
+    for link in links:
+        path = Path(link.path)
+        resolved = os.path.join(link.folder, path.name)
+        if patterns and excluded(path, resolved, patterns, real_root):
+            continue
+        source = SourceFile(path=path, display=display_real(path, resolved, real))
+        if link.reason == "broken":
+            message = (f"symbolic link to {link.target}, which does not exist: if it stood for a folder of plans "
+                       "or manifests, none of them was read")
+            hint = "restore what it links to (check out the shared folder), or remove the link"
+        else:
+            message = (f"symbolic link to {link.target}, a folder holding the repository itself: not walked (a loop), "
+                       "so nothing else under that folder was read")
+            hint = "link to the folder that holds the files instead, or remove the link"
+        source.findings.append(source.file_finding("PL008", message, hint=hint))
+        out.append(source)
+    return out
+
+
 def _may_be_kustomization(source: SourceFile) -> bool:
     """False when no document of ``source`` can be a kustomization (:func:`kustomization_files` would name nothing):
     told by its name and its documents' kinds alone, for each of the 10,000 files of a large repository."""
@@ -227,7 +256,8 @@ def walk_sources(
     emptied); a walked file that did not load whole (a syntax error, bytes that are not UTF-8, a
     refused document) beside scheduler objects (``kubectl apply -f FOLDER`` applies what it can
     read of it), or a JSON one beside policylint documents; and every file a kustomization names, inside the
-    repository, whatever its name or folder, that holds such a document. Files of other tools
+    repository, whatever its name or folder, that holds such a document; and a symbolic link the walk
+    could not follow (:func:`unfollowed_links`, PL008). Files of other tools
     that loaded cleanly are kept in the document cache, so that a warm run parses no YAML at all.
     """
     sources: list[SourceFile] = []
@@ -238,7 +268,8 @@ def walk_sources(
     walked: set[str] = set()
     named: list[Path] = []  # files the kustomizations name (kubectl apply -k reads them, whatever their names)
     inside = os.path.realpath(home)
-    for path, found, explicit in discover_real(paths, exclude, root, real, json=True):
+    unfollowed: list[Unfollowed] = []
+    for path, found, explicit in discover_real(paths, exclude, root, real, json=True, unfollowed=unfollowed):
         source = read_walked(path, found, explicit, limits, cache_dir, pack, real)
         walked.add(real(path) if found is None else found)
         if source is None:
@@ -257,6 +288,7 @@ def walk_sources(
             cache_source(cache_dir, source)
     patterns = list(exclude)
     real_root = Path(os.path.realpath(root))
+    sources += unfollowed_links(unfollowed, patterns, real_root, real)
     while named:  # a named kustomization (a component, a base) names more files
         path = named.pop()
         found = real(path)

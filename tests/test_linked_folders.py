@@ -1,0 +1,125 @@
+"""A folder the repository links to is read like any other folder.
+
+Red team, 2026-12-06 (found while closing round 16): the walk did not follow a symbolic link
+to a folder, so ``kueue/extra -> ../../shared/kueue-extra`` holding a ClusterQueue of 64 more
+GPUs was read by no run - the whole check, the hook's ``--changed-files`` run, ``--diff`` - and
+the gate passed without a word. A linked folder is now walked, inside the repository and outside
+it (as a linked file is read wherever it lies), each real folder once; a link the walk cannot
+follow (one leading nowhere, one to a folder holding the repository) is reported (PL008).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, git, run_cli
+from policylint.model.load.files import discover
+from test_manifests import EXTRA_QUEUE
+
+EXTRA = json.dumps(EXTRA_QUEUE, indent=2)
+
+
+def _check(cwd: Path, *args: str) -> tuple[int, list[tuple[str, str]]]:
+    code, out, err = run_cli(["check", "--format", "json", *args], cwd=cwd)
+    assert code in (0, 1) and "Traceback" not in err, err
+    return code, sorted((f["code"], f["file"]) for f in json.loads(out)["findings"])
+
+
+def _monorepo(tmp_path: Path) -> tuple[Path, Path]:
+    """(top, capacity): the Kueue example at ``top/capacity``, its ``kueue/extra`` a link to ``top/shared/kueue-extra``."""
+    top = tmp_path / "mono"
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", top / "capacity"))
+    (top / "shared" / "kueue-extra").mkdir(parents=True)
+    (top / "shared" / "kueue-extra" / "README.md").write_text("queues the teams share\n", encoding="utf-8")
+    (repo / "kueue" / "extra").symlink_to("../../shared/kueue-extra", target_is_directory=True)
+    return top, repo
+
+
+def test_a_linked_folder_of_cluster_queues_outside_the_repository_is_judged(tmp_path: Path) -> None:
+    top, repo = _monorepo(tmp_path)
+    assert _check(repo) == (0, [])
+    (top / "shared" / "kueue-extra" / "extra.yaml").write_text(EXTRA, encoding="utf-8")
+    code, found = _check(repo)
+    assert code == 1  # shown through the link, as a linked file outside the working folder is
+    assert ("PL110", "kueue/extra/extra.yaml") in found, found
+
+
+def test_a_linked_folder_inside_the_repository_that_the_walk_skips_is_judged(tmp_path: Path) -> None:
+    """Queues shipped in a package under node_modules/ and linked into kueue/: read through the link."""
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
+    package = repo / "node_modules" / "@acme" / "gpu-queues"
+    package.mkdir(parents=True)
+    (package / "extra.yaml").write_text(EXTRA, encoding="utf-8")
+    (repo / "kueue" / "acme").symlink_to("../node_modules/@acme/gpu-queues", target_is_directory=True)
+    code, found = _check(repo)
+    assert code == 1
+    # inside the working folder a linked file is shown by its real path; so is a file under a linked folder
+    assert ("PL110", "node_modules/@acme/gpu-queues/extra.yaml") in found, found
+
+
+def test_a_link_loop_ends_and_nothing_is_read_twice(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
+    plain = [p.relative_to(repo).as_posix() for p, _ in discover([repo])]
+    (repo / "kueue" / "loop").symlink_to("..", target_is_directory=True)
+    (repo / "workloads" / "deeper").mkdir()
+    (repo / "workloads" / "deeper" / "back").symlink_to("../..", target_is_directory=True)
+    walked = [p.relative_to(repo).as_posix() for p, _ in discover([repo])]
+    assert walked == plain
+    assert _check(repo) == (0, [])
+
+
+def test_two_links_to_one_folder_read_each_file_once(tmp_path: Path) -> None:
+    top, repo = _monorepo(tmp_path)
+    (top / "shared" / "kueue-extra" / "extra.yaml").write_text(EXTRA, encoding="utf-8")
+    (repo / "kueue" / "again").symlink_to("../../shared/kueue-extra", target_is_directory=True)
+    (repo / "workloads" / "queues").symlink_to("../kueue/extra", target_is_directory=True)
+    walked = [p.relative_to(repo).as_posix() for p, _ in discover([repo], root=repo)]
+    assert [p for p in walked if p.endswith("extra.yaml")] == ["kueue/again/extra.yaml"], walked
+    code, found = _check(repo)
+    assert code == 1 and ("PL021", "kueue/again/extra.yaml") not in found, found  # not defined twice
+    assert [f for f in found if f[0] == "PL110"] == [("PL110", "kueue/again/extra.yaml")]
+
+
+@pytest.mark.parametrize("target", ["../nowhere", "../..", "/"], ids=["broken", "above-the-repository", "the-root"])
+def test_a_link_the_walk_cannot_follow_is_reported(tmp_path: Path, target: str) -> None:
+    top, repo = _monorepo(tmp_path)
+    (repo / "kueue" / "far").symlink_to(target, target_is_directory=True)
+    code, found = _check(repo)
+    assert (code, found) == (1, [("PL008", "kueue/far")])
+    _, out, _ = run_cli(["check"], cwd=repo)
+    assert "kueue/far:1:1: error PL008 [unwalked-link] symbolic link to " + target in out, out
+    # an exclude pattern leaves it alone (and PL977 names the pattern as a loosening)
+    (repo / ".policylint.yaml").write_text(
+        (repo / ".policylint.yaml").read_text(encoding="utf-8") + "exclude: [far]\n", encoding="utf-8")
+    assert "PL008" not in {c for c, _ in _check(repo)[1]}
+
+
+def test_a_broken_link_named_as_a_file_is_not_pl008(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
+    (repo / "docs").mkdir()
+    (repo / "docs" / "diagram.svg").symlink_to("../build/diagram.svg")
+    assert _check(repo) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("where", "staged"),
+    [
+        pytest.param("capacity", ["kueue/extra/extra.yaml"], id="through-the-link"),
+        pytest.param("capacity", ["../shared/kueue-extra/extra.yaml"], id="from-the-capacity-folder"),
+        pytest.param(".", ["shared/kueue-extra/extra.yaml"], id="from-the-top-as-pre-commit-passes-it"),
+    ],
+)
+def test_the_hook_judges_a_staged_file_in_a_linked_folder(tmp_path: Path, where: str, staged: list[str]) -> None:
+    top, repo = _monorepo(tmp_path)
+    git(top, "init", "-q")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "capacity plans")
+    (top / "shared" / "kueue-extra" / "extra.yaml").write_text(EXTRA, encoding="utf-8")
+    git(top, "add", "shared/kueue-extra/extra.yaml")
+    code, found = _check(top / where, "--changed-files", *staged)
+    # the hook's output is relative to the top of the git repository, where the file lies
+    assert (code, found) == (1, [("PL110", "shared/kueue-extra/extra.yaml"), ("PL204", "shared/kueue-extra/extra.yaml")])
