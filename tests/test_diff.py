@@ -81,7 +81,7 @@ def test_a_base_branch_that_moved_on_is_compared_at_the_fork(repo: Path) -> None
     replace_once(repo / "clusters" / "prod-east.yaml", "reservedGpus: 80", "reservedGpus: 96")
     code, out, _ = run_cli(["check", "--format", "json", "--select", "PL950", "--diff", "main"], cwd=repo)
     assert (code, subjects(out)) == (1, [("PL950", "pool prod-east/serving")])
-    assert "up from 80" in json.loads(out)["findings"][0]["message"]
+    assert "up from 85 at the base revision (80 owned and 5 proposed)" in json.loads(out)["findings"][0]["message"]
 
 
 def test_changed_trace_reports_the_pool_of_its_workload(repo: Path) -> None:

@@ -191,8 +191,9 @@ def test_a_sample_edited_inside_a_declared_exclusion_is_no_new_evidence(tmp_path
     trace.write_text(text.replace("\n1791968400,356\n", "\n1791968400,357\n"))
     code, found = findings(root)
     assert code == 1 and [f["message"] for f in found] == [
-        "pool prod-east/serving reserves 55 GPUs, up from 48 at the base revision, but no measurement of its"
-        " workloads changed, with 5 its proposals asked for at the base revision: capacity grew without new evidence"]
+        "pool prod-east/serving reserves 55 GPUs and its proposals ask 5 more, 60 in all, up from 53 at the base"
+        " revision (48 owned and 5 proposed), but no measurement of its workloads changed: capacity grew without new"
+        " evidence"]
     # the same edit one step before the incident is a sample the bands read: new evidence
     assert "\n1791968100," in text
     before = text.split("\n1791968100,", 1)[1].split("\n", 1)[0]
@@ -397,7 +398,8 @@ def test_a_cluster_file_moved_in_the_change_keeps_its_base(tmp_path: Path) -> No
     code, found = findings(root)
     assert code == 1
     assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/east.yaml")]
-    assert "reserves 60 GPUs, up from 48 at the base revision" in str(found[0]["message"])
+    assert "reserves 60 GPUs and its proposals ask 5 more, 65 in all, up from 53 at the base revision" in str(
+        found[0]["message"])
 
 
 def test_an_honest_merge_of_two_pools_is_no_raise(tmp_path: Path) -> None:
@@ -413,8 +415,9 @@ def test_an_honest_merge_of_two_pools_is_no_raise(tmp_path: Path) -> None:
     _serving(root, 64, 10)  # one more than what carried them and what the base's proposal asked for (5)
     code, found = findings(root)
     assert code == 1
-    assert "reserves 64 GPUs, up from 48 at the base revision, but no measurement of its workloads changed, with 10" \
-        " for the workloads it took in, with 5 its proposals asked for at the base revision" in str(found[0]["message"])
+    assert "reserves 64 GPUs and its proposals ask 5 more, 69 in all, up from 53 at the base revision (48 owned and 5" \
+        " proposed), but no measurement of its workloads changed, with 10 for the workloads it took in" in str(
+            found[0]["message"])
 
 
 def test_a_trace_rotated_with_its_times_kept_is_no_new_evidence(tmp_path: Path) -> None:
@@ -445,8 +448,8 @@ def test_columns_the_base_cannot_read_back_only_the_base_demand(tmp_path: Path) 
     _serving(root, 60, 10)
     code, found = _select(root, "PL950", "--diff", "HEAD")
     assert code == 1
-    assert "cannot be read with today's declarations, so only the pooled baseline the base declared (53, with 5 its" \
-        " proposals asked for at the base revision) backs it, at most 53" in str(found[0]["message"])
+    assert "cannot be read with today's declarations, so only the pooled baseline the base declared (53) backs it," \
+        " at most 53" in str(found[0]["message"])
 
 
 def test_a_cluster_queue_renamed_with_its_local_queue_repointed_keeps_its_base(tmp_path: Path) -> None:
@@ -591,7 +594,7 @@ def test_a_workload_file_moved_in_the_change_keeps_its_base(tmp_path: Path) -> N
     assert code == 1
     assert sorted((f["code"], f["file"]) for f in found) == [("PL950", "clusters/prod-east.yaml"),
                                                              ("PL951", "clusters/prod-east.yaml")]
-    assert "reserves 197 GPUs, up from 48" in str(next(f for f in found if f["code"] == "PL950")["message"])
+    assert "reserves 197 GPUs and its proposals ask 5 more, 202 in all, up from 53" in str(next(f for f in found if f["code"] == "PL950")["message"])
 
 
 def test_a_workload_renamed_with_its_pool_keeps_its_base(tmp_path: Path) -> None:
@@ -622,7 +625,8 @@ def test_taking_delivery_of_what_the_base_proposed_is_no_raise(tmp_path: Path) -
     assert findings(root) == (0, [])
     replace_once(root / "clusters" / "prod-east.yaml", "reservedGpus: 53", "reservedGpus: 54")  # one more than delivered
     code, found = findings(root)
-    assert code == 1 and "with 5 its proposals asked for at the base revision" in str(found[0]["message"])
+    assert code == 1 and "reserves 54 GPUs, up from 53 at the base revision (48 owned and 5 proposed)" in str(
+        found[0]["message"])
 
 
 def test_a_pool_split_into_another_cluster_is_judged_whole(tmp_path: Path) -> None:
@@ -647,3 +651,144 @@ def test_a_pool_split_into_another_cluster_is_judged_whole(tmp_path: Path) -> No
     # the honest split: the pieces own what the one pool did
     central.write_text(text.replace("reservedGpus: 392", "reservedGpus: 273"))
     assert findings(root) == (0, [])
+
+
+# --- a raise written as a proposal (red team, 2026-12-06, round 13; docs/red-team.md, PL950) ---------------------
+
+
+def _propose(root: Path, name: str, asks: dict[str, int], cluster: str = "prod-east") -> Path:
+    """A new proposal ``name`` asking ``asks`` (pool -> GPUs), written like the base's serving proposal."""
+    base = git(root, "show", "HEAD:proposals/2027-q1-serving.yaml")
+    head, _, tail = base.partition("  requests:\n")
+    _, _, tail = tail.partition("  workloads:")
+    requests = "".join(f"    - pool: {pool}\n      gpus: {gpus}\n" for pool, gpus in asks.items())
+    path = root / "proposals" / f"{name}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(head.replace("name: 2027-q1-serving", f"name: {name}").replace("cluster: prod-east", f"cluster: {cluster}")
+                    + "  requests:\n" + requests + "  workloads:" + tail)
+    return path
+
+
+def test_a_proposal_for_a_shortfall_that_only_declarations_made_is_a_raise(tmp_path: Path) -> None:
+    """Round 13: a change that moves the computed demand by declarations alone (here the reranker's per-GPU figure,
+    19 -> 15 in flight) and proposes the "shortfall" it made passed --diff, where the same GPUs written as
+    reservedGpus were PL950: the GPUs a pool will own once its proposals are delivered are judged as owned."""
+    root = _committed(tmp_path, "good")
+    _reranker_per_gpu(root, 15)
+    _propose(root, "2027-q2-serving", {"serving": 16})
+    # without --diff the rule does not apply, and nothing else of PL950's kind judges a change
+    assert _select(root, "PL950") == (0, [])
+    code, found = findings(root)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/prod-east.yaml")]
+    assert found[0]["message"] == (
+        "pool prod-east/serving reserves 48 GPUs and its proposals ask 21 more, 69 in all, up from 53 at the base"
+        " revision (48 owned and 5 proposed), but no measurement of its workloads changed: capacity grew without new"
+        " evidence")
+    # the same 16 GPUs written as reserved ones: the same verdict, on the same figure
+    (root / "proposals" / "2027-q2-serving.yaml").unlink()
+    _serving(root, 64, 10)
+    code, found = findings(root)
+    assert code == 1 and "reserves 64 GPUs and its proposals ask 5 more, 69 in all" in str(found[0]["message"])
+
+
+def test_a_proposal_raised_with_new_demand_measured_passes(repo: Path) -> None:
+    """The batch trace measured again shows a quarter more running jobs (baseline 20 -> 25 GPUs): a proposal for the
+    five GPUs it backs passes, and one GPU more does not."""
+    trace = repo / "measurements" / "traces" / "offline-scoring.csv"
+    header, *rows = trace.read_text().splitlines()
+    stamped = [row.split(",") for row in rows]
+    trace.write_text("\n".join([header, *(f"{t},{round(float(v) * 1.25)}" for t, v in stamped)]) + "\n")
+    proposal = _propose(repo, "2027-q2-batch", {"batch": 5})
+    assert findings(repo) == (0, [])
+    proposal.write_text(proposal.read_text().replace("gpus: 5", "gpus: 6"))
+    code, found = findings(repo)
+    assert code == 1 and [f["code"] for f in found] == ["PL950"]
+    assert "pool prod-east/batch reserves 20 GPUs and its proposals ask 6 more, 26 in all, up from 20 at the base" \
+        " revision, but its new measurements move its pooled baseline from 20 to 25 GPUs, which backs at most 25" \
+        in str(found[0]["message"])
+
+
+def test_a_proposal_the_base_held_lowered_or_removed_is_no_raise(repo: Path) -> None:
+    """The serving proposal the base holds: reworded and moved to another file, asking less, or gone - no raise."""
+    old = repo / "proposals" / "2027-q1-serving.yaml"
+    text = old.read_text()
+    git(repo, "mv", "proposals/2027-q1-serving.yaml", "proposals/serving-h200.yaml")
+    moved = repo / "proposals" / "serving-h200.yaml"
+    moved.write_text(text.replace("Five GPUs close exactly that gap", "Five GPUs close the gap"))
+    assert findings(repo) == (0, [])
+    moved.write_text(text.replace("gpus: 5", "gpus: 3"))
+    assert findings(repo) == (0, [])
+    git(repo, "rm", "-q", "-f", "proposals/serving-h200.yaml")
+    assert findings(repo) == (0, [])
+    # the control: moved and raised by one
+    moved.parent.mkdir(exist_ok=True)
+    moved.write_text(text.replace("gpus: 5", "gpus: 6"))
+    code, found = findings(repo)
+    assert code == 1 and "reserves 48 GPUs and its proposals ask 6 more, 54 in all, up from 53" in str(
+        found[0]["message"])
+
+
+def test_a_proposal_raise_split_over_pools_or_proposals_is_still_judged(repo: Path) -> None:
+    """Red team of the fix: four GPUs asked in two proposals, two each for serving and batch, neither pool's
+    measurements changed - each pool answers for its own share."""
+    _propose(repo, "2027-q2-a", {"serving": 1, "batch": 1})
+    _propose(repo, "2027-q2-b", {"serving": 1, "batch": 1})
+    code, found = findings(repo)
+    assert code == 1
+    assert sorted(str(f["message"]).split(" reserves")[0] for f in found) == ["pool prod-east/batch",
+                                                                             "pool prod-east/serving"]
+
+
+def test_a_delivered_proposal_asked_again_is_a_raise(repo: Path) -> None:
+    """Red team of the fix: the base's 5 GPUs taken delivery of (48 -> 53, the proposal removed) and asked again
+    under another name."""
+    cluster = repo / CLUSTER
+    replace_once(cluster, "reservedGpus: 48", "reservedGpus: 53")
+    git(repo, "rm", "-q", "proposals/2027-q1-serving.yaml")
+    assert findings(repo) == (0, [])
+    _propose(repo, "2027-q2-serving", {"serving": 5})
+    code, found = findings(repo)
+    assert code == 1 and "reserves 53 GPUs and its proposals ask 5 more, 58 in all, up from 53" in str(
+        found[0]["message"])
+
+
+def test_a_proposal_for_a_pool_renamed_in_the_change_is_judged_at_its_base(repo: Path) -> None:
+    """Red team of the fix: serving renamed serving-h200 with its workloads and proposal following, the proposal
+    raised from 5 to 9: the renamed pool is found at the base by its workloads, and so is what it asked."""
+    cluster = repo / CLUSTER
+    replace_once(cluster, "- name: serving\n", "- name: serving-h200\n")
+    for name in ("product-ai.yaml", "search.yaml"):
+        path = repo / "workloads" / name
+        path.write_text(path.read_text().replace("pool: serving\n", "pool: serving-h200\n"))
+    proposal = repo / "proposals" / "2027-q1-serving.yaml"
+    text = proposal.read_text().replace("- pool: serving\n", "- pool: serving-h200\n")
+    proposal.write_text(text)
+    assert findings(repo) == (0, [])  # renamed, asking what it asked
+    proposal.write_text(text.replace("gpus: 5", "gpus: 9"))
+    code, found = findings(repo)
+    assert code == 1 and "pool prod-east/serving-h200 reserves 48 GPUs and its proposals ask 9 more, 57 in all," \
+        " up from 53" in str(found[0]["message"])
+
+
+def test_a_proposal_for_a_pool_split_off_in_the_change_counts_for_the_whole(repo: Path) -> None:
+    """Red team of the fix: the reranker moved to a new pool carved from serving (28 + 20 reserved, the 48 the
+    base had), and the new pool given a proposal of its own: the pool that keeps the name answers for both."""
+    cluster = repo / CLUSTER
+    text = cluster.read_text()
+    start = text.index("    - name: serving\n")
+    end = text.index("    - name: batch\n")
+    serving = text[start:end]
+    carved = serving.replace("- name: serving\n", "- name: serving-rerank\n").replace("reservedGpus: 48", "reservedGpus: 20")
+    cluster.write_text(text[:start] + serving.replace("reservedGpus: 48", "reservedGpus: 28") + carved + text[end:])
+    search = repo / "workloads" / "search.yaml"
+    body = search.read_text()
+    assert body.count("pool: serving\n") == 1  # the reranker's
+    search.write_text(body.replace("pool: serving\n", "pool: serving-rerank\n"))
+    assert findings(repo) == (0, [])  # the honest split, the base's proposal kept
+    _propose(repo, "2027-q2-rerank", {"serving-rerank": 4})
+    code, found = findings(repo)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", CLUSTER)]
+    assert ("reserves 28 GPUs, 48 with prod-east/serving-rerank (split from the same pool at the base revision),"
+            " and their proposals ask 9 more, 57 in all, up from 53") in str(found[0]["message"])

@@ -48,6 +48,10 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     for p in model.pools:
         if p.qualified in then:
             groups.setdefault(id(then[p.qualified]), []).append(p)
+    # what each pool will own once its proposals are delivered: GPUs asked for are GPUs bought, and a raise
+    # written as a proposal is judged as one written as reserved GPUs (red team, 2026-12-06, round 13)
+    proposed, _ = model.proposed_gpus()
+    planned = {p.qualified: (p.owned_gpus, proposed.get(p.qualified, 0)) for p in model.pools if p.qualified in then}
     split_owned: dict[str, tuple[int, list[str]]] = {}
     for members in groups.values():
         if len(members) > 1:
@@ -55,8 +59,9 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
             head = max(members, key=lambda p: (p.key == base.key, p.owned_gpus, p.qualified))
             split_owned[head.qualified] = (sum(p.owned_gpus for p in members),
                                            sorted(p.qualified for p in members if p is not head))
+            planned[head.qualified] = (split_owned[head.qualified][0], sum(planned[p.qualified][1] for p in members))
     grown = [p for p in model.pools if p.qualified in then
-             and split_owned.get(p.qualified, (p.owned_gpus, []))[0] > then[p.qualified].owned_gpus]
+             and sum(planned[p.qualified]) > then[p.qualified].owned_and_proposed_gpus]
 
     def cited(pool: object) -> set[str]:
         return {os.path.realpath(m.path) for w in pool.workloads for m in w.measurements.values()  # type: ignore[attr-defined]
@@ -68,7 +73,7 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     backed = {p.qualified: then[p.qualified] for p in grown if cited(p) & evidence}
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
                    baseline_before=baselines_at_base(change, backed, model, options, now, load_base) if backed else {},
-                   split_owned=split_owned)
+                   split_owned=split_owned, planned=planned)
 
 
 def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model, options: Any, now: dt.datetime,

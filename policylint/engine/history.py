@@ -153,6 +153,11 @@ class PoolThen:
     gpu_model: str | None  # ``gpu.model`` as written (stripped), None when not declared
     proposed_gpus: int = 0  # what the base's proposals asked for it (:meth:`policylint.model.Model.proposed_gpus`)
 
+    @property
+    def owned_and_proposed_gpus(self) -> int:
+        """What the pool was to own once the base's proposals were delivered: PL950's figure at the base."""
+        return self.owned_gpus + self.proposed_gpus
+
 
 def pools_at_base(
     change: Change, model: Model, limits: LoadLimits | None = None, gpu_resources: tuple[str, ...] = ()

@@ -38,6 +38,8 @@ POOL_FACT_PLACES: dict[str, str] = {
     "owned_gpus": "reserved",
     "owned_gpus_before": "reserved",
     "owned_gpus_allowed": "reserved",
+    "owned_and_proposed_gpus": "reserved",  # a raise asked for by a proposal too: where the pool's own GPUs are written
+    "owned_and_proposed_gpus_before": "reserved",
     "measured_allowance_gpus": "reserved",
     "gpu_model_changed": "gpu",
     "gpu_model_before": "gpu",
@@ -326,6 +328,17 @@ def history_facts(
         # a pool split in the change answers for the whole: what the pieces own together
         sheet.owned_gpus = split[0]
         sheet.owned_phrase += f", {split[0]} with {', '.join(split[1])} (split from the same pool at the base revision)"
+    # and what it will own once its proposals are delivered, then and now: a raise asked for is a raise
+    owned, asked = history.planned.get(pool.qualified, (sheet.owned_gpus, 0))
+    sheet.owned_and_proposed_gpus = owned + asked
+    sheet.owned_and_proposed_gpus_before = then.owned_and_proposed_gpus
+    if asked:
+        whose = f"{',' if split is not None else ''} and {'their' if split is not None else 'its'} proposals"
+        sheet.owned_phrase += f"{whose} ask {asked} more, {sheet.owned_and_proposed_gpus} in all"
+    sheet.owned_before_phrase = (
+        f"{then.owned_and_proposed_gpus} at the base revision ({then.owned_gpus} owned and {then.proposed_gpus} proposed)"
+        if then.proposed_gpus else f"{then.owned_gpus} at the base revision"
+    )
     sheet.gpu_model_before = then.gpu_model
     today = (pool.spec.get("gpu") or {}).get("model")
     if isinstance(today, str) and today.strip() and then.gpu_model is not None:
@@ -342,7 +355,7 @@ def history_facts(
         f" (plus {sheet.newcomer_baseline_gpus} for the baselines of {listed(sorted(newcomers))}, placed elsewhere then)"
         if newcomers else ""
     )
-    backed_by(sheet, then.owned_gpus, history.baseline_before.get(pool.qualified, (None, None)), then.proposed_gpus)
+    backed_by(sheet, then.owned_and_proposed_gpus, history.baseline_before.get(pool.qualified, (None, None)))
 
 
 def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, history: History | None) -> None:
@@ -367,26 +380,25 @@ def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, histo
             )
 
 
-def backed_by(sheet: PoolFactSheet, owned_before: int, baselines: tuple[int | None, int | None], asked: int = 0) -> None:
-    """PL950's bound: what the pool may own by the evidence since the base, in whole GPUs, exactly.
+def backed_by(sheet: PoolFactSheet, planned_before: int, baselines: tuple[int | None, int | None]) -> None:
+    """PL950's bound: what the pool may own once its proposals are delivered, by the evidence since the base, in
+    whole GPUs, exactly.
 
-    What the pool's members ran on then is what the pool owned plus the baselines of the members
-    placed elsewhere then (``newcomer_baseline_gpus``: a pool merged from two is not a raise).
-    Without changed measurements, that. With them, that grown in the ratio of today's pooled
-    baseline to the base's measurements read with today's declarations - the demand the
-    evidence added, not what a changed per-GPU figure did - from the larger of it and the
-    pooled baseline the base declared (a pool below its demand then may catch up). Unknown when
-    either base baseline is (``baselines``: as the base declared it, and with today's
-    declarations; PL950 then passes on the changed evidence alone). The GPUs the base's
-    proposals asked for the pool (``asked``) may be owned whatever the evidence: a raise that
-    takes delivery of them is no raise (red team, 2026-12-06, round 16: 48 -> 53 with the
-    5-GPU proposal fulfilled was reported).
+    What the pool's members ran on then is what the pool owned plus what the base's proposals asked
+    for it (``planned_before``: a raise that takes delivery of them is no raise - red team,
+    2026-12-06, round 16), plus the baselines of the members placed elsewhere then
+    (``newcomer_baseline_gpus``: a pool merged from two is not a raise). Without changed
+    measurements, that. With them, that grown in the ratio of today's pooled baseline to the
+    base's measurements read with today's declarations - the demand the evidence added, not what a
+    changed per-GPU figure did - from the larger of it and the pooled baseline the base declared (a
+    pool below its demand then may catch up). Unknown when either base baseline is (``baselines``:
+    as the base declared it, and with today's declarations; PL950 then passes on the changed
+    evidence alone).
     """
     now = sheet.pooled.baseline_gpus
     newcomers = sheet.newcomer_baseline_gpus or 0
-    carried = owned_before + newcomers + asked
+    carried = planned_before + newcomers
     moved_in = f", with {newcomers} for the workloads it took in" if newcomers else ""
-    moved_in += f", with {asked} its proposals asked for at the base revision" if asked else ""
     if sheet.evidence_changed is False:
         sheet.owned_gpus_allowed = carried
         sheet.backing_note = f"no measurement of its workloads changed{moved_in}: capacity grew without new evidence"

@@ -325,17 +325,34 @@ class PoolFactSheet(Facts):
         "GPUs",
         default=None,
     )
+    owned_and_proposed_gpus: int | None = fact(
+        "owned_gpus plus the GPUs the proposals ask for the pool (for the pool that answers for a split, the "
+        "pieces' too): what it will own once they are delivered (set with --diff)",
+        "GPUs",
+        default=None,
+    )
+    owned_and_proposed_gpus_before: int | None = fact(
+        "owned_and_proposed_gpus at the --diff base revision: owned_gpus_before plus what the base's proposals "
+        "asked for the pool",
+        "GPUs",
+        default=None,
+    )
     owned_gpus_allowed: int | None = fact(
-        "the most the pool may own by its evidence: owned_gpus_before (plus the baselines of the workloads it took "
-        "in and the GPUs the base's proposals asked for it) when no measurement changed; when some did, that grown "
-        "as the pooled baseline grew since the base, or today's pooled baseline if higher (unknown when the base's "
-        "baseline is)",
+        "the most the pool may own once its proposals are delivered, by its evidence: "
+        "owned_and_proposed_gpus_before (plus the baselines of the workloads it took in) when no measurement "
+        "changed; when some did, that grown as the pooled baseline grew since the base, or today's pooled "
+        "baseline if higher (unknown when the base's baseline is)",
         "GPUs",
         default=None,
     )
     backing_note: str | None = fact("text for messages: what the evidence since the base backs", default=None)
     owned_phrase: str | None = fact(
-        "text for messages: 'reserves N GPUs', or for a Kueue flavor that lends, its nominal quota and lendable part",
+        "text for messages: 'reserves N GPUs', or for a Kueue flavor that lends, its nominal quota and lendable "
+        "part; then what a split's pieces own with it and what its proposals ask",
+        default=None,
+    )
+    owned_before_phrase: str | None = fact(
+        "text for messages: owned_and_proposed_gpus_before at the base revision, and its owned and proposed parts",
         default=None,
     )
     capacity_gpus_before: int | None = fact(

@@ -55,3 +55,6 @@ class History:
     #: "cluster/pool" -> (GPUs owned with the other pools found at the same base pool, their names), for the one
     #: pool of each such group that answers for it: a pool split in two (even into two clusters) is judged whole
     split_owned: Mapping[str, tuple[int, list[str]]] = field(default_factory=dict)
+    #: "cluster/pool" -> (GPUs it owns, GPUs today's proposals ask for it) for every pool found at the base, the
+    #: pieces of a split summed on the pool that answers for them: PL950 judges both together
+    planned: Mapping[str, tuple[int, int]] = field(default_factory=dict)
