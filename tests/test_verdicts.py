@@ -106,3 +106,27 @@ def test_a_damaged_or_planted_entry(repo: Path, folder: Path) -> None:  # noqa: 
     entry.write_bytes(entry.read_bytes()[:100])
     cut, hits, _ = _hits(repo, "workloads/w-2.yaml")
     assert cut == honest and hits == 0
+
+
+def test_copies_of_one_place_table_share_its_exact_form(tmp_path: Path) -> None:
+    """A copy holding the very same place tuples takes the form already made; any other dict is made afresh, exactly."""
+    from types import SimpleNamespace
+
+    from policylint.cache.exact import quick_bytes
+
+    table = {"tolerance_seconds": ("spec", "tolerance"), "pool": ("spec", "pool"), "daily": ("spec", "concurrency")}
+    kept = verdicts.Verdicts(tmp_path, tmp_path)
+
+    def form(paths: dict[str, tuple[str, ...]]) -> bytes | None:
+        return kept._places_text(SimpleNamespace(paths=paths), None)  # type: ignore[arg-type]
+
+    views = [dict(table) for _ in range(3)]  # as the index's stand-ins hold them: a copy each
+    assert {form(v) for v in views} == {quick_bytes(table)}
+    assert len(kept._place_forms) == 1
+    # equal tuples that are other objects, another order, another place: each made from its own dict
+    apart = {k: tuple(list(v)) for k, v in table.items()}
+    moved = dict(reversed(list(table.items())))
+    other = {**table, "pool": ("spec", "queue")}
+    for paths in (apart, moved, other):
+        assert form(paths) == quick_bytes(paths)
+    assert form(moved) != form(views[0]) and form(other) != form(views[0])
