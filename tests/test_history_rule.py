@@ -792,3 +792,74 @@ def test_a_proposal_for_a_pool_split_off_in_the_change_counts_for_the_whole(repo
     assert [(f["code"], f["file"]) for f in found] == [("PL950", CLUSTER)]
     assert ("reserves 28 GPUs, 48 with prod-east/serving-rerank (split from the same pool at the base revision),"
             " and their proposals ask 9 more, 57 in all, up from 53") in str(found[0]["message"])
+
+
+# --- a workload moved into a pool brings the demand the base gave it (docs/red-team.md, PL950) ------------------
+
+
+def _move_offline_scoring_into_serving(repo: Path, per_gpu: str | None = None) -> None:
+    """offline-scoring moved from batch to serving, and the batch pool it left removed."""
+    search = repo / "workloads" / "search.yaml"
+    replace_once(search, "  pool: batch\n", "  pool: serving\n")
+    if per_gpu is not None:
+        replace_once(search, "  perGpuConcurrency:\n    value: 1\n", f"  perGpuConcurrency:\n    value: {per_gpu}\n")
+    cluster = repo / CLUSTER
+    text = cluster.read_text()
+    cluster.write_text(text[:text.index("    - name: batch\n")])
+
+
+def _serving_proposal(repo: Path, gpus: int) -> None:
+    """The base's serving proposal asking ``gpus`` (5 at the base)."""
+    path = repo / "proposals" / "2027-q1-serving.yaml"
+    text, count = re.subn(r"\n      gpus: [0-9]+\n", f"\n      gpus: {gpus}\n", path.read_text())
+    assert count == 1
+    path.write_text(text)
+
+
+def test_a_workload_moved_in_brings_the_baseline_the_base_declared_for_it(repo: Path) -> None:
+    """Found while closing round 13: offline-scoring moved into serving with its per-GPU figure cut from 1 to 0.8
+    (baseline 20 -> 25 GPUs), batch removed and the serving proposal raised from 5 to 30 drew no PL950: a newcomer
+    brought the baseline today's declarations give it. It brings the 20 the base's files gave as the base declared."""
+    _move_offline_scoring_into_serving(repo, per_gpu="0.8")
+    _serving_proposal(repo, 30)
+    code, found = findings(repo)
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", CLUSTER)]
+    assert found[0]["message"] == (
+        "pool prod-east/serving reserves 48 GPUs and its proposals ask 30 more, 78 in all, up from 53 at the base"
+        " revision (48 owned and 5 proposed), but no measurement of its workloads changed, with 20 for the workloads"
+        " it took in: capacity grew without new evidence")
+    _serving_proposal(repo, 25)  # what carried it at the base: passes
+    assert findings(repo) == (0, [])
+
+
+def test_an_honest_move_with_the_pool_it_left_removed_is_no_raise(repo: Path) -> None:
+    """The same move without the cut: serving raised by exactly the 20 GPUs offline-scoring needed at the base."""
+    _move_offline_scoring_into_serving(repo)
+    _serving_proposal(repo, 25)
+    assert findings(repo) == (0, [])
+    _serving_proposal(repo, 26)  # one more than what carried them at the base
+    code, found = findings(repo)
+    assert code == 1 and "ask 26 more, 74 in all, up from 53" in str(found[0]["message"])
+    assert "with 20 for the workloads it took in" in str(found[0]["message"])
+
+
+def test_a_new_workload_with_a_new_trace_brings_its_own_baseline(repo: Path) -> None:
+    """A workload absent at the base, with a trace of its own, added to batch with a matching raise: as before."""
+    search = repo / "workloads" / "search.yaml"
+    body = search.read_text()
+    start = body.index("apiVersion:", body.index("name: offline-scoring") - 200)
+    copy = body[start:].replace("name: offline-scoring", "name: offline-ranking").replace(
+        "traces/offline-scoring.csv", "traces/offline-ranking.csv")
+    (repo / "workloads" / "ranking.yaml").write_text(copy)
+    traces = repo / "measurements" / "traces"
+    header, *rows = (traces / "offline-scoring.csv").read_text().splitlines()
+    (traces / "offline-ranking.csv").write_text(
+        "\n".join([header, *(f"{t},{round(int(v) / 4)}" for t, v in (row.split(",") for row in rows))]) + "\n")
+    raise_batch_reserved(repo, 25)  # its baseline today: 5 GPUs
+    assert findings(repo) == (0, [])
+    line = raise_batch_reserved(repo, 26)
+    code, found = findings(repo)
+    assert code == 1 and [(f["code"], f["file"], f["line"]) for f in found] == [("PL950", CLUSTER, line)]
+    assert "only the pooled baseline the base declared (20, with 5 for the workloads it took in) backs it, at most 25" \
+        in str(found[0]["message"])

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from policylint.engine.history import Change, PoolThen
     from policylint.engine.view import History
-    from policylint.model import Model, Pool
+    from policylint.model import Model, Pool, Workload
 
 #: loads and resolves the repository at a folder as the run does (the linter's own, handed in)
 LoadBase = Callable[[Path], "Model | None"]
@@ -71,14 +71,22 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     evidence = changed - same_traces(change, model, options.trace_limits, traces)
     # of those, the pools whose evidence did change: is the raise backed by the demand it measures?
     backed = {p.qualified: then[p.qualified] for p in grown if cited(p) & evidence}
+    # the workloads each pool took in from another pool of the base: they bring the baseline the base gave them,
+    # not one today's declarations give (a per-GPU figure cut with the move asked for the difference)
+    arrived = {w.name: (measured[w.name], w) for p in model.pools if p.qualified in then for w in p.workloads
+               if w.name in measured and measured[w.name] is not then[p.qualified]}
+    baselines, brought = (baselines_at_base(change, backed, model, options, now, load_base, arrived)
+                          if backed or arrived else ({}, {}))
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
-                   baseline_before=baselines_at_base(change, backed, model, options, now, load_base) if backed else {},
-                   split_owned=split_owned, planned=planned)
+                   baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned)
 
 
 def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model, options: Any, now: dt.datetime,
-                      load_base: LoadBase) -> dict[str, tuple[int | None, int | None]]:
-    """Two pooled baselines, in GPUs, for each pool of ``wanted`` (today's name -> the pool at the base).
+                      load_base: LoadBase, arrived: dict[str, tuple[PoolThen, Workload]] | None = None,
+                      ) -> tuple[dict[str, tuple[int | None, int | None]], dict[str, int]]:
+    """Two pooled baselines, in GPUs, for each pool of ``wanted`` (today's name -> the pool at the base); and the
+    baseline, in GPUs, of each workload of ``arrived`` (today's name -> the pool it ran in at the base, and today's
+    workload) as the base declared it.
 
     The first is the pool at the base as the base declared it: the base revision's policylint
     documents under the repository's folder, and the measurements its workloads cite there.
@@ -92,22 +100,29 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
     (:func:`policylint.measure.run.measure`, :func:`policylint.measure.pools.measure_pool`).
     A baseline the base does not give whole (a file missing or unreadable there, a workload
     unmeasured) is None, and PL950 then judges only whether the evidence changed.
+
+    A workload of ``arrived`` is measured in the first reading, found in the pool it ran in by its
+    name, else by the concurrency trace it cites, else as the one workload of its file then (as
+    :func:`policylint.engine.history.measured_on` placed it); one not found or not measured there
+    has no entry.
     """
     import tempfile
 
     from policylint.errors import MeasurementError, PolicylintError
 
     top, commit = change.top, change.commit
-    if top is None or commit is None or not wanted:
-        return {}
+    arrived = arrived or {}
+    if top is None or commit is None or not (wanted or arrived):
+        return {}, {}
     folder = Path(os.path.realpath(top))
     home = Path(os.path.realpath(options.repository or options.root))
     try:
         rel = home.relative_to(folder)
     except ValueError:
-        return {}
+        return {}, {}
     sha = commit.hexsha
     out: dict[str, list[int | None]] = {q: [None, None] for q in wanted}
+    brought: dict[str, int] = {}
     try:
         from policylint.engine.base_files import tree_at, write_blobs
         from policylint.model.load.files import SKIPPED_FOLDERS, is_json_name, is_yaml_name
@@ -116,9 +131,12 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
             names = [n for n in tree_at(folder, sha, rel)
                      if (is_yaml_name(n) or is_json_name(n)) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
             write_blobs(folder, sha, names, Path(scratch), options.limits.max_file_bytes)
-            for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()},
-                                           options, now, load_base).items():
+            pooled, brought = _pooled_at_base(folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()},
+                                              options, now, load_base, {n: (t.key, w) for n, (t, w) in arrived.items()})
+            for q, gpus in pooled.items():
                 out[q][0] = gpus
+        if not wanted:
+            return {}, brought
         with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
             from policylint.writer import write_file
 
@@ -135,17 +153,20 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
                 write_file(Path(scratch) / relative, Path(path).read_bytes(), root=None, explicit=True, parents=True,
                            durable=False, mode=0o600, what="a document beside the base revision's measurements")
             keys = {q: p.key for q, p in today.items()}
-            for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, keys, options, now, load_base).items():
+            for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, keys, options, now, load_base)[0].items():
                 out[q][1] = gpus
     except (OSError, ValueError, PolicylintError, MeasurementError, subprocess.SubprocessError):
-        return {}
-    return {q: (b[0], b[1]) for q, b in out.items()}
+        return {}, brought  # what the first reading measured whole stands
+    return {q: (b[0], b[1]) for q, b in out.items()}, brought
 
 
 def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: dict[str, tuple[str, str, str]],
-                    options: Any, now: dt.datetime, load_base: LoadBase) -> dict[str, int]:
+                    options: Any, now: dt.datetime, load_base: LoadBase,
+                    arrived: dict[str, tuple[tuple[str, str, str], Workload]] | None = None,
+                    ) -> tuple[dict[str, int], dict[str, int]]:
     """The pooled baseline of each pool ``wanted`` names (by its key) in the documents at ``scratch``, over the
-    measurement files the base revision holds for what its workloads cite."""
+    measurement files the base revision holds for what its workloads cite; and the baseline of each workload
+    ``arrived`` names (today's name -> the key of the pool it ran in there, and today's workload), found there."""
     from policylint.engine.base_files import write_blobs
     from policylint.measure.pools import measure_pool
     from policylint.measure.run import measure
@@ -155,25 +176,29 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
     base_home = scratch / rel
     base_home.mkdir(parents=True, exist_ok=True)
 
-    def load() -> tuple[Model | None, dict[str, Pool]]:
+    arrived = arrived or {}
+    came_from = {key for key, _ in arrived.values()}
+
+    def load() -> tuple[Model | None, dict[str, Pool], dict[tuple[str, str, str], Pool]]:
         base = load_base(base_home)
         if base is None:
-            return None, {}
+            return None, {}, {}
         pools = {p.key: p for p in [*base.pools, *schedulers.all_pools(base)]}
-        return base, {q: pools[key] for q, key in wanted.items() if key in pools}
+        return (base, {q: pools[key] for q, key in wanted.items() if key in pools},
+                {key: pools[key] for key in came_from if key in pools})
 
     # the documents first, for the files the wanted pools' workloads cite; then again with those files
-    _, found = load()
+    _, found, left = load()
     cited: set[str] = set()
-    for pool in found.values():
+    for pool in [*found.values(), *left.values()]:
         for w in pool.workloads:
             cited |= _paths_cited(w.doc.data, Path(os.path.realpath(w.doc.source.path)).parent, scratch)
     cap = options.trace_limits.max_file_bytes if options.trace_limits is not None else None
     write_blobs(folder, sha, sorted(cited), scratch, cap)
-    base, found = load()
+    base, found, left = load()
     if base is None:
-        return {}
-    members = {w.name: w for p in found.values() for w in p.workloads}
+        return {}, {}
+    members = {w.name: w for p in [*found.values(), *left.values()] for w in p.workloads}
     only = Needed(workloads=frozenset(members), pools=frozenset(p.qualified for p in found.values()),
                   clusters=frozenset(), proposals=frozenset())
     facts, _ = measure(base, now, limits=options.trace_limits, only=only)
@@ -182,7 +207,42 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
         report = measure_pool(pool, facts).report
         if report is not None and report.baseline is not None:
             out[q] = int(report.baseline)  # pooled bands are whole GPU counts (as pooled_pool_facts reads them)
-    return out
+    from policylint.engine.workload_view import baseline_gpus
+
+    brought: dict[str, int] = {}
+    for name, (key, w) in sorted(arrived.items()):
+        then = _found_at_base(w, left[key].workloads, list(base.workloads.values()), folder, scratch) if key in left else None
+        gpus = baseline_gpus(then, facts[then.name]) if then is not None and then.name in facts else None
+        if gpus is not None:
+            brought[name] = gpus
+    return out, brought
+
+
+def _found_at_base(w: Workload, ran_with: list[Workload], everyone: list[Workload], folder: Path,
+                   scratch: Path) -> Workload | None:
+    """``w`` among the workloads of the pool it ran in at the base (``ran_with``, of ``everyone`` the base held,
+    loaded from ``scratch``): by its name, else by the concurrency trace it cites, else as the one workload its
+    file held."""
+    def where(path: Path | None, top: Path) -> str | None:
+        try:
+            return Path(os.path.realpath(path)).relative_to(top).as_posix() if path is not None else None
+        except ValueError:
+            return None
+
+    def trace(x: Workload, top: Path) -> str | None:
+        ref = x.measurements.get("concurrency")
+        return where(ref.path, top) if ref is not None else None
+
+    top = Path(os.path.realpath(scratch))
+    by_name = [x for x in ran_with if x.name == w.name]
+    mine = trace(w, folder)
+    by_trace = [x for x in ran_with if mine is not None and trace(x, top) == mine]
+    by_file = [x for x in everyone if where(x.doc.source.path, top) == where(w.doc.source.path, folder)]
+    by_file = [x for x in by_file if len(by_file) == 1 and any(x is y for y in ran_with)]
+    for found in (by_name, by_trace, by_file):
+        if len(found) == 1:
+            return found[0]
+    return None
 
 
 def _paths_cited(data: object, declared_in: Path, scratch: Path) -> set[str]:

@@ -345,9 +345,12 @@ def history_facts(
         sheet.gpu_model_changed = today.strip().casefold() != then.gpu_model.casefold()
     from policylint.engine.checks import listed
 
-    # a member measured elsewhere (moved in, or new) brings demand this pool did not carry then
+    # a member measured elsewhere (moved in, or new) brings demand this pool did not carry then: one moved in, the
+    # baseline the base gave it as the base declared it (not today's figures: a per-GPU figure cut with the move
+    # asked for the difference); a new one, or one the base does not measure whole, its baseline today
     newcomers = [w.name for w in pool.workloads if history.measured_on.get(w.name) is not then]
-    gpus_in = [members[n].baseline_gpus if members is not None and n in members else None for n in newcomers]
+    gpus_in = [history.arrived_baseline[n] if n in history.arrived_baseline
+               else members[n].baseline_gpus if members is not None and n in members else None for n in newcomers]
     sheet.newcomer_count = len(newcomers)
     sheet.newcomer_baseline_gpus = sum(g for g in gpus_in if g is not None)
     sheet.measured_allowance_gpus = then.capacity_gpus + sheet.newcomer_baseline_gpus

@@ -363,7 +363,8 @@ class PoolFactSheet(Facts):
     )
     newcomer_baseline_gpus: int | None = fact(
         "sum of the baseline GPUs of the workloads the --diff base did not place in this pool (moved in, or "
-        "new): demand the pool did not carry when it was measured",
+        "new): demand the pool did not carry when it was measured; one moved in from another pool brings its "
+        "baseline as the base declared it, one new (or not measured whole there) its baseline today",
         "GPUs",
         default=None,
     )

@@ -58,3 +58,6 @@ class History:
     #: "cluster/pool" -> (GPUs it owns, GPUs today's proposals ask for it) for every pool found at the base, the
     #: pieces of a split summed on the pool that answers for them: PL950 judges both together
     planned: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: workload name -> its baseline GPUs at the base, as the base declared it, for each workload a pool took in from
+    #: another pool of the base (absent: not found or not measured whole there): the demand it brings
+    arrived_baseline: Mapping[str, int] = field(default_factory=dict)

@@ -39,6 +39,13 @@ def gpus(value: float | None, per_gpu: float | None, per_replica: int) -> int | 
     return gpus_one(value, per_gpu, per_replica)
 
 
+def baseline_gpus(w: Workload, facts: WorkloadFacts) -> int | None:
+    """GPUs the workload's baseline band needs, by its declarations and measured facts: its sheet's
+    ``baseline_gpus``, and under ``--diff`` what a workload moved into a pool brings from the base revision."""
+    to_gpu, to_replica = gpu_conversion(w, facts.trace_unit)
+    return gpus(facts.report.baseline if facts.report else None, to_gpu, to_replica)
+
+
 def _evidence(tol: ToleranceSpec) -> dict[str, Any]:
     """Facts about a tolerance's evidence: its form, its texts, its latency budget."""
     ev = tol.get("evidence")
@@ -195,7 +202,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         daily=r.daily if r else None,
         peak=r.peak if r else None,
         sustained_max=facts.sustained_max,
-        baseline_gpus=gpus(r.baseline if r else None, to_gpu, to_replica),
+        baseline_gpus=baseline_gpus(w, facts),
         daily_gpus=gpus(r.daily if r else None, to_gpu, to_replica),
         peak_gpus=gpus(r.peak if r else None, to_gpu, to_replica),
         rounding_gpus_mean=facts.rounding_gpus_mean,
