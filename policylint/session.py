@@ -210,7 +210,7 @@ class Session:
             outside: list[Path] = []
             root = os.path.realpath(self.config.root)
             for p in self.paths if self.explicit_paths and self.paths else []:
-                if not p.exists():
+                if not p.exists() and not p.is_symlink():  # a broken link is a change the walk reports
                     raise PolicylintError(f"path does not exist: {p}")
                 files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
                 if not within(os.path.realpath(p), root):

@@ -123,3 +123,25 @@ def test_the_hook_judges_a_staged_file_in_a_linked_folder(tmp_path: Path, where:
     code, found = _check(top / where, "--changed-files", *staged)
     # the hook's output is relative to the top of the git repository, where the file lies
     assert (code, found) == (1, [("PL110", "shared/kueue-extra/extra.yaml"), ("PL204", "shared/kueue-extra/extra.yaml")])
+
+
+def test_a_dangling_link_beside_workloads_is_reported_by_every_run(tmp_path: Path) -> None:
+    """A workload file turned into a link whose target is gone: its workload would leave its pool unreported.
+
+    Beside policylint documents it is read (PL003) as an emptied file is (PL004), its pool is not
+    judged (PL981), and the hook's run on it answers as the whole run instead of stopping on
+    "path does not exist"; elsewhere a dangling link stays another project's business.
+    """
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    (repo / "notes").mkdir()
+    (repo / "notes" / "draft.yaml").symlink_to("../drafts/draft.yaml")
+    assert _check(repo) == (0, [])
+    (repo / "workloads" / "research-ml.yaml").symlink_to("../../elsewhere/research-ml.yaml")
+    code, found = _check(repo)
+    assert code == 1 and ("PL003", "workloads/research-ml.yaml") in found, found
+    assert any(c == "PL981" for c, _ in found), found
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "plans")
+    hooked = _check(repo, "--changed-files", "workloads/research-ml.yaml")
+    assert hooked == (code, found)

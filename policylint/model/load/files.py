@@ -375,7 +375,11 @@ def display_path(path: Path, cwd: Path | None = None, real: RealPaths | None = N
     """Path as shown to the user: relative to the working directory when below it."""
     try:
         if real is None:
-            return path.resolve().relative_to(_resolved(str(cwd or Path.cwd()))).as_posix()
+            top = _resolved(str(cwd or Path.cwd()))
+            try:
+                return path.resolve().relative_to(top).as_posix()
+            except ValueError:
+                return _through_link(path, str(top), os.fspath(cwd) if cwd is not None else os.getcwd())
         # the same answer from strings: real paths are absolute and normalised; the working
         # directory is resolved once per run (os.getcwd() is the text of Path.cwd())
         resolved = real(path)
@@ -399,6 +403,19 @@ def _shown(path: Path, resolved: str, folder: str) -> str:
         return "."
     if within(resolved, folder):
         return resolved[len(folder.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+    return _through_link(path, folder, os.getcwd())
+
+
+def _through_link(path: Path, folder: str, cwd: str) -> str:
+    """A path whose real path lies outside the working folder (a link to somewhere else), shown through
+    the link: from the working folder (``folder`` real, ``cwd`` as the system spells it) when the link
+    lies inside it, however the run spelt what it walked (the hook's run walks the root by its absolute
+    path, a whole run by "."), so that both show one name; else as given."""
+    if path.is_absolute():
+        text = os.path.normpath(os.fspath(path))
+        for base in (cwd, folder):
+            if within(text, base) and text != base:
+                return text[len(base.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
     return path.as_posix()
 
 

@@ -230,6 +230,12 @@ def unfollowed_links(
     return out
 
 
+def _dangling(path: Path) -> bool:
+    """A symbolic link that leads nowhere: beside policylint documents, most likely one of them whose
+    target was moved or deleted (its workload would vanish from its pool unreported, as an emptied file's)."""
+    return os.path.islink(path) and not os.path.exists(path)
+
+
 def _may_be_kustomization(source: SourceFile) -> bool:
     """False when no document of ``source`` can be a kustomization (:func:`kustomization_files` would name nothing):
     told by its name and its documents' kinds alone, for each of the 10,000 files of a large repository."""
@@ -315,7 +321,8 @@ def walk_sources(
     # beside scheduler manifests (``kubectl apply -f`` applies the folder), or JSON beside policylint
     # documents; a Helm template beside a cluster file stays another tool's business
     pending += [(at, s) for at, s in broken
-                if s.path.parent in scheduler or (s.path.parent in ours and is_json_name(s.path.name))]
+                if s.path.parent in scheduler
+                or (s.path.parent in ours and (is_json_name(s.path.name) or _dangling(s.path)))]
     for at, source in sorted(pending, key=lambda item: item[0], reverse=True):
         sources.insert(at, source)
     return sources
