@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.finding import Finding
-from policylint.model.load.documents import _is_kustomization
+from policylint.model.load.documents import kustomization_entry_path, kustomizations
 
 if TYPE_CHECKING:
     from policylint.engine.rule import RuleSet
@@ -75,19 +75,6 @@ class Changed:
         return None
 
 
-def _kustomizations(source: SourceFile) -> list[tuple[int, dict[str, Any]]]:
-    return [(i, d.data) for i, d in enumerate(source.documents)
-            if isinstance(d.data, dict) and _is_kustomization(d, d.data.get("apiVersion"), d.data.get("kind"))]
-
-
-def _named(entry: Any) -> str | None:
-    """The local path an entry of a kustomization's list names (a string, or a mapping's ``path``)."""
-    named = entry.get("path") if isinstance(entry, dict) else entry
-    if not isinstance(named, str) or not named or "://" in named or "\0" in named or "\n" in named:
-        return None
-    return named
-
-
 def _entries(data: dict[str, Any], doc_path: str) -> tuple[str, list[Any]] | None:
     """(key, the entries) a finding at ``doc_path`` (``patches/0``, or ``transformers``) is placed on."""
     key, _, rest = doc_path.partition("/")
@@ -114,14 +101,14 @@ def kustomization_reach(sources: dict[str, SourceFile], changed: Changed, shown:
         source = sources.get(name)
         if source is None:
             continue
-        kustomizations = _kustomizations(source)
-        itself = changed.holds(source.path) if kustomizations else None
+        found = kustomizations(source)
+        itself = changed.holds(source.path) if found else None
         if itself is not None:
             reached[name] = itself
-        for _, data in kustomizations:
+        for _, data in found:
             for listed in data.values():
                 for entry in listed if isinstance(listed, list) else ():
-                    named = _named(entry)
+                    named = kustomization_entry_path(entry)
                     hit = changed.holds(source.path.parent / named) if named is not None else None
                     if hit is not None:
                         reached.setdefault(name, hit)
@@ -167,10 +154,10 @@ def outlived(
         if base is None or reason not in base[0]:
             continue  # the suppression was written (or its reason rewritten) in this change: it vouches for it
         key, entries = at
-        then = [e for _, d in _kustomizations(base[1]) if isinstance(d.get(key), list) for e in d[key]]
+        then = [e for _, d in kustomizations(base[1]) if isinstance(d.get(key), list) for e in d[key]]
         what = None
         for entry in entries:
-            named = _named(entry)
+            named = kustomization_entry_path(entry)
             if named is not None and changed.holds(source.path.parent / named) is not None:
                 what = f"'{named}', which this entry names,"
                 break

@@ -246,6 +246,21 @@ def _is_kustomization(doc: Document, api: Any, kind: Any) -> bool:
     return api is None and kind is None and doc.source.path.name in KUSTOMIZATION_NAMES
 
 
+def kustomizations(source: SourceFile) -> list[tuple[int, dict[str, Any]]]:
+    """(index, data) of each document of ``source`` that is a kustomization (:func:`_is_kustomization`)."""
+    return [(i, d.data) for i, d in enumerate(source.documents)
+            if isinstance(d.data, dict) and _is_kustomization(d, d.data.get("apiVersion"), d.data.get("kind"))]
+
+
+def kustomization_entry_path(entry: Any) -> str | None:
+    """The local path an entry of a kustomization's list names (a string, or a mapping's ``path``);
+    None for anything else, a remote resource (a URL) or text no file name holds."""
+    named = entry.get("path") if isinstance(entry, dict) else entry
+    if not isinstance(named, str) or not named or "://" in named or "\0" in named or "\n" in named:
+        return None
+    return named
+
+
 def _scheduler_kind_matched(aimed: Any) -> str | None:
     """What a kustomize patch target's ``kind`` selects of the scheduler kinds: kustomize reads it as a
     regular expression, and a target without one selects every kind (by name, labels, annotations)."""

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.model.load import files
 from policylint.model.load.document_pack_cache import file_ident
 from policylint.model.load.documents import (
-    KUSTOMIZATION_NAMES, SCHEDULER_APIS, SourceFile, _is_kustomization, is_scheduler_doc,
+    KUSTOMIZATION_NAMES, SCHEDULER_APIS, SourceFile, is_scheduler_doc, kustomization_entry_path, kustomizations,
 )
 from policylint.model.load.files import (
     LOAD_ERRORS, RealPaths, Unfollowed, cache_source, discover_real, display_path, display_real, excluded,
@@ -115,15 +115,12 @@ def kustomization_files(source: SourceFile, root: str) -> Iterator[Path]:
     inline patches and paths leaving ``root`` are left out. Paths come as written, joined to the
     kustomization's folder.
     """
-    for doc in source.documents:
-        data = doc.data
-        if not isinstance(data, dict) or not _is_kustomization(doc, data.get("apiVersion"), data.get("kind")):
-            continue
+    for _, data in kustomizations(source):
         for key in _NAMED:
             entries = data.get(key)
             for entry in entries if isinstance(entries, list) else ():
-                named = entry.get("path") if isinstance(entry, dict) else entry
-                if not isinstance(named, str) or not named or "\n" in named or "://" in named or "\0" in named:
+                named = kustomization_entry_path(entry)
+                if named is None:
                     continue
                 path = source.path.parent / named
                 real = os.path.realpath(path)
