@@ -367,3 +367,25 @@ def test_an_index_cut_short_is_a_miss(repo: Path, folder: Path, monkeypatch: pyt
         _same_as_no_cache(repo, "workloads/w-2.yaml")
         assert _used()["runs"] == 0
         path.write_bytes(good)
+
+
+@pytest.mark.parametrize("damage", ["short-sketch", "facts-cut", "not-a-list", "text-for-values"])
+def test_a_sealed_index_row_whose_lite_values_are_damaged_answers_as_no_cache(
+    repo: Path, folder: Path, damage: str
+) -> None:
+    """The lite values are held as values now: a row whose form is off (sealed as the cache seals it) is a miss."""
+    _run(repo, ".")
+    honest = _same_as_no_cache(repo, "workloads/w-2.yaml")
+    index = index_store.open_index(folder, repo, _limits(repo), ())
+    rec = index.get("w-1")
+    assert rec is not None and isinstance(rec.lite, list)
+    facts, sketch = rec.lite
+    rec.lite = {
+        "short-sketch": [facts, b"\0" * 7],  # not whole 8-byte numbers
+        "facts-cut": [facts[:-1], sketch],
+        "not-a-list": [tuple(facts), sketch],
+        "text-for-values": [json.dumps(facts), sketch],  # the old form: a text
+    }[damage]
+    index.put("w-1", rec)
+    index.write()
+    assert _same_as_no_cache(repo, "workloads/w-2.yaml") == honest
