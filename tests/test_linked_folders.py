@@ -145,3 +145,19 @@ def test_a_dangling_link_beside_workloads_is_reported_by_every_run(tmp_path: Pat
     git(repo, "commit", "-q", "-m", "plans")
     hooked = _check(repo, "--changed-files", "workloads/research-ml.yaml")
     assert hooked == (code, found)
+
+
+def test_a_dangling_link_whose_target_was_inside_the_repository_is_shown_as_the_link(tmp_path: Path) -> None:
+    """The missing target's name (``gone/research.yaml``) is not a file of the repository: the
+    finding names the link, in the whole run and in the hook's run alike."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    (repo / "gone").mkdir()
+    (repo / "workloads" / "research.yaml").unlink()
+    (repo / "workloads" / "research.yaml").symlink_to("../gone/research.yaml")
+    code, found = _check(repo)
+    assert code == 1 and ("PL003", "workloads/research.yaml") in found, found
+    assert not any("gone/" in f for _, f in found), found
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "plans")
+    assert _check(repo, "--changed-files", "workloads/research.yaml") == (code, found)

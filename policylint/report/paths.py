@@ -76,6 +76,12 @@ class _Rebaser:
         absolute = os.path.join(self.real(os.path.dirname(joined)), os.path.basename(joined))
         return _relative(absolute, self.root) or display
 
+    def dangling(self, display: str) -> bool:
+        """Whether ``display`` is a symbolic link whose target is gone: a PL003 on it names the link, as the
+        loader showed it, not the missing file its real path would give."""
+        joined = os.path.join(self.cwd, display)
+        return os.path.islink(joined) and not os.path.exists(joined)
+
 
 def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None = None) -> LintResult:
     """A copy of ``result`` whose paths are relative to ``root``.
@@ -85,7 +91,7 @@ def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None =
     move = _Rebaser(root, cwd or Path.cwd())
 
     def finding(f: Finding) -> Finding:
-        file = move.link(f.file) if f.code == "PL008" else move(f.file)
+        file = move.link(f.file) if f.code == "PL008" or (f.code == "PL003" and move.dangling(f.file)) else move(f.file)
         # findings are frozen: one whose path stays is kept as it is, not copied
         return f if file == f.file else dataclasses.replace(f, file=file)
 

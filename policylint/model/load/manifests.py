@@ -175,6 +175,9 @@ def read_walked(
     if pack is not None and ident is None:
         ident = file_ident(real_path)
     source = _tabs_as_json(load_file(path, display, limits, cache_dir), limits)
+    if source.findings and source.findings[0].code == "PL003" and _dangling(path):
+        # a link whose target is gone is shown as itself, not by the name of the missing file
+        source = load_file(path, display_real(path, os.path.join(real(path.parent), path.name), real), limits)
     if pack is not None:
         pack.note_read(real_path, ident, source)
     return source
