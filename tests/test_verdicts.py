@@ -130,3 +130,35 @@ def test_copies_of_one_place_table_share_its_exact_form(tmp_path: Path) -> None:
     for paths in (apart, moved, other):
         assert form(paths) == quick_bytes(paths)
     assert form(moved) != form(views[0]) and form(other) != form(views[0])
+
+
+def test_a_place_added_to_a_shared_table_copies_it_once_and_never_changes_it(tmp_path: Path) -> None:
+    """Views from the index share a place table: a step's added place gives each a copy (one per table and
+    fact, shared in turn), the table itself stays as read, and the places' forms follow each view's table."""
+    from types import SimpleNamespace
+
+    from policylint.cache.exact import quick_bytes
+    from policylint.engine.view import View
+
+    table = {"tolerance_seconds": ("spec", "tolerance"), "pool": ("spec", "pool")}
+    frozen = dict(table)
+    views = [View("workload", f"workload w-{i}", SimpleNamespace(), ("metadata", "name"), {}, table)  # type: ignore[arg-type]
+             for i in range(3)]
+    own = View("workload", "workload own", SimpleNamespace(), ("metadata", "name"), {}, dict(table))  # type: ignore[arg-type]
+    copies: dict[tuple[int, str], tuple[object, object]] = {}
+    where = ("spec", "concurrency", "trace", "path")
+    for view in [*views, own]:
+        view.add_place("measurement_double_counted", where, copies)
+    assert table == frozen
+    assert all(v.paths is views[0].paths for v in views) and own.paths is not views[0].paths
+    assert views[0].paths == own.paths == {**frozen, "measurement_double_counted": where}
+    held = own.paths
+    own.add_place("pool", ("spec", "other"), copies)  # a place already known stays, uncopied
+    assert own.paths is held and own.paths["pool"] == ("spec", "pool")
+    # the verdicts' form of some places, kept by the table's identity, is each table's own
+    kept = verdicts.Verdicts(tmp_path, tmp_path)
+    at = ["pool", "measurement_double_counted"]
+    before = kept._places_text(SimpleNamespace(paths=table), at)  # type: ignore[arg-type]
+    after = kept._places_text(SimpleNamespace(paths=views[1].paths), at)  # type: ignore[arg-type]
+    assert before == quick_bytes([table["pool"], None]) and after == quick_bytes([table["pool"], where])
+    assert kept._places_text(SimpleNamespace(paths=views[2].paths), at) == after

@@ -233,7 +233,9 @@ def lite_view_of(rec: Record, w: Workload, now: dt.datetime) -> tuple[View, list
             raise RuntimeError(f"the index row of workload {w.name} no longer reads back")
         return whole[0].facts  # type: ignore[return-value]
 
-    paths = dict(rec.tpaths) if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
+    # the index's place table itself, shared with the other rows that hold it: a step adds a place with
+    # view.add_place, which copies first (the verdicts' digest of it is then made once per table)
+    paths = rec.tpaths if rec.tpaths is not None else {k: tuple(v) for k, v in rec.paths.items()}
     view = View("workload", f"workload {w.name}", w.doc, ("metadata", "name"), stand_in(values, fill), paths)
     return view, sketch
 

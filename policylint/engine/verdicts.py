@@ -168,7 +168,11 @@ class Verdicts:
         #: per view (by id) to keep, the findings of each rule code to keep (None until evaluated)
         self.found: dict[int, dict[str, list[Finding] | None]] = {}
         self._texts: dict[str, str] = {}  # doc text digests by file
-        self._places: dict[int, bytes] = {}  # exact forms of fact places, by the identity of the (shared) dict
+        #: exact forms of fact places, by the identity of the (shared) dict, which is held here: no other dict
+        #: made later in the run can take its id
+        self._places: dict[int, tuple[dict[str, Any], bytes]] = {}
+        #: the same for the places of some facts only: (table, names, their form) by both identities
+        self._places_at: dict[tuple[int, int], tuple[dict[str, Any], Sequence[str], bytes]] = {}
         #: exact forms of fact places by (names in order, identities of the place tuples), with the dict they were made of
         self._place_forms: dict[tuple[tuple[str, ...], tuple[int, ...]], tuple[dict[str, Any], bytes]] = {}
 
@@ -194,13 +198,21 @@ class Verdicts:
         """Where the facts in ``at`` are written in ``view``'s document (None for ``at``: every fact's place)."""
         paths = view.paths
         if at is not None:
-            return quick_bytes([paths.get(name) for name in at])
-        found = self._places.get(id(paths))
+            # by the identities of the table (shared by neighbours from the index) and of the plan's names
+            known = self._places_at.get((id(paths), id(at)))
+            if known is not None and known[0] is paths and known[1] is at:
+                return known[2]
+            made = quick_bytes([paths.get(name) for name in at])
+            if made is not None:
+                self._places_at[(id(paths), id(at))] = (paths, at, made)
+            return made
+        held = self._places.get(id(paths))
+        found = held[1] if held is not None else None
         if found is None:
-            # Neighbours taken from the index each hold a copy of one of a few shared place tables:
-            # the same names in the same order, the very same tuples. Such a copy has the bytes of
-            # the first one met (kept alive here, so no other object can take its values' ids);
-            # 40 us of marshal per view at 10,000 workloads, a lookup instead.
+            # Neighbours taken from the index share one of a few place tables (found above by its
+            # identity). A copy of one - the same names in the same order, the very same tuples -
+            # has the bytes of the first one met (kept alive here, so no other object can take its
+            # values' ids); 40 us of marshal per view at 10,000 workloads, a lookup instead.
             shared = set(map(type, paths.values())) <= {tuple}
             sign = (tuple(paths), tuple(map(id, paths.values()))) if shared else None
             seen = self._place_forms.get(sign) if sign is not None else None
@@ -212,7 +224,7 @@ class Verdicts:
                     return None
                 if sign is not None:
                     self._place_forms[sign] = (paths, found)
-            self._places[id(paths)] = found
+            self._places[id(paths)] = (paths, found)
         return found
 
     def digest(self, view: View, rules_text: str, reads: Sequence[str], at: Sequence[str] | None) -> str | None:

@@ -33,6 +33,21 @@ class View:
     #: (a scheduler-made cluster is identified by what backs it, not by its shown name)
     target: Subject | None = None
 
+    def add_place(self, fact: str, where: DocPath, copies: dict[tuple[int, str], tuple[Any, Any]]) -> None:
+        """Note where ``fact`` is written unless a place is known for it.
+
+        ``paths`` may be a table the view shares with others (an index's rows share a few): it is
+        replaced by a copy, never changed in place. Views that shared a table share its copy: one
+        per table and fact in ``copies`` (which holds the table, so no other dict takes its id).
+        """
+        paths = self.paths
+        if fact in paths:
+            return
+        made = copies.get((id(paths), fact))
+        if made is None or made[0] is not paths:
+            made = copies[(id(paths), fact)] = (paths, {**paths, fact: where})
+        self.paths = made[1]
+
     def path_of(self, fact: str | None) -> DocPath:
         if fact and fact in self.paths:
             return self.paths[fact]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from policylint.engine.pool_merges import pool_merges
 from policylint.engine.pool_view import history_facts, measured_on_facts, pool_view
@@ -177,10 +177,12 @@ def build_views(
             unknown = pooled_pool_facts(None, dict.fromkeys(("baseline", "daily", "peak", "sustained_max")))
             unknown.measured_workload_count = sheet.pooled.measured_workload_count  # those read are still measured
             sheet.pooled = unknown
+    #: the place tables views shared, each copied once with a place added (see View.add_place)
+    copies: dict[tuple[int, str], tuple[Any, Any]] = {}
     for pool in wanted_pools:
         for name, pooled in pool_workload_facts(pool, psheets[pool.qualified], wsheets).items():
             wsheets[name].pooled = pooled
-            wviews[name].paths.setdefault("measurement_double_counted", ("spec", "concurrency", "trace", "path"))
+            wviews[name].add_place("measurement_double_counted", ("spec", "concurrency", "trace", "path"), copies)
         history_facts(psheets[pool.qualified], pool, history, wsheets)
         measured_on_facts(wsheets, pool, history)
     if only is not None and only.copied:
@@ -200,7 +202,7 @@ def build_views(
         else:
             wsheets[name].integrity = replaced(wsheets[name].integrity, near)
         if "near_copy_of" in near:
-            wviews[name].paths.setdefault("near_copy_similarity", ("spec", "concurrency", "trace", "path"))
+            wviews[name].add_place("near_copy_similarity", ("spec", "concurrency", "trace", "path"), copies)
     volcano = getattr(model.schedulers.get("volcano"), "queues", None)
     for pool in wanted_pools:
         psheets[pool.qualified].integrity = pool_integrity_facts(pool, psheets[pool.qualified], volcano)
