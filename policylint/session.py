@@ -7,6 +7,7 @@ flags and configuration are merged in exactly one place.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,7 +213,7 @@ class Session:
             for p in self.paths if self.explicit_paths and self.paths else []:
                 if not p.exists() and not p.is_symlink():  # a broken link is a change the walk reports
                     raise PolicylintError(f"path does not exist: {p}")
-                files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+                files = _files_under(p) if p.is_dir() else [p]
                 if not within(os.path.realpath(p), root):
                     # Another part of a monorepo: not a change of this capacity repository, in
                     # whatever order the files come (the hook passes every staged file), unless
@@ -322,6 +323,14 @@ class Session:
 
 #: findings and suppressions on the kustomizations a change reaches, and the suppressions it outlives (original, reported)
 _Kept = tuple[list["Finding"], list[tuple["Finding", str]], list[tuple["Finding", "Finding"]]]
+
+
+def _files_under(folder: Path) -> list[Path]:
+    """The files a changed folder holds, walked as the loader walks (linked folders followed, each real
+    folder once; a dangling link kept, as a named one is): ``rglob`` followed no nested link."""
+    from policylint.model.load.files import walk_folders
+
+    return sorted(Path(top, name) for top, names in walk_folders(os.fspath(folder), set()) for name in names)
 
 
 def _with(result: LintResult, kept: _Kept | None) -> LintResult:

@@ -161,3 +161,24 @@ def test_a_dangling_link_whose_target_was_inside_the_repository_is_shown_as_the_
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "plans")
     assert _check(repo, "--changed-files", "workloads/research.yaml") == (code, found)
+
+
+def test_a_changed_folder_holding_a_linked_folder_reports_what_the_link_holds(tmp_path: Path) -> None:
+    """``--changed-files FOLDER`` takes the files the loader would walk there: a folder linked inside it
+    holds changed files too (a recursive glob followed no nested link, and their findings were left out)."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    shared = tmp_path / "shared" / "teams"
+    shared.mkdir(parents=True)
+    moved = repo / "workloads" / "research.yaml"
+    text = moved.read_text(encoding="utf-8")
+    moved.unlink()
+    (shared / "research.yaml").write_text(text.replace("maxQueueSeconds", "maxQueueSecondz", 1), encoding="utf-8")
+    (repo / "workloads" / "teams").symlink_to(shared, target_is_directory=True)
+    code, found = _check(repo)
+    assert code == 1 and any(f == "workloads/teams/research.yaml" for _, f in found), found
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "plans")
+    hooked = _check(repo, "--changed-files", "workloads")
+    assert [x for x in hooked[1] if x[1].startswith("workloads/")] == [x for x in found if x[1].startswith("workloads/")]
+    assert hooked[0] == 1
