@@ -182,3 +182,23 @@ def test_a_changed_folder_holding_a_linked_folder_reports_what_the_link_holds(tm
     hooked = _check(repo, "--changed-files", "workloads")
     assert [x for x in hooked[1] if x[1].startswith("workloads/")] == [x for x in found if x[1].startswith("workloads/")]
     assert hooked[0] == 1
+
+
+def test_a_run_narrowed_to_a_folder_reports_the_links_in_it_wherever_they_lead(tmp_path: Path) -> None:
+    """``check FOLDER`` judged a file by its real path only: a broken link to a folder (PL008) and a linked
+    workload file kept outside the folder, both in the folder asked about, were left out and the run passed."""
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (repo / "kueue" / "extra").symlink_to("../../gone-folder")
+    source = next(p for p in sorted((repo / "workloads").glob("*.yaml")))
+    text = source.read_text(encoding="utf-8")
+    (shared / "copy.yaml").write_text(text.replace("maxQueueSeconds", "maxQueueSecondz", 1), encoding="utf-8")
+    (repo / "workloads" / "copy.yaml").symlink_to(shared / "copy.yaml")
+    whole = _check(repo)
+    assert ("PL008", "kueue/extra") in whole[1], whole
+    assert any(f == "workloads/copy.yaml" for _, f in whole[1]), whole
+    for folder in ("kueue", "workloads"):
+        code, found = _check(repo, folder)
+        assert code == 1 and found == [x for x in whole[1] if x[1].startswith(folder + "/")], (folder, found)
+    assert ("PL008", "kueue/extra") not in _check(repo, "workloads")[1]

@@ -250,7 +250,14 @@ class Scope:
             return True
         if file not in self.held:
             real = self.realpath(file)
-            self.held[file] = any(within(real, r) for r in self.real)
+            held = any(within(real, r) for r in self.real)
+            if not held:
+                # a symbolic link in a folder asked about is reported there, wherever it leads: a link that
+                # leads nowhere or above the repository (PL008), a linked file kept elsewhere
+                text = os.fspath(file)
+                own = os.path.join(self.realpath(os.path.dirname(text) or os.curdir), os.path.basename(text))
+                held = own != real and any(within(own, r) for r in self.real)
+            self.held[file] = held
         return self.held[file]
 
     def select(self, views: Sequence[View]) -> list[View]:
