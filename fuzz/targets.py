@@ -52,7 +52,7 @@ class Target:
     name: str
     seeds: Callable[[], list[Any]]
     strategy: Callable[[list[Any]], st.SearchStrategy[Any]]
-    run: Callable[[Any], None]
+    run: Callable[[Any], object]
 
 
 def _head(path: Path, lines: int = SEED_LINES) -> bytes:

@@ -49,6 +49,12 @@ def test_target_runs_mutated_inputs(name: str) -> None:
     prop()
 
 
+def test_gate_target_seeds_hold_the_gates_contract() -> None:
+    """Each seed's edits make the whole run fail, and the hook's run reports exactly that (warm and cold)."""
+    target = TARGETS["gate"]
+    assert [target.run(seed) for seed in target.seeds()] == [1] * len(target.seeds())
+
+
 def test_check_target_passes_an_unmutated_repository() -> None:
     target = TARGETS["check"]
     name, data = next(seed for seed in target.seeds() if seed[0].endswith("prod-east.yaml"))

@@ -44,3 +44,18 @@ def test_a_proposal_added_alone_is_judged_with_the_pool_it_asks_for(tmp_path: Pa
     # the pull-request gate, which also asks the GPUs proposed to be backed by new measurements, as reserved ones
     # are (PL950; red team, 2026-12-06, round 13): none of the pool's measurements changed
     assert _codes(repo, "--diff", "HEAD") == (1, [*whole[1], ("PL950", "clusters/prod-east.yaml")])
+
+
+def test_a_second_proposal_for_a_pool_is_reported_with_the_first(tmp_path: Path) -> None:
+    """Split proposals are judged together (PL801 sums them): a new proposal for a pool changes the verdict on
+    the pool's other proposals, and the hook reports them as the whole run does (found by the gate fuzz target)."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    second = "proposals/2027-q1-serving-more.yaml"
+    (repo / second).write_text((repo / PROPOSAL).read_text().replace("name: 2027-q1-serving", "name: 2027-q1-more", 1))
+    git(repo, "add", second)
+    whole = _codes(repo)
+    assert ("PL801", PROPOSAL) in whole[1] and ("PL801", second) in whole[1], whole
+    assert _codes(repo, "--changed-files", second) == whole

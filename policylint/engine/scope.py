@@ -291,16 +291,19 @@ def _reach(
         if left is not None:
             subjects |= {_pool(left), str(left.cluster.subject)}
             neighbours |= {f"workload {w.name}" for w in left.workloads}
+    # What a changed proposal asks is part of each requested pool's facts (PL109: reserved + proposed +
+    # elastic; a proposal raised alone passed the hook and --diff while the whole run failed PL109), and
+    # the pool's other proposals are judged with it (PL801 sums split proposals: a second proposal for a
+    # pool changed the first one's verdict, which the hook left out).
+    asked = {_pool(q) for p in model.proposals.values() if _in_files(p.doc.source.path) for q in p.pools.values()}
+    subjects |= asked
     for p in model.proposals.values():
         touched = _in_files(p.doc.source.path)
         touched |= p.cluster is not None and str(p.cluster.subject) in subjects
         touched |= any(f"workload {w.name}" in subjects or f"workload {w.name}" in neighbours for w in p.workloads)
+        touched |= any(_pool(q) in asked for q in p.pools.values())
         if touched:
             subjects.add(f"proposal {p.name}")
-        if _in_files(p.doc.source.path):
-            # what it asks is part of each requested pool's facts (PL109: reserved + proposed + elastic); a
-            # proposal raised alone passed the hook and --diff while the whole run failed PL109
-            subjects |= {_pool(q) for q in p.pools.values()}
     if unchanged is not None:
         # a False here is what Reach.changed answers too: an existing file of another device and
         # inode, or a missing one whose real path is no changed file's (True answers differ: a hard
