@@ -861,7 +861,7 @@ def test_what_the_repository_declares_is_inherited_not_the_plans(tmp_path: Path)
 
 
 def test_the_cold_start_what_if_of_the_docs_is_the_real_output() -> None:
-    """docs/plan.md: in examples/good 600 s asks for 534 GPUs where the declared cold starts need 526;
+    """docs/plan.md: in examples/good 600 s asks for 522 GPUs where the declared cold starts need 514;
     300 s is a window its five-minute traces cannot show, PL121 for every measured workload."""
     import re
 

@@ -12,6 +12,12 @@ that workload alone now, :func:`policylint.plan.search.merge`).
 Those plans sized a queued pool to the least capacity that meets its tightest tolerance;
 that rule is now ``--size-queues-by-tolerance`` (docs/plan.md), so it is given here.
 
+Those plans also kept gang work (training or batch jobs of more than one GPU) apart from the
+rest of its group; since the red team of 2026-12-06 it pools with its group, as ``check``
+pools a pool's workloads (``tests/test_red_team_gang.py``). The runs here search gang and
+one-GPU work apart again (:func:`_release_groups`), so that what they compare is still the
+search: the same groups must give the same pools.
+
 To write the fixtures again (only with the old code in place)::
 
     POLICYLINT_UPDATE_PLAN_BEFORE=1 pytest tests/test_plan_equivalence.py
@@ -59,6 +65,28 @@ GENERATED = [
     Spec("finetune", cls="training", level=1, burst=3, burst_hour=12, burst_minutes=180, replicas=2, cold_start=1800,
          tolerance=7200, pool="b"),
 ]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _release_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Search a group's gang and one-GPU workloads apart, one-GPU work first, as the release's groups did."""
+    from policylint.plan import build
+    from policylint.plan.grouping import pool_gang
+
+    search = build.merge
+
+    def merge(measured: list[str], planned: Any, *rest: Any) -> tuple[list[list[str]], dict[str, Any]]:
+        parts: list[list[str]] = []
+        alone: dict[str, Any] = {}
+        for gang in (False, True):
+            names = [n for n in measured if pool_gang([planned[n]]) is gang]
+            if names:
+                found, each = search(names, planned, *rest)
+                parts += found
+                alone.update(each)
+        return parts, alone
+
+    monkeypatch.setattr(build, "merge", merge)
 
 
 def _plan(repo: Path, *extra: str) -> dict[str, Any]:

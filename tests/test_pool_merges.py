@@ -58,19 +58,26 @@ def test_the_pooled_figure_is_plans_sizing_of_the_workloads_together() -> None:
 
 
 def test_plan_pools_what_pl988_reports() -> None:
-    """The fail fixture's regional pools and the pools spelled two ways each become one planned pool."""
+    """The fail fixture's regional pools, the pools spelled two ways and the gang pool split from its one-GPU
+    neighbour each become one planned pool (the last with gang scheduling)."""
     result = run_fixture(FIXTURES / "PL988" / "fail")
     model = result.model
     assert model is not None
     facts, _ = measure(model, NOW)
     plan = build_plan(model, facts)
-    members = sorted(sorted(p.members) for p in plan.pools if p.cluster in ("follow-the-sun", "spelled-apart"))
-    assert members == [["chat-asia", "chat-europe", "chat-us"], ["spelled-asia", "spelled-europe"]]
+    clusters = ("follow-the-sun", "spelled-apart", "batch-split")
+    members = sorted(sorted(p.members) for p in plan.pools if p.cluster in clusters)
+    assert members == [["chat-asia", "chat-europe", "chat-us"], ["day-scoring", "night-eval"], ["spelled-asia", "spelled-europe"]]
+    (mixed,) = [p for p in plan.pools if p.cluster == "batch-split"]
+    assert mixed.gang is True
 
 
 def test_nothing_is_reported_where_plan_would_not_pool() -> None:
-    """Another GPU model, class or tier: no pair is even judged."""
+    """Another GPU model, class or tier: no pair is even judged; pools busy together are judged and pass."""
     result = run_fixture(FIXTURES / "PL988" / "pass")
     merges = {v.label: v.facts["pool_merges"] for v in result.views if v.subject == "cluster"}
     assert merges["cluster apart-by-gpu"] == merges["cluster apart-by-class"] == merges["cluster apart-by-tier"] == []
     assert all(m["saving_gpus"] < 4 for m in merges["cluster busy-together"])
+    # a gang pool and a one-GPU pool of one class, GPU type and tier are judged as a pair (and save little here)
+    (pair,) = merges["cluster gang-together"]
+    assert pair["pools"] == ["gang-together/eval", "gang-together/scoring"] and pair["saving_gpus"] < 4

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 NAME = "plan"
 HELP = "derive pools from the measurements and size them from their pooled bands, with the savings against today"
 DESCRIPTION = (
-    "Read the capacity repository at PATH, group its workloads into pools by the framework (class, GPU, gang "
-    "needs, tolerance tier; pooled where pooling saves GPUs), size each pool from its pooled series (reserved = "
+    "Read the capacity repository at PATH, group its workloads into pools by the framework (class, GPU, tolerance "
+    "tier; pooled where pooling saves GPUs, gang jobs with the rest), size each pool from its pooled series (reserved = "
     "baseline band, elastic up to the daily band, queue limits from tolerances and spike heights), check the "
     "planned repository with the same rules and print the plan beside today's pools and proposals. "
     "Exit 0 when check on the planned repository has no finding the plan answers for (its pools, placements and "

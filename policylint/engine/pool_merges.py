@@ -1,7 +1,7 @@
 """Pools a cluster keeps apart that would need fewer GPUs pooled (PL988's fact, ``pool_merges``).
 
-``policylint plan`` pools the workloads of one group (one cluster, class, GPU type,
-gang need and tolerance tier, :mod:`policylint.measure.pool_groups`) whenever pooling
+``policylint plan`` pools the workloads of one group (one cluster, class, GPU type and
+tolerance tier, :mod:`policylint.measure.pool_groups`; gang jobs or not) whenever pooling
 saves GPUs. ``check`` judges the pools a repository declares the same way: for every
 pair of a cluster's pools whose workloads all belong to one such group, it computes
 the pooled demand of the pair and compares the GPUs it needs (reserved + elastic =

@@ -427,8 +427,8 @@ class ClusterFactSheet(Facts):
     )
     rounding_pools: int | None = fact("pools rounding_gpus counts whose rounding adds more than 0 GPUs", default=None)
     pool_merges: list[PoolMerge] = fact(
-        "pairs of the cluster's pools that plan would pool (one class, GPU model and memory, gang need and "
-        "tolerance tier; no repeated or near-copied measurement between them; a pooled window of at least "
+        "pairs of the cluster's pools that plan would pool (one class, GPU model and memory and "
+        "tolerance tier, gang jobs or not; no repeated or near-copied measurement between them; a pooled window of at least "
         "PL112's days) and that need fewer GPUs pooled than apart: per pair, pools (cluster/pool), apart_gpus "
         "(the two pools' own daily bands summed, reserved + elastic), pooled_gpus (the pair's pooled daily "
         "band), saving_gpus, apart_reserved_gpus and pooled_reserved_gpus (baseline bands), cold_start_seconds "

@@ -6,11 +6,19 @@ repository declares by the same ones (PL988, :mod:`policylint.engine.pool_merges
 pool that ``check`` calls mergeable is one ``plan`` would put in the same group, sized
 by the same rule. They live here, below both, so that neither keeps a copy.
 
-- **Group key** (:func:`group_key`): class, GPU model and memory, gang need (training
-  or batch jobs holding more than one GPU) and tolerance tier (:func:`tier_of`). The
-  GPU model is compared by its words (:func:`model_key`: case and punctuation aside),
-  so ``H100-SXM-80GB`` and ``h100 sxm 80gb`` are one GPU type; the model as written
-  is kept for display.
+- **Group key** (:func:`group_key`): class, GPU model and memory and tolerance tier
+  (:func:`tier_of`). The GPU model is compared by its words (:func:`model_key`: case and
+  punctuation aside), so ``H100-SXM-80GB`` and ``h100 sxm 80gb`` are one GPU type; the
+  model as written is kept for display.
+- **Gang need** (:func:`is_gang`) is not part of the key. A gang job holds its GPUs all at
+  once, but they are whole GPUs all the same: the pooled series counts each job at its
+  ``gpusPerReplica``, and a GPU a one-GPU job frees is one a gang can take. FRAMEWORK.md
+  separates pools by class and tolerance, and answers gang jobs with scheduling (gang
+  admission, PL403), a buffer for the long tail or preemption (PL601), not with pools of
+  their own. Keeping gang work apart made ``plan`` size a mixed pool as the sum of two
+  (red team, 2026-12-06: 26 reserved GPUs for a batch pool whose pooled baseline, the
+  figure ``check`` accepts, is 20). A pool holding a gang job declares gang scheduling,
+  which admits a one-GPU job as a gang of one.
 - **Tolerance spread** (:func:`split_spread`): a tier is cut wherever its loosest
   tolerance would exceed PL303's factor times its tightest.
 - **Capacity** (:func:`framework_capacity`): reserved = the baseline band, reserved +
@@ -102,7 +110,7 @@ def _replicas(spec: Mapping[str, Any]) -> int:
 
 
 def is_gang(cls: str, spec: Mapping[str, Any]) -> bool:
-    """Training or batch jobs holding more than one GPU: they need gang scheduling, and pool only with their like."""
+    """Training or batch jobs holding more than one GPU: their pool needs gang scheduling (not a pool of their own)."""
     return cls in ("training", "batch") and _replicas(spec) > 1
 
 
@@ -122,8 +130,8 @@ def model_key(model: str) -> str:
     return " ".join(t for t in re.split(r"[^A-Z0-9]+", model.upper()) if t)
 
 
-def group_key(cls: str, spec: Mapping[str, Any], gpu: Mapping[str, Any] | None, th: Thresholds) -> tuple[str, str, float, bool, str] | str:
-    """(class, GPU model key, GPU memory, gang, tier) of a workload on the GPU type ``gpu``; else why it has none.
+def group_key(cls: str, spec: Mapping[str, Any], gpu: Mapping[str, Any] | None, th: Thresholds) -> tuple[str, str, float, str] | str:
+    """(class, GPU model key, GPU memory, tier) of a workload on the GPU type ``gpu``; else why it has none.
 
     The cluster is the caller's: the workload's pool's, or where an unplaced workload is planned.
     """
@@ -132,7 +140,7 @@ def group_key(cls: str, spec: Mapping[str, Any], gpu: Mapping[str, Any] | None, 
     model, memory = (gpu or {}).get("model"), number((gpu or {}).get("memoryGiB"))
     if not isinstance(model, str) or not model_key(model) or memory is None:
         return "no GPU model and memory"
-    return (cls, model_key(model), memory, is_gang(cls, spec), tier_of(tolerance_of(spec), th))
+    return (cls, model_key(model), memory, tier_of(tolerance_of(spec), th))
 
 
 def split_spread(names: list[str], tolerances: Mapping[str, float | None], max_spread: float) -> list[list[str]]:

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 from policylint.errors import PolicylintError
 from policylint.plan.explain import planned_pool, unmeasured_pool
-from policylint.plan.grouping import Group, dns, group_of, planned_spec, split_spread, tolerance_of
+from policylint.plan.grouping import Group, dns, group_of, planned_spec, pool_gang, split_spread, tolerance_of
 from policylint.plan.models import EPS, Plan, PlannedPool, Thresholds, Unplaced, WhatIf
 from policylint.plan.search import merge
 
 if TYPE_CHECKING:
     from policylint.measure.facts import WorkloadFacts
-    from policylint.model import Model
+    from policylint.model import Model, Workload
 
 __all__ = ["build_plan"]
 
@@ -60,12 +60,11 @@ def build_plan(
         for part_index, part in enumerate(split_spread(groups[group], tol, th.max_spread)):
             measured = [n for n in part if _measured(facts.get(n))]
             unmeasured = sorted(n for n in part if n not in measured)
-            base = f"{group.cls}-{dns(group.gpu_model)}-{group.tier}" + ("-gang" if group.gang else "")
-            if part_index:
-                base += f"-{part_index + 1}"
             why: dict[str, str] = {}
+            # gang and one-GPU work of a group pool together, as in a pool check judges (pool_groups)
             parts, alone = merge(measured, planned, facts, whatif, group, tol, th, why)
             for members in parts:
+                base = _base_name(group, part_index, [planned[n] for n in members])
                 sized = planned_pool(group, base, members, planned, facts, whatif, tol, th, alone, why)
                 if sized is None:  # measured, but no stretch of its series as long as the cold start
                     unmeasured = sorted(unmeasured + members)
@@ -73,10 +72,17 @@ def build_plan(
                 sized.name = _unique(base, group.cluster, used)
                 pools.append(sized)
             if unmeasured:
+                base = _base_name(group, part_index, [planned[n] for n in unmeasured])
                 name = _unique(base + "-unmeasured", group.cluster, used)
                 pools.append(unmeasured_pool(group, name, unmeasured, planned, facts, tol, th))
     pools.sort(key=lambda p: (p.cluster, p.name))
     return Plan(pools=pools, unplaced=unplaced, whatif=whatif, thresholds=th)
+
+
+def _base_name(group: Group, part_index: int, members: list[Workload]) -> str:
+    """A planned pool's name before it is made unique: class, GPU, tier, ``-gang`` when a member runs gang jobs, part."""
+    gang = "-gang" if pool_gang(members) else ""
+    return f"{group.cls}-{dns(group.gpu_model)}-{group.tier}{gang}" + (f"-{part_index + 1}" if part_index else "")
 
 
 def _measured(f: WorkloadFacts | None) -> bool:

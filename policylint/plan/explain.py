@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from policylint.measure.cold_start import pool_cold_start
-from policylint.plan.grouping import Group, common_nodes, is_reject, reason, tightest
+from policylint.plan.grouping import (
+    Group,
+    common_nodes,
+    is_reject,
+    pool_gang,
+    reason,
+    tightest,
+)
 from policylint.plan.models import Plan, PlannedPool, Thresholds, WhatIf, plain
 from policylint.plan.search import Candidate
 from policylint.plan.sizing import Capacity, size, trial, trial_spec
@@ -61,7 +68,7 @@ def planned_pool(
         cls=group.cls,
         gpu=gpu,
         tier=group.tier,
-        gang=group.gang,
+        gang=pool_gang(planned[n] for n in members),
         preemption=bool(preempt),
         members=tuple(members),
         measured=True,
@@ -92,7 +99,7 @@ def planned_pool(
     }
     apart = [alone[n] for n in members]
     pool.apart = {"reserved": sum(a.reserved for a in apart), "capacity": sum(a.capacity for a in apart)}
-    pool.reasons = {n: reason(group, tol[n], why[n] if len(members) == 1 else None) for n in members}
+    pool.reasons = {n: reason(group, planned[n], tol[n], why[n] if len(members) == 1 else None) for n in members}
     cold_rule = (
         f"pool cold start = the longest effective cold start of its workloads ({sized.cold_start_source}); "
         + (
@@ -144,12 +151,7 @@ def planned_pool(
             + ("" if not whatif.tolerances else " (what-if values where --tolerance names it)"),
             "per_workload": {n: tol[n] for n in members},
         },
-        "scheduling.gang": {
-            "value": pool.gang,
-            "rule": "training or batch jobs holding more than one GPU are admitted all-or-nothing"
-            if pool.gang
-            else "no job holds more than one GPU",
-        },
+        "scheduling.gang": _gang_derivation(members, planned),
         "scheduling.preemption": {
             "value": pool.preemption,
             "rule": (
@@ -161,6 +163,20 @@ def planned_pool(
         },
     }
     return pool
+
+
+def _gang_derivation(members: list[str], planned: Mapping[str, Workload]) -> dict[str, Any]:
+    """Why a planned pool does or does not declare gang scheduling: the members whose jobs hold several GPUs."""
+    gangs = [n for n in members if pool_gang([planned[n]])]
+    if not gangs:
+        return {"value": False, "rule": "no job holds more than one GPU"}
+    rule = "training or batch jobs holding more than one GPU are admitted all-or-nothing"
+    if len(gangs) < len(members):
+        rule += (
+            f" ({', '.join(gangs)}); the one-GPU jobs pooled with them are gangs of one, and every job's GPUs count"
+            " in the pooled series as check counts them"
+        )
+    return {"value": True, "rule": rule}
 
 
 def _queueing_note(c: Capacity, tight: float | None) -> str:
@@ -198,7 +214,7 @@ def unmeasured_pool(
         cls=group.cls,
         gpu=group.gpu,
         tier=group.tier,
-        gang=group.gang,
+        gang=pool_gang(planned[n] for n in members),
         preemption=bool(preempt),
         members=tuple(members),
         measured=False,

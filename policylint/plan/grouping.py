@@ -1,12 +1,14 @@
 """Grouping: which workloads may share a planned pool at all, and why.
 
 Training, batch and inference never share a pool. Inside one cluster, workloads are
-grouped by class, GPU model and memory (taken from the pool they run in today), gang
-needs (training or batch jobs holding more than one GPU) and tolerance tier
-(real-time, interactive, queue-tolerant), and a tier is cut wherever its loosest
-tolerance would exceed the spread the rules accept (:func:`split_spread`). Which
+grouped by class, GPU model and memory (taken from the pool they run in today) and
+tolerance tier (real-time, interactive, queue-tolerant), and a tier is cut wherever its
+loosest tolerance would exceed the spread the rules accept (:func:`split_spread`). Which
 workloads of a group are then pooled together is :mod:`policylint.plan.search`'s
-question.
+question. Gang jobs (training or batch jobs holding more than one GPU) pool with the rest
+of their group, as ``check`` pools a pool's workloads
+(:mod:`policylint.measure.pool_groups`); a pool holding one declares gang scheduling
+(:func:`pool_gang`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "group_of",
     "is_reject",
     "planned_spec",
+    "pool_gang",
     "reason",
     "split_spread",
     "tightest",
@@ -67,7 +70,7 @@ def dns(text: str) -> str:
 
 @dataclass(frozen=True)
 class Group:
-    """The workloads that may share a pool: one cluster, class, GPU type, gang need and tier.
+    """The workloads that may share a pool: one cluster, class, GPU type and tier.
 
     GPU types compare by :func:`~policylint.measure.pool_groups.model_key` (two spellings of
     one model are one type); ``gpu_model`` is the model as the group's first workload's pool
@@ -78,7 +81,6 @@ class Group:
     cls: str
     gpu_model: str = field(compare=False)
     gpu_memory: float
-    gang: bool
     tier: str
     model: str = field(default="")
 
@@ -92,8 +94,8 @@ class Group:
         return {"model": self.gpu_model, "memoryGiB": plain(self.gpu_memory)}
 
     @property
-    def order(self) -> tuple[str, str, str, float, bool, str]:
-        return (self.cluster, self.cls, self.gpu_model, self.gpu_memory, self.gang, self.tier)
+    def order(self) -> tuple[str, str, str, float, str]:
+        return (self.cluster, self.cls, self.gpu_model, self.gpu_memory, self.tier)
 
 
 def is_reject(group: Group) -> bool:
@@ -105,19 +107,23 @@ def group_of(w: Workload, spec: WorkloadSpec, th: Thresholds, unplaced: Unplaced
     """The group a workload belongs to, or why it cannot be planned (:func:`~policylint.measure.pool_groups.group_key`)."""
     if w.cls not in CLASSES:
         return f"its class {w.cls!r} is not one of {', '.join(CLASSES)}"
-    gang = is_gang(w.cls, spec)
     tier = tier_of(tolerance_of(spec), th)
     if w.pool is None:
         if unplaced.gpu_model is None or unplaced.gpu_memory is None:
             return "it is placed in no pool, so its GPU type is unknown (give one with --gpu MODEL=GIB)"
         named = spec.get("cluster")
         cluster = named if isinstance(named, str) and named else unplaced.cluster
-        return Group(cluster, w.cls, unplaced.gpu_model, unplaced.gpu_memory, gang, tier)
+        return Group(cluster, w.cls, unplaced.gpu_model, unplaced.gpu_memory, tier)
     gpu = w.pool.spec.get("gpu") or {}
     model, memory = gpu.get("model"), number(gpu.get("memoryGiB"))
     if not isinstance(model, str) or memory is None:
         return f"its pool {w.pool.qualified} declares no GPU model and memory"
-    return Group(w.pool.cluster.name, w.cls, model, memory, gang, tier)
+    return Group(w.pool.cluster.name, w.cls, model, memory, tier)
+
+
+def pool_gang(members: Iterable[Workload]) -> bool:
+    """Whether a planned pool declares gang scheduling: some member runs jobs of more than one GPU (:func:`is_gang`)."""
+    return any(is_gang(w.cls, w.spec) for w in members)
 
 
 def common_nodes(pools: Iterable[Pool | None]) -> tuple[NodesSpec | None, tuple[str, ...]]:
@@ -134,8 +140,8 @@ def common_nodes(pools: Iterable[Pool | None]) -> tuple[NodesSpec | None, tuple[
     return (first.copy() if same and isinstance(first, dict) and first else None), tuple(sorted(namespaces))
 
 
-def reason(group: Group, tol: float | None, alone: str | None) -> str:
-    """Why a workload sits in its planned pool: its group, its tier and whether it was pooled.
+def reason(group: Group, w: Workload, tol: float | None, alone: str | None) -> str:
+    """Why the workload ``w`` sits in its planned pool: its group, its jobs, its tier and whether it was pooled.
 
     ``alone``: why the search left it in a pool of its own (None: it was pooled).
     """
@@ -146,7 +152,7 @@ def reason(group: Group, tol: float | None, alone: str | None) -> str:
         "no-tolerance": "without a declared tolerance",
     }[group.tier]
     what = f"{group.cls} on {group.gpu_model} ({plain(group.gpu_memory)} GiB)"
-    gang = ", multi-GPU jobs needing gang scheduling" if group.gang else ""
+    gang = ", multi-GPU jobs needing gang scheduling" if is_gang(w.cls, w.spec) else ""
     tol_text = "no tolerance" if tol is None else f"tolerates {tol:g} s"
     pooled = alone if alone is not None else "pooled: together they need fewer GPUs than apart"
     return f"{what}{gang}; {tol_text}, {tier}; {pooled}"

@@ -342,8 +342,8 @@ def plan_section(outcome: PlanOutcome, today: set[str], links: SourceLinks) -> s
     intro = (
         '<h2>Planned vs today</h2>'
         f"<p>The capacity plan the measurements justify, as <code>policylint plan {esc(outcome.path)} --format json</code> "
-        "prints it with this page's configuration and date: pools derived from the workloads' class, GPU, gang needs "
-        "and tolerance, each sized from its pooled bands, next to today's pools and open proposals. See "
+        "prints it with this page's configuration and date: pools derived from the workloads' class, GPU and "
+        "tolerance, each sized from its pooled bands, next to today's pools and open proposals. See "
         "docs/plan.md of the policylint repository.</p>"
     )
     if outcome.document is None:

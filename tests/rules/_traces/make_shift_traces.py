@@ -14,6 +14,15 @@ of pooled window before ``plan`` or PL988 pools anything), so each file stays sm
   (about 08:00-16:00 UTC, each starting and ending an hour apart and with levels of its
   own, so that no file is a copy or a scaled copy of another): pooled they need as many
   GPUs as apart.
+- gang-scoring-days.csv, gang-eval-nights.csv: batch jobs running, for the gang split
+  (PL988/fail/gang-split.yaml): about 20 one-GPU scoring jobs from 08:00 to 20:00 UTC and 2
+  otherwise; about 20 two-GPU evaluation jobs from 20:00 to 08:00 UTC and 2 otherwise. Apart
+  they need 22 and 44 GPUs at their daily bands, pooled 46.
+- gang-together-scoring.csv, gang-together-eval.csv: the same two kinds of jobs, both busy
+  from about 08:00 to 16:00 UTC (PL988/pass/gang-together.yaml): pooling saves next to nothing.
+
+Each fixture cites files of its own: the fixtures' golden runs read all of ``tests/rules`` as
+one repository, where a file two fixtures cite is one workload's demand counted again (PL972).
 """
 
 from __future__ import annotations
@@ -41,6 +50,19 @@ def shift(first: int, salt: int) -> Callable[[int], int]:
     return level
 
 
+def jobs(first: int, hours: int, salt: int) -> Callable[[int], int]:
+    """About 20 jobs running for ``hours`` from ``first`` (UTC), about 2 otherwise; ``salt`` varies the counts."""
+
+    def level(t: int) -> int:
+        hour = (t % 86_400) // 3600
+        day = t // 86_400
+        wobble = (day * 7 + hour * 3 + salt * 2) % 5 - 2
+        busy = (hour - first) % 24 < hours
+        return 20 + wobble if busy else 2 + (wobble > 0)
+
+    return level
+
+
 def write(name: str, level: Callable[[int], int]) -> None:
     start = END - DAYS * 86_400 + STEP
     rows = ["timestamp,in_flight"]
@@ -55,6 +77,10 @@ def main() -> None:
     write("together-a.csv", shift(7, 4))
     write("together-b.csv", shift(8, 5))
     write("together-c.csv", shift(9, 6))
+    write("gang-scoring-days.csv", jobs(8, 12, 1))
+    write("gang-eval-nights.csv", jobs(20, 12, 2))
+    write("gang-together-scoring.csv", jobs(8, 8, 3))
+    write("gang-together-eval.csv", jobs(9, 8, 4))
 
 
 if __name__ == "__main__":
