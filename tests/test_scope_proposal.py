@@ -59,3 +59,17 @@ def test_a_second_proposal_for_a_pool_is_reported_with_the_first(tmp_path: Path)
     whole = _codes(repo)
     assert ("PL801", PROPOSAL) in whole[1] and ("PL801", second) in whole[1], whole
     assert _codes(repo, "--changed-files", second) == whole
+
+
+def test_a_proposal_moved_to_another_pool_reaches_the_pool_it_left(tmp_path: Path) -> None:
+    """The pool a proposal no longer asks for falls below its baseline (PL104): the hook judges it as the whole run
+    does, as it judges the pool a moved workload left (found by the gate fuzz target)."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    replace_once(repo / PROPOSAL, "    - pool: serving\n", "    - pool: batch\n")
+    git(repo, "add", PROPOSAL)
+    whole = _codes(repo)
+    assert ("PL104", "clusters/prod-east.yaml") in whole[1], whole
+    assert _codes(repo, "--changed-files", PROPOSAL) == whole

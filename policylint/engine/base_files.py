@@ -123,9 +123,12 @@ def placement(spec: Any) -> tuple[str, str] | None:
 
 
 def placements_at(
-    where: Path, rev: str, files: list[Path], limits: LoadLimits
+    where: Path, rev: str, files: list[Path], limits: LoadLimits, requested: list[tuple[str, str]] | None = None
 ) -> list[tuple[str, str | None, tuple[str, str], str | None]]:
     """(file, name, placement, concurrency trace) of every Workload document ``files`` held at ``rev``.
+
+    With ``requested``, the (cluster, pool) each Proposal document of those files asked GPUs for is
+    added to it (a proposal moved to another pool leaves the first one short, as a moved workload does).
 
     ``file`` is the path relative to ``where``; the placement as :func:`placement` reads it;
     the trace is the real path the document's ``concurrency.trace.path`` names from the file's
@@ -168,7 +171,16 @@ def placements_at(
             placed = placement(spec)
             if placed is not None:
                 found.append((name, doc.name, placed, _trace_of(spec, folder / name)))
+            if requested is not None and doc.is_policylint and doc.kind == "Proposal" and isinstance(doc.data, dict):
+                requested += _requested(doc.data.get("spec"))
     return found
+
+
+def _requested(spec: Any) -> list[tuple[str, str]]:
+    """(cluster, pool) of each request of a Proposal spec that names both."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("cluster"), str) or not isinstance(spec.get("requests"), list):
+        return []
+    return [(spec["cluster"], r["pool"]) for r in spec["requests"] if isinstance(r, dict) and isinstance(r.get("pool"), str)]
 
 
 def _trace_of(spec: Any, file: Path) -> str | None:

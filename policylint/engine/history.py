@@ -345,7 +345,9 @@ def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFi
 
 def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits) -> set[tuple[str, str]]:
     """(cluster, pool) of every Workload document the ``files`` held at revision ``rev``; for one admitted
-    through a scheduler queue, (``"queue:<scheduler>"``, the queue's name).
+    through a scheduler queue, (``"queue:<scheduler>"``, the queue's name); and each pool a Proposal
+    document of theirs asked GPUs for (the gate fuzz target: a proposal moved to another pool left the
+    first below its baseline, PL104, and the hook did not look there).
 
     A workload moved to another pool changes the pool it left as much as the one it
     joined (the old pool loses its demand), but only its new placement is written in
@@ -354,7 +356,9 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
     path); a file that did not exist at ``rev``, is over the size limit, does not parse,
     or a repository without git gives nothing.
     """
-    return {placed for _, _, placed, _ in placements_at(where, rev, files, limits)}
+    requested: list[tuple[str, str]] = []
+    placed = {placed for _, _, placed, _ in placements_at(where, rev, files, limits, requested)}
+    return placed | set(requested)
 
 
 def same_traces(change: Change, model: Model, limits: Any, candidates: set[str]) -> set[str]:
