@@ -1,10 +1,11 @@
 """Fuzz target for the pre-commit gate: the hook's run answers as the whole run does.
 
-* ``gate`` - a git repository holding a copy of ``examples/good`` (no finding) is
-  committed, a cache is filled on it, and a few random edits are staged: a number
-  in a YAML file changed, a workload moved to another pool (or to none that
-  exists), a document file deleted or copied under another name, a cell of a
-  trace or job list scaled, a trace cut short. Then the whole run (``check``,
+* ``gate`` - a git repository holding a copy of ``examples/good`` or ``examples/kueue``
+  (no finding) is committed, a cache is filled on it, and a few random edits are
+  staged: a number in a YAML file changed, a workload or proposal moved to another
+  pool or cluster (or to one that does not exist), a name changed, a measurement path
+  pointed at another measurement, a document file deleted or copied under another
+  name, a cell of a trace or job list scaled, a trace cut short. Then the whole run (``check``,
   without a cache and with the warm one) and the hook's run (``check
   --changed-files`` with the staged files that still exist, as pre-commit passes
   them, with and without the cache) are compared.
@@ -37,7 +38,9 @@ from hypothesis import strategies as st
 from targets import EXAMPLES, ContractViolation, Target, _cli
 
 #: the edits, each applied with three numbers drawn (which file, which place in it, which new value)
-OPS = ("number", "pool", "delete", "copy", "cell", "cut")
+OPS = ("number", "pool", "delete", "copy", "cell", "cut", "rename", "path", "cluster")
+#: the clean repositories an input starts from (its first number, when it has five)
+BASES = ("good", "kueue")
 #: values a number is set to (and the old one halved or doubled)
 NUMBERS = (0, 1, 2, 5, 10, 48, 64, 100, 1000)
 POOLS = ("serving", "batch", "training", "nowhere")
@@ -45,6 +48,9 @@ _NUMBER = re.compile(r"(:\s+)(\d+(?:\.\d+)?)[ \t]*$", re.M)
 _POOL = re.compile(r"(\bpool:\s+)([A-Za-z0-9_.-]+)")
 _NAME = re.compile(r"(\bname:\s+)(\S+)")
 _CELL = re.compile(r"\d+(?:\.\d+)?")
+_PATH = re.compile(r"(\bpath:\s+)(\S+\.(?:csv|json))")
+_CLUSTER = re.compile(r"(\bcluster:\s+)([A-Za-z0-9_.-]+)")
+CLUSTERS = ("prod-east", "train-central", "east", "nowhere")
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -62,20 +68,29 @@ def apply_edit(repo: Path, edit: list[int]) -> str:
     """Apply one edit (``[op, file, place, value]``, any non-negative numbers) to ``repo``; what it did, for the report."""
     op, which, place, value = (OPS[edit[0] % len(OPS)], *edit[1:4])
     yamls, tables = _files(repo, "*.yaml"), _files(repo, "*.csv")
-    if op in ("number", "pool", "delete", "copy") and not yamls or op in ("cell", "cut") and not tables:
+    if op in ("cell", "cut") and not tables or op not in ("cell", "cut") and not yamls:
         return f"{op}: nothing to edit"
-    if op in ("number", "pool"):
+    if op in ("number", "pool", "rename", "path", "cluster"):
         file = yamls[which % len(yamls)]
         text = file.read_text(encoding="utf-8")
-        found = list((_NUMBER if op == "number" else _POOL).finditer(text))
+        found = list({"number": _NUMBER, "pool": _POOL, "rename": _NAME, "path": _PATH, "cluster": _CLUSTER}[op].finditer(text))
         if not found:
             return f"{op}: none in {file.name}"
         match = found[place % len(found)]
         if op == "number":
             old = float(match.group(2))
             new = str((*NUMBERS, int(old * 2), int(old // 2))[value % (len(NUMBERS) + 2)])
-        else:
+        elif op == "pool":
             new = POOLS[value % len(POOLS)]
+        elif op == "rename":
+            new = f"{match.group(2)}-{value % 3}"
+        elif op == "cluster":
+            new = CLUSTERS[value % len(CLUSTERS)]
+        else:  # another measurement file of the repository, as the document's folder names it
+            others = [p for p in (*tables, *_files(repo, "*.json")) if p.parent.name in ("traces", "jobs")]
+            if not others:
+                return "path: no measurement to point at"
+            new = os.path.relpath(others[value % len(others)], file.parent).replace(os.sep, "/")
         file.write_text(text[: match.start(2)] + new + text[match.end(2):], encoding="utf-8")
         return f"{op}: {file.relative_to(repo)} {match.group(2)} -> {new}"
     if op == "delete":
@@ -134,10 +149,11 @@ def _check(repo: Path, args: list[str], cache: Path | None) -> tuple[int, set[tu
 def run_gate(item: tuple[str, bytes]) -> int:
     """Check the contract on one input; the whole run's exit code (the seeds' are all 1)."""
     edits = json.loads(item[1])
+    base = BASES[int(edits[0][4]) % len(BASES)] if edits and len(edits[0]) > 4 else "good"
     top = Path(tempfile.mkdtemp(prefix="policylint-gate-"))
     try:
         repo, cache = top / "repo", top / "cache"
-        shutil.copytree(EXAMPLES / "good", repo)
+        shutil.copytree(EXAMPLES / base, repo)
         _git(repo, "init", "-q")
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "base")
@@ -147,7 +163,7 @@ def run_gate(item: tuple[str, bytes]) -> int:
         done = [apply_edit(repo, [int(n) for n in edit[:4]] + [0] * (4 - len(edit[:4]))) for edit in edits]
         _git(repo, "add", "-A")
         staged = _git(repo, "diff", "--cached", "--name-only", "--no-renames", "--diff-filter=d").split()
-        what = f"edits {done}, staged {staged}"
+        what = f"{base}: edits {done}, staged {staged}"
         whole_code, whole, _ = _check(repo, [], None)
         warm_code, warm, _ = _check(repo, [], cache)
         hook_code, hook, _ = _check(repo, ["--changed-files", *staged], cache)
@@ -180,6 +196,9 @@ SEED_EDITS: list[list[list[int]]] = [
     [[2, 4, 0, 0], [0, 1, 5, 2]],  # a document file deleted, another number changed
     [[3, 5, 0, 1]],             # a workload copied under another name (twice the demand)
     [[4, 6, 40, 2], [5, 2, 7, 0]],  # a trace cell scaled, a job list cut short
+    [[0, 0, 1, 0, 1]],          # examples/kueue: a number in a manifest or workload
+    [[7, 4, 0, 2, 0]],          # a measurement path pointed at another workload's file
+    [[8, 5, 0, 3, 0]],          # a workload or proposal moved to a cluster that does not exist
 ]
 
 
@@ -188,7 +207,7 @@ def _seeds() -> list[tuple[str, bytes]]:
 
 
 def _strategy(seeds: list[tuple[str, bytes]]) -> st.SearchStrategy[tuple[str, bytes]]:
-    edit = st.lists(st.integers(0, 10_000), min_size=4, max_size=4)
+    edit = st.lists(st.integers(0, 10_000), min_size=5, max_size=5)
     return st.one_of(st.sampled_from(seeds), st.lists(edit, min_size=1, max_size=3).map(_encoded))
 
 
