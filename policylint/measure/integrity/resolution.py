@@ -116,6 +116,20 @@ JUMP_SHARE = 0.6
 JUMP_RATIO = 3.0
 
 
+_ONES: list[np.ndarray] = []
+
+
+def _ones(size: int) -> np.ndarray:
+    """A read-only array of at least ``size`` ones, kept between calls (a fresh one is page faults every trace)."""
+    import numpy as np
+
+    if not _ONES or _ONES[0].size < size:
+        ones = np.ones(max(size, 1 << 16), dtype=np.float64)
+        ones.flags.writeable = False
+        _ONES[:] = [ones]
+    return _ONES[0]
+
+
 def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BLOCK) -> tuple[int, float | None]:
     """Resolution: (k, share) - the longest block k whose boundaries carry most of the series' movement.
 
@@ -150,7 +164,7 @@ def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BL
     hopeless = (JUMP_SHARE - 2e-9) * total
     ruled_out = np.zeros(max_block + 1, dtype=bool)
 
-    ones = np.ones(spread.size, dtype=np.float64)
+    ones = _ones(spread.size // 2)  # a row count is at most half the steps (k >= 2)
 
     def phase_energy(k: int) -> float:
         whole = (spread.size // k) * k
