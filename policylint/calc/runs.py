@@ -134,12 +134,14 @@ def _smallest(h: np.ndarray, cut: int) -> np.ndarray:
     """
     import numpy as np
 
+    from policylint.calc.select import kths
+
     bound = np.uint64(int(2**53 * min(1.0, 2 * cut / h.size)))
     head = h[h < bound]
     if head.size > cut:
         head.sort()
         return head
-    return np.partition(h, cut)
+    return np.partition(h, kths([cut], h.size))
 
 
 def _singles(h: np.ndarray) -> np.ndarray:
