@@ -15,6 +15,8 @@ import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from policylint.calc.positions import kths
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -133,8 +135,6 @@ def _smallest(h: np.ndarray, cut: int) -> np.ndarray:
     Otherwise ``h`` is partitioned.
     """
     import numpy as np
-
-    from policylint.calc.select import kths
 
     bound = np.uint64(int(2**53 * min(1.0, 2 * cut / h.size)))
     head = h[h < bound]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from policylint.calc.positions import kths
 from policylint.calc.scratch import shared_scratch
 from policylint.calc.settings import CEIL_EPS
 
@@ -33,24 +34,6 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     k = np.ceil(n_arr * p / 100.0 - CEIL_EPS).astype(np.int64) - 1
     ranks: np.ndarray = np.clip(k, 0, np.maximum(n_arr - 1, 0))
     return ranks
-
-
-def kths(ranks: Sequence[int], size: int) -> list[int]:
-    """The positions to partition ``size`` values at so that each of ``ranks`` holds its order statistic.
-
-    The ranks themselves, sorted and once each, and a neighbouring position too when there
-    is only one. ``np.partition`` with one position takes numpy's SIMD selection, which on the
-    many equal values of a sustained series or a trace's sample is four to eight times slower
-    than its introselect (measured on the fleet's series: 105 against 28 us for 4,415
-    values, 543 against 71 us for 26,000); with two positions it takes introselect. The
-    values at the positions asked for are the order statistics either way; only where
-    both zeros may be among them could the sign of the zero found differ, so it is used
-    where every value compared is positive (above a positive threshold) or only compared.
-    """
-    at = sorted(set(ranks))
-    if len(at) == 1 and size > 1:
-        at = [at[0], at[0] + 1] if at[0] + 1 < size else [at[0] - 1, at[0]]
-    return at
 
 
 def select_at(a: np.ndarray, rank: int) -> np.ndarray:

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from policylint.calc.positions import kths
 from policylint.measure.integrity.values import Fact
 
 if TYPE_CHECKING:
@@ -78,8 +79,6 @@ def shaping(
         "excluded_demand_ratio": None,
     }
     if n_valid and spans:
-        from policylint.calc.select import kths
-
         ranked = values[valid]
         top_n = max(1, int(math.ceil(TOP_SHARE * n_valid)))
         # the top_n highest samples, ties at the threshold taken earliest first (as a stable
