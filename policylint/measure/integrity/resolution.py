@@ -100,12 +100,14 @@ def roughness(values: np.ndarray, valid: np.ndarray) -> float | None:
     ok1 = valid[1:] & valid[:-1]
     d2 = np.diff(d1)
     ok2 = ok1[1:] & ok1[:-1]
-    if np.count_nonzero(ok1) < 3 or np.count_nonzero(ok2) < 2:
+    n1, n2 = int(np.count_nonzero(ok1)), int(np.count_nonzero(ok2))
+    if n1 < 3 or n2 < 2:
         return None
-    s1 = float(np.std(d1[ok1]))
+    # every pair valid: the differences themselves, not a gathered copy of the same values in the same order
+    s1 = float(np.std(d1 if n1 == d1.size else d1[ok1]))
     if not s1 > 0 or not math.isfinite(s1):
         return None
-    return float(np.std(d2[ok2])) / s1
+    return float(np.std(d2 if n2 == d2.size else d2[ok2])) / s1
 
 
 #: Share of the first-difference energy (sum of squared steps) one phase of k samples must carry
