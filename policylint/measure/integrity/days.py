@@ -176,7 +176,7 @@ def _equal_codes(codes: np.ndarray, lags: int) -> np.ndarray:
         last = min(days, first + chunk)
         same = (earlier[first:last] == padded[lags + first : lags + last, None, :]).view(np.uint64)
         if words <= 255:
-            lanes = same.sum(axis=2, dtype=np.uint64)  # each byte lane holds at most `words` flags
+            lanes = np.einsum("ijk->ij", same)  # each byte lane holds at most `words` flags (einsum: the fastest sum here)
             halves = (lanes & np.uint64(0x00FF00FF00FF00FF)) + ((lanes >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
             with np.errstate(over="ignore"):  # four 16-bit lanes of at most 510, added in the top one
                 out[first:last] = (halves * np.uint64(0x0001000100010001)) >> np.uint64(48)
