@@ -68,7 +68,7 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     valid = np.asarray(valid, dtype=bool)
     every = bool(valid.all())
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = np.multiply(values, 1000.0, dtype=np.float64)
+        scaled = values * 1000.0  # a new array, rounded in place
         np.round(scaled, out=scaled)
         q = (scaled if every else np.where(valid, scaled, 0.0)).astype(np.int64).view(np.uint64)
         steps = q[1:] - q[:-1]  # modulo 2**64: a fall is hashed as its two's complement
