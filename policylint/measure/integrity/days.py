@@ -182,7 +182,8 @@ def _equal_codes(codes: np.ndarray, lags: int) -> np.ndarray:
                 out[first:last] = (halves * np.uint64(0x0001000100010001)) >> np.uint64(48)
         else:
             out[first:last] = np.bitwise_count(same).sum(axis=2, dtype=np.int64)
-    return out - (words * 8 - width)  # the padding bytes, zero in both days, always agree
+    out -= words * 8 - width  # the padding bytes, zero in both days, always agree
+    return out
 
 
 def near_and_exact_repeats(
