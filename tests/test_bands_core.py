@@ -347,3 +347,29 @@ def test_spike_sizes_equal_a_reduceat_over_each_run(rows: int, n: int, nan: floa
     heights, sums = _runs_plain(values, threshold)
     assert np.array_equal(found.height, heights)
     assert np.array_equal(found.volume, sums)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 30_000),
+    st.sampled_from(["levels", "few", "normal", "sorted", "uint"]),
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3),
+    st.integers(0, 2**31),
+)
+def test_partitioning_at_the_kths_puts_each_order_statistic_in_place(n: int, kind: str, shares: list[float], seed: int) -> None:
+    """``kths`` (two positions for one, so numpy takes its introselect): every rank asked for holds the value a full
+    sort puts there, on the equal-heavy values of sustained series, on distinct values and on hashes."""
+    rng = np.random.default_rng(seed)
+    a = {"levels": lambda: rng.integers(0, 300, n).astype(np.float64),
+         "few": lambda: rng.integers(1, 4, n).astype(np.float64),
+         "normal": lambda: rng.normal(100.0, 15.0, n),
+         "sorted": lambda: np.sort(rng.integers(1, 40, n).astype(np.float64)),
+         "uint": lambda: rng.integers(0, 2**53, n, dtype=np.uint64)}[kind]()
+    ranks = [min(n - 1, int(s * n)) for s in shares]
+    at = select.kths(ranks, n)
+    assert set(ranks) <= set(at) and at == sorted(set(at)) and all(0 <= k < n for k in at)
+    assert len(at) >= min(2, n)  # one position alone would take the SIMD selection
+    part, ordered = np.partition(a, at), np.sort(a)
+    for r in ranks:
+        assert part[r] == ordered[r]
+    assert select.select_at(a, ranks[0])[ranks[0]] == ordered[ranks[0]]

@@ -712,6 +712,64 @@ def test_near_and_exact_repeats_at_the_threshold_are_unchanged(case: tuple[np.nd
 
 
 @settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 40),
+    st.sampled_from([1, 3, 8, 25, 288, 289, 1_440, 2_040, 2_041, 2_880]),
+    st.integers(1, 40),
+    st.sampled_from([1, 2, 3, 256]),
+    st.booleans(),
+)
+def test_equal_codes_of_every_day_pair_are_the_pairwise_counts(seed: int, days: int, width: int, lags: int, spread: int, small_chunks: bool) -> None:
+    """Every [day, lags - lag] count of the all-lags layout is the count of equal codes of that pair of days (where the
+    earlier day exists): widths off a word, widths whose byte lanes need the bit count, counts past 255, chunks of days."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, spread, size=(days, width)).astype(np.uint8)
+    exists = np.zeros((days, lags), dtype=bool)
+    expected = np.zeros((days, lags), dtype=np.int64)
+    for day in range(days):
+        for slot in range(lags):
+            before = day - (lags - slot)
+            if before >= 0:
+                exists[day, slot] = True
+                expected[day, slot] = int(np.count_nonzero(codes[day] == codes[before]))
+    chunk = current_days._EQUAL_CHUNK_BYTES
+    try:
+        if small_chunks:
+            current_days._EQUAL_CHUNK_BYTES = 1
+        got = current_days._equal_codes(codes, lags)
+    finally:
+        current_days._EQUAL_CHUNK_BYTES = chunk
+    assert got.shape == expected.shape
+    _same(got[exists], expected[exists])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 5_000),
+    st.integers(0, 600),
+    st.sampled_from(["even", "repeated", "low", "high"]),
+)
+def test_the_smallest_hashes_are_numpy_partition(seed: int, n: int, cut: int, kind: str) -> None:
+    """The sketch's head: element `cut` and the multiset before it are those of ``np.partition(h, cut)``, whether
+    the hashes are spread evenly over 53 bits, repeat a few values, or crowd one end."""
+    rng = np.random.default_rng(seed)
+    n = max(n, cut + 1)
+    if kind == "even":
+        h = rng.integers(0, 2**53, size=n, dtype=np.uint64)
+    elif kind == "repeated":
+        h = rng.choice(rng.integers(0, 2**53, size=int(rng.integers(1, 40)), dtype=np.uint64), size=n)
+    elif kind == "low":
+        h = rng.integers(0, 2**20, size=n, dtype=np.uint64)
+    else:
+        h = rng.integers(2**53 - 2**20, 2**53, size=n, dtype=np.uint64)
+    got, expected = current_runs._smallest(h.copy(), cut), np.partition(h, cut)
+    assert got[cut] == expected[cut]
+    _same(np.sort(got[:cut]), np.sort(expected[:cut]))
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 2**64 - 1), max_size=3000), st.integers(0, 6))
 def test_distinct_hashes_are_numpy_unique(values: list[int], repeats: int) -> None:
     h = np.array(values * (1 + repeats % 3), dtype=np.uint64)

@@ -19,9 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policylint.bands import BandSettings, analyse, gpus_for
-from policylint.measure.pooled import PoolMember, align, analyse_pool, pool_series
+from policylint.errors import PolicylintError
+from policylint.measure.pooled import PoolMember, align, analyse_pool, pool_bands, pool_series
 from policylint.traces import Series
 
 HELIOS = Path(__file__).parent / "data" / "helios_vc3sl_2020-05.csv"
@@ -269,3 +272,32 @@ def test_traces_that_never_overlap_leave_no_pooled_bands() -> None:
     grid = align([PoolMember("a", t, np.ones(t.size), 60.0, 1.0), PoolMember("b", t + 10_000, np.ones(t.size), 60.0, 1.0)])
     report = analyse_pool(grid, 300.0)
     assert (report.window_days, report.baseline, report.valid_samples) == (0.0, None, 0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.lists(st.tuples(st.sampled_from([60.0, 300.0, 900.0]), st.integers(1, 3_000), st.integers(-3, 3)), min_size=1, max_size=3),
+    st.sampled_from([0.0, 60.0, 300.0, 900.0, 3_600.0, 86_400.0 * 30]),
+    st.sampled_from([0.0, 0.05, 0.5, 1.0]),
+)
+def test_pool_bands_are_the_pooled_reports_bands(seed: int, shapes: list[tuple[float, int, int]], cold: float, gaps: float) -> None:
+    """Each member alone (and any pool) has the bands of :func:`pool_series`, without its spikes: the same numbers,
+    None where the window holds no sustained sample (short series, every sample missing)."""
+    rng = np.random.default_rng(seed)
+    members = []
+    for i, (step, n, shift) in enumerate(shapes):
+        times = 1_790_208_000.0 + shift * step + step * np.arange(n, dtype=np.float64)
+        values = rng.integers(0, int(rng.integers(1, 300)), n).astype(np.float64)
+        values[rng.random(n) < gaps] = np.nan
+        members.append(PoolMember(f"w{i}", times, values, step, per_gpu=float(rng.choice([1.0, 3.0, 0.5])),
+                                  gpus_per_replica=int(rng.integers(1, 4))))
+    try:
+        _, report = pool_series(members, cold)
+    except PolicylintError:
+        with pytest.raises(PolicylintError):
+            pool_bands(members, cold)
+        return
+    want = (report.baseline, report.daily, report.peak, report.sustained_max)
+    got = pool_bands(members, cold)
+    assert [None if v is None else float(v).hex() for v in got] == [None if v is None else float(v).hex() for v in want]

@@ -15,6 +15,8 @@ import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from policylint.calc.positions import kths
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -63,13 +65,16 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
 
     if values.size <= RUN_SAMPLES:
         return None
+    valid = np.asarray(valid, dtype=bool)
+    every = bool(valid.all())
     with np.errstate(over="ignore", invalid="ignore"):
-        q = np.where(valid, np.round(values * 1000.0), 0.0).astype(np.int64).view(np.uint64)
+        scaled = values * 1000.0  # a new array, rounded in place
+        np.round(scaled, out=scaled)
+        q = (scaled if every else np.where(valid, scaled, 0.0)).astype(np.int64).view(np.uint64)
         steps = q[1:] - q[:-1]  # modulo 2**64: a fall is hashed as its two's complement
     runs = steps.size - RUN_SAMPLES + 1
     # per run, by running sums: steps touching an invalid sample in it, and steps that move
-    valid = np.asarray(valid, dtype=bool)
-    if valid.all():
+    if every:
         full = np.ones(runs, dtype=bool)
     else:
         broken = np.concatenate(([0], np.cumsum(~(valid[1:] & valid[:-1]), dtype=np.int64)))
@@ -107,7 +112,7 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     # those occur once whenever enough do; else sort all
     cut = 4 * SKETCH_SIZE
     if h.size > 2 * cut:
-        head = np.partition(h, cut)
+        head = _smallest(h, cut)
         pivot = head[cut]
         below = _singles(head[:cut])
         below = below[below < pivot]
@@ -117,6 +122,26 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
     if once.size < SKETCH_MIN:
         return None
     return [int(x) for x in once[:SKETCH_SIZE]]
+
+
+def _smallest(h: np.ndarray, cut: int) -> np.ndarray:
+    """``h`` (53-bit hashes, more than ``cut`` of them) with its ``cut`` + 1 smallest first: ``np.partition(h, cut)`` where it matters.
+
+    Element ``cut`` is the (``cut`` + 1)-th smallest and the elements before it are the
+    ``cut`` smallest, in some order. The hashes are spread evenly over 53 bits, so those
+    under a bound at which about ``2 * cut`` are expected are almost always more than
+    ``cut``: then they are the smallest of ``h``, and sorting them alone gives the same
+    elements (a comparison over ``h`` and a sort of a thousand, against a partition of all).
+    Otherwise ``h`` is partitioned.
+    """
+    import numpy as np
+
+    bound = np.uint64(int(2**53 * min(1.0, 2 * cut / h.size)))
+    head = h[h < bound]
+    if head.size > cut:
+        head.sort()
+        return head
+    return np.partition(h, kths([cut], h.size))
 
 
 def _singles(h: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from policylint.calc.positions import kths
 from policylint.calc.scratch import shared_scratch
 from policylint.calc.settings import CEIL_EPS
 
@@ -33,6 +34,11 @@ def _rank(p: float, n: np.ndarray | int) -> np.ndarray:
     k = np.ceil(n_arr * p / 100.0 - CEIL_EPS).astype(np.int64) - 1
     ranks: np.ndarray = np.clip(k, 0, np.maximum(n_arr - 1, 0))
     return ranks
+
+
+def select_at(a: np.ndarray, rank: int) -> np.ndarray:
+    """``np.partition(a, rank)`` for reading position ``rank`` alone, of values with no zero (see :func:`kths`): a partitioned copy."""
+    return np.partition(a, kths([rank], a.size))
 
 
 # Rows at least this long take the sampled-threshold selection of ``_select_rows``.
@@ -98,7 +104,7 @@ def _select_high(
     if sample.size < 64:
         return None
     k = min(sample.size - 1, max(0, int((share - _SELECT_MARGIN) * sample.size)))
-    sample.partition(k)
+    sample.partition(kths([k], sample.size))
     threshold = float(sample[k])
     if not threshold > 0:
         return None
@@ -108,7 +114,7 @@ def _select_high(
         return None
     kept = x[keep]
     at = [r - below for r in ranks]
-    kept.partition(sorted(set(at)))
+    kept.partition(kths(at, kept.size))
     picked: np.ndarray = kept[at]
     return picked
 
@@ -194,4 +200,4 @@ def wait_percentile_in(wait: np.ndarray, count: int, p: float, *, has_nan: bool)
         got = _select_high(wait, count, [r], has_nan, positives=npos)
         if got is not None:
             return float(got[0])
-    return float(np.partition(wait[positive], r - zeros)[r - zeros])
+    return float(select_at(wait[positive], r - zeros)[r - zeros])

@@ -73,6 +73,7 @@ __all__ = [
     "gpu_demand",
     "grid_spec",
     "on_grid",
+    "pool_bands",
     "pool_series",
 ]
 
@@ -426,14 +427,10 @@ def analyse_pool(
         peak=None,
         sustained_max=None,
     )
-    s = rolling_min(g, w) if g.size >= w else np.empty(0)
-    s_valid = s[~np.isnan(s)]
-    if s_valid.size == 0:
+    bands = _bands(g, w, settings)
+    if bands is None:
         return unknown
-    b_raw, d_raw = percentile(s_valid, [settings.baseline_percentile, settings.daily_percentile])
-    peak = float(np.nanmax(g))
-    daily = min(float(d_raw), peak)
-    baseline = min(float(b_raw), daily)
+    baseline, daily, peak, sustained_max = bands
     found = find_spikes(g, baseline, step, cold_start_seconds)
     noise = int(np.count_nonzero(found.noise))
     queue = daily_queue = None
@@ -449,7 +446,7 @@ def analyse_pool(
         baseline=baseline,
         daily=daily,
         peak=peak,
-        sustained_max=float(s_valid.max()),
+        sustained_max=sustained_max,
         noise_spike_count=noise,
         real_spike_count=int(found.length.size) - noise,
         highest_spike=float(found.height.max()) if found.height.size else 0.0,
@@ -460,6 +457,37 @@ def analyse_pool(
         limit_seconds=limit_seconds if capacity is not None else None,
         daily_rejected_share=rejected,
     )
+
+
+def _bands(g: np.ndarray, w: int, settings: BandSettings) -> tuple[float, float, float, float] | None:
+    """(baseline, daily, peak, sustained max) of the pooled series ``g`` with a ``w``-sample window; None without a sustained sample.
+
+    The one computation of :func:`analyse_pool`'s bands, which :func:`pool_bands` shares.
+    """
+    s = rolling_min(g, w) if g.size >= w else np.empty(0)
+    s_valid = s[~np.isnan(s)]
+    if s_valid.size == 0:
+        return None
+    b_raw, d_raw = percentile(s_valid, [settings.baseline_percentile, settings.daily_percentile])
+    peak = float(np.nanmax(g))
+    daily = min(float(d_raw), peak)
+    baseline = min(float(b_raw), daily)
+    return baseline, daily, peak, float(s_valid.max())
+
+
+def pool_bands(
+    members: Sequence[PoolMember], cold_start_seconds: float
+) -> tuple[float | None, float | None, float | None, float | None]:
+    """(baseline, daily, peak, sustained max) of :func:`pool_series` at the default settings, without its spikes.
+
+    What a pool's members are compared by alone (each a pool of its own): the same
+    alignment and the same band computation as :func:`analyse_pool`, so the same
+    numbers, without finding the spikes no caller of it reads.
+    """
+    grid = align(members)
+    bands = _bands(grid.pooled, window_samples(cold_start_seconds, grid.step_seconds),
+                   BandSettings(cold_start_seconds=cold_start_seconds))
+    return bands if bands is not None else (None, None, None, None)
 
 
 def pool_series(

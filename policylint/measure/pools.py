@@ -21,7 +21,7 @@ from policylint.errors import PolicylintError
 from policylint.measure.facts import PoolFacts, WorkloadFacts
 from policylint.measure.cold_start import pool_cold_start
 from policylint.measure.conversion import gpu_conversion
-from policylint.measure.pooled import GpuMember, PooledGrid, align, analyse_pool, extents, grid_spec, pool_series
+from policylint.measure.pooled import GpuMember, PooledGrid, align, analyse_pool, extents, grid_spec, pool_bands
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -180,8 +180,7 @@ def _pool_series(
 
 def _alone(member: PoolMember, cold_start_seconds: float) -> tuple[float | None, float | None, float | None, float | None]:
     """One workload's GPU bands alone at the pool's cold start: a pool of its own."""
-    _, alone = pool_series([member], cold_start_seconds)
-    return (alone.baseline, alone.daily, alone.peak, alone.sustained_max)
+    return pool_bands([member], cold_start_seconds)
 
 
 def _sum_alone(

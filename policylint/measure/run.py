@@ -19,6 +19,7 @@ from policylint.cache import digests as digest_cache
 from policylint.finding import Finding
 from policylint.measure import parallel
 from policylint.measure.facts import WorkloadFacts
+from policylint.measure.heap import hold_freed_memory
 from policylint.measure.kept_reads import KEEP_AT_MOST
 from policylint.measure.pools import CachedPool, Needed, cached_pools
 
@@ -103,6 +104,8 @@ def measure(
     # a run that measures a few workloads again (a pre-commit run on an edited file) takes their
     # traces' reads kept by the one before and keeps them for the next (policylint.measure.kept_reads)
     reads = cache_dir if len(traced) <= KEEP_AT_MOST else None
+    if len(traced) >= parallel.PARALLEL_MIN_WORKLOADS:
+        hold_freed_memory()  # many traces' arrays made and freed: reuse the memory, not fresh pages
     changed: list[str] = []  # keyed workloads measured after a trace of theirs changed since its digest
 
     def measured(name: str) -> tuple[WorkloadFacts, list[Finding]]:

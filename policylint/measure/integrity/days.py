@@ -146,6 +146,46 @@ def near_repeated_days(
     return near, judged
 
 
+#: Most bytes of comparisons :func:`_equal_codes` holds at once (days are compared in chunks below it).
+_EQUAL_CHUNK_BYTES = 1 << 22
+
+
+def _equal_codes(codes: np.ndarray, lags: int) -> np.ndarray:
+    """[day, lags - lag]: how many samples of a day have the same code as the day ``lag`` days before.
+
+    A count whose earlier day would come before day 0 means nothing (no such pair is judged).
+
+    Every pair of days at most ``lags`` apart at once, as the lags are laid out in
+    :func:`near_and_exact_repeats`: the same counts as comparing each pair's codes and
+    summing, without gathering the days of each pair. The comparisons are counted eight
+    to a word: each byte of a word sums the flags of one byte lane (exact while a lane
+    holds at most 255 flags; else by bit count), the lanes are added in pairs and then by
+    one multiply.
+    """
+    import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    days, width = codes.shape
+    words = -(-width // 8)
+    padded = np.zeros((lags + days, words * 8), dtype=np.uint8)  # rows before day 0, and zeros after each day's codes
+    padded[lags:, :width] = codes
+    earlier = sliding_window_view(padded, (lags, words * 8))[:days, 0]  # [day, slot, sample]: lags - slot days before
+    out = np.empty((days, lags), dtype=np.int64)
+    chunk = max(1, _EQUAL_CHUNK_BYTES // (lags * words * 8))
+    for first in range(0, days, chunk):
+        last = min(days, first + chunk)
+        same = (earlier[first:last] == padded[lags + first : lags + last, None, :]).view(np.uint64)
+        if words <= 255:
+            lanes = np.einsum("ijk->ij", same)  # each byte lane holds at most `words` flags (einsum: the fastest sum here)
+            halves = (lanes & np.uint64(0x00FF00FF00FF00FF)) + ((lanes >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
+            with np.errstate(over="ignore"):  # four 16-bit lanes of at most 510, added in the top one
+                out[first:last] = (halves * np.uint64(0x0001000100010001)) >> np.uint64(48)
+        else:
+            out[first:last] = np.bitwise_count(same).sum(axis=2, dtype=np.int64)
+    out -= words * 8 - width  # the padding bytes, zero in both days, always agree
+    return out
+
+
 def near_and_exact_repeats(
     times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
 ) -> tuple[int | None, int, int | None]:
@@ -203,20 +243,13 @@ def near_and_exact_repeats(
     later, slot = np.nonzero(pair)
     if later.size:
         before = later - (lags - slot)
-        # of those, the pairs whose samples agree in byte at NEAR_MATCH of the busier day's changes.
-        # When most pairs are left, every pair is first screened on the codes four to a word, all
-        # lags at once: a word that differs holds at most three equal bytes, so a pair with `w` equal
-        # words of `quads` has at most 3 * quads + w + (width % 4) equal bytes.
+        # of those, the pairs whose samples agree in byte at NEAR_MATCH of the busier day's changes
         busier = NEAR_MATCH * np.maximum(busy[later], busy[before])
-        quads = width // 4
-        if later.size * 4 >= pair.size and quads:
-            words32 = np.ascontiguousarray(codes[:, : quads * 4]).view(np.uint32)
-            padded = np.concatenate((np.zeros((lags, quads), dtype=np.uint32), words32))
-            earlier_words = sliding_window_view(padded, (lags, quads))[:days, 0]
-            same_words = (earlier_words == words32[:, None, :]).view(np.uint8).sum(axis=2, dtype=wide)[later, slot]
-            maybe = 3 * quads + (width - quads * 4) + same_words.astype(np.int64) >= busier
-            later, before, busier = later[maybe], before[maybe], busier[maybe]
-        equal = (codes[later] == codes[before]).view(np.uint8).sum(axis=1, dtype=wide)
+        if later.size * 4 >= pair.size:
+            # most pairs are left: count the equal bytes of every pair at once, without gathering days
+            equal = _equal_codes(codes, lags)[later, slot]
+        else:
+            equal = (codes[later] == codes[before]).view(np.uint8).sum(axis=1, dtype=wide)
         agree = equal >= busier
         later, before = later[agree], before[agree]
     if later.size:

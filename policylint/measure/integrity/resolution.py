@@ -100,12 +100,14 @@ def roughness(values: np.ndarray, valid: np.ndarray) -> float | None:
     ok1 = valid[1:] & valid[:-1]
     d2 = np.diff(d1)
     ok2 = ok1[1:] & ok1[:-1]
-    if np.count_nonzero(ok1) < 3 or np.count_nonzero(ok2) < 2:
+    n1, n2 = int(np.count_nonzero(ok1)), int(np.count_nonzero(ok2))
+    if n1 < 3 or n2 < 2:
         return None
-    s1 = float(np.std(d1[ok1]))
+    # every pair valid: the differences themselves, not a gathered copy of the same values in the same order
+    s1 = float(np.std(d1 if n1 == d1.size else d1[ok1]))
     if not s1 > 0 or not math.isfinite(s1):
         return None
-    return float(np.std(d2[ok2])) / s1
+    return float(np.std(d2 if n2 == d2.size else d2[ok2])) / s1
 
 
 #: Share of the first-difference energy (sum of squared steps) one phase of k samples must carry
@@ -114,6 +116,20 @@ def roughness(values: np.ndarray, valid: np.ndarray) -> float | None:
 JUMP_SHARE = 0.6
 #: How many times the typical step inside a block the typical step at a block boundary must be.
 JUMP_RATIO = 3.0
+
+
+_ONES: list[np.ndarray] = []
+
+
+def _ones(size: int) -> np.ndarray:
+    """A read-only array of at least ``size`` ones, kept between calls (a fresh one is page faults every trace)."""
+    import numpy as np
+
+    if not _ONES or _ONES[0].size < size:
+        ones = np.ones(max(size, 1 << 16), dtype=np.float64)
+        ones.flags.writeable = False
+        _ONES[:] = [ones]
+    return _ONES[0]
 
 
 def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BLOCK) -> tuple[int, float | None]:
@@ -150,7 +166,7 @@ def jump_block(values: np.ndarray, valid: np.ndarray, *, max_block: int = MAX_BL
     hopeless = (JUMP_SHARE - 2e-9) * total
     ruled_out = np.zeros(max_block + 1, dtype=bool)
 
-    ones = np.ones(spread.size, dtype=np.float64)
+    ones = _ones(spread.size // 2)  # a row count is at most half the steps (k >= 2)
 
     def phase_energy(k: int) -> float:
         whole = (spread.size // k) * k

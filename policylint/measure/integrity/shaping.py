@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from policylint.calc.positions import kths
 from policylint.measure.integrity.values import Fact
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def shaping(
         top_n = max(1, int(math.ceil(TOP_SHARE * n_valid)))
         # the top_n highest samples, ties at the threshold taken earliest first (as a stable
         # sort would), found in linear time
-        cut = np.partition(ranked, n_valid - top_n)[n_valid - top_n]
+        cut = np.partition(ranked, kths([n_valid - top_n], n_valid))[n_valid - top_n]  # only compared: a zero's sign is moot
         gone_valid = mask[valid]
         above = ranked > cut
         ties = np.flatnonzero(ranked == cut)[: top_n - int(np.count_nonzero(above))]
