@@ -82,6 +82,8 @@ class Session:
     staged: list[Path] = field(default_factory=list)
     #: the model the linter resolved and what the change reaches in it (asked once, used to judge and to narrow)
     _reached: tuple[Model, Reach] | None = field(default=None, init=False, repr=False, compare=False)
+    #: the names the changed files defined at the base revision (widen.lost_name)
+    _defined_before: set[tuple[str, str]] = field(default_factory=set, init=False, repr=False, compare=False)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Session:
@@ -239,6 +241,8 @@ class Session:
             self.options.reported = self._reported(changed, previous)
             result = lint([self.config.root], self.options)
             kept = self._kustomized(result, changed, "HEAD")
+            if self._lost(result.model):
+                return _with(result, kept)
             return _with(narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous),
                          kept)
         if self.diff_base is not None:
@@ -251,6 +255,8 @@ class Session:
             paths = self.paths if self.explicit_paths else [self.config.root]
             result = lint(paths, self.options)
             kept = self._kustomized(result, change.files, change.commit.hexsha if change.commit is not None else None)
+            if self._lost(result.model):
+                return _with(result, kept)
             return _with(narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result),
                                 previous), kept)
         return lint(self.paths, self.options)
@@ -282,7 +288,15 @@ class Session:
         from policylint.model.load.files import is_json_name, is_yaml_name
     
         yaml_files = [p for p in changed if (is_yaml_name(p.name) or is_json_name(p.name)) and p.is_file()]
-        return previous_pools(self.config.root, rev, yaml_files, self.options.limits) if yaml_files else set()
+        if not yaml_files:
+            return set()
+        return previous_pools(self.config.root, rev, yaml_files, self.options.limits, self._defined_before)
+
+    def _lost(self, model: Model | None) -> bool:
+        """Whether the change took away a name its files defined at the base: then the run is judged whole."""
+        from policylint.engine.widen import lost_name
+
+        return model is not None and lost_name(model, self._defined_before) is not None
 
     def _reported(
         self, changed: Sequence[Path], previous: set[tuple[str, str]] | None = None
@@ -303,6 +317,8 @@ class Session:
             from policylint.engine.widen import changes_everything, read_but_unmapped
 
             if changes_everything(changed, config) is not None or read_but_unmapped(model, changed) is not None:
+                return None
+            if self._lost(model):
                 return None
             # the same test as narrow's: which views are judged, and which rules skip a neighbour
             found = reach(model, changed, ruleset, previous or ())

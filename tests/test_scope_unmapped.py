@@ -112,3 +112,32 @@ def test_a_new_file_that_claims_a_name_first_is_judged_with_the_file_it_took_it_
     whole, one = _both(repo, "workloads/a-fine-tuning.yaml")
     assert ("PL021", "workloads/research.yaml") in [(c, f) for c, f, _ in whole]
     assert one == whole
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new"),
+    [
+        ("clusters/prod-east.yaml", "  name: prod-east\n", "  name: prod-east-0\n"),  # a cluster
+        ("clusters/prod-east.yaml", "    - name: batch\n", "    - name: offline\n"),  # one of its pools
+        ("workloads/search.yaml", "  name: reranker\n", "  name: reranker-v2\n"),  # a workload a proposal cites
+    ],
+)
+def test_a_name_taken_away_by_the_change_is_judged_where_it_was_named(tmp_path: Path, file: str, old: str, new: str) -> None:
+    """A cluster, pool or workload renamed in its own file leaves the unchanged documents naming it pointing at
+    nothing (PL020 and the like): the hook and --diff judge the whole run, as for a deleted file (found by the gate
+    fuzz target: a renamed cluster passed the hook's narrowing of its workloads and proposal)."""
+    from conftest import git, replace_once
+
+    repo = Path(shutil.copytree(REPO / "examples" / "good", tmp_path / "repo"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    replace_once(repo / file, old, new)
+    git(repo, "add", "-A")
+    code, out, err = run_cli(["check", "--format", "json"], cwd=repo)
+    whole = (code, _codes(out))
+    assert code == 1 and any(f[1] != file for f in whole[1]), whole
+    code, out, err = run_cli(["check", "--format", "json", "--changed-files", file], cwd=repo)
+    assert (code, _codes(out)) == whole, err
+    code, out, err = run_cli(["check", "--format", "json", "--diff", "HEAD"], cwd=repo)
+    assert code == 1 and set(whole[1]) <= set(_codes(out)), err

@@ -123,12 +123,14 @@ def placement(spec: Any) -> tuple[str, str] | None:
 
 
 def placements_at(
-    where: Path, rev: str, files: list[Path], limits: LoadLimits, requested: list[tuple[str, str]] | None = None
+    where: Path, rev: str, files: list[Path], limits: LoadLimits, requested: list[tuple[str, str]] | None = None,
+    defined: set[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str | None, tuple[str, str], str | None]]:
     """(file, name, placement, concurrency trace) of every Workload document ``files`` held at ``rev``.
 
     With ``requested``, the (cluster, pool) each Proposal document of those files asked GPUs for is
     added to it (a proposal moved to another pool leaves the first one short, as a moved workload does).
+    With ``defined``, the names those files' policylint documents defined are added to it (:func:`defined_names`).
 
     ``file`` is the path relative to ``where``; the placement as :func:`placement` reads it;
     the trace is the real path the document's ``concurrency.trace.path`` names from the file's
@@ -173,6 +175,28 @@ def placements_at(
                 found.append((name, doc.name, placed, _trace_of(spec, folder / name)))
             if requested is not None and doc.is_policylint and doc.kind == "Proposal" and isinstance(doc.data, dict):
                 requested += _requested(doc.data.get("spec"))
+            if defined is not None and doc.is_policylint:
+                defined |= defined_names(doc.kind, doc.data)
+    return found
+
+
+def defined_names(kind: Any, data: Any) -> set[tuple[str, str]]:
+    """The names a policylint document defines that other documents refer to: ("workload", name),
+    ("cluster", name) and ("pool", "cluster/pool") for each pool of a cluster."""
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if not isinstance(name, str):
+        return set()
+    if kind == "Workload":
+        return {("workload", name)}
+    if kind != "Cluster":
+        return set()
+    spec = data.get("spec")
+    pools = spec.get("pools") if isinstance(spec, dict) else None
+    found = {("cluster", name)}
+    for pool in pools if isinstance(pools, list) else []:
+        if isinstance(pool, dict) and isinstance(pool.get("name"), str):
+            found.add(("pool", f"{name}/{pool['name']}"))
     return found
 
 

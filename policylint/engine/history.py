@@ -343,11 +343,14 @@ def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFi
     return old
 
 
-def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits) -> set[tuple[str, str]]:
+def previous_pools(
+    where: Path, rev: str, files: list[Path], limits: LoadLimits, defined: set[tuple[str, str]] | None = None
+) -> set[tuple[str, str]]:
     """(cluster, pool) of every Workload document the ``files`` held at revision ``rev``; for one admitted
     through a scheduler queue, (``"queue:<scheduler>"``, the queue's name); and each pool a Proposal
     document of theirs asked GPUs for (the gate fuzz target: a proposal moved to another pool left the
-    first below its baseline, PL104, and the hook did not look there).
+    first below its baseline, PL104, and the hook did not look there). With ``defined``, the names the
+    files' documents defined at ``rev`` are added to it (see :func:`policylint.engine.widen.lost_name`).
 
     A workload moved to another pool changes the pool it left as much as the one it
     joined (the old pool loses its demand), but only its new placement is written in
@@ -357,7 +360,7 @@ def previous_pools(where: Path, rev: str, files: list[Path], limits: LoadLimits)
     or a repository without git gives nothing.
     """
     requested: list[tuple[str, str]] = []
-    placed = {placed for _, _, placed, _ in placements_at(where, rev, files, limits, requested)}
+    placed = {placed for _, _, placed, _ in placements_at(where, rev, files, limits, requested, defined)}
     return placed | set(requested)
 
 

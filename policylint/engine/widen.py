@@ -104,3 +104,24 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
             if ref.path is not None and (found := hit(ref.path.with_name(ref.path.name + SUFFIX))):
                 return found
     return None
+
+
+def lost_name(model: Model, defined_before: Iterable[tuple[str, str]]) -> str | None:
+    """A name the changed files defined before the change that nothing defines now, if any.
+
+    A cluster, pool or workload renamed (or its document emptied) leaves every document that
+    names it pointing at nothing (PL020), and those documents did not change: the narrowing,
+    which follows what the changed files define now, cannot reach them (found by the gate fuzz
+    target: a cluster renamed in its own file passed the hook while its workloads and proposal
+    failed the whole run). Such a change is judged as a whole run, as a deleted file is.
+    """
+    for kind, name in sorted(defined_before):
+        if kind == "workload" and name not in model.workloads:
+            return f"workload {name}"
+        if kind == "cluster" and name not in model.clusters:
+            return f"cluster {name}"
+        if kind == "pool":
+            cluster, _, pool = name.partition("/")
+            if cluster not in model.clusters or pool not in model.clusters[cluster].pools:
+                return f"pool {name}"
+    return None
