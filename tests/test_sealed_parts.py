@@ -140,7 +140,7 @@ def test_a_value_kept_decoded_is_taken_only_for_the_same_bytes_and_once(tmp_path
     assert decoded.read_sealed_values(path, folder, "repoindex", 1 << 20) == [{"header": {"n": 1}, "w": [1, 2.5]}]
 
     # decoded from other bytes (the entry was written again since): not taken
-    decoded.KEPT_DECODED[name] = (body[:-1] + b"0", kept)
+    decoded.KEPT_DECODED[name] = (body[:-1] + bytes([body[-1] ^ 1]), kept)  # one bit (b"0" was the byte 1 time in 256)
     assert decoded.read_sealed_values(path, folder, "repoindex", 1 << 20) == [{"header": {"n": 1}, "w": [1, 2.5]}]
     # a damaged entry is none, whatever is kept for its path
     decoded.KEPT_DECODED[name] = (body, kept)

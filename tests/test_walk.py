@@ -42,9 +42,11 @@ def test_proposals_in_hidden_folders_and_upper_case_suffixes_are_read(tmp_path: 
     code, files = _pl801(repo, ".")
     assert code == 1
     assert files == ["proposals/.q2/2027-q2-serving.yaml", "proposals/2027-q1-serving.yaml", "proposals/2027-q3-serving.YAML"]
-    # the pre-commit hook's run, naming the staged files, judges them too
+    # the pre-commit hook's run, naming the staged files, judges them too, and the pool's first proposal with
+    # them: PL801 sums a pool's proposals, so its verdict on that one changed as well
     code, files = _pl801(repo, "--changed-files", "proposals/.q2/2027-q2-serving.yaml", "proposals/2027-q3-serving.YAML")
-    assert (code, files) == (1, ["proposals/.q2/2027-q2-serving.yaml", "proposals/2027-q3-serving.YAML"])
+    assert (code, files) == (1, ["proposals/.q2/2027-q2-serving.yaml", "proposals/2027-q1-serving.yaml",
+                                 "proposals/2027-q3-serving.YAML"])
 
 
 def test_version_control_tool_caches_and_virtual_environments_are_not_walked(tmp_path: Path) -> None:

@@ -478,12 +478,8 @@ def _bands(g: np.ndarray, w: int, settings: BandSettings) -> tuple[float, float,
 def pool_bands(
     members: Sequence[PoolMember], cold_start_seconds: float
 ) -> tuple[float | None, float | None, float | None, float | None]:
-    """(baseline, daily, peak, sustained max) of :func:`pool_series` at the default settings, without its spikes.
-
-    What a pool's members are compared by alone (each a pool of its own): the same
-    alignment and the same band computation as :func:`analyse_pool`, so the same
-    numbers, without finding the spikes no caller of it reads.
-    """
+    """(baseline, daily, peak, sustained max) of :func:`pool_series` at the default settings, without its spikes:
+    each member alone, aligned and banded as :func:`analyse_pool` does (the same numbers; no caller reads spikes)."""
     grid = align(members)
     bands = _bands(grid.pooled, window_samples(cold_start_seconds, grid.step_seconds),
                    BandSettings(cold_start_seconds=cold_start_seconds))
