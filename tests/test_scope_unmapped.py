@@ -141,3 +141,18 @@ def test_a_name_taken_away_by_the_change_is_judged_where_it_was_named(tmp_path: 
     assert (code, _codes(out)) == whole, err
     code, out, err = run_cli(["check", "--format", "json", "--diff", "HEAD"], cwd=repo)
     assert code == 1 and set(whole[1]) <= set(_codes(out)), err
+
+
+def test_a_cluster_queue_renamed_is_judged_where_its_local_queue_names_it(kueue: Path) -> None:
+    """A ClusterQueue renamed in its own manifest: the LocalQueue and the workloads admitted through it now lead
+    nowhere (PL020 on a workload), which no changed file defines any more (found by the gate fuzz target)."""
+    from conftest import git, replace_once
+
+    git(kueue, "init", "-q")
+    git(kueue, "add", "-A")
+    git(kueue, "commit", "-qm", "base")
+    replace_once(kueue / "kueue" / "cluster-queues.yaml", "  name: serving\n", "  name: serving-0\n")
+    git(kueue, "add", "-A")
+    whole, one = _both(kueue, "kueue/cluster-queues.yaml")
+    assert any(code == "PL020" and file.startswith("workloads/") for code, file, _ in whole), whole
+    assert one == whole

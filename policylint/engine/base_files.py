@@ -175,18 +175,27 @@ def placements_at(
                 found.append((name, doc.name, placed, _trace_of(spec, folder / name)))
             if requested is not None and doc.is_policylint and doc.kind == "Proposal" and isinstance(doc.data, dict):
                 requested += _requested(doc.data.get("spec"))
-            if defined is not None and doc.is_policylint:
-                defined |= defined_names(doc.kind, doc.data)
+            if defined is not None:
+                defined |= defined_names(doc.kind, doc.data, doc.api_version if not doc.is_policylint else None)
     return found
 
 
-def defined_names(kind: Any, data: Any) -> set[tuple[str, str]]:
-    """The names a policylint document defines that other documents refer to: ("workload", name),
-    ("cluster", name) and ("pool", "cluster/pool") for each pool of a cluster."""
+#: the scheduler queues other documents name (a LocalQueue its ClusterQueue, a workload its Volcano queue),
+#: by API group and kind: what a pool's own scheduler document defines
+QUEUE_KINDS = {("kueue.x-k8s.io", "ClusterQueue"): "kueue:ClusterQueue", ("scheduling.volcano.sh", "Queue"): "volcano:Queue"}
+
+
+def defined_names(kind: Any, data: Any, api: str | None = None) -> set[tuple[str, str]]:
+    """The names a document defines that other documents refer to: of a policylint document (``api`` None),
+    ("workload", name), ("cluster", name) and ("pool", "cluster/pool") for each pool of a cluster; of a
+    Kueue ClusterQueue or Volcano Queue (``api`` its apiVersion), (":data:`QUEUE_KINDS` tag", name)."""
     meta = data.get("metadata") if isinstance(data, dict) else None
     name = meta.get("name") if isinstance(meta, dict) else None
     if not isinstance(name, str):
         return set()
+    if api is not None:
+        tag = QUEUE_KINDS.get((api.partition("/")[0], kind))
+        return {(tag, name)} if tag is not None else set()
     if kind == "Workload":
         return {("workload", name)}
     if kind != "Cluster":

@@ -109,13 +109,23 @@ def read_but_unmapped(model: Model, changed: Iterable[Path]) -> Path | None:
 def lost_name(model: Model, defined_before: Iterable[tuple[str, str]]) -> str | None:
     """A name the changed files defined before the change that nothing defines now, if any.
 
-    A cluster, pool or workload renamed (or its document emptied) leaves every document that
-    names it pointing at nothing (PL020), and those documents did not change: the narrowing,
+    A cluster, pool, workload, Kueue ClusterQueue or Volcano Queue renamed (or its document
+    emptied) leaves every document that names it pointing at nothing (PL020), and those
+    documents did not change: the narrowing,
     which follows what the changed files define now, cannot reach them (found by the gate fuzz
     target: a cluster renamed in its own file passed the hook while its workloads and proposal
     failed the whole run). Such a change is judged as a whole run, as a deleted file is.
     """
+    queues: set[tuple[str, str]] | None = None
     for kind, name in sorted(defined_before):
+        if ":" in kind:  # a scheduler queue (base_files.QUEUE_KINDS)
+            if queues is None:
+                from policylint.engine.base_files import defined_names
+                from policylint.model.schedulers import documents
+
+                queues = {n for d in documents(model) for n in defined_names(d.kind, d.data, d.api_version or "")}
+            if (kind, name) not in queues:
+                return f"{kind} {name}"
         if kind == "workload" and name not in model.workloads:
             return f"workload {name}"
         if kind == "cluster" and name not in model.clusters:
