@@ -241,10 +241,8 @@ class Session:
             self.options.reported = self._reported(changed, previous)
             result = lint([self.config.root], self.options)
             kept = self._kustomized(result, changed, "HEAD")
-            if self._lost(result.model):
-                return _with(result, kept)
-            return _with(narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous),
-                         kept)
+            return _with(narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous,
+                                self._defined_before), kept)
         if self.diff_base is not None:
             from policylint.engine.history import changed_since
 
@@ -255,10 +253,8 @@ class Session:
             paths = self.paths if self.explicit_paths else [self.config.root]
             result = lint(paths, self.options)
             kept = self._kustomized(result, change.files, change.commit.hexsha if change.commit is not None else None)
-            if self._lost(result.model):
-                return _with(result, kept)
             return _with(narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result),
-                                previous), kept)
+                                previous, self._defined_before), kept)
         return lint(self.paths, self.options)
 
     def _kustomized(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> _Kept | None:
@@ -292,12 +288,6 @@ class Session:
             return set()
         return previous_pools(self.config.root, rev, yaml_files, self.options.limits, self._defined_before)
 
-    def _lost(self, model: Model | None) -> bool:
-        """Whether the change took away a name its files defined at the base: then the run is judged whole."""
-        from policylint.engine.widen import lost_name
-
-        return model is not None and lost_name(model, self._defined_before) is not None
-
     def _reported(
         self, changed: Sequence[Path], previous: set[tuple[str, str]] | None = None
     ) -> Callable[[Model], Callable[[str, str], bool] | None] | None:
@@ -314,11 +304,11 @@ class Session:
 
         def reported(model: Model) -> Callable[[str, str], bool] | None:
             from policylint.engine.scope import reach
-            from policylint.engine.widen import changes_everything, read_but_unmapped
+            from policylint.engine.widen import changes_everything, lost_name, read_but_unmapped
 
             if changes_everything(changed, config) is not None or read_but_unmapped(model, changed) is not None:
                 return None
-            if self._lost(model):
+            if lost_name(model, self._defined_before) is not None:
                 return None
             # the same test as narrow's: which views are judged, and which rules skip a neighbour
             found = reach(model, changed, ruleset, previous or ())

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from policylint.engine.reads import facts_read
-from policylint.engine.widen import _abs, _absolute, _stat, changes_everything, read_but_unmapped
+from policylint.engine.widen import _abs, _absolute, _stat, changes_everything, lost_name, read_but_unmapped
 from policylint.engine.result import LintResult
 from policylint.finding import pool_subject
 from policylint.safeio import stat_once
@@ -394,6 +394,7 @@ def narrow(
     ruleset: RuleSet | None = None,
     reached: Reach | None = None,
     previous: Iterable[tuple[str, str]] = (),
+    defined_before: Iterable[tuple[str, str]] = (),
 ) -> LintResult:
     """Keep only findings on changed files or on subjects that depend on them.
 
@@ -402,14 +403,16 @@ def narrow(
     ``ruleset``, findings on neighbours are kept only for the rules that read
     neighbour facts (:class:`Reach`). ``reached`` is :func:`reach`'s answer for
     this result's model, the same changes and ruleset when the caller has it
-    already (the linter asked for it to judge only what is kept).
+    already (the linter asked for it to judge only what is kept). A name the
+    changed files defined at the base (``defined_before``) and nothing defines
+    now keeps every finding too (see :func:`policylint.engine.widen.lost_name`).
     """
     changed = list(changed)
     if result.model is None:
         return result
     if config is not None and changes_everything(changed, config) is not None:
         return result
-    if read_but_unmapped(result.model, changed) is not None:
+    if read_but_unmapped(result.model, changed) is not None or lost_name(result.model, defined_before) is not None:
         return result
     keeps = (reached if reached is not None else reach(result.model, changed, ruleset, previous)).keeps
     # Subjects are matched by Finding.key() (kind and qualified name), never by display labels.
