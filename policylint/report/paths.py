@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from policylint.model.load import RealPaths, within
+from policylint.model.load import RealPaths, dangling, within
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
@@ -79,8 +79,7 @@ class _Rebaser:
     def dangling(self, display: str) -> bool:
         """Whether ``display`` is a symbolic link whose target is gone: a PL003 on it names the link, as the
         loader showed it, not the missing file its real path would give."""
-        joined = os.path.join(self.cwd, display)
-        return os.path.islink(joined) and not os.path.exists(joined)
+        return dangling(os.path.join(self.cwd, display))
 
 
 def rebase(result: LintResult, root: Path, config_root: Path, cwd: Path | None = None) -> LintResult:

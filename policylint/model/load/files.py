@@ -366,6 +366,11 @@ def _listing(folder: str) -> dict[str, tuple[bool, bool]]:
     return out
 
 
+def dangling(path: str | os.PathLike[str]) -> bool:
+    """A symbolic link that leads nowhere (its target moved or deleted): shown and reported as the link itself."""
+    return os.path.islink(path) and not os.path.exists(path)
+
+
 def within(path: str, folder: str) -> bool:
     """Whether the absolute, normalised ``path`` is ``folder`` or lies below it (compared as text)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

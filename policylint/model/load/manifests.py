@@ -175,7 +175,7 @@ def read_walked(
     if pack is not None and ident is None:
         ident = file_ident(real_path)
     source = _tabs_as_json(load_file(path, display, limits, cache_dir), limits)
-    if source.findings and source.findings[0].code == "PL003" and _dangling(path):
+    if source.findings and source.findings[0].code == "PL003" and files.dangling(path):
         # a link whose target is gone is shown as itself, not by the name of the missing file
         source = load_file(path, display_real(path, os.path.join(real(path.parent), path.name), real), limits)
     if pack is not None:
@@ -228,12 +228,6 @@ def unfollowed_links(
         source.findings.append(source.file_finding("PL008", message, hint=hint))
         out.append(source)
     return out
-
-
-def _dangling(path: Path) -> bool:
-    """A symbolic link that leads nowhere: beside policylint documents, most likely one of them whose
-    target was moved or deleted (its workload would vanish from its pool unreported, as an emptied file's)."""
-    return os.path.islink(path) and not os.path.exists(path)
 
 
 def _may_be_kustomization(source: SourceFile) -> bool:
@@ -322,7 +316,7 @@ def walk_sources(
     # documents; a Helm template beside a cluster file stays another tool's business
     pending += [(at, s) for at, s in broken
                 if s.path.parent in scheduler
-                or (s.path.parent in ours and (is_json_name(s.path.name) or _dangling(s.path)))]
+                or (s.path.parent in ours and (is_json_name(s.path.name) or files.dangling(s.path)))]
     for at, source in sorted(pending, key=lambda item: item[0], reverse=True):
         sources.insert(at, source)
     return sources
