@@ -98,6 +98,19 @@ def test_a_link_the_walk_cannot_follow_is_reported(tmp_path: Path, target: str) 
     assert "PL008" not in {c for c, _ in _check(repo)[1]}
 
 
+def test_a_broken_folder_link_named_on_the_command_line_is_one_pl008(tmp_path: Path) -> None:
+    """Named, the link was read as a file too: PL003 beside PL008 for one cause, and two files counted."""
+    top, repo = _monorepo(tmp_path)
+    (repo / "kueue" / "far").symlink_to("../nowhere", target_is_directory=True)
+    for args in (["kueue/far"], ["kueue/far", "kueue"], ["--changed-files", "kueue/far"]):
+        assert _check(repo, *args) == (1, [("PL008", "kueue/far")]), args
+    _, out, _ = run_cli(["check", "kueue/far"], cwd=repo)
+    assert out.rstrip().endswith("in 0 documents in 1 file."), out
+    # a link named as a YAML file that leads nowhere is still a file that cannot be read
+    (repo / "gone.yaml").symlink_to("../nowhere.yaml")
+    assert _check(repo, "gone.yaml") == (1, [("PL003", "gone.yaml")])
+
+
 def test_a_broken_link_named_as_a_file_is_not_pl008(tmp_path: Path) -> None:
     repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
     (repo / "docs").mkdir()

@@ -131,10 +131,16 @@ def _file_link(
     have stood for one (it leads nowhere, its name has no suffix, and it is not read as a file)."""
     if links is not None:
         links.append((path, os.path.realpath(path)))
-    if unfollowed is None or os.path.splitext(name)[1] or (keeps is not None and keeps(name)):
-        return
-    if not os.path.exists(path):
+    if unfollowed is not None and _may_stand_for_folder(path, name, keeps):
         unfollowed.append(Unfollowed(path, real, _readlink(path), "broken"))
+
+
+def _may_stand_for_folder(path: str, name: str, keeps: Callable[[str], bool] | None) -> bool:
+    """A symbolic link that leads nowhere, whose name has no suffix and is not one read as a file:
+    it may have stood for a folder (PL008), whether a walk met it or it was named."""
+    if os.path.splitext(name)[1] or (keeps is not None and keeps(name)):
+        return False
+    return not os.path.exists(path)
 
 
 def _readlink(path: str) -> str:
@@ -472,6 +478,11 @@ def discover_real(
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PolicylintError(f"path does not exist: {given}")
+        if unfollowed is not None and given.is_symlink() and _may_stand_for_folder(os.fspath(given), given.name, wanted):
+            # a named link that leads nowhere is reported as the walk reports it (PL008), not read as a file
+            unfollowed.append(Unfollowed(os.fspath(given), os.path.realpath(given.parent), _readlink(os.fspath(given)),
+                                         "broken"))
+            continue
         if not given.is_dir():  # a file, or something that is not a folder (refused when read)
             if str(given.resolve()) not in seen:
                 seen.add(str(given.resolve()))

@@ -211,11 +211,13 @@ def unfollowed_links(
     not there. It has no line: the finding is placed at 1:1, as PL005's on a file refused unread.
     """
     out: list[SourceFile] = []
+    seen: set[str] = set()
     for link in links:
         path = Path(link.path)
         resolved = os.path.join(link.folder, path.name)
-        if patterns and excluded(path, resolved, patterns, real_root):
-            continue
+        if resolved in seen or (patterns and excluded(path, resolved, patterns, real_root)):
+            continue  # a link both named and walked is reported once
+        seen.add(resolved)
         source = SourceFile(path=path, display=display_real(path, resolved, real))
         if link.reason == "broken":
             message = (f"symbolic link to {link.target}, which does not exist: if it stood for a folder of plans "
