@@ -89,3 +89,46 @@ def test_a_plan_measured_on_a_doubled_job_list_fails(tmp_path: Path) -> None:
     assert (code, err) == (1, "")
     refused = [line for line in out.splitlines() if "PL024" in line]
     assert refused and all(f"pre-training.csv:{len(rows) + 2}: job " in line for line in refused), out
+
+
+@pytest.mark.parametrize("read", ["durations", "trace"])
+def test_a_job_listed_again_while_it_still_runs_is_refused(tmp_path: Path, read: str) -> None:
+    """Red team, 2026-12-07: each job listed a second time one second later passed the exact-repeat screen."""
+    rows = listed(4)
+    twin = f"j-2,{T0 + 3600 * 2 + 1},{T0 + 3600 * 2 + 7200},8"  # j-2 again, inside its own run
+    path = jobs(tmp_path, [*rows, twin])
+    with pytest.raises(MeasurementError) as caught:
+        if read == "durations":
+            read_jobs(path)
+        else:
+            read_series(path, format="jobs", step_seconds=300)
+    assert caught.value.row == 6
+    assert "job 'j-2' (column 'job_id') starts again while its run at row 4 has not ended" in str(caught.value)
+
+
+def test_a_job_requeued_when_its_attempt_ends_counts_and_a_duration_list_keeps_its_requeues(tmp_path: Path) -> None:
+    rows = listed(3)
+    at_the_end = f"j-0,{T0 + 7200},{T0 + 9000},8"  # starts the second j-0's first attempt ended
+    got = read_jobs(jobs(tmp_path, [*rows, at_the_end]))
+    assert got.durations.tolist() == [7200.0, 7200.0, 7200.0, 1800.0]
+    # without start times two attempts cannot be placed in time: only an equal duration is a repeat
+    durations = ["j-0,7200,8", "j-0,1800,8"]
+    assert len(read_jobs(jobs(tmp_path, durations, header="job_id,duration,gpus\n", name="d.csv")).durations) == 2
+
+
+def test_a_plan_measured_on_a_job_list_with_every_job_twice_one_second_apart_fails(tmp_path: Path) -> None:
+    """The game: every pre-training job listed again one second later (its own identifier), the pools raised to match."""
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    path = repo / "measurements" / "jobs" / "pre-training.csv"
+    header, *rows = path.read_text(encoding="utf-8").splitlines()
+    twins = []
+    for row in rows:
+        job, start, end, gpus = row.split(",")
+        twins += [row, f"{job},{int(start) + 1},{end},{gpus}"]
+    path.write_text("\n".join([header, *twins]) + "\n", encoding="utf-8")
+    code, out, err = run_cli(["check", ".", "--format", "concise", "--no-cache"], cwd=repo)
+    assert (code, err) == (1, "")
+    refused = [line for line in out.splitlines() if "PL024" in line]
+    assert refused and all("pre-training.csv:3: job 'pt-00001' (column 'job_id') starts again" in line
+                           for line in refused), out

@@ -193,7 +193,7 @@ def read_intervals(
         i = int(np.argmax(backwards))
         raise MeasurementError("ends before it starts", source=name, row=rows.row(i))
     if ids is not None and id_name is not None:
-        _refuse_repeated_jobs(ids, begin, finish, rows, id_name, name)
+        _refuse_repeated_jobs(ids, begin, finish, rows, id_name, name, timed=start_name is not None)
     extra = None
     if extra_column is not None:
         extra = numbers(slot[extra_column], extra_column, rows, name)
@@ -202,13 +202,20 @@ def read_intervals(
 
 
 def _refuse_repeated_jobs(
-    ids: pa.ChunkedArray, begin: np.ndarray, finish: np.ndarray, rows: Rows, label: str, name: str
+    ids: pa.ChunkedArray, begin: np.ndarray, finish: np.ndarray, rows: Rows, label: str, name: str,
+    *, timed: bool = True,
 ) -> None:
-    """A row whose job identifier, start and end all equal an earlier row's is an error at its row.
+    """A row that lists an earlier row's job again is an error at its row.
 
-    Listing a job twice doubles its GPUs in every band and in the job durations. Rows without an
-    identifier (an empty cell) are not compared. Whole arrays: the identifiers are dictionary
-    encoded, and the rows sorted by (identifier, start, end) are compared with their neighbours.
+    Listing a job twice doubles its GPUs in every band and in the job durations. Again means
+    the identifier, start and end of an earlier row, or - when the rows have start times
+    (``timed``) - the identifier of a row whose run the row's start falls inside: a job runs
+    once at a time, and a job requeued under its identifier starts after its last attempt ended
+    (red team, 2026-12-07: every job listed a second time, one second later, doubled the pooled
+    baseline as the exact repeat did). Rows without an identifier (an empty cell) are not
+    compared. Whole arrays: the identifiers are dictionary encoded, and the rows sorted by
+    (identifier, start, end) are compared with their neighbours - a row overlapping any earlier
+    row of its job overlaps the one just before it in that order.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -227,18 +234,24 @@ def _refuse_repeated_jobs(
     key[empty_cells(ids)] = np.nan  # an empty identifier is no identifier either: NaN equals nothing
     order = np.lexsort((finish, begin, key))  # stable: equal rows stay in file order
     k, s, f = key[order], begin[order], finish[order]
-    same = (k[1:] == k[:-1]) & (s[1:] == s[:-1]) & (f[1:] == f[:-1])
-    if not same.any():
+    job = k[1:] == k[:-1]
+    same = job & (s[1:] == s[:-1]) & (f[1:] == f[:-1])
+    inside = job & (s[1:] < f[:-1]) & ~same if timed else np.zeros(len(same), dtype=bool)
+    if not (same.any() or inside.any()):
         return
-    later, earlier = order[1:][same], order[:-1][same]  # a repeat, and the row it repeats
-    at = int(np.argmin(later))  # the first repeat in the file
-    again, first = int(later[at]), int(earlier[at])
-    raise MeasurementError(
-        f"job {str(text[again].as_py())!r} (column '{label}') is listed again with the same start and end as"
-        f" at row {rows.row(first)}: a job counts once - remove the repeated row",
-        source=name,
-        row=rows.row(again),
-    )
+    again_rows, first_rows = order[1:], order[:-1]
+    flagged = same | inside
+    at = int(np.argmin(np.where(flagged, again_rows, len(order))))  # the first repeat in the file
+    again, first = int(again_rows[at]), int(first_rows[at])
+    job_name = str(text[again].as_py())
+    if same[at]:
+        message = (f"job {job_name!r} (column {label!r}) is listed again with the same start and end as"
+                   f" at row {rows.row(first)}: a job counts once - remove the repeated row")
+    else:
+        message = (f"job {job_name!r} (column {label!r}) starts again while its run at row {rows.row(first)}"
+                   " has not ended: a job runs once at a time (a requeued job starts after its last attempt"
+                   " ended) - remove the repeated row, or give each pod or task of a job its own identifier")
+    raise MeasurementError(message, source=name, row=rows.row(again))
 
 
 def _running(column: pa.ChunkedArray, has_start: bool) -> np.ndarray | None:
