@@ -78,9 +78,9 @@ def plain_copy_facts(
         if (sketch or values_of.get(name)) and name not in reported:
             out[name] = {"near_copy_similarity": 0.0}
     def open_citation(na: str, nb: str) -> bool:
-        # one file by one path: open in one pool, or with a share on either side
-        return facts[na].get("pool") == facts[nb].get("pool") or any(
-            facts[n].get("measurement_share") is not None for n in (na, nb))
+        # one file by one path: open with a share on either side (in one pool without one, PL111
+        # judges a read that may overlap and this the rest: red team, 2026-12-07)
+        return any(facts[n].get("measurement_share") is not None for n in (na, nb))
 
     for name, (other, similarity) in plain_near_copies(entries, skip, values_of, open_citation).items():
         if name in reported:
@@ -280,8 +280,13 @@ def test_one_file_by_one_path_is_an_open_citation_and_a_link_to_it_a_copy(tmp_pa
     assert got == plain_copy_facts(workloads, stored, facts)
     assert got["w-2"]["near_copy_of"] == "w-1"  # the same file through a link: judged as a copy
     assert got["w-3"]["near_copy_of"] == "w-1"
-    # w-4 cites a.csv by w-1's own path: an open citation, never paired with w-1 (its best partner is another)
-    assert got["w-4"].get("near_copy_of") != "w-1"
+    # w-4 cites a.csv by w-1's own path, without a share: judged as any pair is (red team, 2026-12-07)
+    assert got["w-4"]["near_copy_of"] == "w-1"
+    # with a share declared it is an open citation, never paired with w-1 (its best partner is another)
+    facts["w-4"]["measurement_share"] = 0.5
+    shared = copies.copy_facts(workloads, stored, facts)
+    assert shared == plain_copy_facts(workloads, stored, facts)
+    assert shared["w-4"].get("near_copy_of") != "w-1"
 
 
 def test_only_the_paths_of_a_pair_are_resolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -278,7 +278,36 @@ def repeats(
         unshared = [w for w in members if not (w.spec.get("concurrency") or {}).get("share")]
         for w in unshared[1:]:
             out[w.name] = (unshared[0].name, _scaled_basis(unshared[0], w))
+    _read_again(by_name, out)
     return out
+
+
+def _read_again(by_name: Sequence[Workload], out: dict[str, tuple[str, str]]) -> None:
+    """Add to ``out`` the workloads that read a file another one reads, with other options, and no share.
+
+    Another step, origin or unit, or a filter dropping a row or two, gives another series and so
+    another fingerprint, and PL972 left one file cited by one path to PL111 (red team, 2026-12-07:
+    a second workload read fine-tuning's job list without its first job, +72 GPUs). Reads of one
+    file whose columns or row selections cannot meet are one file holding several workloads'
+    series (:func:`~policylint.measure.reading.reads_may_overlap`). Files are known by their path
+    as written (normalised): the same file reached through a link is compared by its contents.
+    """
+    from policylint.measure.reading import reads_may_overlap
+
+    files: dict[str, list[Workload]] = {}
+    for w in by_name:
+        ref = w.measurements.get("concurrency")
+        if ref is not None and ref.path is not None and not (w.spec.get("concurrency") or {}).get("share"):
+            files.setdefault(os.path.normpath(os.fspath(ref.path)), []).append(w)
+    for members in files.values():
+        for j, w in enumerate(members[1:], 1):
+            if w.name in out:
+                continue
+            spec = w.measurements["concurrency"].spec
+            first = next((m for m in members[:j] if reads_may_overlap(m.measurements["concurrency"].spec, spec)), None)
+            if first is not None:
+                shown = w.measurements["concurrency"].display
+                out[w.name] = (first.name, f"the same file {shown}, read again with other options")
 
 
 def _scaled_basis(kept: Workload, repeat: Workload) -> str:

@@ -10,11 +10,13 @@ measuring step calls (:func:`policylint.traces.read_series`, ``read_jobs``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.model import MeasurementRef
     from policylint.model.specs import NoBlock, TraceKeySpec
+    from policylint.readers.filters import Condition
     from policylint.traces import TraceLimits
 
 #: The readers :func:`reader_arguments` prepares for: a concurrency trace (a time series,
@@ -83,3 +85,43 @@ def reader_arguments(
             aggregate=key.get("aggregate"),
         )
     return out
+
+
+def reads_may_overlap(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two measurement blocks reading one file may take some of the same data.
+
+    Not when both name their value columns and no column is in both, nor when their row
+    selections cannot both keep a row (:func:`policylint.readers.filters.disjoint` over each
+    block's ``where``, its long table's ``key.select`` and its Prometheus ``match``): that is one
+    file holding several workloads' series. Any other pair - another step, origin, unit, a
+    filter that drops a row or two - reads the same samples again (red team, 2026-12-07). A
+    block whose filter cannot be read is refused when measured (PL024) and not compared here.
+    """
+    from policylint.errors import MeasurementError
+    from policylint.readers.filters import disjoint
+
+    ca, cb = a.get("columns"), b.get("columns")
+    if isinstance(ca, list) and isinstance(cb, list) and not {str(c) for c in ca} & {str(c) for c in cb}:
+        return False
+    try:
+        return not disjoint(_selection(a), _selection(b))
+    except MeasurementError:
+        return False
+
+
+def _selection(spec: Mapping[str, Any]) -> list[Condition]:
+    """The rows a block reads, as conditions: its ``where``, its key's ``select`` and its ``match`` labels."""
+    from policylint.readers.filters import Condition, parse_where
+
+    out = list(parse_where(spec.get("where")))
+    key = spec.get("key")
+    if isinstance(key, Mapping) and key.get("column") is not None and key.get("select") is not None:
+        out.append(Condition(str(key["column"]), "eq", _text_or_number(key["select"])))
+    match = spec.get("match")
+    if isinstance(match, Mapping):
+        out += [Condition(str(label), "eq", str(value)) for label, value in match.items()]
+    return out
+
+
+def _text_or_number(value: Any) -> str | float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)

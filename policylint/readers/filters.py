@@ -291,3 +291,66 @@ def apply_filter(
     mask = pa.array(keep)
     kept = [column.filter(mask) for column in columns]
     return kept, Subset(rows, np.flatnonzero(keep)), tuple(notes)
+
+
+def disjoint(a: Sequence[Condition], b: Sequence[Condition]) -> bool:
+    """Whether no row can pass both ``a`` and ``b`` (each read as all of its conditions), as their conditions show.
+
+    True only when the conditions on some one column cannot all hold together: values
+    asked for on one side that the other side never keeps (``model: a`` against ``model: b``,
+    ``in`` against ``notIn``) or ranges that do not meet (``gpus <= 1`` against ``gpus > 1``).
+    Anything else - conditions on different columns, a side without any - may share rows.
+    A value matches another when their texts (as messages show them) are equal or both are the
+    same number, as a text or a number column compares them.
+    """
+    columns = {c.column for c in a} & {c.column for c in b}
+    return any(_unsatisfiable([c for c in (*a, *b) if c.column == column]) for column in sorted(columns))
+
+
+def _as_number(value: Scalar) -> float | None:
+    if isinstance(value, float):
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _may_equal(x: Scalar, y: Scalar) -> bool:
+    nx, ny = _as_number(x), _as_number(y)
+    return _show(x) == _show(y) or (nx is not None and nx == ny)
+
+
+def _unsatisfiable(conditions: Sequence[Condition]) -> bool:
+    """Whether no one value passes every condition (all on one column)."""
+    low, high = -math.inf, math.inf
+    low_open = high_open = False
+    allowed: list[Scalar] | None = None
+    excluded: list[Scalar] = []
+    for c in conditions:
+        values = c.value if isinstance(c.value, tuple) else (c.value,)
+        if c.op in ("eq", "in"):
+            allowed = list(values) if allowed is None else [v for v in allowed if any(_may_equal(v, w) for w in values)]
+        elif c.op in ("ne", "notIn"):
+            excluded.extend(values)
+        else:
+            bound = float(values[0])  # ordered comparisons take numbers (parse_where)
+            if c.op in ("gt", "ge") and (bound > low or (bound == low and c.op == "gt")):
+                low, low_open = bound, c.op == "gt"
+            elif c.op in ("lt", "le") and (bound < high or (bound == high and c.op == "lt")):
+                high, high_open = bound, c.op == "lt"
+    if low > high or (low == high and (low_open or high_open)):
+        return True
+    if allowed is None:
+        return False
+
+    def kept(v: Scalar) -> bool:
+        if any(_show(v) == _show(e) for e in excluded):
+            return False
+        n = _as_number(v)
+        if n is None:
+            return True  # a text against a range: the reader decides (it refuses a text column)
+        return (n > low or (n == low and not low_open)) and (n < high or (n == high and not high_open))
+
+    return not any(kept(v) for v in allowed)

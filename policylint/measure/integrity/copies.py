@@ -152,10 +152,11 @@ def copy_facts(
     A workload judged without a partner gets ``near_copy_similarity`` 0; one with a
     partner all four ``near_copy_*`` facts. Pairs PL111 already reports
     (``double_counted_with``) are left to it. A pair citing one file by one path is an
-    open citation and is not judged when both workloads are in one pool (PL111 judges
-    those) or either declares a share; from two pools without a share it is judged: each
-    pool buys that demand. The same file reached by another path (a symlink, a linked
-    folder) is judged too. A trace's path is made absolute only for the members of a pair
+    open citation and is not judged when either declares a share; without one it is judged
+    like any pair, in one pool or two: two reads of one file that PL111 leaves alone (rows or
+    columns apart, :func:`policylint.measure.reading.reads_may_overlap`) may still hold a near
+    copy (rows of one workload pasted under another's key, a few samples edited; red team,
+    2026-12-07). The same file reached by another path (a symlink, a linked folder) is judged too. A trace's path is made absolute only for the members of a pair
     (the only place it is compared).
 
     With ``kept`` (the cache folder and the repository root) the answer is kept in one sealed
@@ -243,7 +244,7 @@ def _copy_facts(
     trace = {n: ("" if r is None else r.display) for n, r in zip(names, refs)}
     def open_citation(a: int, b: int) -> bool:
         fa, fb = facts[names[a]], facts[names[b]]
-        return fa.get("pool") == fb.get("pool") or fa.get("measurement_share") is not None or fb.get("measurement_share") is not None
+        return fa.get("measurement_share") is not None or fb.get("measurement_share") is not None
 
     for name, (other, similarity) in _near_copies(names, sketches, path_of, skip, values_of, open_citation).items():
         if name in reported:
