@@ -75,13 +75,13 @@ def _release_groups(monkeypatch: pytest.MonkeyPatch) -> None:
 
     search = build.merge
 
-    def merge(measured: list[str], planned: Any, *rest: Any) -> tuple[list[list[str]], dict[str, Any]]:
+    def merge(measured: list[str], planned: Any, facts: Any, *rest: Any) -> tuple[list[list[str]], dict[str, Any]]:
         parts: list[list[str]] = []
         alone: dict[str, Any] = {}
         for gang in (False, True):
-            names = [n for n in measured if pool_gang([planned[n]]) is gang]
+            names = [n for n in measured if pool_gang([planned[n]], facts) is gang]
             if names:
-                found, each = search(names, planned, *rest)
+                found, each = search(names, planned, facts, *rest)
                 parts += found
                 alone.update(each)
         return parts, alone

@@ -15,6 +15,13 @@ like any other job's. So gang need is no longer part of the group key both comma
 share (:func:`policylint.measure.pool_groups.group_key`): ``plan`` pools a mixed pool's
 workloads and sizes them by the pooled series ``check`` judges, and PL988 pairs a gang
 pool with a one-GPU pool of the same class, GPU type and tier.
+
+The gang need itself had two definitions: PL403 called a workload's jobs multi-GPU when
+``gpusPerReplica`` was above 1 or a measured job list recorded a job of several GPUs,
+while ``plan`` looked at ``gpusPerReplica`` alone. A batch workload declaring 1 whose job
+list shows 8-GPU jobs was planned without gang scheduling, and ``check`` then refused
+the planned pool by PL403. Both now ask
+:func:`policylint.measure.pool_groups.is_gang` with the workload's measured facts.
 """
 
 from __future__ import annotations
@@ -24,11 +31,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+import yaml
+
 from conftest import EXAMPLES, run_cli
 from fixture_helpers import NOW, RULESET, session_cache
-from test_plan import plan_json, pool_of
+from test_plan import DAYS, END, Spec, make_repo, plan_json, pool_of
 
 from policylint.engine.linter import LintOptions, lint
+from policylint.measure.pool_groups import is_gang
 
 GOOD = EXAMPLES / "good"
 MIXED = "prod-east/batch"
@@ -130,3 +141,78 @@ def test_splitting_gang_work_from_one_gpu_work_is_reported(tmp_path: Path) -> No
         " apart their daily bands need 38 GPUs (reserved + elastic), pooled 26 (20 reserved instead of 26), so pooling"
         " saves 12 (32%; limits 4 GPUs and 15%)"
     )
+
+
+# --- gang need from the job list: one definition for check and plan -----------------------------
+
+
+def _eight_gpu_jobs(path: Path) -> None:
+    """A job list of 8-GPU jobs over the plans' 92 days: one starts every 30 minutes and runs 1.5 to 2.5 hours."""
+    first = END - DAYS * 86_400
+    rows = ["job_id,start,end,gpus"] + [
+        f"j{i},{first + 1800 * i},{first + 1800 * i + 5400 + (i * 37) % 3600},8" for i in range(DAYS * 48 - 6)
+    ]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _one_gpu_declared(tmp_path: Path, measured: str) -> Path:
+    """A batch workload declaring ``gpusPerReplica: 1`` whose measured job list records 8-GPU jobs.
+
+    ``measured``: ``durations`` - the job list is its durations (``job_gpus_max``), its
+    trace counts running jobs; ``weighted`` - its trace is the job list weighed by GPUs
+    (``trace_job_gpus_p90``; ``gpusPerReplica`` then costs nothing), durations declared.
+    """
+    repo = make_repo(tmp_path / "repo", [Spec("score", cls="batch", replicas=1, tolerance=3600, cold_start=600)])
+    _eight_gpu_jobs(repo / "measurements" / "score-jobs.csv")
+    jobs = {"path": "../measurements/score-jobs.csv", "format": "jobs", "startColumn": "start", "endColumn": "end",
+            "gpusColumn": "gpus"}  # fmt: skip
+    path = repo / "workloads" / "score.yaml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if measured == "durations":
+        doc["spec"]["durations"] = {"jobs": jobs}
+    else:
+        doc["spec"]["concurrency"] = {"trace": jobs}
+    assert doc["spec"]["gpusPerReplica"] == 1
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return repo
+
+
+@pytest.mark.parametrize("measured", ["durations", "weighted"])
+def test_plan_declares_the_gang_check_demands_from_the_job_list(tmp_path: Path, measured: str) -> None:
+    """The game: declare gpusPerReplica 1 while the job list shows 8-GPU jobs. check asks for gang admission
+    (PL403); plan planned the pool without it, so a team citing plan failed check. Both now read the job list."""
+    repo = _one_gpu_declared(tmp_path, measured)
+    _, findings = _check(repo, "PL403")
+    assert [(f["code"], f["subject"]) for f in findings] == [("PL403", "pool east/all")]
+    assert "runs multi-GPU jobs (score)" in findings[0]["message"]
+    planned = tmp_path / "planned"
+    code, out, err = run_cli(["plan", str(repo), "--format", "json", "--repository", str(planned)])
+    assert "Traceback" not in err
+    doc = json.loads(out)
+    pool = pool_of(doc, "score")
+    assert pool["scheduling"]["gang"] is True
+    assert pool["pool"].endswith("-gang")
+    assert "multi-GPU jobs needing gang scheduling" in pool["reasons"]["score"]
+    assert pool["derivation"]["scheduling.gang"]["value"] is True
+    assert code == 0 and doc["check"]["passes"] is True, doc["check"]
+    assert "PL403" not in {f["code"] for f in doc["check"]["sizing_findings"]}
+    # the fix converges: check on what plan wrote has no PL403 for the planned pool
+    _, findings = _check(planned, "PL403")
+    assert findings == [], [f["message"] for f in findings]
+
+
+@pytest.mark.parametrize(
+    ("cls", "spec", "integrity", "gang"),
+    [
+        ("batch", {"gpusPerReplica": 2}, None, True),
+        ("training", {"gpusPerReplica": 2.0}, None, True),  # the schema's integer: 2.0 is 2
+        ("batch", {"gpusPerReplica": 1}, None, False),
+        ("batch", {}, {"job_gpus_max": 8}, True),  # the durations' job list
+        ("training", {"gpusPerReplica": 1}, {"trace_job_gpus_p90": 8.0}, True),  # a GPU-weighted trace
+        ("batch", {"gpusPerReplica": 1}, {"job_gpus_max": 1, "trace_job_gpus_p90": None}, False),
+        ("batch", {"gpusPerReplica": 1}, {"job_gpus_max": True}, False),  # a boolean is no GPU count
+        ("inference", {"gpusPerReplica": 8}, {"job_gpus_max": 8}, False),  # replicas, not jobs: no gang
+    ],
+)
+def test_one_definition_of_jobs_holding_several_gpus(cls: str, spec: dict[str, Any], integrity: Any, gang: bool) -> None:
+    assert is_gang(cls, spec, integrity) is gang

@@ -20,6 +20,7 @@ from policylint.engine.view import View
 from policylint.measure.conversion import conversion_for, gpu_conversion
 from policylint.measure.integrity.timing import pulled_digest_matches, pulled_range_outside
 from policylint.measure.integrity.workload import workload_facts as integrity_facts
+from policylint.measure.pool_groups import is_gang
 from policylint.measure.sources.provenance import pull_facts, read_record
 from policylint.model.load import DocPath
 
@@ -240,8 +241,9 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         tail_ratio=facts.tail_ratio,
         tail_job_gpus=tail_gpus,
         # more than one GPU per job as declared, or as the job lists record it: a job list weighed by GPUs
-        # made gpusPerReplica cost nothing, and 1 hid 64-GPU jobs from PL403 (red team, 2026-12-06)
-        multi_gpu_job=w.cls in ("training", "batch") and (per_replica > 1 or _jobs_hold_several(facts.integrity)),
+        # made gpusPerReplica cost nothing, and 1 hid 64-GPU jobs from PL403 (red team, 2026-12-06); plan
+        # decides scheduling.gang by the same function
+        multi_gpu_job=is_gang(w.cls, spec, facts.integrity),
         pool_serves_class=(w.cls in (pool_spec.get("serves") or [])) if pool else None,
         pool_buffer_gpus=int(buffer) if isinstance(buffer, int) else 0,
         pool_preemption=bool(sched.get("preemption")) if pool else None,
@@ -369,13 +371,6 @@ def _counts_jobs(w: Workload, unit: str | None) -> bool:
     """True when the concurrency trace counts a job list's or request log's running rows, each one replica."""
     trace: Any = (w.spec.get("concurrency") or {}).get("trace") or {}
     return unit != "gpus" and isinstance(trace, dict) and (trace.get("format") in ("jobs", "requests") or "startColumn" in trace)
-
-
-def _jobs_hold_several(integrity: Mapping[str, Any] | None) -> bool:
-    """True when a measured job list (the durations' or a GPU-weighted trace's) records a job of more than one GPU."""
-    found = integrity or {}
-    return any(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 1
-               for x in (found.get("job_gpus_max"), found.get("trace_job_gpus_p90")))
 
 
 def _tail_protected(pool: Pool, tail_job_gpus: int = 1) -> bool:

@@ -10,7 +10,11 @@ by the same rule. They live here, below both, so that neither keeps a copy.
   (:func:`tier_of`). The GPU model is compared by its words (:func:`model_key`: case and
   punctuation aside), so ``H100-SXM-80GB`` and ``h100 sxm 80gb`` are one GPU type; the
   model as written is kept for display.
-- **Gang need** (:func:`is_gang`) is not part of the key. A gang job holds its GPUs all at
+- **Gang need** (:func:`is_gang`): training or batch jobs of more than one GPU, as
+  declared (``gpusPerReplica``) or as the workload's measured job lists record them.
+  ``check`` (PL403's ``multi_gpu_job``) and ``plan`` (``scheduling.gang``, the ``-gang``
+  name) both ask this one function, so a plan never leaves out the gang admission the
+  check then demands. Gang need is not part of the key. A gang job holds its GPUs all at
   once, but they are whole GPUs all the same: the pooled series counts each job at its
   ``gpusPerReplica``, and a GPU a one-GPU job frees is one a gang can take. FRAMEWORK.md
   separates pools by class and tolerance, and answers gang jobs with scheduling (gang
@@ -105,13 +109,28 @@ def tightest(tolerances: Iterable[float | None]) -> float | None:
 
 
 def _replicas(spec: Mapping[str, Any]) -> int:
-    value = spec.get("gpusPerReplica", 1)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+    """The declared ``gpusPerReplica``: a whole number (``2.0`` is 2, as the schema lets it be), else 1."""
+    value = number(spec.get("gpusPerReplica", 1))
+    return int(value) if value is not None and value.is_integer() else 1
 
 
-def is_gang(cls: str, spec: Mapping[str, Any]) -> bool:
-    """Training or batch jobs holding more than one GPU: their pool needs gang scheduling (not a pool of their own)."""
-    return cls in ("training", "batch") and _replicas(spec) > 1
+def _jobs_hold_several(integrity: Mapping[str, Any] | None) -> bool:
+    """True when a measured job list (the durations' or a GPU-weighted trace's) records a job of more than one GPU."""
+    found = integrity or {}
+    return any((n := number(found.get(k))) is not None and n > 1 for k in ("job_gpus_max", "trace_job_gpus_p90"))
+
+
+def is_gang(cls: str, spec: Mapping[str, Any], integrity: Mapping[str, Any] | None) -> bool:
+    """Training or batch jobs holding more than one GPU: their pool needs gang scheduling (not a pool of their own).
+
+    More than one GPU as declared (``gpusPerReplica``) or as the workload's measured job lists
+    record it (``integrity``: :attr:`policylint.measure.facts.WorkloadFacts.integrity`, the
+    durations' ``job_gpus_max`` or a GPU-weighted trace's ``trace_job_gpus_p90``). A job list
+    weighed by GPUs makes ``gpusPerReplica`` cost nothing, so declaring 1 must not hide 8-GPU
+    jobs: not from PL403 (``check``'s ``multi_gpu_job``) and not from ``plan``'s
+    ``scheduling.gang``, which both read this function.
+    """
+    return cls in ("training", "batch") and (_replicas(spec) > 1 or _jobs_hold_several(integrity))
 
 
 def tier_of(tolerance: float | None, th: Thresholds) -> str:

@@ -7,9 +7,11 @@ measurements alone, by the framework's rules (FRAMEWORK.md). The steps, one modu
    share a pool. Inside one cluster, workloads are grouped by class, GPU model and
    memory (taken from the pool they run in today) and tolerance tier (real-time,
    interactive, queue-tolerant, with no tier wider than the tolerance spread the rules
-   accept). Gang jobs (training or batch jobs holding more than one GPU) pool with the
+   accept). Gang jobs (training or batch jobs holding more than one GPU, by
+   ``gpusPerReplica`` or by what the workload's measured job lists record) pool with the
    rest of their group, as ``check`` pools a pool's workloads; their pool declares gang
-   scheduling.
+   scheduling, decided by the function PL403 uses
+   (:func:`policylint.measure.pool_groups.is_gang`).
 2. **Pooling search** (:mod:`~policylint.plan.search`). Within a group, workloads are
    pooled pairwise, best saving first, while pooling saves GPUs: a merge is kept only
    when the pooled pool needs fewer GPUs than the two apart, only when their traces

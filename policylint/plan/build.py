@@ -64,7 +64,7 @@ def build_plan(
             # gang and one-GPU work of a group pool together, as in a pool check judges (pool_groups)
             parts, alone = merge(measured, planned, facts, whatif, group, tol, th, why)
             for members in parts:
-                base = _base_name(group, part_index, [planned[n] for n in members])
+                base = _base_name(group, part_index, [planned[n] for n in members], facts)
                 sized = planned_pool(group, base, members, planned, facts, whatif, tol, th, alone, why)
                 if sized is None:  # measured, but no stretch of its series as long as the cold start
                     unmeasured = sorted(unmeasured + members)
@@ -72,16 +72,16 @@ def build_plan(
                 sized.name = _unique(base, group.cluster, used)
                 pools.append(sized)
             if unmeasured:
-                base = _base_name(group, part_index, [planned[n] for n in unmeasured])
+                base = _base_name(group, part_index, [planned[n] for n in unmeasured], facts)
                 name = _unique(base + "-unmeasured", group.cluster, used)
                 pools.append(unmeasured_pool(group, name, unmeasured, planned, facts, tol, th))
     pools.sort(key=lambda p: (p.cluster, p.name))
     return Plan(pools=pools, unplaced=unplaced, whatif=whatif, thresholds=th)
 
 
-def _base_name(group: Group, part_index: int, members: list[Workload]) -> str:
+def _base_name(group: Group, part_index: int, members: list[Workload], facts: Mapping[str, WorkloadFacts]) -> str:
     """A planned pool's name before it is made unique: class, GPU, tier, ``-gang`` when a member runs gang jobs, part."""
-    gang = "-gang" if pool_gang(members) else ""
+    gang = "-gang" if pool_gang(members, facts) else ""
     return f"{group.cls}-{dns(group.gpu_model)}-{group.tier}{gang}" + (f"-{part_index + 1}" if part_index else "")
 
 

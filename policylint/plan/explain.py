@@ -19,6 +19,7 @@ from policylint.plan.grouping import (
     is_reject,
     pool_gang,
     reason,
+    runs_gang_jobs,
     tightest,
 )
 from policylint.plan.models import Plan, PlannedPool, Thresholds, WhatIf, plain
@@ -68,7 +69,7 @@ def planned_pool(
         cls=group.cls,
         gpu=gpu,
         tier=group.tier,
-        gang=pool_gang(planned[n] for n in members),
+        gang=pool_gang((planned[n] for n in members), facts),
         preemption=bool(preempt),
         members=tuple(members),
         measured=True,
@@ -99,7 +100,10 @@ def planned_pool(
     }
     apart = [alone[n] for n in members]
     pool.apart = {"reserved": sum(a.reserved for a in apart), "capacity": sum(a.capacity for a in apart)}
-    pool.reasons = {n: reason(group, planned[n], tol[n], why[n] if len(members) == 1 else None) for n in members}
+    pool.reasons = {
+        n: reason(group, planned[n], tol[n], why[n] if len(members) == 1 else None, runs_gang_jobs(planned[n], facts))
+        for n in members
+    }
     cold_rule = (
         f"pool cold start = the longest effective cold start of its workloads ({sized.cold_start_source}); "
         + (
@@ -151,7 +155,7 @@ def planned_pool(
             + ("" if not whatif.tolerances else " (what-if values where --tolerance names it)"),
             "per_workload": {n: tol[n] for n in members},
         },
-        "scheduling.gang": _gang_derivation(members, planned),
+        "scheduling.gang": _gang_derivation(members, planned, facts),
         "scheduling.preemption": {
             "value": pool.preemption,
             "rule": (
@@ -165,9 +169,9 @@ def planned_pool(
     return pool
 
 
-def _gang_derivation(members: list[str], planned: Mapping[str, Workload]) -> dict[str, Any]:
+def _gang_derivation(members: list[str], planned: Mapping[str, Workload], facts: Mapping[str, WorkloadFacts]) -> dict[str, Any]:
     """Why a planned pool does or does not declare gang scheduling: the members whose jobs hold several GPUs."""
-    gangs = [n for n in members if pool_gang([planned[n]])]
+    gangs = [n for n in members if runs_gang_jobs(planned[n], facts)]
     if not gangs:
         return {"value": False, "rule": "no job holds more than one GPU"}
     rule = "training or batch jobs holding more than one GPU are admitted all-or-nothing"
@@ -214,7 +218,7 @@ def unmeasured_pool(
         cls=group.cls,
         gpu=group.gpu,
         tier=group.tier,
-        gang=pool_gang(planned[n] for n in members),
+        gang=pool_gang((planned[n] for n in members), facts),
         preemption=bool(preempt),
         members=tuple(members),
         measured=False,

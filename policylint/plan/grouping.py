@@ -5,16 +5,20 @@ grouped by class, GPU model and memory (taken from the pool they run in today) a
 tolerance tier (real-time, interactive, queue-tolerant), and a tier is cut wherever its
 loosest tolerance would exceed the spread the rules accept (:func:`split_spread`). Which
 workloads of a group are then pooled together is :mod:`policylint.plan.search`'s
-question. Gang jobs (training or batch jobs holding more than one GPU) pool with the rest
-of their group, as ``check`` pools a pool's workloads
+question. Gang jobs (training or batch jobs holding more than one GPU, by their
+``gpusPerReplica`` or by what their measured job lists record) pool with the rest of
+their group, as ``check`` pools a pool's workloads
 (:mod:`policylint.measure.pool_groups`); a pool holding one declares gang scheduling
-(:func:`pool_gang`).
+(:func:`pool_gang`). Whether a workload runs gang jobs is
+:func:`~policylint.measure.pool_groups.is_gang` of its spec and its measured facts, the
+very question PL403 asks, so a planned pool never lacks the gang admission ``check``
+demands.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,6 +36,7 @@ from policylint.measure.pool_groups import (
 from policylint.plan.models import Unplaced, WhatIf, plain
 
 if TYPE_CHECKING:
+    from policylint.measure.facts import WorkloadFacts
     from policylint.model import Pool, Workload
     from policylint.model.specs import GpuSpec, NodesSpec, WorkloadSpec
 
@@ -44,6 +49,7 @@ __all__ = [
     "planned_spec",
     "pool_gang",
     "reason",
+    "runs_gang_jobs",
     "split_spread",
     "tightest",
     "tolerance_of",
@@ -121,9 +127,19 @@ def group_of(w: Workload, spec: WorkloadSpec, th: Thresholds, unplaced: Unplaced
     return Group(w.pool.cluster.name, w.cls, model, memory, tier)
 
 
-def pool_gang(members: Iterable[Workload]) -> bool:
-    """Whether a planned pool declares gang scheduling: some member runs jobs of more than one GPU (:func:`is_gang`)."""
-    return any(is_gang(w.cls, w.spec) for w in members)
+def runs_gang_jobs(w: Workload, facts: Mapping[str, WorkloadFacts]) -> bool:
+    """Whether ``w``'s jobs hold more than one GPU, declared or measured (:func:`is_gang`, PL403's question).
+
+    ``facts`` are the measured facts the plan is built from; a workload without any is
+    judged by its declaration alone, as ``check`` judges it.
+    """
+    measured = facts.get(w.name)
+    return is_gang(w.cls, w.spec, measured.integrity if measured is not None else None)
+
+
+def pool_gang(members: Iterable[Workload], facts: Mapping[str, WorkloadFacts]) -> bool:
+    """Whether a planned pool declares gang scheduling: some member runs jobs of more than one GPU (:func:`runs_gang_jobs`)."""
+    return any(runs_gang_jobs(w, facts) for w in members)
 
 
 def common_nodes(pools: Iterable[Pool | None]) -> tuple[NodesSpec | None, tuple[str, ...]]:
@@ -140,10 +156,11 @@ def common_nodes(pools: Iterable[Pool | None]) -> tuple[NodesSpec | None, tuple[
     return (first.copy() if same and isinstance(first, dict) and first else None), tuple(sorted(namespaces))
 
 
-def reason(group: Group, w: Workload, tol: float | None, alone: str | None) -> str:
+def reason(group: Group, w: Workload, tol: float | None, alone: str | None, gang: bool) -> str:
     """Why the workload ``w`` sits in its planned pool: its group, its jobs, its tier and whether it was pooled.
 
-    ``alone``: why the search left it in a pool of its own (None: it was pooled).
+    ``alone``: why the search left it in a pool of its own (None: it was pooled); ``gang``:
+    whether its jobs hold more than one GPU (:func:`runs_gang_jobs`).
     """
     tier = {
         "realtime": "real-time (tolerates at most the real-time limit)",
@@ -152,7 +169,7 @@ def reason(group: Group, w: Workload, tol: float | None, alone: str | None) -> s
         "no-tolerance": "without a declared tolerance",
     }[group.tier]
     what = f"{group.cls} on {group.gpu_model} ({plain(group.gpu_memory)} GiB)"
-    gang = ", multi-GPU jobs needing gang scheduling" if is_gang(w.cls, w.spec) else ""
+    jobs = ", multi-GPU jobs needing gang scheduling" if gang else ""
     tol_text = "no tolerance" if tol is None else f"tolerates {tol:g} s"
     pooled = alone if alone is not None else "pooled: together they need fewer GPUs than apart"
-    return f"{what}{gang}; {tol_text}, {tier}; {pooled}"
+    return f"{what}{jobs}; {tol_text}, {tier}; {pooled}"
