@@ -275,3 +275,28 @@ def test_review_page_shows_the_conversion_a_gpu_trace_got(jobs_repo: Path, tmp_p
     assert "no conversion" in rows["offline-scoring"]
     assert "/ " not in re.sub(r"<[^>]+>", "", rows["offline-scoring"]).split("(the trace")[0]
     assert "/ 10⌉" in rows["chat-assistant"] and "no conversion" not in rows["chat-assistant"]
+
+
+def test_gpus_per_replica_written_as_a_whole_float_is_read_as_its_number(tmp_path: Path) -> None:
+    """``gpusPerReplica: 2.0`` passes the schema's integer; the conversion read it as 1 (half the GPU demand)
+    while PL403's view read it as 2. One reading now: the run is the one ``2`` gives, figure for figure."""
+    import shutil
+
+    from conftest import EXAMPLES
+
+    from policylint.measure.conversion import declared_gpus_per_replica
+
+    assert [declared_gpus_per_replica({"gpusPerReplica": v}) for v in (2, 2.0, 8.0, True, 2.5, 0, "2")] == [2, 2, 8, 1, 1, 1, 1]
+    assert declared_gpus_per_replica({}) == 1
+    outputs = []
+    for written in ("gpusPerReplica: 2\n", "gpusPerReplica: 2.0\n"):
+        repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / written.strip().replace(": ", "-")))
+        research = repo / "workloads" / "research.yaml"
+        text = research.read_text(encoding="utf-8")
+        assert text.count("  gpusPerReplica: 2\n") == 1
+        research.write_text(text.replace("  gpusPerReplica: 2\n", "  " + written), encoding="utf-8")
+        code, out, err = run_cli(["check", "--format", "json", "--no-cache", "--now", "2026-12-01", "."], cwd=repo)
+        pooled = run_cli(["bands", "--pool", "prod-east/batch", "--format", "json", "."], cwd=repo)
+        outputs.append((code, out, err, pooled))
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[1][3][1])["pooled"]["bands_gpus"]["baseline"] == 20

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.calc.gpus import gpus_one
 from policylint.engine.sheets import WorkloadFactSheet
 from policylint.engine.view import View
-from policylint.measure.conversion import conversion_for, gpu_conversion
+from policylint.measure.conversion import conversion_for, gpu_conversion, gpus_per_replica
 from policylint.measure.integrity.timing import pulled_digest_matches, pulled_range_outside
 from policylint.measure.integrity.workload import workload_facts as integrity_facts
 from policylint.measure.pool_groups import is_gang
@@ -160,7 +160,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
     declared = spec.get("bands") or {}
     conc = spec.get("concurrency") or {}
     per_gpu = num(per.get("value"))
-    per_replica = int(spec.get("gpusPerReplica", 1))
+    per_replica = gpus_per_replica(w)
     # The one conversion (a GPU-weighted trace is GPU demand already: no second one).
     to_gpu, to_replica = gpu_conversion(w, facts.trace_unit)
     r = facts.report

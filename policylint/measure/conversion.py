@@ -7,7 +7,8 @@ GPUs already. Every command converts with these and :func:`policylint.calc.gpus.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.model import Workload
@@ -24,8 +25,20 @@ def counts_gpus(trace_unit: str | None) -> bool:
 
 def gpus_per_replica(workload: Workload) -> int:
     """The workload's ``gpusPerReplica``: a whole number, 1 when it declares none (or something else)."""
-    value = workload.spec.get("gpusPerReplica", 1)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+    return declared_gpus_per_replica(workload.spec)
+
+
+def declared_gpus_per_replica(spec: Mapping[str, Any]) -> int:
+    """``gpusPerReplica`` of a workload spec: a whole number - ``2.0`` is 2, as the schema's integer
+    admits it - and 1 when it declares none (or something else, which the schema refuses).
+
+    The one reading: the conversion to GPUs, the tail job, gang need and the views all ask it
+    (``2.0`` was 1 here and 2 in PL403's view, which halved the workload's GPU demand).
+    """
+    value = spec.get("gpusPerReplica", 1)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 1
+    return int(value) if value == value and float(value).is_integer() and value >= 1 else 1
 
 
 def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, int]:

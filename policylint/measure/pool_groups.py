@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policylint.calc.settings import MIN_WINDOW_DAYS
+from policylint.measure.conversion import declared_gpus_per_replica
 
 __all__ = [
     "CLASSES",
@@ -108,10 +109,6 @@ def tightest(tolerances: Iterable[float | None]) -> float | None:
     return None if any(t is None for t in tols) else min(t for t in tols if t is not None)
 
 
-def _replicas(spec: Mapping[str, Any]) -> int:
-    """The declared ``gpusPerReplica``: a whole number (``2.0`` is 2, as the schema lets it be), else 1."""
-    value = number(spec.get("gpusPerReplica", 1))
-    return int(value) if value is not None and value.is_integer() else 1
 
 
 def _jobs_hold_several(integrity: Mapping[str, Any] | None) -> bool:
@@ -130,7 +127,7 @@ def is_gang(cls: str, spec: Mapping[str, Any], integrity: Mapping[str, Any] | No
     jobs: not from PL403 (``check``'s ``multi_gpu_job``) and not from ``plan``'s
     ``scheduling.gang``, which both read this function.
     """
-    return cls in ("training", "batch") and (_replicas(spec) > 1 or _jobs_hold_several(integrity))
+    return cls in ("training", "batch") and (declared_gpus_per_replica(spec) > 1 or _jobs_hold_several(integrity))
 
 
 def tier_of(tolerance: float | None, th: Thresholds) -> str:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from policylint.measure.conversion import gpus_per_replica
 from policylint.measure.integrity.values import Fact
 from policylint.measure.integrity_facts import IntegrityPoolFacts
 
@@ -312,7 +313,7 @@ def pool_integrity_facts(
     # measured workloads only: an unmeasured one is PL105's, and a pool planned for unmeasured
     # workloads alone may hold no GPUs yet
     unmeasured = set(facts.get("unmeasured_workloads") or [])
-    gangs = [(int(w.spec.get("gpusPerReplica", 1)), w.name) for w in pool.workloads if w.name not in unmeasured]
+    gangs = [(gpus_per_replica(w), w.name) for w in pool.workloads if w.name not in unmeasured]
     top = max(gangs, key=lambda g: (g[0], [-ord(c) for c in g[1]])) if gangs else None
     found = queue_contradictions(pool, volcano_queues)
     capacity, proposed = facts.get("capacity_gpus"), facts.get("proposed_gpus") or 0
