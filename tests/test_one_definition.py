@@ -300,3 +300,50 @@ def test_gpus_per_replica_written_as_a_whole_float_is_read_as_its_number(tmp_pat
         outputs.append((code, out, err, pooled))
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[1][3][1])["pooled"]["bands_gpus"]["baseline"] == 20
+
+
+_COUNTS = ("reservedGpus", "maxGpus", "bufferGpus", "gpusPerReplica", "coldStartSeconds", "maxDepth", "gpus",
+           "maxQueueSeconds", "maxWaitSeconds", "residentGiB", "memoryGiB", "p50Seconds", "p90Seconds", "p99Seconds")
+
+
+def _as_floats(repo: Path) -> int:
+    """Write every whole count of the repository's YAML as a float (``392`` -> ``392.0``); how many were rewritten."""
+    done = 0
+    for path in sorted(repo.rglob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        for key in _COUNTS:
+            text, n = re.subn(rf"(\b{key}: )(\d+)(\s*[,}}\n#])", r"\g<1>\g<2>.0\g<3>", text)
+            done += n
+        path.write_text(text, encoding="utf-8")
+    return done
+
+
+@pytest.mark.parametrize("example", ["good", "bad"])
+def test_counts_written_as_whole_floats_give_the_same_run_plan_and_fixes(tmp_path: Path, example: str) -> None:
+    """Found 2026-12-07: ``gpus: 5.0`` was 0 proposed GPUs in plan (5 in check), ``bufferGpus: 64.0`` no buffer
+    in the views, ``reservedGpus: 392.0`` unknown at a --diff base, and no fix was offered on such a value."""
+    import shutil
+
+    from conftest import EXAMPLES
+
+    runs = []
+    for kind in ("int", "float"):
+        repo = Path(shutil.copytree(EXAMPLES / example, tmp_path / kind))
+        cluster = repo / "clusters" / "train-central.yaml"
+        if example == "good":  # a buffer the preempting training pool does not need (PL603, with a fix)
+            text = cluster.read_text(encoding="utf-8")
+            assert text.count("      reservedGpus: 392\n") == 1
+            cluster.write_text(text.replace("      reservedGpus: 392\n", "      reservedGpus: 392\n      bufferGpus: 64\n"),
+                               encoding="utf-8")
+        if kind == "float":
+            assert _as_floats(repo) > 40
+        check = run_cli(["check", "--format", "json", "--no-cache", "--now", "2026-12-01", "."], cwd=repo)
+        plan = run_cli(["plan", "--now", "2026-12-01", "."], cwd=repo)
+        run_cli(["check", "--fix", "--no-cache", "--now", "2026-12-01", "."], cwd=repo)
+        fixed = run_cli(["check", "--format", "json", "--no-cache", "--now", "2026-12-01", "."], cwd=repo)
+        runs.append((check, plan, fixed))
+    (check, plan, fixed), (check_f, plan_f, fixed_f) = runs
+    assert check[0] == 1 and json.loads(check[1])["summary"]["fixable"] > 0
+    assert check_f == check
+    assert plan_f == plan
+    assert fixed_f == fixed

@@ -127,6 +127,8 @@ def _replacement(old: str, span: Span, value: Scalar) -> tuple[str | None, str]:
             return None, "quoted value needs escaping"
         return quote + new + quote, ""
     tag = _resolve(old)
+    if tag.endswith(":float") and isinstance(value, int) and not isinstance(value, bool) and _resolve(new) != tag:
+        new = _plain_text(float(value))  # a count written 123.0 stays written so: 57.0, read as 57
     if _resolve(new) != tag:
         return None, f"new value {new!r} would change the YAML type ({tag.rsplit(':', 1)[-1]})"
     return new, ""
@@ -220,11 +222,13 @@ def unified_diff(old: str, new: str, name: str) -> str:
 
 
 def whole_number(value: Any) -> int | None:
-    """A number written as a whole number (8 or a quoted "8"); None for a bool, 8.5, 2000m or other text."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
+    """A number written as a whole number (8, 8.0 or a quoted "8"); None for a bool, 8.5, 2000m or other text.
+
+    The document's own reading (:func:`policylint.model.whole_number`), and the quoted digits a
+    Kubernetes quantity may be: a fix rewrites any count the run read as a whole number.
+    """
+    from policylint.model import whole_number as counted
+
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
-    return None
+    return counted(value)

@@ -184,7 +184,7 @@ def pools_at_base(
     files: set[str] = set()
     for pool in model.pools:
         files |= {pool.doc.source.path.as_posix(), pool.cluster.doc.source.path.as_posix()}
-    from policylint.model import schedulers
+    from policylint.model import schedulers, whole_number
 
     for doc in schedulers.documents(model):
         # a LocalQueue shapes no pool, but places the workloads admitted through it in one: a
@@ -221,7 +221,7 @@ def pools_at_base(
         model_then = (pool.spec.get("gpu") or {}).get("model")
         then = PoolThen(
             key=pool.key,
-            reserved_gpus=reserved if isinstance(reserved, int) else None,
+            reserved_gpus=whole_number(reserved),
             owned_gpus=pool.owned_gpus,
             capacity_gpus=pool.capacity_gpus,
             gpu_model=(model_then.strip() or None) if isinstance(model_then, str) else None,

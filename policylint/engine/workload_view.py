@@ -180,7 +180,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         for what, value in (("residency ratio", facts.vram_ratio), ("resident GiB", resident_gib))
         if value is None
     ]
-    buffer = pool_spec.get("bufferGpus")
+    buffer = pool.buffer_gpus if pool else 0
     tail_gpus = facts.tail_job_gpus if facts.tail_job_gpus is not None else per_replica
     integrity = integrity_facts(facts.integrity, now.timestamp(), len(r.outlier_days) if r else None)
     integrity.pulled_range_outside_seconds = pulled_range_outside(facts.integrity, _pull_record(w))
@@ -245,7 +245,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         # decides scheduling.gang by the same function
         multi_gpu_job=is_gang(w.cls, spec, facts.integrity),
         pool_serves_class=(w.cls in (pool_spec.get("serves") or [])) if pool else None,
-        pool_buffer_gpus=int(buffer) if isinstance(buffer, int) else 0,
+        pool_buffer_gpus=buffer,
         pool_preemption=bool(sched.get("preemption")) if pool else None,
         pool_tail_protected=_tail_protected(pool, tail_gpus) if pool else None,
         pool_overflow=pool_spec.get("overflow"),
@@ -376,5 +376,4 @@ def _counts_jobs(w: Workload, unit: str | None) -> bool:
 def _tail_protected(pool: Pool, tail_job_gpus: int = 1) -> bool:
     """Preemption, or a buffer that holds at least one long-tail job (a smaller one protects nothing)."""
     sched = pool.spec.get("scheduling") or {}
-    buffer = pool.spec.get("bufferGpus")
-    return bool(sched.get("preemption")) or (isinstance(buffer, int) and buffer >= tail_job_gpus > 0)
+    return bool(sched.get("preemption")) or pool.buffer_gpus >= tail_job_gpus > 0

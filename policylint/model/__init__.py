@@ -38,6 +38,20 @@ class MeasurementRef:
     display: str
 
 
+def whole_number(value: Any) -> int | None:
+    """A count the documents give (GPUs): an int, or a float with no fraction (the schema's integer
+    admits ``4.0``); None for anything else (a bool, a text, a fraction, nothing).
+
+    The one reading of such a count where a missing or odd value must not count: ``4.0`` read as
+    "not an int" made a buffer of 4 GPUs count as none, and a reserved count at a ``--diff`` base unknown.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    return int(value)
+
+
 @dataclass
 class Workload:
     name: str
@@ -150,6 +164,11 @@ class Pool:
     def reserved_gpus(self) -> int:
         """``reservedGpus`` (0 when the pool declares none)."""
         return int(self.spec.get("reservedGpus", 0) or 0)
+
+    @property
+    def buffer_gpus(self) -> int:
+        """``bufferGpus`` as a whole number (``4.0`` is 4, as the schema's integer admits it; 0 when none)."""
+        return whole_number(self.spec.get("bufferGpus")) or 0
 
     @property
     def elastic_gpus(self) -> int:

@@ -81,16 +81,9 @@ def compare(
     ``findings`` are the current repository's; ``remaining`` the planned repository's
     (a finding of SIZING_RULES there is one the plan did not resolve).
     """
-    proposed: dict[str, int] = {}
-    proposals: dict[str, list[str]] = {}
-    for pname, prop in sorted(model.proposals.items()):
-        if prop.cluster is None:
-            continue
-        for req in prop.spec.get("requests", []) or []:
-            if isinstance(req, dict) and req.get("pool") in prop.cluster.pools and isinstance(req.get("gpus"), int):
-                key = f"{prop.cluster.name}/{req['pool']}"
-                proposed[key] = proposed.get(key, 0) + int(req["gpus"])
-                proposals.setdefault(key, []).append(pname)
+    # the one sum of a pool's proposed GPUs (check's PL109 and PL950 read it too): ``gpus: 5.0`` is 5 here as there
+    proposed, by_proposal = model.proposed_gpus()
+    proposals: dict[str, list[str]] = {key: [name for name, _ in asked] for key, asked in by_proposal.items()}
     still = {(f.code, f.subject) for f in remaining if f.code in SIZING_RULES}
     # a measurement PL111 finds cited twice in one pool is PL972's once the plan puts the two
     # workloads in different pools: the demand is still bought twice, so the plan did not resolve it
