@@ -154,3 +154,31 @@ def test_reads_of_one_file_overlap_unless_columns_or_selections_are_apart() -> N
     assert reads_may_overlap({**base, "match": {"model": "a"}}, {**base, "match": {"pod": "b"}})
     # a filter that cannot be read is refused when measured (PL024), not compared
     assert not reads_may_overlap({**base, "where": {"gpus": {"gt": "many"}}}, base)
+
+
+def test_columns_that_the_reader_does_not_read_do_not_tell_two_reads_apart() -> None:
+    """Red team, 2026-12-07, second round: disjoint ``columns`` on a Prometheus answer (+10 GPUs) and on a job
+    list (+312) - readers that read no value columns - passed as one file holding two workloads' data."""
+    for path, fmt in (("x.json", "auto"), ("x.json", "prometheus"), ("jobs.csv", "jobs"), ("log.csv", "requests")):
+        base = {"path": path, "format": fmt, "match": {"model_name": "bge"}}
+        assert reads_may_overlap({**base, "columns": ["query"]}, {**base, "columns": ["ingest"], "stepSeconds": 290})
+    for path, fmt in (("x.csv", "auto"), ("x.parquet", "auto"), ("x.bin", "arrow")):
+        base = {"path": path, "format": fmt}
+        assert not reads_may_overlap({**base, "columns": ["query"]}, {**base, "columns": ["ingest"]})
+
+
+def test_a_prometheus_answer_read_twice_under_disjoint_columns_is_a_double_count(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    search = repo / "workloads" / "search.yaml"
+    text = search.read_text(encoding="utf-8")
+    marker = "      match: {model_name: bge-m3-embed}\n"
+    assert text.count(marker) == 1
+    text = text.replace(marker, marker + "      columns: [query]\n")
+    first = text[: text.index("---")]
+    second = "apiVersion" + first.split("apiVersion", 1)[1]
+    second = second.replace("name: embeddings-search", "name: embeddings-ingest").replace(
+        "columns: [query]", "columns: [ingest]\n      stepSeconds: 290")
+    search.write_text(text + "---\n" + second, encoding="utf-8")
+    code, found = _findings(repo, ".")
+    assert code == 1
+    assert [m for c, m in found if c == "PL111" and "embeddings-" in m and "read again with other options" in m], found

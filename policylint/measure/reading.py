@@ -90,7 +90,8 @@ def reader_arguments(
 def reads_may_overlap(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two measurement blocks reading one file may take some of the same data.
 
-    Not when both name their value columns and no column is in both, nor when their row
+    Not when both name their value columns, read them (a table's time series: a Prometheus answer,
+    a request log and a job list read none) and no column is in both, nor when their row
     selections cannot both keep a row (:func:`policylint.readers.filters.disjoint` over each
     block's ``where``, its long table's ``key.select`` and its Prometheus ``match``): that is one
     file holding several workloads' series. Any other pair - another step, origin, unit, a
@@ -100,8 +101,13 @@ def reads_may_overlap(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     from policylint.errors import MeasurementError
     from policylint.readers.filters import disjoint
 
+    from policylint.readers import reads_value_columns
+
     ca, cb = a.get("columns"), b.get("columns")
-    if isinstance(ca, list) and isinstance(cb, list) and not {str(c) for c in ca} & {str(c) for c in cb}:
+    # columns tell two reads apart only where both readers read them (red team, 2026-12-07: disjoint
+    # columns on a Prometheus answer and on a job list, which read none, passed as two workloads' data)
+    if (isinstance(ca, list) and isinstance(cb, list) and not {str(c) for c in ca} & {str(c) for c in cb}
+            and all(reads_value_columns(str(s.get("path", "")), s.get("format")) for s in (a, b))):
         return False
     try:
         return not disjoint(_selection(a), _selection(b))

@@ -79,6 +79,13 @@ _SUFFIXES = {
 _CONTAINERS = {"parquet": ("parquet",), "arrow": ("arrow", "arrow-stream")}
 
 
+def reads_value_columns(path: str | Path, fmt: Any) -> bool:
+    """Whether a measurement of this file and ``format`` reads the value ``columns`` it names: a table's time
+    series does; a Prometheus answer (picked by ``match``), a request log and a job list never read them."""
+    kind = _SUFFIXES.get(Path(path).suffix.lower(), "csv") if fmt in (None, "auto") else fmt
+    return kind in ("csv", "parquet", "arrow")
+
+
 def _kind(path: Path, fmt: str, name: str) -> str:
     if fmt not in FORMATS:
         raise MeasurementError(
