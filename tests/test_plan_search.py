@@ -26,7 +26,7 @@ from policylint.plan.grouping import Group, group_of, is_reject, tightest, toler
 from policylint.plan.models import Thresholds, Unplaced, WhatIf
 from policylint.plan.search import merge
 from policylint.plan.sizing import size, trial
-from policylint.engine.pooled_facts import double_counted
+from policylint.engine.double_counts import double_counted
 from policylint.session import Session
 from test_plan import END, STEP, Spec, make_repo
 

@@ -182,3 +182,35 @@ def test_a_prometheus_answer_read_twice_under_disjoint_columns_is_a_double_count
     code, found = _findings(repo, ".")
     assert code == 1
     assert [m for c, m in found if c == "PL111" and "embeddings-" in m and "read again with other options" in m], found
+
+
+@pytest.mark.parametrize("how", ["copy", "link"])
+def test_a_copy_of_a_trace_or_a_link_to_it_read_at_another_step_is_a_double_count(tmp_path: Path, how: str) -> None:
+    """Second red team, 2026-12-07: a byte copy of chat-assistant.csv read at 290 s (its samples are 300 s apart)
+    raised the serving pool 48 -> 69 past check, the hook and --diff: every print was taken after the grid,
+    which repeats one sample in 29. The samples' own print (before the grid) is the same evidence."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    traces = repo / "measurements" / "traces"
+    if how == "copy":
+        shutil.copyfile(traces / "chat-assistant.csv", traces / "chat-assistant-eu.csv")
+    else:
+        (traces / "chat-assistant-eu.csv").symlink_to("chat-assistant.csv")
+    doc = repo / "workloads" / "product-ai.yaml"
+    text = doc.read_text(encoding="utf-8")
+    first = "apiVersion:" + text.split("---\n", 1)[0].split("apiVersion:", 1)[1]
+    assert "name: chat-assistant\n" in first and "path: ../measurements/traces/chat-assistant.csv\n" in first
+    eu = first.replace("name: chat-assistant\n", "name: chat-assistant-eu\n", 1).replace(
+        "path: ../measurements/traces/chat-assistant.csv\n",
+        "path: ../measurements/traces/chat-assistant-eu.csv\n      stepSeconds: 290\n", 1)
+    doc.write_text(text + "---\n" + eu, encoding="utf-8")
+    git(repo, "add", "-A")
+    for args in ([".", "--no-cache"], ["--changed-files", "workloads/product-ai.yaml", "measurements/traces/chat-assistant-eu.csv"]):
+        code, out, err = run_cli(["check", "--format", "json", *args], cwd=repo)
+        assert code == 1 and "Traceback" not in err, err
+        found = [f["message"] for f in json.loads(out)["findings"] if f["code"] == "PL111"]
+        assert any("workload chat-assistant-eu cites the same concurrency measurement as chat-assistant" in m
+                   and "a copy read another way: ../measurements/traces/chat-assistant-eu.csv holds the samples "
+                   "../measurements/traces/chat-assistant.csv holds" in m for m in found), (args, found)

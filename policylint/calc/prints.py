@@ -23,3 +23,19 @@ def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
     digest = hashlib.sha256(b"policylint-values/1\0")
     digest.update(float64_bytes(values, valid, bool(np.all(valid))))
     return digest.hexdigest()
+
+
+def samples_fingerprint(times: np.ndarray, values: np.ndarray) -> str:
+    """Identity before the grid: the SHA-256 of the samples as read (their times and values, NaN left out).
+
+    The prints above are taken from the series on its grid, so one file read at another step
+    (``stepSeconds: 290`` on 300 s samples repeats one sample in 29) gave other prints for the
+    same samples (red team, 2026-12-07). This one does not depend on the grid, only on what the
+    file holds and which rows and columns were read.
+    """
+    valid = ~np.isnan(values)
+    everything = bool(np.all(valid))
+    digest = hashlib.sha256(b"policylint-samples/1\0")
+    digest.update(float64_bytes(times, valid, everything))
+    digest.update(float64_bytes(values, valid, everything))
+    return digest.hexdigest()

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from policylint.model import Pool, Workload
     from policylint.readers.limits import TraceLimits
 
-INDEX_FORMAT = 6  # 6: lite values as values, packed sketches; 5: marshal frames; 4: part_fingerprints; 3: the lite text
+INDEX_FORMAT = 7  # 7: samples_fingerprint; 6: lite values as values, packed sketches; 5: marshal frames; 4: part_fingerprints; 3: the lite text
 KIND = "repoindex"
 #: largest index read back or written (a record is a few kB: 10,000 workloads take about 30 MB)
 MAX_BYTES = 256 << 20

@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from policylint.engine.pooled_facts import double_counted, identity_fingerprint
+from policylint.engine.double_counts import double_counted, identity_fingerprint
 from policylint.engine.sheets import PoolMerge
 from policylint.measure.cold_start import pool_cold_start
 from policylint.measure.pool_groups import Thresholds, framework_capacity, group_key, split_spread, tolerance_of

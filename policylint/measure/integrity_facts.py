@@ -29,6 +29,12 @@ class IntegrityWorkloadFacts(Facts):
         " a copy moved to other dates",
         default=None,
     )
+    samples_fingerprint: str | None = fact(
+        "identity: SHA-256 of the samples as the file holds them, before the grid (their times and "
+        "values; a job list's or request log's starts and ends): equal for one file, or a byte copy "
+        "of it, read at another step; None where the reader combines several series",
+        default=None,
+    )
     part_fingerprints: list[str] | None = fact(
         "identity: the values_fingerprint of each value column a trace sums (several columns, complete on "
         "their grid), each as that column alone would read; None for one column",

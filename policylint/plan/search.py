@@ -54,7 +54,7 @@ from policylint.measure.conversion import gpu_conversion
 from policylint.plan.grouping import Group, is_reject, tightest
 from policylint.plan.models import Thresholds, WhatIf
 from policylint.plan.sizing import capacity, size, trial, trial_spec
-from policylint.engine.pooled_facts import double_counted, identity_fingerprint
+from policylint.engine.double_counts import double_counted, identity_fingerprint
 
 if TYPE_CHECKING:
     from policylint.measure.facts import WorkloadFacts

@@ -152,7 +152,14 @@ def finish(
         first=float(times[first]),
         last=float(times[last]),
         hint=hint,
+        samples_print=_samples_print(times, values),
     )
+
+
+def _samples_print(times: np.ndarray, values: np.ndarray) -> str:
+    from policylint.calc.prints import samples_fingerprint
+
+    return samples_fingerprint(times, values)
 
 
 #: Rows closer than this (median, seconds) and this irregular (p90 / p10 of the spacing)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from policylint.errors import MeasurementError
+from policylint.calc.prints import samples_fingerprint
 from policylint.readers.columns import GPU_CANDIDATES, column_index, find_column
 from policylint.readers.grid import regular_grid
 from policylint.readers.intervals import read_intervals
@@ -117,6 +118,8 @@ def read_requests(
         from_intervals=True,
         interval_rows=_rows(intervals.durations, intervals.running),
         job_weight_p90=_p90(intervals.extra) if weight_name is not None else None,
+        # the rows as read, whatever the grid: counted or weighed, at any step, they are one evidence
+        samples_print=samples_fingerprint(starts, ends),
     )
 
 

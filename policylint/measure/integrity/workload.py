@@ -145,6 +145,7 @@ def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> d
         **open_job_facts(series),
         "part_fingerprints": list(series.part_prints) or None,
         "part_sketches": part_sketches(series),
+        "samples_fingerprint": series.samples_print,
     }
 
 
