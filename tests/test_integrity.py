@@ -331,6 +331,8 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
         "trace_job_gpus_p90",
         # from the summed columns the reader saw (series_facts), not from the grid
         "part_fingerprints", "part_sketches",
+        # from the samples before the grid (series_facts: the reader's print)
+        "samples_fingerprint",
     }
     for name, value in facts.items():
         if name == "run_sketch":  # the stored sketch of the trace's runs (not a fact rules read)
