@@ -34,15 +34,21 @@ def listed(n: int) -> list[str]:
     return [f"j-{i},{T0 + 3600 * i},{T0 + 3600 * i + 7200},8" for i in range(n)]
 
 
-@pytest.mark.parametrize("read", ["durations", "trace"])
-def test_a_repeated_job_is_refused_at_its_row_naming_the_row_it_repeats(tmp_path: Path, read: str) -> None:
-    rows = listed(5)
-    path = jobs(tmp_path, [*rows, rows[1], rows[3]])  # rows 3 and 5 of the file listed again at 7 and 8
+def _refused(path: Path, read: str) -> pytest.ExceptionInfo[MeasurementError]:
+    """The error reading ``path`` as job durations or as a concurrency trace (``format: jobs``) raises."""
     with pytest.raises(MeasurementError) as caught:
         if read == "durations":
             read_jobs(path)
         else:
             read_series(path, format="jobs", step_seconds=300)
+    return caught
+
+
+@pytest.mark.parametrize("read", ["durations", "trace"])
+def test_a_repeated_job_is_refused_at_its_row_naming_the_row_it_repeats(tmp_path: Path, read: str) -> None:
+    rows = listed(5)
+    path = jobs(tmp_path, [*rows, rows[1], rows[3]])  # rows 3 and 5 of the file listed again at 7 and 8
+    caught = _refused(path, read)
     assert caught.value.row == 7
     assert "job 'j-1' (column 'job_id') is listed again with the same start and end as at row 3" in str(caught.value)
 
@@ -97,11 +103,7 @@ def test_a_job_listed_again_while_it_still_runs_is_refused(tmp_path: Path, read:
     rows = listed(4)
     twin = f"j-2,{T0 + 3600 * 2 + 1},{T0 + 3600 * 2 + 7200},8"  # j-2 again, inside its own run
     path = jobs(tmp_path, [*rows, twin])
-    with pytest.raises(MeasurementError) as caught:
-        if read == "durations":
-            read_jobs(path)
-        else:
-            read_series(path, format="jobs", step_seconds=300)
+    caught = _refused(path, read)
     assert caught.value.row == 6
     assert "job 'j-2' (column 'job_id') starts again while its run at row 4 has not ended" in str(caught.value)
 

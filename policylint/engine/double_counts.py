@@ -76,15 +76,7 @@ def repeats(
             first = unshared[0]
             moved = series is not None and series.get(first.name) != series.get(w.name)
             out[w.name] = (first.name, _basis(first, w, moved))
-    scaled: dict[str, list[Workload]] = {}
-    for w in by_name:
-        shape = (shapes or {}).get(w.name)
-        if shape and w.name not in out:
-            scaled.setdefault(shape, []).append(w)
-    for members in scaled.values():
-        unshared = [w for w in members if not (w.spec.get("concurrency") or {}).get("share")]
-        for w in unshared[1:]:
-            out[w.name] = (unshared[0].name, _scaled_basis(unshared[0], w))
+    _group(by_name, shapes, out, _scaled_basis)
     _group(by_name, samples, out, _copy_read_basis)
     _read_again(by_name, out)
     return out

@@ -35,10 +35,10 @@ def declared_gpus_per_replica(spec: Mapping[str, Any]) -> int:
     The one reading: the conversion to GPUs, the tail job, gang need and the views all ask it
     (``2.0`` was 1 here and 2 in PL403's view, which halved the workload's GPU demand).
     """
-    value = spec.get("gpusPerReplica", 1)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 1
-    return int(value) if value == value and float(value).is_integer() and value >= 1 else 1
+    from policylint.model import whole_number
+
+    count = whole_number(spec.get("gpusPerReplica", 1))
+    return count if count is not None and count >= 1 else 1
 
 
 def gpu_conversion(workload: Workload, trace_unit: str) -> tuple[float | None, int]:
