@@ -241,8 +241,9 @@ class Session:
             self.options.reported = self._reported(changed, previous)
             result = lint([self.config.root], self.options)
             kept = self._kustomized(result, changed, "HEAD")
-            return _with(narrow(result, changed, self.config, self.options.ruleset, self._reached_for(result), previous,
-                                self._defined_before), kept)
+            return self._lapse(_with(narrow(result, changed, self.config, self.options.ruleset,
+                                            self._reached_for(result), previous, self._defined_before), kept),
+                               changed, "HEAD")
         if self.diff_base is not None:
             from policylint.engine.history import changed_since
 
@@ -252,9 +253,11 @@ class Session:
             self.options.reported = self._reported(change.files, previous)
             paths = self.paths if self.explicit_paths else [self.config.root]
             result = lint(paths, self.options)
-            kept = self._kustomized(result, change.files, change.commit.hexsha if change.commit is not None else None)
-            return _with(narrow(result, change.files, self.config, self.options.ruleset, self._reached_for(result),
-                                previous, self._defined_before), kept)
+            rev = change.commit.hexsha if change.commit is not None else None
+            kept = self._kustomized(result, change.files, rev)
+            return self._lapse(_with(narrow(result, change.files, self.config, self.options.ruleset,
+                                            self._reached_for(result), previous, self._defined_before), kept),
+                               change.files, rev)
         return lint(self.paths, self.options)
 
     def _kustomized(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> _Kept | None:
@@ -277,6 +280,22 @@ class Session:
                                                   git_base_text(self.config.root, rev), self.options.ruleset,
                                                   self.options.limits)
         return [f for f in result.findings if f.file in reached], suppressed, revived
+
+    def _lapse(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> LintResult:
+        """``result`` with the suppressions the change outlives lifted (:mod:`policylint.engine.lapsed`)."""
+        if rev is None or not changed or not result.suppressed or self.options.ruleset is None:
+            return result
+        from policylint.engine.lapsed import lapsed
+        from policylint.engine.outlived import Changed, git_base_text
+        from policylint.finding import sort_findings
+
+        revived = lapsed(result.suppressed, result.sources, Changed.of(changed),
+                         git_base_text(self.config.root, rev), self.options.ruleset, self.options.limits)
+        if revived:
+            gone = {id(old) for old, _ in revived}
+            result.suppressed = [(f, r) for f, r in result.suppressed if id(f) not in gone]
+            result.findings = sort_findings([*result.findings, *(new for _, new in revived)])
+        return result
 
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""

@@ -1,0 +1,119 @@
+"""A standing suppression does not vouch for a line the change edited (the hook, ``--diff``).
+
+Second red team, 2026-12-07 (docs/red-team.md): a reviewed ``# policylint: disable=PL101 ...
+-- reason`` on ``reservedGpus: 24`` kept hiding PL101 after the value under it was raised to 29
+(and the elastic GPUs cut, so the pool's total grew 26 -> 29): ``check`` and the hook passed;
+only ``--diff`` said anything, as PL950. In the runs that know the change a suppression that
+stood at the base no longer covers a line the change edited; a reason rewritten in the change
+re-confirms it. The whole run knows no change and is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, git, run_cli
+
+CLUSTER = "clusters/prod-east.yaml"
+REASON = "launch buffer for the Q1 catalogue re-index agreed in CAP-123"
+REVIEWED = f"      reservedGpus: 24  # policylint: disable=PL101 until=2099-03-31 -- {REASON}\n"
+NOTE = "the change edited this line since: it no longer vouches for it"
+
+
+def _commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def _edit(repo: Path, old: str, new: str) -> None:
+    path = repo / CLUSTER
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture
+def reviewed(tmp_path: Path) -> Path:
+    """examples/good whose batch pool reserves 24 GPUs under a reviewed PL101 suppression, committed."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    _edit(repo, "      reservedGpus: 20\n", REVIEWED)
+    _edit(repo, "        maxGpus: 6\n", "        maxGpus: 2\n")
+    git(repo, "init", "-q")
+    _commit(repo, "reviewed: +4 launch buffer")
+    return repo
+
+
+def _check(repo: Path, *args: str) -> tuple[int, list[dict[str, object]], int]:
+    """(exit code, the PL101 findings, how many findings were suppressed)."""
+    code, out, err = run_cli(["check", "--format", "json", *args], cwd=repo)
+    assert err == "", err
+    report = json.loads(out)
+    return code, [f for f in report["findings"] if f["code"] == "PL101"], len(report.get("suppressed", []))
+
+
+def _raise(repo: Path) -> None:
+    _edit(repo, "reservedGpus: 24  #", "reservedGpus: 29  #")
+    _edit(repo, "        maxGpus: 2\n", "        maxGpus: 0\n")
+
+
+def test_the_suppression_holds_where_it_was_reviewed(reviewed: Path) -> None:
+    code, found, suppressed = _check(reviewed)
+    assert (code, found, suppressed) == (0, [], 1)
+
+
+def test_a_value_raised_under_a_standing_suppression_is_reported_by_the_hook_and_diff(reviewed: Path) -> None:
+    _raise(reviewed)
+    git(reviewed, "add", CLUSTER)
+    code, found, _ = _check(reviewed, "--changed-files", CLUSTER)
+    assert code == 1 and len(found) == 1, found
+    assert found[0]["line"] == 34 and "reserves 29 GPUs" in str(found[0]["message"])
+    assert NOTE in str(found[0]["message"]) and "rewrite its reason" in str(found[0]["hint"])
+    _commit(reviewed, "raise the reservation")
+    code, found, _ = _check(reviewed, "--diff", "HEAD~1")
+    assert code == 1 and len(found) == 1 and NOTE in str(found[0]["message"]), found
+    # the whole run knows no change: the suppression holds there as before
+    assert _check(reviewed) == (0, [], 1)
+
+
+def test_a_reason_rewritten_in_the_change_re_confirms_the_suppression(reviewed: Path) -> None:
+    _raise(reviewed)
+    _edit(reviewed, REASON, "launch buffer raised to 29 for the catalogue re-index (CAP-123, amended CAP-131)")
+    git(reviewed, "add", CLUSTER)
+    assert _check(reviewed, "--changed-files", CLUSTER) == (0, [], 1)
+    _commit(reviewed, "raise the reservation, reviewed again")
+    # (--diff still asks for the new evidence, PL950; the suppression of PL101 holds)
+    assert _check(reviewed, "--diff", "HEAD~1")[1:] == ([], 1)
+
+
+def test_an_edit_elsewhere_in_the_file_leaves_the_suppression_standing(reviewed: Path) -> None:
+    """Lines inserted above move the suppressed line without editing it."""
+    _edit(reviewed, "      reservedGpus: 24  #", "      # the launch buffer, see CAP-123\n      reservedGpus: 24  #")
+    git(reviewed, "add", CLUSTER)
+    code, found, suppressed = _check(reviewed, "--changed-files", CLUSTER)
+    assert (code, found, suppressed) == (0, [], 1)
+
+
+def test_a_suppression_written_in_the_change_vouches_for_its_line(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    git(repo, "init", "-q")
+    _commit(repo, "the honest plan")
+    _edit(repo, "      reservedGpus: 20\n", REVIEWED)
+    _edit(repo, "        maxGpus: 6\n", "        maxGpus: 2\n")
+    git(repo, "add", CLUSTER)
+    code, found, suppressed = _check(repo, "--changed-files", CLUSTER)
+    assert (code, found, suppressed) == (0, [], 1)
+
+
+def test_edited_lines_are_the_inserted_and_replaced_ones() -> None:
+    from policylint.engine.lapsed import edited_lines
+
+    before = "a\nb\nc\nd\n"
+    assert edited_lines(before, before) == set()
+    assert edited_lines(before, "x\na\nb\nc\nd\n") == {1}  # inserted above: the others only moved
+    assert edited_lines(before, "a\nB\nc\nd\n") == {2}
+    assert edited_lines(before, "a\nc\nd\n") == set()  # a deleted line edits no line that is left
+    assert edited_lines(before, "a\nb\nc\nd\ne\nf\n") == {5, 6}
