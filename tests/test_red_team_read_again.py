@@ -214,3 +214,29 @@ def test_a_copy_of_a_trace_or_a_link_to_it_read_at_another_step_is_a_double_coun
         assert any("workload chat-assistant-eu cites the same concurrency measurement as chat-assistant" in m
                    and "a copy read another way: ../measurements/traces/chat-assistant-eu.csv holds the samples "
                    "../measurements/traces/chat-assistant.csv holds" in m for m in found), (args, found)
+
+
+@pytest.mark.parametrize("how", ["symlink", "hardlink"])
+def test_a_link_to_a_job_list_read_without_its_first_job_is_a_double_count(tmp_path: Path, how: str) -> None:
+    """The first game above through another name for the same file: a symbolic link (or a hard link) to
+    fine-tuning's job list, read without one job. The samples differ by that job, so only the file's identity
+    tells the two reads are one measurement; files are compared by what they are, not by how they are named."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    jobs = repo / "measurements" / "jobs"
+    if how == "symlink":
+        (jobs / "sft-customer.csv").symlink_to("fine-tuning.csv")
+    else:
+        (jobs / "sft-customer.csv").hardlink_to(jobs / "fine-tuning.csv")
+    research = repo / "workloads" / "research.yaml"
+    text = research.read_text(encoding="utf-8")
+    linked = FROM_JOBS.replace("fine-tuning.csv", "sft-customer.csv") + "      where: {job_id: {ne: ft-00001}}\n"
+    research.write_text(text.replace(FINE_TUNING, FROM_JOBS) + _phantom("sft-customer", linked), encoding="utf-8")
+    git(repo, "add", "-A")
+    for args in ((".",), ("--changed-files", "workloads/research.yaml", "measurements/jobs/sft-customer.csv")):
+        code, found = _findings(repo, *args)
+        assert code == 1
+        assert [m for c, m in found if c == "PL111" and m.startswith(
+            "workload sft-customer cites the same concurrency measurement as fine-tuning")], (args, found)

@@ -113,16 +113,25 @@ def _read_again(by_name: Sequence[Workload], out: dict[str, tuple[str, str]]) ->
     another fingerprint, and PL972 left one file cited by one path to PL111 (red team, 2026-12-07:
     a second workload read fine-tuning's job list without its first job, +72 GPUs). Reads of one
     file whose columns or row selections cannot meet are one file holding several workloads'
-    series (:func:`~policylint.measure.reading.reads_may_overlap`). Files are known by their path
-    as written (normalised): the same file reached through a link is compared by its contents.
+    series (:func:`~policylint.measure.reading.reads_may_overlap`). Files are known by what they
+    are - the device and inode the run's one stat of the path saw - so a symbolic or hard link to
+    another workload's file, read without one of its jobs, is the same file (red team, 2026-12-07).
     """
     from policylint.measure.reading import reads_may_overlap
+    from policylint.safeio import stat_once
 
-    files: dict[str, list[Workload]] = {}
+    files: dict[object, list[Workload]] = {}
     for w in by_name:
         ref = w.measurements.get("concurrency")
         if ref is not None and ref.path is not None and not (w.spec.get("concurrency") or {}).get("share"):
-            files.setdefault(os.path.normpath(os.fspath(ref.path)), []).append(w)
+            text = os.fspath(ref.path)
+            try:
+                st = stat_once(text)  # the index and the reference check asked already: no system call
+            except (OSError, ValueError):
+                ident: object = os.path.normpath(text)
+            else:
+                ident = (st.st_dev, st.st_ino)
+            files.setdefault(ident, []).append(w)
     for members in files.values():
         for j, w in enumerate(members[1:], 1):
             if w.name in out:
@@ -130,8 +139,9 @@ def _read_again(by_name: Sequence[Workload], out: dict[str, tuple[str, str]]) ->
             spec = w.measurements["concurrency"].spec
             first = next((m for m in members[:j] if reads_may_overlap(m.measurements["concurrency"].spec, spec)), None)
             if first is not None:
-                shown = w.measurements["concurrency"].display
-                out[w.name] = (first.name, f"the same file {shown}, read again with other options")
+                shown, kept = w.measurements["concurrency"].display, first.measurements["concurrency"].display
+                again = shown if shown == kept else f"{shown}, which is {kept}"
+                out[w.name] = (first.name, f"the same file {again}, read again with other options")
 
 
 def _scaled_basis(kept: Workload, repeat: Workload) -> str:
