@@ -240,3 +240,35 @@ def test_a_link_to_a_job_list_read_without_its_first_job_is_a_double_count(tmp_p
         assert code == 1
         assert [m for c, m in found if c == "PL111" and m.startswith(
             "workload sft-customer cites the same concurrency measurement as fine-tuning")], (args, found)
+
+
+@pytest.mark.parametrize("step", [290, 600])
+def test_a_copy_with_samples_edited_read_at_another_step_is_a_near_copy(tmp_path: Path, step: int) -> None:
+    """Second red team, 2026-12-07, left open then: chat-assistant.csv copied with a few samples edited (so no
+    print of the samples is equal) and read at another step than its 300 s samples. The run sketch PL972
+    compares was taken from the grid, and a 290 s grid repeats one sample in 29 (a 600 s grid keeps one in
+    two): no gridded run was shared. The sketch that identifies a trace is now of its samples as read."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    traces = repo / "measurements" / "traces"
+    rows = (traces / "chat-assistant.csv").read_text(encoding="utf-8").splitlines()
+    for k in range(500, len(rows), 2500):  # ten samples or so, each raised by one
+        stamp, value = rows[k].rsplit(",", 1)
+        rows[k] = f"{stamp},{int(value) + 1}"
+    (traces / "chat-assistant-eu.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    doc = repo / "workloads" / "product-ai.yaml"
+    text = doc.read_text(encoding="utf-8")
+    first = "apiVersion:" + text.split("---\n", 1)[0].split("apiVersion:", 1)[1]
+    eu = first.replace("name: chat-assistant\n", "name: chat-assistant-eu\n", 1).replace(
+        "path: ../measurements/traces/chat-assistant.csv\n",
+        f"path: ../measurements/traces/chat-assistant-eu.csv\n      stepSeconds: {step}\n", 1)
+    doc.write_text(text + "---\n" + eu, encoding="utf-8")
+    git(repo, "add", "-A")
+    for args in ([".", "--no-cache"], ["--changed-files", "workloads/product-ai.yaml",
+                                       "measurements/traces/chat-assistant-eu.csv"]):
+        code, out, err = run_cli(["check", "--format", "json", *args], cwd=repo)
+        assert code == 1 and "Traceback" not in err, err
+        found = [f["message"] for f in json.loads(out)["findings"] if f["code"] in ("PL111", "PL972")]
+        assert any("chat-assistant-eu" in m and "chat-assistant.csv" in m for m in found), (args, found)

@@ -131,7 +131,8 @@ def finish(
             raise
         raise MeasurementError(f"{exc.message}; {hint}", source=exc.source, row=exc.row) from None
     complete = not missing.any()
-    if complete and not gaps and inside.all() and out.size == values.size:
+    regridded = not (complete and not gaps and inside.all() and out.size == values.size)
+    if not regridded:
         valid = inside  # a complete regular series: every grid point is a sample, none is NaN
     else:
         valid = ~np.isnan(out)
@@ -153,7 +154,16 @@ def finish(
         last=float(times[last]),
         hint=hint,
         samples_print=_samples_print(times, values),
+        samples_sketch=_samples_sketch(values, missing) if regridded else None,
+        regridded=regridded,
     )
+
+
+def _samples_sketch(values: np.ndarray, missing: np.ndarray) -> list[int] | None:
+    """The run sketch of the samples as read, missing ones invalid (see :attr:`Series.samples_sketch`)."""
+    from policylint.calc.runs import judged_samples, run_sketch
+
+    return run_sketch(*judged_samples(values, ~missing))
 
 
 def _samples_print(times: np.ndarray, values: np.ndarray) -> str:

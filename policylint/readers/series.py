@@ -90,6 +90,12 @@ class Series:
     #: the samples as read, before the grid (:func:`policylint.calc.prints.samples_fingerprint`): one
     #: file read at another step is the same evidence (PL111); None where the reader gives none
     samples_print: str | None = None
+    #: the run sketch of the samples as read (:func:`policylint.calc.runs.run_sketch` of them, before the
+    #: grid), set only when the grid is not those samples (another step, gaps): a copy of a trace read at
+    #: another step keeps its samples' runs, which its grid does not (PL972); None otherwise or too plain
+    samples_sketch: list[int] | None = None
+    #: whether the grid is other points than the samples (then :attr:`samples_sketch` is what identifies them)
+    regridded: bool = False
 
     @property
     def samples(self) -> int:

@@ -123,11 +123,25 @@ def copy_prints(series: Series) -> dict[str, Fact]:
     """
     values, valid = _as_judged(series.values, series.valid)
     return {
-        "run_sketch": run_sketch(values, valid),
+        "run_sketch": identity_sketch(series, values, valid),
         "values_fingerprint": values_fingerprint(values, valid),
         "value_changes": int(change_positions(values, valid).size),
         "part_sketches": part_sketches(series),
     }
+
+
+def identity_sketch(series: Series, values: np.ndarray, valid: np.ndarray) -> list[int] | None:
+    """The run sketch that identifies a trace (PL972): of its samples as read, whatever grid they were put on.
+
+    ``values`` and ``valid`` are the series as judged (:func:`_as_judged`). When the grid is
+    the samples themselves the two sketches are one; when it is not (another step, gaps), the
+    samples' own (:attr:`Series.samples_sketch`): a copy of a trace with a few samples edited,
+    read at 290 s on its 300 s samples, repeats one sample in 29 on its grid and so shared no
+    gridded run with the original (second red team, 2026-12-07).
+    """
+    if series.regridded:
+        return series.samples_sketch
+    return run_sketch(values, valid)
 
 
 def part_sketches(series: Series) -> list[list[int] | None] | None:
@@ -140,8 +154,11 @@ def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> d
 
     The one place ``check`` (the measuring step) and ``bands`` take them from.
     """
+    facts = trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
+    if series.regridded:
+        facts["run_sketch"] = identity_sketch(series, series.values, series.valid)  # the samples' (no grid sketched)
     return {
-        **trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans),
+        **facts,
         **open_job_facts(series),
         "part_fingerprints": list(series.part_prints) or None,
         "part_sketches": part_sketches(series),
