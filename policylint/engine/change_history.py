@@ -75,18 +75,20 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     # not one today's declarations give (a per-GPU figure cut with the move asked for the difference)
     arrived = {w.name: (measured[w.name], w) for p in model.pools if p.qualified in then for w in p.workloads
                if w.name in measured and measured[w.name] is not then[p.qualified]}
-    baselines, brought = (baselines_at_base(change, backed, model, options, now, load_base, arrived)
-                          if backed or arrived else ({}, {}))
+    baselines, brought, departed = (baselines_at_base(change, backed, model, options, now, load_base, arrived)
+                                    if backed or arrived else ({}, {}, {}))
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
-                   baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned)
+                   baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned,
+                   departed_baseline=departed)
 
 
 def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model, options: Any, now: dt.datetime,
                       load_base: LoadBase, arrived: dict[str, tuple[PoolThen, Workload]] | None = None,
-                      ) -> tuple[dict[str, tuple[int | None, int | None]], dict[str, int]]:
-    """Two pooled baselines, in GPUs, for each pool of ``wanted`` (today's name -> the pool at the base); and the
+                      ) -> tuple[dict[str, tuple[int | None, int | None]], dict[str, int], dict[str, int | None]]:
+    """Two pooled baselines, in GPUs, for each pool of ``wanted`` (today's name -> the pool at the base); the
     baseline, in GPUs, of each workload of ``arrived`` (today's name -> the pool it ran in at the base, and today's
-    workload) as the base declared it.
+    workload) as the base declared it; and for each pool of ``wanted``, the baselines of the members it held at the
+    base that no workload of it is today (see :func:`_pooled_at_base`).
 
     The first is the pool at the base as the base declared it: the base revision's policylint
     documents under the repository's folder, and the measurements its workloads cite there.
@@ -113,16 +115,17 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
     top, commit = change.top, change.commit
     arrived = arrived or {}
     if top is None or commit is None or not (wanted or arrived):
-        return {}, {}
+        return {}, {}, {}
     folder = Path(os.path.realpath(top))
     home = Path(os.path.realpath(options.repository or options.root))
     try:
         rel = home.relative_to(folder)
     except ValueError:
-        return {}, {}
+        return {}, {}, {}
     sha = commit.hexsha
     out: dict[str, list[int | None]] = {q: [None, None] for q in wanted}
     brought: dict[str, int] = {}
+    departed: dict[str, int | None] = {}
     try:
         from policylint.engine.base_files import tree_at, write_blobs
         from policylint.model.load.files import SKIPPED_FOLDERS, is_json_name, is_yaml_name
@@ -131,12 +134,14 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
             names = [n for n in tree_at(folder, sha, rel)
                      if (is_yaml_name(n) or is_json_name(n)) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
             write_blobs(folder, sha, names, Path(scratch), options.limits.max_file_bytes)
-            pooled, brought = _pooled_at_base(folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()},
-                                              options, now, load_base, {n: (t.key, w) for n, (t, w) in arrived.items()})
+            staying = {p.qualified: list(p.workloads) for p in model.pools if p.qualified in wanted}
+            pooled, brought, departed = _pooled_at_base(
+                folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()}, options, now, load_base,
+                {n: (t.key, w) for n, (t, w) in arrived.items()}, staying)
             for q, gpus in pooled.items():
                 out[q][0] = gpus
         if not wanted:
-            return {}, brought
+            return {}, brought, departed
         with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
             from policylint.writer import write_file
 
@@ -156,17 +161,27 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
             for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, keys, options, now, load_base)[0].items():
                 out[q][1] = gpus
     except (OSError, ValueError, PolicylintError, MeasurementError, subprocess.SubprocessError):
-        return {}, brought  # what the first reading measured whole stands
-    return {q: (b[0], b[1]) for q, b in out.items()}, brought
+        return {}, brought, departed  # what the first reading measured whole stands
+    return {q: (b[0], b[1]) for q, b in out.items()}, brought, departed
 
 
 def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: dict[str, tuple[str, str, str]],
                     options: Any, now: dt.datetime, load_base: LoadBase,
                     arrived: dict[str, tuple[tuple[str, str, str], Workload]] | None = None,
-                    ) -> tuple[dict[str, int], dict[str, int]]:
+                    staying: dict[str, list[Workload]] | None = None,
+                    ) -> tuple[dict[str, int], dict[str, int], dict[str, int | None]]:
     """The pooled baseline of each pool ``wanted`` names (by its key) in the documents at ``scratch``, over the
-    measurement files the base revision holds for what its workloads cite; and the baseline of each workload
-    ``arrived`` names (today's name -> the key of the pool it ran in there, and today's workload), found there."""
+    measurement files the base revision holds for what its workloads cite; the baseline of each workload
+    ``arrived`` names (today's name -> the key of the pool it ran in there, and today's workload), found there;
+    and, for each pool ``staying`` names (today's name -> its workloads today), the summed baselines of the
+    members it held there that none of those workloads is (:func:`_found_at_base`): deleted, moved to another
+    pool, or renamed with its trace moved - which today's pool counts as a newcomer (None: one of them is not
+    measured whole there).
+
+    A newcomer's baseline backs a pool's growth: demand it did not carry at the base. A member that left
+    takes its demand with it, or the same demand is counted twice (red team, 2026-12-07: fine-tuning renamed
+    and its trace moved in one commit was a newcomer beside the base's fine-tuning, and backed training
+    392 -> 450 past ``--diff``)."""
     from policylint.engine.base_files import write_blobs
     from policylint.measure.pools import measure_pool
     from policylint.measure.run import measure
@@ -197,7 +212,7 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
     write_blobs(folder, sha, sorted(cited), scratch, cap)
     base, found, left = load()
     if base is None:
-        return {}, {}
+        return {}, {}, {}
     members = {w.name: w for p in [*found.values(), *left.values()] for w in p.workloads}
     only = Needed(workloads=frozenset(members), pools=frozenset(p.qualified for p in found.values()),
                   clusters=frozenset(), proposals=frozenset())
@@ -215,7 +230,17 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
         gpus = baseline_gpus(then, facts[then.name]) if then is not None and then.name in facts else None
         if gpus is not None:
             brought[name] = gpus
-    return out, brought
+    departed: dict[str, int | None] = {}
+    everyone = list(base.workloads.values())
+    for q, pool in sorted(found.items()):
+        if staying is None or q not in staying:
+            continue
+        stayed = {id(then) for w in staying[q]
+                  if (then := _found_at_base(w, pool.workloads, everyone, folder, scratch)) is not None}
+        left_gpus = [baseline_gpus(x, facts[x.name]) if x.name in facts else None
+                     for x in pool.workloads if id(x) not in stayed]
+        departed[q] = None if any(g is None for g in left_gpus) else sum(g for g in left_gpus if g is not None)
+    return out, brought, departed
 
 
 def _found_at_base(w: Workload, ran_with: list[Workload], everyone: list[Workload], folder: Path,

@@ -28,6 +28,9 @@ class Change:
     reserved_before: dict[str, int] = field(default_factory=dict)  # "cluster/pool" -> GPUs at base
     commit: Any = None  # the GitPython commit of ``base``
     top: Path | None = None  # the repository's working tree
+    #: real path of a file today -> real path of the file git finds it renamed from since the base (``git diff -M``:
+    #: a file moved, kept whole or with a few lines edited)
+    renamed: dict[str, str] = field(default_factory=dict)
 
 
 def _repo(root: Path) -> Any:
@@ -139,7 +142,36 @@ def changed_since(root: Path, base: str) -> Change:
         message = " ".join(str(exc.stderr or exc).split())
         raise PolicylintError(f"git cannot list the changes since '{base}': {message}") from None
     names = {os.fsdecode(n) for n in (changed + untracked).split(b"\0") if n}
-    return Change(base=base, files=sorted(top / n for n in names), commit=commit, top=top)
+    return Change(base=base, files=sorted(top / n for n in names), commit=commit, top=top,
+                  renamed=_renames(repo, commit.hexsha, top))
+
+
+def _renames(repo: Any, sha: str, top: Path) -> dict[str, str]:
+    """{real path today: real path at ``sha``} of the files git's rename detection pairs since ``sha``.
+
+    A workload renamed in the same change as its trace was moved is found at the base by the
+    trace it was moved from (red team, 2026-12-07: otherwise a newcomer beside itself). Git's
+    own detection (``-M``, half the lines alike) pairs a file moved whole or with a few samples
+    edited; nothing is paired when git cannot say.
+    """
+    import git
+
+    try:
+        raw = repo.git.diff("--name-status", "-z", "-M", sha, "--", stdout_as_string=False)
+    except (git.GitCommandError, ValueError):
+        return {}
+    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        if status[:1] in ("R", "C") and i + 2 < len(fields):
+            if status[:1] == "R":
+                out[os.path.realpath(top / fields[i + 2])] = os.path.realpath(top / fields[i + 1])
+            i += 3
+        else:
+            i += 2
+    return out
 
 
 @dataclass(frozen=True)
@@ -279,8 +311,10 @@ def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name
             if moved is None:
                 moved = workloads_at(folder, change.commit.hexsha, Path(model.root), limits)
             trace = w.measurements.get("concurrency")
+            cited = os.path.realpath(trace.path) if trace is not None and trace.path is not None else None
+            # ... or by the trace its own was moved from (renamed and moved in one change: red team, 2026-12-07)
             then_placed = moved[0].get(name) or (
-                moved[1].get(os.path.realpath(trace.path)) if trace is not None and trace.path is not None else None)
+                (moved[1].get(cited) or moved[1].get(change.renamed.get(cited, ""))) if cited is not None else None)
         if real not in changed or then_placed == now:
             # admitted through a queue: the pool the base's own queue led to, whatever today's names (a
             # ClusterQueue renamed, or two swapping names: red team, 2026-12-06, rounds 12 and 14)

@@ -76,3 +76,7 @@ class History:
     #: workload name -> its baseline GPUs at the base, as the base declared it, for each workload a pool took in from
     #: another pool of the base (absent: not found or not measured whole there): the demand it brings
     arrived_baseline: Mapping[str, int] = field(default_factory=dict)
+    #: "cluster/pool" -> the summed baselines, as the base declared them, of the members the pool held at the base
+    #: that no workload of it is today (None: one of them not measured whole there), for the pools whose base was
+    #: measured: a newcomer's baseline backs growth only beyond them (a workload renamed, its trace moved)
+    departed_baseline: Mapping[str, int | None] = field(default_factory=dict)

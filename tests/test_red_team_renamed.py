@@ -1,0 +1,108 @@
+"""A workload renamed in the same change as its trace was moved is not a newcomer beside itself (``--diff``).
+
+Third red team, 2026-12-07: PL950 found a workload at the base by its name, else by the trace
+path it cites. ``fine-tuning`` renamed ``fine-tuning-v3`` with its trace moved (``git mv``) in
+one commit was neither, so it counted as a newcomer: its baseline today (104 GPUs) was added to
+what the pool already carried at the base, which had carried fine-tuning itself, and training
+rose 392 -> 450 past ``check``, the hook and ``--diff``. With ``chat-assistant`` renamed the same
+way and its per-GPU figure halved, serving rose 53 -> 74. A trace is now also found by the file
+git's rename detection says it was moved from, and a newcomer's baseline backs growth only beyond
+the baselines of the members that left the pool in the change.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, git, run_cli
+
+TRAINING = "clusters/train-central.yaml"
+SERVING = "clusters/prod-east.yaml"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the honest plan")
+    return repo
+
+
+def _edit(repo: Path, name: str, old: str, new: str) -> None:
+    path = repo / name
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _pl950(repo: Path) -> dict[str, str]:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the change")
+    code, out, err = run_cli(["check", "--format", "json", "--diff", "HEAD~1"], cwd=repo)
+    assert code in (0, 1) and err == "", err
+    return {f["subject"]: f["message"] for f in json.loads(out)["findings"] if f["code"] == "PL950"}
+
+
+def _rename(repo: Path, how: str, old: str = "fine-tuning", new: str = "fine-tuning-v3",
+            doc: str = "workloads/research.yaml") -> None:
+    traces = repo / "measurements" / "traces"
+    if how == "git mv":
+        git(repo, "mv", f"measurements/traces/{old}.csv", f"measurements/traces/{new}.csv")
+    else:  # copied, a few samples edited, the old file deleted: git pairs them all the same
+        rows = (traces / f"{old}.csv").read_text(encoding="utf-8").splitlines()
+        for k in range(100, len(rows), 5000):
+            stamp, value = rows[k].rsplit(",", 1)
+            rows[k] = f"{stamp},{int(value) + 1}"
+        (traces / f"{new}.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        (traces / f"{old}.csv").unlink()
+    _edit(repo, doc, f"  name: {old}\n", f"  name: {new}\n")
+    _edit(repo, doc, f"traces/{old}.csv", f"traces/{new}.csv")
+
+
+@pytest.mark.parametrize("how", ["git mv", "copied with samples edited"])
+def test_a_workload_renamed_with_its_trace_moved_backs_no_raise(repo: Path, how: str) -> None:
+    _rename(repo, how)
+    _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 450")
+    _edit(repo, TRAINING, "maxGpus: 40", "maxGpus: 46")
+    found = _pl950(repo)
+    assert "pool train-central/training" in found, found
+    assert "reserves 450 GPUs, up from 392" in found["pool train-central/training"]
+
+
+def test_a_rename_that_also_halves_the_per_gpu_figure_backs_no_raise(repo: Path) -> None:
+    _rename(repo, "git mv", "chat-assistant", "chat-assistant-v2", "workloads/product-ai.yaml")
+    _edit(repo, "workloads/product-ai.yaml", "    value: 14\n", "    value: 7\n")
+    (repo / "proposals" / "2027-q1-serving.yaml").unlink()
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 74")
+    _edit(repo, SERVING, "maxGpus: 10", "maxGpus: 5")
+    found = _pl950(repo)
+    assert "pool prod-east/serving" in found and "reserves 74 GPUs" in found["pool prod-east/serving"], found
+
+
+def test_a_workload_that_left_takes_its_baseline_with_it(repo: Path) -> None:
+    """No rename git can see: fine-tuning deleted, a workload with a new trace in its place (every sample
+    changed). The newcomer's baseline backs only what it adds beyond the baseline that left."""
+    traces = repo / "measurements" / "traces"
+    rows = (traces / "fine-tuning.csv").read_text(encoding="utf-8").splitlines()
+    header, body = rows[0], rows[1:]
+    shifted = [f"{r.rsplit(',', 1)[0]},{int(r.rsplit(',', 1)[1]) + 1}" for r in body]
+    (traces / "post-training.csv").write_text("\n".join([header, *shifted]) + "\n", encoding="utf-8")
+    (traces / "fine-tuning.csv").unlink()
+    _edit(repo, "workloads/research.yaml", "  name: fine-tuning\n", "  name: post-training\n")
+    _edit(repo, "workloads/research.yaml", "traces/fine-tuning.csv", "traces/post-training.csv")
+    _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 450")
+    found = _pl950(repo)
+    assert "pool train-central/training" in found, found
+    # post-training's baseline is 112 GPUs (every sample one job higher); 104 of them left with fine-tuning
+    assert "(392, with 8 for the workloads it took in) backs it, at most 400" in found["pool train-central/training"]
+
+
+def test_a_rename_alone_is_still_no_finding(repo: Path) -> None:
+    """Renaming a workload and moving its trace without touching capacity is nothing PL950 reports."""
+    _rename(repo, "git mv")
+    assert _pl950(repo) == {}
