@@ -38,26 +38,53 @@ def tree_at(folder: Path, sha: str, rel: Path) -> list[str]:
     return names
 
 
+#: what ``git cat-file --follow-symlinks`` answers, in place of an object, for a link it cannot follow inside
+#: the repository (to a path outside it, one that leads nowhere, a loop, a file used as a folder): a size and a body
+_UNFOLLOWED = (b"symlink", b"dangling", b"loop", b"notdir")
+
+#: the first line of a Git LFS pointer file: the base holds a pointer, not the measurement
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
 def blobs(folder: Path, specs: list[str], timeout: int = 120) -> Iterator[bytes | None]:
     """Each object ``specs`` names (``<rev>:<path>``), in order, as bytes; ``None`` for one missing.
 
-    One ``git cat-file --batch`` for all of them. Raises ``OSError`` when git fails; stops early
-    when its output ends short (a truncated stream yields nothing more).
+    One ``git cat-file --batch`` for all of them, following symbolic links inside the repository as
+    the working tree does (a trace folder that is a link to a dated snapshot; third red team,
+    2026-12-07: read as the link's own text, the base's measurements were unknown and PL950 passed).
+    A link git cannot follow inside the repository is ``None``, and so is a Git LFS pointer whose
+    content git's configured filters cannot give (``git cat-file --filters``, which runs git-lfs
+    where it is installed). Raises ``OSError`` when git fails; stops early when its output ends
+    short (a truncated stream yields nothing more).
     """
-    out = _git(folder, ["cat-file", "--batch"], "".join(f"{spec}\n" for spec in specs).encode(), timeout)
+    out = _git(folder, ["cat-file", "--batch", "--follow-symlinks"], "".join(f"{spec}\n" for spec in specs).encode(),
+               timeout)
     at = 0
-    for _ in specs:
+    for spec in specs:
         end = out.find(b"\n", at)
         if end < 0:
             return
         head = out[at:end].split()
         at = end + 1
+        if len(head) == 2 and head[0] in _UNFOLLOWED and head[1].isdigit():
+            at += int(head[1]) + 1  # what the link names: not an object of the repository
+            yield None
+            continue
         if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
             yield None  # "<spec> missing": not in that revision
             continue
         size = int(head[2])
         body, at = out[at : at + size], at + size + 1
-        yield body
+        yield _smudged(folder, spec, body, timeout) if body.startswith(LFS_POINTER) else body
+
+
+def _smudged(folder: Path, spec: str, pointer: bytes, timeout: int) -> bytes | None:
+    """The content a Git LFS ``pointer`` stands for, through git's configured filters; None when they do not give it."""
+    try:
+        body = _git(folder, ["cat-file", "--filters", spec], timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None if body.startswith(LFS_POINTER) else body
 
 
 def write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: int | None) -> None:

@@ -401,9 +401,11 @@ def backed_by(sheet: PoolFactSheet, planned_before: int, baselines: tuple[int | 
     measurements, that. With them, that grown in the ratio of today's pooled baseline to the
     base's measurements read with today's declarations - the demand the evidence added, not what a
     changed per-GPU figure did - from the larger of it and the pooled baseline the base declared (a
-    pool below its demand then may catch up). Unknown when either base baseline is (``baselines``:
-    as the base declared it, and with today's declarations; PL950 then passes on the changed
-    evidence alone).
+    pool below its demand then may catch up). When the base's pooled baseline, as the base declared it,
+    is not known whole (``baselines``: as the base declared it, and with today's declarations), or
+    today's is not, no growth is backed: a base that could not be read is no evidence (third red team,
+    2026-12-07: traces kept behind a symbolic link, or in Git LFS, read at the base as the link's text
+    or the pointer file, left the bound unknown and PL950 passed 53 -> 74).
     """
     now = sheet.pooled.baseline_gpus
     newcomers = sheet.newcomer_baseline_gpus or 0
@@ -416,6 +418,12 @@ def backed_by(sheet: PoolFactSheet, planned_before: int, baselines: tuple[int | 
     declared, read_now = baselines
     sheet.baseline_gpus_before = declared
     if declared is None or now is None:
+        sheet.owned_gpus_allowed = carried
+        which = "the base revision's measurements" if declared is None else "today's measurements"
+        sheet.backing_note = (
+            f"{which} cannot be read whole, so nothing measures what it carries{moved_in}: capacity grew without"
+            " evidence that can be read"
+        )
         return
     if read_now is None:
         # today's declarations do not read the base's files (a column added, a file renamed): nothing
