@@ -117,3 +117,33 @@ def test_edited_lines_are_the_inserted_and_replaced_ones() -> None:
     assert edited_lines(before, "a\nB\nc\nd\n") == {2}
     assert edited_lines(before, "a\nc\nd\n") == set()  # a deleted line edits no line that is left
     assert edited_lines(before, "a\nb\nc\nd\ne\nf\n") == {5, 6}
+
+
+ELASTIC = ("      elastic:\n        # 48 + 10",
+           "      elastic:  # policylint: disable=PL102,PL109,PL201 -- Q1 launch of assistant v2, approved in CAP-4411\n"
+           "        # 48 + 10")
+
+
+def test_a_value_edited_under_the_key_a_suppressed_finding_is_placed_at_is_reported(tmp_path: Path) -> None:
+    """Fourth red team, 2026-12-07: PL102, PL109 and PL201 are placed at ``elastic:``; a reviewed suppression there
+    kept hiding ``maxGpus`` raised from 30 to 120 on a line below it (serving could run 168 GPUs against a daily
+    band of 56). A finding vouches for the lines of the node it is placed at."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    _edit(repo, *ELASTIC)
+    _edit(repo, "        maxGpus: 10\n", "        maxGpus: 30\n")
+    git(repo, "init", "-q")
+    _commit(repo, "a reviewed launch buffer")
+    code, out, err = run_cli(["check", "--format", "json"], cwd=repo)
+    assert (code, err) == (0, "") and {f["code"] for f in json.loads(out)["suppressed"]} >= {"PL102", "PL109"}
+    _edit(repo, "        maxGpus: 30\n", "        maxGpus: 120\n")
+    git(repo, "add", CLUSTER)
+    code, out, err = run_cli(["check", "--format", "json", "--changed-files", CLUSTER], cwd=repo)
+    found = {f["code"]: f["message"] for f in json.loads(out)["findings"]}
+    assert code == 1 and {"PL102", "PL109"} <= set(found), found
+    assert "can run 168 GPUs" in found["PL102"] and NOTE in found["PL102"]
+    # an edit inside the node's comments only is an edit of the node too; one beside it is not
+    _edit(repo, "        maxGpus: 120\n", "        maxGpus: 30\n")
+    _edit(repo, "      serves: [inference]\n", "      serves: [inference]  # the chat and search models\n")
+    git(repo, "add", CLUSTER)
+    code, out, _ = run_cli(["check", "--format", "json", "--changed-files", CLUSTER], cwd=repo)
+    assert code == 0 and not [f for f in json.loads(out)["findings"] if f["code"] in ("PL102", "PL109")], out

@@ -11,8 +11,11 @@ finding is reported again when both hold:
 * the suppression stood at the base: the file at the base revision holds a suppression of the
   finding's rule with the same reason (a suppression written, or whose reason was rewritten, in
   the change vouches for the line as it is now);
-* the change edited the line the finding is on (a line-by-line comparison of the file at the
-  base and now; a line only moved by edits elsewhere is not edited).
+* the change edited the line the finding is on, or a line of the YAML node it is placed at (a
+  line-by-line comparison of the file at the base and now; a line only moved by edits elsewhere
+  is not edited). A finding placed at ``elastic:`` covers the ``maxGpus:`` written under it
+  (fourth red team, 2026-12-07: a suppression of PL102 on ``elastic:`` kept hiding a raise of
+  ``maxGpus`` from 30 to 120 on the line below).
 
 The finding keeps its code and says why it is back; rewriting the reason after reviewing the
 new line re-confirms the suppression. A whole run knows no change and is not affected. PL026's
@@ -48,6 +51,23 @@ def edited_lines(before: str, after: str) -> set[int]:
     return edited
 
 
+def covered(finding: Finding, source: SourceFile) -> set[int]:
+    """The lines a finding vouches for: its own, and every line of the node it is placed at that holds text."""
+    from policylint.model.load.positions import parse_pointer
+
+    lines = {finding.line}
+    if not finding.doc_path or finding.doc_index >= len(source.documents):
+        return lines
+    keys = parse_pointer(finding.doc_path)
+    positions = source.documents[finding.doc_index].positions
+    # list indexes are written as text: a step that names no mapping key is an index
+    span = positions.span(keys) or positions.span(tuple(int(k) if k.isdigit() else k for k in keys))
+    if span is not None:
+        written = source.text[span.start : span.end].rstrip()
+        lines.update(range(span.line, span.line + written.count("\n") + 1))
+    return lines
+
+
 def lapsed(
     suppressed: Sequence[tuple[Finding, str]],
     sources: dict[str, SourceFile],
@@ -81,7 +101,7 @@ def lapsed(
                     stood = {(code, s.reason) for s in scan_suppressions(old, ruleset).suppressions for code in s.rules}
                     bases[finding.file] = (stood, edited_lines(text, source.text))
         base = bases[finding.file]
-        if base is None or (finding.code, reason) not in base[0] or finding.line not in base[1]:
+        if base is None or (finding.code, reason) not in base[0] or not (covered(finding, source) & base[1]):
             continue
         found.append((finding, replace(finding, message=finding.message + NOTE, hint=HINT)))
     return found
