@@ -106,3 +106,26 @@ def test_a_rename_alone_is_still_no_finding(repo: Path) -> None:
     """Renaming a workload and moving its trace without touching capacity is nothing PL950 reports."""
     _rename(repo, "git mv")
     assert _pl950(repo) == {}
+
+
+def test_a_renamed_workload_is_not_a_member_that_left_when_a_new_one_arrives(repo: Path) -> None:
+    """fine-tuning renamed with its trace moved, and a new workload with a trace of its own beside it: the new
+    one's baseline backs a raise of as much; fine-tuning-v3 is fine-tuning, so no baseline left the pool."""
+    import numpy as np
+
+    _rename(repo, "git mv")
+    research = repo / "workloads" / "research.yaml"
+    text = research.read_text(encoding="utf-8")
+    start = text.index("apiVersion:", text.index("---\n", text.index("name: fine-tuning-v3") - 200))
+    end = text.index("---\n", start)
+    doc = text[start:end].replace("name: fine-tuning-v3", "name: reward-models").replace(
+        "traces/fine-tuning-v3.csv", "traces/reward-models.csv")
+    research.write_text(text + "---\n" + doc, encoding="utf-8")
+    traces = repo / "measurements" / "traces"
+    header, *rows = (traces / "fine-tuning-v3.csv").read_text(encoding="utf-8").splitlines()
+    jobs = np.random.default_rng(20261207).integers(2, 5, size=len(rows))  # two to four 8-GPU jobs
+    (traces / "reward-models.csv").write_text(
+        "\n".join([header, *(f"{r.split(',', 1)[0]},{j}" for r, j in zip(rows, jobs.tolist()))]) + "\n",
+        encoding="utf-8")
+    _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 400")
+    assert "pool train-central/training" not in _pl950(repo)

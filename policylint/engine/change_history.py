@@ -137,7 +137,7 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
             staying = {p.qualified: list(p.workloads) for p in model.pools if p.qualified in wanted}
             pooled, brought, departed = _pooled_at_base(
                 folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()}, options, now, load_base,
-                {n: (t.key, w) for n, (t, w) in arrived.items()}, staying)
+                {n: (t.key, w) for n, (t, w) in arrived.items()}, staying, change.renamed)
             for q, gpus in pooled.items():
                 out[q][0] = gpus
         if not wanted:
@@ -168,7 +168,7 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
 def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: dict[str, tuple[str, str, str]],
                     options: Any, now: dt.datetime, load_base: LoadBase,
                     arrived: dict[str, tuple[tuple[str, str, str], Workload]] | None = None,
-                    staying: dict[str, list[Workload]] | None = None,
+                    staying: dict[str, list[Workload]] | None = None, renamed: dict[str, str] | None = None,
                     ) -> tuple[dict[str, int], dict[str, int], dict[str, int | None]]:
     """The pooled baseline of each pool ``wanted`` names (by its key) in the documents at ``scratch``, over the
     measurement files the base revision holds for what its workloads cite; the baseline of each workload
@@ -226,7 +226,8 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
 
     brought: dict[str, int] = {}
     for name, (key, w) in sorted(arrived.items()):
-        then = _found_at_base(w, left[key].workloads, list(base.workloads.values()), folder, scratch) if key in left else None
+        then = (_found_at_base(w, left[key].workloads, list(base.workloads.values()), folder, scratch, renamed)
+                if key in left else None)
         gpus = baseline_gpus(then, facts[then.name]) if then is not None and then.name in facts else None
         if gpus is not None:
             brought[name] = gpus
@@ -236,7 +237,7 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
         if staying is None or q not in staying:
             continue
         stayed = {id(then) for w in staying[q]
-                  if (then := _found_at_base(w, pool.workloads, everyone, folder, scratch)) is not None}
+                  if (then := _found_at_base(w, pool.workloads, everyone, folder, scratch, renamed)) is not None}
         left_gpus = [baseline_gpus(x, facts[x.name]) if x.name in facts else None
                      for x in pool.workloads if id(x) not in stayed]
         departed[q] = None if any(g is None for g in left_gpus) else sum(g for g in left_gpus if g is not None)
@@ -244,9 +245,10 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
 
 
 def _found_at_base(w: Workload, ran_with: list[Workload], everyone: list[Workload], folder: Path,
-                   scratch: Path) -> Workload | None:
+                   scratch: Path, renamed: dict[str, str] | None = None) -> Workload | None:
     """``w`` among the workloads of the pool it ran in at the base (``ran_with``, of ``everyone`` the base held,
-    loaded from ``scratch``): by its name, else by the concurrency trace it cites, else as the one workload its
+    loaded from ``scratch``): by its name, else by the concurrency trace it cites (or the one git's rename
+    detection says it was moved from: ``renamed``, real paths today -> then), else as the one workload its
     file held."""
     def where(path: Path | None, top: Path) -> str | None:
         try:
@@ -261,7 +263,10 @@ def _found_at_base(w: Workload, ran_with: list[Workload], everyone: list[Workloa
     top = Path(os.path.realpath(scratch))
     by_name = [x for x in ran_with if x.name == w.name]
     mine = trace(w, folder)
-    by_trace = [x for x in ran_with if mine is not None and trace(x, top) == mine]
+    ref = w.measurements.get("concurrency")
+    moved = (renamed or {}).get(os.path.realpath(ref.path)) if ref is not None and ref.path is not None else None
+    was = where(Path(moved), folder) if moved is not None else None
+    by_trace = [x for x in ran_with if (cited := trace(x, top)) is not None and cited in (mine, was)]
     by_file = [x for x in everyone if where(x.doc.source.path, top) == where(w.doc.source.path, folder)]
     by_file = [x for x in by_file if len(by_file) == 1 and any(x is y for y in ran_with)]
     for found in (by_name, by_trace, by_file):
