@@ -85,21 +85,24 @@ def test_a_rename_that_also_halves_the_per_gpu_figure_backs_no_raise(repo: Path)
 
 
 def test_a_workload_that_left_takes_its_baseline_with_it(repo: Path) -> None:
-    """No rename git can see: fine-tuning deleted, a workload with a new trace in its place (every sample
-    changed). The newcomer's baseline backs only what it adds beyond the baseline that left."""
+    """No rename to see: fine-tuning deleted, and a workload with a trace of its own (two to four jobs, nothing
+    like fine-tuning's) in its place. The newcomer's baseline backs only what it adds beyond the 104 GPUs that
+    left with fine-tuning: here nothing."""
+    import numpy as np
+
     traces = repo / "measurements" / "traces"
-    rows = (traces / "fine-tuning.csv").read_text(encoding="utf-8").splitlines()
-    header, body = rows[0], rows[1:]
-    shifted = [f"{r.rsplit(',', 1)[0]},{int(r.rsplit(',', 1)[1]) + 1}" for r in body]
-    (traces / "post-training.csv").write_text("\n".join([header, *shifted]) + "\n", encoding="utf-8")
+    header, *rows = (traces / "fine-tuning.csv").read_text(encoding="utf-8").splitlines()
+    jobs = np.random.default_rng(7).integers(2, 5, size=len(rows))
+    (traces / "post-training.csv").write_text(
+        "\n".join([header, *(f"{r.split(',', 1)[0]},{j}" for r, j in zip(rows, jobs.tolist()))]) + "\n",
+        encoding="utf-8")
     (traces / "fine-tuning.csv").unlink()
     _edit(repo, "workloads/research.yaml", "  name: fine-tuning\n", "  name: post-training\n")
     _edit(repo, "workloads/research.yaml", "traces/fine-tuning.csv", "traces/post-training.csv")
-    _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 450")
+    _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 410")
     found = _pl950(repo)
     assert "pool train-central/training" in found, found
-    # post-training's baseline is 112 GPUs (every sample one job higher); 104 of them left with fine-tuning
-    assert "(392, with 8 for the workloads it took in) backs it, at most 400" in found["pool train-central/training"]
+    assert "at most 392" in found["pool train-central/training"], found
 
 
 def test_a_rename_alone_is_still_no_finding(repo: Path) -> None:
@@ -129,3 +132,31 @@ def test_a_renamed_workload_is_not_a_member_that_left_when_a_new_one_arrives(rep
         encoding="utf-8")
     _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 400")
     assert "pool train-central/training" not in _pl950(repo)
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_rename_beside_a_trace_written_anew_backs_no_raise(repo: Path, edited: bool) -> None:
+    """Fourth red team, 2026-12-07: chat-assistant renamed and its trace written anew with ISO times for its epoch
+    seconds, so every line differs and git pairs no rename; its per-GPU figure halved and serving 48 -> 69 reserved.
+    The workload that left holds the newcomer's samples (the same print, or run sketches as alike as a copy's), so
+    the newcomer is that workload renamed, measured on the pool it ran in."""
+    import datetime as dt
+
+    traces = repo / "measurements" / "traces"
+    header, *rows = (traces / "chat-assistant.csv").read_text(encoding="utf-8").splitlines()
+    out = ["time,in_flight"]
+    for k, row in enumerate(rows):
+        stamp, value = row.split(",")
+        when = dt.datetime.fromtimestamp(int(stamp), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        out.append(f"{when},{int(value) + (1 if edited and k % 3000 == 7 else 0)}")
+    (traces / "chat-assistant-v2.csv").write_text("\n".join(out) + "\n", encoding="utf-8")
+    (traces / "chat-assistant.csv").unlink()
+    doc = "workloads/product-ai.yaml"
+    _edit(repo, doc, "  name: chat-assistant\n", "  name: chat-assistant-v2\n")
+    _edit(repo, doc, "traces/chat-assistant.csv\n      format: csv\n      timestampColumn: timestamp",
+          "traces/chat-assistant-v2.csv\n      format: csv\n      timestampColumn: time")
+    _edit(repo, doc, "    value: 14\n", "    value: 7\n")
+    _edit(repo, "proposals/2027-q1-serving.yaml", "[chat-assistant,", "[chat-assistant-v2,")
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 69")
+    found = _pl950(repo)
+    assert "pool prod-east/serving" in found and "74 in all, up from 53" in found["pool prod-east/serving"], found

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +25,12 @@ if TYPE_CHECKING:
 LoadBase = Callable[[Path], "Model | None"]
 
 
-def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBase) -> History | None:
+def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBase,
+                facts: Mapping[str, Any] | None = None) -> History | None:
     """The ``--diff`` history of ``model`` (None without ``--diff``); ``options`` are the run's
-    :class:`~policylint.engine.linter.LintOptions`, ``load_base`` loads the base revision's files."""
+    :class:`~policylint.engine.linter.LintOptions`, ``load_base`` loads the base revision's files, ``facts``
+    are today's measured facts by workload (their samples' prints recognise a workload renamed beside a trace
+    written anew)."""
     from policylint.engine.history import measured_on, pools_at_base, renamed_pools, same_traces
     from policylint.engine.view import History
 
@@ -75,8 +78,12 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     # not one today's declarations give (a per-GPU figure cut with the move asked for the difference)
     arrived = {w.name: (measured[w.name], w) for p in model.pools if p.qualified in then for w in p.workloads
                if w.name in measured and measured[w.name] is not then[p.qualified]}
-    baselines, brought, departed = (baselines_at_base(change, backed, model, options, now, load_base, arrived)
-                                    if backed or arrived else ({}, {}, {}))
+    prints = {name: _prints(f) for name, f in (facts or {}).items()}
+    baselines, brought, departed, recognised = (
+        baselines_at_base(change, backed, model, options, now, load_base, arrived, prints)
+        if backed or arrived else ({}, {}, {}, {}))
+    for name, q in recognised.items():
+        measured[name] = backed[q]  # renamed beside its trace written anew: measured on the pool it ran in
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
                    baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned,
                    departed_baseline=departed)
@@ -84,11 +91,13 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
 
 def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model, options: Any, now: dt.datetime,
                       load_base: LoadBase, arrived: dict[str, tuple[PoolThen, Workload]] | None = None,
-                      ) -> tuple[dict[str, tuple[int | None, int | None]], dict[str, int], dict[str, int | None]]:
+                      prints: dict[str, Prints] | None = None,
+                      ) -> tuple[dict[str, tuple[int | None, int | None]], dict[str, int], dict[str, int | None], dict[str, str]]:
     """Two pooled baselines, in GPUs, for each pool of ``wanted`` (today's name -> the pool at the base); the
     baseline, in GPUs, of each workload of ``arrived`` (today's name -> the pool it ran in at the base, and today's
     workload) as the base declared it; and for each pool of ``wanted``, the baselines of the members it held at the
-    base that no workload of it is today (see :func:`_pooled_at_base`).
+    base that no workload of it is today, and today's workloads recognised there by their samples (see
+    :func:`_pooled_at_base`).
 
     The first is the pool at the base as the base declared it: the base revision's policylint
     documents under the repository's folder, and the measurements its workloads cite there.
@@ -115,17 +124,18 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
     top, commit = change.top, change.commit
     arrived = arrived or {}
     if top is None or commit is None or not (wanted or arrived):
-        return {}, {}, {}
+        return {}, {}, {}, {}
     folder = Path(os.path.realpath(top))
     home = Path(os.path.realpath(options.repository or options.root))
     try:
         rel = home.relative_to(folder)
     except ValueError:
-        return {}, {}, {}
+        return {}, {}, {}, {}
     sha = commit.hexsha
     out: dict[str, list[int | None]] = {q: [None, None] for q in wanted}
     brought: dict[str, int] = {}
     departed: dict[str, int | None] = {}
+    recognised: dict[str, str] = {}
     try:
         from policylint.engine.base_files import tree_at, write_blobs
         from policylint.model.load.files import SKIPPED_FOLDERS, is_json_name, is_yaml_name
@@ -135,13 +145,13 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
                      if (is_yaml_name(n) or is_json_name(n)) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
             write_blobs(folder, sha, names, Path(scratch), options.limits.max_file_bytes)
             staying = {p.qualified: list(p.workloads) for p in model.pools if p.qualified in wanted}
-            pooled, brought, departed = _pooled_at_base(
+            pooled, brought, departed, recognised = _pooled_at_base(
                 folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()}, options, now, load_base,
-                {n: (t.key, w) for n, (t, w) in arrived.items()}, staying, change.renamed)
+                {n: (t.key, w) for n, (t, w) in arrived.items()}, staying, change.renamed, prints)
             for q, gpus in pooled.items():
                 out[q][0] = gpus
         if not wanted:
-            return {}, brought, departed
+            return {}, brought, departed, recognised
         with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
             from policylint.writer import write_file
 
@@ -161,22 +171,24 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
             for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, keys, options, now, load_base)[0].items():
                 out[q][1] = gpus
     except (OSError, ValueError, PolicylintError, MeasurementError, subprocess.SubprocessError):
-        return {}, brought, departed  # what the first reading measured whole stands
-    return {q: (b[0], b[1]) for q, b in out.items()}, brought, departed
+        return {}, brought, departed, recognised  # what the first reading measured whole stands
+    return {q: (b[0], b[1]) for q, b in out.items()}, brought, departed, recognised
 
 
 def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: dict[str, tuple[str, str, str]],
                     options: Any, now: dt.datetime, load_base: LoadBase,
                     arrived: dict[str, tuple[tuple[str, str, str], Workload]] | None = None,
                     staying: dict[str, list[Workload]] | None = None, renamed: dict[str, str] | None = None,
-                    ) -> tuple[dict[str, int], dict[str, int], dict[str, int | None]]:
+                    prints: dict[str, Prints] | None = None,
+                    ) -> tuple[dict[str, int], dict[str, int], dict[str, int | None], dict[str, str]]:
     """The pooled baseline of each pool ``wanted`` names (by its key) in the documents at ``scratch``, over the
     measurement files the base revision holds for what its workloads cite; the baseline of each workload
     ``arrived`` names (today's name -> the key of the pool it ran in there, and today's workload), found there;
     and, for each pool ``staying`` names (today's name -> its workloads today), the summed baselines of the
     members it held there that none of those workloads is (:func:`_found_at_base`): deleted, moved to another
     pool, or renamed with its trace moved - which today's pool counts as a newcomer (None: one of them is not
-    measured whole there).
+    measured whole there); and the newcomers of those pools (today's name -> the pool's name) whose samples a
+    member that left holds (``prints``: today's, by workload), which are that member renamed.
 
     A newcomer's baseline backs a pool's growth: demand it did not carry at the base. A member that left
     takes its demand with it, or the same demand is counted twice (red team, 2026-12-07: fine-tuning renamed
@@ -212,7 +224,7 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
     write_blobs(folder, sha, sorted(cited), scratch, cap)
     base, found, left = load()
     if base is None:
-        return {}, {}, {}
+        return {}, {}, {}, {}
     members = {w.name: w for p in [*found.values(), *left.values()] for w in p.workloads}
     only = Needed(workloads=frozenset(members), pools=frozenset(p.qualified for p in found.values()),
                   clusters=frozenset(), proposals=frozenset())
@@ -232,16 +244,52 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
         if gpus is not None:
             brought[name] = gpus
     departed: dict[str, int | None] = {}
+    recognised: dict[str, str] = {}
     everyone = list(base.workloads.values())
     for q, pool in sorted(found.items()):
         if staying is None or q not in staying:
             continue
-        stayed = {id(then) for w in staying[q]
-                  if (then := _found_at_base(w, pool.workloads, everyone, folder, scratch, renamed)) is not None}
+        found_then = {w.name: _found_at_base(w, pool.workloads, everyone, folder, scratch, renamed) for w in staying[q]}
+        stayed = {id(then) for then in found_then.values() if then is not None}
+        # a member that left, whose samples a newcomer holds (its trace written anew: ISO times for epoch seconds,
+        # a few samples edited), is that newcomer renamed (fourth red team, 2026-12-07: git paired no rename and
+        # the newcomer's halved per-GPU figure read as new demand)
+        if prints is not None:
+            for x in pool.workloads:
+                if id(x) in stayed or x.name not in facts:
+                    continue
+                was = _prints(facts[x.name])
+                twin = next((n for n, then in sorted(found_then.items())
+                             if then is None and n not in recognised and _same_samples(prints.get(n), was)), None)
+                if twin is not None:
+                    recognised[twin] = q
+                    stayed.add(id(x))
         left_gpus = [baseline_gpus(x, facts[x.name]) if x.name in facts else None
                      for x in pool.workloads if id(x) not in stayed]
         departed[q] = None if any(g is None for g in left_gpus) else sum(g for g in left_gpus if g is not None)
-    return out, brought, departed
+    return out, brought, departed, recognised
+
+
+#: (samples print, run sketch) of a workload's concurrency trace, from its measured facts
+Prints = tuple[str | None, Any]
+
+
+def _prints(measured: Any) -> Prints:
+    integrity = getattr(measured, "integrity", None) or {}
+    return integrity.get("samples_fingerprint"), integrity.get("run_sketch")
+
+
+def _same_samples(a: Prints | None, b: Prints) -> bool:
+    """Whether two traces hold the same samples: an equal print, or run sketches as alike as PL972 calls a copy."""
+    from policylint.calc.runs import sketch_similarity, sketch_values
+
+    if a is None:
+        return False
+    if a[0] is not None and a[0] == b[0]:
+        return True
+    if a[1] is None or b[1] is None:
+        return False
+    return sketch_similarity(sketch_values(a[1]), sketch_values(b[1])) > 0.5
 
 
 def _found_at_base(w: Workload, ran_with: list[Workload], everyone: list[Workload], folder: Path,

@@ -378,7 +378,7 @@ def judge(
         return lint([home], LintOptions(root=home, exclude=options.exclude, limits=options.limits, now=now,
                                         gpu_resources=options.gpu_resources)).model
 
-    history = history_for(options, model, now, load_base)
+    history = history_for(options, model, now, load_base, facts)
     prebuilt = prepared.views if prepared else None
     viewed = functools.partial(record_beside, beside, recorder, options.cache_dir) if recorder is not None else None
     from policylint.measure.pool_groups import Thresholds
