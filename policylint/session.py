@@ -290,7 +290,8 @@ class Session:
         from policylint.finding import sort_findings
 
         revived = lapsed(result.suppressed, result.sources, Changed.of(changed),
-                         git_base_text(self.config.root, rev), self.options.ruleset, self.options.limits)
+                         git_base_text(self.config.root, rev), self.options.ruleset, self.options.limits,
+                         result.model)
         if revived:
             gone = {id(old) for old, _ in revived}
             result.suppressed = [(f, r) for f, r in result.suppressed if id(f) not in gone]

@@ -117,6 +117,7 @@ def test_edited_lines_are_the_inserted_and_replaced_ones() -> None:
     assert edited_lines(before, "a\nB\nc\nd\n") == {2}
     assert edited_lines(before, "a\nc\nd\n") == set()  # a deleted line edits no line that is left
     assert edited_lines(before, "a\nb\nc\nd\ne\nf\n") == {5, 6}
+    assert edited_lines(before, "a\n  # a note\n\nb\nc\nd\n") == set()  # a comment or a blank line edits nothing
 
 
 ELASTIC = ("      elastic:\n        # 48 + 10",
@@ -141,9 +142,50 @@ def test_a_value_edited_under_the_key_a_suppressed_finding_is_placed_at_is_repor
     found = {f["code"]: f["message"] for f in json.loads(out)["findings"]}
     assert code == 1 and {"PL102", "PL109"} <= set(found), found
     assert "can run 168 GPUs" in found["PL102"] and NOTE in found["PL102"]
-    # an edit inside the node's comments only is an edit of the node too; one beside it is not
+    # an edit of another pool of the file changes nothing the suppression accepted
     _edit(repo, "        maxGpus: 120\n", "        maxGpus: 30\n")
-    _edit(repo, "      serves: [inference]\n", "      serves: [inference]  # the chat and search models\n")
+    _edit(repo, "        maxGpus: 6\n", "        maxGpus: 5\n")
     git(repo, "add", CLUSTER)
     code, out, _ = run_cli(["check", "--format", "json", "--changed-files", CLUSTER], cwd=repo)
-    assert code == 0 and not [f for f in json.loads(out)["findings"] if f["code"] in ("PL102", "PL109")], out
+    assert not [f for f in json.loads(out)["findings"] if "prod-east/serving" in f["message"]], out
+
+
+def _suppressed_then_changed(repo: Path, path: str, suppression: tuple[str, str], changes: list[tuple[str, str, str]],
+                             staged: list[str]) -> dict[str, str]:
+    """Commit ``repo`` with ``suppression`` written in ``path``; make ``changes``; the hook's findings by code."""
+    (repo / path).write_text((repo / path).read_text(encoding="utf-8").replace(*suppression), encoding="utf-8")
+    git(repo, "init", "-q")
+    _commit(repo, "reviewed")
+    code, out, _ = run_cli(["check", "--format", "json"], cwd=repo)
+    assert code == 0 and json.loads(out)["suppressed"], out
+    for name, old, new in changes:
+        text = (repo / name).read_text(encoding="utf-8")
+        assert old in text, old
+        (repo / name).write_text(text.replace(old, new), encoding="utf-8")
+    git(repo, "add", *staged)
+    code, out, err = run_cli(["check", "--format", "json", "--changed-files", *staged], cwd=repo)
+    assert err == "", err
+    return {f["code"]: f["message"] for f in json.loads(out)["findings"]}
+
+
+def test_a_kueue_cohort_quota_raised_in_its_own_file_lapses_a_suppression_on_the_pool(tmp_path: Path) -> None:
+    """Fourth red team, 2026-12-07: a reviewed suppression of PL102 on training's borrowingLimit, then only the Cohort's
+    quota raised 32 -> 64 in cohort.yaml: training could run 184 GPUs, and the finding stayed on an unchanged line of
+    an unchanged file. A pool's finding vouches for the Cohorts, flavors and queues the pool is made of."""
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
+    found = _suppressed_then_changed(
+        repo, "kueue/cluster-queues.yaml",
+        ("        borrowingLimit: 24", "        borrowingLimit: 120  # policylint: disable=PL102 -- training soaks up"
+         " idle cohort GPUs at night, capped by the cohort quota (CAP-5120)"),
+        [("kueue/cohort.yaml", "nominalQuota: 32", "nominalQuota: 64")], ["kueue/cohort.yaml"])
+    assert "PL102" in found and "can run 184 GPUs" in found["PL102"] and NOTE in found["PL102"], found
+
+
+def test_another_field_of_the_pool_edited_lapses_a_suppression_on_it(tmp_path: Path) -> None:
+    """PL102 placed at serving's ``elastic:`` compares reserved + elastic: ``reservedGpus`` raised under it (48 -> 52,
+    with the PL101 headroom) changes what the suppression accepted, though the line is not in the node."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    _edit(repo, "        maxGpus: 10\n", "        maxGpus: 30\n")
+    found = _suppressed_then_changed(repo, CLUSTER, ELASTIC, [(CLUSTER, "reservedGpus: 48", "reservedGpus: 52")],
+                                     [CLUSTER])
+    assert "PL102" in found and "can run 82 GPUs" in found["PL102"] and NOTE in found["PL102"], found

@@ -17,6 +17,13 @@ finding is reported again when both hold:
   (fourth red team, 2026-12-07: a suppression of PL102 on ``elastic:`` kept hiding a raise of
   ``maxGpus`` from 30 to 120 on the line below).
 
+A finding about a pool also vouches for what the pool is made of elsewhere: its entry in a
+``Cluster`` (``spec/pools/N``, every line of it), or for a Kueue ClusterQueue flavor its
+ClusterQueue, its ResourceFlavor, the Cohorts of its cohort tree and the ClusterQueues that lend
+in it, in whatever file of the change they are written (fourth red team, 2026-12-07: a Cohort's
+quota raised 32 -> 64 in its own file, under a suppression of PL102 on training's borrowing
+limit); for a Volcano queue, its Queue.
+
 The finding keeps its code and says why it is back; rewriting the reason after reviewing the
 new line re-confirms the suppression. A whole run knows no change and is not affected. PL026's
 own rule for kustomizations (:mod:`policylint.engine.outlived`) is applied first; a finding it
@@ -32,6 +39,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from policylint.engine.outlived import Changed
+    from policylint.model import Model
+    from policylint.model.load import Document
     from policylint.engine.rule import RuleSet
     from policylint.finding import Finding
     from policylint.model.load import LoadLimits, SourceFile
@@ -42,12 +51,15 @@ HINT = ("review the finding as the line is now; if the suppression still holds, 
 
 
 def edited_lines(before: str, after: str) -> set[int]:
-    """The 1-based lines of ``after`` that a line-by-line comparison with ``before`` finds inserted or replaced."""
+    """The 1-based lines of ``after`` that a line-by-line comparison with ``before`` finds inserted or replaced.
+
+    A line that holds only a comment, or nothing, is no edit of what a suppression vouches for.
+    """
     old, new = before.splitlines(), after.splitlines()
     edited: set[int] = set()
     for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag in ("replace", "insert"):
-            edited.update(range(j1 + 1, j2 + 1))
+            edited.update(j + 1 for j in range(j1, j2) if new[j].strip() and not new[j].lstrip().startswith("#"))
     return edited
 
 
@@ -68,6 +80,45 @@ def covered(finding: Finding, source: SourceFile) -> set[int]:
     return lines
 
 
+def pool_regions(model: Model | None, subject: str) -> list[tuple[Document, tuple[str | int, ...]]]:
+    """(document, path) of each part of the files a pool named by ``subject`` (``pool C/P``) is made of."""
+    if model is None or not subject.startswith("pool "):
+        return []
+    from policylint.model import schedulers
+
+    name = subject[len("pool "):]
+    pool = next((p for p in [*model.pools, *schedulers.all_pools(model)] if p.qualified == name), None)
+    if pool is None:
+        return []
+    if pool.origin == "policylint":
+        return [(pool.doc, tuple(pool.doc_path[:3]))]  # spec/pools/N, every field of the pool
+    regions: list[tuple[Document, tuple[str | int, ...]]] = [(pool.doc, ())]
+    if pool.origin == "kueue":
+        tree = set(pool.scheduler.get("cohort_tree") or ())
+        if pool.scheduler.get("cohort"):
+            tree.add(pool.scheduler["cohort"])
+        flavor = pool.scheduler.get("flavor")
+        for doc in schedulers.documents(model):
+            spec = doc.data.get("spec") if isinstance(doc.data, dict) else None
+            spec = spec if isinstance(spec, dict) else {}
+            cohort = spec.get("cohort", spec.get("cohortName"))
+            if doc is pool.doc:
+                continue
+            if ((doc.kind == "ResourceFlavor" and doc.name == flavor) or (doc.kind == "Cohort" and doc.name in tree)
+                    or (doc.kind == "ClusterQueue" and cohort is not None and cohort in tree)):
+                regions.append((doc, ()))
+    return regions
+
+
+def _region_lines(doc: Document, path: tuple[str | int, ...]) -> set[int] | None:
+    """The written lines of ``path`` in ``doc`` (None: not known, so any line of the file)."""
+    span = doc.positions.span(path)
+    if span is None:
+        return None
+    written = doc.source.text[span.start : span.end].rstrip()
+    return set(range(span.line, span.line + written.count("\n") + 1))
+
+
 def lapsed(
     suppressed: Sequence[tuple[Finding, str]],
     sources: dict[str, SourceFile],
@@ -75,6 +126,7 @@ def lapsed(
     base_text: Callable[[SourceFile], str | None],
     ruleset: RuleSet,
     limits: LoadLimits,
+    model: Model | None = None,
 ) -> list[tuple[Finding, Finding]]:
     """The suppressed findings whose suppression the change outlives: each with the finding to report in its place.
 
@@ -87,21 +139,46 @@ def lapsed(
 
     found: list[tuple[Finding, Finding]] = []
     bases: dict[str, tuple[set[tuple[str, str]], set[int]] | None] = {}
+
+    def base_of(source: SourceFile) -> tuple[set[tuple[str, str]], set[int]] | None:
+        """(the suppressions standing in the file at the base, the lines the change edited); None: new in it."""
+        if source.display not in bases:
+            if changed.holds(source.path) is None:
+                text: str | None = source.text  # not in the change: at the base as it is now
+            else:
+                text = base_text(source)
+            if text is None:
+                bases[source.display] = None
+            else:
+                old = source
+                if text != source.text:
+                    old = Source(path=source.path, display=source.display, text=text)
+                    parse_text(old, limits)
+                stood = {(code, s.reason) for s in scan_suppressions(old, ruleset).suppressions for code in s.rules}
+                bases[source.display] = (stood, edited_lines(text, source.text) if text != source.text else set())
+        return bases[source.display]
+
+    def elsewhere(finding: Finding) -> bool:
+        """Whether the change edited a part of the files the finding's pool is made of."""
+        for doc, path in pool_regions(model, finding.subject):
+            if changed.holds(doc.source.path) is None:
+                continue  # a file the change did not touch
+            other = base_of(doc.source)
+            if other is None:
+                return True  # written in the change: the pool is made of something the suppression never saw
+            lines = _region_lines(doc, path)
+            if lines is None or lines & other[1]:
+                return True
+        return False
+
     for finding, reason in suppressed:
         source = sources.get(finding.file)
         if source is None or finding.line < 1:
             continue
-        if finding.file not in bases:
-            bases[finding.file] = None
-            if changed.holds(source.path) is not None:
-                text = base_text(source)
-                if text is not None and text != source.text:
-                    old = Source(path=source.path, display=source.display, text=text)
-                    parse_text(old, limits)
-                    stood = {(code, s.reason) for s in scan_suppressions(old, ruleset).suppressions for code in s.rules}
-                    bases[finding.file] = (stood, edited_lines(text, source.text))
-        base = bases[finding.file]
-        if base is None or (finding.code, reason) not in base[0] or not (covered(finding, source) & base[1]):
+        base = base_of(source)
+        if base is None or (finding.code, reason) not in base[0]:
+            continue  # written (or its reason rewritten) in the change: it vouches for what it covers now
+        if not (covered(finding, source) & base[1]) and not elsewhere(finding):
             continue
         found.append((finding, replace(finding, message=finding.message + NOTE, hint=HINT)))
     return found
