@@ -101,6 +101,32 @@ def write_blobs(folder: Path, sha: str, names: list[str], scratch: Path, cap: in
                    what="the base revision of a file")
 
 
+def renames_since(top: Path, sha: str) -> dict[str, str]:
+    """{real path today: real path at ``sha``} of the files git's rename detection pairs since ``sha``.
+
+    A workload renamed in the same change as its trace was moved is found at the base by the
+    trace it was moved from (red team, 2026-12-07: otherwise a newcomer beside itself). Git's
+    own detection (``diff -M``, half the lines alike) pairs a file moved whole or with a few
+    samples edited; nothing is paired when git cannot say.
+    """
+    try:
+        raw = _git(top, ["diff", "--name-status", "-z", "-M", sha, "--"])
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        if status[:1] in ("R", "C") and i + 2 < len(fields):
+            if status[:1] == "R":
+                out[os.path.realpath(top / fields[i + 2])] = os.path.realpath(top / fields[i + 1])
+            i += 3
+        else:
+            i += 2
+    return out
+
+
 #: the kinds of document that declare a pool: a policylint Cluster, Kueue's and Volcano's queues and flavors;
 #: and Kueue's LocalQueue, which places the workloads admitted through it in one
 _POOL_KINDS = ("Cluster", *SCHEDULER_KINDS)

@@ -107,6 +107,8 @@ def changed_since(root: Path, base: str) -> Change:
     """
     import git
 
+    from policylint.engine.base_files import renames_since
+
     if not base.strip():
         raise PolicylintError("--diff needs a git revision, got an empty string")
     if base.startswith("-"):
@@ -143,35 +145,8 @@ def changed_since(root: Path, base: str) -> Change:
         raise PolicylintError(f"git cannot list the changes since '{base}': {message}") from None
     names = {os.fsdecode(n) for n in (changed + untracked).split(b"\0") if n}
     return Change(base=base, files=sorted(top / n for n in names), commit=commit, top=top,
-                  renamed=_renames(repo, commit.hexsha, top))
+                  renamed=renames_since(top, commit.hexsha))
 
-
-def _renames(repo: Any, sha: str, top: Path) -> dict[str, str]:
-    """{real path today: real path at ``sha``} of the files git's rename detection pairs since ``sha``.
-
-    A workload renamed in the same change as its trace was moved is found at the base by the
-    trace it was moved from (red team, 2026-12-07: otherwise a newcomer beside itself). Git's
-    own detection (``-M``, half the lines alike) pairs a file moved whole or with a few samples
-    edited; nothing is paired when git cannot say.
-    """
-    import git
-
-    try:
-        raw = repo.git.diff("--name-status", "-z", "-M", sha, "--", stdout_as_string=False)
-    except (git.GitCommandError, ValueError):
-        return {}
-    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(fields) and fields[i]:
-        status = fields[i]
-        if status[:1] in ("R", "C") and i + 2 < len(fields):
-            if status[:1] == "R":
-                out[os.path.realpath(top / fields[i + 2])] = os.path.realpath(top / fields[i + 1])
-            i += 3
-        else:
-            i += 2
-    return out
 
 
 @dataclass(frozen=True)

@@ -155,10 +155,11 @@ def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> d
     The one place ``check`` (the measuring step) and ``bands`` take them from.
     """
     facts = trace_facts(series.times, series.values, series.valid, float(series.step_seconds), spans)
-    if series.regridded:
-        facts["run_sketch"] = identity_sketch(series, series.values, series.valid)  # the samples' (no grid sketched)
+    # the run sketch that identifies the trace: the samples' own when the grid is not them (none sketched again)
+    identity = {"run_sketch": identity_sketch(series, series.values, series.valid)} if series.regridded else {}
     return {
         **facts,
+        **identity,
         **open_job_facts(series),
         "part_fingerprints": list(series.part_prints) or None,
         "part_sketches": part_sketches(series),
