@@ -21,7 +21,7 @@ from conftest import EXAMPLES, git, run_cli
 CLUSTER = "clusters/prod-east.yaml"
 REASON = "launch buffer for the Q1 catalogue re-index agreed in CAP-123"
 REVIEWED = f"      reservedGpus: 24  # policylint: disable=PL101 until=2099-03-31 -- {REASON}\n"
-NOTE = "the change edited this line since: it no longer vouches for it"
+NOTE = "since: it no longer vouches for it"
 
 
 def _commit(repo: Path, message: str) -> None:
@@ -71,7 +71,7 @@ def test_a_value_raised_under_a_standing_suppression_is_reported_by_the_hook_and
     code, found, _ = _check(reviewed, "--changed-files", CLUSTER)
     assert code == 1 and len(found) == 1, found
     assert found[0]["line"] == 34 and "reserves 29 GPUs" in str(found[0]["message"])
-    assert NOTE in str(found[0]["message"]) and "rewrite its reason" in str(found[0]["hint"])
+    assert "the change edited this line " + NOTE in str(found[0]["message"]) and "rewrite its reason" in str(found[0]["hint"])
     _commit(reviewed, "raise the reservation")
     code, found, _ = _check(reviewed, "--diff", "HEAD~1")
     assert code == 1 and len(found) == 1 and NOTE in str(found[0]["message"]), found
@@ -141,7 +141,7 @@ def test_a_value_edited_under_the_key_a_suppressed_finding_is_placed_at_is_repor
     code, out, err = run_cli(["check", "--format", "json", "--changed-files", CLUSTER], cwd=repo)
     found = {f["code"]: f["message"] for f in json.loads(out)["findings"]}
     assert code == 1 and {"PL102", "PL109"} <= set(found), found
-    assert "can run 168 GPUs" in found["PL102"] and NOTE in found["PL102"]
+    assert "can run 168 GPUs" in found["PL102"] and "the change edited the lines it covers " + NOTE in found["PL102"]
     # an edit of another pool of the file changes nothing the suppression accepted
     _edit(repo, "        maxGpus: 120\n", "        maxGpus: 30\n")
     _edit(repo, "        maxGpus: 6\n", "        maxGpus: 5\n")
@@ -178,7 +178,9 @@ def test_a_kueue_cohort_quota_raised_in_its_own_file_lapses_a_suppression_on_the
         ("        borrowingLimit: 24", "        borrowingLimit: 120  # policylint: disable=PL102 -- training soaks up"
          " idle cohort GPUs at night, capped by the cohort quota (CAP-5120)"),
         [("kueue/cohort.yaml", "nominalQuota: 32", "nominalQuota: 64")], ["kueue/cohort.yaml"])
-    assert "PL102" in found and "can run 184 GPUs" in found["PL102"] and NOTE in found["PL102"], found
+    assert "PL102" in found and "can run 184 GPUs" in found["PL102"], found
+    assert ("the change edited Cohort east in kueue/cohort.yaml, which pool east/training is made of " + NOTE
+            in found["PL102"]), found
 
 
 def test_another_field_of_the_pool_edited_lapses_a_suppression_on_it(tmp_path: Path) -> None:
@@ -188,4 +190,6 @@ def test_another_field_of_the_pool_edited_lapses_a_suppression_on_it(tmp_path: P
     _edit(repo, "        maxGpus: 10\n", "        maxGpus: 30\n")
     found = _suppressed_then_changed(repo, CLUSTER, ELASTIC, [(CLUSTER, "reservedGpus: 48", "reservedGpus: 52")],
                                      [CLUSTER])
-    assert "PL102" in found and "can run 82 GPUs" in found["PL102"] and NOTE in found["PL102"], found
+    assert "PL102" in found and "can run 82 GPUs" in found["PL102"], found
+    assert ("the change edited the pool's entry in clusters/prod-east.yaml, which pool prod-east/serving is made of "
+            + NOTE in found["PL102"]), found

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from policylint.finding import Finding
     from policylint.model.load import LoadLimits, SourceFile
 
-NOTE = " [the suppression here was written before this change, and the change edited this line since: it no longer vouches for it]"
+#: what a finding reported again says, with what the change edited
+NOTE = " [the suppression here was written before this change, and the change edited {what} since: it no longer vouches for it]"
 HINT = ("review the finding as the line is now; if the suppression still holds, rewrite its reason to say so (a reason"
         " written in the change re-confirms it), or fix what the finding reports")
 
@@ -158,18 +159,18 @@ def lapsed(
                 bases[source.display] = (stood, edited_lines(text, source.text) if text != source.text else set())
         return bases[source.display]
 
-    def elsewhere(finding: Finding) -> bool:
-        """Whether the change edited a part of the files the finding's pool is made of."""
+    def elsewhere(finding: Finding) -> str | None:
+        """What the change edited of the files the finding's pool is made of (None: nothing)."""
         for doc, path in pool_regions(model, finding.subject):
             if changed.holds(doc.source.path) is None:
                 continue  # a file the change did not touch
             other = base_of(doc.source)
-            if other is None:
-                return True  # written in the change: the pool is made of something the suppression never saw
             lines = _region_lines(doc, path)
-            if lines is None or lines & other[1]:
-                return True
-        return False
+            # a file written in the change: the pool is made of something the suppression never saw
+            if other is None or lines is None or lines & other[1]:
+                what = f"{doc.kind} {doc.name}" if doc.kind not in (None, "Cluster") else "the pool's entry"
+                return f"{what} in {doc.source.display}, which {finding.subject} is made of"
+        return None
 
     for finding, reason in suppressed:
         source = sources.get(finding.file)
@@ -178,7 +179,9 @@ def lapsed(
         base = base_of(source)
         if base is None or (finding.code, reason) not in base[0]:
             continue  # written (or its reason rewritten) in the change: it vouches for what it covers now
-        if not (covered(finding, source) & base[1]) and not elsewhere(finding):
+        edited = covered(finding, source) & base[1]
+        what = ("this line" if finding.line in edited else "the lines it covers") if edited else elsewhere(finding)
+        if what is None:
             continue
-        found.append((finding, replace(finding, message=finding.message + NOTE, hint=HINT)))
+        found.append((finding, replace(finding, message=finding.message + NOTE.format(what=what), hint=HINT)))
     return found
