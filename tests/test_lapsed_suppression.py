@@ -115,7 +115,8 @@ def test_edited_lines_are_the_inserted_and_replaced_ones() -> None:
     assert edited_lines(before, before) == set()
     assert edited_lines(before, "x\na\nb\nc\nd\n") == {1}  # inserted above: the others only moved
     assert edited_lines(before, "a\nB\nc\nd\n") == {2}
-    assert edited_lines(before, "a\nc\nd\n") == set()  # a deleted line edits no line that is left
+    assert edited_lines(before, "a\nc\nd\n") == {1, 2}  # a line deleted: the lines on both sides of it
+    assert edited_lines(before, "a\n# b\nc\nd\n") == {1, 3}  # commented out: deleted too
     assert edited_lines(before, "a\nb\nc\nd\ne\nf\n") == {5, 6}
     assert edited_lines(before, "a\n  # a note\n\nb\nc\nd\n") == set()  # a comment or a blank line edits nothing
 
@@ -193,3 +194,104 @@ def test_another_field_of_the_pool_edited_lapses_a_suppression_on_it(tmp_path: P
     assert "PL102" in found and "can run 82 GPUs" in found["PL102"], found
     assert ("the change edited the pool's entry in clusters/prod-east.yaml, which pool prod-east/serving is made of "
             + NOTE in found["PL102"]), found
+
+
+TRAINING_QUOTA = ("        nominalQuota: 104\n        # daily band 128 - baseline 104 = 24 GPUs borrowed in the cohort\n"
+                  "        borrowingLimit: 24\n")
+ORG = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata:
+  name: org
+spec:
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: {quota}
+"""
+
+
+def _org_tree(tmp_path: Path, east_cap: bool) -> Path:
+    """examples/kueue under an ``org`` Cohort (east's parent), training's PL102 and PL201 suppressed on its quota."""
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
+    queues = repo / "kueue" / "cluster-queues.yaml"
+    text = queues.read_text(encoding="utf-8")
+    assert TRAINING_QUOTA in text
+    queues.write_text(text.replace(TRAINING_QUOTA, "        nominalQuota: 104  # policylint: disable=PL102,PL201 --"
+                                   " training takes the org's spare spot H100s at night (CAP-311)\n"), encoding="utf-8")
+    cohort = repo / "kueue" / "cohort.yaml"
+    text = cohort.read_text(encoding="utf-8").replace("  name: east\nspec:\n", "  name: east\nspec:\n  parentName: org\n")
+    if east_cap:
+        text = text.replace("        nominalQuota: 32\n", "        nominalQuota: 32\n        borrowingLimit: 40\n")
+    cohort.write_text(text, encoding="utf-8")
+    (repo / "kueue" / "org-cohort.yaml").write_text(ORG.format(quota=200 if east_cap else 40), encoding="utf-8")
+    git(repo, "init", "-q")
+    _commit(repo, "east borrows from the org")
+    code, out, _ = run_cli(["check", "--format", "json"], cwd=repo)
+    assert code == 0 and {f["code"] for f in json.loads(out)["suppressed"]} == {"PL102", "PL201"}, out
+    return repo
+
+
+def _hook(repo: Path, *staged: str) -> dict[str, str]:
+    git(repo, "add", "-A")
+    code, out, err = run_cli(["check", "--format", "json", "--changed-files", *staged], cwd=repo)
+    assert err == "", err
+    return {f["code"]: f["message"] for f in json.loads(out)["findings"]}
+
+
+def test_a_root_cohort_of_the_pool_s_tree_raised_lapses_the_suppression(tmp_path: Path) -> None:
+    """Fifth red team, 2026-12-07: the root Cohort ``org`` above east, 40 -> 200 GPUs; training could run 352."""
+    repo = _org_tree(tmp_path, east_cap=False)
+    org = repo / "kueue" / "org-cohort.yaml"
+    org.write_text(org.read_text(encoding="utf-8").replace("nominalQuota: 40", "nominalQuota: 200"), encoding="utf-8")
+    found = _hook(repo, "kueue/org-cohort.yaml")
+    assert "can run 352 GPUs" in found.get("PL102", "") and "Cohort org in kueue/org-cohort.yaml" in found["PL102"]
+
+
+@pytest.mark.parametrize("how", ["deleted", "commented out"])
+def test_a_limit_deleted_or_commented_out_lapses_the_suppression(tmp_path: Path, how: str) -> None:
+    """Fifth red team, 2026-12-07: east's borrowingLimit of 40 on the org's 200 removed - Kueue reads no limit as
+    none - while a deletion or a line turned into a comment edited nothing the suppression covered."""
+    repo = _org_tree(tmp_path, east_cap=True)
+    cohort = repo / "kueue" / "cohort.yaml"
+    line = "        borrowingLimit: 40\n"
+    cohort.write_text(cohort.read_text(encoding="utf-8").replace(line, "" if how == "deleted" else "        # " + line.lstrip()),
+                      encoding="utf-8")
+    found = _hook(repo, "kueue/cohort.yaml")
+    assert "can run 352 GPUs" in found.get("PL102", "") and "Cohort east in kueue/cohort.yaml" in found["PL102"]
+
+
+def test_a_file_moved_in_the_change_keeps_its_base(tmp_path: Path) -> None:
+    """Fifth red team, 2026-12-07: ``git mv`` of the cluster file with maxGpus 30 -> 120 in it: read at the base by
+    its new path, the file was new there, so its standing suppression read as written in the change."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    _edit(repo, *ELASTIC)
+    _edit(repo, "        maxGpus: 10\n", "        maxGpus: 30\n")
+    git(repo, "init", "-q")
+    _commit(repo, "a reviewed launch buffer")
+    git(repo, "mv", CLUSTER, "clusters/prod-east-us.yaml")
+    moved = repo / "clusters" / "prod-east-us.yaml"
+    moved.write_text(moved.read_text(encoding="utf-8").replace("maxGpus: 30", "maxGpus: 120"), encoding="utf-8")
+    found = _hook(repo, "clusters/prod-east-us.yaml")
+    assert "can run 168 GPUs" in found.get("PL102", "") and "the change edited the lines it covers" in found["PL102"]
+
+
+def test_a_file_linked_from_a_shared_folder_is_read_at_the_base(tmp_path: Path) -> None:
+    """Fifth red team, 2026-12-07: the cluster file is a link into a shared folder of the monorepo, outside the
+    capacity repository's root; its base was looked for under that root only."""
+    top = tmp_path / "mono"
+    repo = Path(shutil.copytree(EXAMPLES / "good", top / "capacity"))
+    _edit(repo, *ELASTIC)
+    _edit(repo, "        maxGpus: 10\n", "        maxGpus: 30\n")
+    (top / "shared").mkdir()
+    shutil.move(repo / CLUSTER, top / "shared" / "prod-east.yaml")
+    (repo / CLUSTER).symlink_to("../../shared/prod-east.yaml")
+    git(top, "init", "-q")
+    _commit(top, "a reviewed launch buffer, kept in the shared folder")
+    shared = top / "shared" / "prod-east.yaml"
+    shared.write_text(shared.read_text(encoding="utf-8").replace("maxGpus: 30", "maxGpus: 120"), encoding="utf-8")
+    found = _hook(repo, "../shared/prod-east.yaml")
+    assert "can run 168 GPUs" in found.get("PL102", "") and "the change edited the lines it covers" in found["PL102"]

@@ -177,24 +177,56 @@ def outlived(
 
 
 def git_base_text(root: Path, rev: str) -> Callable[[SourceFile], str | None]:
-    """A ``base_text`` reading each file as the git revision ``rev`` holds it (None: not there, or no git)."""
+    """A ``base_text`` reading each file as the git revision ``rev`` holds it (None: not there, or no git).
+
+    A file is found by its real path within git's work tree, wherever the repository's root lies in
+    it (a file linked in from a shared folder of a monorepo), and, when ``rev`` does not hold that
+    path, by the path git's rename detection says it was moved from (fifth red team, 2026-12-07: a
+    cluster file moved with ``git mv`` in the change read as new, so its standing suppressions read
+    as written in the change).
+    """
     import subprocess
 
-    from policylint.engine.base_files import blobs
+    from policylint.engine.base_files import blobs, renames_since
 
     folder = Path(os.path.realpath(root))
+    top: list[Path | None] = []  # git's work tree, asked once
+    moved: list[dict[str, str]] = []  # the renames since rev, asked once, when first needed
 
-    def read(source: SourceFile) -> str | None:
+    def work_tree() -> Path | None:
+        if not top:
+            try:
+                done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True,
+                                      text=True, timeout=60, check=False)
+                shown = done.stdout.strip() if done.returncode == 0 else ""
+            except (OSError, subprocess.SubprocessError):
+                shown = ""
+            top.append(Path(os.path.realpath(shown)) if shown else None)
+        return top[0]
+
+    def blob(tree: Path, real: str) -> bytes | None:
         try:
-            rel = Path(os.path.realpath(source.path)).relative_to(folder).as_posix()
+            rel = Path(real).relative_to(tree).as_posix()
         except ValueError:
             return None
         if "\n" in rel:
             return None
         try:
-            body = next(iter(blobs(folder, [f"{rev}:./{rel}"], timeout=60)), None)
+            return next(iter(blobs(tree, [f"{rev}:{rel}"], timeout=60)), None)
         except (OSError, ValueError, subprocess.SubprocessError):
             return None
+
+    def read(source: SourceFile) -> str | None:
+        tree = work_tree()
+        if tree is None:
+            return None
+        real = os.path.realpath(source.path)
+        body = blob(tree, real)
+        if body is None:
+            if not moved:
+                moved.append(renames_since(tree, rev))
+            was = moved[0].get(real)
+            body = blob(tree, was) if was is not None else None
         if body is None:
             return None
         try:

@@ -376,6 +376,11 @@ def _cohort_trees(index: KueueIndex) -> Callable[[str | None], str | None]:
     return root
 
 
+def cohort_roots(index: KueueIndex) -> Callable[[str | None], str | None]:
+    """The root of each cohort's tree, as the pools' ``cohort_tree`` names it (:func:`_cohort_trees`)."""
+    return _cohort_trees(index)
+
+
 @dataclass
 class _CohortQuota:
     """What the Cohort objects hold of each GPU flavor, read once: their own quota, limits and flaws."""
