@@ -295,3 +295,23 @@ def test_a_file_linked_from_a_shared_folder_is_read_at_the_base(tmp_path: Path) 
     shared.write_text(shared.read_text(encoding="utf-8").replace("maxGpus: 30", "maxGpus: 120"), encoding="utf-8")
     found = _hook(repo, "../shared/prod-east.yaml")
     assert "can run 168 GPUs" in found.get("PL102", "") and "the change edited the lines it covers" in found["PL102"]
+
+
+def test_an_edit_of_another_flavor_s_queue_in_the_cohort_leaves_the_suppression_standing(tmp_path: Path) -> None:
+    """Sixth red team, 2026-12-07 (a false positive): the serving team's H200 queue-depth annotation, in the cohort of
+    the H100 training queue, lapsed training's reviewed suppressions. A queue of the tree lends only quota of the
+    pool's flavor, written in its resource groups."""
+    repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
+    queues = repo / "kueue" / "cluster-queues.yaml"
+    reason = "contract minimum for Q1 fine-tuning, capacity board 2026-11-18"
+    text = queues.read_text(encoding="utf-8")
+    text = text.replace("        nominalQuota: 104", f"        nominalQuota: 130  # policylint: disable=PL101 -- {reason}")
+    queues.write_text(text.replace("        borrowingLimit: 24", f"        borrowingLimit: 24  # policylint: disable=PL102 -- {reason}"),
+                      encoding="utf-8")
+    git(repo, "init", "-q")
+    _commit(repo, "training at 130, reviewed")
+    text = queues.read_text(encoding="utf-8")
+    assert 'policylint.dev/queue-max-depth: "4000"' in text
+    queues.write_text(text.replace('queue-max-depth: "4000"', 'queue-max-depth: "3000"'), encoding="utf-8")
+    found = _hook(repo, "kueue/cluster-queues.yaml")
+    assert not {"PL101", "PL102"} & set(found), found

@@ -35,7 +35,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.engine.outlived import Changed
@@ -117,12 +117,24 @@ def pool_regions(model: Model | None, subject: str) -> list[tuple[Document, tupl
             spec = doc.data.get("spec") if isinstance(doc.data, dict) else None
             spec = spec if isinstance(spec, dict) else {}
             cohort = spec.get("cohort", spec.get("cohortName"))
-            if ((doc.kind == "ResourceFlavor" and doc.name == flavor)
-                    or (root is not None and doc.kind == "Cohort" and root_of(doc.name) == root)
-                    or (root is not None and doc.kind == "ClusterQueue" and isinstance(cohort, str)
-                        and root_of(cohort) == root)):
+            if doc.kind == "ResourceFlavor" and doc.name == flavor:
                 regions.append((doc, ()))
+            elif root is not None and doc.kind == "Cohort" and root_of(doc.name) == root:
+                regions.append((doc, ("spec",)))  # its parent and its quotas
+            elif (root is not None and doc.kind == "ClusterQueue" and isinstance(cohort, str) and root_of(cohort) == root
+                  and flavor in _flavors(spec)):
+                # a queue of the tree lends the pool only quota of the pool's flavor: its resource groups, when it
+                # holds that flavor (sixth red team, 2026-12-07: an H200 queue's queue-depth annotation lapsed the
+                # suppressions of the H100 training pool)
+                regions.append((doc, ("spec", "resourceGroups")))
     return regions
+
+
+def _flavors(spec: dict[str, Any]) -> set[str]:
+    """The flavor names a ClusterQueue's resource groups give quota for."""
+    groups = spec.get("resourceGroups")
+    return {str(f.get("name")) for g in groups if isinstance(g, dict) for f in g.get("flavors") or []
+            if isinstance(f, dict)} if isinstance(groups, list) else set()
 
 
 def _region_lines(doc: Document, path: tuple[str | int, ...]) -> set[int] | None:
