@@ -315,3 +315,53 @@ def test_an_edit_of_another_flavor_s_queue_in_the_cohort_leaves_the_suppression_
     queues.write_text(text.replace('queue-max-depth: "4000"', 'queue-max-depth: "3000"'), encoding="utf-8")
     found = _hook(repo, "kueue/cluster-queues.yaml")
     assert not {"PL101", "PL102"} & set(found), found
+
+
+WEST = """apiVersion: policylint/v1
+kind: Cluster
+metadata:
+  name: prod-west
+  team: search
+  owner: search-oncall@example.com
+spec:
+  region: us-west
+  pools:
+    - name: serving
+      gpu: {model: H200-SXM-141GB, memoryGiB: 141}
+      reservedGpus: 8
+      elastic: {maxGpus: 1, kind: autoscale, coldStartSeconds: 600}
+      serves: [inference]
+      overflow: reject
+      queue: {maxDepth: 4000, maxWaitSeconds: 5}
+"""
+
+
+def _to_west(path: Path, name: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    at = text.index("cluster: prod-east", text.index(f"name: {name}\n"))
+    path.write_text(text[:at] + "cluster: prod-west" + text[at + len("cluster: prod-east"):], encoding="utf-8")
+
+
+def test_workloads_moved_out_of_a_pool_lapse_the_suppression_of_its_oversizing(tmp_path: Path) -> None:
+    """Sixth red team, 2026-12-07: serving reserved 60 under reviewed suppressions of PL101, PL102 and PL201 (a launch
+    buffer); the change moved chat-assistant and embeddings-search to another cluster, raised there. Serving kept
+    its 64 GPUs for a baseline of 12, and nothing it is made of changed. Moving a workload into or out of a pool
+    changes what the suppression of its sizing accepted."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    (repo / "proposals" / "2027-q1-serving.yaml").unlink()
+    (repo / "clusters" / "prod-west.yaml").write_text(WEST, encoding="utf-8")
+    _to_west(repo / "workloads" / "search.yaml", "reranker")
+    _edit(repo, "reservedGpus: 48", "reservedGpus: 60  # policylint: disable=PL101 -- held for the chat v2 launch (board"
+          " 2026-11-18)")
+    _edit(repo, "      elastic:\n        # 48 + 10", "      # policylint: disable=PL102,PL201 -- launch buffer for chat v2"
+          " (board 2026-11-18)\n      elastic:\n        # 48 + 10")
+    _edit(repo, "maxGpus: 10", "maxGpus: 4")
+    git(repo, "init", "-q")
+    _commit(repo, "a reviewed launch buffer")
+    _to_west(repo / "workloads" / "search.yaml", "embeddings-search")
+    _to_west(repo / "workloads" / "product-ai.yaml", "chat-assistant")
+    west = repo / "clusters" / "prod-west.yaml"
+    west.write_text(west.read_text(encoding="utf-8").replace("reservedGpus: 8", "reservedGpus: 41"), encoding="utf-8")
+    found = _hook(repo, "workloads/search.yaml", "workloads/product-ai.yaml", "clusters/prod-west.yaml")
+    assert "reserves 60 GPUs, but its pooled baseline is 12" in found.get("PL101", ""), found
+    assert "where workload chat-assistant is placed, in workloads/product-ai.yaml" in found["PL101"]

@@ -37,6 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from policylint.engine.base_files import placement
+
 if TYPE_CHECKING:
     from policylint.engine.outlived import Changed
     from policylint.model import Model
@@ -137,6 +139,35 @@ def _flavors(spec: dict[str, Any]) -> set[str]:
             if isinstance(f, dict)} if isinstance(groups, list) else set()
 
 
+def pool_holder(model: Model | None, subject: str) -> Callable[[tuple[str, str]], bool] | None:
+    """Whether a workload placement (:func:`policylint.engine.base_files.placement`) puts it in the pool ``subject``
+    names; None when ``subject`` names no pool of ``model``."""
+    if model is None or not subject.startswith("pool "):
+        return None
+    from policylint.model import schedulers
+
+    name = subject[len("pool "):]
+    pool = next((p for p in [*model.pools, *schedulers.all_pools(model)] if p.qualified == name), None)
+    if pool is None:
+        return None
+    found = pool
+
+    def holds(placed: tuple[str, str]) -> bool:
+        where, queue = placed
+        if not where.startswith("queue:"):
+            return found.origin == "policylint" and placed == (found.cluster.name, found.name)
+        index = model.schedulers.get(where[len("queue:"):])
+        if index is None:
+            return False
+        if where == "queue:kueue":
+            from policylint.model.schedulers.kueue import admission
+
+            return any(p is found for p in admission(index, queue).pools)
+        return getattr(index, "pools", {}).get(queue) is found
+
+    return holds
+
+
 def _region_lines(doc: Document, path: tuple[str | int, ...]) -> set[int] | None:
     """The written lines of ``path`` in ``doc`` (None: not known, so any line of the file)."""
     span = doc.positions.span(path)
@@ -166,6 +197,7 @@ def lapsed(
 
     found: list[tuple[Finding, Finding]] = []
     bases: dict[str, tuple[set[tuple[str, str]], set[int]] | None] = {}
+    olds: dict[str, SourceFile] = {}  # each file of the change as the base holds it, parsed
 
     def base_of(source: SourceFile) -> tuple[set[tuple[str, str]], set[int]] | None:
         """(the suppressions standing in the file at the base, the lines the change edited); None: new in it."""
@@ -181,6 +213,7 @@ def lapsed(
                 if text != source.text:
                     old = Source(path=source.path, display=source.display, text=text)
                     parse_text(old, limits)
+                olds[source.display] = old
                 stood = {(code, s.reason) for s in scan_suppressions(old, ruleset).suppressions for code in s.rules}
                 bases[source.display] = (stood, edited_lines(text, source.text) if text != source.text else set())
         return bases[source.display]
@@ -198,6 +231,28 @@ def lapsed(
                 return f"{what} in {doc.source.display}, which {finding.subject} is made of"
         return None
 
+    def moved(finding: Finding) -> str | None:
+        """A workload the change placed in the finding's pool, or took out of it (a pool emptied under a suppression
+        of its oversizing: sixth red team, 2026-12-07, +34 GPUs reserved again where its workloads went)."""
+        holds = pool_holder(model, finding.subject)
+        if holds is None:
+            return None
+        for display in sorted(sources):
+            source = sources[display]
+            if changed.holds(source.path) is None:
+                continue
+            base = base_of(source)
+            old = olds.get(display) if base is not None else None
+            now = {d.name: d for d in source.documents if d.kind == "Workload"}
+            then = {d.name: d for d in (old.documents if old is not None else []) if d.kind == "Workload"}
+            for name in sorted(set(now) | set(then), key=str):
+                placed = [placement(d.data.get("spec")) if isinstance(d.data, dict) else None
+                          for d in (now.get(name), then.get(name)) if d is not None]
+                if len(set(placed)) > 1 or len(placed) == 1:  # moved, added or removed
+                    if any(p is not None and holds(p) for p in placed):
+                        return f"where workload {name} is placed, in {display}, which moves it into or out of the pool"
+        return None
+
     for finding, reason in suppressed:
         source = sources.get(finding.file)
         if source is None or finding.line < 1:
@@ -206,7 +261,8 @@ def lapsed(
         if base is None or (finding.code, reason) not in base[0]:
             continue  # written (or its reason rewritten) in the change: it vouches for what it covers now
         edited = covered(finding, source) & base[1]
-        what = ("this line" if finding.line in edited else "the lines it covers") if edited else elsewhere(finding)
+        what = (("this line" if finding.line in edited else "the lines it covers") if edited
+                else elsewhere(finding) or moved(finding))
         if what is None:
             continue
         found.append((finding, replace(finding, message=finding.message + NOTE.format(what=what), hint=HINT)))
