@@ -212,8 +212,11 @@ class Session:
             changed: list[Path] = []
             outside: list[Path] = []
             root = os.path.realpath(self.config.root)
+            gone = {os.path.abspath(d) for d in self.deleted}
             for p in self.paths if self.explicit_paths and self.paths else []:
                 if not p.exists() and not p.is_symlink():  # a broken link is a change the walk reports
+                    if os.path.abspath(p) in gone:
+                        continue  # a staged deletion named by a hand-written hook: counted with the deletions below
                     raise PolicylintError(f"path does not exist: {p}")
                 files = _files_under(p) if p.is_dir() else [p]
                 if not within(os.path.realpath(p), root):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, git, run_cli
+from conftest import EXAMPLES, REPO, git, run_cli
 
 DELETED_WORKLOAD = {
     ("PL110", "pool example/serving"),
@@ -290,3 +291,20 @@ def test_init_in_a_monorepo_never_rewrites_the_top_files(tmp_path: Path) -> None
     assert (top / ".pre-commit-config.yaml").read_text(encoding="utf-8") == existing
     assert ".pre-commit-config.yaml exists; add this entry under `repos:`" in out
     assert "        files: ^capacity/\n" in out
+
+
+def test_a_staged_deletion_named_by_a_hand_written_hook_is_a_deletion(tmp_path: Path) -> None:
+    """A hook written as ``policylint check --changed-files $(git diff --cached --name-only)`` names the files a commit
+    deletes too (pre-commit names only those that exist). A staged deletion is judged as one, not refused as a path
+    that does not exist (sixth red team, 2026-12-07); a path that is neither is still refused."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "rm", "-q", "measurements/traces/chat-assistant.csv")
+    code, out, err = run_cli(["check", "--changed-files", "--format", "json", "measurements/traces/chat-assistant.csv"],
+                             cwd=repo)
+    assert code == 1 and err == "", err
+    assert any(f["code"] == "PL022" and "chat-assistant.csv" in f["message"] for f in json.loads(out)["findings"]), out
+    code, _, err = run_cli(["check", "--changed-files", "measurements/traces/no-such.csv"], cwd=repo)
+    assert code == 2 and "path does not exist" in err
