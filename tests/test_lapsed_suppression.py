@@ -122,8 +122,8 @@ def test_edited_lines_are_the_inserted_and_replaced_ones() -> None:
 
 
 ELASTIC = ("      elastic:\n        # 48 + 10",
-           "      elastic:  # policylint: disable=PL102,PL109,PL201 -- Q1 launch of assistant v2, approved in CAP-4411\n"
-           "        # 48 + 10")
+           ("      elastic:  # policylint: disable=PL102,PL109,PL201 -- Q1 launch of assistant v2, approved in CAP-4411\n"
+            "        # 48 + 10"))
 
 
 def test_a_value_edited_under_the_key_a_suppressed_finding_is_placed_at_is_reported(tmp_path: Path) -> None:
@@ -176,8 +176,8 @@ def test_a_kueue_cohort_quota_raised_in_its_own_file_lapses_a_suppression_on_the
     repo = Path(shutil.copytree(EXAMPLES / "kueue", tmp_path / "repo"))
     found = _suppressed_then_changed(
         repo, "kueue/cluster-queues.yaml",
-        ("        borrowingLimit: 24", "        borrowingLimit: 120  # policylint: disable=PL102 -- training soaks up"
-         " idle cohort GPUs at night, capped by the cohort quota (CAP-5120)"),
+        ("        borrowingLimit: 24", ("        borrowingLimit: 120  # policylint: disable=PL102 -- training soaks up"
+                                  " idle cohort GPUs at night, capped by the cohort quota (CAP-5120)")),
         [("kueue/cohort.yaml", "nominalQuota: 32", "nominalQuota: 64")], ["kueue/cohort.yaml"])
     assert "PL102" in found and "can run 184 GPUs" in found["PL102"], found
     assert ("the change edited Cohort east in kueue/cohort.yaml, which pool east/training is made of " + NOTE
@@ -237,7 +237,7 @@ def _org_tree(tmp_path: Path, east_cap: bool) -> Path:
 
 def _hook(repo: Path, *staged: str) -> dict[str, str]:
     git(repo, "add", "-A")
-    code, out, err = run_cli(["check", "--format", "json", "--changed-files", *staged], cwd=repo)
+    _, out, err = run_cli(["check", "--format", "json", "--changed-files", *staged], cwd=repo)
     assert err == "", err
     return {f["code"]: f["message"] for f in json.loads(out)["findings"]}
 

@@ -143,7 +143,7 @@ def test_a_rename_beside_a_trace_written_anew_backs_no_raise(repo: Path, edited:
     import datetime as dt
 
     traces = repo / "measurements" / "traces"
-    header, *rows = (traces / "chat-assistant.csv").read_text(encoding="utf-8").splitlines()
+    _, *rows = (traces / "chat-assistant.csv").read_text(encoding="utf-8").splitlines()
     out = ["time,in_flight"]
     for k, row in enumerate(rows):
         stamp, value = row.split(",")

@@ -248,9 +248,9 @@ def lapsed(
             for name in sorted(set(now) | set(then), key=str):
                 placed = [placement(d.data.get("spec")) if isinstance(d.data, dict) else None
                           for d in (now.get(name), then.get(name)) if d is not None]
-                if len(set(placed)) > 1 or len(placed) == 1:  # moved, added or removed
-                    if any(p is not None and holds(p) for p in placed):
-                        return f"where workload {name} is placed, in {display}, which moves it into or out of the pool"
+                changed_place = len(set(placed)) > 1 or len(placed) == 1  # moved, added or removed
+                if changed_place and any(p is not None and holds(p) for p in placed):
+                    return f"where workload {name} is placed, in {display}, which moves it into or out of the pool"
         return None
 
     for finding, reason in suppressed:
