@@ -37,6 +37,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import os
+from pathlib import Path
+
 from policylint.engine.base_files import placement
 
 if TYPE_CHECKING:
@@ -48,7 +51,7 @@ if TYPE_CHECKING:
     from policylint.model.load import LoadLimits, SourceFile
 
 #: what a finding reported again says, with what the change edited
-NOTE = " [the suppression here was written before this change, and the change edited {what} since: it no longer vouches for it]"
+NOTE = " [a suppression written before this change; the change edited {what}, so it no longer vouches for this finding]"
 HINT = ("review the finding as the line is now; if the suppression still holds, rewrite its reason to say so (a reason"
         " written in the change re-confirms it), or fix what the finding reports")
 
@@ -56,22 +59,39 @@ HINT = ("review the finding as the line is now; if the suppression still holds, 
 def edited_lines(before: str, after: str) -> set[int]:
     """The 1-based lines of ``after`` that a line-by-line comparison with ``before`` finds inserted or replaced.
 
-    A line that holds only a comment, or nothing, is no edit of what a suppression vouches for.
+    Lines are compared without their comments (:func:`_code`): a comment is no edit of what a suppression
+    vouches for.
     """
-    old, new = before.splitlines(), after.splitlines()
-
-    def content(line: str) -> bool:
-        return bool(line.strip()) and not line.lstrip().startswith("#")
-
+    old, new = [_code(line) for line in before.splitlines()], [_code(line) for line in after.splitlines()]
     edited: set[int] = set()
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag in ("replace", "insert"):
-            edited.update(j + 1 for j in range(j1, j2) if content(new[j]))
-        if sum(map(content, old[i1:i2])) > sum(map(content, new[j1:j2])):
+            edited.update(j + 1 for j in range(j1, j2) if new[j])
+        if sum(map(bool, old[i1:i2])) > sum(map(bool, new[j1:j2])):
             # content removed (a limit deleted, or commented out: Kueue and Volcano read a missing limit as none,
-            # fifth red team, 2026-12-07): the lines on both sides of where it was are edited
-            edited.update(n for n in (j1, j2 + 1) if 1 <= n <= len(new))
+            # fifth red team, 2026-12-07): the line before where it was - in the node it was removed from - is edited
+            edited.add(j1 if j1 >= 1 else min(j2 + 1, len(new)))
+    edited.discard(0)
     return edited
+
+
+def _code(line: str) -> str:
+    """A YAML line without its comment and its trailing spaces ("" for a comment or a blank line); the indent stays.
+
+    A ``#`` starts a comment at the line's start or after a space, outside quotes: a comment edited or added
+    (a suppression's expiry renewed, a note beside a value) edits nothing a suppression vouches for.
+    """
+    quote = ""
+    for k, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in ("'", '"'):
+            quote = ch
+        elif ch == "#" and (k == 0 or line[k - 1] in " \t"):
+            line = line[:k]
+            break
+    return line.rstrip() if line.strip() else ""
 
 
 def covered(finding: Finding, source: SourceFile) -> set[int]:
@@ -122,21 +142,27 @@ def pool_regions(model: Model | None, subject: str) -> list[tuple[Document, tupl
             if doc.kind == "ResourceFlavor" and doc.name == flavor:
                 regions.append((doc, ()))
             elif root is not None and doc.kind == "Cohort" and root_of(doc.name) == root:
-                regions.append((doc, ("spec",)))  # its parent and its quotas
-            elif (root is not None and doc.kind == "ClusterQueue" and isinstance(cohort, str) and root_of(cohort) == root
-                  and flavor in _flavors(spec)):
-                # a queue of the tree lends the pool only quota of the pool's flavor: its resource groups, when it
-                # holds that flavor (sixth red team, 2026-12-07: an H200 queue's queue-depth annotation lapsed the
-                # suppressions of the H100 training pool)
-                regions.append((doc, ("spec", "resourceGroups")))
+                # its parent, and its quota of the pool's flavor (another flavor lends the pool nothing)
+                parent = [("spec", key) for key in ("parentName", "parent") if key in spec]
+                regions += [(doc, path) for path in [*parent, *_flavor_entries(spec, flavor)]]
+            elif (root is not None and doc.kind == "ClusterQueue" and isinstance(cohort, str)
+                  and root_of(cohort) == root):
+                # a queue of the tree lends the pool only quota of the pool's flavor (sixth red team, 2026-12-07: an
+                # H200 queue's queue-depth annotation lapsed the suppressions of the H100 training pool)
+                regions += [(doc, path) for path in _flavor_entries(spec, flavor)]
     return regions
 
 
-def _flavors(spec: dict[str, Any]) -> set[str]:
-    """The flavor names a ClusterQueue's resource groups give quota for."""
+def _flavor_entries(spec: dict[str, Any], flavor: object) -> list[tuple[str | int, ...]]:
+    """The paths of the entries of ``spec.resourceGroups[*].flavors`` named ``flavor``."""
     groups = spec.get("resourceGroups")
-    return {str(f.get("name")) for g in groups if isinstance(g, dict) for f in g.get("flavors") or []
-            if isinstance(f, dict)} if isinstance(groups, list) else set()
+    found: list[tuple[str | int, ...]] = []
+    for g, group in enumerate(groups if isinstance(groups, list) else []):
+        flavors = group.get("flavors") if isinstance(group, dict) else None
+        for f, entry in enumerate(flavors if isinstance(flavors, list) else []):
+            if isinstance(entry, dict) and entry.get("name") == flavor:
+                found.append(("spec", "resourceGroups", g, "flavors", f))
+    return found
 
 
 def pool_holder(model: Model | None, subject: str) -> Callable[[tuple[str, str]], bool] | None:
@@ -170,7 +196,7 @@ def pool_holder(model: Model | None, subject: str) -> Callable[[tuple[str, str]]
 
 def _region_lines(doc: Document, path: tuple[str | int, ...]) -> set[int] | None:
     """The written lines of ``path`` in ``doc`` (None: not known, so any line of the file)."""
-    span = doc.positions.span(path)
+    span = doc.positions.span(path) or doc.positions.span(tuple(str(k) for k in path))
     if span is None:
         return None
     written = doc.source.text[span.start : span.end].rstrip()
@@ -232,26 +258,44 @@ def lapsed(
         return None
 
     def moved(finding: Finding) -> str | None:
-        """A workload the change placed in the finding's pool, or took out of it (a pool emptied under a suppression
-        of its oversizing: sixth red team, 2026-12-07, +34 GPUs reserved again where its workloads went)."""
+        """How many workloads the files of the change place in the finding's pool, then and now, when that changed:
+        a workload moved into or out of it, added or removed (a pool emptied under a suppression of its oversizing:
+        sixth red team, 2026-12-07, +34 GPUs reserved again where its workloads went). A workload renamed in place,
+        moved to another file, or admitted through another LocalQueue of the same ClusterQueue leaves it as it was."""
         holds = pool_holder(model, finding.subject)
         if holds is None:
             return None
-        for display in sorted(sources):
-            source = sources[display]
-            if changed.holds(source.path) is None:
-                continue
+        then_count = now_count = 0
+        for source in _change_files():
             base = base_of(source)
-            old = olds.get(display) if base is not None else None
-            now = {d.name: d for d in source.documents if d.kind == "Workload"}
-            then = {d.name: d for d in (old.documents if old is not None else []) if d.kind == "Workload"}
-            for name in sorted(set(now) | set(then), key=str):
-                placed = [placement(d.data.get("spec")) if isinstance(d.data, dict) else None
-                          for d in (now.get(name), then.get(name)) if d is not None]
-                changed_place = len(set(placed)) > 1 or len(placed) == 1  # moved, added or removed
-                if changed_place and any(p is not None and holds(p) for p in placed):
-                    return f"where workload {name} is placed, in {display}, which moves it into or out of the pool"
-        return None
+            old = olds.get(source.display) if base is not None else None
+            for docs, counted in ((source.documents, "now"), (old.documents if old is not None else [], "then")):
+                n = sum(1 for d in docs if d.kind == "Workload" and isinstance(d.data, dict)
+                        and (placed := placement(d.data.get("spec"))) is not None and holds(placed))
+                if counted == "now":
+                    now_count += n
+                else:
+                    then_count += n
+        if then_count == now_count:
+            return None
+        return (f"the workloads placed in it ({then_count} in the files of the change at the base, {now_count} now)")
+
+    def _change_files() -> list[SourceFile]:
+        """The files of the change: those read today, and those it deleted (read at the base only)."""
+        found = [sources[d] for d in sorted(sources) if changed.holds(sources[d].path) is not None]
+        seen = {os.path.realpath(f.path) for f in found}
+        for real in sorted(changed.real - seen):
+            if not os.path.lexists(real) and real.lower().endswith((".yaml", ".yml", ".json")):
+                gone = Source(path=Path(real), display=real, text="")
+                if gone.display not in bases:
+                    text = base_text(gone)
+                    bases[gone.display] = None
+                    if text is not None:
+                        old = Source(path=gone.path, display=gone.display, text=text)
+                        parse_text(old, limits)
+                        olds[gone.display], bases[gone.display] = old, (set(), set())
+                found.append(gone)
+        return found
 
     for finding, reason in suppressed:
         source = sources.get(finding.file)
