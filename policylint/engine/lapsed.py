@@ -284,17 +284,20 @@ def lapsed(
         """The files of the change: those read today, and those it deleted (read at the base only)."""
         found = [sources[d] for d in sorted(sources) if changed.holds(sources[d].path) is not None]
         seen = {os.path.realpath(f.path) for f in found}
+        # a file moved in the change is read at the base by the path it was moved from: that path is not gone
+        moved_from = {olds[f.display].text for f in found if base_of(f) is not None and f.display in olds}
         for real in sorted(changed.real - seen):
             if not os.path.lexists(real) and real.lower().endswith((".yaml", ".yml", ".json")):
                 gone = Source(path=Path(real), display=real, text="")
                 if gone.display not in bases:
                     text = base_text(gone)
                     bases[gone.display] = None
-                    if text is not None:
+                    if text is not None and text not in moved_from:
                         old = Source(path=gone.path, display=gone.display, text=text)
                         parse_text(old, limits)
                         olds[gone.display], bases[gone.display] = old, (set(), set())
-                found.append(gone)
+                if bases[gone.display] is not None:
+                    found.append(gone)
         return found
 
     for finding, reason in suppressed:
