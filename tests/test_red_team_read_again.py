@@ -72,6 +72,28 @@ def _game(repo: Path, where: str) -> None:
     cluster.write_text(raised.replace("maxGpus: 40", "maxGpus: 48"), encoding="utf-8")
 
 
+def _committed(tmp_path: Path) -> Path:
+    """examples/good in a git repository, committed: the base of the hook's runs."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    return repo
+
+
+def _chat_eu(repo: Path, step: int) -> None:
+    """A second serving workload, chat-assistant's declarations citing chat-assistant-eu.csv read at ``step``, staged."""
+    doc = repo / "workloads" / "product-ai.yaml"
+    text = doc.read_text(encoding="utf-8")
+    first = "apiVersion:" + text.split("---\n", 1)[0].split("apiVersion:", 1)[1]
+    assert "name: chat-assistant\n" in first and "path: ../measurements/traces/chat-assistant.csv\n" in first
+    eu = first.replace("name: chat-assistant\n", "name: chat-assistant-eu\n", 1).replace(
+        "path: ../measurements/traces/chat-assistant.csv\n",
+        f"path: ../measurements/traces/chat-assistant-eu.csv\n      stepSeconds: {step}\n", 1)
+    doc.write_text(text + "---\n" + eu, encoding="utf-8")
+    git(repo, "add", "-A")
+
+
 def _findings(repo: Path, *args: str) -> tuple[int, list[tuple[str, str]]]:
     code, out, err = run_cli(["check", "--format", "json", "--no-cache", *args], cwd=repo)
     assert code in (0, 1) and "Traceback" not in err, err
@@ -79,10 +101,7 @@ def _findings(repo: Path, *args: str) -> tuple[int, list[tuple[str, str]]]:
 
 
 def test_a_second_workload_reading_a_job_list_without_its_first_job_fails_every_run(tmp_path: Path) -> None:
-    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
+    repo = _committed(tmp_path)
     _game(repo, "{job_id: {ne: ft-00001}}")
     git(repo, "add", "-A")
     hook = _findings(repo, "--changed-files", "workloads/research.yaml", "clusters/train-central.yaml")
@@ -189,24 +208,13 @@ def test_a_copy_of_a_trace_or_a_link_to_it_read_at_another_step_is_a_double_coun
     """Second red team, 2026-12-07: a byte copy of chat-assistant.csv read at 290 s (its samples are 300 s apart)
     raised the serving pool 48 -> 69 past check, the hook and --diff: every print was taken after the grid,
     which repeats one sample in 29. The samples' own print (before the grid) is the same evidence."""
-    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
+    repo = _committed(tmp_path)
     traces = repo / "measurements" / "traces"
     if how == "copy":
         shutil.copyfile(traces / "chat-assistant.csv", traces / "chat-assistant-eu.csv")
     else:
         (traces / "chat-assistant-eu.csv").symlink_to("chat-assistant.csv")
-    doc = repo / "workloads" / "product-ai.yaml"
-    text = doc.read_text(encoding="utf-8")
-    first = "apiVersion:" + text.split("---\n", 1)[0].split("apiVersion:", 1)[1]
-    assert "name: chat-assistant\n" in first and "path: ../measurements/traces/chat-assistant.csv\n" in first
-    eu = first.replace("name: chat-assistant\n", "name: chat-assistant-eu\n", 1).replace(
-        "path: ../measurements/traces/chat-assistant.csv\n",
-        "path: ../measurements/traces/chat-assistant-eu.csv\n      stepSeconds: 290\n", 1)
-    doc.write_text(text + "---\n" + eu, encoding="utf-8")
-    git(repo, "add", "-A")
+    _chat_eu(repo, 290)
     for args in ([".", "--no-cache"], ["--changed-files", "workloads/product-ai.yaml", "measurements/traces/chat-assistant-eu.csv"]):
         code, out, err = run_cli(["check", "--format", "json", *args], cwd=repo)
         assert code == 1 and "Traceback" not in err, err
@@ -221,10 +229,7 @@ def test_a_link_to_a_job_list_read_without_its_first_job_is_a_double_count(tmp_p
     """The first game above through another name for the same file: a symbolic link (or a hard link) to
     fine-tuning's job list, read without one job. The samples differ by that job, so only the file's identity
     tells the two reads are one measurement; files are compared by what they are, not by how they are named."""
-    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
+    repo = _committed(tmp_path)
     jobs = repo / "measurements" / "jobs"
     if how == "symlink":
         (jobs / "sft-customer.csv").symlink_to("fine-tuning.csv")
@@ -248,24 +253,14 @@ def test_a_copy_with_samples_edited_read_at_another_step_is_a_near_copy(tmp_path
     print of the samples is equal) and read at another step than its 300 s samples. The run sketch PL972
     compares was taken from the grid, and a 290 s grid repeats one sample in 29 (a 600 s grid keeps one in
     two): no gridded run was shared. The sketch that identifies a trace is now of its samples as read."""
-    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
+    repo = _committed(tmp_path)
     traces = repo / "measurements" / "traces"
     rows = (traces / "chat-assistant.csv").read_text(encoding="utf-8").splitlines()
     for k in range(500, len(rows), 2500):  # ten samples or so, each raised by one
         stamp, value = rows[k].rsplit(",", 1)
         rows[k] = f"{stamp},{int(value) + 1}"
     (traces / "chat-assistant-eu.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    doc = repo / "workloads" / "product-ai.yaml"
-    text = doc.read_text(encoding="utf-8")
-    first = "apiVersion:" + text.split("---\n", 1)[0].split("apiVersion:", 1)[1]
-    eu = first.replace("name: chat-assistant\n", "name: chat-assistant-eu\n", 1).replace(
-        "path: ../measurements/traces/chat-assistant.csv\n",
-        f"path: ../measurements/traces/chat-assistant-eu.csv\n      stepSeconds: {step}\n", 1)
-    doc.write_text(text + "---\n" + eu, encoding="utf-8")
-    git(repo, "add", "-A")
+    _chat_eu(repo, step)
     for args in ([".", "--no-cache"], ["--changed-files", "workloads/product-ai.yaml",
                                        "measurements/traces/chat-assistant-eu.csv"]):
         code, out, err = run_cli(["check", "--format", "json", *args], cwd=repo)

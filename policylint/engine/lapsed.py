@@ -44,7 +44,7 @@ from policylint.engine.base_files import placement
 
 if TYPE_CHECKING:
     from policylint.engine.outlived import Changed
-    from policylint.model import Model
+    from policylint.model import Model, Pool
     from policylint.model.load import Document
     from policylint.engine.rule import RuleSet
     from policylint.finding import Finding
@@ -102,25 +102,29 @@ def covered(finding: Finding, source: SourceFile) -> set[int]:
     if not finding.doc_path or finding.doc_index >= len(source.documents):
         return lines
     keys = parse_pointer(finding.doc_path)
-    positions = source.documents[finding.doc_index].positions
     # list indexes are written as text: a step that names no mapping key is an index
-    span = positions.span(keys) or positions.span(tuple(int(k) if k.isdigit() else k for k in keys))
-    if span is not None:
-        written = source.text[span.start : span.end].rstrip()
-        lines.update(range(span.line, span.line + written.count("\n") + 1))
+    lines.update(_region_lines(source.documents[finding.doc_index], tuple(int(k) if k.isdigit() else k for k in keys))
+                 or ())
     return lines
+
+
+def _pool_of(model: Model | None, subject: str) -> Pool | None:
+    """The pool a finding's subject (``pool C/P``) names, of any source; None when it names none."""
+    if model is None or not subject.startswith("pool "):
+        return None
+    from policylint.model import schedulers
+
+    name = subject[len("pool "):]
+    return next((p for p in [*model.pools, *schedulers.all_pools(model)] if p.qualified == name), None)
 
 
 def pool_regions(model: Model | None, subject: str) -> list[tuple[Document, tuple[str | int, ...]]]:
     """(document, path) of each part of the files a pool named by ``subject`` (``pool C/P``) is made of."""
-    if model is None or not subject.startswith("pool "):
+    pool = _pool_of(model, subject)
+    if model is None or pool is None:
         return []
     from policylint.model import schedulers
 
-    name = subject[len("pool "):]
-    pool = next((p for p in [*model.pools, *schedulers.all_pools(model)] if p.qualified == name), None)
-    if pool is None:
-        return []
     if pool.origin == "policylint":
         return [(pool.doc, tuple(pool.doc_path[:3]))]  # spec/pools/N, every field of the pool
     regions: list[tuple[Document, tuple[str | int, ...]]] = [(pool.doc, ())]
@@ -168,15 +172,9 @@ def _flavor_entries(spec: dict[str, Any], flavor: object) -> list[tuple[str | in
 def pool_holder(model: Model | None, subject: str) -> Callable[[tuple[str, str]], bool] | None:
     """Whether a workload placement (:func:`policylint.engine.base_files.placement`) puts it in the pool ``subject``
     names; None when ``subject`` names no pool of ``model``."""
-    if model is None or not subject.startswith("pool "):
+    found = _pool_of(model, subject)
+    if model is None or found is None:
         return None
-    from policylint.model import schedulers
-
-    name = subject[len("pool "):]
-    pool = next((p for p in [*model.pools, *schedulers.all_pools(model)] if p.qualified == name), None)
-    if pool is None:
-        return None
-    found = pool
 
     def holds(placed: tuple[str, str]) -> bool:
         where, queue = placed
@@ -196,7 +194,7 @@ def pool_holder(model: Model | None, subject: str) -> Callable[[tuple[str, str]]
 
 def _region_lines(doc: Document, path: tuple[str | int, ...]) -> set[int] | None:
     """The written lines of ``path`` in ``doc`` (None: not known, so any line of the file)."""
-    span = doc.positions.span(path) or doc.positions.span(tuple(str(k) for k in path))
+    span = doc.positions.span(path) or doc.positions.span(tuple(str(k) for k in path))  # indexes as text too
     if span is None:
         return None
     written = doc.source.text[span.start : span.end].rstrip()
