@@ -1,0 +1,116 @@
+"""A member that left a pool, found again as several newcomers whose traces add up to its own.
+
+``--diff`` credits a pool with the baselines of the workloads it did not hold at the base
+(newcomers), net of the members that left it. A member renamed beside its trace written
+anew is recognised by its samples (:func:`policylint.engine.change_history._same_samples`);
+one split into several newcomers, each holding part of every sample, is not: no part holds
+its samples. Declared with a per-GPU figure cut in proportion, the parts then read as new
+demand (sixth red team, 2026-12-07: ``chat-assistant`` split into ``-eu`` and ``-us`` with
+half of every sample each and the per-GPU figure halved, serving 48 -> 70 past every gate).
+
+:func:`split_members` finds such splits: a set of two or more newcomers whose concurrency
+samples, added at the timestamps they share with the departed member's trace, equal that
+trace's samples (:data:`MATCHING` of them, so that a few samples edited after the split do
+not hide it). Each part of a split is at most the whole at nearly every sample, which picks
+the candidates; at most :data:`MAX_CANDIDATES` of them are tried in every combination.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from policylint.model import Workload
+
+#: share of the departed trace's usable samples that the parts' sum must equal (and cover)
+MATCHING = 0.9
+#: newcomers tried as parts of one departed member, the likeliest first
+MAX_CANDIDATES = 10
+#: two sample values are equal within this (traces hold counts; a sum re-rounded stays within it)
+_EQUAL = 0.5
+
+
+def _samples(workload: Workload, limits: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """The usable (time, value) samples of ``workload``'s concurrency trace as read, sorted by time (None: unread)."""
+    import numpy as np
+
+    from policylint.errors import PolicylintError
+    from policylint.measure.kept_reads import read_trace
+
+    ref = workload.measurements.get("concurrency")
+    if ref is None or ref.path is None:
+        return None
+    try:
+        series = read_trace(ref, limits, None)
+    except (PolicylintError, OSError, ValueError):
+        return None
+    keep = np.asarray(series.valid, dtype=bool) & ~np.isnan(series.values)
+    times, values = np.asarray(series.times, dtype=np.float64)[keep], np.asarray(series.values, dtype=np.float64)[keep]
+    order = np.argsort(times, kind="stable")
+    return times[order], values[order]
+
+
+def _on(times: np.ndarray, values: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` at the timestamps ``at`` (0 where ``times``, not empty, has none), and where it has one."""
+    import numpy as np
+
+    where = np.minimum(np.searchsorted(times, at), times.size - 1)
+    held = times[where] == at
+    return np.where(held, values[where], 0.0), held
+
+
+def split_members(
+    departed: Sequence[Workload], newcomers: Mapping[str, Workload], limits: Any
+) -> list[tuple[Workload, tuple[str, ...]]]:
+    """Each member of ``departed`` (the base's workloads) found again as a split of ``newcomers`` (today's, by name).
+
+    A newcomer is a part of at most one split; a departed member whose trace or whose
+    candidates' traces cannot be read is not found. The answer is sorted by the departed
+    member's name, each split's parts by name.
+    """
+    import numpy as np
+
+    if len(newcomers) < 2 or not departed:
+        return []
+    read: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+    found: list[tuple[Workload, tuple[str, ...]]] = []
+    taken: set[str] = set()
+    for x in sorted(departed, key=lambda w: w.name):
+        whole = _samples(x, limits)
+        if whole is None or whole[0].size == 0:
+            continue
+        at, target = whole
+        parts: list[tuple[float, str, np.ndarray]] = []
+        for name in sorted(newcomers):
+            if name in taken:
+                continue
+            if name not in read:
+                read[name] = _samples(newcomers[name], limits)
+            mine = read[name]
+            if mine is None or mine[0].size == 0:
+                continue
+            values, held = _on(mine[0], mine[1], at)
+            if held.mean() < MATCHING:
+                continue  # a part has a sample wherever the whole has one
+            if np.mean(values <= target + _EQUAL) < MATCHING or not np.any(values > _EQUAL):
+                continue  # a part of a split is at most the whole, and holds some of it
+            parts.append((float(np.sum(values)), name, values))
+        parts.sort(key=lambda p: (-p[0], p[1]))
+        parts = parts[:MAX_CANDIDATES]
+        best: tuple[str, ...] | None = None
+        for size in range(2, len(parts) + 1):
+            for group in itertools.combinations(parts, size):
+                total = np.sum([p[2] for p in group], axis=0)
+                if np.mean(np.abs(total - target) <= _EQUAL) >= MATCHING:
+                    best = tuple(sorted(p[1] for p in group))
+                    break
+            if best is not None:
+                break
+        if best is not None:
+            found.append((x, best))
+            taken.update(best)
+    return found
