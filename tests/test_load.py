@@ -590,3 +590,35 @@ def test_a_kustomization_that_leaves_scheduler_objects_alone_is_not_pl026(tmp_pa
     path = tmp_path / "kustomization.yaml"
     path.write_text(body)
     assert [f for f in load_file(path, "kustomization.yaml", LoadLimits()).findings if f.code == "PL026"] == []
+
+
+def test_a_merge_key_that_sets_a_key_again_is_reported_where_loaders_disagree(tmp_path: Path) -> None:
+    """Red team, 2026-12-07: ``nominalQuota: 104`` then ``<<: {nominalQuota: 168}`` was judged at 104, applied at 168.
+
+    YAML keeps the value set first; Kubernetes' decoder applies a mapping's entries in order
+    (``kubectl label --local -o json`` of these four ConfigMaps gives x = 2, 1, 3 and 1).
+    """
+    source = load(tmp_path, (
+        "a:\n  <<: {x: '1'}\n  <<: {x: '2'}\n"      # two merge keys: kubectl keeps the second
+        "b:\n  <<: [{x: '1'}, {x: '2'}]\n"          # one list: the first wins in both
+        "c:\n  <<: {x: '1'}\n  x: '3'\n"            # written after the merge: wins in both
+        "d:\n  x: '3'\n  <<: {x: '1'}\n"            # written before the merge: kubectl keeps the merged one
+    ))
+    [document] = source.documents
+    assert document.data == {"a": {"x": "1"}, "b": {"x": "1"}, "c": {"x": "3"}, "d": {"x": "3"}}
+    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL002", 3, 3), ("PL002", 11, 3)]
+    assert "supplies 'x' again after line 2 set it" in source.findings[0].message
+    assert "after line 10 set it" in source.findings[1].message
+
+
+def test_a_line_kubectl_splits_at_and_yaml_does_not_is_reported(tmp_path: Path) -> None:
+    """Red team, 2026-12-07: a ClusterQueue behind a ``---#:`` key of a ConfigMap was one document here, two for kubectl."""
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata:\n  a: b\n"
+            "---#: # the quota as applied\n  {\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\"}\n")
+    source = load(tmp_path, text)
+    assert len(source.documents) == 1  # as YAML reads it
+    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL026", 6, 1)]
+    assert "kubectl starts a new document at this line" in source.findings[0].message
+    # a separator both read alike, and the same characters inside a line, are no finding
+    assert load(tmp_path, "a: 1\n--- # next\nb: 2\n").findings == []
+    assert load(tmp_path, "a: '---#'\nb: |\n  ---# indented\n").findings == []

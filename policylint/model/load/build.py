@@ -138,13 +138,12 @@ class Builder:
     def _mapping(self, node: yaml.MappingNode, path: DocPath, via: str | None) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         explicit: dict[Any, yaml.Mark] = {}
-        merged: list[yaml.Node] = []
+        merged: list[tuple[yaml.Node, yaml.Mark]] = []  # each merged mapping, with the mark of its '<<' key
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                if isinstance(value_node, yaml.SequenceNode):
-                    merged.extend(value_node.value)
-                else:
-                    merged.append(value_node)
+                at = key_node.start_mark
+                merged.extend((n, at) for n in (value_node.value if isinstance(value_node, yaml.SequenceNode)
+                                                else [value_node]))
                 continue
             key = self._key(key_node)
             km = key_node.start_mark
@@ -170,10 +169,41 @@ class Builder:
             self.positions.add_key(child, km.line + 1, km.column + 1)
             result[key] = self.build(value_node, child, via)
         # Merge keys (<<) supply defaults; explicit keys win, earlier merges win.
-        for source in merged:
+        supplied: dict[Any, yaml.Mark] = {}  # the '<<' key that supplied each merged key
+        for source, at in merged:
             value = self.build(source, path, via or "merge")
             if not isinstance(value, dict):
                 raise Rejected("merge key '<<' needs a mapping or a list of mappings", source.start_mark)
             for k, v in value.items():
+                self._merged_again(k, explicit.get(k), supplied.get(k), at)
                 result.setdefault(k, v)
+                supplied.setdefault(k, at)
         return result
+
+    def _merged_again(self, key: Any, written: yaml.Mark | None, before: yaml.Mark | None, at: yaml.Mark) -> None:
+        """PL002 when the '<<' at ``at`` supplies ``key`` that a line above it set (written, or merged by another '<<').
+
+        YAML keeps that earlier value; Kubernetes' decoder (``kubectl apply``) applies the mapping's
+        entries in order, so the later merge wins there: a ClusterQueue's ``nominalQuota: 104`` followed
+        by ``<<: {nominalQuota: 168}`` was judged at 104 and applied at 168 (red team, 2026-12-07). A key
+        written after the merge, or merged twice by one '<<' (a list: the earlier wins in both), reads
+        alike everywhere and is no finding.
+        """
+        first = written if written is not None and (written.line, written.column) < (at.line, at.column) else None
+        if first is None and before is not None and before is not at:
+            first = before
+        if first is None:
+            return
+        line = first.line + 1
+        self.findings.append(
+            self.source.file_finding(
+                "PL002",
+                f"the merge key '<<' supplies '{key}' again after line {line} set it: YAML keeps the"
+                " first value, but kubectl applies a mapping's entries in order and keeps this one",
+                line=at.line + 1,
+                column=at.column + 1,
+                hint=(f"set '{key}' once: drop it from the merged mapping, or put the merge key above line {line}"
+                      if first is written else "merge the mappings with one merge key and a list: '<<: [*first, *second]'"),
+                doc_index=self.doc_index,
+            )
+        )

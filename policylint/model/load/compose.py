@@ -16,7 +16,7 @@ of a file whose documents came from the cache).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -31,6 +31,9 @@ from policylint.model.load.documents import (
 )
 from policylint.model.load.limits import MAX_DOCUMENTS, MAX_NODES, LoadLimits
 from policylint.model.load.positions import NEEDLE, ScalarScan
+
+if TYPE_CHECKING:
+    from policylint.finding import Finding
 
 
 
@@ -282,6 +285,7 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
         try:
             if _parse(source, _CLoader(text, limits), limits, wanted):
                 source.findings.extend(stray_documents(source))
+                source.findings.extend(kubectl_separators(source, text))
                 return
         except _Diverged:
             pass
@@ -289,6 +293,33 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
         del source.findings[findings:]
     _parse(source, _PureLoader(text, limits), limits, wanted)
     source.findings.extend(stray_documents(source))
+    source.findings.extend(kubectl_separators(source, text))
+
+
+#: A line ``kubectl`` takes for a document separator and YAML does not: ``---`` with a comment right after it
+#: (YAML wants a space or the line's end there, Kubernetes' reader only nothing but a comment after the dashes)
+_KUBECTL_SEPARATOR = re.compile(r"^---#", re.MULTILINE)
+
+
+def kubectl_separators(source: SourceFile, text: str) -> list[Finding]:
+    """PL026 at each line that splits the file in two for ``kubectl`` but not for YAML (nor for policylint).
+
+    A ConfigMap whose key line ``---#: ...`` held an indented ClusterQueue of 168 GPUs was one
+    document here, another tool's and skipped, and two for ``kubectl apply -f``, which applied
+    the queue over the one policylint judged at 104 (red team, 2026-12-07).
+    """
+    if "---#" not in text:
+        return []
+    found = []
+    for match in _KUBECTL_SEPARATOR.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        found.append(source.file_finding(
+            "PL026",
+            "kubectl starts a new document at this line ('---' then a comment), YAML does not: what follows is"
+            " applied by kubectl as manifests of their own, and read here as part of the document above",
+            line, 1, hint="write '--- #' (a space after the dashes) where a document should start, or indent the line"
+                          " where it should not"))
+    return found
 
 
 def scan_scalars(text: str) -> ScalarScan:
