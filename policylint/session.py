@@ -252,15 +252,20 @@ class Session:
 
             change = changed_since(self.config.root, self.diff_base)
             self.options.change = change
-            previous = self._previous_pools(change.commit.hexsha, change.files) if change.commit is not None else set()
-            self.options.reported = self._reported(change.files, previous)
-            paths = self.paths if self.explicit_paths else [self.config.root]
-            result = lint(paths, self.options)
-            rev = change.commit.hexsha if change.commit is not None else None
-            kept = self._kustomized(result, change.files, rev)
-            return self._lapse(_with(narrow(result, change.files, self.config, self.options.ruleset,
-                                            self._reached_for(result), previous, self._defined_before), kept),
-                               change.files, rev)
+            try:
+                previous = (self._previous_pools(change.commit.hexsha, change.files) if change.commit is not None
+                            else set())
+                self.options.reported = self._reported(change.files, previous)
+                paths = self.paths if self.explicit_paths else [self.config.root]
+                result = lint(paths, self.options)
+                rev = change.commit.hexsha if change.commit is not None else None
+                kept = self._kustomized(result, change.files, rev)
+                return self._lapse(_with(narrow(result, change.files, self.config, self.options.ruleset,
+                                                self._reached_for(result), previous, self._defined_before), kept),
+                                   change.files, rev)
+            finally:
+                if change.commit is not None:
+                    change.commit.repo.close()  # the object database's open files and git processes
         return lint(self.paths, self.options)
 
     def _kustomized(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> _Kept | None:

@@ -12,7 +12,8 @@ half of every sample each and the per-GPU figure halved, serving 48 -> 70 past e
 samples, added at the timestamps they share with the departed member's trace, equal that
 trace's samples (:data:`MATCHING` of them, so that a few samples edited after the split do
 not hide it). Each part of a split is at most the whole at nearly every sample, which picks
-the candidates; at most :data:`MAX_CANDIDATES` of them are tried in every combination.
+the candidates (a newcomer whose mean is above the whole's is none); at most :data:`MAX_CANDIDATES` of
+them are tried in every combination, and at most :data:`MAX_COMPARED` pairs are compared in a run.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
 MATCHING = 0.9
 #: newcomers tried as parts of one departed member, the likeliest first
 MAX_CANDIDATES = 10
+#: (departed member, newcomer) pairs compared sample by sample in one run: a change that retires hundreds of
+#: workloads beside hundreds of new ones is screened for its first pairs (by name), not for hours
+MAX_COMPARED = 20_000
 #: two sample values are equal within this (traces hold counts; a sum re-rounded stays within it)
 _EQUAL = 0.5
 
@@ -77,6 +81,7 @@ def split_members(
     if len(newcomers) < 2 or not departed:
         return []
     read: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+    compared = 0
     found: list[tuple[Workload, tuple[str, ...]]] = []
     taken: set[str] = set()
     for x in sorted(departed, key=lambda w: w.name):
@@ -84,6 +89,7 @@ def split_members(
         if whole is None or whole[0].size == 0:
             continue
         at, target = whole
+        ceiling = 1.1 * float(np.mean(target)) + _EQUAL
         parts: list[tuple[float, str, np.ndarray]] = []
         for name in sorted(newcomers):
             if name in taken:
@@ -91,8 +97,11 @@ def split_members(
             if name not in read:
                 read[name] = _samples(newcomers[name], limits)
             mine = read[name]
-            if mine is None or mine[0].size == 0:
-                continue
+            if mine is None or mine[0].size == 0 or float(np.mean(mine[1])) > ceiling:
+                continue  # a part holds less than the whole on average
+            if compared >= MAX_COMPARED:
+                break
+            compared += 1
             values, held = _on(mine[0], mine[1], at)
             if held.mean() < MATCHING:
                 continue  # a part has a sample wherever the whole has one
