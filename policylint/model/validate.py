@@ -139,12 +139,15 @@ def validate_document(doc: Document) -> list[Finding]:
         ]
     from policylint.model.quick_schema import certainly_valid
 
-    if certainly_valid(_schema(kind), doc.data):
+    unbounded = _non_finite(doc)
+    if not unbounded and certainly_valid(_schema(kind), doc.data):
         return []  # what jsonschema would answer, without importing it (issue 26)
     validator = _validator(kind)
-    findings = []
+    findings = list(unbounded.values())
     for error in validator.iter_errors(doc.data):
         path = _error_path(error)
+        if tuple(error.absolute_path) in unbounded:
+            continue  # a non-finite number out of bounds too: one finding at its place
         findings.append(
             doc.finding(
                 "PL010",
@@ -154,3 +157,30 @@ def validate_document(doc: Document) -> list[Finding]:
             )
         )
     return findings
+
+
+def _non_finite(doc: Document) -> dict[tuple[str | int, ...], Finding]:
+    """PL010 at each number of ``doc`` that is not finite (``.inf``, ``-.inf``, ``.nan``).
+
+    JSON has no such numbers, so no schema keyword refuses them, and every bound a schema
+    sets lets infinity past one side: ``perGpuConcurrency: {value: .inf}`` passed
+    ``exclusiveMinimum: 0`` and stopped the run with an internal error (red team, 2026-12-07).
+    """
+    import math
+
+    found: dict[tuple[str | int, ...], Finding] = {}
+    todo: list[tuple[tuple[str | int, ...], Any]] = [((), doc.data)]
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            found[path] = doc.finding(
+                "PL010",
+                f"{doc.kind}: {value!r} is not a finite number",
+                path,
+                hint="write the measured figure; YAML's .inf and .nan stand for no measurement",
+            )
+        elif isinstance(value, dict):
+            todo.extend(((*path, k), v) for k, v in value.items() if isinstance(k, (str, int)))
+        elif isinstance(value, list):
+            todo.extend(((*path, i), v) for i, v in enumerate(value))
+    return dict(sorted(found.items(), key=lambda item: (item[1].line, item[1].column)))
