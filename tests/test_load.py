@@ -596,19 +596,31 @@ def test_a_merge_key_that_sets_a_key_again_is_reported_where_loaders_disagree(tm
     """Red team, 2026-12-07: ``nominalQuota: 104`` then ``<<: {nominalQuota: 168}`` was judged at 104, applied at 168.
 
     YAML keeps the value set first; Kubernetes' decoder applies a mapping's entries in order
-    (``kubectl label --local -o json`` of these four ConfigMaps gives x = 2, 1, 3 and 1).
+    (``kubectl label --local -o json`` of these ConfigMaps gives x = 2, 1, 3 and 1, and 3 for e).
     """
-    source = load(tmp_path, (
+    head = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\n"
+    source = load(tmp_path, head + (
         "a:\n  <<: {x: '1'}\n  <<: {x: '2'}\n"      # two merge keys: kubectl keeps the second
         "b:\n  <<: [{x: '1'}, {x: '2'}]\n"          # one list: the first wins in both
         "c:\n  <<: {x: '1'}\n  x: '3'\n"            # written after the merge: wins in both
         "d:\n  x: '3'\n  <<: {x: '1'}\n"            # written before the merge: kubectl keeps the merged one
+        "e:\n  x: '3'\n  <<: {x: '3', y: '4'}\n"    # the same value merged again: read alike
     ))
     [document] = source.documents
-    assert document.data == {"a": {"x": "1"}, "b": {"x": "1"}, "c": {"x": "3"}, "d": {"x": "3"}}
-    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL002", 3, 3), ("PL002", 11, 3)]
-    assert "supplies 'x' again after line 2 set it" in source.findings[0].message
-    assert "after line 10 set it" in source.findings[1].message
+    assert {k: document.data[k] for k in "abcde"} == {
+        "a": {"x": "1"}, "b": {"x": "1"}, "c": {"x": "3"}, "d": {"x": "3"}, "e": {"x": "3", "y": "4"}}
+    assert [(f.code, f.line, f.column) for f in source.findings] == [("PL002", 6, 3), ("PL002", 14, 3)]
+    assert "supplies 'x' with another value where an earlier merge key supplies it" in source.findings[0].message
+    assert "where line 13 sets it" in source.findings[1].message
+
+
+def test_a_merge_key_in_what_kubectl_never_applies_is_read_as_yaml_reads_it(tmp_path: Path) -> None:
+    """A policylint document, the configuration: read by policylint alone, so the order of a merge is no finding."""
+    ours = load(tmp_path, "apiVersion: policylint/v1\nkind: Workload\nmetadata: {name: w}\nspec:\n"
+                          "  x: 3\n  <<: {x: 1}\n")
+    assert ours.findings == [] and ours.documents[0].data["spec"] == {"x": 3}
+    settings = load(tmp_path, "rules:\n  PL102: {headroom: 0.25, <<: {headroom: 0.5}}\n")
+    assert settings.findings == []
 
 
 def test_a_line_kubectl_splits_at_and_yaml_does_not_is_reported(tmp_path: Path) -> None:

@@ -69,6 +69,9 @@ class Builder:
         self.spans: dict[tuple[int, str | None], Span] = {}
         self.constructor = yaml.constructor.SafeConstructor()
         self.findings: list[Finding] = []
+        #: keys kubectl reads otherwise than YAML (a '<<' below the line that set them): (the '<<' mark, key,
+        #: line written or None); findings only in a Kubernetes object (:func:`kubectl_findings`)
+        self.kubectl_notes: list[tuple[yaml.Mark, str, int | None]] = []
 
     def build(self, node: yaml.Node, path: DocPath = (), via: str | None = None) -> Any:
         """Plain data of ``node`` at ``path``; ``via`` says how a shared node was reached (alias, merge)."""
@@ -138,12 +141,15 @@ class Builder:
     def _mapping(self, node: yaml.MappingNode, path: DocPath, via: str | None) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
         explicit: dict[Any, yaml.Mark] = {}
-        merged: list[tuple[yaml.Node, yaml.Mark]] = []  # each merged mapping, with the mark of its '<<' key
+        #: each '<<' key in order: its mark, and the mappings it merges (one, or a list's)
+        groups: list[tuple[yaml.Mark, list[yaml.Node]]] = []
+        #: the mapping's entries in order, as kubectl applies them: ("key", key) or ("merge", group index)
+        order: list[tuple[str, Any]] = []
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                at = key_node.start_mark
-                merged.extend((n, at) for n in (value_node.value if isinstance(value_node, yaml.SequenceNode)
-                                                else [value_node]))
+                nodes = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                order.append(("merge", len(groups)))
+                groups.append((key_node.start_mark, list(nodes)))
                 continue
             key = self._key(key_node)
             km = key_node.start_mark
@@ -162,48 +168,79 @@ class Builder:
                 )
             else:
                 explicit[key] = km
+            order.append(("key", key))
             child = (*path, key if isinstance(key, (str, int)) else str(key))
             if key in result:
                 # the last value is the one kept: so are its positions
                 self.positions.forget(child)
             self.positions.add_key(child, km.line + 1, km.column + 1)
             result[key] = self.build(value_node, child, via)
-        # Merge keys (<<) supply defaults; explicit keys win, earlier merges win.
-        supplied: dict[Any, yaml.Mark] = {}  # the '<<' key that supplied each merged key
-        for source, at in merged:
-            value = self.build(source, path, via or "merge")
-            if not isinstance(value, dict):
-                raise Rejected("merge key '<<' needs a mapping or a list of mappings", source.start_mark)
-            for k, v in value.items():
-                self._merged_again(k, explicit.get(k), supplied.get(k), at)
+        if not groups:
+            return result
+        # Merge keys (<<) supply defaults, as PyYAML reads them: explicit keys win, then the earlier '<<' key,
+        # and within one '<<: [...]' list the earlier mapping.
+        merged: list[dict[Any, Any]] = []
+        for _at, nodes in groups:
+            supplied: dict[Any, Any] = {}
+            for source in nodes:
+                value = self.build(source, path, via or "merge")
+                if not isinstance(value, dict):
+                    raise Rejected("merge key '<<' needs a mapping or a list of mappings", source.start_mark)
+                for k, v in value.items():
+                    supplied.setdefault(k, v)
+            merged.append(supplied)
+        for supplied in merged:
+            for k, v in supplied.items():
                 result.setdefault(k, v)
-                supplied.setdefault(k, at)
+        self._kubectl_reads(order, result, merged, groups, explicit)
         return result
 
-    def _merged_again(self, key: Any, written: yaml.Mark | None, before: yaml.Mark | None, at: yaml.Mark) -> None:
-        """PL002 when the '<<' at ``at`` supplies ``key`` that a line above it set (written, or merged by another '<<').
+    def _kubectl_reads(self, order: list[tuple[str, Any]], result: dict[Any, Any], merged: list[dict[Any, Any]],
+                       groups: list[tuple[yaml.Mark, list[yaml.Node]]], explicit: dict[Any, yaml.Mark]) -> None:
+        """Note each key this mapping gives kubectl another value for than YAML gives (see :attr:`kubectl_notes`).
 
-        YAML keeps that earlier value; Kubernetes' decoder (``kubectl apply``) applies the mapping's
-        entries in order, so the later merge wins there: a ClusterQueue's ``nominalQuota: 104`` followed
-        by ``<<: {nominalQuota: 168}`` was judged at 104 and applied at 168 (red team, 2026-12-07). A key
-        written after the merge, or merged twice by one '<<' (a list: the earlier wins in both), reads
-        alike everywhere and is no finding.
+        Kubernetes' decoder applies a mapping's entries in order, a '<<' key writing what it merges over
+        what is already set: ``nominalQuota: 104`` followed by ``<<: {nominalQuota: 168}`` is 104 for YAML
+        and 168 for ``kubectl apply`` (red team, 2026-12-07); of two '<<' keys kubectl keeps the later.
+        Keys the two read alike (written after the merge, merged with an equal value) are not noted.
         """
-        first = written if written is not None and (written.line, written.column) < (at.line, at.column) else None
-        if first is None and before is not None and before is not at:
-            first = before
-        if first is None:
-            return
-        line = first.line + 1
-        self.findings.append(
-            self.source.file_finding(
-                "PL002",
-                f"the merge key '<<' supplies '{key}' again after line {line} set it: YAML keeps the"
-                " first value, but kubectl applies a mapping's entries in order and keeps this one",
-                line=at.line + 1,
-                column=at.column + 1,
-                hint=(f"set '{key}' once: drop it from the merged mapping, or put the merge key above line {line}"
-                      if first is written else "merge the mappings with one merge key and a list: '<<: [*first, *second]'"),
-                doc_index=self.doc_index,
-            )
-        )
+        applied: dict[Any, Any] = {}
+        by: dict[Any, int | None] = {}  # the '<<' group that set each key last (None: written)
+        for what, item in order:
+            if what == "key":
+                applied[item], by[item] = result[item], None
+            else:
+                for k, v in merged[item].items():
+                    applied[k], by[k] = v, item
+        for k, group in by.items():
+            if group is None or applied[k] == result.get(k):
+                continue
+            at = groups[group][0]
+            first = explicit.get(k)
+            self.kubectl_notes.append((at, str(k), first.line + 1 if first is not None else None))
+
+
+def kubectl_findings(builder: Builder, data: Any) -> list[Finding]:
+    """PL002 for each key ``builder`` noted that kubectl reads otherwise, when ``data`` is a Kubernetes object.
+
+    A policylint document, the configuration and rule files are read by policylint alone, as YAML
+    reads them; only what ``kubectl`` applies (a document with an ``apiVersion`` and a ``kind``
+    other than policylint's) can be read two ways.
+    """
+    if not (isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str)
+            and not data["apiVersion"].startswith("policylint/")):
+        return []
+    out = []
+    for at, key, written in builder.kubectl_notes:
+        then = f"line {written} sets it" if written is not None else "an earlier merge key supplies it"
+        out.append(builder.source.file_finding(
+            "PL002",
+            f"the merge key '<<' supplies '{key}' with another value where {then}: YAML keeps that value, but"
+            " kubectl applies a mapping's entries in order and keeps this one",
+            line=at.line + 1,
+            column=at.column + 1,
+            hint=f"set '{key}' once: drop it from the merged mapping, or put the merge key above the keys it"
+                 " must not change",
+            doc_index=builder.doc_index,
+        ))
+    return out

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from policylint.model.load.build import BuildBudget, Builder, Rejected
+from policylint.model.load.build import BuildBudget, Builder, Rejected, kubectl_findings
 from policylint.model.load.documents import (
     Document,
     SourceFile,
@@ -431,6 +431,7 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
         )
         return
     source.findings.extend(builder.findings)
+    source.findings.extend(kubectl_findings(builder, data))
     doc = Document(source=source, index=index, data=data, positions=builder.positions)
     if data is None:
         source.findings.append(
