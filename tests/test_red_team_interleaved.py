@@ -38,7 +38,7 @@ def _trace(n: int = 2000, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
 def test_a_trace_dealt_out_among_pods_is_refused(dealt: object) -> None:
     times, values = _trace()
     second = np.array([dealt(k) for k in range(times.size)])  # type: ignore[operator]
-    with pytest.raises(MeasurementError, match="take turns: they never sample at the same time"):
+    with pytest.raises(MeasurementError, match="take turns: in the .* they share"):
         _sum(("pod-0", times[~second], values[~second]), ("pod-1", times[second], values[second]))
 
 
@@ -54,10 +54,31 @@ def test_pods_measured_apart_are_summed() -> None:
     # every five minutes each, half a step apart: the same as two pods taking turns at 150 s, and summed
     # (what no rule can tell from a trace dealt out 1:1; left open in docs/red-team.md)
     _sum(("a", times, a), ("b", times + 150, b))
-    # a pod that missed a few scrapes is still a pod
+    # a pod that missed a few scrapes is still a pod, beside one on the same clock or at a coarser step
     missed = np.ones(times.size, dtype=bool)
-    missed[::50] = False
+    missed[::20] = False
     _sum(("a", times[missed], a[missed]), ("b", times + 15, b))
+    fine_missed = np.ones(fine.size, dtype=bool)
+    fine_missed[::20] = False
+    _sum(("a", fine[fine_missed], np.ones(int(fine_missed.sum()))), ("b", times + 7, b))
+    # a rollout: the new pod replaces the old one (spans that do not meet), scraped at another step
+    _sum(("old", times[:1000], a[:1000]), ("new", times[1000] + 600 * np.arange(500.0), b[:500]))
+
+
+@pytest.mark.parametrize("how", ["jittered", "shared"])
+def test_pods_taking_turns_with_jitter_or_a_few_shared_times_are_refused(how: str) -> None:
+    """Round 8: each time moved a second or two, or one sample in fifteen given to both pods, passed the first screen."""
+    times, values = _trace()
+    rng = np.random.default_rng(11)
+    second = np.arange(times.size) % 4 == 3
+    if how == "jittered":
+        times = times + rng.integers(-2, 3, size=times.size)
+        a, b = (times[~second], values[~second]), (times[second], values[second])
+    else:
+        both = np.arange(times.size) % 15 == 0
+        a, b = (times[~second | both], values[~second | both]), (times[second | both], values[second | both])
+    with pytest.raises(MeasurementError, match="take turns"):
+        _sum(("pod-0", *a), ("pod-1", *b))
 
 
 def test_the_game_fails_the_check(tmp_path: Path) -> None:

@@ -212,59 +212,6 @@ AGGREGATES = ("sum", "mean", "max")
 REPEAT_MIN_CHANGES = 10
 
 
-#: share of the samples of a sum at a time another series of it holds too, below which its series never meet
-INTERLEAVE_SHARED = 0.05
-#: share of the gaps between the sum's sample times (all series together) equal to their median: one regular series
-INTERLEAVE_REGULAR = 0.95
-#: share of a series' own gaps longer than one and a half grid steps: its last value carried over the others' samples
-INTERLEAVE_CARRIED = 0.10
-
-
-def refuse_interleaved(parts: list[tuple[str, np.ndarray, np.ndarray]], step: float, name: str) -> None:
-    """Refuse a sum of series that take turns: one regular series dealt out among them, sample by sample.
-
-    A sum carries each series' last value forward over the grid points where it has no sample
-    (within :data:`~policylint.calc.settings` gap limit), as a pod keeps its demand between
-    scrapes. A trace cut into "pods" that hold alternate samples - every sample still once in
-    the file - is then counted twice: each part at its own times and again, carried, at the
-    others' (red team, 2026-12-07: a Prometheus export dealt 4:1 into two pods doubled a
-    baseline, 11 -> 22 GPUs, past every gate). Such parts never sample at one time (less than
-    :data:`INTERLEAVE_SHARED` of the samples shared), their times together are one regular
-    series (:data:`INTERLEAVE_REGULAR` of the gaps equal), and a part waits longer than the
-    grid step between its samples (:data:`INTERLEAVE_CARRIED` of its gaps over 1.5 steps).
-    Real pods are scraped at their own steps, so their times meet (a query's one axis) or
-    fall at their own offsets; a pod scraped as often as the grid is not carried.
-    """
-    live = [(label, t[~np.isnan(v)]) for label, t, v in parts]
-    live = [(label, np.sort(t)) for label, t in live if t.size >= 2]
-    if len(live) < 2:
-        return
-    union = np.sort(np.concatenate([t for _, t in live]))
-    gaps = np.diff(union)
-    shared = int(np.count_nonzero(gaps == 0))
-    if shared > INTERLEAVE_SHARED * union.size:
-        return
-    gaps = gaps[gaps > 0]
-    if gaps.size == 0:
-        return
-    usual = float(np.median(gaps))
-    if np.mean(np.abs(gaps - usual) <= 1e-6 * usual) < INTERLEAVE_REGULAR:
-        return
-    carried = [(label, float(np.mean(np.diff(t) > 1.5 * step))) for label, t in live]
-    waiting = [label for label, share in carried if share >= INTERLEAVE_CARRIED]
-    if not waiting:
-        return
-    others = [label for label, _ in live if label != waiting[0]]
-    raise MeasurementError(
-        f"series {waiting[0]} and {others[0]} take turns: they never sample at the same time, and together they make"
-        f" one regular series every {usual:g} s, while {waiting[0]} waits longer than the {step:g} s step between"
-        " its samples; summed, each one's last value is counted again at the other's samples, so the same demand"
-        " counts more than once. Export the series on one time axis (a range query answers every series at each"
-        " step), or one series for the whole workload",
-        source=name,
-    )
-
-
 def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) -> None:
     """Refuse a sum holding one series twice: the same samples under two labels, exactly or nearly.
 
@@ -483,7 +430,9 @@ def combine(
     if not (step > 0 and math.isfinite(step)):
         raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
     if how == "sum":
-        refuse_interleaved(parts, step, name)
+        from policylint.readers.interleaved import refuse_interleaved
+
+        refuse_interleaved(parts, step, max_gap_steps, name)
     start = min(float(t[0]) for _, t, _ in parts)
     stop = max(float(t[-1]) for _, t, _ in parts)
     n = check_grid(start, stop, step, limits, name)
