@@ -124,3 +124,36 @@ def test_only_the_parts_of_the_split_are_recognised(tmp_path: Path) -> None:
     assert [(x.name, parts) for x, parts in found] == [("chat", ("eu", "us"))]
     # one half alone does not add up to the whole
     assert split_members([gone], {"eu": fresh["eu"], "batch": fresh["batch"]}, None) == []  # type: ignore[arg-type]
+
+
+def test_a_split_with_one_half_a_second_off_is_still_found(repo: Path) -> None:
+    """Round 8: the ``-us`` half's times moved by one second were compared only at equal times, and passed."""
+    _split(repo, ["eu", "us"], per_gpu=7)
+    path = repo / TRACES / "chat-us.csv"
+    rows = path.read_text(encoding="utf-8").splitlines()
+    moved = [rows[0]] + [f"{int(t) + 1},{v}" for t, v in (r.split(",") for r in rows[1:] if r)]
+    path.write_text("\n".join(moved) + "\n", encoding="utf-8")
+    _edit(repo, "clusters/prod-east.yaml", "reservedGpus: 48", "reservedGpus: 70")
+    assert "pool prod-east/serving" in _pl950(repo)
+
+
+def test_an_honest_split_with_new_demand_measured_may_raise_the_pool(tmp_path: Path) -> None:
+    """False-positive hunt, 2026-12-07: a regional split (per-GPU figure kept) whose traces add a month of 35%
+    growth to the base's was held to the base's baseline; its parts stay newcomers and the growth backs the raise."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    trace = repo / TRACES / "chat-assistant.csv"
+    rows = trace.read_text(encoding="utf-8").splitlines()
+    cut = 61 * 288
+    trace.write_text("\n".join(rows[: cut + 1]) + "\n", encoding="utf-8")  # exported a month earlier
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the base")
+    samples = [(t, int(v)) for t, v in (r.split(",") for r in rows[1:] if r)]
+    samples = samples[:cut] + [(t, round(v * 1.35)) for t, v in samples[cut:]]
+    trace.write_text(rows[0] + "\n" + "".join(f"{t},{v}\n" for t, v in samples), encoding="utf-8")
+    _split(repo, ["eu", "us"], per_gpu=14)
+    # 51 + 5 proposed: within the base's declared baseline and the newcomers' (a split taken for the departed
+    # member would allow only the base's 53)
+    _edit(repo, "clusters/prod-east.yaml", "reservedGpus: 48", "reservedGpus: 51")
+    found = _pl950(repo)
+    assert found == {}, found["pool prod-east/serving"]

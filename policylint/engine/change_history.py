@@ -266,13 +266,14 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
                     stayed.add(id(x))
             # a member that left, split into newcomers that each hold part of every sample, is those newcomers
             # (sixth red team, 2026-12-07: halved per-GPU figures on the halves read as new demand)
-            from policylint.engine.split_members import split_members
+            from policylint.engine.split_members import converts_to_more, split_members
 
             fresh = {w.name: w for w in staying[q] if found_then[w.name] is None and w.name not in recognised}
             gone = [x for x in pool.workloads if id(x) not in stayed]
             for x, parts in split_members(gone, fresh, options.trace_limits):
-                recognised.update(dict.fromkeys(parts, q))
-                stayed.add(id(x))
+                if converts_to_more(x, [fresh[n] for n in parts]):
+                    recognised.update(dict.fromkeys(parts, q))
+                    stayed.add(id(x))
         left_gpus = [baseline_gpus(x, facts[x.name]) if x.name in facts else None
                      for x in pool.workloads if id(x) not in stayed]
         departed[q] = None if any(g is None for g in left_gpus) else sum(g for g in left_gpus if g is not None)

@@ -58,13 +58,19 @@ def _samples(workload: Workload, limits: Any) -> tuple[np.ndarray, np.ndarray] |
     return times[order], values[order]
 
 
-def _on(times: np.ndarray, values: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``values`` at the timestamps ``at`` (0 where ``times``, not empty, has none), and where it has one."""
+def _on(times: np.ndarray, values: np.ndarray, at: np.ndarray, within: float) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` at the sample nearest each time of ``at`` (``times`` not empty), where one lies ``within`` seconds.
+
+    The nearest sample, not an equal time: a part whose clock was set a second off is still a part
+    (red team, round 8: one half's times moved by one second passed). 0 where none is near.
+    """
     import numpy as np
 
-    where = np.minimum(np.searchsorted(times, at), times.size - 1)
-    held = times[where] == at
-    return np.where(held, values[where], 0.0), held
+    right = np.minimum(np.searchsorted(times, at), times.size - 1)
+    left = np.maximum(right - 1, 0)
+    nearest = np.where(np.abs(times[left] - at) <= np.abs(times[right] - at), left, right)
+    held = np.abs(times[nearest] - at) <= within
+    return np.where(held, values[nearest], 0.0), held
 
 
 def split_members(
@@ -89,6 +95,8 @@ def split_members(
         if whole is None or whole[0].size == 0:
             continue
         at, target = whole
+        gaps = np.diff(at)
+        within = float(np.median(gaps[gaps > 0])) / 2 * 0.999 if np.any(gaps > 0) else 0.0
         ceiling = 1.1 * float(np.mean(target)) + _EQUAL
         parts: list[tuple[float, str, np.ndarray]] = []
         for name in sorted(newcomers):
@@ -102,7 +110,7 @@ def split_members(
             if compared >= MAX_COMPARED:
                 break
             compared += 1
-            values, held = _on(mine[0], mine[1], at)
+            values, held = _on(mine[0], mine[1], at, within)
             if held.mean() < MATCHING:
                 continue  # a part has a sample wherever the whole has one
             if np.mean(values <= target + _EQUAL) < MATCHING or not np.any(values > _EQUAL):
@@ -123,3 +131,25 @@ def split_members(
             found.append((x, best))
             taken.update(best)
     return found
+
+
+def converts_to_more(departed: Workload, parts: Sequence[Workload]) -> bool:
+    """Whether a part of a split turns the same in-flight count into more GPUs than the departed member did.
+
+    A split that keeps the per-GPU figure and the replica width asks for nothing its samples do
+    not: its parts stay newcomers, whose baselines back growth beyond the departed member's, so
+    new demand measured with the split still backs a raise (false-positive hunt, 2026-12-07: a
+    regional split with November newly measured was held to the base's baseline). A part with
+    a lower per-GPU figure or wider replicas (GPUs = ceil(in flight / per-GPU figure) x GPUs per
+    replica) is the departed member at a new conversion: measured on the pool it ran in.
+    """
+    from policylint.measure.conversion import gpu_conversion
+
+    def factor(w: Workload) -> float | None:
+        per_gpu, per_replica = gpu_conversion(w, "concurrency")
+        return per_replica / per_gpu if per_gpu else None
+
+    was = factor(departed)
+    if was is None:
+        return True  # nothing to compare with: the samples decide
+    return any((now := factor(p)) is None or now > was * (1 + 1e-9) for p in parts)
