@@ -568,6 +568,16 @@ def test_a_scheduler_manifest_that_does_not_parse_is_reported(tmp_path: Path) ->
      "patches objects of any kind it selects by name or label"),
     ("patches:\n- path: tuning.yaml\n  target: {kind: Cluster.*, name: training}\n", (2, 3),
      "patches objects of kind 'Cluster.*' (a ClusterQueue among them) 'training'"),
+    # round 8 (2026-12-07): kustomize reads its fields in any case, turns a ConfigMap into a ClusterQueue when
+    # a patch may change kinds, and inflates Helm charts
+    ("Patches:\n- path: tuning.yaml\n  Target: {Kind: ClusterQueue, Name: training}\n", (2, 3),
+     "patches the ClusterQueue 'training'"),
+    ("patches:\n- path: become-queue.json\n  target: {kind: ConfigMap, name: notes}\n"
+     "  options: {allowKindChange: true}\n", (2, 3), "lets a patch change what an object is (allowKindChange)"),
+    ("helmCharts:\n- name: quotas\n  repo: https://charts.example.com\n", (1, 1), "inflates Helm charts"),
+    ("HelmGlobals: {chartHome: charts}\n", (1, 1), "sets how Helm charts are inflated"),
+    ("apiVersion: kustomize.config.k8s.io/v1beta1\nKind: Kustomization\npatches:\n- path: t.yaml\n"
+     "  target: {kind: ClusterQueue}\n", (4, 3), "patches the ClusterQueue"),
 ])
 def test_a_kustomization_that_may_change_scheduler_objects_unseen_is_pl026(tmp_path: Path, body: str,
                                                                          at: tuple[int, int], said: str) -> None:
@@ -585,8 +595,10 @@ def test_a_kustomization_that_may_change_scheduler_objects_unseen_is_pl026(tmp_p
     "patches:\n- path: web.yaml\n  target: {kind: Deploy.*}\n",
     "resources: [queues.yaml, ../base, web/]\nimages: [{name: web, newTag: v2}]\n",
     "replacements:\n- source: {kind: ConfigMap, name: c}\n  targets: [{select: {kind: Deployment}}]\n",
+    "Patches:\n- path: web.yaml\n  TARGET: {kind: Deployment, name: web}\n  options: {allowKindChange: false}\n",
 ])
 def test_a_kustomization_that_leaves_scheduler_objects_alone_is_not_pl026(tmp_path: Path, body: str) -> None:
+    """Also in kustomize's other spellings, and with a name change allowed for no patch."""
     path = tmp_path / "kustomization.yaml"
     path.write_text(body)
     assert [f for f in load_file(path, "kustomization.yaml", LoadLimits()).findings if f.code == "PL026"] == []
@@ -631,6 +643,10 @@ def test_a_line_kubectl_splits_at_and_yaml_does_not_is_reported(tmp_path: Path) 
     assert len(source.documents) == 1  # as YAML reads it
     assert [(f.code, f.line, f.column) for f in source.findings] == [("PL026", 6, 1)]
     assert "kubectl starts a new document at this line" in source.findings[0].message
+    # a no-break or ideographic space after the dashes: Go trims it, YAML does not (round 8)
+    for space in ("\u00a0", "\u3000"):
+        spaced = load(tmp_path, text.replace("---#:", f"---{space}#:"))
+        assert [(f.code, f.line) for f in spaced.findings] == [("PL026", 6)], space
     # a separator both read alike, and the same characters inside a line, are no finding
     assert load(tmp_path, "a: 1\n--- # next\nb: 2\n").findings == []
     assert load(tmp_path, "a: '---#'\nb: |\n  ---# indented\n").findings == []

@@ -240,15 +240,49 @@ KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kus
 
 
 def _is_kustomization(doc: Document, api: Any, kind: Any) -> bool:
-    """A kustomization: declared as one, or the one document of a file kustomize reads by its name."""
+    """A kustomization: declared as one, or a document of a file kustomize reads by its name (kustomize's own
+    apiVersion or none: its ``kind`` may be spelled ``Kind``, which kustomize reads alike)."""
+    named = doc.source.path.name in KUSTOMIZATION_NAMES
     if isinstance(api, str) and api.startswith("kustomize.config.k8s.io/"):
-        return kind in ("Kustomization", "Component")
-    return api is None and kind is None and doc.source.path.name in KUSTOMIZATION_NAMES
+        return named or kind in ("Kustomization", "Component")
+    return api is None and (kind is None or kind in ("Kustomization", "Component")) and named
+
+
+#: the fields of a kustomization (and of its entries) as kustomize spells them. kustomize decodes through Go's
+#: JSON decoder, which matches a field's name in any case: ``Patches:`` is ``patches:`` to it (red team, round 8)
+_KUSTOMIZE_FIELDS = {name.lower(): name for name in (
+    "apiVersion", "kind", "metadata", "resources", "components", "bases", "crds", "patches", "patchesStrategicMerge",
+    "patchesJson6902", "replacements", "transformers", "generators", "validators", "configurations", "helmCharts",
+    "helmChartInflationGenerator", "helmGlobals", "namespace", "namePrefix", "nameSuffix", "commonLabels", "labels",
+    "commonAnnotations", "images", "replicas", "configMapGenerator", "secretGenerator", "generatorOptions", "vars",
+    "openapi", "sortOptions", "buildMetadata", "path", "patch", "target", "options", "allowKindChange",
+    "allowNameChange", "group", "version", "name", "labelSelector", "annotationSelector", "source", "targets",
+    "select", "reject", "fieldPaths")}
+
+
+def canonical_kustomization(data: Any) -> Any:
+    """``data`` with every mapping key that kustomize reads as one of its fields spelled as kustomize spells it.
+
+    A key spelled both ways keeps the value written under kustomize's spelling. Values are
+    left as they are (a kind named in a target is matched exactly by kustomize too).
+    """
+    if isinstance(data, list):
+        return [canonical_kustomization(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out: dict[Any, Any] = {}
+    for key, value in data.items():
+        name = _KUSTOMIZE_FIELDS.get(key.lower(), key) if isinstance(key, str) else key
+        if name in out and name != key:
+            continue
+        out[name] = canonical_kustomization(value)
+    return out
 
 
 def kustomizations(source: SourceFile) -> list[tuple[int, dict[str, Any]]]:
-    """(index, data) of each document of ``source`` that is a kustomization (:func:`_is_kustomization`)."""
-    return [(i, d.data) for i, d in enumerate(source.documents)
+    """(index, data) of each document of ``source`` that is a kustomization (:func:`_is_kustomization`), its
+    fields spelled as kustomize spells them (:func:`canonical_kustomization`)."""
+    return [(i, canonical_kustomization(d.data)) for i, d in enumerate(source.documents)
             if isinstance(d.data, dict) and _is_kustomization(d, d.data.get("apiVersion"), d.data.get("kind"))]
 
 
@@ -283,6 +317,10 @@ _TRANSFORMS = {
     "transformers": "runs transformers",
     "configurations": "changes which fields its transformers write",
     "generators": "runs generators",
+    "validators": "runs validators, which may change what they are given",
+    "helmCharts": "inflates Helm charts, whose manifests policylint does not read",
+    "helmChartInflationGenerator": "inflates Helm charts, whose manifests policylint does not read",
+    "helmGlobals": "sets how Helm charts are inflated",
 }
 
 
@@ -304,6 +342,14 @@ def _unseen_transform(data: dict[str, Any]) -> tuple[str, int | None, str] | Non
     for i, entry in enumerate(entries if isinstance(entries, list) else ()):
         if isinstance(entry, dict) and "path" in entry:
             return "replacements", i, "reads replacements from a file"
+    for key in ("patches", "patchesJson6902"):
+        entries = data.get(key)
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            options = entry.get("options") if isinstance(entry, dict) else None
+            changes = [o for o in ("allowKindChange", "allowNameChange") if isinstance(options, dict) and options.get(o)]
+            if changes:
+                # a ConfigMap patched into a ClusterQueue (red team, round 8: +64 GPUs of a new queue)
+                return key, i, f"lets a patch change what an object is ({', '.join(changes)})"
     for key in ("resources", "components"):
         entries = data.get(key)
         for i, entry in enumerate(entries if isinstance(entries, list) else ()):
@@ -348,54 +394,66 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
                 hint="write each scheduler object as a document of its own, separated by '---'",
             )
     if _is_kustomization(doc, api, kind):
-        # a replacement writes a value (a generated ConfigMap's literal) into the objects it selects
-        replacements = data.get("replacements")
-        for i, entry in enumerate(replacements if isinstance(replacements, list) else ()):
-            targets = entry.get("targets") if isinstance(entry, dict) else None
-            for target in targets if isinstance(targets, list) else ():
-                select = target.get("select") if isinstance(target, dict) else None
-                aimed = select.get("kind") if isinstance(select, dict) else None
-                if aimed in SCHEDULER_KINDS:
-                    named = select.get("name") if isinstance(select, dict) else None
-                    return doc.finding(
-                        "PL026",
-                        f"this kustomization writes a replacement into the {aimed}"
-                        + (f" '{named}'" if isinstance(named, str) else "")
-                        + ": policylint judges the scheduler manifests as written, so the values it deploys are not judged",
-                        ("replacements", i),
-                        hint="write the deployed values in the manifests themselves, or render them "
-                        "(kubectl kustomize) into the files policylint checks",
-                    )
-        unseen = _unseen_transform(data)
-        if unseen is not None:
-            field, at, what = unseen
-            return doc.finding(
-                "PL026",
-                f"this {kind if isinstance(kind, str) else 'kustomization'} {what}: policylint judges the scheduler"
-                " manifests as written, so what it changes in a ClusterQueue or Queue (a quota) is not judged",
-                (field,) if at is None else (field, at),
-                hint="write the deployed values in the manifests themselves, or render them "
-                "(kubectl kustomize) into the files policylint checks",
-            )
-        for key in ("patches", "patchesJson6902", "patchesStrategicMerge"):
-            entries = data.get(key)
-            for i, entry in enumerate(entries if isinstance(entries, list) else ()):
-                target = entry.get("target") if isinstance(entry, dict) else None
-                aimed = target.get("kind") if isinstance(target, dict) else None
-                inline = entry.get("patch") if isinstance(entry, dict) else entry
-                hits = _scheduler_kind_matched(aimed) if isinstance(target, dict) else None
-                if hits is not None or (isinstance(inline, str) and _NAMES_SCHEDULER_KIND.search(inline)):
-                    named = target.get("name") if isinstance(target, dict) else None
-                    shown = (hits + (f" '{named}'" if isinstance(named, str) else "")
-                             if hits is not None else "a scheduler object")
-                    return doc.finding(
-                        "PL026",
-                        f"this {kind if isinstance(kind, str) else 'kustomization'} patches {shown}: policylint judges the scheduler manifests as written, so the"
-                        " values the patch deploys (a quota, a borrowing limit) are not judged",
-                        (key, i),
-                        hint="write the deployed values in the manifests themselves, or render them "
-                        "(kubectl kustomize) into the files policylint checks",
-                    )
+        spelled = {_KUSTOMIZE_FIELDS.get(k.lower(), k): k for k in data if isinstance(k, str)}
+        return _kustomization_unread(doc, canonical_kustomization(data), kind, spelled)
+    return None
+
+
+def _kustomization_unread(doc: Document, data: dict[str, Any], kind: Any, spelled: dict[str, str]) -> Finding | None:
+    """PL026 for a kustomization's fields (``data``: spelled as kustomize spells them; ``spelled``: as written, by
+    kustomize's spelling) that deploy scheduler objects unread; placed at the key as written."""
+
+    def at(key: str, *rest: str | int) -> tuple[str | int, ...]:
+        return (spelled.get(key, key), *rest)
+
+    # a replacement writes a value (a generated ConfigMap's literal) into the objects it selects
+    replacements = data.get("replacements")
+    for i, entry in enumerate(replacements if isinstance(replacements, list) else ()):
+        targets = entry.get("targets") if isinstance(entry, dict) else None
+        for target in targets if isinstance(targets, list) else ():
+            select = target.get("select") if isinstance(target, dict) else None
+            aimed = select.get("kind") if isinstance(select, dict) else None
+            if aimed in SCHEDULER_KINDS:
+                named = select.get("name") if isinstance(select, dict) else None
+                return doc.finding(
+                    "PL026",
+                    f"this kustomization writes a replacement into the {aimed}"
+                    + (f" '{named}'" if isinstance(named, str) else "")
+                    + ": policylint judges the scheduler manifests as written, so the values it deploys are not judged",
+                    at("replacements", i),
+                    hint="write the deployed values in the manifests themselves, or render them "
+                    "(kubectl kustomize) into the files policylint checks",
+                )
+    unseen = _unseen_transform(data)
+    if unseen is not None:
+        field, index, what = unseen
+        return doc.finding(
+            "PL026",
+            f"this {kind if isinstance(kind, str) else 'kustomization'} {what}: policylint judges the scheduler"
+            " manifests as written, so what it changes in a ClusterQueue or Queue (a quota) is not judged",
+            at(field) if index is None else at(field, index),
+            hint="write the deployed values in the manifests themselves, or render them "
+            "(kubectl kustomize) into the files policylint checks",
+        )
+    for key in ("patches", "patchesJson6902", "patchesStrategicMerge"):
+        entries = data.get(key)
+        for i, entry in enumerate(entries if isinstance(entries, list) else ()):
+            target = entry.get("target") if isinstance(entry, dict) else None
+            aimed = target.get("kind") if isinstance(target, dict) else None
+            inline = entry.get("patch") if isinstance(entry, dict) else entry
+            hits = _scheduler_kind_matched(aimed) if isinstance(target, dict) else None
+            if hits is not None or (isinstance(inline, str) and _NAMES_SCHEDULER_KIND.search(inline)):
+                named = target.get("name") if isinstance(target, dict) else None
+                shown = (hits + (f" '{named}'" if isinstance(named, str) else "")
+                         if hits is not None else "a scheduler object")
+                return doc.finding(
+                    "PL026",
+                    f"this {kind if isinstance(kind, str) else 'kustomization'} patches {shown}: policylint judges the scheduler manifests as written, so the"
+                    " values the patch deploys (a quota, a borrowing limit) are not judged",
+                    at(key, i),
+                    hint="write the deployed values in the manifests themselves, or render them "
+                    "(kubectl kustomize) into the files policylint checks",
+                )
     return None
 
 
