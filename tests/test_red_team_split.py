@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, git, run_cli
+from conftest import EXAMPLES, git, replace_once, run_cli
 
 WORKLOADS = "workloads/product-ai.yaml"
 TRACES = Path("measurements") / "traces"
@@ -33,10 +33,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _edit(repo: Path, name: str, old: str, new: str) -> None:
-    path = repo / name
-    text = path.read_text(encoding="utf-8")
-    assert old in text, old
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    replace_once(repo / name, old, new)
 
 
 def _split(repo: Path, regions: list[str], per_gpu: int, edited: int = 0, seed: int = 7) -> None:
