@@ -9,8 +9,8 @@ past every gate; dealt 3:1 with each time moved a second or two, or with a few t
 to both, the same).
 
 :func:`refuse_interleaved` looks at each pair of series where their spans overlap, on cells
-as wide as the finer of their own steps (centred on the earlier one's times, so jitter of
-less than half a cell stays in its cell). Series that take turns are rarely in one cell
+as wide as the finer of their own steps, centred on the first sample time they share a span
+from (jitter of less than half a cell stays in its cell). Series that take turns are rarely in one cell
 together (:data:`TOGETHER`), neither is in nearly every cell (:data:`WHOLE`), together they
 fill most cells (:data:`FILLED`), and they change turns within the gap limit (runs of cells
 held by one alone are short: carried values are summed). Real pods are each scraped at
@@ -73,12 +73,11 @@ def _take_turns(ta: np.ndarray, tb: np.ndarray, width: float, carried: float) ->
     lo, hi = max(ta[0], tb[0]), min(ta[-1], tb[-1])
     if hi - lo < MIN_CELLS * width:
         return False
-    origin = ta[0] if ta[0] >= tb[0] else tb[0]
     n = int(np.floor((hi - lo) / width + 0.5)) + 1
 
     def cells(t: np.ndarray) -> np.ndarray:
         inside = t[(t >= lo - width / 2) & (t <= hi + width / 2)]
-        return np.unique(np.clip(np.floor((inside - origin) / width + 0.5).astype(np.int64), 0, n - 1))
+        return np.unique(np.clip(np.floor((inside - lo) / width + 0.5).astype(np.int64), 0, n - 1))
 
     ca, cb = cells(ta), cells(tb)
     both = np.intersect1d(ca, cb, assume_unique=True).size
