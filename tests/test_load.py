@@ -576,6 +576,8 @@ def test_a_scheduler_manifest_that_does_not_parse_is_reported(tmp_path: Path) ->
      "  options: {allowKindChange: true}\n", (2, 3), "lets a patch change what an object is (allowKindChange)"),
     ("helmCharts:\n- name: quotas\n  repo: https://charts.example.com\n", (1, 1), "inflates Helm charts"),
     ("HelmGlobals: {chartHome: charts}\n", (1, 1), "sets how Helm charts are inflated"),
+    # round 9: Go folds case by Unicode's rules, so a long s is an s to kustomize
+    ("patche\u017f:\n- path: t.yaml\n  target: {kind: ClusterQueue}\n", (2, 3), "patches the ClusterQueue"),
     ("apiVersion: kustomize.config.k8s.io/v1beta1\nKind: Kustomization\npatches:\n- path: t.yaml\n"
      "  target: {kind: ClusterQueue}\n", (4, 3), "patches the ClusterQueue"),
 ])
@@ -624,6 +626,19 @@ def test_a_merge_key_that_sets_a_key_again_is_reported_where_loaders_disagree(tm
     assert [(f.code, f.line, f.column) for f in source.findings] == [("PL002", 6, 3), ("PL002", 14, 3)]
     assert "supplies 'x' with another value where an earlier merge key supplies it" in source.findings[0].message
     assert "where line 13 sets it" in source.findings[1].message
+
+
+@pytest.mark.parametrize("field", ["apiVersion", "kind"])
+def test_a_merge_key_that_makes_a_document_a_scheduler_object_for_kubectl_is_pl026(tmp_path: Path, field: str) -> None:
+    """Round 9: ``apiVersion: null`` then ``<<: {apiVersion: kueue.x-k8s.io/v1beta2}`` is another tool's document to
+    YAML, skipped, and a ClusterQueue to kubectl."""
+    written = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue"}
+    lines = [f"{k}: null\n<<: {{{k}: {v}}}\n" if k == field else f"{k}: {v}\n" for k, v in written.items()]
+    source = load(tmp_path, "".join(lines) + "metadata: {name: training}\nspec: {cohortName: east}\n")
+    line = 2 if field == "apiVersion" else 3
+    assert ("PL026", line) in [(f.code, f.line) for f in source.findings], source.findings
+    assert "a merge key makes this document a ClusterQueue (kueue.x-k8s.io/v1beta2) for kubectl" in " ".join(
+        f.message for f in source.findings)
 
 
 def test_a_merge_key_in_what_kubectl_never_applies_is_read_as_yaml_reads_it(tmp_path: Path) -> None:

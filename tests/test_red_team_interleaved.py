@@ -81,6 +81,17 @@ def test_pods_taking_turns_with_jitter_or_a_few_shared_times_are_refused(how: st
         _sum(("pod-0", *a), ("pod-1", *b))
 
 
+def test_pods_taking_turns_with_each_sample_written_three_times_are_refused() -> None:
+    """Round 9: each of pod-1's samples written three times a second apart made its own step one second."""
+    times, values = _trace()
+    second = np.arange(times.size) % 5 == 4
+    twice = np.concatenate([times[second] + d for d in (0.0, 1.0, 2.0)])
+    order = np.argsort(twice, kind="stable")
+    with pytest.raises(MeasurementError, match="take turns"):
+        _sum(("pod-0", times[~second], values[~second]),
+             ("pod-1", twice[order], np.tile(values[second], 3)[order]))
+
+
 def test_the_game_fails_the_check(tmp_path: Path) -> None:
     repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
     data = json.loads((repo / TRACE).read_text(encoding="utf-8"))

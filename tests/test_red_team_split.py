@@ -134,6 +134,24 @@ def test_a_split_with_one_half_a_second_off_is_still_found(repo: Path) -> None:
     assert "pool prod-east/serving" in _pl950(repo)
 
 
+@pytest.mark.parametrize("how", ["half a step off", "an eighth of one half's samples edited"])
+def test_a_split_read_at_its_own_phase_or_edited_after_is_still_found(repo: Path, how: str) -> None:
+    """Round 9: one half's times moved by exactly half a step (150 s), or 12.5% of one half's samples moved by one,
+    passed the split screen (parts read within half a step, 90% of the samples equal)."""
+    _split(repo, ["eu", "us"], per_gpu=7)
+    name = "chat-us.csv" if how.startswith("half") else "chat-eu.csv"
+    path = repo / TRACES / name
+    rows = path.read_text(encoding="utf-8").splitlines()
+    body = [r.split(",") for r in rows[1:] if r]
+    if how.startswith("half"):
+        body = [[str(int(t) + 150), v] for t, v in body]
+    else:
+        body = [[t, str(max(0, int(v) + (1 if k % 16 == 0 else -1 if k % 16 == 8 else 0)))] for k, (t, v) in enumerate(body)]
+    path.write_text(rows[0] + "\n" + "".join(f"{t},{v}\n" for t, v in body), encoding="utf-8")
+    _edit(repo, "clusters/prod-east.yaml", "reservedGpus: 48", "reservedGpus: 70")
+    assert "pool prod-east/serving" in _pl950(repo)
+
+
 def test_an_honest_split_with_new_demand_measured_may_raise_the_pool(tmp_path: Path) -> None:
     """False-positive hunt, 2026-12-07: a regional split (per-GPU figure kept) whose traces add a month of 35%
     growth to the base's was held to the base's baseline; its parts stay newcomers and the growth backs the raise."""

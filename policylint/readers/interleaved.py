@@ -47,6 +47,11 @@ def refuse_interleaved(parts: list[tuple[str, np.ndarray, np.ndarray]], step: fl
     live: list[tuple[str, np.ndarray, float]] = []
     for label, times, values in parts:
         t = np.sort(times[~np.isnan(values)])
+        if t.size:
+            # samples closer than half a grid step are one scrape: a series written three times a second apart
+            # does not have a one-second step of its own (round 9: such a pod's cells were one second wide)
+            bucket = np.floor((t - t[0]) / (step / 2))
+            t = t[np.concatenate(([True], bucket[1:] != bucket[:-1]))]
         if t.size >= 2:
             gaps = np.diff(t)
             own = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 0.0

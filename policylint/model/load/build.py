@@ -72,6 +72,8 @@ class Builder:
         #: keys kubectl reads otherwise than YAML (a '<<' below the line that set them): (the '<<' mark, key,
         #: line written or None); findings only in a Kubernetes object (:func:`kubectl_findings`)
         self.kubectl_notes: list[tuple[yaml.Mark, str, int | None]] = []
+        #: the document's (apiVersion, kind) as kubectl reads them, when its top mapping merges keys
+        self.kubectl_type: tuple[Any, Any] | None = None
 
     def build(self, node: yaml.Node, path: DocPath = (), via: str | None = None) -> Any:
         """Plain data of ``node`` at ``path``; ``via`` says how a shared node was reached (alias, merge)."""
@@ -192,11 +194,15 @@ class Builder:
         for supplied in merged:
             for k, v in supplied.items():
                 result.setdefault(k, v)
-        self._kubectl_reads(order, result, merged, groups, explicit)
+        applied = self._kubectl_reads(order, result, merged, groups, explicit)
+        if not path:
+            # the document's own apiVersion and kind as kubectl reads them (round 9: 'apiVersion: null' then
+            # '<<: {apiVersion: kueue.x-k8s.io/v1beta2}' is no Kubernetes object to YAML, a ClusterQueue to kubectl)
+            self.kubectl_type = (applied.get("apiVersion"), applied.get("kind"))
         return result
 
     def _kubectl_reads(self, order: list[tuple[str, Any]], result: dict[Any, Any], merged: list[dict[Any, Any]],
-                       groups: list[tuple[yaml.Mark, list[yaml.Node]]], explicit: dict[Any, yaml.Mark]) -> None:
+                       groups: list[tuple[yaml.Mark, list[yaml.Node]]], explicit: dict[Any, yaml.Mark]) -> dict[Any, Any]:
         """Note each key this mapping gives kubectl another value for than YAML gives (see :attr:`kubectl_notes`).
 
         Kubernetes' decoder applies a mapping's entries in order, a '<<' key writing what it merges over
@@ -218,17 +224,22 @@ class Builder:
             at = groups[group][0]
             first = explicit.get(k)
             self.kubectl_notes.append((at, str(k), first.line + 1 if first is not None else None))
+        return applied
 
 
 def kubectl_findings(builder: Builder, data: Any) -> list[Finding]:
-    """PL002 for each key ``builder`` noted that kubectl reads otherwise, when ``data`` is a Kubernetes object.
+    """PL002 for each key ``builder`` noted that kubectl reads otherwise, when ``data`` is a Kubernetes object
+    as YAML or as kubectl reads it.
 
     A policylint document, the configuration and rule files are read by policylint alone, as YAML
     reads them; only what ``kubectl`` applies (a document with an ``apiVersion`` and a ``kind``
     other than policylint's) can be read two ways.
     """
-    if not (isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and isinstance(data.get("kind"), str)
-            and not data["apiVersion"].startswith("policylint/")):
+    def kubernetes(api: Any, kind: Any) -> bool:
+        return isinstance(api, str) and isinstance(kind, str) and not api.startswith("policylint/")
+
+    if not ((isinstance(data, dict) and kubernetes(data.get("apiVersion"), data.get("kind")))
+            or (builder.kubectl_type is not None and kubernetes(*builder.kubectl_type))):
         return []
     out = []
     for at, key, written in builder.kubectl_notes:

@@ -296,6 +296,35 @@ def parse_text(source: SourceFile, limits: LoadLimits = LoadLimits()) -> None:
     source.findings.extend(kubectl_separators(source, text))
 
 
+def _typed_by_merge(builder: Builder, data: Any, index: int) -> Finding | None:
+    """PL026 when a merge key makes the document a Kueue or Volcano object for kubectl and not for YAML.
+
+    ``apiVersion: null`` followed by ``<<: {apiVersion: kueue.x-k8s.io/v1beta2}`` is another tool's
+    document to YAML, skipped here, and a ClusterQueue that ``kubectl apply`` applies (red team, round 9,
+    2026-12-07: a second ``training`` queue of 168 GPUs).
+    """
+    from policylint.model.load.documents import SCHEDULER_APIS
+
+    if builder.kubectl_type is None or not isinstance(data, dict):
+        return None
+    api, kind = builder.kubectl_type
+    if not (isinstance(api, str) and api.startswith(SCHEDULER_APIS) and isinstance(kind, str)):
+        return None
+    if (data.get("apiVersion"), data.get("kind")) == (api, kind):
+        return None
+    at = next((mark for mark, key, _ in builder.kubectl_notes if key in ("apiVersion", "kind")), None)
+    return _retyped_finding(builder, index, at, (
+        f"a merge key makes this document a {kind} ({api}) for kubectl, which applies a mapping's entries in"
+        " order, while YAML keeps the value written above it: policylint reads it as another tool's document,"
+        " so the scheduler object kubectl applies is not judged"))
+
+
+def _retyped_finding(builder: Builder, index: int, at: Any, message: str) -> Finding:
+    line, column = (at.line + 1, at.column + 1) if at is not None else (1, 1)
+    return builder.source.file_finding("PL026", message, line, column, doc_index=index,
+                                       hint="write apiVersion and kind once, without a merge key")
+
+
 #: A line ``kubectl`` takes for a document separator and YAML does not: ``---``, then nothing but white space
 #: and maybe a comment for Kubernetes' reader (Go's TrimSpace: any Unicode space), where YAML wants a space, a
 #: tab or a line break right after the dashes (round 8: ``---`` and a no-break space passed ``^---#``)
@@ -434,6 +463,9 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
         return
     source.findings.extend(builder.findings)
     source.findings.extend(kubectl_findings(builder, data))
+    retyped = _typed_by_merge(builder, data, index)
+    if retyped is not None:
+        source.findings.append(retyped)
     doc = Document(source=source, index=index, data=data, positions=builder.positions)
     if data is None:
         source.findings.append(

@@ -249,8 +249,9 @@ def _is_kustomization(doc: Document, api: Any, kind: Any) -> bool:
 
 
 #: the fields of a kustomization (and of its entries) as kustomize spells them. kustomize decodes through Go's
-#: JSON decoder, which matches a field's name in any case: ``Patches:`` is ``patches:`` to it (red team, round 8)
-_KUSTOMIZE_FIELDS = {name.lower(): name for name in (
+#: JSON decoder, which matches a field's name in any case: ``Patches:`` is ``patches:`` to it (red team, round 8),
+#: and by Unicode's case folding: ``patcheſ`` (a long s) is too (round 9). Keys are matched by ``str.casefold``.
+_KUSTOMIZE_FIELDS = {name.casefold(): name for name in (
     "apiVersion", "kind", "metadata", "resources", "components", "bases", "crds", "patches", "patchesStrategicMerge",
     "patchesJson6902", "replacements", "transformers", "generators", "validators", "configurations", "helmCharts",
     "helmChartInflationGenerator", "helmGlobals", "namespace", "namePrefix", "nameSuffix", "commonLabels", "labels",
@@ -272,7 +273,7 @@ def canonical_kustomization(data: Any) -> Any:
         return data
     out: dict[Any, Any] = {}
     for key, value in data.items():
-        name = _KUSTOMIZE_FIELDS.get(key.lower(), key) if isinstance(key, str) else key
+        name = _KUSTOMIZE_FIELDS.get(key.casefold(), key) if isinstance(key, str) else key
         if name in out and name != key:
             continue
         out[name] = canonical_kustomization(value)
@@ -394,7 +395,7 @@ def scheduler_objects_unread(doc: Document) -> Finding | None:
                 hint="write each scheduler object as a document of its own, separated by '---'",
             )
     if _is_kustomization(doc, api, kind):
-        spelled = {_KUSTOMIZE_FIELDS.get(k.lower(), k): k for k in data if isinstance(k, str)}
+        spelled = {_KUSTOMIZE_FIELDS.get(k.casefold(), k): k for k in data if isinstance(k, str)}
         return _kustomization_unread(doc, canonical_kustomization(data), kind, spelled)
     return None
 
