@@ -346,8 +346,8 @@ def kubectl_separators(source: SourceFile, text: str) -> list[Finding]:
         found.append(source.file_finding(
             "PL026",
             "kubectl starts a new document at this line ('---' then only spaces or a comment), YAML does not:"
-            " what follows is"
-            " applied by kubectl as manifests of their own, and read here as part of the document above",
+            " what follows is applied by kubectl as manifests of their own, and read here as part of the document"
+            " above",
             line, 1, hint="write '--- #' (a space after the dashes) where a document should start, or indent the line"
                           " where it should not"))
     return found
@@ -462,10 +462,12 @@ def _add_document(source: SourceFile, node: yaml.Node, index: int, limits: LoadL
         )
         return
     source.findings.extend(builder.findings)
-    source.findings.extend(kubectl_findings(builder, data))
     retyped = _typed_by_merge(builder, data, index)
     if retyped is not None:
+        # one finding at the merge key: what kubectl makes of the document says more than which key it reads
+        builder.kubectl_notes = [n for n in builder.kubectl_notes if n[1] not in ("apiVersion", "kind")]
         source.findings.append(retyped)
+    source.findings.extend(kubectl_findings(builder, data))
     doc = Document(source=source, index=index, data=data, positions=builder.positions)
     if data is None:
         source.findings.append(
