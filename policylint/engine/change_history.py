@@ -269,7 +269,9 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
             from policylint.engine.split_members import converts_to_more, split_members
 
             fresh = {w.name: w for w in staying[q] if found_then[w.name] is None and w.name not in recognised}
-            gone = [x for x in pool.workloads if id(x) not in stayed]
+            # only a split that converts to more GPUs is recognised: no trace is read for a member no newcomer could
+            # be such a part of (a rename, a split that keeps the figures, unrelated arrivals)
+            gone = [x for x in pool.workloads if id(x) not in stayed and converts_to_more(x, list(fresh.values()))]
             for x, parts in split_members(gone, fresh, options.trace_limits):
                 if converts_to_more(x, [fresh[n] for n in parts]):
                     recognised.update(dict.fromkeys(parts, q))
