@@ -206,6 +206,17 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def committed_example(tmp_path: Path, example: str = "good", folder: str = "repo", message: str = "base") -> Path:
+    """A copy of ``examples/<example>`` at ``tmp_path/<folder>``, a git repository with it committed."""
+    import shutil
+
+    repo = Path(shutil.copytree(EXAMPLES / example, tmp_path / folder))
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return repo
+
+
 def replace_once(path: Path, old: str, new: str) -> None:
     """Edit a test file in place, insisting that ``old`` occurs exactly once."""
     text = path.read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, git, run_cli
+from conftest import EXAMPLES, committed_example, git, run_cli
 
 from policylint.measure.reading import reads_may_overlap
 from policylint.readers.filters import disjoint, parse_where
@@ -74,11 +74,7 @@ def _game(repo: Path, where: str) -> None:
 
 def _committed(tmp_path: Path) -> Path:
     """examples/good in a git repository, committed: the base of the hook's runs."""
-    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "good"))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    return repo
+    return committed_example(tmp_path, folder="good")
 
 
 def _chat_eu(repo: Path, step: int) -> None:

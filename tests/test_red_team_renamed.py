@@ -13,12 +13,11 @@ the baselines of the members that left the pool in the change.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, git, run_cli
+from conftest import committed_example, git, run_cli
 
 TRAINING = "clusters/train-central.yaml"
 SERVING = "clusters/prod-east.yaml"
@@ -26,11 +25,7 @@ SERVING = "clusters/prod-east.yaml"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "the honest plan")
-    return repo
+    return committed_example(tmp_path, message="the honest plan")
 
 
 def _edit(repo: Path, name: str, old: str, new: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, git, replace_once, run_cli
+from conftest import EXAMPLES, committed_example, git, replace_once, run_cli
 
 WORKLOADS = "workloads/product-ai.yaml"
 TRACES = Path("measurements") / "traces"
@@ -25,11 +25,7 @@ TRACES = Path("measurements") / "traces"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "the honest plan")
-    return repo
+    return committed_example(tmp_path, message="the honest plan")
 
 
 def _edit(repo: Path, name: str, old: str, new: str) -> None:
