@@ -169,7 +169,10 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         if note and capacity is not None:
             notes.append(f"{where(capacity)}: no fix ({note})")
     for qualified, requests in sorted(asks.items()):
-        fixed, more = request_fixes(requests, reserved_after.get(qualified))
+        after = reserved_after.get(qualified)
+        # a reservation's fix keeps what a Kueue flavor lends: it stays owned beside the new reservation
+        lent = pools[qualified].lent_gpus if qualified in pools else 0
+        fixed, more = request_fixes(requests, None if after is None else after + lent)
         planned += [replace(f, group=qualified) if qualified in reserved_after else f for f in fixed]
         notes += more
     return planned, notes

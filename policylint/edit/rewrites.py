@@ -56,6 +56,13 @@ def reservation_fix(
     fixable = sum(gpus for *_, gpus in asks)
     kept = int(f["proposed_gpus"]) - fixable
     target = max(0, int(f["baseline_gpus"]) - kept)
+    lent, taken_back = pool.lent_gpus, pool.held_gpus - pool.reserved_gpus
+    if raise_only and lent and not taken_back and pool.reserved_gpus + lent + int(f["proposed_gpus"]) >= int(f["baseline_gpus"]):
+        # PL104 on a Kueue flavor that lends quota it cannot take back and owns enough: lend less, buy nothing
+        return None, str(f["floor_advice"])  # what PL104's hint says: the user's choice of the two
+    if raise_only and taken_back:
+        # PL104 counts the lent quota such a flavor takes back (held_gpus): the nominal quota is what holds the floor
+        target = max(target, pool.held_gpus) - taken_back
     if raise_only:
         target = max(target, int(f["reserved_gpus"]))
     origin = pool.origin
@@ -141,10 +148,11 @@ def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool
     return fix, note, False
 
 
-def request_fixes(asks: list[tuple[Finding, View, int, int]], reserved: int | None) -> tuple[list[Fix], list[str]]:
+def request_fixes(asks: list[tuple[Finding, View, int, int]], owned: int | None) -> tuple[list[Fix], list[str]]:
     """PL801: the reported requests of one pool share the shortfall left after this run's reservation.
 
-    The shortfall is the pool's baseline minus its reservation (after its fix) minus
+    The shortfall is the pool's baseline minus the GPUs it owns (after its reservation's
+    fix: ``owned``; :func:`policylint.engine.checks.request_room`) minus
     the requests that stay as written; the reported requests get it in order, each
     at most what it asks now. When it cannot give each of them a GPU, none is
     lowered: the pool's proposals are judged together, so only dropping requests
@@ -155,11 +163,11 @@ def request_fixes(asks: list[tuple[Finding, View, int, int]], reserved: int | No
     _, view0, index0, _ = asks[0]
     req0 = view0.facts["requests"][index0]
     baseline = req0["baseline_gpus"]
-    if reserved is None:
-        reserved = req0["reserved"]
+    if owned is None:
+        owned = req0["owned"]
     fixable = sum(gpus for *_, gpus in asks)
     others = int(req0.get("pool_proposed_gpus") or fixable) - fixable
-    left = int(baseline) - int(reserved) - others
+    left = int(baseline) - int(owned) - others
     notes: list[str] = []
     if left < len(asks):
         for finding, *_ in asks:

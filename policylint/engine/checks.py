@@ -72,8 +72,26 @@ def priority_inflation(facts: Mapping[str, Any], params: Mapping[str, Any]) -> l
     return []
 
 
+def request_room(baseline: int, owned: int, headroom: float) -> tuple[int, int]:
+    """(shortfall, allowed) of a pool's proposals (PL801): baseline GPUs - owned GPUs, at least 0, and that
+    with ``headroom`` rounded up. The one definition: the check, its fix and the HTML report read it here.
+
+    Owned, not reserved: a Kueue flavor's lendable quota is bought all the same (red team, 2026-12-07: a
+    ``lendingLimit`` read as a shortfall made a 19-GPU purchase for a pool that owned its whole baseline).
+    """
+    shortfall = max(0, baseline - owned)
+    return shortfall, math.ceil(shortfall * (1 + headroom) - 1e-9)
+
+
+def owned_text(reserved: int, owned: int) -> str:
+    """PL801's text for what the shortfall subtracts: 'reserved R', or 'owned O (reserved R + L lendable ...)'."""
+    if owned == reserved:
+        return f"reserved {reserved}"
+    return f"owned {owned} (reserved {reserved} + {owned - reserved} of nominal quota it may lend to its cohort)"
+
+
 def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
-    """Per request: GPUs asked for the pool beyond (baseline GPUs - reserved) x (1 + headroom).
+    """Per request: GPUs asked for the pool beyond (baseline GPUs - owned GPUs) x (1 + headroom).
 
     Requests are judged together per pool: what every proposal (and every request
     of this one) asks for the pool is added up before it is compared with the
@@ -83,10 +101,9 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
     problems = []
     headroom = float(params["headroom"])
     for req in facts.get("requests") or []:
-        if req["baseline_gpus"] is None or req["reserved"] is None:
+        if req["baseline_gpus"] is None or req["reserved"] is None or req.get("owned") is None:
             continue
-        shortfall = max(0, req["baseline_gpus"] - req["reserved"])
-        allowed = math.ceil(shortfall * (1 + headroom) - 1e-9)
+        shortfall, allowed = request_room(req["baseline_gpus"], req["owned"], headroom)
         group = list(req.get("pool_proposals") or [])
         total = max(int(req.get("pool_proposed_gpus") or 0), int(req["gpus"]))
         own = sum(int(g["gpus"]) for g in group if g["name"] == facts.get("name"))
@@ -101,6 +118,8 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "pool": req["pool"],
                     "gpus": req["gpus"],
                     "reserved": req["reserved"],
+                    "owned": req["owned"],
+                    "owned_text": owned_text(req["reserved"], req["owned"]),
                     "baseline_gpus": req["baseline_gpus"],
                     "baseline_pooling": req.get("baseline_pooling") or "sum of workload baselines unknown",
                     "shortfall": shortfall,

@@ -189,6 +189,25 @@ def _buffer_needed(wv: list[WorkloadFactSheet], preempts: bool) -> tuple[int, st
     return gpus, f"the largest long-tail job, workload {name}'s, takes {gpus}"
 
 
+def _committed_parts(pool: Pool, proposed: int) -> str:
+    """The parts of ``committed_gpus`` for messages: reserved (+ lent quota taken back) + proposed."""
+    taken_back = pool.held_gpus - pool.reserved_gpus
+    lent = f" + {taken_back} lent to the cohort and taken back by preemption" if taken_back else ""
+    return f"reserved {pool.reserved_gpus}{lent} + proposed {proposed}"
+
+
+def _floor_advice(pool: Pool, proposed: int, baseline: int | None) -> str:
+    """How the pool can hold its baseline band (PL104's hint): more GPUs, or - when it owns enough but lends
+    quota it cannot take back - less lending (red team, 2026-12-07: a lendingLimit made a shortfall to buy)."""
+    if baseline is None:
+        return "reserve (or propose) GPUs for the pooled baseline"
+    owned = pool.reserved_gpus + pool.lent_gpus
+    if pool.held_gpus < owned and owned + proposed >= baseline:
+        return (f"it owns {owned} GPUs of nominal quota: lower its lendingLimit to {owned + proposed - baseline} or"
+                f" take lent quota back by preemption (reclaimWithinCohort: Any) - no GPU needs buying")
+    return f"reserve (or propose) at least {baseline} GPUs"
+
+
 def pool_view(
     pool: Pool, workloads: Mapping[str, WorkloadFactSheet], proposed: int, pooled: PoolFacts | None = None
 ) -> tuple[View, PoolFactSheet]:
@@ -245,7 +264,10 @@ def pool_view(
         elastic_gpus=elastic_gpus,
         capacity_gpus=pool.capacity_gpus,
         proposed_gpus=proposed,
-        committed_gpus=reserved + proposed,
+        held_gpus=pool.held_gpus,
+        committed_gpus=pool.held_gpus + proposed,
+        committed_parts=_committed_parts(pool, proposed),
+        floor_advice="",  # the baseline is known below
         committed_capacity_gpus=committed_capacity,
         gpu_memory_gib=memory,
         serves=list(spec.get("serves") or []),
@@ -293,6 +315,7 @@ def pool_view(
         scheduler_queue_facts=pool_facts(pool),
         pooled=pooled_pool_facts(pooled, sums, pool_rounding(wv)),
     )
+    v.floor_advice = _floor_advice(pool, proposed, v.pooled.baseline_gpus)
     # The queue is the pool's: what it turns away is the pooled figure, for every workload.
     for need in v.queue_needs:
         need["daily_rejected_share"] = v.pooled.daily_rejected_share

@@ -69,6 +69,8 @@ class ProposalRequest(TypedDict):
     pool: str
     gpus: int
     reserved: int | None
+    #: the GPUs the pool owns (:attr:`policylint.model.Pool.owned_gpus`): what a purchase adds to
+    owned: int | None
     baseline_gpus: int | None
     baseline_gpus_sum: int | None
     baseline_pooling: str | None
@@ -247,7 +249,20 @@ class PoolFactSheet(Facts):
     elastic_gpus: int = fact("most GPUs added on demand", "GPUs")
     capacity_gpus: int = fact("reserved + elastic GPUs", "GPUs")
     proposed_gpus: int = fact("GPUs requested for this pool by proposals", "GPUs")
-    committed_gpus: int = fact("reserved + proposed GPUs", "GPUs")
+    held_gpus: int = fact(
+        "GPUs that carry the baseline band: reserved_gpus, plus the quota a Kueue flavor lends when its ClusterQueue "
+        "takes lent quota back by preemption (reclaimWithinCohort Any or LowerPriority)",
+        "GPUs",
+    )
+    committed_gpus: int = fact("held + proposed GPUs (held_gpus: reserved, plus lent quota taken back by preemption)", "GPUs")
+    committed_parts: str = fact(
+        "text for messages: the parts of committed_gpus, 'reserved R + proposed P' (with the lent quota a Kueue "
+        "flavor takes back by preemption when it has some)"
+    )
+    floor_advice: str = fact(
+        "text for hints: how to hold the baseline band - reserve or propose the missing GPUs, or, for a Kueue flavor "
+        "that lends quota it cannot take back and owns enough, lend less or reclaim by preemption"
+    )
     committed_capacity_gpus: int = fact("reserved + proposed + elastic GPUs: the capacity once the proposals are bought", "GPUs")
     gpu_memory_gib: float | None = fact("memory of one GPU", "GiB")
     serves: list[str] = fact("classes the pool is meant for")

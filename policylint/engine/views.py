@@ -288,6 +288,7 @@ def _proposal_view(
                 pool=req["pool"],
                 gpus=int(req["gpus"]),
                 reserved=pv.reserved_gpus if pv else None,
+                owned=target.owned_gpus if pv and target else None,
                 baseline_gpus=pv.pooled.baseline_gpus if pv else None,
                 baseline_gpus_sum=pv.pooled.baseline_gpus_sum if pv else None,
                 baseline_pooling=pv.pooled.baseline_pooling if pv else None,

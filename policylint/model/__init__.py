@@ -191,6 +191,23 @@ class Pool:
         nominal = self.scheduler.get("nominal") if self.origin == "kueue" else None
         return nominal if isinstance(nominal, int) else self.reserved_gpus
 
+    @property
+    def lent_gpus(self) -> int:
+        """GPUs of the pool's own quota that it may lend away: ``owned_gpus - reserved_gpus`` (0 but for a Kueue lender)."""
+        return max(0, self.owned_gpus - self.reserved_gpus)
+
+    @property
+    def held_gpus(self) -> int:
+        """GPUs that carry the pool's baseline band: ``reservedGpus``, plus the quota a Kueue flavor lends when its
+        ClusterQueue takes lent quota back by preemption (``reclaimWithinCohort`` Any or LowerPriority).
+
+        Such a flavor holds its whole nominal quota whenever its own work needs it; one that only waits
+        for borrowers to finish (``Never``) holds the part it cannot lend.
+        """
+        if self.origin == "kueue" and self.scheduler.get("reclaims_in_time"):
+            return self.reserved_gpus + self.lent_gpus
+        return self.reserved_gpus
+
     def place(self, name: str) -> DocPath:
         """The document path of the place ``name`` (a key of :data:`POOL_PLACES`)."""
         if name in self.places:

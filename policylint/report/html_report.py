@@ -13,9 +13,9 @@ It shows
   arithmetic written out, the verdict and the findings that drive it.
 
 Every number on the page is read from the run's facts, the same ones the rules
-judged and ``check --format json`` / ``bands --pool --format json`` print; the
-only arithmetic done here is the proposal's shortfall and allowance, by the
-formula of PL801, so that a reviewer can follow it. The numbers are also
+judged and ``check --format json`` / ``bands --pool --format json`` print; a
+proposal's shortfall and allowance are PL801's own function's, written out so
+that a reviewer can follow them. The numbers are also
 written as ``data-*`` attributes so that tools (and the tests) can read them.
 
 The page is assembled here from its sections: :mod:`~policylint.report.change_section`,

@@ -1,16 +1,16 @@
 """Proposals on the review page: each request against the pooled baseline shortfall, the arithmetic written out.
 
-The only arithmetic of the page is here: a request's shortfall and allowance,
-by PL801's formula, so that a reviewer can follow the verdict; every other
-figure is read from the run's facts.
+A request's shortfall and allowance come from PL801's own function
+(:func:`policylint.engine.checks.request_room`) and are written out, so that a
+reviewer can follow the verdict; every other figure is read from the run's facts.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from policylint.engine.checks import request_room
 from policylint.measure.conversion import counts_gpus
 from policylint.report.html_findings import Subjects, failing_findings, findings_list
 from policylint.report.html_parts import SourceLinks, attr, cell, esc, num
@@ -43,8 +43,15 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: Subjects, hea
             f'{head}<p><span class="badge error">unjustified</span> {why}: nothing measured backs these GPUs.</p></div>'
         )
     base, reserved = int(req["baseline_gpus"]), int(req["reserved"])
-    shortfall = max(0, base - reserved)
-    allowed = math.ceil(shortfall * (1 + headroom) - 1e-9)
+    owned = int(req["owned"]) if req.get("owned") is not None else reserved
+    shortfall, allowed = request_room(base, owned, headroom)
+    if owned == reserved:
+        owned_word = "reserved"
+        owned_row = f'<tr><td>− reserved today</td><td class="num">{num(reserved)}</td><td></td></tr>'
+    else:
+        owned_word = "owned"
+        owned_row = (f'<tr><td>− owned today</td><td class="num">{num(owned)}</td><td>reserved {num(reserved)} + '
+                     f'{num(owned - reserved)} of nominal quota it may lend to its cohort</td></tr>')
     # proposals for one pool are judged together (PL801): the pool's total decides
     total = max(int(req.get("pool_proposed_gpus") or 0), int(req["gpus"]))
     within = total <= allowed
@@ -86,8 +93,8 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: Subjects, hea
     arithmetic = (
         '<table class="arith"><tbody>'
         f'<tr><td>pooled baseline</td><td class="num">{num(base)}</td><td>GPUs the pool must carry on reserved capacity</td></tr>'
-        f'<tr><td>− reserved today</td><td class="num">{num(reserved)}</td><td></td></tr>'
-        f'<tr><td>= shortfall</td><td class="num">{num(shortfall)}</td><td>max(0, baseline − reserved)</td></tr>'
+        + owned_row +
+        f'<tr><td>= shortfall</td><td class="num">{num(shortfall)}</td><td>max(0, baseline − {owned_word})</td></tr>'
         f'<tr><td>allowed</td><td class="num">{num(allowed)}</td><td>⌈{num(shortfall)} × (1 + {headroom:.0%} headroom)⌉</td></tr>'
         f'<tr><td>requested</td><td class="num"><b>{num(req["gpus"])}</b></td><td>{"" if others else verdict}</td></tr>'
         + (
