@@ -180,6 +180,11 @@ def test_fixed_file_passes_the_rule(tmp_path: Path, code: str) -> None:
         # lower that, and the lending limit and the quota move together - said, not guessed
         assert after == {("kueue-lending.yaml", 20)}
         assert "PL102: no fix (its lendingLimit of 26 alone lets it run more than 14 GPUs; lower the lendingLimit to 0" in err
+    elif code == "PL104":
+        # a Kueue queue that lends quota it never takes back: raising its quota would buy what it lends on top,
+        # so it is left to the user, with the hint's advice (red team, 2026-12-07)
+        assert after == {("kueue-lent.yaml", 19)}
+        assert "PL104: no fix (it owns 14 GPUs of nominal quota: lower its lendingLimit to 0 or take lent quota back" in err
     elif code != "PL801":  # PL801's fixture also asks for GPUs a pool does not need at all: no number fixes that
         assert after == set()
     else:

@@ -57,11 +57,14 @@ def reservation_fix(
     kept = int(f["proposed_gpus"]) - fixable
     target = max(0, int(f["baseline_gpus"]) - kept)
     lent, taken_back = pool.lent_gpus, pool.held_gpus - pool.reserved_gpus
-    if raise_only and lent and not taken_back and pool.reserved_gpus + lent + int(f["proposed_gpus"]) >= int(f["baseline_gpus"]):
-        # PL104 on a Kueue flavor that lends quota it cannot take back and owns enough: lend less, buy nothing
-        return None, str(f["floor_advice"])  # what PL104's hint says: the user's choice of the two
+    if raise_only and ((lent and not taken_back) or pool.parent_only_gpus):
+        # PL104 on a queue that owns GPUs that do not hold its baseline (quota lent and never taken back, quota above
+        # it no other queue may use): raising its own quota would buy GPUs it owns (red team, 2026-12-07: 33 GPUs
+        # where 14 and no lending did); its hint says how to put them to work
+        return None, str(f["floor_advice"])
     if raise_only and taken_back:
-        # PL104 counts the lent quota such a flavor takes back (held_gpus): the nominal quota is what holds the floor
+        # PL104 counts what such a flavor holds (held_gpus: its whole nominal quota), so the nominal quota becomes
+        # the target; written below as the reservation plus what it lends
         target = max(target, pool.held_gpus) - taken_back
     if raise_only:
         target = max(target, int(f["reserved_gpus"]))
@@ -152,7 +155,7 @@ def request_fixes(asks: list[tuple[Finding, View, int, int]], owned: int | None)
     """PL801: the reported requests of one pool share the shortfall left after this run's reservation.
 
     The shortfall is the pool's baseline minus the GPUs it owns (after its reservation's
-    fix: ``owned``; :func:`policylint.engine.checks.request_room`) minus
+    fix: ``owned``; :func:`policylint.engine.shortfall.request_room`) minus
     the requests that stay as written; the reported requests get it in order, each
     at most what it asks now. When it cannot give each of them a GPU, none is
     lowered: the pool's proposals are judged together, so only dropping requests
@@ -167,7 +170,9 @@ def request_fixes(asks: list[tuple[Finding, View, int, int]], owned: int | None)
         owned = req0["owned"]
     fixable = sum(gpus for *_, gpus in asks)
     others = int(req0.get("pool_proposed_gpus") or fixable) - fixable
-    left = int(baseline) - int(owned) - others
+    from policylint.engine.shortfall import request_room
+
+    left = request_room(int(baseline), int(owned), 0.0)[0] - others
     notes: list[str] = []
     if left < len(asks):
         for finding, *_ in asks:

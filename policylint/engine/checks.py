@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from policylint.engine.pool_merge_check import pools_split_apart
+from policylint.engine.shortfall import request_room
 from policylint.measure.integrity.checks import CHECKS as INTEGRITY_CHECKS
 from policylint.measure.sources.provenance import pull_query_changed, pull_stale
 
@@ -72,24 +73,6 @@ def priority_inflation(facts: Mapping[str, Any], params: Mapping[str, Any]) -> l
     return []
 
 
-def request_room(baseline: int, owned: int, headroom: float) -> tuple[int, int]:
-    """(shortfall, allowed) of a pool's proposals (PL801): baseline GPUs - owned GPUs, at least 0, and that
-    with ``headroom`` rounded up. The one definition: the check, its fix and the HTML report read it here.
-
-    Owned, not reserved: a Kueue flavor's lendable quota is bought all the same (red team, 2026-12-07: a
-    ``lendingLimit`` read as a shortfall made a 19-GPU purchase for a pool that owned its whole baseline).
-    """
-    shortfall = max(0, baseline - owned)
-    return shortfall, math.ceil(shortfall * (1 + headroom) - 1e-9)
-
-
-def owned_text(reserved: int, owned: int) -> str:
-    """PL801's text for what the shortfall subtracts: 'reserved R', or 'owned O (reserved R + L lendable ...)'."""
-    if owned == reserved:
-        return f"reserved {reserved}"
-    return f"owned {owned} (reserved {reserved} + {owned - reserved} of nominal quota it may lend to its cohort)"
-
-
 def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, Any]) -> list[Problem]:
     """Per request: GPUs asked for the pool beyond (baseline GPUs - owned GPUs) x (1 + headroom).
 
@@ -119,7 +102,7 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "gpus": req["gpus"],
                     "reserved": req["reserved"],
                     "owned": req["owned"],
-                    "owned_text": owned_text(req["reserved"], req["owned"]),
+                    "owned_text": req.get("owned_text") or f"reserved {req['owned']}",
                     "baseline_gpus": req["baseline_gpus"],
                     "baseline_pooling": req.get("baseline_pooling") or "sum of workload baselines unknown",
                     "shortfall": shortfall,

@@ -33,6 +33,7 @@ POOL_FACT_PLACES: dict[str, str] = {
     "name": "name",
     "reserved_gpus": "reserved",
     "committed_gpus": "reserved",
+    "held_gpus": "reserved",
     "reserved_gpus_before": "reserved",  # before and now compared where the reserved GPUs are written
     "capacity_gpus_before": "reserved",
     "owned_gpus": "reserved",
@@ -196,16 +197,33 @@ def _committed_parts(pool: Pool, proposed: int) -> str:
     return f"reserved {pool.reserved_gpus}{lent} + proposed {proposed}"
 
 
-def _floor_advice(pool: Pool, proposed: int, baseline: int | None) -> str:
-    """How the pool can hold its baseline band (PL104's hint): more GPUs, or - when it owns enough but lends
-    quota it cannot take back - less lending (red team, 2026-12-07: a lendingLimit made a shortfall to buy)."""
+def _floor_advice(pool: Pool, baseline: int | None) -> str:
+    """How the pool can hold its baseline band (PL104's hint). GPUs the pool owns that do not hold it - quota a
+    Kueue flavor lends and never takes back, a Volcano parent's guarantee that no other queue may use
+    (:attr:`~policylint.model.Pool.parent_only_gpus`) - are put to work before any is bought, as PL801 counts them
+    owned (red team, 2026-12-07: the two rules' advice must not contradict each other)."""
     if baseline is None:
         return "reserve (or propose) GPUs for the pooled baseline"
-    owned = pool.reserved_gpus + pool.lent_gpus
-    if pool.held_gpus < owned and owned + proposed >= baseline:
-        return (f"it owns {owned} GPUs of nominal quota: lower its lendingLimit to {owned + proposed - baseline} or"
-                f" take lent quota back by preemption (reclaimWithinCohort: Any) - no GPU needs buying")
-    return f"reserve (or propose) at least {baseline} GPUs"
+    lent_out = pool.lent_gpus if pool.held_gpus == pool.reserved_gpus else 0  # lent, never taken back
+    above = pool.parent_only_gpus
+    if not lent_out and not above:
+        return f"reserve (or propose) at least {baseline} GPUs"
+    owned = pool.held_gpus + lent_out + above
+    steps = []
+    if lent_out:
+        to = " to 0" if owned < baseline else ""  # short of the baseline: all it owns must hold it
+        steps.append(f"lower its lendingLimit{to} or take lent quota back by preemption (reclaimWithinCohort: Any)")
+    if above:
+        where = "its parent queues' guarantee"
+        need = min(above, max(0, baseline - pool.held_gpus)) if not lent_out else above
+        amount = f"{need} of the {above}" if need < above else f"the {above}" if not lent_out else f"up to {above}"
+        steps.append(f"move {amount} GPUs of {where} that no other queue may use into its own guarantee")
+    if owned >= baseline:
+        if lent_out and not above:
+            return (f"it owns {owned} GPUs of nominal quota: lower its lendingLimit to {owned - baseline} or take lent"
+                    " quota back by preemption (reclaimWithinCohort: Any) - no GPU needs buying")
+        return f"it owns {owned} GPUs: {' and '.join(steps)} - no GPU needs buying"
+    return f"{' and '.join(steps)}, and propose the {baseline - owned} GPUs of the baseline it does not own"
 
 
 def pool_view(
@@ -315,7 +333,7 @@ def pool_view(
         scheduler_queue_facts=pool_facts(pool),
         pooled=pooled_pool_facts(pooled, sums, pool_rounding(wv)),
     )
-    v.floor_advice = _floor_advice(pool, proposed, v.pooled.baseline_gpus)
+    v.floor_advice = _floor_advice(pool, v.pooled.baseline_gpus)
     # The queue is the pool's: what it turns away is the pooled figure, for every workload.
     for need in v.queue_needs:
         need["daily_rejected_share"] = v.pooled.daily_rejected_share

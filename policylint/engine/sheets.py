@@ -69,8 +69,11 @@ class ProposalRequest(TypedDict):
     pool: str
     gpus: int
     reserved: int | None
-    #: the GPUs the pool owns (:attr:`policylint.model.Pool.owned_gpus`): what a purchase adds to
+    #: the GPUs the pool owns (:attr:`policylint.model.Pool.owned_gpus`), with its parent queues' guarantee that no
+    #: other queue may use (:attr:`policylint.model.Pool.parent_only_gpus`): what a purchase adds to (PL801)
     owned: int | None
+    #: text for messages: what ``owned`` is made of (:func:`policylint.engine.shortfall.owned_text`)
+    owned_text: str | None
     baseline_gpus: int | None
     baseline_gpus_sum: int | None
     baseline_pooling: str | None

@@ -197,6 +197,16 @@ class Pool:
         return max(0, self.owned_gpus - self.reserved_gpus)
 
     @property
+    def parent_only_gpus(self) -> int:
+        """GPUs of a Volcano Queue's parent queues' guarantees that no other queue may use: its own in all but name.
+
+        0 for other pools. A Kueue Cohort's own quota is not counted so: it may be capacity an autoscaler
+        rents on demand (as in examples/kueue), which a purchase does not replace.
+        """
+        found = self.scheduler.get("parent_only") if self.origin == "volcano" else None
+        return found if isinstance(found, int) and not isinstance(found, bool) else 0
+
+    @property
     def held_gpus(self) -> int:
         """GPUs that carry the pool's baseline band: ``reservedGpus``, plus the quota a Kueue flavor lends when its
         ClusterQueue takes lent quota back by preemption (``reclaimWithinCohort`` Any or LowerPriority).

@@ -1,7 +1,7 @@
 """Proposals on the review page: each request against the pooled baseline shortfall, the arithmetic written out.
 
 A request's shortfall and allowance come from PL801's own function
-(:func:`policylint.engine.checks.request_room`) and are written out, so that a
+(:func:`policylint.engine.shortfall.request_room`) and are written out, so that a
 reviewer can follow the verdict; every other figure is read from the run's facts.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from policylint.engine.checks import request_room
+from policylint.engine.shortfall import request_room
 from policylint.measure.conversion import counts_gpus
 from policylint.report.html_findings import Subjects, failing_findings, findings_list
 from policylint.report.html_parts import SourceLinks, attr, cell, esc, num
@@ -50,8 +50,9 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: Subjects, hea
         owned_row = f'<tr><td>− reserved today</td><td class="num">{num(reserved)}</td><td></td></tr>'
     else:
         owned_word = "owned"
-        owned_row = (f'<tr><td>− owned today</td><td class="num">{num(owned)}</td><td>reserved {num(reserved)} + '
-                     f'{num(owned - reserved)} of nominal quota it may lend to its cohort</td></tr>')
+        parts = str(req.get("owned_text") or "")
+        parts = parts[parts.find("(") + 1: -1] if parts.endswith(")") else parts
+        owned_row = f'<tr><td>− owned today</td><td class="num">{num(owned)}</td><td>{esc(parts)}</td></tr>'
     # proposals for one pool are judged together (PL801): the pool's total decides
     total = max(int(req.get("pool_proposed_gpus") or 0), int(req["gpus"]))
     within = total <= allowed

@@ -232,10 +232,33 @@ def _unreachable_quota(index: KueueIndex, entries: list[_Entry], quota: dict[tup
     return out
 
 
+#: the values Kueue's API accepts for each preemption policy of a ClusterQueue (its CRD's enums)
+PREEMPTION_VALUES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("reclaimWithinCohort",): ("Never", "LowerPriority", "Any"),
+    ("withinClusterQueue",): ("Never", "LowerPriority", "LowerOrNewerEqualPriority"),
+    ("borrowWithinCohort", "policy"): ("Never", "LowerPriority"),
+}
+
+
 def _invariants(doc: Document) -> list[Finding]:
-    """What Kueue's webhook rejects, caught in review: limits without a cohort, resource order."""
+    """What Kueue's webhook rejects, caught in review: limits without a cohort, resource order, preemption values."""
     out: list[Finding] = []
     spec = mapping(doc.data.get("spec"))
+    preemption = mapping(spec.get("preemption"))
+    for keys, allowed in PREEMPTION_VALUES.items():
+        holder = preemption
+        for key in keys[:-1]:
+            holder = mapping(holder.get(key))
+        if holder.get(keys[-1]) is not None and holder[keys[-1]] not in allowed:  # null: the default, Never
+            # read as Never, the stricter reading; said here, since Kubernetes refuses the manifest (red team,
+            # 2026-12-07, round 10: `any` read as Never without a word, and PL104 then asked for `Any`)
+            out.append(doc.finding(
+                "PL010",
+                f"preemption.{'.'.join(keys)} is {holder[keys[-1]]!r}, which Kueue does not accept (one of"
+                f" {', '.join(allowed)}, spelled exactly): read as Never",
+                ("spec", "preemption", *keys),
+                hint=f"write one of {', '.join(allowed)}",
+            ))
     own = cohort_field(doc)
     other = "cohortName" if own == "cohort" else "cohort"
     wrong = f" ({doc.api_version} calls the field '{own}'; '{other}' is dropped)" if other in spec else ""
