@@ -55,6 +55,15 @@ def _lending(tmp_path: Path, *, reclaim: str = "Any", proposal: int | None = 19)
     return repo
 
 
+def _quota(repo: Path, nominal: int) -> None:
+    """Training's nominal quota set to ``nominal``, its lendingLimit of 19 kept."""
+    path = repo / QUEUES
+    text = path.read_text(encoding="utf-8")
+    old = "nominalQuota: 104\n        lendingLimit: 19"
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, f"nominalQuota: {nominal}\n        lendingLimit: 19"), encoding="utf-8")
+
+
 def _findings(repo: Path, *extra: str) -> tuple[int, list[dict[str, object]]]:
     code, out, err = run_cli(["check", "--format", "json", *extra, "."], cwd=repo)
     assert err == "", err
@@ -76,13 +85,10 @@ def test_a_proposal_for_the_lent_quota_fails_the_check_and_the_hook(tmp_path: Pa
 
 def test_what_the_pool_does_not_own_may_still_be_bought(tmp_path: Path) -> None:
     repo = _lending(tmp_path, proposal=19)
-    path = repo / QUEUES
-    text = path.read_text(encoding="utf-8")
     # 90 GPUs of quota, 19 of them lendable: 14 short of the baseline of 104, 17 allowed with the headroom. The
     # Cohort's own 32 h100 GPUs are not counted: examples/kueue rents them from an autoscaler (round 11's
     # false positive, when a cohort reading counted 24 of them as training's and refused the purchase)
-    path.write_text(text.replace("nominalQuota: 104\n        lendingLimit: 19", "nominalQuota: 90\n        lendingLimit: 19"),
-                    encoding="utf-8")
+    _quota(repo, 90)
     _, found = _findings(repo)
     shortfall = [f for f in found if f["code"] == "PL801"]
     assert len(shortfall) == 1 and "owned 90 (reserved 71 + 19" in str(shortfall[0]["message"]), found
@@ -118,9 +124,7 @@ def test_a_queue_that_never_takes_it_back_is_told_to_lend_less_not_to_buy(tmp_pa
 def test_a_lending_queue_short_of_its_baseline_is_fixed_on_its_nominal_quota(tmp_path: Path) -> None:
     repo = _lending(tmp_path, proposal=None)
     path = repo / QUEUES
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("nominalQuota: 104\n        lendingLimit: 19", "nominalQuota: 96\n        lendingLimit: 19"),
-                    encoding="utf-8")
+    _quota(repo, 96)
     _, found = _findings(repo)
     floor = [f for f in found if f["code"] == "PL104"]
     assert len(floor) == 1 and "commits 96 GPUs (reserved 77 + 19 lent to the cohort and taken back by preemption"\

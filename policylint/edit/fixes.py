@@ -172,8 +172,8 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
         after = reserved_after.get(qualified)
         # a reservation's fix keeps what a Kueue flavor lends (and a Volcano parent's guarantee only it may use):
         # both stay owned beside the new reservation
-        lent = pools[qualified].lent_gpus + pools[qualified].parent_only_gpus if qualified in pools else 0
-        fixed, more = request_fixes(requests, None if after is None else after + lent)
+        kept = pools[qualified].owned_beyond_reserved_gpus if qualified in pools else 0
+        fixed, more = request_fixes(requests, None if after is None else after + kept)
         planned += [replace(f, group=qualified) if qualified in reserved_after else f for f in fixed]
         notes += more
     return planned, notes

@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from policylint.edit.fix import Fix, make_fix, number
+from policylint.engine.shortfall import request_room
 from policylint.model import pool_capacity
 
 if TYPE_CHECKING:
@@ -170,8 +171,6 @@ def request_fixes(asks: list[tuple[Finding, View, int, int]], owned: int | None)
         owned = req0["owned"]
     fixable = sum(gpus for *_, gpus in asks)
     others = int(req0.get("pool_proposed_gpus") or fixable) - fixable
-    from policylint.engine.shortfall import request_room
-
     left = request_room(int(baseline), int(owned), 0.0)[0] - others
     notes: list[str] = []
     if left < len(asks):

@@ -102,7 +102,7 @@ def proposal_exceeds_shortfall(facts: Mapping[str, Any], params: Mapping[str, An
                     "gpus": req["gpus"],
                     "reserved": req["reserved"],
                     "owned": req["owned"],
-                    "owned_text": req.get("owned_text") or f"reserved {req['owned']}",
+                    "owned_text": req.get("owned_text") or f"owned {req['owned']}",
                     "baseline_gpus": req["baseline_gpus"],
                     "baseline_pooling": req.get("baseline_pooling") or "sum of workload baselines unknown",
                     "shortfall": shortfall,

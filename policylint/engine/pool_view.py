@@ -215,8 +215,11 @@ def _floor_advice(pool: Pool, baseline: int | None) -> str:
         steps.append(f"lower its lendingLimit{to} or take lent quota back by preemption (reclaimWithinCohort: Any)")
     if above:
         where = "its parent queues' guarantee"
-        need = min(above, max(0, baseline - pool.held_gpus)) if not lent_out else above
-        amount = f"{need} of the {above}" if need < above else f"the {above}" if not lent_out else f"up to {above}"
+        if lent_out:  # how much to move depends on how much less it lends: the user's choice
+            amount = f"up to {above}"
+        else:
+            need = min(above, max(0, baseline - pool.held_gpus))
+            amount = f"{need} of the {above}" if need < above else f"the {above}"
         steps.append(f"move {amount} GPUs of {where} that no other queue may use into its own guarantee")
     if owned >= baseline:
         if lent_out and not above:

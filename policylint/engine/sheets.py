@@ -72,8 +72,10 @@ class ProposalRequest(TypedDict):
     #: the GPUs the pool owns (:attr:`policylint.model.Pool.owned_gpus`), with its parent queues' guarantee that no
     #: other queue may use (:attr:`policylint.model.Pool.parent_only_gpus`): what a purchase adds to (PL801)
     owned: int | None
-    #: text for messages: what ``owned`` is made of (:func:`policylint.engine.shortfall.owned_text`)
+    #: text for messages: ``owned`` and what it is made of (:func:`policylint.engine.shortfall.owned_text`)
     owned_text: str | None
+    #: the parts alone (:func:`policylint.engine.shortfall.owned_parts`), for the review page
+    owned_parts: str | None
     baseline_gpus: int | None
     baseline_gpus_sum: int | None
     baseline_pooling: str | None

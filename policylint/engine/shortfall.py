@@ -22,14 +22,18 @@ def request_room(baseline: int, owned: int, headroom: float) -> tuple[int, int]:
     return shortfall, math.ceil(shortfall * (1 + headroom) - 1e-9)
 
 
-def owned_text(reserved: int, lent: int, parent_only: int) -> str:
-    """PL801's text for what the shortfall subtracts: 'reserved R', or 'owned O (reserved R + the lendable quota +
-    the parent queues' guarantee nobody else may use)'."""
-    if not lent and not parent_only:
-        return f"reserved {reserved}"
+def owned_parts(reserved: int, lent: int, parent_only: int) -> str:
+    """What the GPUs a purchase is measured against are made of: 'reserved R + L of nominal quota ... + P of ...'."""
     parts = [f"reserved {reserved}"]
     if lent:
         parts.append(f"{lent} of nominal quota it may lend to its cohort")
     if parent_only:
         parts.append(f"{parent_only} of its parent queues' guarantee that no other queue may use")
-    return f"owned {reserved + lent + parent_only} ({' + '.join(parts)})"
+    return " + ".join(parts)
+
+
+def owned_text(reserved: int, lent: int, parent_only: int) -> str:
+    """PL801's text for what the shortfall subtracts: 'reserved R', or 'owned O (the parts, :func:`owned_parts`)'."""
+    if not lent and not parent_only:
+        return f"reserved {reserved}"
+    return f"owned {reserved + lent + parent_only} ({owned_parts(reserved, lent, parent_only)})"

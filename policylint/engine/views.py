@@ -27,7 +27,7 @@ from policylint.engine.sheets import (
     WorkloadFactSheet,
 )
 from policylint.engine.checks import listed
-from policylint.engine.shortfall import owned_text
+from policylint.engine.shortfall import owned_parts, owned_text
 from policylint.engine.lite_sheet import is_stand_in, set_facts
 from policylint.engine.view import History, View
 from policylint.facts import Facts
@@ -289,9 +289,11 @@ def _proposal_view(
                 pool=req["pool"],
                 gpus=int(req["gpus"]),
                 reserved=pv.reserved_gpus if pv else None,
-                owned=target.owned_gpus + target.parent_only_gpus if pv and target else None,
+                owned=target.reserved_gpus + target.owned_beyond_reserved_gpus if pv and target else None,
                 owned_text=(owned_text(target.reserved_gpus, target.lent_gpus, target.parent_only_gpus)
                             if pv and target else None),
+                owned_parts=(owned_parts(target.reserved_gpus, target.lent_gpus, target.parent_only_gpus)
+                             if pv and target else None),
                 baseline_gpus=pv.pooled.baseline_gpus if pv else None,
                 baseline_gpus_sum=pv.pooled.baseline_gpus_sum if pv else None,
                 baseline_pooling=pv.pooled.baseline_pooling if pv else None,

@@ -207,6 +207,12 @@ class Pool:
         return found if isinstance(found, int) and not isinstance(found, bool) else 0
 
     @property
+    def owned_beyond_reserved_gpus(self) -> int:
+        """What PL801 counts as owned beside the reservation: quota a Kueue flavor may lend, and a Volcano parent
+        guarantee only this queue may use. A reservation's fix keeps both."""
+        return self.lent_gpus + self.parent_only_gpus
+
+    @property
     def held_gpus(self) -> int:
         """GPUs that carry the pool's baseline band: ``reservedGpus``, plus the quota a Kueue flavor lends when its
         ClusterQueue takes lent quota back by preemption (``reclaimWithinCohort`` Any or LowerPriority).

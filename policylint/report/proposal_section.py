@@ -50,9 +50,8 @@ def _request_block(req: Mapping[str, Any], cluster: str, subjects: Subjects, hea
         owned_row = f'<tr><td>− reserved today</td><td class="num">{num(reserved)}</td><td></td></tr>'
     else:
         owned_word = "owned"
-        parts = str(req.get("owned_text") or "")
-        parts = parts[parts.find("(") + 1: -1] if parts.endswith(")") else parts
-        owned_row = f'<tr><td>− owned today</td><td class="num">{num(owned)}</td><td>{esc(parts)}</td></tr>'
+        owned_row = (f'<tr><td>− owned today</td><td class="num">{num(owned)}</td>'
+                     f'<td>{esc(str(req.get("owned_parts") or ""))}</td></tr>')
     # proposals for one pool are judged together (PL801): the pool's total decides
     total = max(int(req.get("pool_proposed_gpus") or 0), int(req["gpus"]))
     within = total <= allowed

@@ -81,6 +81,10 @@ def read(
         elif api.startswith(BATCH) and doc.kind == "Job":
             jobs.setdefault(f"{_namespace(doc)}/{doc.name}", doc)
     parents = {str(mapping(d.data.get("spec")).get("parent")) for d in index.queues.values()}
+    #: each queue's children, by name (``root`` for top-level queues): read once for every pool's parents
+    children: dict[str, list[Document]] = {}
+    for _, d in sorted(index.queues.items()):
+        children.setdefault(str(mapping(d.data.get("spec")).get("parent") or "root"), []).append(d)
     clusters: dict[str, Cluster] = {}
     for name, doc in index.queues.items():
         parent = mapping(doc.data.get("spec")).get("parent")
@@ -94,7 +98,7 @@ def read(
                 hint="check the parent Queue manifest in beside its children, or remove spec.parent to place the queue under root"))
         if name in parents or name == "root":
             continue  # an inner queue of the hierarchy: its children are the pools
-        pool = _pool(name, doc, index, clusters, model, gpu_resources, taken, findings)
+        pool = _pool(name, doc, index, clusters, model, gpu_resources, taken, findings, children)
         if pool is not None:
             index.pools[name] = pool
             closed = _closed(name, index)
@@ -232,6 +236,7 @@ def _pool(
     gpu_resources: tuple[str, ...],
     taken: set[str],
     findings: list[Finding],
+    children: dict[str, list[Document]],
 ) -> Pool | None:
     spec = mapping(doc.data.get("spec"))
     capability = mapping(spec.get("capability"))
@@ -304,7 +309,7 @@ def _pool(
         "cohort": parent,
         "reclaimable": reclaimable,
         "weight": spec.get("weight"),
-        "parent_only": _parent_only(name, parent, index, gpu_resources, reserved, top if cap_key else None),
+        "parent_only": _parent_only(name, parent, index, children, gpu_resources, reserved, top if cap_key else None),
     }
     return pool
 
@@ -321,8 +326,8 @@ def _limits(doc: Document, gpu_resources: tuple[str, ...]) -> tuple[int, int | N
     return held or 0, cap
 
 
-def _parent_only(name: str, parent: str, index: VolcanoIndex, gpu_resources: tuple[str, ...], reserved: int,
-                 capability: int | None) -> int:
+def _parent_only(name: str, parent: str, index: VolcanoIndex, children: dict[str, list[Document]],
+                 gpu_resources: tuple[str, ...], reserved: int, capability: int | None) -> int:
     """GPUs of its parent Queues' guarantees that no queue but ``name`` may use: its own in all but name.
 
     A parent's guarantee beyond its children's is held for its subtree. Walking up from the queue, at each
@@ -330,11 +335,8 @@ def _parent_only(name: str, parent: str, index: VolcanoIndex, gpu_resources: tup
     up, each up to its capability above its own guarantee (one without a GPU capability: all) - cannot take;
     what reaches the queue is at most each one's capability above its guarantee on the way (its own first).
     Red team, 2026-12-07, rounds 10 and 11: training's guarantee moved up into its parent, or its grandparent,
-    then bought back as a "shortfall" (+19).
+    then bought back as a "shortfall" (+19). ``children`` holds each queue's children, by name.
     """
-    children: dict[str, list[Document]] = {}
-    for q, d in sorted(index.queues.items()):
-        children.setdefault(str(mapping(d.data.get("spec")).get("parent") or "root"), []).append(d)
     total, others = 0, 0  # spare guarantee found so far, what the other queues met so far may take
     below, room = name, None if capability is None else max(0, capability - reserved)
     seen = {name}
