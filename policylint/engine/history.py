@@ -455,10 +455,12 @@ def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool:
                     and np.array_equal(then.valid, now.valid)
                     and np.array_equal(then.values, now.values, equal_nan=True)):
                 return True
-            # the same samples under other times (a false UTC offset, red team round 11) are no new evidence
-            from policylint.measure.integrity.retiming import retimed
+            # the same samples under other times (a false UTC offset, red team round 11) are no new evidence,
+            # nor the same values reordered within each day at their times (nights rotated, round 8 of 2026-12-07)
+            from policylint.measure.integrity.retiming import reordered, retimed
 
-            return retimed(raw_then.times, raw_then.values, raw_now.times, raw_now.values)
+            return (retimed(raw_then.times, raw_then.values, raw_now.times, raw_now.values)
+                    or reordered(then.times, then.values, now.times, now.values))
         if role == "durations":
             options = reader_arguments(ref, limits, "jobs")
             a, b = traces.read_jobs(old, **options), traces.read_jobs(ref.path, **options)

@@ -1,0 +1,85 @@
+"""Nights re-timed inside a window are no new evidence under ``--diff`` (PL950).
+
+Red team, 2026-12-07, round 8: in ``examples/good``, offline-scoring's samples between 21:00 and
+05:00 UTC rotated by three hours within each night (times kept, values moved), so its busy block
+(21:00-02:00) lands on nightly-eval's (00:00-05:00). 8 484 of the 26 496 samples change; the batch
+pool's pooled bands go from baseline 20, daily 26, peak 42 GPUs to baseline 27, daily 34, peak 46,
+and the pool raised from 20 reserved + 6 elastic to 27 + 7 passed ``check``, the hook and
+``--diff``: the trace read as another series, and no one time shift explained it, so it was new
+evidence. The same values per night, reordered, are now the base's samples
+(``policylint.measure.integrity.retiming.reordered``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from conftest import committed_example, git, run_cli
+
+TRACE = Path("measurements") / "traces" / "offline-scoring.csv"
+CLUSTER = Path("clusters") / "prod-east.yaml"
+
+
+def _rewrite_nights(repo: Path, night: object) -> int:
+    """Apply ``night`` to each full night's samples (21:00 to 05:00 UTC, 96 of them); return how many changed."""
+    header, *rows = (repo / TRACE).read_text(encoding="utf-8").splitlines()
+    stamps = np.array([int(row.split(",")[0]) for row in rows])
+    values = [row.split(",")[1] for row in rows]
+    out = list(values)
+    for lo in np.flatnonzero(stamps % 86_400 == 21 * 3600):
+        if lo + 96 <= len(rows):
+            out[lo : lo + 96] = night(values[lo : lo + 96])  # type: ignore[operator]
+    (repo / TRACE).write_text("\n".join([header, *(f"{t},{v}" for t, v in zip(stamps, out))]) + "\n", encoding="utf-8")
+    return sum(a != b for a, b in zip(values, out))
+
+
+def _raise_batch(repo: Path) -> None:
+    text = (repo / CLUSTER).read_text(encoding="utf-8")
+    assert text.count("reservedGpus: 20\n") == 1 and text.count("maxGpus: 6\n") == 1
+    (repo / CLUSTER).write_text(text.replace("reservedGpus: 20\n", "reservedGpus: 27\n")
+                                .replace("maxGpus: 6\n", "maxGpus: 7\n"), encoding="utf-8")
+
+
+def _bands(repo: Path) -> dict[str, int]:
+    code, out, err = run_cli(["bands", "--pool", "prod-east/batch", "--format", "json", "."], cwd=repo)
+    assert code == 0, err
+    bands: dict[str, int] = json.loads(out)["pooled"]["bands_gpus"]
+    return bands
+
+
+def _check(repo: Path, *extra: str) -> tuple[int, list[dict[str, object]]]:
+    code, out, err = run_cli(["check", ".", "--format", "json", "--no-cache", *extra], cwd=repo)
+    assert "Traceback" not in err, err
+    return code, json.loads(out)["findings"] if out else []
+
+
+def test_nights_rotated_inside_their_window_are_no_new_evidence(tmp_path: Path) -> None:
+    repo = committed_example(tmp_path)
+    assert _bands(repo) == {"baseline": 20, "daily": 26, "peak": 42}
+    assert _rewrite_nights(repo, lambda night: night[-36:] + night[:-36]) == 8484  # three hours later, wrapped
+    assert _bands(repo) == {"baseline": 27, "daily": 34, "peak": 46}
+    _raise_batch(repo)
+    git(repo, "commit", "-qam", "batch: 27 + 7 on the new trace")
+    code, found = _check(repo, "--diff", "HEAD~1")
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/prod-east.yaml")]
+    assert "prod-east/batch reserves 27 GPUs, up from 20 at the base revision, but no measurement of its" \
+        " workloads changed" in str(found[0]["message"])
+    # without --diff nothing knows what the trace held before (check and the hook pass it)
+    assert _check(repo) == (0, [])
+
+
+def test_nights_measured_again_are_new_evidence(tmp_path: Path) -> None:
+    """The honest neighbour: each night measured again, a job more in every other sample - new values,
+    not the base's reordered, so they are new evidence (which backs only the demand it shows)."""
+    repo = committed_example(tmp_path)
+    changed = _rewrite_nights(repo, lambda night: [str(int(v) + (k % 2)) for k, v in enumerate(night)])
+    assert changed > 4000
+    _raise_batch(repo)
+    git(repo, "commit", "-qam", "batch: 27 + 7, nights measured again")
+    _, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
+    assert "but no measurement of its workloads changed" not in str(found)
+    # read as new evidence, it backs only what it moves the pooled baseline by (here nothing)
+    assert "but its new measurements move its pooled baseline from 20 to 20 GPUs" in str(found[0]["message"])
