@@ -128,6 +128,7 @@ class Session:
             max_file_bytes=config.max_file_bytes or LoadLimits.max_file_bytes,
             max_nodes=config.max_nodes or LoadLimits.max_nodes,
             max_documents=config.max_documents or LoadLimits.max_documents,
+            max_walked_entries=config.max_walked_entries or LoadLimits.max_walked_entries,
         )
         from policylint.errors import PolicylintError
         from policylint.resources import rules_dir

@@ -320,6 +320,7 @@ def test_config_shows_every_limit_with_its_default(tmp_path: Path) -> None:
         "max-trace-bytes": 256 * 1024 * 1024,
         "max-trace-rows": 10_000_000,
         "max-grid-samples": 10_000_000,
+        "max-walked-entries": 2_000_000,
     }
     set_config(repo, "limits: {max-trace-rows: 5000, max-grid-samples: 20000000, max-documents: 7}\n")
     shown = effective([], repo)["limits"]
@@ -333,7 +334,7 @@ ALLOWED = "baseline, exclude, extend-select, fail-on, gpu-resources, ignore, lim
 
 CONFIG_ERRORS = [
     pytest.param("bogus: 1\n", f"at key 'bogus': unknown key (allowed: {ALLOWED})", id="unknown-key"),
-    pytest.param("limits: {max-file: 3}\n", "at key 'limits.max-file': unknown key (allowed: max-documents, max-file-bytes, max-grid-samples, max-nodes, max-trace-bytes, max-trace-rows)", id="unknown-nested-key"),
+    pytest.param("limits: {max-file: 3}\n", "at key 'limits.max-file': unknown key (allowed: max-documents, max-file-bytes, max-grid-samples, max-nodes, max-trace-bytes, max-trace-rows, max-walked-entries)", id="unknown-nested-key"),
     pytest.param("1: x\n", f"at key '1': unknown key (allowed: {ALLOWED})", id="numeric-key"),
     pytest.param("ignore: PL101\n", "at key 'ignore': must be a list of rule codes, prefixes or names, got 'PL101'", id="selector-not-a-list"),
     pytest.param("exclude: [1]\n", "at key 'exclude.0': must be a string, got 1", id="bad-item-type"),

@@ -46,6 +46,7 @@ class Config:
     max_file_bytes: int | None = None
     max_nodes: int | None = None
     max_documents: int | None = None
+    max_walked_entries: int | None = None
     gpu_resources: list[str] = field(default_factory=list)  # empty: the built-in default
     #: trace reader limits (``limits.max-trace-bytes`` ...); None: the reader's default
     max_trace_bytes: int | None = None
@@ -104,6 +105,7 @@ class Config:
             "max-file-bytes": self.max_file_bytes or LoadLimits.max_file_bytes,
             "max-nodes": self.max_nodes or LoadLimits.max_nodes,
             "max-documents": self.max_documents or LoadLimits.max_documents,
+            "max-walked-entries": self.max_walked_entries or LoadLimits.max_walked_entries,
             "max-trace-bytes": trace.max_file_bytes,
             "max-trace-rows": trace.max_rows,
             "max-grid-samples": trace.max_grid_samples,
@@ -240,6 +242,7 @@ def load_config(
     config.max_file_bytes = limits.get("max-file-bytes")
     config.max_nodes = limits.get("max-nodes")
     config.max_documents = limits.get("max-documents")
+    config.max_walked_entries = limits.get("max-walked-entries")
     prom = raw.get("prometheus", {})
     config.prometheus_url = prom.get("url")
     if "ca-file" in prom:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from policylint.model.load import document_cache
+from policylint.model.load.limits import MAX_WALKED_ENTRIES
 from policylint.errors import PolicylintError
 from policylint.model.load.documents import SCHEDULER_APIS, SourceFile, is_scheduler_doc
 from policylint.model.load.limits import LoadLimits
@@ -45,6 +46,35 @@ def _walked(dirpath: str, dirnames: list[str]) -> list[str]:
     return sorted(d for d in dirnames if d not in SKIPPED_FOLDERS and not is_virtual_environment(os.path.join(dirpath, d)))
 
 
+class WalkBudget:
+    """The entries (files and folders) one run's walks may list: ``limits.max-walked-entries``.
+
+    A symbolic link to a folder is followed wherever it leads (a monorepo's shared folder of
+    ClusterQueues must be read), so a link to a data folder of millions of files would be listed
+    in every run, pre-commit's included. Past the limit the run stops (exit 2) and names the folder
+    and the link it was reached through; ``exclude`` keeps the walk out of a folder it covers whole.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.spent = 0
+
+    def spend(self, entries: int, folder: str, via: str | None) -> None:
+        self.spent += entries
+        if self.spent > self.limit:
+            from policylint.errors import PolicylintError
+
+            through, name = "", Path(folder).as_posix()
+            if via is not None:
+                name = Path(via).as_posix()
+                through = f", reached through the link {name} -> {os.path.realpath(via)}"
+            raise PolicylintError(
+                f"the walk listed more than {self.limit:,} files and folders (limits.max-walked-entries), the last in"
+                f" {Path(folder).as_posix()}{through}: keep the walk out of it with `exclude: [\"{name}/*\"]` in the configuration,"
+                " or raise the limit"
+            )
+
+
 class Unfollowed(NamedTuple):
     """A symbolic link that may stand for a folder and that a walk did not follow (reported, PL008)."""
 
@@ -63,6 +93,8 @@ def walk_folders(
     unfollowed: list[Unfollowed] | None = None,
     links: list[tuple[str, str]] | None = None,
     keeps: Callable[[str], bool] | None = None,
+    budget: WalkBudget | None = None,
+    prune: Callable[[str, str], bool] | None = None,
 ) -> Iterator[tuple[str, list[str]]]:
     """``(folder, file names)`` of ``top`` and every folder below it that the loader walks, top-down, sorted.
 
@@ -77,12 +109,14 @@ def walk_folders(
     rest may be the whole file system); it goes to ``unfollowed``, as does a link that leads nowhere
     whose name has no suffix (it may stand for a folder) and is not a name ``keeps`` reads as a file.
     With ``links``, every symbolic link seen (to a file or a folder) is added with its real path.
+    A ``budget`` counts the entries listed (shared by the walks of a run) and stops the run when they
+    pass its limit; a folder for which ``prune(folder as walked, its real path)`` is True is not entered.
     """
     start = os.path.realpath(top)
     home = start if home is None else home
-    stack = [(top, start)]
+    stack: list[tuple[str, str, str | None]] = [(top, start, None)]  # (folder, real path, the link it lies under)
     while stack:
-        folder, real = stack.pop()
+        folder, real, via = stack.pop()
         if real in visited:  # reached before (in walk order: the first path to it is the one shown)
             continue
         visited.add(real)
@@ -106,10 +140,14 @@ def walk_folders(
                         _file_link(entry.path, folder, real, entry.name, unfollowed, links, keeps)
         except OSError:
             continue  # vanished or unreadable, as os.walk leaves it
+        if budget is not None:
+            budget.spend(len(dirs) + len(names), folder, via)
         yield folder, names
         for name in reversed(_walked(folder, dirs)):
             child = os.path.join(folder, name)
+            under = via
             if name in linked:
+                under = child
                 target = os.path.realpath(child)
                 if links is not None:
                     links.append((child, target))
@@ -119,8 +157,8 @@ def walk_folders(
                     continue
             else:
                 target = os.path.join(real, name)
-            if target not in visited:
-                stack.append((child, target))
+            if target not in visited and not (prune is not None and prune(child, target)):
+                stack.append((child, target, under))
 
 
 def _file_link(
@@ -454,7 +492,7 @@ def discover(
 
 def discover_real(
     paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, real: RealPaths | None = None,
-    *, json: bool = False, unfollowed: list[Unfollowed] | None = None,
+    *, json: bool = False, unfollowed: list[Unfollowed] | None = None, max_entries: int | None = None,
 ) -> Iterator[tuple[Path, str | None, bool]]:
     """:func:`discover`, each file with its real path (``real(file)``) when the walk found it (None for named files).
 
@@ -462,6 +500,8 @@ def discover_real(
     caller screens them (:func:`policylint.model.load.manifests.json_is_foreign`). Symbolic links to
     folders are followed (:func:`walk_folders`), inside the repository ``root`` and outside it, as a
     linked file is read wherever it lies; the links the walk could not follow are added to ``unfollowed``.
+    The walks list at most ``max_entries`` files and folders together (:class:`WalkBudget`; None: the
+    default limit), and never enter a folder an ``exclude`` pattern covers whole (:func:`covered`).
     """
     from policylint.model.load.documents import KUSTOMIZATION_NAMES
 
@@ -475,6 +515,12 @@ def discover_real(
     visited: set[str] = set()  # real folders walked (a folder reached through links is walked once)
     home = os.path.realpath(root) if root is not None else None
     real_root = root.resolve() if root is not None and patterns else None
+    budget = WalkBudget(max_entries if max_entries is not None else MAX_WALKED_ENTRIES)
+    whole = [p for p in (_covering_prefix(pat) for pat in patterns) if p is not None]
+
+    def prune(folder: str, target: str) -> bool:
+        return bool(whole) and covered(Path(folder), target, whole, real_root)
+
     for given in paths:
         if not given.exists() and not given.is_symlink():
             raise PolicylintError(f"path does not exist: {given}")
@@ -492,7 +538,8 @@ def discover_real(
         # Path and text are made once
         found: list[tuple[tuple[str, ...], Path, str | None, str]] = []
         top = os.fspath(given)
-        for dirpath, filenames in walk_folders(top, visited, home or os.path.realpath(top), unfollowed, keeps=wanted):
+        for dirpath, filenames in walk_folders(top, visited, home or os.path.realpath(top), unfollowed, keeps=wanted,
+                                                budget=budget, prune=prune):
             names = [name for name in filenames if wanted(name)]
             if names:
                 folder = Path(dirpath)
@@ -546,6 +593,28 @@ def excluded(path: Path, real_path: str, patterns: list[str], real_root: Path | 
     """True when an ``exclude`` pattern matches ``path`` (relative to the real root ``real_root``) or its name."""
     rel = _relative_for_glob(path, Path(real_path), real_root)
     return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(path.name, pat) for pat in patterns)
+
+
+def _covering_prefix(pattern: str) -> str | None:
+    """The folder prefix under which ``pattern`` matches every path: ``data/*`` and ``data/**`` give ``data/``.
+
+    ``fnmatch``'s ``*`` matches ``/`` too, so such a pattern excludes every file below the
+    prefix, however deep. None for any other pattern (its matches are found file by file).
+    """
+    head = pattern.rstrip("*")
+    if head == pattern or not head.endswith("/") or any(c in head for c in "*?["):
+        return None
+    return head
+
+
+def covered(folder: Path, real_folder: str, prefixes: list[str], real_root: Path | None) -> bool:
+    """True when every file below ``folder`` is excluded by a pattern with one of the ``prefixes``.
+
+    The folder is read as :func:`excluded` reads a file below it: its real path relative to the
+    real root when it lies inside, else as walked (the forms of its files extend it).
+    """
+    rel = _relative_for_glob(folder, Path(real_folder), real_root) + "/"
+    return any(rel.startswith(prefix) for prefix in prefixes)
 
 
 def _relative_for_glob(path: Path, real: Path, real_root: Path | None) -> str:

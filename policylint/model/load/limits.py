@@ -14,6 +14,8 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_NODES = 100_000
 MAX_DEPTH = 100
 MAX_DOCUMENTS = 1_000
+#: files and folders one run's walk of the repository may list (a link to a data folder of millions of files)
+MAX_WALKED_ENTRIES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -24,3 +26,4 @@ class LoadLimits:
     max_nodes: int = MAX_NODES  # per file: composed nodes, and nodes built after alias expansion
     max_depth: int = MAX_DEPTH
     max_documents: int = MAX_DOCUMENTS  # per file
+    max_walked_entries: int = MAX_WALKED_ENTRIES  # per run: entries of the folders walked

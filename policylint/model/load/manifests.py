@@ -271,7 +271,8 @@ def walk_sources(
     named: list[Path] = []  # files the kustomizations name (kubectl apply -k reads them, whatever their names)
     inside = os.path.realpath(home)
     unfollowed: list[Unfollowed] = []
-    for path, found, explicit in discover_real(paths, exclude, root, real, json=True, unfollowed=unfollowed):
+    for path, found, explicit in discover_real(paths, exclude, root, real, json=True, unfollowed=unfollowed,
+                                             max_entries=limits.max_walked_entries):
         source = read_walked(path, found, explicit, limits, cache_dir, pack, real)
         walked.add(real(path) if found is None else found)
         if source is None:
