@@ -54,13 +54,17 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     # what each pool will own once its proposals are delivered: GPUs asked for are GPUs bought, and a raise
     # written as a proposal is judged as one written as reserved GPUs (red team, 2026-12-06, round 13)
     proposed, _ = model.proposed_gpus()
-    planned = {p.qualified: (p.owned_gpus, proposed.get(p.qualified, 0)) for p in model.pools if p.qualified in then}
+    # quota a Kueue pool gave up in the change while its Cohort tree's own quota grew as much is still the pool's
+    # (red team rounds 10 and 11, 2026-12-07: 19 moved into the Cohort, then proposed again, passed every gate)
+    moved = moved_into_cohorts(model.pools, then)
+    planned = {p.qualified: (p.owned_gpus + moved.get(p.qualified, (0, ""))[0], proposed.get(p.qualified, 0))
+               for p in model.pools if p.qualified in then}
     split_owned: dict[str, tuple[int, list[str]]] = {}
     for members in groups.values():
         if len(members) > 1:
             base = then[members[0].qualified]
             head = max(members, key=lambda p: (p.key == base.key, p.owned_gpus, p.qualified))
-            split_owned[head.qualified] = (sum(p.owned_gpus for p in members),
+            split_owned[head.qualified] = (sum(planned[p.qualified][0] for p in members),
                                            sorted(p.qualified for p in members if p is not head))
             planned[head.qualified] = (split_owned[head.qualified][0], sum(planned[p.qualified][1] for p in members))
     grown = [p for p in model.pools if p.qualified in then
@@ -86,7 +90,36 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
         measured[name] = backed[q]  # renamed beside its trace written anew: measured on the pool it ran in
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
                    baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned,
-                   departed_baseline=departed)
+                   departed_baseline=departed, moved_to_cohort=moved)
+
+
+def moved_into_cohorts(pools: list[Pool], then: Mapping[str, PoolThen]) -> dict[str, tuple[int, str]]:
+    """GPUs of nominal quota each Kueue pool gave up since the base while its Cohort tree's own quota of the flavor
+    grew as much, and the Cohort (today's pool name -> (GPUs, Cohort)).
+
+    A Cohort's own quota is capacity every queue of its tree may borrow, rented or bought: ``check`` cannot
+    count it as one pool's. A change can see it move: a pool's quota lowered and the Cohort's raised by as
+    much is the same capacity, still the pool's when PL950 compares what it owns with the base. The growth of
+    a tree's quota (summed over the distinct trees its pools were in at the base) is given to the pools
+    that gave up quota, in name order, each at most what it gave up.
+    """
+    from policylint.engine.history import cohort_of_pool
+
+    groups: dict[tuple[str, str], list[tuple[Pool, tuple[str, str, str, int], tuple[str, str, str, int]]]] = {}
+    for pool in pools:
+        now, was = cohort_of_pool(pool), then[pool.qualified].cohort if pool.qualified in then else None
+        if now is not None and was is not None and now[0] == was[0] and now[2] == was[2]:
+            groups.setdefault((now[1], now[2]), []).append((pool, now, was))
+    out: dict[str, tuple[int, str]] = {}
+    for _, members in sorted(groups.items()):
+        before = sum({(was[1], was[2]): was[3] for _, _, was in members}.values())
+        room = members[0][1][3] - before
+        for pool, now, _ in sorted(members, key=lambda m: m[0].qualified):
+            gave = then[pool.qualified].owned_gpus - pool.owned_gpus
+            if room > 0 and gave > 0:
+                out[pool.qualified] = (min(gave, room), now[0])
+                room -= out[pool.qualified][0]
+    return out
 
 
 def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model, options: Any, now: dt.datetime,

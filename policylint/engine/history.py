@@ -16,7 +16,7 @@ from policylint.errors import PolicylintError
 
 if TYPE_CHECKING:
     from policylint.model.load import Document, LoadLimits, SourceFile
-    from policylint.model import Model
+    from policylint.model import Model, Pool
 
 
 @dataclass
@@ -159,6 +159,8 @@ class PoolThen:
     capacity_gpus: int  # :attr:`policylint.model.Pool.capacity_gpus`, the one definition
     gpu_model: str | None  # ``gpu.model`` as written (stripped), None when not declared
     proposed_gpus: int = 0  # what the base's proposals asked for it (:meth:`policylint.model.Model.proposed_gpus`)
+    #: a Kueue flavor in a cohort: (its Cohort, the root of the Cohort's tree, the flavor, the tree's own quota of it)
+    cohort: tuple[str, str, str, int] | None = None
 
     @property
     def owned_and_proposed_gpus(self) -> int:
@@ -233,6 +235,7 @@ def pools_at_base(
             capacity_gpus=pool.capacity_gpus,
             gpu_model=(model_then.strip() or None) if isinstance(model_then, str) else None,
             proposed_gpus=proposed.get(pool.qualified, 0),
+            cohort=cohort_of_pool(pool),
         )
         by_key.setdefault(pool.key, then)
         by_name.setdefault((pool.cluster.name, pool.name), then)
@@ -242,6 +245,15 @@ def pools_at_base(
     out = {pool.qualified: by_key[pool.key] for pool in model.pools if pool.key in by_key}
     change.reserved_before = {q: p.reserved_gpus for q, p in out.items() if p.reserved_gpus is not None}
     return out, by_name
+
+
+def cohort_of_pool(pool: Pool) -> tuple[str, str, str, int] | None:
+    """(Cohort, root of its tree, flavor, the tree's own quota of the flavor) of a Kueue pool in a cohort, else None."""
+    info = pool.scheduler or {}
+    cohort, tree, flavor, quota = (info.get(k) for k in ("cohort", "cohort_tree", "flavor", "cohort_quota"))
+    if info.get("scheduler") != "kueue" or not isinstance(cohort, str) or not isinstance(tree, str):
+        return None
+    return (cohort, tree, str(flavor), quota) if type(quota) is int else None
 
 
 def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name: dict[tuple[str, str], PoolThen],

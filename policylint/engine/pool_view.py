@@ -375,9 +375,13 @@ def history_facts(
     # and what it will own once its proposals are delivered, then and now: a raise asked for is a raise
     owned, asked = history.planned.get(pool.qualified, (sheet.owned_gpus, 0))
     sheet.owned_and_proposed_gpus = owned + asked
+    moved, cohort = history.moved_to_cohort.get(pool.qualified, (0, ""))
+    if moved:
+        sheet.owned_phrase += (f", plus {moved} of its nominal quota moved into its cohort {cohort} in this change"
+                               f" (still its own here){'' if asked else f', {owned} in all'}")
     sheet.owned_and_proposed_gpus_before = then.owned_and_proposed_gpus
     if asked:
-        whose = f"{',' if split is not None else ''} and {'their' if split is not None else 'its'} proposals"
+        whose = f"{',' if split is not None or moved else ''} and {'their' if split is not None else 'its'} proposals"
         sheet.owned_phrase += f"{whose} ask {asked} more, {sheet.owned_and_proposed_gpus} in all"
     sheet.owned_before_phrase = (
         f"{then.owned_and_proposed_gpus} at the base revision ({then.owned_gpus} owned and {then.proposed_gpus} proposed)"

@@ -80,3 +80,6 @@ class History:
     #: that no workload of it is today (None: one of them not measured whole there), for the pools whose base was
     #: measured: a newcomer's baseline backs growth only beyond them (a workload renamed, its trace moved)
     departed_baseline: Mapping[str, int | None] = field(default_factory=dict)
+    #: "cluster/pool" -> (GPUs of nominal quota it moved into its Kueue Cohort tree in the change, the Cohort): PL950
+    #: counts them as still the pool's (:func:`policylint.engine.change_history.moved_into_cohorts`)
+    moved_to_cohort: Mapping[str, tuple[int, str]] = field(default_factory=dict)

@@ -1,0 +1,135 @@
+"""Nominal quota moved into the Kueue Cohort, then bought back, is a raise under ``--diff`` (red-team open item 9).
+
+The game (red team rounds 10 and 11, 2026-12-07): in ``examples/kueue``, training's nominal quota
+104 -> 85 with its ``borrowingLimit`` 24 -> 43, the Cohort ``east``'s own h100 quota 32 -> 51 (or a
+new parent Cohort's 19), and a proposal for 19 GPUs. PL801 sees a shortfall of 19 and PL950 compared
+owned + proposed, 104 then and now, so the cluster held 19 GPUs more past all three gates. Counting
+a Cohort's own quota as a pool's was refused for ``check`` (a Cohort's quota may be rented capacity,
+``examples/kueue`` says its 32 are); ``--diff`` sees the move itself: quota a pool gave up in the
+change while its Cohort tree gained as much is still the pool's when PL950 compares.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import committed_example, git, replace_once, run_cli
+
+QUEUES, COHORT = "kueue/cluster-queues.yaml", "kueue/cohort.yaml"
+PROPOSAL = """apiVersion: policylint/v1
+kind: Proposal
+metadata:
+  name: training-2027
+  team: research
+  owner: research@example.com
+spec:
+  cluster: east
+  date: "2026-11-20"
+  requests:
+    - pool: training
+      gpus: {gpus}
+      gpuModel: H100-SXM-80GB
+  workloads: [fine-tuning]
+  justification: >-
+    The training queue guarantees fewer GPUs than fine-tuning's baseline band.
+"""
+PARENT = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata:
+  name: org
+spec:
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: {gpus}
+"""
+
+
+def _training(repo: Path, nominal: int, borrowing: int) -> None:
+    text = (repo / QUEUES).read_text(encoding="utf-8")
+    head, mark, rest = text.partition("  name: training\n")
+    rest = rest.replace("        nominalQuota: 104\n", f"        nominalQuota: {nominal}\n", 1)
+    rest = rest.replace("        borrowingLimit: 24\n", f"        borrowingLimit: {borrowing}\n", 1)
+    (repo / QUEUES).write_text(head + mark + rest, encoding="utf-8")
+
+
+def _cohort_h100(repo: Path, gpus: int) -> None:
+    replace_once(repo / COHORT, "        nominalQuota: 32\n", f"        nominalQuota: {gpus}\n")
+
+
+def _propose(repo: Path, gpus: int) -> None:
+    (repo / "proposals").mkdir(exist_ok=True)
+    (repo / "proposals" / "training.yaml").write_text(PROPOSAL.format(gpus=gpus), encoding="utf-8")
+
+
+def _diff(repo: Path) -> tuple[int, list[dict[str, object]]]:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "change")
+    code, out, err = run_cli(["check", "--format", "json", "--diff", "HEAD~1", "."], cwd=repo)
+    assert "Traceback" not in err, err
+    return code, json.loads(out)["findings"]
+
+
+def _pl950(found: list[dict[str, object]]) -> list[str]:
+    return [str(f["message"]) for f in found if f["code"] == "PL950"]
+
+
+def test_quota_moved_into_the_cohort_and_bought_back_is_a_raise(tmp_path: Path) -> None:
+    repo = committed_example(tmp_path, "kueue")
+    _training(repo, 85, 43)
+    _cohort_h100(repo, 51)
+    _propose(repo, 19)
+    code, found = _diff(repo)
+    messages = _pl950(found)
+    assert code == 1 and len(messages) == 1, found
+    # every figure of the verdict: 85 owned + 19 moved + 19 proposed = 123, against 104 then
+    assert "19 of its nominal quota moved into its cohort east in this change" in messages[0], messages[0]
+    assert "123 in all, up from 104 at the base revision" in messages[0], messages[0]
+
+
+def test_quota_moved_into_a_new_parent_cohort_and_bought_back_is_a_raise(tmp_path: Path) -> None:
+    repo = committed_example(tmp_path, "kueue")
+    _training(repo, 85, 43)
+    text = (repo / COHORT).read_text(encoding="utf-8")
+    assert text.count("spec:\n") == 1
+    text = text.replace("spec:\n", "spec:\n  parentName: org\n")
+    (repo / COHORT).write_text(text + PARENT.format(gpus=19), encoding="utf-8")
+    _propose(repo, 19)
+    code, found = _diff(repo)
+    messages = _pl950(found)
+    assert code == 1 and len(messages) == 1, found
+    assert "19 of its nominal quota moved into its cohort" in messages[0], messages[0]
+
+
+def test_quota_moved_into_the_cohort_without_a_purchase_passes(tmp_path: Path) -> None:
+    """Sharing part of a pool's quota with the cohort, buying nothing: the cluster holds what it held."""
+    repo = committed_example(tmp_path, "kueue")
+    _training(repo, 85, 43)
+    _cohort_h100(repo, 51)
+    code, found = _diff(repo)
+    assert _pl950(found) == [], found
+
+
+def test_cohort_quota_grown_alone_is_no_move(tmp_path: Path) -> None:
+    """More rented capacity in the Cohort with every queue's quota kept: nothing left a pool."""
+    repo = committed_example(tmp_path, "kueue")
+    _cohort_h100(repo, 40)
+    _training(repo, 104, 32)
+    code, found = _diff(repo)
+    assert _pl950(found) == [], found
+
+
+def test_a_purchase_beside_an_unrelated_cohort_change_is_judged_as_before(tmp_path: Path) -> None:
+    """Training's quota kept, a 10-GPU proposal, the Cohort grown: PL950 counts 104 + 10, not the Cohort's GPUs."""
+    repo = committed_example(tmp_path, "kueue")
+    _cohort_h100(repo, 40)
+    _propose(repo, 10)
+    code, found = _diff(repo)
+    messages = _pl950(found)
+    assert len(messages) == 1 and "moved into its cohort" not in messages[0], found
+    assert "114 in all, up from 104" in messages[0], messages[0]
