@@ -88,7 +88,7 @@ def test_quota_moved_into_the_cohort_and_bought_back_is_a_raise(tmp_path: Path) 
     messages = _pl950(found)
     assert code == 1 and len(messages) == 1, found
     # every figure of the verdict: 85 owned + 19 moved + 19 proposed = 123, against 104 then
-    assert "19 of its nominal quota moved into its cohort east in this change" in messages[0], messages[0]
+    assert "19 of its nominal quota moved into Kueue Cohort quota in this change (it borrows from east" in messages[0], messages[0]
     assert "123 in all, up from 104 at the base revision" in messages[0], messages[0]
 
 
@@ -103,7 +103,7 @@ def test_quota_moved_into_a_new_parent_cohort_and_bought_back_is_a_raise(tmp_pat
     code, found = _diff(repo)
     messages = _pl950(found)
     assert code == 1 and len(messages) == 1, found
-    assert "19 of its nominal quota moved into its cohort" in messages[0], messages[0]
+    assert "19 of its nominal quota moved into Kueue Cohort quota" in messages[0], messages[0]
 
 
 def test_quota_moved_into_the_cohort_without_a_purchase_passes(tmp_path: Path) -> None:
@@ -131,5 +131,44 @@ def test_a_purchase_beside_an_unrelated_cohort_change_is_judged_as_before(tmp_pa
     _propose(repo, 10)
     code, found = _diff(repo)
     messages = _pl950(found)
-    assert len(messages) == 1 and "moved into its cohort" not in messages[0], found
+    assert len(messages) == 1 and "moved into" not in messages[0], found
     assert "114 in all, up from 104" in messages[0], messages[0]
+
+
+def _rename(repo: Path, old: str, new: str, files: tuple[str, ...]) -> None:
+    for name in files:
+        path = repo / name
+        path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+
+
+def test_the_move_with_the_cohort_or_the_flavor_renamed_is_still_a_move(tmp_path: Path) -> None:
+    """Red team round 12: the Cohort renamed east -> east2, or the flavor h100 -> h100-sxm, in the same change."""
+    for old, new in (("east", "east2"), ("h100", "h100-sxm")):
+        repo = committed_example(tmp_path / new, "kueue")
+        _training(repo, 85, 43)
+        _cohort_h100(repo, 51)
+        _propose(repo, 19)
+        _rename(repo, f" {old}\n", f" {new}\n", ("kueue/cohort.yaml", "kueue/cluster-queues.yaml",
+                                                  "kueue/flavors.yaml", "proposals/training.yaml"))
+        code, found = _diff(repo)
+        messages = _pl950(found)
+        assert code == 1 and len(messages) == 1, (new, found)
+        assert "19 of its nominal quota moved into Kueue Cohort quota" in messages[0], messages[0]
+
+
+def test_the_pool_moved_to_a_new_cohort_holding_the_quota_is_still_a_move(tmp_path: Path) -> None:
+    """Red team round 12: training moved to a new Cohort west of 43 H100s, east's own 32 cut to 8, 19 proposed."""
+    repo = committed_example(tmp_path, "kueue")
+    _training(repo, 85, 43)
+    _cohort_h100(repo, 8)
+    text = (repo / QUEUES).read_text(encoding="utf-8")
+    head, mark, rest = text.partition("  name: training\n")
+    (repo / QUEUES).write_text(head + mark + rest.replace("cohortName: east\n", "cohortName: west\n", 1), encoding="utf-8")
+    west = PARENT.format(gpus=43).replace("name: org", "name: west")
+    (repo / COHORT).write_text((repo / COHORT).read_text(encoding="utf-8") + west, encoding="utf-8")
+    _propose(repo, 19)
+    _rename(repo, "cluster: east\n", "cluster: west\n", ("proposals/training.yaml",))
+    code, found = _diff(repo)
+    messages = _pl950(found)
+    assert code == 1 and len(messages) == 1, found
+    assert "pool west/training" in messages[0] and "(it borrows from west;" in messages[0], messages[0]

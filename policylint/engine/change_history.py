@@ -56,7 +56,7 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     proposed, _ = model.proposed_gpus()
     # quota a Kueue pool gave up in the change while its Cohort tree's own quota grew as much is still the pool's
     # (red team rounds 10 and 11, 2026-12-07: 19 moved into the Cohort, then proposed again, passed every gate)
-    moved = moved_into_cohorts(model.pools, then)
+    moved = moved_into_cohorts(model, then, change.cohort_quota_before)
     planned = {p.qualified: (p.owned_gpus + moved.get(p.qualified, (0, ""))[0], proposed.get(p.qualified, 0))
                for p in model.pools if p.qualified in then}
     split_owned: dict[str, tuple[int, list[str]]] = {}
@@ -93,32 +93,34 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
                    departed_baseline=departed, moved_to_cohort=moved)
 
 
-def moved_into_cohorts(pools: list[Pool], then: Mapping[str, PoolThen]) -> dict[str, tuple[int, str]]:
-    """GPUs of nominal quota each Kueue pool gave up since the base while its Cohort tree's own quota of the flavor
-    grew as much, and the Cohort (today's pool name -> (GPUs, Cohort)).
+def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: Mapping[str | None, int]
+                       ) -> dict[str, tuple[int, str]]:
+    """GPUs of nominal quota each Kueue pool gave up since the base while the Cohorts' own quota of its GPU model
+    grew, and the Cohort it borrows from today (today's pool name -> (GPUs, Cohort)).
 
     A Cohort's own quota is capacity every queue of its tree may borrow, rented or bought: ``check`` cannot
-    count it as one pool's. A change can see it move: a pool's quota lowered and the Cohort's raised by as
-    much is the same capacity, still the pool's when PL950 compares what it owns with the base. The growth of
-    a tree's quota (summed over the distinct trees its pools were in at the base) is given to the pools
-    that gave up quota, in name order, each at most what it gave up.
+    count it as one pool's. A change can see it move: a pool's quota lowered and the Cohorts' raised is the
+    same capacity, still the pool's when PL950 compares what it owns with the base. The Cohorts are compared
+    by GPU model over the repository (``before``: :func:`policylint.engine.history.cohort_quota_by_model` at
+    the base), not by name: a Cohort or flavor renamed, or the pool moved to another Cohort tree, in the same
+    change moves the same GPUs (red team round 12, 2026-12-07). Their growth is given to the pools that gave
+    up quota, in name order, each at most what it gave up.
     """
-    from policylint.engine.history import cohort_of_pool
+    from policylint.engine.history import cohort_quota_by_model, gpu_kind
+    from policylint.model import schedulers
 
-    groups: dict[tuple[str, str], list[tuple[Pool, tuple[str, str, str, int], tuple[str, str, str, int]]]] = {}
-    for pool in pools:
-        now, was = cohort_of_pool(pool), then[pool.qualified].cohort if pool.qualified in then else None
-        if now is not None and was is not None and now[0] == was[0] and now[2] == was[2]:
-            groups.setdefault((now[1], now[2]), []).append((pool, now, was))
+    room = {kind: quota - before.get(kind, 0) for kind, quota in cohort_quota_by_model(schedulers.all_pools(model)).items()}
     out: dict[str, tuple[int, str]] = {}
-    for _, members in sorted(groups.items()):
-        before = sum({(was[1], was[2]): was[3] for _, _, was in members}.values())
-        room = members[0][1][3] - before
-        for pool, now, _ in sorted(members, key=lambda m: m[0].qualified):
-            gave = then[pool.qualified].owned_gpus - pool.owned_gpus
-            if room > 0 and gave > 0:
-                out[pool.qualified] = (min(gave, room), now[0])
-                room -= out[pool.qualified][0]
+    for pool in sorted(model.pools, key=lambda p: p.qualified):
+        info = pool.scheduler or {}
+        was = then.get(pool.qualified)
+        kind = gpu_kind(pool)
+        if was is None or info.get("scheduler") != "kueue" or not info.get("cohort") or room.get(kind, 0) <= 0:
+            continue
+        gave = was.owned_gpus - pool.owned_gpus
+        if gave > 0:
+            out[pool.qualified] = (min(gave, room[kind]), str(info["cohort"]))
+            room[kind] -= out[pool.qualified][0]
     return out
 
 

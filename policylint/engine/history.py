@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from policylint.engine.base_files import placement, placements_at, workloads_at
@@ -26,6 +27,8 @@ class Change:
     base: str
     files: list[Path] = field(default_factory=list)
     reserved_before: dict[str, int] = field(default_factory=dict)  # "cluster/pool" -> GPUs at base
+    #: GPU model -> the Kueue Cohorts' own quota of it at base (:func:`cohort_quota_by_model`)
+    cohort_quota_before: dict[str | None, int] = field(default_factory=dict)
     commit: Any = None  # the GitPython commit of ``base``
     top: Path | None = None  # the repository's working tree
     #: real path of a file today -> real path of the file git finds it renamed from since the base (``git diff -M``:
@@ -159,8 +162,6 @@ class PoolThen:
     capacity_gpus: int  # :attr:`policylint.model.Pool.capacity_gpus`, the one definition
     gpu_model: str | None  # ``gpu.model`` as written (stripped), None when not declared
     proposed_gpus: int = 0  # what the base's proposals asked for it (:meth:`policylint.model.Model.proposed_gpus`)
-    #: a Kueue flavor in a cohort: (its Cohort, the root of the Cohort's tree, the flavor, the tree's own quota of it)
-    cohort: tuple[str, str, str, int] | None = None
 
     @property
     def owned_and_proposed_gpus(self) -> int:
@@ -235,7 +236,6 @@ def pools_at_base(
             capacity_gpus=pool.capacity_gpus,
             gpu_model=(model_then.strip() or None) if isinstance(model_then, str) else None,
             proposed_gpus=proposed.get(pool.qualified, 0),
-            cohort=cohort_of_pool(pool),
         )
         by_key.setdefault(pool.key, then)
         by_name.setdefault((pool.cluster.name, pool.name), then)
@@ -244,16 +244,33 @@ def pools_at_base(
     by_name.update({placed: by_id[id(p)] for placed, p in schedulers.queue_pools(before).items() if id(p) in by_id})
     out = {pool.qualified: by_key[pool.key] for pool in model.pools if pool.key in by_key}
     change.reserved_before = {q: p.reserved_gpus for q, p in out.items() if p.reserved_gpus is not None}
+    change.cohort_quota_before = cohort_quota_by_model(schedulers.all_pools(before))
     return out, by_name
 
 
-def cohort_of_pool(pool: Pool) -> tuple[str, str, str, int] | None:
-    """(Cohort, root of its tree, flavor, the tree's own quota of the flavor) of a Kueue pool in a cohort, else None."""
-    info = pool.scheduler or {}
-    cohort, tree, flavor, quota = (info.get(k) for k in ("cohort", "cohort_tree", "flavor", "cohort_quota"))
-    if info.get("scheduler") != "kueue" or not isinstance(cohort, str) or not isinstance(tree, str):
-        return None
-    return (cohort, tree, str(flavor), quota) if type(quota) is int else None
+def gpu_kind(pool: Pool) -> str | None:
+    """The GPU model a pool declares, by its words (:func:`policylint.measure.pool_groups.model_key`); None: none."""
+    from policylint.measure.pool_groups import model_key
+
+    model = (pool.spec.get("gpu") or {}).get("model")
+    return (model_key(model) or None) if isinstance(model, str) else None
+
+
+def cohort_quota_by_model(pools: Iterable[Pool]) -> dict[str | None, int]:
+    """The Kueue Cohorts' own GPU quota that ``pools`` may borrow, by GPU model (:func:`gpu_kind`; None: undeclared).
+
+    Each Cohort tree's quota of a flavor counts once, however many of the pools borrow it.
+    """
+    seen: dict[tuple[Any, Any], tuple[str | None, int]] = {}
+    for pool in pools:
+        info = pool.scheduler or {}
+        quota = info.get("cohort_quota")
+        if info.get("scheduler") == "kueue" and info.get("cohort") and type(quota) is int:
+            seen.setdefault((info.get("cohort_tree"), info.get("flavor")), (gpu_kind(pool), quota))
+    out: dict[str | None, int] = {}
+    for kind, quota in seen.values():
+        out[kind] = out.get(kind, 0) + quota
+    return out
 
 
 def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name: dict[tuple[str, str], PoolThen],

@@ -377,8 +377,8 @@ def history_facts(
     sheet.owned_and_proposed_gpus = owned + asked
     moved, cohort = history.moved_to_cohort.get(pool.qualified, (0, ""))
     if moved:
-        sheet.owned_phrase += (f", plus {moved} of its nominal quota moved into its cohort {cohort} in this change"
-                               f" (still its own here){'' if asked else f', {owned} in all'}")
+        sheet.owned_phrase += (f", plus {moved} of its nominal quota moved into Kueue Cohort quota in this change"
+                               f" (it borrows from {cohort}; still its own here){'' if asked else f', {owned} in all'}")
     sheet.owned_and_proposed_gpus_before = then.owned_and_proposed_gpus
     if asked:
         whose = f"{',' if split is not None or moved else ''} and {'their' if split is not None else 'its'} proposals"
