@@ -94,3 +94,35 @@ def test_only_a_plain_folder_then_stars_covers_a_folder(pattern: str, prefix: st
     from policylint.model.load.files import _covering_prefix
 
     assert _covering_prefix(pattern) == prefix
+
+
+def test_a_link_into_an_excluded_folder_is_read_where_it_is_reached(tmp_path: Path) -> None:
+    """Red team round 12: with ``datasets/*`` excluded (and the exclusion accepted), a raised ClusterQueue in
+    ``datasets/`` linked into ``kueue/`` - a file link or a folder link - is applied by ``kubectl apply -R -f kueue/``;
+    it was excluded by its real path and the gate passed without a word."""
+    for kind in ("file", "folder"):
+        repo, data = _repo_with_data_link(tmp_path / kind, files=3)
+        (repo / "datasets").unlink()
+        (repo / "datasets").mkdir()
+        raised = json.dumps({**EXTRA_QUEUE, "metadata": {"name": "training"}}, indent=2)
+        (repo / "datasets" / "training.yaml").write_text(raised, encoding="utf-8")
+        if kind == "file":
+            (repo / "kueue" / "zz-training.yaml").symlink_to("../datasets/training.yaml")
+        else:
+            (repo / "kueue" / "more").symlink_to("../datasets", target_is_directory=True)
+        _config(repo, 'exclude: ["datasets/*"]\n')
+        code, out, err = run_cli(["check", "--format", "json", "."], cwd=repo)
+        assert code == 1 and "Traceback" not in err, err
+        codes = {f["code"] for f in json.loads(out)["findings"]} - {"PL977"}
+        assert codes, (kind, out)  # the queue is read: it is judged (here a second 'training' ClusterQueue)
+
+
+def test_the_limit_met_without_a_link_names_no_folder_to_exclude_blindly(tmp_path: Path) -> None:
+    """The walk of the repository's own folders past the limit: no advice to exclude the folder it was in."""
+    repo, _ = _repo_with_data_link(tmp_path, files=3)
+    (repo / "datasets").unlink()
+    _config(repo, "limits: {max-walked-entries: 5}\n")
+    code, _, err = run_cli(["check", "."], cwd=repo)
+    assert code == 2 and "more than 5 files and folders" in err, err
+    # no concrete folder to exclude (it was `exclude: ["kueue/*"]`, the queues themselves), no link
+    assert 'exclude: ["FOLDER/*"]' in err and "reached through" not in err, err

@@ -64,14 +64,15 @@ class WalkBudget:
         if self.spent > self.limit:
             from policylint.errors import PolicylintError
 
-            through, name = "", Path(folder).as_posix()
+            way = "exclude the folders the gate need not read (`exclude: [\"FOLDER/*\"]` in the configuration)"
+            through = ""
             if via is not None:
                 name = Path(via).as_posix()
                 through = f", reached through the link {name} -> {os.path.realpath(via)}"
+                way = f"keep the walk out of it with `exclude: [\"{name}/*\"]` in the configuration"
             raise PolicylintError(
                 f"the walk listed more than {self.limit:,} files and folders (limits.max-walked-entries), the last in"
-                f" {Path(folder).as_posix()}{through}: keep the walk out of it with `exclude: [\"{name}/*\"]` in the configuration,"
-                " or raise the limit"
+                f" {Path(folder).as_posix()}{through}: {way}, or raise the limit"
             )
 
 
@@ -590,9 +591,27 @@ def _first(item: tuple[tuple[str, ...], Path, str | None, str]) -> tuple[str, ..
 
 
 def excluded(path: Path, real_path: str, patterns: list[str], real_root: Path | None) -> bool:
-    """True when an ``exclude`` pattern matches ``path`` (relative to the real root ``real_root``) or its name."""
-    rel = _relative_for_glob(path, Path(real_path), real_root)
-    return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(path.name, pat) for pat in patterns)
+    """True when an ``exclude`` pattern matches ``path``'s name, or its path relative to the real root ``real_root``
+    both as it is and as walked.
+
+    A file is read where it is reached: ``kueue/zz-training.yaml``, a link to an excluded
+    ``datasets/training.yaml``, is applied by ``kubectl apply -R -f kueue/`` and read here too
+    (red team round 12, 2026-12-07: a raised ClusterQueue hidden by an accepted exclusion).
+    """
+    if any(fnmatch.fnmatch(path.name, pat) for pat in patterns):
+        return True
+    return all(any(fnmatch.fnmatch(form, pat) for pat in patterns) for form in _forms(path, real_path, real_root))
+
+
+def _forms(path: Path, real_path: str, real_root: Path | None) -> set[str]:
+    """The forms of ``path`` the patterns must all match: relative to the real root by its real path (else as
+    written), and by the path as walked (lexically, through the links), when that lies under the root."""
+    forms = {_relative_for_glob(path, Path(real_path), real_root)}
+    if real_root is not None:
+        walked = os.path.relpath(os.path.abspath(path), real_root)
+        if walked != os.pardir and not walked.startswith(os.pardir + os.sep):
+            forms.add(Path(walked).as_posix())
+    return forms
 
 
 def _covering_prefix(pattern: str) -> str | None:
@@ -610,11 +629,11 @@ def _covering_prefix(pattern: str) -> str | None:
 def covered(folder: Path, real_folder: str, prefixes: list[str], real_root: Path | None) -> bool:
     """True when every file below ``folder`` is excluded by a pattern with one of the ``prefixes``.
 
-    The folder is read as :func:`excluded` reads a file below it: its real path relative to the
-    real root when it lies inside, else as walked (the forms of its files extend it).
+    The folder is read as :func:`excluded` reads a file below it, in every form (:func:`_forms`): a
+    link into an excluded folder from one that is not is walked (the forms of its files extend it).
     """
-    rel = _relative_for_glob(folder, Path(real_folder), real_root) + "/"
-    return any(rel.startswith(prefix) for prefix in prefixes)
+    return all(any((form + "/").startswith(prefix) for prefix in prefixes)
+               for form in _forms(folder, real_folder, real_root))
 
 
 def _relative_for_glob(path: Path, real: Path, real_root: Path | None) -> str:
