@@ -111,7 +111,7 @@ def test_quota_moved_into_the_cohort_without_a_purchase_passes(tmp_path: Path) -
     repo = committed_example(tmp_path, "kueue")
     _training(repo, 85, 43)
     _cohort_h100(repo, 51)
-    code, found = _diff(repo)
+    _, found = _diff(repo)
     assert _pl950(found) == [], found
 
 
@@ -120,7 +120,7 @@ def test_cohort_quota_grown_alone_is_no_move(tmp_path: Path) -> None:
     repo = committed_example(tmp_path, "kueue")
     _cohort_h100(repo, 40)
     _training(repo, 104, 32)
-    code, found = _diff(repo)
+    _, found = _diff(repo)
     assert _pl950(found) == [], found
 
 
@@ -129,7 +129,7 @@ def test_a_purchase_beside_an_unrelated_cohort_change_is_judged_as_before(tmp_pa
     repo = committed_example(tmp_path, "kueue")
     _cohort_h100(repo, 40)
     _propose(repo, 10)
-    code, found = _diff(repo)
+    _, found = _diff(repo)
     messages = _pl950(found)
     assert len(messages) == 1 and "moved into" not in messages[0], found
     assert "114 in all, up from 104" in messages[0], messages[0]

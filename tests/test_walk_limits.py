@@ -15,10 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, run_cli
-from policylint.model.load.files import discover
 from test_manifests import EXTRA_QUEUE
+
+from policylint.model.load.files import discover
 
 
 def _repo_with_data_link(tmp_path: Path, files: int = 300) -> tuple[Path, Path]:
@@ -101,7 +101,7 @@ def test_a_link_into_an_excluded_folder_is_read_where_it_is_reached(tmp_path: Pa
     ``datasets/`` linked into ``kueue/`` - a file link or a folder link - is applied by ``kubectl apply -R -f kueue/``;
     it was excluded by its real path and the gate passed without a word."""
     for kind in ("file", "folder"):
-        repo, data = _repo_with_data_link(tmp_path / kind, files=3)
+        repo, _ = _repo_with_data_link(tmp_path / kind, files=3)
         (repo / "datasets").unlink()
         (repo / "datasets").mkdir()
         raised = json.dumps({**EXTRA_QUEUE, "metadata": {"name": "training"}}, indent=2)
