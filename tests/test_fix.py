@@ -176,10 +176,16 @@ def test_fixed_file_passes_the_rule(tmp_path: Path, code: str) -> None:
         line = text.count("\n", 0, spans(text, [path])[0][0]) + 1
         assert (Path(file).name, line) not in after, f"{file}:{line} still reports {code}"
     if code == "PL102":
-        # a Kueue queue whose lendingLimit alone runs it past its daily band: no borrowingLimit can
-        # lower that, and the lending limit and the quota move together - said, not guessed
-        assert after == {("kueue-lending.yaml", 20)}
-        assert "PL102: no fix (its lendingLimit of 26 alone lets it run more than 14 GPUs; lower the lendingLimit to 0" in err
+        # a Kueue queue whose lendingLimit alone runs it past its daily band: no borrowingLimit can lower that,
+        # so the lending limit and the quota move together (no other queue borrows what it lends)
+        assert "kueue-lending.yaml: PL102 spec/resourceGroups/0/flavors/0/resources/0/lendingLimit 26 -> 0" in err
+        assert "kueue-lending.yaml: PL102 spec/resourceGroups/0/flavors/0/resources/0/nominalQuota 40 -> 14" in err
+        # a queue whose borrowingLimit is all that lets its cohort tree's own 40 GPUs be borrowed: lowering it
+        # would strand them (PL976), keeping it leaves 54 GPUs - said, with the quota to lower, not guessed
+        assert after == {("kueue-hierarchy.yaml", 38)}
+        assert ("the cohort tree of tree-root holds itself than its ClusterQueues may borrow together (PL976), and 14"
+                " reserved + 0 lent + 40 borrowed = 54 GPUs is above the 16.1 the capacity rules allow; lower the h100"
+                " quota the cohort tree of tree-root holds itself by 38 GPUs") in err
     elif code == "PL104":
         # a Kueue queue that lends quota it never takes back: raising its quota would buy what it lends on top,
         # so it is left to the user, with the hint's advice (red team, 2026-12-07)

@@ -21,6 +21,7 @@ between that read and the write.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,10 +30,12 @@ from policylint.catalogue import fixes
 from policylint.edit.fix import Fix, FixOutcome
 from policylint.edit.rewrites import buffer_fix, capacity_fix, request_fixes, reservation_fix
 from policylint.edit.scalars import ScalarEdit, apply_edits, unified_diff
+from policylint.engine.evaluate import require_figures
 
 if TYPE_CHECKING:
     from policylint.finding import Finding, FindingKey
     from policylint.engine.linter import LintOptions
+    from policylint.engine.rule import RuleSet
     from policylint.engine.result import LintResult
     from policylint.engine.view import View
 
@@ -50,6 +53,33 @@ def _views(result: LintResult, options: LintOptions) -> list[View]:
     facts, _ = measure(result.model, now, limits=options.trace_limits)
     return build_views(result.model, facts, now, None, measure_pools(result.model, facts))
 
+
+
+#: the conditions of a rule's ``require`` that cap a fact from above (see :func:`_capacity_ceiling`)
+_UPPER_BOUNDS = frozenset({"max_over", "max_field", "max"})
+
+
+def _capacity_ceiling(view: View, ruleset: RuleSet | None, selected: Iterable[str] | None = None) -> float | None:
+    """The most GPUs of capacity the pool's rules accept, or None: the lowest upper bound on ``capacity_gpus``.
+
+    Each bound is the one the rule's ``require`` tests (:func:`~policylint.engine.evaluate.require_figures`:
+    PL102's daily band plus its headroom, PL201's sustained maximum plus its headroom), with the
+    run's parameters; ``selected`` are the rules that run (None: all).
+    """
+    if ruleset is None:
+        return None
+    chosen = set(ruleset.rules) if selected is None else set(selected)
+    bounds = []
+    for rule in ruleset.sorted():
+        condition = rule.require.get("capacity_gpus")
+        if rule.code not in chosen or rule.subject != "pool" or not isinstance(condition, dict):
+            continue
+        if not condition or set(condition) - _UPPER_BOUNDS:
+            continue
+        figures = require_figures(rule, "capacity_gpus", view.facts, ruleset.params.get(rule.code, {}))
+        if figures is not None:
+            bounds.append(figures[1])
+    return min(bounds, default=None)
 
 
 def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]]:
@@ -126,6 +156,7 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
             planned.append(replace(buffer, origin=finding.key()))
 
     reserved_after: dict[str, int] = {}  # pool -> reserved GPUs after this run's fixes
+    lent_less: dict[str, int] = {}  # pool -> GPUs a Kueue flavor lends less after this run's fixes
     by_pool: dict[str, dict[str, Finding]] = {}
     for finding in sorted((f for f in wanted if rewrites(f) not in ("requests", "buffer")), key=lambda f: f.sort_key()):
         view = views.get((finding.file, finding.doc_index, finding.subject))
@@ -155,24 +186,32 @@ def plan(result: LintResult, options: LintOptions) -> tuple[list[Fix], list[str]
                 continue
             reserved = fix.reserved if fix.reserved is not None else fix.new
         follow, note, refused = capacity_fix(
-            (capacity or reservation or next(iter(found.values()))).code, pool, view, reserved, keep=capacity is None
+            (capacity or reservation or next(iter(found.values()))).code, pool, view, reserved, keep=capacity is None,
+            ceiling=_capacity_ceiling(view, options.ruleset, options.selected), pools=result.model.pools,
         )
         if refused:
             notes += [f"{where(f)}: no fix ({note})" for f in (reservation, capacity) if f is not None]
             continue
+        if fix is not None:
+            # a Kueue flavor lending less moves its nominalQuota with the lendingLimit: one number, the capacity's
+            same = next((c for c in follow if c.doc_path == fix.doc_path and c.doc_index == fix.doc_index), None)
+            if same is not None:
+                fix, follow = replace(fix, new=same.new), [c for c in follow if c is not same]
         if fix is not None and reservation is not None:
             reserved_after[qualified] = reserved
             planned.append(replace(fix, group=qualified, origin=reservation.key()))
-        if follow is not None:
+        for c in follow:
+            if c.doc_path[-1:] == ("lendingLimit",):
+                lent_less[qualified] = c.old - c.new
             # the capacity that follows a moved reservation answers the reservation's finding
-            planned.append(replace(follow, group=qualified, origin=(capacity or reservation or next(iter(found.values()))).key()))
+            planned.append(replace(c, group=qualified, origin=(capacity or reservation or next(iter(found.values()))).key()))
         if note and capacity is not None:
             notes.append(f"{where(capacity)}: no fix ({note})")
     for qualified, requests in sorted(asks.items()):
         after = reserved_after.get(qualified)
         # a reservation's fix keeps what a Kueue flavor lends (and a Volcano parent's guarantee only it may use):
         # both stay owned beside the new reservation
-        kept = pools[qualified].owned_beyond_reserved_gpus if qualified in pools else 0
+        kept = (pools[qualified].owned_beyond_reserved_gpus if qualified in pools else 0) - lent_less.get(qualified, 0)
         fixed, more = request_fixes(requests, None if after is None else after + kept)
         planned += [replace(f, group=qualified) if qualified in reserved_after else f for f in fixed]
         notes += more

@@ -20,18 +20,25 @@ A rule's ``fix: rewrites:`` names one of :data:`REWRITES`; the planner
 
 A Kueue ClusterQueue is fixed through its GPU ``nominalQuota`` (reserved =
 nominal - lendingLimit inside a cohort, so the lending limit is kept) and its
-``borrowingLimit``; a Volcano Queue through ``guarantee`` and ``capability``.
+``borrowingLimit``; a Volcano Queue through ``guarantee`` and ``capability``. A
+``borrowingLimit`` limits borrowing the cohort's GPUs, not GPUs the pool owns: it is
+never lowered below :func:`~policylint.model.schedulers.kueue.borrowing_floor` (what
+keeps the cohort's own quota reachable, PL976), and where capacity must fall further
+the ``lendingLimit`` and the ``nominalQuota`` fall together, the reservation kept
+(:func:`_kueue_capacity`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from policylint.edit.fix import Fix, make_fix, number
 from policylint.engine.shortfall import request_room
 from policylint.model import pool_capacity
+from policylint.model.schedulers.kueue import borrowing_floor
 
 if TYPE_CHECKING:
     from policylint.finding import Finding
@@ -95,14 +102,20 @@ def _kueue_lending(pool: Pool) -> int:
     return int(info.get("lending_limit") or 0) if info.get("cohort") else 0
 
 
-def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool) -> tuple[Fix | None, str, bool]:
-    """The elastic number that gives the pool its capacity once ``reserved`` GPUs are reserved.
+def capacity_fix(
+    code: str, pool: Pool, view: View, reserved: int, *, keep: bool,
+    ceiling: float | None = None, pools: Iterable[Pool] = (),
+) -> tuple[list[Fix], str, bool]:
+    """The elastic numbers that give the pool its capacity once ``reserved`` GPUs are reserved.
 
     ``keep``: the capacity stays what it is (a reservation moved, capacity was not
-    reported); else it becomes the pooled daily band (PL102). Returns (fix or None,
-    note, refused): ``refused`` when the reservation must not move - the capacity
-    would fall below both what it was and the daily band, with nothing elastic to
-    write that could carry the difference.
+    reported); else it becomes the pooled daily band (PL102). Returns (fixes, note,
+    refused): ``refused`` when the reservation must not move - the capacity would fall
+    below both what it was and the daily band with nothing elastic to carry the
+    difference, or (Kueue) rise above ``ceiling`` (the lowest bound the rules set on ``capacity_gpus``) because the
+    borrowingLimit must keep the cohort's own GPUs reachable. ``pools`` are the run's
+    pools: a Kueue flavor's lendingLimit is lowered only where no other queue of its
+    cohort borrows less for it.
     """
     f = view.facts
     daily, capacity = int(f["daily_gpus"]), int(f["capacity_gpus"])
@@ -115,41 +128,119 @@ def capacity_fix(code: str, pool: Pool, view: View, reserved: int, *, keep: bool
     elif origin == "kueue" and path[-1:] == ("borrowingLimit",):
         # elastic = lendingLimit + borrowed inside a cohort (the quota it may lend is still its own)
         new = elastic - _kueue_lending(pool)
-        if new < 0:
-            return None, (
-                f"its lendingLimit of {_kueue_lending(pool)} alone lets it run more than {reserved + elastic} GPUs;"
-                f" lower the lendingLimit to {elastic} and the nominalQuota with it"
-            ), False
+        old = number(view, path)
+        floor = min(old, borrowing_floor(pool.scheduler)) if old is not None else 0
+        if new < floor:
+            return _kueue_capacity(code, pool, view, reserved, elastic, floor, keep=keep, ceiling=ceiling, pools=pools)
     elif origin == "volcano" and path[:2] in (("spec", "capability"), ("spec", "deserved")):
         if keep:
-            return None, "", False  # capability (or deserved) holds the capacity whatever the guarantee
+            return [], "", False  # capability (or deserved) holds the capacity whatever the guarantee
         new = pool_capacity(reserved, elastic)
     else:
         # nothing elastic to write: the capacity is the reservation (plus what a cohort lends)
         after = reserved + (int(f["elastic_gpus"] or 0) if origin == "kueue" else 0)
         if after < min(capacity, daily):
-            return None, (
+            return [], (
                 f"a reservation of {reserved} would leave {after} GPUs for a pooled daily band of {daily} and there is"
                 f" no elastic limit to carry the rest; add elastic capacity of {min(capacity, daily) - after} GPUs,"
                 " then lower the reservation"
             ), True
         if keep or after <= daily:
-            return None, "", False  # the reservation alone brings capacity within the band
+            return [], "", False  # the reservation alone brings capacity within the band
         if origin == "policylint":
-            return None, "no elastic.maxGpus to lower; lower the reservation", False
+            return [], "no elastic.maxGpus to lower; lower the reservation", False
         if origin == "kueue":
             limit = max(0, elastic - _kueue_lending(pool))
-            return None, f"borrowing from the cohort is unlimited; add borrowingLimit: {limit} to the GPU resource", False
-        return None, f"no capability to lower; add capability {reserved + elastic} for the GPU resource", False
+            return [], f"borrowing from the cohort is unlimited; add borrowingLimit: {limit} to the GPU resource", False
+        return [], f"no capability to lower; add capability {reserved + elastic} for the GPU resource", False
     old = number(view, path)
     if not keep and old is not None and new >= old and reserved == int(f["reserved_gpus"]):
         if reserved > daily:
-            return None, "reserved GPUs alone exceed the daily band; lower the reservation", False
-        return None, "", False  # the reservation's fix brings capacity within the band
+            return [], "reserved GPUs alone exceed the daily band; lower the reservation", False
+        return [], "", False  # the reservation's fix brings capacity within the band
     if old == new:
-        return None, "", False
+        return [], "", False
     fix, note = make_fix(code, view, path, new)
-    return fix, note, False
+    return ([] if fix is None else [fix]), note, False
+
+
+def _kueue_capacity(
+    code: str, pool: Pool, view: View, reserved: int, elastic: int, floor: int, *,
+    keep: bool, ceiling: float | None, pools: Iterable[Pool],
+) -> tuple[list[Fix], str, bool]:
+    """A Kueue flavor whose borrowingLimit would have to fall below ``floor`` to leave ``elastic`` GPUs.
+
+    Below ``floor`` the cohort's own quota is more than its ClusterQueues may borrow together
+    (PL976), and lowering it saves no GPU the pool owns: the borrowingLimit stops there. What
+    the flavor then borrows (``floor``, or less when the cohort lends less) stays; the rest of
+    ``elastic`` is its lendingLimit. Keeping capacity (a moved reservation), the lendingLimit
+    stays as written. For the daily band (PL102), lendingLimit and nominalQuota fall together,
+    the reservation kept - written when no other queue of the cohort borrows less for it,
+    otherwise given as the numbers to write. Refused (with a note) when the capacity left is
+    above ``ceiling``.
+    """
+    info, f = pool.scheduler, view.facts
+    path = pool.place("capacity")
+    lending = _kueue_lending(pool)
+    borrowed = min(floor, int(f["elastic_gpus"] or 0) - lending)
+    lend = lending
+    if not keep:
+        lend = min(lending, max(0, elastic - borrowed))
+        if pool.held_gpus > pool.reserved_gpus:
+            # the lent quota holds the baseline too (PL104 counts it): keep what the baseline needs of it
+            short = int(f["baseline_gpus"]) - int(f["proposed_gpus"] or 0) - reserved
+            lend = max(lend, min(lending, short))
+    after = reserved + lend + borrowed
+    cohort, tree, quota = info.get("cohort"), info.get("cohort_tree"), info.get("cohort_quota")
+    holder = f"cohort {cohort}" if tree in (None, cohort) else f"the cohort tree of {tree}"  # as PL976 names it
+    why = (f"a borrowingLimit below {floor} would leave more of the {quota} GPUs of flavor {info.get('flavor')} that"
+           f" {holder} holds itself than its ClusterQueues may borrow together (PL976)")
+    if ceiling is not None and after > ceiling + 1e-9:
+        excess = after - math.floor(ceiling + 1e-9)
+        over = f"{reserved} reserved + {lend} lent + {borrowed} borrowed = {after} GPUs is above the {ceiling:g} the capacity rules allow"
+        if floor > 0:
+            return [], (f"{why}, and {over}; lower the {info.get('flavor')} quota {holder} holds itself by {excess}"
+                        " GPUs, then run check --fix again"), keep
+        return [], f"{over}; lower the lendingLimit and the nominalQuota by {excess} GPUs each", keep
+    fixes: list[Fix] = []
+    if number(view, path) != floor:
+        fix, note = make_fix(code, view, path, floor)
+        if fix is None:
+            return [], note, keep
+        fixes.append(fix)
+    if lend == lending:
+        return fixes, "", False
+    write = f"write nominalQuota: {reserved + lend}, lendingLimit: {lend}, borrowingLimit: {floor}"
+    nominal_path = pool.place("reserved")
+    lending_path = (*path[:-1], "lendingLimit")
+    if number(view, nominal_path) != info.get("nominal") or number(view, lending_path) != lending:
+        return [], f"the flavor's GPU quota is not written as one number each; {write}", False
+    takers = sorted(o.qualified for o in _cohort_members(pool, pools) if not _borrows_as_much(o, lending - lend))
+    if takers:
+        kept = f", and {why}" if floor > 0 else ""
+        return [], (
+            f"lending {lending - lend} GPUs less would leave {', '.join(takers)} less to borrow{kept}; to accept"
+            f" that, {write} ({reserved} reserved + {lend} lent + {borrowed} borrowed = {after} GPUs)"
+        ), False
+    for at, value in ((nominal_path, reserved + lend), (lending_path, lend)):
+        fix, note = make_fix(code, view, at, value)
+        if fix is None:
+            return [], f"{note}; {write}", False
+        fixes.append(replace(fix, reserved=reserved) if at == nominal_path else fix)
+    return fixes, "", False
+
+
+def _cohort_members(pool: Pool, pools: Iterable[Pool]) -> list[Pool]:
+    """The other Kueue pools of ``pool``'s cohort tree on its flavor: the queues that may borrow what it lends."""
+    info = pool.scheduler or {}
+    return [o for o in pools if o is not pool and o.origin == "kueue" and (o.scheduler or {}).get("cohort")
+            and o.scheduler.get("cohort_tree") == info.get("cohort_tree") and o.scheduler.get("flavor") == info.get("flavor")]
+
+
+def _borrows_as_much(other: Pool, cut: int) -> bool:
+    """Whether ``other`` still borrows up to its borrowingLimit when the cohort lends ``cut`` GPUs less."""
+    limit, lendable = other.scheduler.get("borrowing_limit"), other.scheduler.get("cohort_lendable")
+    return isinstance(limit, int) and isinstance(lendable, int) and lendable - cut >= limit
 
 
 def request_fixes(asks: list[tuple[Finding, View, int, int]], owned: int | None) -> tuple[list[Fix], list[str]]:

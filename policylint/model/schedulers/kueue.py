@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -566,6 +566,21 @@ class _Lenders:
         return False
 
 
+def borrowing_floor(info: Mapping[str, Any]) -> int:
+    """The lowest ``borrowingLimit`` a ClusterQueue flavor (``pool.scheduler``) may have with its cohort's GPUs reachable.
+
+    A Cohort's own quota is used only by borrowing, so the ClusterQueues of its tree must be
+    allowed to borrow it together: ``cohort_borrowable`` (what they may borrow together, None when
+    one has no limit) at least ``cohort_quota`` - the comparison PL976 makes. This flavor's share
+    is what the others leave: ``cohort_quota`` less their limits. 0 outside a cohort, without a
+    limit of its own, or when another member may borrow without limit.
+    """
+    quota, together, own = info.get("cohort_quota"), info.get("cohort_borrowable"), info.get("borrowing_limit")
+    if not info.get("cohort") or not isinstance(quota, int) or not isinstance(together, int) or not isinstance(own, int):
+        return 0
+    return max(0, quota - (together - own))
+
+
 def _lendable(o: _Entry) -> int:
     """What a ClusterQueue flavor lends its cohort while unused: its lendingLimit, else its whole nominal quota."""
     return o.lending if o.lending is not None else o.nominal
@@ -589,7 +604,7 @@ def _pool(
     reclaim = str(preemption.get("reclaimWithinCohort", "Never"))
     borrow_policy = str(mapping(preemption.get("borrowWithinCohort")).get("policy", "Never"))
     within = str(preemption.get("withinClusterQueue", "Never"))
-    own_quota, borrowable = 0, None
+    own_quota, borrowable, lendable = 0, None, 0
     if cohort is None:
         reserved, elastic = e.nominal, 0
     else:
@@ -675,6 +690,8 @@ def _pool(
         "cohort_tree": tree(cohort),
         "cohort_quota": own_quota,
         "cohort_borrowable": borrowable,
+        # what the rest of the cohort tree can lend it (the ceiling of what it borrows)
+        "cohort_lendable": lendable,
         "reclaim": reclaim,
         "borrow_policy": borrow_policy,
         "reclaims_in_time": reclaim in PREEMPTING,
