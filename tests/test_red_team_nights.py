@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import committed_example, git, run_cli
 
 TRACE = Path("measurements") / "traces" / "offline-scoring.csv"
@@ -83,3 +84,45 @@ def test_nights_measured_again_are_new_evidence(tmp_path: Path) -> None:
     assert "but no measurement of its workloads changed" not in str(found)
     # read as new evidence, it backs only what it moves the pooled baseline by (here nothing)
     assert "but its new measurements move its pooled baseline from 20 to 20 GPUs" in str(found[0]["message"])
+
+
+# --- round 12 (2026-12-08): the same game past the exact screen ---------------------------------------------
+
+
+def _rewrite_trace(repo: Path, mode: str) -> None:
+    """The round-12 evasions on the trace: the nightly rotation plus a far swap, an edit, the oldest day
+    dropped (mid-night), or the rotation over 32-hour windows (21:00 day k to 05:00 day k + 2)."""
+    header, *rows = (repo / TRACE).read_text(encoding="utf-8").splitlines()
+    stamps = [int(row.split(",")[0]) for row in rows]
+    values = [row.split(",")[1] for row in rows]
+    out = list(values)
+    starts = [i for i, t in enumerate(stamps) if t % 86_400 == 21 * 3600]
+    width = 384 if mode == "rot2" else 96
+    for lo in starts[::2] if mode == "rot2" else starts:
+        if lo + width <= len(rows):
+            out[lo : lo + width] = values[lo + width - 36 : lo + width] + values[lo : lo + width - 36]
+    if mode == "swap":  # two unequal samples 90 days apart
+        j = next(k for k in range(len(out) - 300, 0, -1) if out[k] != out[300])
+        out[300], out[j] = out[j], out[300]
+    if mode == "edit":
+        out[5000] = str(int(out[5000]) + 1)
+    if mode == "rottrim":
+        stamps, out = stamps[288:], out[288:]
+    (repo / TRACE).write_text("\n".join([header, *(f"{t},{v}" for t, v in zip(stamps, out))]) + "\n",
+                              encoding="utf-8")
+
+
+@pytest.mark.parametrize("mode", ["swap", "rot2", "rottrim", "edit"])
+def test_nights_rotated_with_a_far_swap_an_edit_a_trim_or_in_32_hour_windows_are_no_new_evidence(
+        tmp_path: Path, mode: str) -> None:
+    """Red team round 12: each raised batch 20 + 6 -> 27 + 7 with check, the hook and --diff all passing."""
+    repo = committed_example(tmp_path)
+    _rewrite_trace(repo, mode)
+    assert _bands(repo) == {"baseline": 27, "daily": 34, "peak": 46}
+    _raise_batch(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", f"batch: 27 + 7 on the new trace ({mode})")
+    code, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/prod-east.yaml")]
+    assert "but no measurement of its workloads changed" in str(found[0]["message"])

@@ -88,7 +88,9 @@ def test_any_window_of_a_day_rotated_within_itself_is_reordered(start: int, hour
     times, values = _daily(20, seed)
     shift = data.draw(st.integers(1, hours * 12 - 1))
     turned = _rotate_windows(times, values, start, hours, shift)
-    if np.count_nonzero(turned != values) >= max(32, 0.01 * len(values)):
+    per_day = np.bincount(((times - times[0]) // DAY).astype(int), weights=turned != values)
+    # at least 16 samples changed each day: fewer between untouched hours move no busy block by hours
+    if np.count_nonzero(turned != values) >= max(32, 0.01 * len(values)) and per_day.min() >= 16:
         assert reordered(times, values, times, turned)
 
 
@@ -105,11 +107,14 @@ def test_each_day_shuffled_and_nan_moved_with_it_is_reordered() -> None:
     assert not reordered(times, values, times, other)
 
 
-def test_a_reordering_longer_than_a_day_is_not_this_screen_s() -> None:
-    """Values rotated by a day and a half over two-day windows: no stretch of the base shorter than a day."""
-    times, values = _daily(20, 8)
-    turned = np.roll(values.reshape(10, -1), 36 * 12, axis=1).ravel()
-    assert not reordered(times, values, times, turned)
+def test_a_reordering_over_several_days_is_not_this_screen_s() -> None:
+    """Values rotated by whole days over windows of three days or more, back to back: no stretch of changes
+    shorter than two days holds the base's values (two-day windows, red team round 12, are caught)."""
+    times, values = _daily(24, 8)
+    assert reordered(times, values, times, np.roll(values.reshape(12, -1), 36 * 12, axis=1).ravel())
+    for days, turn in ((3, 36), (4, 72), (4, 24), (6, 60)):
+        turned = np.roll(values.reshape(24 // days, -1), turn * 12, axis=1).ravel()
+        assert not reordered(times, values, times, turned)
 
 
 # honest re-exports: never reordered
@@ -195,8 +200,190 @@ def test_the_real_helios_trace_perturbed_honestly_or_rotated_within_its_nights(c
                          np.concatenate([v[cut:], v[:cut] + 1]))
     assert not reordered(t, v, t[:-1:5], v[1::5])  # sampled a minute later, stamped as before
     assert not reordered(t, v, t[::5], v[: v.size // 5 * 5].reshape(-1, 5).mean(axis=1))
+    hour = (t % DAY) / 3600
+    night = (hour >= 21) | (hour < 5)  # only the nights measured again, with fresh noise
+    assert not reordered(t, v, t, np.where(night, np.maximum(0, np.round(v + rng.normal(0, 0.5, v.size))), v))
     nights = v.copy()
     for lo in np.flatnonzero(t % DAY == 21 * 3600):
         if lo + 480 <= v.size:
             nights[lo : lo + 480] = np.roll(v[lo : lo + 480], 180)
     assert reordered(t, v, t, nights)
+    # round 12: with two samples a month apart swapped and one edited, or the first day dropped
+    tampered = nights.copy()
+    tampered[[300, v.size - 300]] = tampered[[v.size - 300, 300]]
+    tampered[5000] += 1
+    assert reordered(t, v, t, tampered)
+    assert reordered(t, v, t[1440:], nights[1440:])
+    # the whole trace a minute later, stamped as before, reads as a reordering too: the base's samples moved
+    # one sample each, which backs no raise (a one-sample shift on examples/good leaves its bands 20/26, peak 42 -> 43)
+    if columns != ["pending_job_num"]:
+        assert reordered(t, v, t[:-1], v[1:])
+
+
+# --- the round-8 game with a little more (red team, 2026-12-08, round 12) -------------------------------------
+
+
+def _example() -> tuple[np.ndarray, np.ndarray]:
+    from conftest import EXAMPLES
+
+    rows = np.loadtxt(EXAMPLES / "good" / "measurements" / "traces" / "offline-scoring.csv", delimiter=",", skiprows=1)
+    return rows[:, 0], rows[:, 1]
+
+
+def _far_swaps(values: np.ndarray, pairs: int) -> np.ndarray:
+    """``pairs`` swaps of two unequal samples about 90 days apart (rows 300 + 7k and the latest unequal one)."""
+    out = values.copy()
+    for k in range(pairs):
+        i = 300 + 7 * k
+        j = next(j for j in range(len(out) - 300 - 7 * k, 0, -1) if out[j] != out[i])
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def _evasion(mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """examples/good's offline-scoring trace as each round-12 evasion (and its neighbours) rewrote it."""
+    times, values = _example()
+    nights = _rotate_windows(times, values, 21, 8, 36)
+    if mode == "swap":  # the rotation and one swap 90 days apart: the k-th-occurrence pairing chains
+        return times, _far_swaps(nights, 1)
+    if mode == "three far swaps":
+        return times, _far_swaps(nights, 3)
+    if mode == "rot2":  # 21:00 day k to 05:00 day k + 2, every other day: 32-hour windows
+        out = values.copy()
+        for lo in np.flatnonzero(times % DAY == 21 * 3600)[::2]:
+            if lo + 384 <= len(out):
+                out[lo : lo + 384] = np.roll(values[lo : lo + 384], 36)
+        return times, out
+    if mode == "two-day windows":  # 21:00 day k to 21:00 day k + 2, every third day
+        out = values.copy()
+        for lo in np.flatnonzero(times % DAY == 21 * 3600)[::3]:
+            if lo + 576 <= len(out):
+                out[lo : lo + 576] = np.roll(values[lo : lo + 576], 36)
+        return times, out
+    if mode == "rottrim":  # the rotation and the oldest day dropped, mid-night
+        return times[288:], nights[288:]
+    if mode == "trimmed both ends":
+        return times[288 + 100 : -200], nights[288 + 100 : -200]
+    if mode == "edit":
+        nights[5000] += 1
+        return times, nights
+    if mode == "five edits":
+        nights[[900, 5000, 12_000, 19_000, 25_000]] += np.array([1, -1, 1, 2, -1])
+        return times, np.maximum(nights, 0)
+    raise AssertionError(mode)
+
+
+@pytest.mark.parametrize("mode", ["swap", "rot2", "rottrim", "edit",
+                                  "three far swaps", "two-day windows", "trimmed both ends", "five edits"])
+def test_nights_rotated_with_a_swap_an_edit_a_trim_or_longer_windows_are_reordered(mode: str) -> None:
+    """Round 12: each raised batch 20 + 6 -> 27 + 7 past the exact screen (a multiset not quite the base's,
+    or stretches of 32 hours); at least 99% of the changed samples find their value again within a night."""
+    from policylint.measure.integrity.retiming import reordered_share
+
+    times, values = _example()
+    new_times, new_values = _evasion(mode)
+    assert np.count_nonzero(np.isin(new_times, times)) == len(new_times)
+    assert reordered_share(times, values, new_times, new_values) >= 0.99
+    assert reordered(times, values, new_times, new_values)
+
+
+def test_nights_rotated_under_enough_noise_read_as_measured_again() -> None:
+    """What the tolerance leaves open: the rotation with +-1 on 3 000 of the 26 496 samples (bands 27/34/47, the
+    rotation's 27/34/46 but for the peak) matches 85.4% and is caught; 4 000 (82.8%, bands 27/34/45) is new
+    evidence, and backs the raise the rotation gains."""
+    from policylint.measure.integrity.retiming import reordered_share
+
+    times, values = _example()
+    nights = _rotate_windows(times, values, 21, 8, 36)
+    shares = []
+    for edits in (3000, 4000):
+        rng = np.random.default_rng(3)
+        noisy = nights.copy()
+        at = rng.choice(len(noisy), edits, replace=False)
+        noisy[at] = np.maximum(0, noisy[at] + rng.choice([-1, 1], edits))
+        shares.append(reordered_share(times, values, times, noisy))
+    assert shares[0] >= 0.85 > shares[1]
+
+
+# honest changes the tolerance could newly take for a reordering: still new evidence
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_edits_by_one_on_5_percent_of_a_few_valued_trace_are_new(seed: int) -> None:
+    from policylint.measure.integrity.retiming import reordered_share
+
+    rng = np.random.default_rng(seed)
+    times = 1_788_134_400 + STEP * np.arange(30 * DAY // int(STEP))
+    values = rng.integers(0, 3, len(times)).astype(float)
+    at = rng.random(len(values)) < 0.05
+    edited = np.where(at, np.clip(values + rng.choice([-1, 1], len(values)), 0, 2), values)
+    assert reordered_share(times, values, times, edited) < 0.4
+    assert not reordered(times, values, times, edited)
+
+
+@pytest.mark.parametrize("remeasure", ["noise", "poisson"])
+def test_nights_measured_again_with_fresh_noise_are_new(remeasure: str) -> None:
+    """Only 21:00-05:00 changed, each sample measured again: 62% of the changes match within their night
+    (a night's values are alike), far from the 85% a reordering needs."""
+    from policylint.measure.integrity.retiming import reordered_share
+
+    times, values = _example()
+    rng = np.random.default_rng(21)
+    hour = (times % DAY) / 3600
+    night = (hour >= 21) | (hour < 5)
+    again = (np.maximum(0, np.round(values + rng.normal(0, 1, len(values)))) if remeasure == "noise"
+             else rng.poisson(np.maximum(values, 0.3)).astype(float))
+    share = reordered_share(times, values, times, np.where(night, again, values))
+    assert share is not None and share < 0.65
+    assert not reordered(times, values, times, np.where(night, again, values))
+
+
+def test_one_night_s_job_really_moved() -> None:
+    """One night's job started 3 hours later, 3 samples changed besides: on the example's 92 days that is
+    under 1% of the samples, too few to tell (new evidence, and it moves no band: 20/26/42 as before); on
+    30 days it is over 1% and reads as a reordering - no new evidence, which is what it is for pooling: one
+    night of thirty moves no percentile band."""
+    times, values = _example()
+    moved = values.copy()
+    lo = np.flatnonzero(times % DAY == 21 * 3600)[40]
+    moved[lo : lo + 96] = np.roll(values[lo : lo + 96], 36)
+    moved[lo + 10 : lo + 13] += 1
+    assert not reordered(times, values, times, moved)
+    times, values = _daily(30, 23)
+    moved = values.copy()
+    lo = int(np.flatnonzero(times % DAY == 21 * 3600)[10])
+    moved[lo : lo + 96] = np.roll(values[lo : lo + 96], 36)
+    moved[lo + 10 : lo + 13] += 1
+    assert reordered(times, values, times, moved)
+
+
+def test_an_hour_of_real_llm_arrivals_measured_again_is_new() -> None:
+    """Azure's LLM code trace (an hour of arrivals) as concurrency a second: re-measured with durations 10%
+    off or arrivals jittered by 0.5 s, 77-86% of the changes match over the whole hour - which is one
+    stretch, not a reordering within it: stretches must be shorter than an eighth of the trace."""
+    from pathlib import Path
+
+    from policylint.measure.integrity.retiming import reordered_share
+
+    azure = Path(__file__).parents[2] / "shared" / "data" / "traces" / "azure_llm_code_2023.csv"
+    if not azure.is_file():
+        pytest.skip("the shared Azure trace is not here")
+    import pandas as pd
+
+    frame = pd.read_csv(azure)
+    arrivals = pd.to_datetime(frame["TIMESTAMP"]).astype("int64").to_numpy() / 1e9
+    tokens = frame["GeneratedTokens"].to_numpy()
+
+    def concurrency(start: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        grid = np.floor(arrivals.min()) + np.arange(3600.0)
+        running = np.searchsorted(np.sort(start), grid, side="right") - np.searchsorted(
+            np.sort(start + seconds), grid, side="right")
+        return grid, running.astype(float)
+
+    rng = np.random.default_rng(0)
+    times, values = concurrency(arrivals, 0.2 + 0.03 * tokens)
+    for again in (concurrency(arrivals, (0.2 + 0.03 * tokens) * rng.uniform(0.9, 1.1, len(tokens))),
+                  concurrency(arrivals + rng.normal(0, 0.5, len(arrivals)), 0.2 + 0.03 * tokens),
+                  concurrency(arrivals + rng.normal(0, 0.05, len(arrivals)), 0.2 + 0.03 * tokens)):
+        assert reordered_share(times, values, *again) == 0.0
+        assert not reordered(times, values, *again)

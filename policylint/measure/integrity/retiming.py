@@ -9,7 +9,10 @@ samples came from, one comparison confirms it.
 A trace may also keep its times and reorder its values within each day (red team, 2026-12-07,
 round 8: a batch job's samples between 21:00 and 05:00 rotated by three hours each night, so
 its busy block landed on another job's and the pool grew from 20 + 6 to 27 + 7 GPUs):
-:func:`reordered` finds the base's samples again, each moved by less than a day.
+:func:`reordered` finds the base's samples again, each moved within a stretch of changes shorter
+than two days. Not all of them (red team, 2026-12-08, round 12: the same game with one swap of two
+samples 90 days apart, one sample edited, the oldest day dropped, or 32-hour windows): 85% of the
+changed samples is enough, where honest changes measured reach 62%.
 """
 
 from __future__ import annotations
@@ -21,9 +24,28 @@ import numpy as np
 #: samples that must match where a re-timed series starts, to find where it came from
 _RETIME_WINDOW = 32
 
-#: a reordering moves each sample by less than this (seconds): the base's values per day, reordered
-_REORDER_SPAN = 86_400.0
-#: ... and changes at least this many of the samples both series hold, and this share of them: fewer is a
+#: a reordering is found in stretches of changed samples shorter than this (seconds): the nights of the
+#: red team's games (8 h, and 32 h windows in round 12) and any window of up to two days fit in one
+_REORDER_SPAN = 2 * 86_400.0
+#: ... and shorter than this share of the times both series hold: a stretch as long as that is a part of the
+#: trace measured again, not moved (one hour of Azure LLM arrivals as 1 s concurrency, re-measured with its
+#: arrivals jittered by 0.5 s: 86% matched in one stretch of the whole hour, 0% at an eighth of it)
+_REORDER_SPAN_SHARE = 1 / 8
+#: ... cut where the values changed are, as a multiset, the base's again (exactly: each night rotated within
+#: itself) or where no sample changed for this long (seconds). Each gap is tried and the best kept: a night
+#: with a quiet hour inside is one stretch at 2 h, nights 16 h apart are one each at 8 h
+_REORDER_GAPS = (3_600.0, 7_200.0, 14_400.0, 28_800.0, 57_600.0)
+#: ... in runs of at least this many changed samples (no gap between them): fewer, in a trace of few values,
+#: are a 1 -> 2 next to a 2 -> 1 by chance as often as by design (balanced random edits on 20% of a 0/1/2
+#: trace: 78% of the changes matched without this floor, 55% with it), and reordering fewer than 16
+#: samples between untouched hours moves no busy block by hours
+_REORDER_MIN_STRETCH = 16
+#: ... where this share of the changed samples find their value again (matched as multisets within their
+#: stretch). Not all: an edit, a far swap or a day trimmed off leaves a few unmatched (red team round 12:
+#: one swap 90 days apart, one sample edited, the oldest day dropped), and the honest changes measured
+#: reach 62% at most (nights measured again with fresh noise), the games 87% at least (3-day windows)
+_REORDER_SHARE = 0.85
+#: ... and at least this many samples both series hold changed, and this share of them: fewer is a
 #: correction (two samples swapped), and on examples/good rotating five nights (1.8% of the samples)
 #: leaves the batch pool's pooled baseline where it was, so new evidence that small backs no raise anyway
 _REORDER_MIN_SAMPLES = 32
@@ -74,38 +96,61 @@ def retimed(then_times: Any, then_values: Any, now_times: Any, now_values: Any, 
 
 
 def reordered(then_times: Any, then_values: Any, now_times: Any, now_values: Any) -> bool:
-    """True when ``now`` holds, at the times both series hold, the base's values reordered, each moved by
-    less than a day (red team, 2026-12-07, round 8: nights rotated by three hours inside 21:00-05:00).
+    """True when ``now`` holds, at the times both series hold, mostly the base's values reordered within
+    stretches shorter than ``_REORDER_SPAN`` (red team, 2026-12-07, round 8: nights rotated by three hours
+    inside 21:00-05:00; round 12: the same with a far swap, an edit, 32-hour windows or a day trimmed).
 
     On the shared times (at least half of ``now``'s samples), the samples that changed must be at least
     ``_REORDER_MIN_SAMPLES`` and ``_REORDER_MIN_SHARE`` of them: an edit that swaps two samples is a
-    correction, too small to move a band. Then the shared values must be the base's exactly, as a
-    multiset (NaN equals NaN), and must split into stretches shorter than ``_REORDER_SPAN`` each
-    holding the base's values. The split used is the finest there is: each value's k-th occurrence
-    in ``now`` is paired with its k-th in the base (the pairing that moves no sample further than any
-    other pairing does), and two neighbouring samples are in one stretch when some pair spans the
-    step between them. Stretches rather than UTC days, because a night that crosses midnight is
-    reordered within itself, not within either day. A rolling refresh keeps each shared sample's
-    value and changes none; a re-measurement, however alike, changes the multiset; and balanced
-    noise in a trace of few distinct values (a 3 -> 4 here and a 4 -> 3 there) pairs changes over
-    stretches as long as its running imbalance lasts, which over weeks of changes is longer than a
-    day somewhere.
+    correction, too small to move a band. The changed samples are cut into stretches: after each sample
+    where the values changed so far are the base's as a multiset (NaN equals NaN), and wherever no sample
+    changed for a gap of ``_REORDER_GAPS``. In each stretch shorter than ``_REORDER_SPAN`` (and than
+    ``_REORDER_SPAN_SHARE`` of the shared times), inside a run of at least ``_REORDER_MIN_STRETCH`` changed
+    samples cut by the gap alone, a changed sample is matched when its value is one the base held at
+    another changed sample of the stretch (one to one). ``now`` is reordered when, at the best
+    gap, ``_REORDER_SHARE`` of the changed samples are matched.
+
+    A rolling refresh keeps each shared sample's value and changes none; a re-measurement changes the
+    values (and over weeks of changes the multiset is the base's again only by chance); and balanced
+    noise in a trace of few distinct values (a 3 -> 4 here and a 4 -> 3 there) balances within a short
+    stretch only where two edits happen to meet.
     """
+    share = reordered_share(then_times, then_values, now_times, now_values)
+    return share is not None and share >= _REORDER_SHARE
+
+
+def reordered_share(then_times: Any, then_values: Any, now_times: Any, now_values: Any) -> float | None:
+    """The share of the changed samples :func:`reordered` finds matched (None: too few changed to tell)."""
     a, b = _comparable(then_values), _comparable(now_values)
     times, a, b = _kept_times(np.asarray(then_times, dtype=np.float64), a,
                               np.asarray(now_times, dtype=np.float64), b)
-    n = len(times)
-    changed = np.count_nonzero(a != b)
-    if 2 * n < len(now_values) or changed < max(_REORDER_MIN_SAMPLES, _REORDER_MIN_SHARE * n):
-        return False
-    from_then, from_now = np.argsort(a, kind="stable"), np.argsort(b, kind="stable")
-    if not np.array_equal(a[from_then], b[from_now]):
-        return False  # other values than the base's
-    # steps between samples j and j + 1 that some pair spans: +1 where a pair starts, -1 where it ends
-    spans = np.zeros(n, dtype=np.int64)
-    np.add.at(spans, np.minimum(from_then, from_now), 1)
-    np.add.at(spans, np.maximum(from_then, from_now), -1)
-    spanned = np.cumsum(spans[:-1]) > 0
-    edges = np.diff(np.concatenate([[False], spanned, [False]]).astype(np.int8))
-    first, last = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # stretch = samples first .. last
-    return bool(np.all(times[last] - times[first] < _REORDER_SPAN))
+    changed = np.flatnonzero(a != b)
+    n, count = len(times), len(changed)
+    if 2 * n < len(now_values) or count < max(_REORDER_MIN_SAMPLES, _REORDER_MIN_SHARE * n):
+        return None
+    at, was, now = times[changed], a[changed], b[changed]
+    distinct, codes = np.unique(np.concatenate([was, now]), return_inverse=True)
+    kinds = len(distinct)
+    was_code, now_code = codes[:count], codes[count:]
+    # the multiset of values changed so far equals the base's where a hash of it (a random 64-bit weight
+    # per value, summed with wrap-around) is back to zero: exact but for a 2**-64 chance
+    weight = np.random.default_rng(0x5EED).integers(1, 2**63, kinds, dtype=np.uint64)
+    balanced = np.cumsum(weight[now_code] - weight[was_code]) == 0
+    span = min(_REORDER_SPAN, _REORDER_SPAN_SHARE * (times[-1] - times[0]))
+    best = 0
+    for gap in _REORDER_GAPS:
+        apart = np.diff(at) >= gap
+        cut = balanced[:-1] | apart  # a stretch ends after sample j
+        stretch = np.concatenate([[0], np.cumsum(cut)])
+        run = np.concatenate([[0], np.cumsum(apart)])  # the changes not that far apart, cut by gaps alone
+        first = np.flatnonzero(np.concatenate([[True], cut]))
+        last = np.flatnonzero(np.concatenate([cut, [True]]))
+        # per stretch and value, the changed samples that now hold it and that held it at the base
+        keys, which = np.unique(np.concatenate([stretch * kinds + now_code, stretch * kinds + was_code]),
+                                return_inverse=True)
+        pairs = np.minimum(np.bincount(which[:count], minlength=len(keys)),
+                           np.bincount(which[count:], minlength=len(keys)))
+        matched = np.bincount(keys // kinds, weights=pairs, minlength=len(first))
+        local = (at[last] - at[first] < span) & (np.bincount(run)[run[first]] >= _REORDER_MIN_STRETCH)
+        best = max(best, int(matched[local].sum()))
+    return best / count
