@@ -131,3 +131,48 @@ def test_pl102_note_numbers_clear_pl102(tmp_path: Path) -> None:
     after = _findings(root)
     assert ("PL102", TRAINING) not in after, (err, edited)
     assert "PL976" not in _codes(after), (err, edited)
+
+
+PROPOSAL = """apiVersion: policylint/v1
+kind: Proposal
+metadata:
+  name: training-2027
+  team: research
+  owner: research@example.com
+spec:
+  cluster: east
+  date: "2026-11-20"
+  requests:
+    - pool: training
+      gpus: 10
+      gpuModel: H100-SXM-80GB
+  workloads: [fine-tuning]
+  justification: >-
+    More training GPUs.
+"""
+
+
+def test_no_fix_gives_up_owned_quota_for_a_proposal(tmp_path: Path) -> None:
+    """Red team round 13: training owns 120 (lendingLimit 30, borrowingLimit 40, the cohort's own 48) against a
+    104-GPU baseline, and a proposal asks for 10 that PL801 refuses (shortfall 0). The PL102 fix counted the proposal
+    as held and cut the quota to 94 (lending 4), so the 10 became a shortfall: 26 owned GPUs given up, 10 bought.
+    The fix keeps what the baseline needs of the lent quota (nominalQuota 104 or more), and PL801 stays."""
+    root = _repo(
+        tmp_path,
+        (str(QUEUES), "nominalQuota: 104\n", "nominalQuota: 120\n        lendingLimit: 30\n"),
+        (str(QUEUES), "borrowingLimit: 24", "borrowingLimit: 40"),
+        ("kueue/cohort.yaml", "nominalQuota: 32", "nominalQuota: 48"),
+    )
+    (root / "proposals").mkdir()
+    (root / "proposals" / "training.yaml").write_text(PROPOSAL, encoding="utf-8")
+    before = _findings(root)
+    assert {("PL102", TRAINING), ("PL801", "proposal training-2027")} <= before, before
+    for options in (["check", "--fix"], ["check", "--fix", "--unsafe-fixes"]):
+        code, _, err = run_cli(options, cwd=root)
+        assert code in (0, 1), err
+        block = _training(root)
+        nominal = int(re.search(r"nominalQuota: (\d+)", block).group(1))  # type: ignore[union-attr]
+        assert nominal >= 104, (options, err, block)  # the baseline is held by what the pool owns
+    after = _findings(root)
+    assert ("PL801", "proposal training-2027") in after, after  # the needless proposal is still reported
+    assert _codes(after) <= _codes(before), after

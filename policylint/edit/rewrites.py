@@ -187,8 +187,11 @@ def _kueue_capacity(
     if not keep:
         lend = min(lending, max(0, elastic - borrowed))
         if pool.held_gpus > pool.reserved_gpus:
-            # the lent quota holds the baseline too (PL104 counts it): keep what the baseline needs of it
-            short = int(f["baseline_gpus"]) - int(f["proposed_gpus"] or 0) - reserved
+            # the lent quota holds the baseline too (PL104 counts it): keep what the baseline needs of it. Proposals
+            # are not counted: owned GPUs come before GPUs still to be bought, and a proposal the pool's own quota
+            # makes needless is PL801's to drop (red team round 13: a proposal PL801 refused made the fix give up
+            # 26 owned GPUs so that 10 could be bought)
+            short = int(f["baseline_gpus"]) - reserved
             lend = max(lend, min(lending, short))
     after = reserved + lend + borrowed
     cohort, tree, quota = info.get("cohort"), info.get("cohort_tree"), info.get("cohort_quota")
@@ -200,8 +203,8 @@ def _kueue_capacity(
         over = f"{reserved} reserved + {lend} lent + {borrowed} borrowed = {after} GPUs is above the {ceiling:g} the capacity rules allow"
         if floor > 0:
             return [], (f"{why}, and {over}; lower the {info.get('flavor')} quota {holder} holds itself by {excess}"
-                        " GPUs, then run check --fix again"), keep
-        return [], f"{over}; lower the lendingLimit and the nominalQuota by {excess} GPUs each", keep
+                        f" GPU{'s' if excess != 1 else ''}, then run check --fix again"), keep
+        return [], f"{over}; lower the lendingLimit and the nominalQuota by {excess} GPU{'s' if excess != 1 else ''} each", keep
     fixes: list[Fix] = []
     if number(view, path) != floor:
         fix, note = make_fix(code, view, path, floor)
