@@ -379,11 +379,12 @@ def test_a_trace_moved_in_time_is_no_new_evidence(tmp_path: Path) -> None:
     code, found = findings(root)
     assert code == 1
     assert [f["code"] for f in found] == ["PL950"]
-    assert "reserves 27 GPUs, up from 20 at the base revision, but no measurement" in str(found[0]["message"])
+    assert "reserves 27 GPUs, up from 20 at the base revision, but" in str(found[0]["message"])
+    assert "moved in time (re-timed, or reordered within the day), which is no evidence" in str(found[0]["message"])
     # the same trace refreshed over a rolling window (a day dropped at its start) keeps its times: new evidence
     trace.write_text("\n".join([header, *rows[288:]]) + "\n")
     code, found = findings(root)
-    assert "but no measurement" not in str(found)
+    assert "but no measurement" not in str(found) and "moved in time" not in str(found)
 
 
 # --- red team, 2026-12-06, round 12 ------------------------------------------------------------------------
@@ -432,7 +433,8 @@ def test_a_trace_rotated_with_its_times_kept_is_no_new_evidence(tmp_path: Path) 
     trace.write_text("\n".join([header, *(f"{t},{v}" for t, v in zip(stamps, turned, strict=True))]) + "\n")
     code, found = findings(root)
     assert code == 1
-    assert "reserves 27 GPUs, up from 20 at the base revision, but no measurement" in str(found[0]["message"])
+    assert "reserves 27 GPUs, up from 20 at the base revision, but" in str(found[0]["message"])
+    assert "moved in time (re-timed, or reordered within the day), which is no evidence" in str(found[0]["message"])
 
 
 def test_columns_the_base_cannot_read_back_only_the_base_demand(tmp_path: Path) -> None:

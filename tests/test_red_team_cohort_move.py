@@ -172,3 +172,16 @@ def test_the_pool_moved_to_a_new_cohort_holding_the_quota_is_still_a_move(tmp_pa
     messages = _pl950(found)
     assert code == 1 and len(messages) == 1, found
     assert "pool west/training" in messages[0] and "(it borrows from west;" in messages[0], messages[0]
+
+
+def test_cohort_growth_another_queue_borrows_is_not_a_move(tmp_path: Path) -> None:
+    """Red team round 13 (a false positive): batch's borrowingLimit 8 -> 18 with the Cohort's own H100s 32 -> 42 for
+    its grown daily band, while training gives back 8 leased GPUs (104 -> 96) and proposes 8: training owns and
+    proposes 104, as at the base. The Cohort's growth is what batch borrows, not training's quota moved."""
+    repo = committed_example(tmp_path, "kueue")
+    _cohort_h100(repo, 42)
+    replace_once(repo / QUEUES, "        borrowingLimit: 8\n", "        borrowingLimit: 18\n")
+    _training(repo, 96, 24)
+    _propose(repo, 8)
+    _, found = _diff(repo)
+    assert [m for m in _pl950(found) if "training" in m] == [], found

@@ -66,8 +66,10 @@ def test_nights_rotated_inside_their_window_are_no_new_evidence(tmp_path: Path) 
     code, found = _check(repo, "--diff", "HEAD~1")
     assert code == 1
     assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/prod-east.yaml")]
-    assert "prod-east/batch reserves 27 GPUs, up from 20 at the base revision, but no measurement of its" \
-        " workloads changed" in str(found[0]["message"])
+    # the message names the trace and what it holds (it said "no measurement of its workloads changed")
+    assert "prod-east/batch reserves 27 GPUs, up from 20 at the base revision, but" \
+        " ../measurements/traces/offline-scoring.csv holds the base revision's samples moved in time (re-timed, or reordered within the day), which is no evidence: capacity grew without new evidence" \
+        in str(found[0]["message"])
     # without --diff nothing knows what the trace held before (check and the hook pass it)
     assert _check(repo) == (0, [])
 
@@ -81,7 +83,7 @@ def test_nights_measured_again_are_new_evidence(tmp_path: Path) -> None:
     _raise_batch(repo)
     git(repo, "commit", "-qam", "batch: 27 + 7, nights measured again")
     _, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
-    assert "but no measurement of its workloads changed" not in str(found)
+    assert "but no measurement of its workloads changed" not in str(found) and "moved in time" not in str(found)
     # read as new evidence, it backs only what it moves the pooled baseline by (here nothing)
     assert "but its new measurements move its pooled baseline from 20 to 20 GPUs" in str(found[0]["message"])
 
@@ -125,4 +127,27 @@ def test_nights_rotated_with_a_far_swap_an_edit_a_trim_or_in_32_hour_windows_are
     code, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
     assert code == 1
     assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/prod-east.yaml")]
-    assert "but no measurement of its workloads changed" in str(found[0]["message"])
+    assert "offline-scoring.csv holds the base revision's samples moved in time (re-timed, or reordered within the day), which is no evidence" in str(found[0]["message"])
+
+
+def test_nights_rotated_beside_a_job_list_edited_by_a_second_back_no_raise(tmp_path: Path) -> None:
+    """Red team round 13: the same rotation with one job in offline-scoring's job list a second longer. The
+    job list reads otherwise, so the pool had new evidence, and the ratio of pooled baselines - today's read from the
+    rotated trace - backed 27 + 7. A trace holding the base's samples moved in time backs nothing: only the pooled
+    baseline the base declared does."""
+    repo = committed_example(tmp_path)
+    _rewrite_nights(repo, lambda night: night[-36:] + night[:-36])
+    jobs = repo / "measurements" / "jobs" / "offline-scoring.csv"
+    header, first, *rest = jobs.read_text(encoding="utf-8").splitlines()
+    cells = first.split(",")
+    at = header.split(",").index("duration_seconds")
+    cells[at] = str(int(cells[at]) + 1)
+    jobs.write_text("\n".join([header, ",".join(cells), *rest]) + "\n", encoding="utf-8")
+    _raise_batch(repo)
+    git(repo, "commit", "-qam", "batch: 27 + 7 on the new trace and a job list read again")
+    code, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/prod-east.yaml")]
+    message = str(found[0]["message"])
+    assert "offline-scoring.csv holds the base revision's samples moved in time" in message, message
+    assert "so only the pooled baseline the base declared (20) backs it, at most 20" in message, message

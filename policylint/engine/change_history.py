@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from policylint.engine.cohort_quota import CohortState
     from policylint.engine.history import Change, PoolThen
     from policylint.engine.view import History
     from policylint.model import Model, Pool, Workload
@@ -56,7 +57,7 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     proposed, _ = model.proposed_gpus()
     # quota a Kueue pool gave up in the change while its Cohort tree's own quota grew as much is still the pool's
     # (red team rounds 10 and 11, 2026-12-07: 19 moved into the Cohort, then proposed again, passed every gate)
-    moved = moved_into_cohorts(model, then, change.cohort_quota_before)
+    moved = moved_into_cohorts(model, then, change.cohorts_before)
     planned = {p.qualified: (p.owned_gpus + moved.get(p.qualified, (0, ""))[0], proposed.get(p.qualified, 0))
                for p in model.pools if p.qualified in then}
     split_owned: dict[str, tuple[int, list[str]]] = {}
@@ -75,7 +76,8 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
                 if m.path is not None}
 
     traces = {t for p in grown for t in cited(p)} & changed
-    evidence = changed - same_traces(change, model, options.trace_limits, traces)
+    rearranged: set[str] = set()  # changed traces holding the base's samples moved in time: no evidence at all
+    evidence = changed - same_traces(change, model, options.trace_limits, traces, rearranged)
     # of those, the pools whose evidence did change: is the raise backed by the demand it measures?
     backed = {p.qualified: then[p.qualified] for p in grown if cited(p) & evidence}
     # the workloads each pool took in from another pool of the base: they bring the baseline the base gave them,
@@ -90,10 +92,10 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
         measured[name] = backed[q]  # renamed beside its trace written anew: measured on the pool it ran in
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
                    baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned,
-                   departed_baseline=departed, moved_to_cohort=moved)
+                   departed_baseline=departed, moved_to_cohort=moved, rearranged=frozenset(rearranged))
 
 
-def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: Mapping[str | None, int]
+def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: CohortState | None
                        ) -> dict[str, tuple[int, str]]:
     """GPUs of nominal quota each Kueue pool gave up since the base while the Cohorts' own quota of its GPU model
     grew, and the Cohort it borrows from today (today's pool name -> (GPUs, Cohort)).
@@ -101,26 +103,39 @@ def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: Mappi
     A Cohort's own quota is capacity every queue of its tree may borrow, rented or bought: ``check`` cannot
     count it as one pool's. A change can see it move: a pool's quota lowered and the Cohorts' raised is the
     same capacity, still the pool's when PL950 compares what it owns with the base. The Cohorts are compared
-    by GPU model over the repository (``before``: :func:`policylint.engine.history.cohort_quota_by_model` at
-    the base), not by name: a Cohort or flavor renamed, or the pool moved to another Cohort tree, in the same
-    change moves the same GPUs (red team round 12, 2026-12-07). Their growth is given to the pools that gave
-    up quota, in name order, each at most what it gave up.
+    by GPU model over the repository (``before``: :func:`policylint.engine.cohort_quota.cohort_state` at the
+    base), not by name: a Cohort or flavor renamed, or the pool moved to another Cohort tree, in the same
+    change moves the same GPUs (red team round 12, 2026-12-07). Growth that the other queues of that model
+    claim by raising their own borrowingLimits is theirs (round 13: batch's daily band grew, the Cohort
+    with it, while training gave back leased quota); the rest goes to the pools that gave up quota, in name
+    order, each at most what it gave up.
     """
-    from policylint.engine.history import cohort_quota_by_model, gpu_kind
+    from policylint.engine.cohort_quota import cohort_state, gpu_kind
     from policylint.model import schedulers
 
-    room = {kind: quota - before.get(kind, 0) for kind, quota in cohort_quota_by_model(schedulers.all_pools(model)).items()}
+    if before is None:
+        return {}
+    now = cohort_state(schedulers.all_pools(model))
+    room = {kind: quota - before.quota.get(kind, 0) for kind, quota in now.quota.items()}
+    claims: dict[str, tuple[str | None, int]] = {}  # pool -> (GPU model, borrowingLimit it added since the base)
+    for pool in model.pools:
+        if pool.key in now.borrowing:
+            was = before.borrowing.get(then[pool.qualified].key, 0) if pool.qualified in then else 0
+            limit = now.borrowing[pool.key]
+            claims[pool.qualified] = (gpu_kind(pool), max(0, (limit or 0) - (was or 0)) if limit is not None else 0)
     out: dict[str, tuple[int, str]] = {}
+    given: dict[str | None, int] = {}
     for pool in sorted(model.pools, key=lambda p: p.qualified):
-        info = pool.scheduler or {}
-        was = then.get(pool.qualified)
-        kind = gpu_kind(pool)
-        if was is None or info.get("scheduler") != "kueue" or not info.get("cohort") or room.get(kind, 0) <= 0:
+        was_then = then.get(pool.qualified)
+        if was_then is None or pool.qualified not in claims:
             continue
-        gave = was.owned_gpus - pool.owned_gpus
-        if gave > 0:
-            out[pool.qualified] = (min(gave, room[kind]), str(info["cohort"]))
-            room[kind] -= out[pool.qualified][0]
+        kind = claims[pool.qualified][0]
+        others = sum(claim for q, (k, claim) in claims.items() if k == kind and q != pool.qualified)
+        free = room.get(kind, 0) - others - given.get(kind, 0)
+        gave = was_then.owned_gpus - pool.owned_gpus
+        if free > 0 and gave > 0:
+            out[pool.qualified] = (min(gave, free), str((pool.scheduler or {}).get("cohort")))
+            given[kind] = given.get(kind, 0) + out[pool.qualified][0]
     return out
 
 

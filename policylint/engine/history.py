@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from policylint.engine.base_files import placement, placements_at, workloads_at
+from policylint.engine.cohort_quota import cohort_state
 from policylint.errors import PolicylintError
 
 if TYPE_CHECKING:
     from policylint.model.load import Document, LoadLimits, SourceFile
-    from policylint.model import Model, Pool
+    from policylint.model import Model
 
 
 @dataclass
@@ -27,8 +27,7 @@ class Change:
     base: str
     files: list[Path] = field(default_factory=list)
     reserved_before: dict[str, int] = field(default_factory=dict)  # "cluster/pool" -> GPUs at base
-    #: GPU model -> the Kueue Cohorts' own quota of it at base (:func:`cohort_quota_by_model`)
-    cohort_quota_before: dict[str | None, int] = field(default_factory=dict)
+    cohorts_before: Any = None  # the Kueue Cohorts at the base (:func:`policylint.engine.cohort_quota.cohort_state`)
     commit: Any = None  # the GitPython commit of ``base``
     top: Path | None = None  # the repository's working tree
     #: real path of a file today -> real path of the file git finds it renamed from since the base (``git diff -M``:
@@ -244,33 +243,8 @@ def pools_at_base(
     by_name.update({placed: by_id[id(p)] for placed, p in schedulers.queue_pools(before).items() if id(p) in by_id})
     out = {pool.qualified: by_key[pool.key] for pool in model.pools if pool.key in by_key}
     change.reserved_before = {q: p.reserved_gpus for q, p in out.items() if p.reserved_gpus is not None}
-    change.cohort_quota_before = cohort_quota_by_model(schedulers.all_pools(before))
+    change.cohorts_before = cohort_state(schedulers.all_pools(before))
     return out, by_name
-
-
-def gpu_kind(pool: Pool) -> str | None:
-    """The GPU model a pool declares, by its words (:func:`policylint.measure.pool_groups.model_key`); None: none."""
-    from policylint.measure.pool_groups import model_key
-
-    model = (pool.spec.get("gpu") or {}).get("model")
-    return (model_key(model) or None) if isinstance(model, str) else None
-
-
-def cohort_quota_by_model(pools: Iterable[Pool]) -> dict[str | None, int]:
-    """The Kueue Cohorts' own GPU quota that ``pools`` may borrow, by GPU model (:func:`gpu_kind`; None: undeclared).
-
-    Each Cohort tree's quota of a flavor counts once, however many of the pools borrow it.
-    """
-    seen: dict[tuple[Any, Any], tuple[str | None, int]] = {}
-    for pool in pools:
-        info = pool.scheduler or {}
-        quota = info.get("cohort_quota")
-        if info.get("scheduler") == "kueue" and info.get("cohort") and type(quota) is int:
-            seen.setdefault((info.get("cohort_tree"), info.get("flavor")), (gpu_kind(pool), quota))
-    out: dict[str | None, int] = {}
-    for kind, quota in seen.values():
-        out[kind] = out.get(kind, 0) + quota
-    return out
 
 
 def measured_on(change: Change, model: Model, then: dict[str, PoolThen], by_name: dict[tuple[str, str], PoolThen],
@@ -402,7 +376,7 @@ def previous_pools(
     return placed | set(requested)
 
 
-def same_traces(change: Change, model: Model, limits: Any, candidates: set[str]) -> set[str]:
+def same_traces(change: Change, model: Model, limits: Any, candidates: set[str], moved: set[str] | None = None) -> set[str]:
     """Of the changed measurement files in ``candidates`` (real paths), those that read as they read at the base.
 
     PL950 asks whether a pool's evidence changed. A file whose bytes changed but whose
@@ -415,7 +389,8 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str])
     words (red team, 2026-12-06: a job list sorted again, a blank line in another, were new
     evidence for 61 more GPUs). A file that did not exist at the base, is larger than the
     trace limit there, or does not read (then or now) counts as changed; so does a file one
-    of its citations reads differently.
+    of its citations reads differently. The files that read as the base's samples moved in time
+    (:data:`MOVED`) are added to ``moved``.
     """
     import tempfile
 
@@ -426,7 +401,7 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str])
     if commit is None or top is None or not candidates:
         return set()
     cap = (limits or DEFAULT_LIMITS).max_file_bytes
-    alike: dict[str, bool] = {}
+    alike: dict[str, bool | str] = {}
     with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
         copies: dict[str, Path | None] = {}
         for w in sorted(model.workloads.values(), key=lambda w: w.name):
@@ -439,7 +414,10 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str])
                 if real not in copies:
                     copies[real] = _base_copy(commit, top, real, cap, Path(scratch), write_file)
                 old = copies[real]
-                alike[real] = old is not None and _reads_alike(role, ref, old, w, limits)
+                same = old is not None and _reads_alike(role, ref, old, w, limits)
+                alike[real] = MOVED if same and alike.get(real) == MOVED else same
+    if moved is not None:
+        moved.update(real for real, same in alike.items() if same == MOVED)
     return {real for real, same in alike.items() if same}
 
 
@@ -459,8 +437,12 @@ def _base_copy(commit: Any, top: Path, real: str, cap: int, scratch: Path, write
     return old
 
 
-def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool:
-    """True when ``old`` gives what ``ref``'s file gives today, read as ``w`` cites it in ``role``."""
+MOVED = "moved"  # what :func:`_reads_alike` answers for a trace holding the base's samples moved in time
+
+
+def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool | str:
+    """True when ``old`` gives what ``ref``'s file gives today, read as ``w`` cites it in ``role``; :data:`MOVED` when
+    today's concurrency trace holds the base's samples moved in time (re-timed, or reordered within the day)."""
     import dataclasses
 
     import numpy as np
@@ -488,8 +470,10 @@ def _reads_alike(role: str, ref: Any, old: Path, w: Any, limits: Any) -> bool:
             # nor the same values reordered within each day at their times (nights rotated, round 8 of 2026-12-07)
             from policylint.measure.integrity.retiming import reordered, retimed
 
-            return (retimed(raw_then.times, raw_then.values, raw_now.times, raw_now.values)
-                    or reordered(then.times, then.values, now.times, now.values))
+            if (retimed(raw_then.times, raw_then.values, raw_now.times, raw_now.values)
+                    or reordered(then.times, then.values, now.times, now.values)):
+                return MOVED
+            return False
         if role == "durations":
             options = reader_arguments(ref, limits, "jobs")
             a, b = traces.read_jobs(old, **options), traces.read_jobs(ref.path, **options)

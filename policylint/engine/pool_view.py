@@ -413,7 +413,12 @@ def history_facts(
         f" (plus {sheet.newcomer_baseline_gpus} for the baselines of {listed(sorted(newcomers))}, placed elsewhere"
         f" then{less})" if newcomers else ""
     )
-    backed_by(sheet, then.owned_and_proposed_gpus, history.baseline_before.get(pool.qualified, (None, None)))
+    from policylint.engine.evidence_bound import backed_by
+
+    rearranged = sorted({m.display for w in pool.workloads for m in w.measurements.values()
+                         if m.path is not None and os.path.realpath(m.path) in history.rearranged})
+    backed_by(sheet, then.owned_and_proposed_gpus, history.baseline_before.get(pool.qualified, (None, None)),
+              rearranged)
 
 
 def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, history: History | None) -> None:
@@ -436,59 +441,3 @@ def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, histo
                 measured_pool_gpus=then.capacity_gpus,
                 measured_pool_basis=f" (its capacity at the base revision; {today} in this change)",
             )
-
-
-def backed_by(sheet: PoolFactSheet, planned_before: int, baselines: tuple[int | None, int | None]) -> None:
-    """PL950's bound: what the pool may own once its proposals are delivered, by the evidence since the base, in
-    whole GPUs, exactly.
-
-    What the pool's members ran on then is what the pool owned plus what the base's proposals asked
-    for it (``planned_before``: a raise that takes delivery of them is no raise - red team,
-    2026-12-06, round 16), plus the baselines of the members placed elsewhere then
-    (``newcomer_baseline_gpus``: a pool merged from two is not a raise). Without changed
-    measurements, that. With them, that grown in the ratio of today's pooled baseline to the
-    base's measurements read with today's declarations - the demand the evidence added, not what a
-    changed per-GPU figure did - from the larger of it and the pooled baseline the base declared (a
-    pool below its demand then may catch up). When the base's pooled baseline, as the base declared it,
-    is not known whole (``baselines``: as the base declared it, and with today's declarations), or
-    today's is not, no growth is backed: a base that could not be read is no evidence (third red team,
-    2026-12-07: traces kept behind a symbolic link, or in Git LFS, read at the base as the link's text
-    or the pointer file, left the bound unknown and PL950 passed 53 -> 74).
-    """
-    now = sheet.pooled.baseline_gpus
-    newcomers = sheet.newcomer_baseline_gpus or 0
-    carried = planned_before + newcomers
-    moved_in = f", with {newcomers} for the workloads it took in" if newcomers else ""
-    if sheet.evidence_changed is False:
-        sheet.owned_gpus_allowed = carried
-        sheet.backing_note = f"no measurement of its workloads changed{moved_in}: capacity grew without new evidence"
-        return
-    declared, read_now = baselines
-    sheet.baseline_gpus_before = declared
-    if declared is None or now is None:
-        sheet.owned_gpus_allowed = carried
-        which = "the base revision's measurements" if declared is None else "today's measurements"
-        sheet.backing_note = (
-            f"{which} cannot be read whole, so nothing measures what it carries{moved_in}: capacity grew without"
-            " evidence that can be read"
-        )
-        return
-    if read_now is None:
-        # today's declarations do not read the base's files (a column added, a file renamed): nothing
-        # tells the evidence from the declarations, so no growth is backed (red team round 12)
-        sheet.owned_gpus_allowed = max(carried, declared + newcomers)
-        sheet.backing_note = (
-            f"the base revision's measurements cannot be read with today's declarations, so only the pooled baseline"
-            f" the base declared ({declared}{moved_in}) backs it, at most {sheet.owned_gpus_allowed}: capacity grew"
-            " beyond its evidence"
-        )
-        return
-    start = max(carried, declared + newcomers)
-    scaled = -(-start * now // read_now) if read_now > 0 else start
-    sheet.owned_gpus_allowed = max(carried, scaled)
-    how = f" (the base's files read with today's declarations; {declared} as the base declared them)" \
-        if read_now != declared + newcomers else ""
-    sheet.backing_note = (
-        f"its new measurements move its pooled baseline from {read_now} to {now} GPU{'s' if now != 1 else ''}{how},"
-        f" which backs at most {sheet.owned_gpus_allowed}: capacity grew beyond its new evidence"
-    )

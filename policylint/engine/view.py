@@ -83,3 +83,6 @@ class History:
     #: "cluster/pool" -> (GPUs of nominal quota it moved into its Kueue Cohort tree in the change, the Cohort): PL950
     #: counts them as still the pool's (:func:`policylint.engine.change_history.moved_into_cohorts`)
     moved_to_cohort: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    #: real paths of the changed traces that hold the base's samples moved in time (re-timed, or reordered within the
+    #: day): no evidence, and what today's pooled baseline reads from them backs nothing
+    rearranged: frozenset[str] = frozenset()
