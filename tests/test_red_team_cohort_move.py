@@ -185,3 +185,39 @@ def test_cohort_growth_another_queue_borrows_is_not_a_move(tmp_path: Path) -> No
     _propose(repo, 8)
     _, found = _diff(repo)
     assert [m for m in _pl950(found) if "training" in m] == [], found
+
+
+CHILD = """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata:
+  name: evalc
+spec:
+  parentName: east
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: "nvidia.com/gpu"
+        nominalQuota: 0
+        borrowingLimit: 8
+"""
+
+
+def test_a_borrowing_claim_a_cohort_above_caps_claims_nothing(tmp_path: Path) -> None:
+    """Red team round 14: the closed game, with batch moved under a child Cohort evalc that may borrow only 8 and batch's
+    own borrowingLimit raised 8 -> 27 to claim the Cohort's growth: batch can still borrow only 8, so its claim is 0."""
+    repo = committed_example(tmp_path, "kueue")
+    _training(repo, 85, 43)
+    _cohort_h100(repo, 51)
+    _propose(repo, 19)
+    text = (repo / QUEUES).read_text(encoding="utf-8")
+    head, mark, rest = text.partition("  name: batch\n")
+    rest = rest.replace("cohortName: east\n", "cohortName: evalc\n", 1).replace("borrowingLimit: 8\n", "borrowingLimit: 27\n", 1)
+    (repo / QUEUES).write_text(head + mark + rest, encoding="utf-8")
+    (repo / COHORT).write_text((repo / COHORT).read_text(encoding="utf-8") + CHILD, encoding="utf-8")
+    code, found = _diff(repo)
+    messages = [m for m in _pl950(found) if "east/training" in m]
+    assert code == 1 and len(messages) == 1, found
+    assert "19 of its nominal quota moved into Kueue Cohort quota" in messages[0], messages[0]

@@ -13,11 +13,12 @@ evidence. The same values per night, reordered, are now the base's samples
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import committed_example, git, run_cli
+from conftest import EXAMPLES, committed_example, git, run_cli
 
 TRACE = Path("measurements") / "traces" / "offline-scoring.csv"
 CLUSTER = Path("clusters") / "prod-east.yaml"
@@ -151,3 +152,46 @@ def test_nights_rotated_beside_a_job_list_edited_by_a_second_back_no_raise(tmp_p
     message = str(found[0]["message"])
     assert "offline-scoring.csv holds the base revision's samples moved in time" in message, message
     assert "so only the pooled baseline the base declared (20) backs it, at most 20" in message, message
+
+
+def test_nights_rotated_in_one_column_of_a_shared_file_back_no_raise(tmp_path: Path) -> None:
+    """Red team round 14: offline-scoring and nightly-eval read two columns of one CSV file; offline-scoring's column
+    rotated as above and one nightly-eval sample raised by 1. The file read otherwise for one citation, so it was
+    changed evidence and never "moved in time", and the rotation backed 27 + 7. Each citation is judged on its own."""
+    repo = Path(shutil.copytree(EXAMPLES / "good", tmp_path / "repo"))
+    traces = repo / "measurements" / "traces"
+    _, *offline = (traces / "offline-scoring.csv").read_text(encoding="utf-8").splitlines()
+    _, *nightly = (traces / "nightly-eval.csv").read_text(encoding="utf-8").splitlines()
+    assert [r.split(",")[0] for r in offline] == [r.split(",")[0] for r in nightly]
+    rows = [f"{a},{b.split(',')[1]}" for a, b in zip(offline, nightly)]
+    (traces / "batch.csv").write_text("\n".join(["timestamp,scoring,eval", *rows]) + "\n", encoding="utf-8")
+    for workload, trace, column in (("search.yaml", "offline-scoring.csv", "scoring"),
+                                     ("research.yaml", "nightly-eval.csv", "eval")):
+        path = repo / "workloads" / workload
+        text = path.read_text(encoding="utf-8")
+        old = f"      path: ../measurements/traces/{trace}\n      format: csv\n      timestampColumn: timestamp\n" \
+              "      columns: [running_jobs]\n"
+        assert text.count(old) == 1
+        path.write_text(text.replace(old, old.replace(trace, "batch.csv").replace("running_jobs", column)),
+                        encoding="utf-8")
+    (traces / "offline-scoring.csv").unlink()
+    (traces / "nightly-eval.csv").unlink()
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base: one file for the batch traces")
+    assert _check(repo)[0] == 0
+    body = (traces / "batch.csv").read_text(encoding="utf-8").splitlines()
+    stamps = np.array([int(r.split(",")[0]) for r in body[1:]])
+    scoring = [r.split(",")[1] for r in body[1:]]
+    evals = [r.split(",")[2] for r in body[1:]]
+    for lo in np.flatnonzero(stamps % 86_400 == 21 * 3600):
+        if lo + 96 <= len(scoring):
+            scoring[lo : lo + 96] = scoring[lo + 60 : lo + 96] + scoring[lo : lo + 60]
+    evals[0] = str(int(evals[0]) + 1)
+    (traces / "batch.csv").write_text("\n".join([body[0], *(f"{t},{s},{e}" for t, s, e in zip(stamps, scoring, evals))])
+                                      + "\n", encoding="utf-8")
+    _raise_batch(repo)
+    git(repo, "commit", "-qam", "batch: 27 + 7")
+    code, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
+    assert code == 1, found
+    assert "batch.csv holds the base revision's samples moved in time" in str(found[0]["message"]), found

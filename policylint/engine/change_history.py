@@ -106,9 +106,9 @@ def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: Cohor
     by GPU model over the repository (``before``: :func:`policylint.engine.cohort_quota.cohort_state` at the
     base), not by name: a Cohort or flavor renamed, or the pool moved to another Cohort tree, in the same
     change moves the same GPUs (red team round 12, 2026-12-07). Growth that the other queues of that model
-    claim by raising their own borrowingLimits is theirs (round 13: batch's daily band grew, the Cohort
-    with it, while training gave back leased quota); the rest goes to the pools that gave up quota, in name
-    order, each at most what it gave up.
+    claim by borrowing more (:func:`policylint.engine.cohort_quota.borrowable`) is theirs (round 13: batch's
+    daily band grew, the Cohort with it, while training gave back leased quota); the rest goes to the pools
+    that gave up quota, in name order, each at most what it gave up.
     """
     from policylint.engine.cohort_quota import cohort_state, gpu_kind
     from policylint.model import schedulers
@@ -121,8 +121,7 @@ def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: Cohor
     for pool in model.pools:
         if pool.key in now.borrowing:
             was = before.borrowing.get(then[pool.qualified].key, 0) if pool.qualified in then else 0
-            limit = now.borrowing[pool.key]
-            claims[pool.qualified] = (gpu_kind(pool), max(0, (limit or 0) - (was or 0)) if limit is not None else 0)
+            claims[pool.qualified] = (gpu_kind(pool), max(0, now.borrowing[pool.key] - was))
     out: dict[str, tuple[int, str]] = {}
     given: dict[str | None, int] = {}
     for pool in sorted(model.pools, key=lambda p: p.qualified):

@@ -42,13 +42,24 @@ class CohortState(NamedTuple):
     """What a revision's Kueue pools say of the Cohorts: their own quota by GPU model, each pool's borrowingLimit."""
 
     quota: dict[str | None, int]
-    #: pool key (:attr:`policylint.model.Pool.key`) -> its borrowingLimit (None: unlimited, or not in a cohort)
-    borrowing: dict[tuple[str, str, str], int | None]
+    #: pool key (:attr:`policylint.model.Pool.key`) -> what it can borrow (:func:`borrowable`)
+    borrowing: dict[tuple[str, str, str], int]
 
 
 def cohort_state(pools: Iterable[Pool]) -> CohortState:
     """:class:`CohortState` of every scheduler pool of a revision (``schedulers.all_pools``)."""
     pools = list(pools)
-    borrowing = {p.key: (p.scheduler or {}).get("borrowing_limit") for p in pools
+    borrowing = {p.key: borrowable(p) for p in pools
                  if (p.scheduler or {}).get("scheduler") == "kueue" and (p.scheduler or {}).get("cohort")}
     return CohortState(cohort_quota_by_model(pools), borrowing)
+
+
+def borrowable(pool: Pool) -> int:
+    """What a Kueue pool can borrow from its Cohort tree: its borrowingLimit, capped by what the tree can lend it
+    (``cohort_lendable``, the Cohorts' own borrowingLimits on the way up included). A limit raised where a Cohort
+    above caps it claims nothing (red team round 14: a child Cohort limited to 8 under a queue raised 8 -> 27)."""
+    info = pool.scheduler or {}
+    limit, lendable = info.get("borrowing_limit"), info.get("cohort_lendable")
+    if type(lendable) is not int:
+        return limit if type(limit) is int else 0
+    return lendable if type(limit) is not int else min(limit, lendable)

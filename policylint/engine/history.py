@@ -409,15 +409,15 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str],
                 if ref.path is None:
                     continue
                 real = os.path.realpath(ref.path)
-                if real not in candidates or alike.get(real) is False:
+                if real not in candidates:
                     continue
                 if real not in copies:
                     copies[real] = _base_copy(commit, top, real, cap, Path(scratch), write_file)
                 old = copies[real]
                 same = old is not None and _reads_alike(role, ref, old, w, limits)
-                alike[real] = MOVED if same and alike.get(real) == MOVED else same
-    if moved is not None:
-        moved.update(real for real, same in alike.items() if same == MOVED)
+                if same == MOVED and moved is not None:
+                    moved.add(real)  # per citation: a column moved in time beside another one edited (round 14)
+                alike[real] = same and alike.get(real, True) and (MOVED if MOVED in (same, alike.get(real)) else True)
     return {real for real, same in alike.items() if same}
 
 
