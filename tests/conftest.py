@@ -217,6 +217,34 @@ def committed_example(tmp_path: Path, example: str = "good", folder: str = "repo
     return repo
 
 
+TRAINING_PROPOSAL = """apiVersion: policylint/v1
+kind: Proposal
+metadata:
+  name: {name}
+  team: research
+  owner: research@example.com
+spec:
+  cluster: {cluster}
+  date: "2026-11-20"
+  requests:
+    - pool: training
+      gpus: {gpus}
+      gpuModel: H100-SXM-80GB
+  workloads: [fine-tuning]
+  justification: >-
+    The training queue guarantees fewer GPUs than fine-tuning's baseline band.
+"""
+
+
+def propose_training(repo: Path, gpus: int, *, name: str = "training-2027", cluster: str = "east") -> Path:
+    """``proposals/training.yaml`` in a copy of ``examples/kueue``: ``gpus`` H100s asked for the training queue."""
+    folder = repo / "proposals"
+    folder.mkdir(exist_ok=True)
+    path = folder / "training.yaml"
+    path.write_text(TRAINING_PROPOSAL.format(name=name, cluster=cluster, gpus=gpus), encoding="utf-8")
+    return path
+
+
 def replace_once(path: Path, old: str, new: str) -> None:
     """Edit a test file in place, insisting that ``old`` occurs exactly once."""
     text = path.read_text(encoding="utf-8")

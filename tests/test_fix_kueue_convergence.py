@@ -18,7 +18,7 @@ import re
 import shutil
 from pathlib import Path
 
-from conftest import EXAMPLES, replace_once, run_cli
+from conftest import EXAMPLES, propose_training, replace_once, run_cli
 
 QUEUES = Path("kueue") / "cluster-queues.yaml"
 TRAINING = "pool east/training"
@@ -133,25 +133,6 @@ def test_pl102_note_numbers_clear_pl102(tmp_path: Path) -> None:
     assert "PL976" not in _codes(after), (err, edited)
 
 
-PROPOSAL = """apiVersion: policylint/v1
-kind: Proposal
-metadata:
-  name: training-2027
-  team: research
-  owner: research@example.com
-spec:
-  cluster: east
-  date: "2026-11-20"
-  requests:
-    - pool: training
-      gpus: 10
-      gpuModel: H100-SXM-80GB
-  workloads: [fine-tuning]
-  justification: >-
-    More training GPUs.
-"""
-
-
 def test_no_fix_gives_up_owned_quota_for_a_proposal(tmp_path: Path) -> None:
     """Red team round 13: training owns 120 (lendingLimit 30, borrowingLimit 40, the cohort's own 48) against a
     104-GPU baseline, and a proposal asks for 10 that PL801 refuses (shortfall 0). The PL102 fix counted the proposal
@@ -163,8 +144,7 @@ def test_no_fix_gives_up_owned_quota_for_a_proposal(tmp_path: Path) -> None:
         (str(QUEUES), "borrowingLimit: 24", "borrowingLimit: 40"),
         ("kueue/cohort.yaml", "nominalQuota: 32", "nominalQuota: 48"),
     )
-    (root / "proposals").mkdir()
-    (root / "proposals" / "training.yaml").write_text(PROPOSAL, encoding="utf-8")
+    propose_training(root, 10)
     before = _findings(root)
     assert {("PL102", TRAINING), ("PL801", "proposal training-2027")} <= before, before
     for options in (["check", "--fix"], ["check", "--fix", "--unsafe-fixes"]):

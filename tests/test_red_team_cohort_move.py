@@ -14,40 +14,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import committed_example, git, replace_once, run_cli
+from conftest import committed_example, git, propose_training, replace_once, run_cli
 
 QUEUES, COHORT = "kueue/cluster-queues.yaml", "kueue/cohort.yaml"
-PROPOSAL = """apiVersion: policylint/v1
-kind: Proposal
-metadata:
-  name: training-2027
-  team: research
-  owner: research@example.com
-spec:
-  cluster: east
-  date: "2026-11-20"
-  requests:
-    - pool: training
-      gpus: {gpus}
-      gpuModel: H100-SXM-80GB
-  workloads: [fine-tuning]
-  justification: >-
-    The training queue guarantees fewer GPUs than fine-tuning's baseline band.
-"""
-PARENT = """---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Cohort
-metadata:
-  name: org
-spec:
-  resourceGroups:
-  - coveredResources: ["nvidia.com/gpu"]
-    flavors:
-    - name: h100
-      resources:
-      - name: "nvidia.com/gpu"
-        nominalQuota: {gpus}
-"""
+
+
+def _add_cohort(repo: Path, name: str, gpus: int, *, parent: str | None = None, borrowing: int | None = None) -> None:
+    """A Kueue Cohort ``name`` holding ``gpus`` H100s of its own, appended to the Cohort manifest."""
+    lines = ["---", "apiVersion: kueue.x-k8s.io/v1beta2", "kind: Cohort", "metadata:", f"  name: {name}", "spec:",
+             *([f"  parentName: {parent}"] if parent else []),
+             "  resourceGroups:", '  - coveredResources: ["nvidia.com/gpu"]', "    flavors:", "    - name: h100",
+             "      resources:", '      - name: "nvidia.com/gpu"', f"        nominalQuota: {gpus}",
+             *([f"        borrowingLimit: {borrowing}"] if borrowing is not None else [])]
+    path = repo / COHORT
+    path.write_text(path.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _training(repo: Path, nominal: int, borrowing: int) -> None:
@@ -63,8 +43,7 @@ def _cohort_h100(repo: Path, gpus: int) -> None:
 
 
 def _propose(repo: Path, gpus: int) -> None:
-    (repo / "proposals").mkdir(exist_ok=True)
-    (repo / "proposals" / "training.yaml").write_text(PROPOSAL.format(gpus=gpus), encoding="utf-8")
+    propose_training(repo, gpus)
 
 
 def _diff(repo: Path) -> tuple[int, list[dict[str, object]]]:
@@ -98,7 +77,8 @@ def test_quota_moved_into_a_new_parent_cohort_and_bought_back_is_a_raise(tmp_pat
     text = (repo / COHORT).read_text(encoding="utf-8")
     assert text.count("spec:\n") == 1
     text = text.replace("spec:\n", "spec:\n  parentName: org\n")
-    (repo / COHORT).write_text(text + PARENT.format(gpus=19), encoding="utf-8")
+    (repo / COHORT).write_text(text, encoding="utf-8")
+    _add_cohort(repo, "org", 19)
     _propose(repo, 19)
     code, found = _diff(repo)
     messages = _pl950(found)
@@ -164,8 +144,7 @@ def test_the_pool_moved_to_a_new_cohort_holding_the_quota_is_still_a_move(tmp_pa
     text = (repo / QUEUES).read_text(encoding="utf-8")
     head, mark, rest = text.partition("  name: training\n")
     (repo / QUEUES).write_text(head + mark + rest.replace("cohortName: east\n", "cohortName: west\n", 1), encoding="utf-8")
-    west = PARENT.format(gpus=43).replace("name: org", "name: west")
-    (repo / COHORT).write_text((repo / COHORT).read_text(encoding="utf-8") + west, encoding="utf-8")
+    _add_cohort(repo, "west", 43)
     _propose(repo, 19)
     _rename(repo, "cluster: east\n", "cluster: west\n", ("proposals/training.yaml",))
     code, found = _diff(repo)
@@ -187,24 +166,6 @@ def test_cohort_growth_another_queue_borrows_is_not_a_move(tmp_path: Path) -> No
     assert [m for m in _pl950(found) if "training" in m] == [], found
 
 
-CHILD = """---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Cohort
-metadata:
-  name: evalc
-spec:
-  parentName: east
-  resourceGroups:
-  - coveredResources: ["nvidia.com/gpu"]
-    flavors:
-    - name: h100
-      resources:
-      - name: "nvidia.com/gpu"
-        nominalQuota: 0
-        borrowingLimit: 8
-"""
-
-
 def test_a_borrowing_claim_a_cohort_above_caps_claims_nothing(tmp_path: Path) -> None:
     """Red team round 14: the closed game, with batch moved under a child Cohort evalc that may borrow only 8 and batch's
     own borrowingLimit raised 8 -> 27 to claim the Cohort's growth: batch can still borrow only 8, so its claim is 0."""
@@ -216,7 +177,7 @@ def test_a_borrowing_claim_a_cohort_above_caps_claims_nothing(tmp_path: Path) ->
     head, mark, rest = text.partition("  name: batch\n")
     rest = rest.replace("cohortName: east\n", "cohortName: evalc\n", 1).replace("borrowingLimit: 8\n", "borrowingLimit: 27\n", 1)
     (repo / QUEUES).write_text(head + mark + rest, encoding="utf-8")
-    (repo / COHORT).write_text((repo / COHORT).read_text(encoding="utf-8") + CHILD, encoding="utf-8")
+    _add_cohort(repo, "evalc", 0, parent="east", borrowing=8)
     code, found = _diff(repo)
     messages = [m for m in _pl950(found) if "east/training" in m]
     assert code == 1 and len(messages) == 1, found

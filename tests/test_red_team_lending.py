@@ -15,26 +15,9 @@ import re
 import shutil
 from pathlib import Path
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, propose_training, run_cli
 
 QUEUES = "kueue/cluster-queues.yaml"
-PROPOSAL = """apiVersion: policylint/v1
-kind: Proposal
-metadata:
-  name: 2027-training
-  team: research
-  owner: research@example.com
-spec:
-  cluster: east
-  date: "2026-11-20"
-  requests:
-    - pool: training
-      gpus: {gpus}
-      gpuModel: H100-SXM-80GB
-  workloads: [fine-tuning]
-  justification: >-
-    The training queue guarantees 85 GPUs while fine-tuning's baseline band is 104 GPUs.
-"""
 
 
 def _lending(tmp_path: Path, *, reclaim: str = "Any", proposal: int | None = 19) -> Path:
@@ -50,8 +33,7 @@ def _lending(tmp_path: Path, *, reclaim: str = "Any", proposal: int | None = 19)
     rest = rest.replace("reclaimWithinCohort: Any", f"reclaimWithinCohort: {reclaim}", 1)
     path.write_text(head + training + rest, encoding="utf-8")
     if proposal is not None:
-        (repo / "proposals").mkdir()
-        (repo / "proposals" / "training.yaml").write_text(PROPOSAL.format(gpus=proposal), encoding="utf-8")
+        propose_training(repo, proposal, name="2027-training")
     return repo
 
 
@@ -93,7 +75,7 @@ def test_what_the_pool_does_not_own_may_still_be_bought(tmp_path: Path) -> None:
     shortfall = [f for f in found if f["code"] == "PL801"]
     assert len(shortfall) == 1 and "owned 90 (reserved 71 + 19" in str(shortfall[0]["message"]), found
     assert "= shortfall 14; allowed 17" in str(shortfall[0]["message"])
-    (repo / "proposals" / "training.yaml").write_text(PROPOSAL.format(gpus=14), encoding="utf-8")
+    propose_training(repo, 14, name="2027-training")
     _, found = _findings(repo)
     assert not [f for f in found if f["code"] in ("PL801", "PL104")], found
 
@@ -115,8 +97,7 @@ def test_a_queue_that_never_takes_it_back_is_told_to_lend_less_not_to_buy(tmp_pa
     assert (repo / QUEUES).read_text(encoding="utf-8") == before
     assert "PL104: no fix (it owns 104 GPUs of nominal quota: lower its lendingLimit to 0" in out + err, out + err
     # and a proposal to buy the lent GPUs is refused as before: the pool owns them
-    (repo / "proposals").mkdir()
-    (repo / "proposals" / "training.yaml").write_text(PROPOSAL.format(gpus=19), encoding="utf-8")
+    propose_training(repo, 19, name="2027-training")
     code, found = _findings(repo)
     assert [f["code"] for f in found if f["code"] in ("PL801", "PL104")] == ["PL801"], found
 
@@ -181,8 +162,7 @@ def test_a_queue_short_of_its_baseline_that_lends_is_not_fixed_by_buying_what_it
     assert path.read_text(encoding="utf-8") == before and "PL104: no fix (lower its lendingLimit to 0" in out + err
     # the advice followed: nothing lent, the 14 proposed - and PL801 allows exactly those
     path.write_text(before.replace("lendingLimit: 19", "lendingLimit: 0"), encoding="utf-8")
-    (repo / "proposals").mkdir()
-    (repo / "proposals" / "training.yaml").write_text(PROPOSAL.format(gpus=14), encoding="utf-8")
+    propose_training(repo, 14, name="2027-training")
     _, found = _findings(repo)
     assert not [f for f in found if f["code"] in ("PL104", "PL801")], found
 
@@ -242,9 +222,7 @@ def _volcano(tmp_path: Path, guarantee: int, proposal: int | None) -> Path:
                                      "queue: {scheduler: volcano, name: training}"), encoding="utf-8")
     (repo / "volcano.yaml").write_text(VOLCANO.replace("{guarantee}", str(guarantee)), encoding="utf-8")
     if proposal is not None:
-        (repo / "proposals").mkdir()
-        (repo / "proposals" / "training.yaml").write_text(
-            PROPOSAL.format(gpus=proposal).replace("cluster: east", "cluster: research"), encoding="utf-8")
+        propose_training(repo, proposal, name="2027-training", cluster="research")
     return repo
 
 

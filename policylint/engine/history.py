@@ -401,7 +401,7 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str],
     if commit is None or top is None or not candidates:
         return set()
     cap = (limits or DEFAULT_LIMITS).max_file_bytes
-    alike: dict[str, bool | str] = {}
+    alike: dict[str, bool] = {}
     with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
         copies: dict[str, Path | None] = {}
         for w in sorted(model.workloads.values(), key=lambda w: w.name):
@@ -417,7 +417,7 @@ def same_traces(change: Change, model: Model, limits: Any, candidates: set[str],
                 same = old is not None and _reads_alike(role, ref, old, w, limits)
                 if same == MOVED and moved is not None:
                     moved.add(real)  # per citation: a column moved in time beside another one edited (round 14)
-                alike[real] = same and alike.get(real, True) and (MOVED if MOVED in (same, alike.get(real)) else True)
+                alike[real] = bool(same) and alike.get(real, True)  # alike only when every citation reads alike
     return {real for real, same in alike.items() if same}
 
 

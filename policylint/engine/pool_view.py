@@ -351,11 +351,9 @@ def history_facts(
     evidence changed, and the demand of the members placed elsewhere then (``members``: their sheets)."""
     if history is None:
         return
-    sheet.evidence_changed = any(
-        m.path is not None and os.path.realpath(m.path) in history.changed_files
-        for w in pool.workloads
-        for m in w.measurements.values()
-    )
+    cited = [(m.display, os.path.realpath(m.path)) for w in pool.workloads for m in w.measurements.values()
+             if m.path is not None]
+    sheet.evidence_changed = any(real in history.changed_files for _, real in cited)
     sheet.reserved_gpus_before = history.reserved_before.get(pool.qualified)
     then = history.pools_then.get(pool.qualified)
     if then is None:
@@ -415,8 +413,7 @@ def history_facts(
     )
     from policylint.engine.evidence_bound import backed_by
 
-    rearranged = sorted({m.display for w in pool.workloads for m in w.measurements.values()
-                         if m.path is not None and os.path.realpath(m.path) in history.rearranged})
+    rearranged = sorted({shown for shown, real in cited if real in history.rearranged})
     backed_by(sheet, then.owned_and_proposed_gpus, history.baseline_before.get(pool.qualified, (None, None)),
               rearranged)
 
