@@ -240,14 +240,20 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
     found = repeats(pool, identities, series, shapes, samples)
     # a summed column that is another member's whole series (red team, 2026-12-06, round 11: two
     # columns copied from the pool's other traces added 23 GPUs)
+    # each print's holders, first name first (the first one other than the member itself is its partner):
+    # built once, not once per member (quadratic in a pool whose every trace sums columns)
+    holding: dict[str, list[str]] = {}
+    for other, printed in sorted(identities.items()):
+        if printed:
+            holding.setdefault(printed, []).append(other)
     for n, f in members.items():
         parts = f.get("part_fingerprints")
         if not parts or n in found:
             continue
-        holders = {p: other for other, p in sorted(identities.items(), reverse=True) if p and other != n}
         for i, printed in enumerate(parts):
-            if printed in holders:
-                found[n] = (holders[printed], column_basis(pool, n, i, holders[printed]))
+            holder = next((other for other in holding.get(printed, ()) if other != n), None)
+            if holder is not None:
+                found[n] = (holder, column_basis(pool, n, i, holder))
                 break
     out: dict[str, dict[str, Any]] = {}
     for w in pool.workloads:
