@@ -45,3 +45,41 @@ def samples_fingerprint(times: np.ndarray, values: np.ndarray) -> str:
     digest.update(np.array([kept.size, kept[0] if kept.size else 0.0, kept[-1] if kept.size else 0.0], dtype="<f8").tobytes())
     digest.update(float64_bytes(values, valid, everything))
     return digest.hexdigest()
+
+
+#: a trace summing up to this many columns has a part for every group of two or more of its columns
+#: short of all of them (2**k - k - 2 groups: 3 for three columns, 25 for five)
+ALL_GROUPS_UP_TO = 5
+#: and up to this many, a part for every pair of its columns (66 pairs for twelve); beyond, its columns alone
+PAIRS_UP_TO = 12
+
+
+def column_groups(count: int) -> list[tuple[int, ...]]:
+    """The columns each part of a sum of ``count`` columns adds up, in the order its parts are kept.
+
+    Every column alone first (part ``i`` is column ``i``), then groups of two or more columns
+    short of the whole sum, smallest first: another workload's series dealt out between two
+    new columns of a sum is no column alone and not the sum, but it is one of these groups
+    (red team, 2026-12-06, round 14). Past :data:`ALL_GROUPS_UP_TO` columns only pairs, and past
+    :data:`PAIRS_UP_TO` none: the number of groups doubles with every column.
+    """
+    from itertools import combinations
+
+    singles = [(i,) for i in range(count)]
+    if count < 3:
+        return singles
+    if count > PAIRS_UP_TO:
+        return singles
+    sizes = range(2, count) if count <= ALL_GROUPS_UP_TO else range(2, 3)
+    return singles + [group for size in sizes for group in combinations(range(count), size)]
+
+
+def group_label(columns: list[str], index: int) -> str:
+    """'column X' or 'columns X and Y' (named as the spec names them) for part ``index`` of a sum of ``columns``."""
+    groups = column_groups(len(columns))
+    if not columns or index >= len(groups):
+        return f"column #{index + 1}"
+    names = [columns[i] for i in groups[index]]
+    if len(names) == 1:
+        return f"column {names[0]}"
+    return f"columns {', '.join(names[:-1])} and {names[-1]}"

@@ -164,14 +164,18 @@ def _basis(kept: Workload, repeat: Workload, moved: bool = False) -> str:
 
 
 def column_basis(pool: Pool, name: str, index: int, other: str) -> str:
-    """'a column: column C of X sums the series of Y', for messages."""
+    """'a column: X sums column C, which holds the series Y cites' (or columns C and D, together), for messages."""
+    from policylint.calc.prints import group_label
+
     w = next(w for w in pool.workloads if w.name == name)
     ref = w.measurements.get("concurrency")
     trace: Any = ((w.spec.get("concurrency") or {}).get("trace") or {}) if isinstance(w.spec, dict) else {}
     columns = trace.get("columns") if isinstance(trace, dict) else None
-    column = columns[index] if isinstance(columns, list) and index < len(columns) else f"#{index + 1}"
+    part = group_label([str(c) for c in columns] if isinstance(columns, list) else [], index)
     shown = ref.display if ref is not None else "its trace"
-    return f"a column: {shown} sums column {column}, which holds the series {other} cites"
+    if part.startswith("columns "):
+        return f"columns: {shown} sums {part}, which together hold the series {other} cites"
+    return f"a column: {shown} sums {part}, which holds the series {other} cites"
 
 
 def identity_fingerprint(facts: Mapping[str, Any] | None) -> str | None:

@@ -37,13 +37,16 @@ class IntegrityWorkloadFacts(Facts):
     )
     part_fingerprints: list[str] | None = fact(
         "identity: the values_fingerprint of each value column a trace sums (several columns, complete on "
-        "their grid), each as that column alone would read; None for one column",
+        "their grid), each as that column alone would read, then of each group of two or more of them short "
+        "of the whole (every group up to 5 columns, pairs up to 12: calc/prints.column_groups); None for "
+        "one column",
         default=None,
     )
     part_sketches: list[list[int] | None] | None = fact(
         "identity: the run sketch (the smallest hashes of its 16-step runs) of each value column a trace "
-        "sums, as for part_fingerprints, each None when the column is too plain for one; None for one "
-        "column: a column that is another workload's trace with a few samples edited",
+        "sums and of each group of them, as for part_fingerprints, each None when the part is too plain for "
+        "one; None for one column: a column, or columns added up, that are another workload's trace with a "
+        "few samples edited",
         default=None,
     )
     shape_fingerprint: str | None = fact(
@@ -136,7 +139,8 @@ class IntegrityWorkloadFacts(Facts):
     near_copy_pool: str | None = fact("identity: that workload's pool", default=None)
     near_copy_part: str | None = fact(
         "identity: the part of this workload's trace that repeats that workload's trace, when it is one"
-        " column the trace sums (\"column NAME of its concurrency trace\"); None when it is the whole trace",
+        " column the trace sums or a group of them (\"column NAME of its concurrency trace\", \"sum of columns A"
+        " and B of ...\"); None when it is the whole trace",
         default=None,
     )
     vram_seconds_after_now: float | None = fact(

@@ -350,12 +350,15 @@ def read_table_series(
     if summed and series.values.size == stamps.size and bool(series.valid.all()):
         # complete on its grid, so each column is a series of its own as it would be read alone: its
         # print is what another workload citing those values alone would have (PL111)
-        from policylint.calc.prints import values_fingerprint
+        # (each column alone, then groups of them: another series dealt out between two columns)
+        from policylint.calc.prints import column_groups, values_fingerprint
         from policylint.calc.runs import judged_samples, run_sketch
 
-        prints = tuple(values_fingerprint(column + 0.0, series.valid) for column in summed)
+        parts = [summed[g[0]] if len(g) == 1 else np.add.reduce([summed[i] for i in g])
+                 for g in column_groups(len(summed))]
+        prints = tuple(values_fingerprint(part + 0.0, series.valid) for part in parts)
         # and its run sketch, as that column alone read would have it: its near copies (PL972)
-        sketches = tuple(run_sketch(*judged_samples(column, series.valid)) for column in summed)
+        sketches = tuple(run_sketch(*judged_samples(part, series.valid)) for part in parts)
         series = dataclasses.replace(series, part_prints=prints, part_sketches=sketches)
     return series
 

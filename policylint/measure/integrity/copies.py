@@ -213,6 +213,8 @@ def _copy_facts(
     columns: Mapping[str, list[str]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """:func:`copy_facts` of the workloads it judges, given column by column (names in order)."""
+    from policylint.calc.prints import group_label
+
     resolved: dict[int, str | None] = {}
 
     def path_of(i: int) -> str | None:
@@ -263,7 +265,7 @@ def _copy_facts(
                 "near_copy_similarity": similarity,
                 "near_copy_trace": trace.get(other),
                 "near_copy_pool": facts[other].get("pool"),
-                "near_copy_part": f"column {held[column] if column < len(held) else f'#{column + 1}'} of its concurrency trace",
+                "near_copy_part": f"{_part_named(group_label(held, column))} of its concurrency trace",
             }
     return out
 
@@ -321,6 +323,11 @@ def _column_copies(
         if similarity > out.get(mine, ("", 0.0, 0))[1]:
             out[mine] = (theirs, similarity, column)
     return out
+
+
+def _part_named(label: str) -> str:
+    """A part of a sum as the subject of PL972's message: 'column X', or 'sum of columns X and Y'."""
+    return f"sum of {label}" if label.startswith("columns ") else label
 
 
 #: the facts of a workload's view that :func:`_copy_facts` reads

@@ -36,6 +36,7 @@ def main() -> None:
     out.parent.mkdir(exist_ok=True)
     out.write_text("\n".join(own) + "\n")
     near_copies()
+    split_copies()
 
 
 def near_copies() -> None:
@@ -66,6 +67,41 @@ def near_copies() -> None:
         (folder / "original.csv").write_text("\n".join(original) + "\n")
         name = "assistant-summed-edited.csv" if kind == "fail" else "assistant-own-columns.csv"
         (folder / name).write_text("\n".join(summed) + "\n")
+
+
+def split_copies() -> None:
+    """Another workload's series dealt out at random between two new columns of a sum (red team, 2026-12-06, round 14).
+
+    PL111/fail/traces/assistant-split.csv: `own`, then `left` and `right`, which add up to diurnal-100.csv's
+    in_flight exactly, each sample split at a random point. PL972/fail/traces/assistant-split-edited.csv:
+    the same over PL972's original.csv with one sample raised by one. PL972/pass/traces/assistant-three-own.csv:
+    three columns of noise of their own. Its own fixed sequence, so the files above keep their bytes.
+    """
+    state = 424242
+
+    def draw(n: int) -> int:
+        nonlocal state
+        state = (1103515245 * state + 12345) % (1 << 31)
+        return (state >> 8) % n
+
+    header, *rows = (HERE / "diurnal-100.csv").read_text().splitlines()
+    lines = ["timestamp,own,left,right"]
+    for i, row in enumerate(rows):
+        stamp, value = row.split(",")
+        left = draw(int(value) + 1)
+        lines.append(f"{stamp},{12 + (i * 5) % 11},{left},{int(value) - left}")
+    (HERE.parent / "PL111" / "fail" / "traces" / "assistant-split.csv").write_text("\n".join(lines) + "\n")
+    folder = HERE.parent / "PL972"
+    _, *originals = (folder / "fail" / "traces" / "original.csv").read_text().splitlines()
+    split, own = ["timestamp,own,left,right"], ["timestamp,own,left,right"]
+    for i, row in enumerate(originals):
+        stamp, value = row.split(",")
+        theirs = int(value) + (1 if i == len(originals) // 3 else 0)
+        left = draw(theirs + 1)
+        split.append(f"{stamp},{8 + draw(17)},{left},{theirs - left}")
+        own.append(f"{stamp},{8 + draw(17)},{draw(9)},{3 + draw(11)}")
+    (folder / "fail" / "traces" / "assistant-split-edited.csv").write_text("\n".join(split) + "\n")
+    (folder / "pass" / "traces" / "assistant-three-own.csv").write_text("\n".join(own) + "\n")
 
 
 if __name__ == "__main__":
