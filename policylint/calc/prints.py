@@ -25,6 +25,30 @@ def values_fingerprint(values: np.ndarray, valid: np.ndarray) -> str:
     return digest.hexdigest()
 
 
+#: Fewest value changes a day, on average, a series needs before its shape identifies it, and a day
+#: before its repetition is judged: a day of real, noisy demand changes at most of its samples; a
+#: synthetic or idle day (a step function) repeats by nature.
+MIN_DAY_CHANGES = 24
+
+
+def shape_print(values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str | None:
+    """Identity: the SHA-256 of sign(difference) between consecutive valid samples; None for a quiet series.
+
+    Only series changing at least :data:`MIN_DAY_CHANGES` times a day on average get one. The
+    recipe of a workload's ``shape_fingerprint`` and of each summed part's (``part_shapes``).
+    """
+    good = values[valid]
+    if good.size < 3:
+        return None
+    signs = np.sign(np.diff(good)).astype(np.int8)
+    days = good.size * float(step_seconds) / 86_400.0
+    if days <= 0 or np.count_nonzero(signs) / days < MIN_DAY_CHANGES:
+        return None
+    digest = hashlib.sha256(b"policylint-shape/1\0")
+    digest.update(np.ascontiguousarray(signs).data.cast("B"))
+    return digest.hexdigest()
+
+
 def samples_fingerprint(times: np.ndarray, values: np.ndarray) -> str:
     """Identity before the grid: the SHA-256 of the samples as read (their values and window, NaN left out).
 

@@ -163,8 +163,8 @@ def _basis(kept: Workload, repeat: Workload, moved: bool = False) -> str:
     return f"a copy: {b.display} holds the same series as {a.display}"
 
 
-def column_basis(pool: Pool, name: str, index: int, other: str) -> str:
-    """'a column: X sums column C, which holds the series Y cites' (or columns C and D, together), for messages."""
+def column_basis(pool: Pool, name: str, index: int, other: str, *, scaled: bool = False) -> str:
+    """'a column: X sums column C, which holds the series Y cites' (or columns C and D, together; or scaled), for messages."""
     from policylint.calc.prints import group_label
 
     w = next(w for w in pool.workloads if w.name == name)
@@ -173,9 +173,10 @@ def column_basis(pool: Pool, name: str, index: int, other: str) -> str:
     columns = trace.get("columns") if isinstance(trace, dict) else None
     part = group_label([str(c) for c in columns] if isinstance(columns, list) else [], index)
     shown = ref.display if ref is not None else "its trace"
+    how = ", scaled or shifted" if scaled else ""
     if part.startswith("columns "):
-        return f"columns: {shown} sums {part}, which together hold the series {other} cites"
-    return f"a column: {shown} sums {part}, which holds the series {other} cites"
+        return f"columns: {shown} sums {part}, which together hold the series {other} cites{how}"
+    return f"a column: {shown} sums {part}, which holds the series {other} cites{how}"
 
 
 def identity_fingerprint(facts: Mapping[str, Any] | None) -> str | None:

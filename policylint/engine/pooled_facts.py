@@ -242,19 +242,22 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
     # columns copied from the pool's other traces added 23 GPUs)
     # each print's holders, first name first (the first one other than the member itself is its partner):
     # built once, not once per member (quadratic in a pool whose every trace sums columns)
-    holding: dict[str, list[str]] = {}
-    for other, printed in sorted(identities.items()):
-        if printed:
-            holding.setdefault(printed, []).append(other)
-    for n, f in members.items():
-        parts = f.get("part_fingerprints")
-        if not parts or n in found:
-            continue
-        for i, printed in enumerate(parts):
-            holder = next((other for other in holding.get(printed, ()) if other != n), None)
-            if holder is not None:
-                found[n] = (holder, column_basis(pool, n, i, holder))
-                break
+    # A column (or group of columns) holding another member's series scaled or shifted rises and falls
+    # where that series does: its shape print is that member's (round 14: a column of a copy times two).
+    for key, prints, scaled in (("part_fingerprints", identities, False), ("part_shapes", shapes, True)):
+        holding: dict[str, list[str]] = {}
+        for other, printed in sorted(prints.items()):
+            if printed:
+                holding.setdefault(printed, []).append(other)
+        for n, f in members.items():
+            parts = f.get(key)
+            if not parts or n in found:
+                continue
+            for i, printed in enumerate(parts):
+                holder = next((other for other in holding.get(printed, ()) if other != n), None) if printed else None
+                if holder is not None:
+                    found[n] = (holder, column_basis(pool, n, i, holder, scaled=scaled))
+                    break
     out: dict[str, dict[str, Any]] = {}
     for w in pool.workloads:
         if w.name not in members:

@@ -49,6 +49,12 @@ class IntegrityWorkloadFacts(Facts):
         "few samples edited",
         default=None,
     )
+    part_shapes: list[str | None] | None = fact(
+        "identity: the shape_fingerprint of each value column a trace sums and of each group of them, as for "
+        "part_fingerprints, each None when the part changes too seldom for one; None for one column: a column, "
+        "or columns added up, that are another member's series scaled or shifted",
+        default=None,
+    )
     shape_fingerprint: str | None = fact(
         "identity: SHA-256 of the sequence of rises, falls and holds between valid samples (the "
         "same for a copy scaled by a factor >= 1 or shifted by a constant); None for series that "

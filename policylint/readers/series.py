@@ -87,6 +87,9 @@ class Series:
     #: the same columns' run sketches (:func:`policylint.calc.runs.run_sketch`, None for a column too plain
     #: for one), in the same order: a column that is another trace with a few samples edited (PL972)
     part_sketches: tuple[list[int] | None, ...] = ()
+    #: the same columns' shape prints (:func:`policylint.calc.prints.shape_print`, None for a quiet one): a
+    #: column that is another member's series scaled or shifted (PL111)
+    part_shapes: tuple[str | None, ...] = ()
     #: the samples as read, before the grid (:func:`policylint.calc.prints.samples_fingerprint`): one
     #: file read at another step is the same evidence (PL111); None where the reader gives none
     samples_print: str | None = None

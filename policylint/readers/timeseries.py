@@ -351,14 +351,17 @@ def read_table_series(
         # complete on its grid, so each column is a series of its own as it would be read alone: its
         # print is what another workload citing those values alone would have (PL111)
         # (each column alone, then groups of them: another series dealt out between two columns)
-        from policylint.calc.prints import column_groups, values_fingerprint
+        from policylint.calc.prints import column_groups, shape_print, values_fingerprint
         from policylint.calc.runs import judged_samples, run_sketch
 
         parts = [summed[g[0]] if len(g) == 1 else np.add.reduce([summed[i] for i in g])
                  for g in column_groups(len(summed))]
         prints = tuple(values_fingerprint(part + 0.0, series.valid) for part in parts)
+        judged = [judged_samples(part, series.valid) for part in parts]
         # and its run sketch, as that column alone read would have it: its near copies (PL972)
-        sketches = tuple(run_sketch(*judged_samples(part, series.valid)) for part in parts)
-        series = dataclasses.replace(series, part_prints=prints, part_sketches=sketches)
+        sketches = tuple(run_sketch(*pair) for pair in judged)
+        # and its shape: another member's series scaled or shifted into a column (PL111)
+        shapes = tuple(shape_print(*pair, float(series.step_seconds)) for pair in judged)
+        series = dataclasses.replace(series, part_prints=prints, part_sketches=sketches, part_shapes=shapes)
     return series
 

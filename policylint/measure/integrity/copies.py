@@ -21,7 +21,7 @@ from policylint.calc.runs import (
     shared_run_pairs,
     sketch_values,
 )
-from policylint.measure.integrity.days import MIN_DAY_CHANGES
+from policylint.calc.prints import shape_print
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,25 +46,13 @@ def fingerprint(times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_s
 
 
 def shape_fingerprint(values: np.ndarray, valid: np.ndarray, step_seconds: float) -> str | None:
-    """Identity: the SHA-256 of sign(difference) between consecutive valid samples.
+    """Identity: the SHA-256 of sign(difference) between consecutive valid samples (:func:`policylint.calc.prints.shape_print`).
 
     A copy multiplied by a factor of one or more (rounded or not), or shifted by
     a constant, rises and falls at exactly the same samples; two measured series
-    with noise never do over thousands of changes. Only series changing at least
-    :data:`~policylint.measure.integrity.days.MIN_DAY_CHANGES` times a day on average get one.
+    with noise never do over thousands of changes.
     """
-    import numpy as np
-
-    good = values[valid]
-    if good.size < 3:
-        return None
-    signs = np.sign(np.diff(good)).astype(np.int8)
-    days = good.size * float(step_seconds) / 86_400.0
-    if days <= 0 or np.count_nonzero(signs) / days < MIN_DAY_CHANGES:
-        return None
-    digest = hashlib.sha256(b"policylint-shape/1\0")
-    digest.update(np.ascontiguousarray(signs).data.cast("B"))
-    return digest.hexdigest()
+    return shape_print(values, valid, step_seconds)
 
 
 def near_copies(

@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+# fewest value changes a day needs before its repetition is judged: one number with the shape print's
+from policylint.calc.prints import MIN_DAY_CHANGES
+
 if TYPE_CHECKING:
     import numpy as np
-
-#: Fewest value changes a day needs before its repetition is judged: a day of real, noisy demand
-#: changes at most of its samples; a synthetic or idle day (a step function) repeats by nature.
-MIN_DAY_CHANGES = 24
 
 
 def _day_rows(

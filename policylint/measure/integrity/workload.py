@@ -163,6 +163,7 @@ def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> d
         **open_job_facts(series),
         "part_fingerprints": list(series.part_prints) or None,
         "part_sketches": part_sketches(series),
+        "part_shapes": list(series.part_shapes) or None,
         "samples_fingerprint": series.samples_print,
     }
 

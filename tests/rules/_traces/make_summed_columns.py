@@ -37,6 +37,7 @@ def main() -> None:
     out.write_text("\n".join(own) + "\n")
     near_copies()
     split_copies()
+    scaled_column()
 
 
 def near_copies() -> None:
@@ -102,6 +103,21 @@ def split_copies() -> None:
         own.append(f"{stamp},{8 + draw(17)},{draw(9)},{3 + draw(11)}")
     (folder / "fail" / "traces" / "assistant-split-edited.csv").write_text("\n".join(split) + "\n")
     (folder / "pass" / "traces" / "assistant-three-own.csv").write_text("\n".join(own) + "\n")
+
+
+def scaled_column() -> None:
+    """PL111/fail/traces/ranker-scaled-column.csv: `own`, a series of its own, and `retries`, bursty-sustained.csv's
+    in_flight times two: another member's series scaled into a column (red team, 2026-12-06, round 14).
+    PL111/pass/traces/ranker-own-columns.csv: the same `own` beside a `retries` column that rises and falls on
+    its own."""
+    header, *rows = (HERE / "bursty-sustained.csv").read_text().splitlines()
+    scaled, own = ["timestamp,own,retries"], ["timestamp,own,retries"]
+    for i, row in enumerate(rows):
+        stamp, value = row.split(",")
+        scaled.append(f"{stamp},{6 + (i * 11) % 7},{2 * int(value)}")
+        own.append(f"{stamp},{6 + (i * 11) % 7},{4 + (i * 13) % 9}")
+    (HERE.parent / "PL111" / "fail" / "traces" / "ranker-scaled-column.csv").write_text("\n".join(scaled) + "\n")
+    (HERE.parent / "PL111" / "pass" / "traces" / "ranker-own-columns.csv").write_text("\n".join(own) + "\n")
 
 
 if __name__ == "__main__":
