@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
     from policylint.model import Workload
@@ -58,8 +60,11 @@ def _phase(times: np.ndarray, origin: float, step: float) -> float:
     return mean / (2 * np.pi) * step
 
 
-def _samples(workload: Workload, limits: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """The usable (time, value) samples of ``workload``'s concurrency trace as read, sorted by time (None: unread)."""
+def _samples(workload: Workload, limits: Any, path: Path | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The usable (time, value) samples of ``workload``'s concurrency trace as read, sorted by time (None: unread);
+    ``path``: another copy of that file, read as the workload cites it (the base revision's)."""
+    import dataclasses
+
     import numpy as np
 
     from policylint.errors import PolicylintError
@@ -69,7 +74,7 @@ def _samples(workload: Workload, limits: Any) -> tuple[np.ndarray, np.ndarray] |
     if ref is None or ref.path is None:
         return None
     try:
-        series = read_trace(ref, limits, None)
+        series = read_trace(ref if path is None else dataclasses.replace(ref, path=path), limits, None)
     except (PolicylintError, OSError, ValueError):
         return None
     keep = np.asarray(series.valid, dtype=bool) & ~np.isnan(series.values)
@@ -93,6 +98,65 @@ def _on(times: np.ndarray, values: np.ndarray, at: np.ndarray, within: float) ->
     return np.where(held, values[nearest], 0.0), held
 
 
+class _Budget:
+    """The (whole, part) pairs still to compare in a run (:data:`MAX_COMPARED`)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_COMPARED
+
+
+def _split_of(
+    whole: tuple[np.ndarray, np.ndarray], candidates: Sequence[tuple[str, tuple[np.ndarray, np.ndarray] | None]],
+    budget: _Budget, required: str | None = None,
+) -> tuple[str, ...] | None:
+    """The parts (names, sorted) among ``candidates`` (name, samples) whose samples add up to ``whole``'s, or None.
+
+    Each part is read at its own phase at its sample nearest each of the whole's times, within half
+    the whole's step; a set of two or more parts matches when its sum equals :data:`MATCHING` of the
+    whole's samples or is off by at most :data:`NEAR` of its mean on average. With ``required``,
+    only sets holding that part count, and only when it does not match the whole alone (the rest
+    holds a part of the demand): what is left of a member whose demand was carved out.
+    """
+    import numpy as np
+
+    at, target = whole
+    gaps = np.diff(at)
+    spacing = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 0.0
+    within = spacing / 2 * 0.999
+    ceiling = 1.1 * float(np.mean(target)) + _EQUAL
+
+    def matches(values: np.ndarray) -> bool:
+        off = np.abs(values - target)
+        return bool(np.mean(off <= _EQUAL) >= MATCHING or np.mean(off) <= NEAR * float(np.mean(target)))
+
+    parts: list[tuple[float, str, np.ndarray]] = []
+    for name, mine in candidates:
+        if mine is None or mine[0].size == 0 or float(np.mean(mine[1])) > ceiling:
+            continue  # a part holds less than the whole on average
+        if budget.left <= 0:
+            break
+        budget.left -= 1
+        values, held = _on(mine[0] - _phase(mine[0], at[0], spacing), mine[1], at, within)
+        if held.mean() < MATCHING:
+            continue  # a part has a sample wherever the whole has one
+        if np.mean(values <= target + _EQUAL) < MATCHING or not np.any(values > _EQUAL):
+            continue  # a part of a split is at most the whole, and holds some of it
+        if name == required and matches(values):
+            return None  # the member holds its whole trace still: nothing was carved out of it
+        parts.append((float(np.sum(values)), name, values))
+    parts.sort(key=lambda p: (-p[0], p[1]))
+    parts = parts[:MAX_CANDIDATES]
+    if required is not None and required not in {p[1] for p in parts}:
+        return None
+    for size in range(2, len(parts) + 1):
+        for group in itertools.combinations(parts, size):
+            if required is not None and required not in {p[1] for p in group}:
+                continue
+            if matches(np.sum([p[2] for p in group], axis=0)):
+                return tuple(sorted(p[1] for p in group))
+    return None
+
+
 def split_members(
     departed: Sequence[Workload], newcomers: Mapping[str, Workload], limits: Any
 ) -> list[tuple[Workload, tuple[str, ...]]]:
@@ -102,53 +166,21 @@ def split_members(
     candidates' traces cannot be read is not found. The answer is sorted by the departed
     member's name, each split's parts by name.
     """
-    import numpy as np
-
     if len(newcomers) < 2 or not departed:
         return []
     read: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
-    compared = 0
+    budget = _Budget()
     found: list[tuple[Workload, tuple[str, ...]]] = []
     taken: set[str] = set()
     for x in sorted(departed, key=lambda w: w.name):
         whole = _samples(x, limits)
         if whole is None or whole[0].size == 0:
             continue
-        at, target = whole
-        gaps = np.diff(at)
-        spacing = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 0.0
-        within = spacing / 2 * 0.999
-        ceiling = 1.1 * float(np.mean(target)) + _EQUAL
-        parts: list[tuple[float, str, np.ndarray]] = []
-        for name in sorted(newcomers):
-            if name in taken:
-                continue
+        names = [n for n in sorted(newcomers) if n not in taken]
+        for name in names:
             if name not in read:
                 read[name] = _samples(newcomers[name], limits)
-            mine = read[name]
-            if mine is None or mine[0].size == 0 or float(np.mean(mine[1])) > ceiling:
-                continue  # a part holds less than the whole on average
-            if compared >= MAX_COMPARED:
-                break
-            compared += 1
-            values, held = _on(mine[0] - _phase(mine[0], at[0], spacing), mine[1], at, within)
-            if held.mean() < MATCHING:
-                continue  # a part has a sample wherever the whole has one
-            if np.mean(values <= target + _EQUAL) < MATCHING or not np.any(values > _EQUAL):
-                continue  # a part of a split is at most the whole, and holds some of it
-            parts.append((float(np.sum(values)), name, values))
-        parts.sort(key=lambda p: (-p[0], p[1]))
-        parts = parts[:MAX_CANDIDATES]
-        best: tuple[str, ...] | None = None
-        for size in range(2, len(parts) + 1):
-            for group in itertools.combinations(parts, size):
-                total = np.sum([p[2] for p in group], axis=0)
-                off = np.abs(total - target)
-                if np.mean(off <= _EQUAL) >= MATCHING or np.mean(off) <= NEAR * float(np.mean(target)):
-                    best = tuple(sorted(p[1] for p in group))
-                    break
-            if best is not None:
-                break
+        best = _split_of(whole, [(n, read[n]) for n in names], budget)
         if best is not None:
             found.append((x, best))
             taken.update(best)
@@ -175,3 +207,4 @@ def converts_to_more(departed: Workload, parts: Sequence[Workload]) -> bool:
     if was is None:
         return True  # nothing to compare with: the samples decide
     return any((now := factor(p)) is None or now > was * (1 + 1e-9) for p in parts)
+
