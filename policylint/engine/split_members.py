@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from policylint.model import Workload
+    from policylint.engine.history import Change
+
+    from policylint.model import Model, Workload
 
 #: share of the departed trace's usable samples that the parts' sum must equal (and cover)
 MATCHING = 0.9
@@ -208,3 +210,79 @@ def converts_to_more(departed: Workload, parts: Sequence[Workload]) -> bool:
         return True  # nothing to compare with: the samples decide
     return any((now := factor(p)) is None or now > was * (1 + 1e-9) for p in parts)
 
+
+def carved_out(change: Change, model: Model, measured: Mapping[str, Any], limits: Any) -> dict[str, Workload]:
+    """Newcomers that hold demand carved out of a member that stayed (today's name -> that member, today's workload).
+
+    A member that keeps part of every sample of its trace while a new workload holds the rest is split
+    as a member that left is (round 8, 2026-12-07: ``chat-assistant`` kept a random half, the other
+    half became ``chat-assistant-west`` in a new cluster's pool at 5 in flight per GPU where chat runs
+    14, and 53 GPUs reserved and proposed became 72 past every gate). A member is a workload the base
+    placed (``measured``: :func:`policylint.engine.history.measured_on`) whose concurrency trace changed;
+    a newcomer one it did not place, whose trace is new or changed and which turns an in-flight count
+    into more GPUs than the member (:func:`converts_to_more`). The member's trace as the base held it
+    is the whole; its trace today must be one of the parts (:func:`_split_of`), holding less than the
+    whole. A split that keeps the conversion is not looked for: its newcomers stay newcomers.
+    """
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from policylint.engine.history import _base_copy
+    from policylint.readers.limits import DEFAULT_LIMITS
+    from policylint.writer import write_file
+
+    commit, top = change.commit, change.top
+    if commit is None or top is None:
+        return {}
+    changed = {os.path.realpath(p) for p in change.files}
+
+    def trace(w: Workload) -> str | None:
+        ref = w.measurements.get("concurrency")
+        return os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
+
+    workloads = sorted(model.workloads.values(), key=lambda w: w.name)
+    fresh = [w for w in workloads if w.name not in measured and trace(w) in changed]
+    stayed = [w for w in workloads if w.name in measured and trace(w) in changed]
+    if not fresh or not stayed:
+        return {}
+    cap = (limits or DEFAULT_LIMITS).max_file_bytes
+    read: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+    budget = _Budget()
+    out: dict[str, Workload] = {}
+    with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
+        for member in stayed:
+            tried = [w for w in fresh if w.name not in out and converts_to_more(member, [w])]
+            if not tried:
+                continue
+            real = trace(member) or ""
+            old = _base_copy(commit, top, change.renamed.get(real, real), cap, Path(scratch), write_file)
+            whole = _samples(member, limits, old) if old is not None else None
+            if whole is None or whole[0].size == 0:
+                continue
+            for w in [member, *tried]:
+                if w.name not in read:
+                    read[w.name] = _samples(w, limits)
+            parts = _split_of(whole, [(w.name, read[w.name]) for w in [member, *tried]], budget, member.name)
+            out.update(dict.fromkeys((n for n in parts or () if n != member.name), member))
+    return out
+
+
+def carved_note(model: Model, carved: Mapping[str, Workload]) -> dict[str, str]:
+    """PL950's words for :func:`carved_out`'s answer, by the pools of the member and of the newcomer (today's names)."""
+    from policylint.measure.conversion import gpu_conversion
+
+    def conversion(w: Workload) -> str:
+        per_gpu, per_replica = gpu_conversion(w, "concurrency")
+        words = f"{per_gpu:g} in flight per GPU" if per_gpu else "no per-GPU figure"
+        return words + (f" and {per_replica} GPUs per replica" if per_replica != 1 else "")
+
+    out: dict[str, list[str]] = {}
+    for name, member in sorted(carved.items()):
+        w = model.workloads[name]
+        text = (f"{name} holds demand carved out of {member.name}: its samples and {member.name}'s today add up to"
+                f" {member.name}'s at the base revision, and it turns them into GPUs at {conversion(w)} where"
+                f" {member.name} runs {conversion(member)}, so it is measured as {member.name}'s")
+        for pool in {p.qualified for p in (w.pool, member.pool) if p is not None}:
+            out.setdefault(pool, []).append(text)
+    return {q: "; ".join(texts) for q, texts in out.items()}
