@@ -128,11 +128,21 @@ def test_demand_carved_into_a_new_cluster_at_a_lower_per_gpu_figure_backs_no_rai
 
 
 @pytest.mark.parametrize("how", ["another pool of the same cluster", "the member's half noised",
-                                 "the newcomer's clock a second off"])
+                                 "the newcomer's clock a second off", "a new workload beside it in its pool"])
 def test_demand_carved_out_is_found_in_its_variants(repo: Path, how: str) -> None:
     if how.startswith("another pool"):
         _carve(repo, cluster="prod-east", pool="serving-west")
         where = "72 with prod-east/serving-west"
+    elif how.startswith("a new workload"):
+        # the new pool is found at no base pool by its workloads when one of them is new at the base
+        _carve(repo)
+        header, body = _rows(repo / TRACES / "chat-assistant.csv")
+        rng = random.Random(2)
+        _write(repo / TRACES / "other.csv", header, [(t, rng.randrange(0, 4)) for t, _ in body])
+        doc = (repo / "workloads/chat-west.yaml").read_text(encoding="utf-8")
+        (repo / "workloads/other-west.yaml").write_text(
+            doc.replace("chat-assistant-west", "other-west").replace("chat-west.csv", "other.csv"), encoding="utf-8")
+        where = "72 with prod-west/serving"
     elif how.startswith("the member's half"):
         _carve(repo, noised=0.03)  # +-1 on 3% of chat-assistant's samples after the split
         where = "72 with prod-west/serving"

@@ -49,6 +49,11 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     for name, member in carved.items():
         measured[name] = measured[member.name]
     then = renamed_pools(model, then, measured)
+    for name, member in carved.items():
+        # ... also a new pool that holds new workloads beside it: what it owns is judged with the member's pool
+        pool = model.workloads[name].pool
+        if pool is not None and pool.qualified not in then:
+            then[pool.qualified] = measured[member.name]
     before = {q: p.reserved_gpus for q, p in then.items() if p.reserved_gpus is not None}
     change.reserved_before = before
     changed = frozenset(os.path.realpath(p) for p in change.files)
