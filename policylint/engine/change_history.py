@@ -40,7 +40,20 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
         return None
     then, by_name = pools_at_base(change, model, options.limits, options.gpu_resources)
     measured = measured_on(change, model, then, by_name, options.limits)
+    # a newcomer holding demand carved out of a member that stayed, at a conversion to more GPUs, is that member's
+    # demand, measured on the pool it ran in; in a pool of its own, that pool is judged with the member's (round 8,
+    # 2026-12-07: half of chat-assistant's samples in a new cluster at 5 per GPU where chat runs 14, 53 -> 72)
+    from policylint.engine.split_members import carved_out, carved_note
+
+    carved = carved_out(change, model, measured, options.trace_limits)
+    for name, member in carved.items():
+        measured[name] = measured[member.name]
     then = renamed_pools(model, then, measured)
+    for name, member in carved.items():
+        # ... also a new pool that holds new workloads beside it: what it owns is judged with the member's pool
+        pool = model.workloads[name].pool
+        if pool is not None and pool.qualified not in then:
+            then[pool.qualified] = measured[member.name]
     before = {q: p.reserved_gpus for q, p in then.items() if p.reserved_gpus is not None}
     change.reserved_before = before
     changed = frozenset(os.path.realpath(p) for p in change.files)
@@ -90,9 +103,12 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
         if backed or arrived else ({}, {}, {}, {}))
     for name, q in recognised.items():
         measured[name] = backed[q]  # renamed beside its trace written anew: measured on the pool it ran in
+    # carved into a pool that ran other workloads at the base, it brings no demand there: the member's pool carried it
+    brought = {**brought, **{name: 0 for name in carved if name in arrived}}
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
                    baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned,
-                   departed_baseline=departed, moved_to_cohort=moved, rearranged=frozenset(rearranged))
+                   departed_baseline=departed, moved_to_cohort=moved, rearranged=frozenset(rearranged),
+                   carved=carved_note(model, carved))
 
 
 def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: CohortState | None

@@ -366,10 +366,14 @@ def history_facts(
         else f"owns {pool.owned_gpus} GPUs of nominal quota ({lent} of them lendable, so {pool.reserved_gpus} read as reserved)"
     )
     split = history.split_owned.get(pool.qualified)
+    carved = history.carved.get(pool.qualified)
     if split is not None:
         # a pool split in the change answers for the whole: what the pieces own together
         sheet.owned_gpus = split[0]
-        sheet.owned_phrase += f", {split[0]} with {', '.join(split[1])} (split from the same pool at the base revision)"
+        why = f": {carved}" if carved else ""
+        sheet.owned_phrase += f", {split[0]} with {', '.join(split[1])} (split from the same pool at the base revision{why})"
+    elif carved:
+        sheet.owned_phrase += f" ({carved})"
     # and what it will own once its proposals are delivered, then and now: a raise asked for is a raise
     owned, asked = history.planned.get(pool.qualified, (sheet.owned_gpus, 0))
     sheet.owned_and_proposed_gpus = owned + asked

@@ -24,9 +24,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
-    from policylint.model import Workload
+    from policylint.engine.history import Change
+
+    from policylint.model import Model, Workload
 
 #: share of the departed trace's usable samples that the parts' sum must equal (and cover)
 MATCHING = 0.9
@@ -58,8 +62,11 @@ def _phase(times: np.ndarray, origin: float, step: float) -> float:
     return mean / (2 * np.pi) * step
 
 
-def _samples(workload: Workload, limits: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """The usable (time, value) samples of ``workload``'s concurrency trace as read, sorted by time (None: unread)."""
+def _samples(workload: Workload, limits: Any, path: Path | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The usable (time, value) samples of ``workload``'s concurrency trace as read, sorted by time (None: unread);
+    ``path``: another copy of that file, read as the workload cites it (the base revision's)."""
+    import dataclasses
+
     import numpy as np
 
     from policylint.errors import PolicylintError
@@ -69,7 +76,7 @@ def _samples(workload: Workload, limits: Any) -> tuple[np.ndarray, np.ndarray] |
     if ref is None or ref.path is None:
         return None
     try:
-        series = read_trace(ref, limits, None)
+        series = read_trace(ref if path is None else dataclasses.replace(ref, path=path), limits, None)
     except (PolicylintError, OSError, ValueError):
         return None
     keep = np.asarray(series.valid, dtype=bool) & ~np.isnan(series.values)
@@ -93,6 +100,65 @@ def _on(times: np.ndarray, values: np.ndarray, at: np.ndarray, within: float) ->
     return np.where(held, values[nearest], 0.0), held
 
 
+class _Budget:
+    """The (whole, part) pairs still to compare in a run (:data:`MAX_COMPARED`)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_COMPARED
+
+
+def _split_of(
+    whole: tuple[np.ndarray, np.ndarray], candidates: Sequence[tuple[str, tuple[np.ndarray, np.ndarray] | None]],
+    budget: _Budget, required: str | None = None,
+) -> tuple[str, ...] | None:
+    """The parts (names, sorted) among ``candidates`` (name, samples) whose samples add up to ``whole``'s, or None.
+
+    Each part is read at its own phase at its sample nearest each of the whole's times, within half
+    the whole's step; a set of two or more parts matches when its sum equals :data:`MATCHING` of the
+    whole's samples or is off by at most :data:`NEAR` of its mean on average. With ``required``,
+    only sets holding that part count, and only when it does not match the whole alone (the rest
+    holds a part of the demand): what is left of a member whose demand was carved out.
+    """
+    import numpy as np
+
+    at, target = whole
+    gaps = np.diff(at)
+    spacing = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 0.0
+    within = spacing / 2 * 0.999
+    ceiling = 1.1 * float(np.mean(target)) + _EQUAL
+
+    def matches(values: np.ndarray) -> bool:
+        off = np.abs(values - target)
+        return bool(np.mean(off <= _EQUAL) >= MATCHING or np.mean(off) <= NEAR * float(np.mean(target)))
+
+    parts: list[tuple[float, str, np.ndarray]] = []
+    for name, mine in candidates:
+        if mine is None or mine[0].size == 0 or float(np.mean(mine[1])) > ceiling:
+            continue  # a part holds less than the whole on average
+        if budget.left <= 0:
+            break
+        budget.left -= 1
+        values, held = _on(mine[0] - _phase(mine[0], at[0], spacing), mine[1], at, within)
+        if held.mean() < MATCHING:
+            continue  # a part has a sample wherever the whole has one
+        if np.mean(values <= target + _EQUAL) < MATCHING or not np.any(values > _EQUAL):
+            continue  # a part of a split is at most the whole, and holds some of it
+        if name == required and matches(values):
+            return None  # the member holds its whole trace still: nothing was carved out of it
+        parts.append((float(np.sum(values)), name, values))
+    parts.sort(key=lambda p: (-p[0], p[1]))
+    parts = parts[:MAX_CANDIDATES]
+    if required is not None and required not in {p[1] for p in parts}:
+        return None
+    for size in range(2, len(parts) + 1):
+        for group in itertools.combinations(parts, size):
+            if required is not None and required not in {p[1] for p in group}:
+                continue
+            if matches(np.sum([p[2] for p in group], axis=0)):
+                return tuple(sorted(p[1] for p in group))
+    return None
+
+
 def split_members(
     departed: Sequence[Workload], newcomers: Mapping[str, Workload], limits: Any
 ) -> list[tuple[Workload, tuple[str, ...]]]:
@@ -102,53 +168,21 @@ def split_members(
     candidates' traces cannot be read is not found. The answer is sorted by the departed
     member's name, each split's parts by name.
     """
-    import numpy as np
-
     if len(newcomers) < 2 or not departed:
         return []
     read: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
-    compared = 0
+    budget = _Budget()
     found: list[tuple[Workload, tuple[str, ...]]] = []
     taken: set[str] = set()
     for x in sorted(departed, key=lambda w: w.name):
         whole = _samples(x, limits)
         if whole is None or whole[0].size == 0:
             continue
-        at, target = whole
-        gaps = np.diff(at)
-        spacing = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 0.0
-        within = spacing / 2 * 0.999
-        ceiling = 1.1 * float(np.mean(target)) + _EQUAL
-        parts: list[tuple[float, str, np.ndarray]] = []
-        for name in sorted(newcomers):
-            if name in taken:
-                continue
+        names = [n for n in sorted(newcomers) if n not in taken]
+        for name in names:
             if name not in read:
                 read[name] = _samples(newcomers[name], limits)
-            mine = read[name]
-            if mine is None or mine[0].size == 0 or float(np.mean(mine[1])) > ceiling:
-                continue  # a part holds less than the whole on average
-            if compared >= MAX_COMPARED:
-                break
-            compared += 1
-            values, held = _on(mine[0] - _phase(mine[0], at[0], spacing), mine[1], at, within)
-            if held.mean() < MATCHING:
-                continue  # a part has a sample wherever the whole has one
-            if np.mean(values <= target + _EQUAL) < MATCHING or not np.any(values > _EQUAL):
-                continue  # a part of a split is at most the whole, and holds some of it
-            parts.append((float(np.sum(values)), name, values))
-        parts.sort(key=lambda p: (-p[0], p[1]))
-        parts = parts[:MAX_CANDIDATES]
-        best: tuple[str, ...] | None = None
-        for size in range(2, len(parts) + 1):
-            for group in itertools.combinations(parts, size):
-                total = np.sum([p[2] for p in group], axis=0)
-                off = np.abs(total - target)
-                if np.mean(off <= _EQUAL) >= MATCHING or np.mean(off) <= NEAR * float(np.mean(target)):
-                    best = tuple(sorted(p[1] for p in group))
-                    break
-            if best is not None:
-                break
+        best = _split_of(whole, [(n, read[n]) for n in names], budget)
         if best is not None:
             found.append((x, best))
             taken.update(best)
@@ -175,3 +209,80 @@ def converts_to_more(departed: Workload, parts: Sequence[Workload]) -> bool:
     if was is None:
         return True  # nothing to compare with: the samples decide
     return any((now := factor(p)) is None or now > was * (1 + 1e-9) for p in parts)
+
+
+def carved_out(change: Change, model: Model, measured: Mapping[str, Any], limits: Any) -> dict[str, Workload]:
+    """Newcomers that hold demand carved out of a member that stayed (today's name -> that member, today's workload).
+
+    A member that keeps part of every sample of its trace while a new workload holds the rest is split
+    as a member that left is (round 8, 2026-12-07: ``chat-assistant`` kept a random half, the other
+    half became ``chat-assistant-west`` in a new cluster's pool at 5 in flight per GPU where chat runs
+    14, and 53 GPUs reserved and proposed became 72 past every gate). A member is a workload the base
+    placed (``measured``: :func:`policylint.engine.history.measured_on`) whose concurrency trace changed;
+    a newcomer one it did not place, whose trace is new or changed and which turns an in-flight count
+    into more GPUs than the member (:func:`converts_to_more`). The member's trace as the base held it
+    is the whole; its trace today must be one of the parts (:func:`_split_of`), holding less than the
+    whole. A split that keeps the conversion is not looked for: its newcomers stay newcomers.
+    """
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from policylint.engine.history import _base_copy
+    from policylint.readers.limits import DEFAULT_LIMITS
+    from policylint.writer import write_file
+
+    commit, top = change.commit, change.top
+    if commit is None or top is None:
+        return {}
+    changed = {os.path.realpath(p) for p in change.files}
+
+    def trace(w: Workload) -> str | None:
+        ref = w.measurements.get("concurrency")
+        return os.path.realpath(ref.path) if ref is not None and ref.path is not None else None
+
+    workloads = sorted(model.workloads.values(), key=lambda w: w.name)
+    fresh = [w for w in workloads if w.name not in measured and trace(w) in changed]
+    stayed = [w for w in workloads if w.name in measured and trace(w) in changed]
+    if not fresh or not stayed:
+        return {}
+    cap = (limits or DEFAULT_LIMITS).max_file_bytes
+    read: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+    budget = _Budget()
+    out: dict[str, Workload] = {}
+    with tempfile.TemporaryDirectory(prefix="policylint-base-") as scratch:
+        for member in stayed:
+            tried = [w for w in fresh if w.name not in out and converts_to_more(member, [w])]
+            if not tried:
+                continue
+            real = trace(member) or ""
+            old = _base_copy(commit, top, change.renamed.get(real, real), cap, Path(scratch), write_file)
+            whole = _samples(member, limits, old) if old is not None else None
+            if whole is None or whole[0].size == 0:
+                continue
+            for w in [member, *tried]:
+                if w.name not in read:
+                    read[w.name] = _samples(w, limits)
+            parts = _split_of(whole, [(w.name, read[w.name]) for w in [member, *tried]], budget, member.name)
+            out.update(dict.fromkeys((n for n in parts or () if n != member.name), member))
+    return out
+
+
+def carved_note(model: Model, carved: Mapping[str, Workload]) -> dict[str, str]:
+    """PL950's words for :func:`carved_out`'s answer, by the pools of the member and of the newcomer (today's names)."""
+    from policylint.measure.conversion import gpu_conversion
+
+    def conversion(w: Workload) -> str:
+        per_gpu, per_replica = gpu_conversion(w, "concurrency")
+        words = f"{per_gpu:g} in flight per GPU" if per_gpu else "no per-GPU figure"
+        return words + (f" and {per_replica} GPUs per replica" if per_replica != 1 else "")
+
+    out: dict[str, list[str]] = {}
+    for name, member in sorted(carved.items()):
+        w = model.workloads[name]
+        text = (f"{name} holds demand carved out of {member.name}: its samples and {member.name}'s today add up to"
+                f" {member.name}'s at the base revision, and it turns them into GPUs at {conversion(w)} where"
+                f" {member.name} runs {conversion(member)}, so it is measured as {member.name}'s")
+        for pool in {p.qualified for p in (w.pool, member.pool) if p is not None}:
+            out.setdefault(pool, []).append(text)
+    return {q: "; ".join(texts) for q, texts in out.items()}

@@ -86,3 +86,7 @@ class History:
     #: real paths of the changed traces that hold the base's samples moved in time (re-timed, or reordered within the
     #: day): no evidence, and what today's pooled baseline reads from them backs nothing
     rearranged: frozenset[str] = frozenset()
+    #: "cluster/pool" -> what a newcomer in it, or carved out of its member, holds of a member that stayed (text for
+    #: PL950's message): that member's demand, measured on the pool it ran in
+    #: (:func:`policylint.engine.split_members.carved_out`)
+    carved: Mapping[str, str] = field(default_factory=dict)
