@@ -133,23 +133,41 @@ _POOL_KINDS = ("Cluster", *SCHEDULER_KINDS)
 
 
 def pool_files_at(top: Path, sha: str, root: Path, kinds: tuple[str, ...] = _POOL_KINDS) -> list[Path]:
-    """The YAML files under ``root`` that held, at ``sha``, a document of a kind that declares pools
+    """The YAML and JSON files under ``root`` that held, at ``sha``, a document of a kind that declares pools
     (or, a Kueue LocalQueue, places workloads in one); of ``kinds`` when given.
 
-    One ``git grep`` over the base tree (plain git, no checkout); the kind may be quoted. A
-    repository without git, or a root outside the work tree, gives none.
+    Two searches, as the files' text cannot be trusted to name its kind plainly. One ``git grep``
+    over the base tree's YAML and JSON files (plain git, no checkout; the kind may be quoted), read
+    as text whatever ``.gitattributes`` says (red team, 2026-12-07, round 15: ``* -diff`` made git
+    call the moved cluster file binary, ``grep -I`` skipped it, and a raise of 160 GPUs had no
+    base). And every such file the change deleted, moved or edited, parsed as the loader parses it:
+    ``kind: !!str Cluster``, an alias, an escaped JSON string or a kind on the next line match no
+    pattern (round 15: a tag committed first, then the file moved with a raise). A repository
+    without git, or a root outside the work tree, gives none.
     """
-    from policylint.model.load.files import is_json_name, is_yaml_name
-
     folder = Path(os.path.realpath(top))
     try:
         rel = Path(os.path.realpath(root)).relative_to(folder)
     except ValueError:
         return []
+    under = "" if rel == Path(".") else f"{rel.as_posix()}/"
+    names = set(_grepped(folder, sha, under, kinds)) | set(_changed_declaring(folder, sha, under, kinds))
+    return sorted(folder / name for name in names)
+
+
+#: the pathspecs of the files the loader reads (:func:`policylint.model.load.files.is_yaml_name`,
+#: ``is_json_name``), in any case
+_MANIFEST_SPECS = (":(icase)*.yaml", ":(icase)*.yml", ":(icase)*.json")
+
+
+def _grepped(folder: Path, sha: str, under: str, kinds: tuple[str, ...]) -> list[str]:
+    """Base files (relative to the top) whose text names one of ``kinds`` as a document's kind."""
+    from policylint.model.load.files import is_json_name, is_yaml_name
+
     pattern = "kind[\"']?[[:space:]]*:[[:space:]]*[\"']?(" + "|".join(kinds) + ")[\"']?[[:space:]]*($|[,}#])"
-    spec = [] if rel == Path(".") else ["--", f"{rel.as_posix()}/"]
+    specs = [f"{spec[:8]}{under}{spec[8:]}" if under else spec for spec in _MANIFEST_SPECS]
     try:
-        done = subprocess.run(["git", "grep", "-l", "-z", "-E", "-I", pattern, sha, *spec], cwd=folder,
+        done = subprocess.run(["git", "grep", "-l", "-z", "-E", "-a", pattern, sha, "--", *specs], cwd=folder,
                               capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError):
         return []
@@ -159,8 +177,49 @@ def pool_files_at(top: Path, sha: str, root: Path, kinds: tuple[str, ...] = _POO
     for entry in done.stdout.split(b"\0"):
         name = os.fsdecode(entry).split(":", 1)[-1] if entry else ""
         if name and (is_yaml_name(name) or is_json_name(name)):  # kubectl applies JSON manifests too
-            out.append(folder / name)
-    return sorted(out)
+            out.append(name)
+    return out
+
+
+def _changed_declaring(folder: Path, sha: str, under: str, kinds: tuple[str, ...]) -> list[str]:
+    """Base files (relative to the top) the working tree no longer holds as they were, with a document of ``kinds``.
+
+    Deleted, moved (``--no-renames``: the old name is a deletion) or edited since ``sha``; each
+    base version parsed within the loader's limits. A change touches few files, so this reads few.
+    """
+    from policylint.model.load import LoadLimits, SourceFile, parse_text
+    from policylint.model.load.files import is_json_name, is_yaml_name
+
+    try:
+        raw = _git(folder, ["diff", "--name-status", "-z", "--no-renames", sha, "--", *(
+            [under] if under else [])])
+    except (OSError, subprocess.SubprocessError):
+        return []
+    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+    names = [fields[i + 1] for i in range(0, len(fields) - 1, 2)
+             if fields[i][:1] in ("D", "M", "T") and (is_yaml_name(fields[i + 1]) or is_json_name(fields[i + 1]))
+             and "\n" not in fields[i + 1]]
+    if not names:
+        return []
+    limits = LoadLimits()
+    wanted = set(kinds)
+    out = []
+    try:
+        bodies = list(blobs(folder, [f"{sha}:{name}" for name in names], timeout=60))
+    except (OSError, subprocess.SubprocessError):
+        return []
+    for name, body in zip(names, bodies):
+        if body is None or len(body) > limits.max_file_bytes:
+            continue
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        source = SourceFile(path=Path(name), display=name, text=text)
+        parse_text(source, limits)
+        if any(isinstance(doc.kind, str) and doc.kind in wanted for doc in source.documents):
+            out.append(name)
+    return out
 
 
 def placement(spec: Any) -> tuple[str, str] | None:
