@@ -80,6 +80,8 @@ class Session:
     deleted: list[Path] = field(default_factory=list)
     #: with ``changed_files``: the other staged files, from git (those outside the root count where it links to them)
     staged: list[Path] = field(default_factory=list)
+    #: the baseline was given with ``--baseline`` (the caller's choice), not by the configuration
+    baseline_explicit: bool = False
     #: the model the linter resolved and what the change reaches in it (asked once, used to judge and to narrow)
     _reached: tuple[Model, Reach] | None = field(default=None, init=False, repr=False, compare=False)
     #: the names the changed files defined at the base revision (widen.lost_name)
@@ -191,6 +193,7 @@ class Session:
             explicit_paths=bool(args.paths),
             deleted=deleted,
             staged=staged,
+            baseline_explicit=bool(getattr(args, "baseline", None)),
         )
 
     def lint(self) -> LintResult:
@@ -245,9 +248,10 @@ class Session:
             self.options.reported = self._reported(changed, previous)
             result = lint([self.config.root], self.options)
             kept = self._kustomized(result, changed, "HEAD")
-            return self._lapse(_with(narrow(result, changed, self.config, self.options.ruleset,
-                                            self._reached_for(result), previous, self._defined_before), kept),
-                               changed, "HEAD")
+            result, unmatched = self._baseline_lapse(result, changed, "HEAD")
+            return _unmatched(self._lapse(_with(narrow(result, changed, self.config, self.options.ruleset,
+                                                       self._reached_for(result), previous, self._defined_before),
+                                                kept), changed, "HEAD"), unmatched)
         if self.diff_base is not None:
             from policylint.engine.history import changed_since
 
@@ -261,9 +265,10 @@ class Session:
                 result = lint(paths, self.options)
                 rev = change.commit.hexsha if change.commit is not None else None
                 kept = self._kustomized(result, change.files, rev)
-                return self._lapse(_with(narrow(result, change.files, self.config, self.options.ruleset,
-                                                self._reached_for(result), previous, self._defined_before), kept),
-                                   change.files, rev)
+                result, unmatched = self._baseline_lapse(result, change.files, rev)
+                return _unmatched(self._lapse(_with(narrow(result, change.files, self.config, self.options.ruleset,
+                                                           self._reached_for(result), previous, self._defined_before),
+                                                    kept), change.files, rev), unmatched)
             finally:
                 if change.commit is not None:
                     change.commit.repo.close()  # the object database's open files and git processes
@@ -306,6 +311,23 @@ class Session:
             result.suppressed = [(f, r) for f, r in result.suppressed if id(f) not in gone]
             result.findings = sort_findings([*result.findings, *(new for _, new in revived)])
         return result
+
+    def _baseline_lapse(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> tuple[LintResult, list[Finding]]:
+        """``result`` with what its baseline may not hide in this change reported, and the PL034 findings
+        (:mod:`policylint.engine.baselines`); before narrowing, which would hide the findings an entry names."""
+        baseline = self.options.baseline
+        if baseline is None or self.options.ruleset is None or result.model is None:
+            return result, []
+        from policylint.engine.baselines import baseline_configured_then, lapse_baselined
+        from policylint.engine.outlived import git_base_text
+
+        real = {os.path.realpath(p) for p in changed}
+        own = {os.path.realpath(baseline)} | ({os.path.realpath(self.config.path)} if self.config.path is not None else set())
+        base_text = git_base_text(self.config.root, rev) if rev is not None and real & own else None
+        configured = base_text is None or baseline_configured_then(
+            self.config.path, baseline, changed, self.baseline_explicit, base_text)
+        return lapse_baselined(result, baseline, self.config.root, self.options.ruleset, base_text, configured,
+                               baseline_only=real <= own)
 
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""
@@ -366,6 +388,15 @@ def _files_under(folder: Path) -> list[Path]:
     from policylint.model.load.files import walk_folders
 
     return sorted(Path(top, name) for top, names in walk_folders(os.fspath(folder), set()) for name in names)
+
+
+def _unmatched(result: LintResult, unmatched: list[Finding]) -> LintResult:
+    """``result`` with the PL034 findings of its baseline (:mod:`policylint.engine.baselines`) added."""
+    if unmatched:
+        from policylint.finding import sort_findings
+
+        result.findings = sort_findings([*result.findings, *unmatched])
+    return result
 
 
 def _with(result: LintResult, kept: _Kept | None) -> LintResult:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import git, minirepo_path
+from conftest import git, minirepo_path, run_cli
 from fixture_helpers import session_cache
 from policylint.engine.history import changed_since
 from policylint.engine.linter import LintOptions, lint
@@ -300,9 +300,38 @@ def _fires_as_config(rule: Rule, text: str, tmp_path: Path) -> bool:
     return _fires(rule, root, folder)
 
 
+#: Rules whose example is a baseline file staged in a change (the hook's run), not a plan.
+_BASELINE_EXAMPLES = frozenset({"PL034"})
+
+
+def _fires_as_staged_baseline(rule: Rule, text: str | None, tmp_path: Path) -> bool:
+    """Whether ``rule`` fires in the hook's run when ``text`` is staged as the configured baseline file
+    (None: the file as ``policylint baseline`` writes it), over a committed repository and baseline."""
+    repo = tmp_path / "repo"
+    shutil.copytree(minirepo_path(), repo)
+    (repo / ".policylint.yaml").write_text("baseline: .policylint-baseline.json\n", encoding="utf-8")
+    assert run_cli(["baseline", ".", "--now", NOW.date().isoformat()], cwd=repo)[0] == 0
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    if text is not None:
+        (repo / ".policylint-baseline.json").write_text(text, encoding="utf-8")
+    else:
+        assert run_cli(["baseline", ".", "--now", NOW.date().isoformat()], cwd=repo)[0] == 0
+    git(repo, "add", "-A")
+    code, out, err = run_cli(["check", "--format", "json", "--now", NOW.date().isoformat(), "--changed-files",
+                              ".policylint-baseline.json"], cwd=repo)
+    assert code in (0, 1), err
+    return rule.code in {f["code"] for f in json.loads(out)["findings"]}
+
+
 @pytest.mark.parametrize("rule", ALL, ids=lambda r: r.code)
 def test_doc_example_fires_and_its_fix_does_not(rule: Rule, tmp_path: Path) -> None:
     example, fix = str(rule.docs["example"]), str(rule.docs["use_instead"])
+    if rule.code in _BASELINE_EXAMPLES:  # the example is a baseline file; its fix, the file the command writes
+        assert _fires_as_staged_baseline(rule, example, tmp_path / "example"), f"{rule.code}: its example does not fire"
+        assert not _fires_as_staged_baseline(rule, None, tmp_path / "fix"), f"{rule.code}: its use_instead still fires"
+        return
     if rule.code in _LINK_EXAMPLES:  # the example is a layout of symbolic links, not a file
         assert _fires_with_links(rule, example, tmp_path / "example", checked_out=False), f"{rule.code}: its example does not fire"
         assert not _fires_with_links(rule, fix, tmp_path / "fix", checked_out=True), f"{rule.code}: its use_instead still fires"

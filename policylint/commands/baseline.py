@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from policylint.engine.filter import write_baseline
+    from policylint.engine.baselines import write_baseline
     from policylint.session import Session
     from policylint.writer import write_file
 

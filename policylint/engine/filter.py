@@ -250,7 +250,13 @@ def read_baseline_entries(path: Path) -> dict[BaselineKey, list[Accepted]]:
         text = read_text(path, limit=MAX_BASELINE_BYTES, what="baseline file")
     except UnreadableFile as exc:
         raise PolicylintError(exc.message, source=str(path)) from None
-    source = str(path)
+    return parse_baseline_text(text, str(path))
+
+
+def parse_baseline_text(text: str, source: str) -> dict[BaselineKey, list[Accepted]]:
+    """:func:`read_baseline_entries` of a baseline file's ``text`` (``source`` names it in errors)."""
+    if len(text) > MAX_BASELINE_BYTES:
+        raise PolicylintError("baseline file too large", source=source)
     try:
         data = json.loads(text)
     except RecursionError:
@@ -347,26 +353,6 @@ def _numbers(message: str) -> list[str]:
 
 def _figure(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.6g}"
-
-
-def write_baseline(findings: list[Finding], root: Path) -> str:
-    """Baseline file text for ``findings`` (sorted, stable, no line numbers).
-
-    Findings of rules that compare numbers record them (``measured`` and
-    ``allowed``), so a later run can tell a finding that got worse.
-    """
-    entries: list[dict[str, object]] = []
-    for f in findings:
-        code, file, subject, path = baseline_key(f, root)
-        entry: dict[str, object] = {"code": code, "file": file, "subject": subject, "path": path, "message": f.message}
-        if f.figures is not None:
-            entry["measured"], entry["allowed"] = f.figures
-        entries.append(entry)
-    entries.sort(key=lambda e: (
-        *(str(e[k]) for k in ("file", "code", "subject", "path", "message")),
-        tuple(float(str(e[k])) for k in _FIGURE_FIELDS if k in e),
-    ))
-    return json.dumps({"version": 1, "findings": entries}, indent=2, sort_keys=True) + "\n"
 
 
 def apply_filters(

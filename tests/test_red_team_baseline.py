@@ -1,0 +1,174 @@
+"""A baseline written in the change it would accept hides nothing in the gates that judge that change.
+
+Red team, 2026-12-07, round 15: serving raised 48 -> 120, ``policylint baseline`` run, a hand-written
+PL950 entry added and ``baseline:`` set in ``.policylint.yaml``, all in one commit: ``check``, the
+pre-commit hook and ``--diff`` all passed. The hook (against HEAD) and ``--diff`` (against the base)
+now take as accepted only what the baseline configured at that revision accepted; a rule that judges
+a change (PL950-PL952) is never accepted by a baseline.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import committed_example, git, run_cli
+from policylint.engine.baselines import NOTE_ADDED, NOTE_CHANGE_RULE
+
+SERVING = "clusters/prod-east.yaml"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return committed_example(tmp_path, message="the honest plan")
+
+
+def _edit(repo: Path, name: str, old: str, new: str) -> None:
+    path = repo / name
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _write_baseline(repo: Path, planted: list[dict[str, object]] | None = None, configure: bool = True) -> None:
+    code, out, err = run_cli(["baseline", ".", "--output", ".policylint-baseline.json"], cwd=repo)
+    assert code == 0, err
+    if planted:
+        path = repo / ".policylint-baseline.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["findings"] += planted
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    if configure:
+        with (repo / ".policylint.yaml").open("a", encoding="utf-8") as f:
+            f.write("baseline: .policylint-baseline.json\n")
+
+
+def _findings(repo: Path, args: list[str]) -> tuple[int, list[dict[str, str]]]:
+    code, out, err = run_cli(["check", "--format", "json", *args], cwd=repo)
+    assert code in (0, 1), err
+    return code, json.loads(out)["findings"]
+
+
+def _hook(repo: Path, *files: str) -> tuple[int, list[dict[str, str]]]:
+    git(repo, "add", "-A")
+    return _findings(repo, ["--changed-files", *files])
+
+
+def _diff(repo: Path) -> tuple[int, list[dict[str, str]]]:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the change")
+    return _findings(repo, ["--diff", "HEAD~1"])
+
+
+def _pl950_entry(message: str) -> dict[str, object]:
+    return {"code": "PL950", "file": SERVING, "path": "spec/pools/0/reservedGpus", "subject": "pool prod-east/serving",
+            "message": message}
+
+
+def test_a_baseline_written_with_the_raise_hides_it_from_neither_the_hook_nor_diff(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 120")
+    _write_baseline(repo)
+    code, found = _findings(repo, ["."])
+    assert code == 0  # a whole run cannot tell when an entry was written: the baseline is taken as written
+    code, found = _hook(repo, SERVING, ".policylint.yaml", ".policylint-baseline.json")
+    assert code == 1
+    assert any(f["code"] == "PL101" and f["message"].endswith(NOTE_ADDED) for f in found)
+    code, found = _diff(repo)
+    assert code == 1
+    assert any(f["code"] == "PL101" and f["message"].endswith(NOTE_ADDED) for f in found)
+
+
+def test_a_planted_change_rule_entry_hides_nothing_even_when_committed_first(repo: Path) -> None:
+    message = ("pool prod-east/serving reserves 120 GPUs and its proposals ask 5 more, 125 in all, up from 53 at the base"
+               " revision (48 owned and 5 proposed), but no measurement of its workloads changed: capacity grew"
+               " without new evidence")
+    _write_baseline(repo, planted=[_pl950_entry(message)])
+    code, found = _diff(repo)  # the baseline on its own, with the planted entry: PL034 at the entry
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found if f["severity"] == "error"] == [("PL034", ".policylint-baseline.json")]
+    assert found[0]["line"] > 1
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 120")
+    _write_baseline(repo, planted=[_pl950_entry(message)], configure=False)
+    code, found = _diff(repo)
+    assert code == 1
+    pl950 = [f for f in found if f["code"] == "PL950"]
+    assert pl950 and all(f["message"].endswith(NOTE_CHANGE_RULE) for f in pl950)
+
+
+def test_a_baseline_file_present_but_not_configured_at_the_base_accepted_nothing(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 120")
+    _write_baseline(repo, configure=False)  # entries for the raise, planted beside the honest plan
+    _edit(repo, SERVING, "reservedGpus: 120", "reservedGpus: 48")
+    code, _ = _diff(repo)
+    assert code == 0
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 120")
+    with (repo / ".policylint.yaml").open("a", encoding="utf-8") as f:
+        f.write("baseline: .policylint-baseline.json\n")
+    code, found = _diff(repo)
+    assert code == 1
+    assert any(f["code"] == "PL101" and f["message"].endswith(NOTE_ADDED) for f in found)
+
+
+def test_a_baseline_committed_on_its_own_keeps_hiding_what_it_accepted(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 60")  # an accepted debt, committed long ago
+    git(repo, "commit", "-qam", "a launch buffer")
+    _write_baseline(repo)
+    code, found = _hook(repo, ".policylint.yaml", ".policylint-baseline.json")
+    assert code == 0, found
+    code, found = _diff(repo)
+    assert code == 0, found
+    # a later change to the same file: the finding the baseline accepted stays hidden
+    _edit(repo, SERVING, "maxGpus: 10", "maxGpus: 9")
+    code, found = _hook(repo, SERVING)
+    assert code == 0, found
+    code, found = _diff(repo)
+    assert code == 0, found
+
+
+def test_a_baseline_entry_raised_in_the_change_accepts_no_more_than_before(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 60")
+    git(repo, "commit", "-qam", "a launch buffer")
+    _write_baseline(repo)
+    _diff(repo)
+    _edit(repo, SERVING, "reservedGpus: 60", "reservedGpus: 90")
+    _write_baseline(repo, configure=False)  # the entry rewritten for 90
+    code, found = _diff(repo)
+    assert code == 1
+    assert any(f["code"] == "PL101" and f["message"].endswith(NOTE_ADDED) for f in found)
+
+
+@pytest.mark.parametrize("how", ["not made yet", "figures above today's"])
+def test_an_entry_planted_before_its_finding_is_refused(repo: Path, how: str) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 60")  # PL101 at 60 against 61? no: a finding at 60
+    git(repo, "commit", "-qam", "a launch buffer")
+    _write_baseline(repo)
+    _diff(repo)
+    path = repo / ".policylint-baseline.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if how == "not made yet":
+        data["findings"].append({"code": "PL109", "file": SERVING, "subject": "pool prod-east/serving",
+                                 "path": "spec/pools/0/elastic", "message": "planted", "measured": 200, "allowed": 64})
+    else:
+        for entry in data["findings"]:
+            if "measured" in entry:
+                entry["measured"] = float(entry["measured"]) + 60
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    code, found = _hook(repo, ".policylint-baseline.json")
+    assert code == 1
+    assert any(f["code"] == "PL034" for f in found)
+    code, found = _diff(repo)
+    assert code == 1
+    assert any(f["code"] == "PL034" for f in found)
+
+
+def test_a_regenerated_baseline_that_dropped_a_fixed_finding_is_clean(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 60")
+    git(repo, "commit", "-qam", "a launch buffer")
+    _write_baseline(repo)
+    _diff(repo)
+    _edit(repo, SERVING, "reservedGpus: 60", "reservedGpus: 48")  # fixed
+    _write_baseline(repo, configure=False)
+    code, found = _diff(repo)
+    assert code == 0, found
