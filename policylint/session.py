@@ -326,8 +326,16 @@ class Session:
         base_text = git_base_text(self.config.root, rev) if rev is not None and real & own else None
         configured = base_text is None or baseline_configured_then(
             self.config.path, baseline, changed, self.baseline_explicit, base_text)
+        # a change that touches none of the run's inputs (its documents, their measurement files; a
+        # deleted file is taken for one) but the baseline and the configuration: a baseline adopted or
+        # regenerated beside a workflow file or a README
+        inputs = {os.path.realpath(s.path) for s in result.sources.values()}
+        inputs |= {os.path.realpath(ref.path) for w in result.model.workloads.values()
+                   for ref in w.measurements.values() if ref.path is not None}
+        inputs |= {os.path.realpath(rule.source) for rule in self.options.ruleset.rules.values()}
+        touched = [p for p in real - own if p in inputs or not os.path.lexists(p)]
         return lapse_baselined(result, baseline, self.config.root, self.options.ruleset, base_text, configured,
-                               baseline_only=real <= own)
+                               baseline_only=not touched)
 
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""

@@ -172,3 +172,30 @@ def test_a_regenerated_baseline_that_dropped_a_fixed_finding_is_clean(repo: Path
     _write_baseline(repo, configure=False)
     code, found = _diff(repo)
     assert code == 0, found
+
+
+def test_a_baseline_adopted_beside_a_workflow_file_and_a_readme_is_clean(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 60")  # debt the repository already has
+    git(repo, "commit", "-qam", "a launch buffer")
+    _write_baseline(repo)
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "capacity.yml").write_text("on: [pull_request]\njobs: {}\n", encoding="utf-8")
+    (repo / "NOTES.md").write_text("We adopted policylint with a baseline.\n", encoding="utf-8")
+    code, found = _hook(repo, ".policylint.yaml", ".policylint-baseline.json", ".github/workflows/capacity.yml", "NOTES.md")
+    assert code == 0, found
+    code, found = _diff(repo)
+    assert code == 0, found
+
+
+def test_a_baseline_adopted_beside_a_trace_edit_accepts_nothing_new(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 60")
+    git(repo, "commit", "-qam", "a launch buffer")
+    trace = repo / "measurements" / "traces" / "chat-assistant.csv"
+    rows = trace.read_text(encoding="utf-8").splitlines()
+    stamp, value = rows[100].rsplit(",", 1)
+    rows[100] = f"{stamp},{int(value) + 1}"
+    trace.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    _write_baseline(repo)
+    code, found = _diff(repo)
+    assert code == 1
+    assert any(f["message"].endswith(NOTE_ADDED) for f in found)
