@@ -318,24 +318,31 @@ class Session:
         baseline = self.options.baseline
         if baseline is None or self.options.ruleset is None or result.model is None:
             return result, []
-        from policylint.engine.baselines import baseline_configured_then, lapse_baselined
-        from policylint.engine.outlived import git_base_text
+        from policylint.engine.baselines import Reference, baseline_then, lapse_baselined
+        from policylint.engine.outlived import Changed, git_base_text
 
+        if rev is None or not changed:
+            return lapse_baselined(result, baseline, self.config.root, self.options.ruleset, None)
+        base_text = git_base_text(self.config.root, rev)
         real = {os.path.realpath(p) for p in changed}
         own = {os.path.realpath(baseline)} | ({os.path.realpath(self.config.path)} if self.config.path is not None else set())
-        base_text = git_base_text(self.config.root, rev) if rev is not None and real & own else None
-        configured = base_text is None or baseline_configured_then(
-            self.config.path, baseline, changed, self.baseline_explicit, base_text)
-        # a change that touches none of the run's inputs (its documents, their measurement files; a
-        # deleted file is taken for one) but the baseline and the configuration: a baseline adopted or
-        # regenerated beside a workflow file or a README
+        then_path: Path | None = baseline
+        if real & own:
+            # the baseline the reference revision configured: the same file, another (renamed), or none
+            then_path = baseline_then(self.config.path, baseline, changed, self.baseline_explicit, base_text)
+            if then_path is not None:
+                own.add(os.path.realpath(then_path))
+        # a change that touches none of the run's inputs (its documents, their measurement files, rule
+        # files; a deleted file is taken for one) but the baseline and the configuration: a baseline
+        # adopted or regenerated beside a workflow file or a README
         inputs = {os.path.realpath(s.path) for s in result.sources.values()}
         inputs |= {os.path.realpath(ref.path) for w in result.model.workloads.values()
                    for ref in w.measurements.values() if ref.path is not None}
         inputs |= {os.path.realpath(rule.source) for rule in self.options.ruleset.rules.values()}
         touched = [p for p in real - own if p in inputs or not os.path.lexists(p)]
-        return lapse_baselined(result, baseline, self.config.root, self.options.ruleset, base_text, configured,
-                               baseline_only=not touched)
+        reference = Reference(base_text=base_text, changed=Changed.of(changed), baseline_touched=bool(real & own),
+                              then_path=then_path, baseline_only=not touched, limits=self.options.limits)
+        return lapse_baselined(result, baseline, self.config.root, self.options.ruleset, reference)
 
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:
         """The pools the changed YAML files' workloads were placed in at ``rev`` (see :func:`~policylint.engine.history.previous_pools`)."""

@@ -18,6 +18,7 @@ from conftest import committed_example, git, run_cli
 from policylint.engine.baselines import NOTE_ADDED, NOTE_CHANGE_RULE
 
 SERVING = "clusters/prod-east.yaml"
+TRAINING = "clusters/train-central.yaml"
 
 
 @pytest.fixture
@@ -199,3 +200,77 @@ def test_a_baseline_adopted_beside_a_trace_edit_accepts_nothing_new(repo: Path) 
     code, found = _diff(repo)
     assert code == 1
     assert any(f["message"].endswith(NOTE_ADDED) for f in found)
+
+
+# Round 16: a baselined finding whose figures count documents or workloads, not GPUs, stays "no worse"
+# whatever the change does to the GPUs of the subject nothing judges.
+
+LEGACY = """    - name: legacy
+      gpu: {model: H100-SXM-80GB, memoryGiB: 80}
+      reservedGpus: 8
+      elastic: {maxGpus: 4, kind: spot, coldStartSeconds: 900}
+      serves: [training]
+      overflow: queue
+      queue: {maxDepth: 10, maxWaitSeconds: 21600}
+      scheduling: {gang: true, preemption: true}
+"""
+
+
+def _baseline_only_change(repo: Path, config: str) -> None:
+    with (repo / ".policylint.yaml").open("a", encoding="utf-8") as f:
+        f.write(config)
+    _write_baseline(repo)
+    code, found = _diff(repo)
+    assert code == 0, found
+
+
+@pytest.mark.parametrize("limit", ["max-nodes: 40", "max-file-bytes: 3000"])
+def test_a_file_refused_by_a_tightened_limit_and_baselined_is_judged_again_once_edited(repo: Path, limit: str) -> None:
+    _baseline_only_change(repo, f"limits:\n  {limit}\n")
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 480")
+    _edit(repo, SERVING, "maxGpus: 10", "maxGpus: 200")
+    code, found = _hook(repo, SERVING)
+    assert code == 1
+    assert any("the baseline no longer accepts it" in f["message"] for f in found)
+    code, found = _diff(repo)
+    assert code == 1
+
+
+def test_an_unmeasured_pool_accepted_by_a_baseline_cannot_grow(repo: Path) -> None:
+    with (repo / TRAINING).open("a", encoding="utf-8") as f:
+        f.write(LEGACY)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a legacy pool")
+    _write_baseline(repo)
+    _diff(repo)
+    _edit(repo, TRAINING, "maxGpus: 4,", "maxGpus: 300,")
+    code, found = _hook(repo, TRAINING)
+    assert code == 1
+    assert any(f["code"] == "PL110" and "the baseline no longer accepts it" in f["message"] for f in found)
+    code, found = _diff(repo)
+    assert code == 1
+
+
+def test_an_edit_elsewhere_in_the_file_leaves_the_unmeasured_pool_accepted(repo: Path) -> None:
+    with (repo / TRAINING).open("a", encoding="utf-8") as f:
+        f.write(LEGACY)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a legacy pool")
+    _write_baseline(repo)
+    _diff(repo)
+    _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 390")  # the training pool, not the legacy one
+    code, found = _hook(repo, TRAINING)
+    assert not any(f["code"] == "PL110" for f in found), found
+
+
+def test_a_baseline_renamed_with_its_key_keeps_accepting_what_it_accepted(repo: Path) -> None:
+    _edit(repo, SERVING, "reservedGpus: 48", "reservedGpus: 70")
+    git(repo, "commit", "-qam", "a launch buffer")
+    _write_baseline(repo)
+    _diff(repo)
+    git(repo, "mv", ".policylint-baseline.json", "policy-baseline.json")
+    _edit(repo, ".policylint.yaml", "baseline: .policylint-baseline.json", "baseline: policy-baseline.json")
+    code, found = _hook(repo, ".policylint.yaml", "policy-baseline.json")
+    assert code == 0, found
+    code, found = _diff(repo)
+    assert code == 0, found

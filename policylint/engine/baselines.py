@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.engine.filter import Accepted, BaselineKey
+    from policylint.engine.outlived import Changed
+    from policylint.model.load import LoadLimits
     from policylint.engine.result import LintResult
     from policylint.engine.rule import RuleSet
     from policylint.finding import Finding
@@ -72,23 +74,46 @@ def change_rules(ruleset: RuleSet) -> frozenset[str]:
     return frozenset(code for code, rule in ruleset.rules.items() if CHANGE_FACTS & set(rule.needs))
 
 
+#: rules whose finding means its subject is not judged at all (a pool unmeasured or with members unread, a
+#: proposal for such a pool), besides the document checks: figures that count documents or workloads, not
+#: GPUs, so a baselined one would stay "no worse" whatever the change did to the subject's GPUs
+UNJUDGED_RULES = frozenset({"PL110", "PL803", "PL981"})
+
+NOTE_EDITED = (" [accepted by the baseline while it could not be judged; the change edited {what}, so the baseline"
+               " no longer accepts it]")
+
+
+@dataclass
+class Reference:
+    """What a run that judges a change knows of it, for the baseline (:func:`lapse_baselined`)."""
+
+    #: a file as the reference revision (HEAD for the hook, the base for ``--diff``) held it
+    base_text: Callable[[SourceFile], str | None]
+    changed: Changed
+    #: the change touched the baseline file or the configuration
+    baseline_touched: bool
+    #: the baseline file the reference revision configured (None: none)
+    then_path: Path | None
+    #: the change touched none of the run's inputs, only the baseline and the configuration
+    baseline_only: bool
+    limits: LoadLimits
+
+
 def lapse_baselined(
-    result: LintResult,
-    baseline: Path,
-    root: Path,
-    ruleset: RuleSet,
-    base_text: Callable[[SourceFile], str | None] | None,
-    configured_then: bool,
-    baseline_only: bool,
+    result: LintResult, baseline: Path, root: Path, ruleset: RuleSet, reference: Reference | None,
 ) -> tuple[LintResult, list[Finding]]:
     """``result`` (not narrowed yet) with what its baseline may not hide in this change reported, and the PL034 findings.
 
-    ``base_text`` reads a file as the reference revision held it (None: no reference, and only
-    the rules that judge a change are taken back). ``configured_then``: whether that revision's
-    configuration named the same baseline (a file present but not configured accepted nothing).
-    ``baseline_only``: the change touched nothing but the baseline and the configuration, so the
-    entries it adds may accept today's findings - each one exactly as it stands (PL034 otherwise:
-    an entry planted for a finding not made yet, or with figures above it, accepts a later raise).
+    Without a ``reference`` (no change is judged) only the rules that judge a change are taken back.
+    With one: when the change touched the baseline or the configuration, a finding is accepted only
+    by what the reference revision's baseline accepted, unless the change touched nothing else, and
+    then each entry it adds must be one of today's findings exactly as it stands (PL034: an entry
+    planted for a finding not made yet, or with figures above it, accepts a later raise). A
+    baselined finding of a document check or of :data:`UNJUDGED_RULES` is taken back when the change
+    edits what it is about (its file, its YAML node, its pool), as a suppression would be
+    (:func:`policylint.engine.lapsed.lapsed`): its figures do not grow with the GPUs of a subject
+    nothing judges (red team, 2026-12-07, round 16: a cluster file refused by a tightened node limit
+    and baselined, then raised 48 -> 480; an unmeasured pool's elastic GPUs 4 -> 300).
     """
     from policylint.engine.filter import baseline_key, parse_baseline_text, worse
     from policylint.finding import sort_findings
@@ -97,13 +122,13 @@ def lapse_baselined(
     judged = change_rules(ruleset)
     then: dict[BaselineKey, list[Accepted]] | None = None
     unmatched: list[Finding] = []
-    if base_text is not None:
+    if reference is not None and reference.baseline_touched:
         then = {}
-        if configured_then:
-            text = base_text(SourceFile(path=baseline, display=str(baseline), text=""))
+        if reference.then_path is not None:
+            text = reference.base_text(SourceFile(path=reference.then_path, display=str(reference.then_path), text=""))
             if text is not None:
                 try:
-                    then = parse_baseline_text(text, str(baseline))
+                    then = parse_baseline_text(text, str(reference.then_path))
                 except Exception:  # noqa: BLE001 - a base file that does not read accepted nothing
                     then = {}
         unmatched = _unmatched_additions(result, baseline, root, then, judged)
@@ -115,7 +140,7 @@ def lapse_baselined(
         if f.code in judged:
             revived.append(replace(f, message=f.message + NOTE_CHANGE_RULE))
             continue
-        if then is None or baseline_only:
+        if then is None or (reference is not None and reference.baseline_only):
             kept.append(f)
             continue
         key = baseline_key(f, root)
@@ -127,10 +152,36 @@ def lapse_baselined(
         else:
             revived.append(replace(f, message=f.message + NOTE_ADDED,
                                    hint=f.hint or "fix it, or accept it with 'policylint baseline' in a change of its own"))
+    if reference is not None and kept:
+        # a document check is about its whole file: any edit of it (the file may be refused, and so unparsed)
+        whole = [f for f in kept if _is_document_check(ruleset, f.code) and reference.changed.holds(Path(f.file))]
+        if whole:
+            gone = {id(f) for f in whole}
+            kept = [f for f in kept if id(f) not in gone]
+            revived += [replace(f, message=f.message + NOTE_EDITED.format(what=f"{f.file}, the file it is about"),
+                                hint="fix what the finding reports, then regenerate the baseline in a change of its own")
+                        for f in whole]
+        unjudged = [f for f in kept if f.code in UNJUDGED_RULES]
+        if unjudged:
+            from policylint.engine.lapsed import lapsed
+
+            edited = lapsed([(f, "") for f in unjudged], result.sources, reference.changed, reference.base_text,
+                            ruleset, reference.limits, result.model, standing=False, note=NOTE_EDITED,
+                            hint="judge it as it is now: fix what the finding reports, then regenerate the baseline"
+                                 " in a change of its own")
+            if edited:
+                gone = {id(old) for old, _ in edited}
+                kept = [f for f in kept if id(f) not in gone]
+                revived += [new for _, new in edited]
     if revived:
         result.baselined = sort_findings(kept)
         result.findings = sort_findings([*result.findings, *revived])
     return result, unmatched
+
+
+def _is_document_check(ruleset: RuleSet, code: str) -> bool:
+    rule = ruleset.rules.get(code)
+    return rule is not None and rule.builtin and rule.section == "document"
 
 
 def _unmatched_additions(
@@ -219,28 +270,29 @@ def _entry_places(baseline: Path, keys: list[BaselineKey]) -> list[tuple[int, in
     return out
 
 
-def baseline_configured_then(
+def baseline_then(
     config_path: Path | None, baseline: Path, changed: Sequence[Path], explicit: bool,
     base_text: Callable[[SourceFile], str | None],
-) -> bool:
-    """Whether the reference revision's configuration named ``baseline`` as the baseline file.
+) -> Path | None:
+    """The baseline file the reference revision's configuration named (None: none).
 
-    True when the baseline was given on the command line (``explicit``: the caller's choice, not the
-    repository's) or when the configuration file is not among the ``changed`` files; otherwise its
-    text at the reference is read and its ``baseline`` key compared, by real path.
+    ``baseline`` itself when it was given on the command line (``explicit``: the caller's choice,
+    not the repository's) or when the configuration file is not among the ``changed`` files;
+    otherwise the ``baseline`` key of the configuration's text at the reference, from its folder (a
+    baseline renamed with its key is read at its old name).
     """
     if explicit or config_path is None:
-        return True
+        return baseline
     real = os.path.realpath(config_path)
     if all(os.path.realpath(p) != real for p in changed):
-        return True
+        return baseline
     from policylint.model.load import SourceFile
 
     text = base_text(SourceFile(path=config_path, display=str(config_path), text=""))
     if text is None:
-        return False
+        return None
     named = _baseline_key_of(config_path, text)
-    return named is not None and os.path.realpath(config_path.parent / named) == os.path.realpath(baseline)
+    return None if named is None else config_path.parent / named
 
 
 def _baseline_key_of(config_path: Path, text: str) -> str | None:

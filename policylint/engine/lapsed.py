@@ -209,12 +209,18 @@ def lapsed(
     ruleset: RuleSet,
     limits: LoadLimits,
     model: Model | None = None,
+    *,
+    standing: bool = True,
+    note: str = NOTE,
+    hint: str = HINT,
 ) -> list[tuple[Finding, Finding]]:
     """The suppressed findings whose suppression the change outlives: each with the finding to report in its place.
 
     ``base_text`` gives a file as the base revision holds it (None when it holds none).
     Only files of the change are read at the base: a file the change did not touch
-    edited no line.
+    edited no line. Without ``standing``, any of ``suppressed`` (a finding a baseline accepted,
+    :mod:`policylint.engine.baselines`) counts as accepted at the base when its file was there;
+    ``note`` (with ``{what}``) and ``hint`` say why it is back.
     """
     from policylint.engine.filter import scan_suppressions
     from policylint.model.load import SourceFile as Source, parse_text
@@ -303,12 +309,12 @@ def lapsed(
         if source is None or finding.line < 1:
             continue
         base = base_of(source)
-        if base is None or (finding.code, reason) not in base[0]:
+        if base is None or (standing and (finding.code, reason) not in base[0]):
             continue  # written (or its reason rewritten) in the change: it vouches for what it covers now
         edited = covered(finding, source) & base[1]
         what = (("this line" if finding.line in edited else "the lines it covers") if edited
                 else elsewhere(finding) or moved(finding))
         if what is None:
             continue
-        found.append((finding, replace(finding, message=finding.message + NOTE.format(what=what), hint=HINT)))
+        found.append((finding, replace(finding, message=finding.message + note.format(what=what), hint=hint)))
     return found
