@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from typing import Any
 
 from hypothesis import strategies as st
@@ -34,7 +35,10 @@ def _request(body: dict[str, Any]) -> bytes:
 def _seeds() -> list[bytes]:
     run = {"op": "run", "argv": ["check", "."], "cwd": "/", "env": {"PATH": "/usr/bin"}, "umask": 18,
            "streams": [["utf-8", "strict", False, False]] * 3, "limits": {"RLIMIT_NOFILE": [1024, 4096]}}
-    return [_request(run), _request({"op": "ping"}), _request({"op": "stop"}), _request({"op": "run"})]
+    # a request larger than a socket's buffer (a 272 KB mutant once hung the harness, not the server)
+    padded = json.dumps({"op": "ping"}).encode() + b" " * 300_000
+    return [_request(run), _request({"op": "ping"}), _request({"op": "stop"}), _request({"op": "run"}),
+            len(padded).to_bytes(4, "big") + padded]
 
 
 def _strategy(seeds: list[bytes]) -> st.SearchStrategy[bytes]:
@@ -49,10 +53,20 @@ def run_resident(data: bytes) -> None:
     from policylint import resident_server
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+
+    def send() -> None:
+        # from a thread: a request larger than the socket's buffer blocks until the server reads it
+        # (a 272 KB input hung the harness itself, not the server, in the same thread)
+        try:
+            ours.sendall(data)
+            ours.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # the server stopped reading (a request over its limit) and closed its end
+
+    sender = threading.Thread(target=send, daemon=True)
     try:
         theirs.settimeout(5.0)
-        ours.sendall(data)
-        ours.shutdown(socket.SHUT_WR)
+        sender.start()
         try:
             answer = resident_server._serve_one(theirs, None, _never_main, "0" * 64, 0)
         except ContractViolation:
@@ -70,8 +84,9 @@ def run_resident(data: bytes) -> None:
             if not (isinstance(body, dict) and body.get("op") == op):
                 raise ContractViolation(f"answered {said!r} to {data[:200]!r}")
     finally:
+        theirs.close()  # a sender still blocked on a full buffer fails and ends
+        sender.join(10.0)
         ours.close()
-        theirs.close()
 
 
 def _feed_seeds() -> list[bytes]:

@@ -330,7 +330,7 @@ def test_the_stage_takes_any_series_without_failing(seed: int) -> None:
         "open_jobs", "finished_jobs", "open_job_longest_days", "finished_job_longest_days", "open_job_ratio",
         "trace_job_gpus_p90",
         # from the summed columns the reader saw (series_facts), not from the grid
-        "part_fingerprints", "part_sketches", "part_shapes",
+        "part_fingerprints", "part_sketches", "part_shapes", "part_labels",
         # from the samples before the grid (series_facts: the reader's print)
         "samples_fingerprint",
     }

@@ -107,3 +107,11 @@ def group_label(columns: list[str], index: int) -> str:
     if len(names) == 1:
         return f"column {names[0]}"
     return f"columns {', '.join(names[:-1])} and {names[-1]}"
+
+
+def part_label(columns: list[str], labels: list[str] | None, index: int) -> str:
+    """Part ``index`` of a sum, for messages: 'series L' when the parts are series with labels, else
+    :func:`group_label` of the spec's ``columns``."""
+    if labels and index < len(labels):
+        return f"series {labels[index]}"
+    return group_label(columns, index)

@@ -189,19 +189,24 @@ def _basis(kept: Workload, repeat: Workload, moved: bool = False) -> str:
     return f"a copy: {b.display} holds the same series as {a.display}"
 
 
-def column_basis(pool: Pool, name: str, index: int, other: str, *, scaled: bool = False) -> str:
-    """'a column: X sums column C, which holds the series Y cites' (or columns C and D, together; or scaled), for messages."""
-    from policylint.calc.prints import group_label
+def column_basis(
+    pool: Pool, name: str, index: int, other: str, *, scaled: bool = False, labels: list[str] | None = None
+) -> str:
+    """'a column: X sums column C, which holds the series Y cites' (or columns C and D, together; or a series of a
+    long table or an answer, by its ``labels``; or scaled), for messages."""
+    from policylint.calc.prints import part_label
 
     w = next(w for w in pool.workloads if w.name == name)
     ref = w.measurements.get("concurrency")
     trace: Any = ((w.spec.get("concurrency") or {}).get("trace") or {}) if isinstance(w.spec, dict) else {}
     columns = trace.get("columns") if isinstance(trace, dict) else None
-    part = group_label([str(c) for c in columns] if isinstance(columns, list) else [], index)
+    part = part_label([str(c) for c in columns] if isinstance(columns, list) else [], labels, index)
     shown = ref.display if ref is not None else "its trace"
     how = ", scaled or shifted" if scaled else ""
     if part.startswith("columns "):
         return f"columns: {shown} sums {part}, which together hold the series {other} cites{how}"
+    if part.startswith("series "):
+        return f"a series: {shown} sums {part}, which holds the series {other} cites{how}"
     return f"a column: {shown} sums {part}, which holds the series {other} cites{how}"
 
 

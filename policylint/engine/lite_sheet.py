@@ -42,7 +42,8 @@ LITE: tuple[str, ...] = (
     "double_count_basis", "measurement_share", "durations_shared", "durations_shared_with", "durations_shared_pool",
     # the integrity part: fingerprints (double counts, near copies) and the near-copy facts
     "values_fingerprint", "series_fingerprint", "shape_fingerprint", "value_changes", "jobs_fingerprint",
-    "part_fingerprints", "part_sketches", "part_shapes", "samples_fingerprint",
+    "part_fingerprints", "part_sketches", "part_shapes", "part_labels",
+    "samples_fingerprint",
     "near_copy_of", "near_copy_similarity", "near_copy_trace", "near_copy_pool", "near_copy_part",
 )
 

@@ -256,7 +256,7 @@ def _identities(pool: Pool, workloads: Mapping[str, Mapping[str, Any]]) -> dict[
             for i, printed in enumerate(parts):
                 holder = next((other for other in holding.get(printed, ()) if other != n), None) if printed else None
                 if holder is not None:
-                    found[n] = (holder, column_basis(pool, n, i, holder, scaled=scaled))
+                    found[n] = (holder, column_basis(pool, n, i, holder, scaled=scaled, labels=f.get("part_labels")))
                     break
     out: dict[str, dict[str, Any]] = {}
     for w in pool.workloads:

@@ -37,7 +37,8 @@ class IntegrityWorkloadFacts(Facts):
     )
     part_fingerprints: list[str] | None = fact(
         "identity: the values_fingerprint of each value column a trace sums (several columns, complete on "
-        "their grid), each as that column alone would read, then of each group of two or more of them short "
+        "their grid; or each series of a long table's key or a Prometheus answer, up to 64, on its own grid), "
+        "each as that column alone would read, then of each group of two or more of them short "
         "of the whole (every group up to 5 columns, pairs up to 12: calc/prints.column_groups); None for "
         "one column",
         default=None,
@@ -53,6 +54,12 @@ class IntegrityWorkloadFacts(Facts):
         "identity: the shape_fingerprint of each value column a trace sums and of each group of them, as for "
         "part_fingerprints, each None when the part changes too seldom for one; None for one column: a column, "
         "or columns added up, that are another member's series scaled or shifted",
+        default=None,
+    )
+    part_labels: list[str] | None = fact(
+        "identity: the label of each summed series when a trace sums series rather than columns (a long "
+        "table's key values, a Prometheus answer's series, up to 64 of them), in the order of "
+        "part_fingerprints; None for columns and for one series",
         default=None,
     )
     shape_fingerprint: str | None = fact(

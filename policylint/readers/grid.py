@@ -465,7 +465,7 @@ def combine(
     firsts = [m[0] for m in measured_times if m.size]
     lasts = [m[-1] for m in measured_times if m.size]
     gaps.sort(key=lambda g: (g.start, g.end))
-    return Series(
+    combined = Series(
         times=grid,
         values=values_out,
         valid=valid,
@@ -475,3 +475,9 @@ def combine(
         first=float(min(firsts)),
         last=float(max(lasts)),
     )
+    if how == "sum" and len(parts) >= 2:
+        from policylint.readers.part_prints import with_part_prints
+
+        return with_part_prints(combined, parts, lambda times, values: finish(
+            times, values, name=name, step_seconds=step, max_gap_steps=max_gap_steps, limits=limits))
+    return combined

@@ -90,6 +90,9 @@ class Series:
     #: the same columns' shape prints (:func:`policylint.calc.prints.shape_print`, None for a quiet one): a
     #: column that is another member's series scaled or shifted (PL111)
     part_shapes: tuple[str | None, ...] = ()
+    #: the labels of the summed series (a long table's key values, a Prometheus answer's series) when the parts
+    #: are series, not columns; empty for columns, which the spec names
+    part_labels: tuple[str, ...] = ()
     #: the samples as read, before the grid (:func:`policylint.calc.prints.samples_fingerprint`): one
     #: file read at another step is the same evidence (PL111); None where the reader gives none
     samples_print: str | None = None

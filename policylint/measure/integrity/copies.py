@@ -201,7 +201,7 @@ def _copy_facts(
     columns: Mapping[str, list[str]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """:func:`copy_facts` of the workloads it judges, given column by column (names in order)."""
-    from policylint.calc.prints import group_label
+    from policylint.calc.prints import part_label
 
     resolved: dict[int, str | None] = {}
 
@@ -253,7 +253,8 @@ def _copy_facts(
                 "near_copy_similarity": similarity,
                 "near_copy_trace": trace.get(other),
                 "near_copy_pool": facts[other].get("pool"),
-                "near_copy_part": f"{_part_named(group_label(held, column))} of its concurrency trace",
+                "near_copy_part": f"{_part_named(part_label(held, facts[name].get('part_labels'), column))} of its"
+                                  " concurrency trace",
             }
     return out
 
@@ -319,7 +320,8 @@ def _part_named(label: str) -> str:
 
 
 #: the facts of a workload's view that :func:`_copy_facts` reads
-_VIEW_READS = ("double_counted_with", "values_fingerprint", "value_changes", "pool", "measurement_share", "part_sketches")
+_VIEW_READS = ("double_counted_with", "values_fingerprint", "value_changes", "pool", "measurement_share", "part_sketches",
+               "part_labels")
 
 
 def _inputs_digest(

@@ -164,6 +164,7 @@ def series_facts(series: Series, spans: Sequence[tuple[float, float]] = ()) -> d
         "part_fingerprints": list(series.part_prints) or None,
         "part_sketches": part_sketches(series),
         "part_shapes": list(series.part_shapes) or None,
+        "part_labels": list(series.part_labels) or None,
         "samples_fingerprint": series.samples_print,
     }
 
