@@ -281,6 +281,27 @@ def test_a_sibling_that_may_take_the_parents_spare_guarantee_leaves_the_shortfal
     assert not [f for f in found if f["code"] == "PL801"], found
 
 
+def test_a_sibling_subtree_that_can_hold_no_gpus_takes_none_of_the_parents_spare_guarantee(tmp_path: Path) -> None:
+    # red team, 2026-12-07 (round 17): a "tools" sibling capped at 19 whose only child ("CPU-only") is capped at 0
+    # was read as able to take the 19 moved up from training, so buying them back looked like a shortfall
+    repo = _volcano(tmp_path, 85, 19)
+    volcano = repo / "volcano.yaml"
+    queue = VOLCANO.split("\n---\n")[1]
+    tools = queue.replace("name: training", "name: tools").replace("nvidia.com/gpu: {guarantee}", "nvidia.com/gpu: 0")\
+        .replace("nvidia.com/gpu: 128", "nvidia.com/gpu: 19")
+    prep = queue.replace("name: training", "name: data-prep").replace("parent: research", "parent: tools")\
+        .replace("nvidia.com/gpu: {guarantee}", "nvidia.com/gpu: 0").replace("nvidia.com/gpu: 128", "nvidia.com/gpu: 0")
+    volcano.write_text(volcano.read_text(encoding="utf-8") + "---\n" + tools + "---\n" + prep, encoding="utf-8")
+    code, found = _findings(repo)
+    shortfall = [str(f["message"]) for f in found if f["code"] == "PL801"]
+    assert code == 1 and len(shortfall) == 1, found
+    # and a child that can hold GPUs makes the sibling's room real again
+    volcano.write_text(volcano.read_text(encoding="utf-8").replace(prep, prep.replace(
+        "capability:\n    nvidia.com/gpu: 0", "capability:\n    nvidia.com/gpu: 19")), encoding="utf-8")
+    _, found = _findings(repo)
+    assert not [f for f in found if f["code"] == "PL801"], found
+
+
 def test_a_null_preemption_value_is_the_default(tmp_path: Path) -> None:
     # round 11: `reclaimWithinCohort: null` is dropped by the API server (the default, Never), not refused
     repo = _lending(tmp_path, proposal=None)

@@ -346,9 +346,10 @@ def _parent_only(name: str, parent: str, index: VolcanoIndex, children: dict[str
         held, cap = _limits(home, gpu_resources)
         spare = held
         for doc in children.get(parent, []):
-            guaranteed, reach = _limits(doc, gpu_resources)
+            guaranteed, _ = _limits(doc, gpu_resources)
             spare -= guaranteed
             if str(doc.name) != below:
+                reach = _can_hold(doc, index, children, gpu_resources, set(seen))
                 if reach is None:
                     return total  # a queue without a cap may take everything from here up
                 others += max(0, reach - guaranteed)
@@ -360,6 +361,30 @@ def _parent_only(name: str, parent: str, index: VolcanoIndex, children: dict[str
             room = up if room is None else min(room, up + total)
         below, parent = parent, str(mapping(home.data.get("spec")).get("parent") or "root")
     return max(0, total)
+
+
+def _can_hold(doc: Document, index: VolcanoIndex, children: dict[str, list[Document]],
+              gpu_resources: tuple[str, ...], seen: set[str]) -> int | None:
+    """The GPUs the Queue ``doc`` and its subtree can run at most (None: no limit): its capability, and for a
+    queue with children (jobs run in leaf queues) no more than they can hold together.
+
+    Red team, 2026-12-07, round 17: a sibling "tools" queue with a capability of 19 whose only child was
+    capped at 0 GPUs was read as able to take 19 of the parent's spare guarantee, so training's 19 moved up
+    into the parent looked shared, and were bought back as a shortfall.
+    """
+    name = str(doc.name)
+    _, cap = _limits(doc, gpu_resources)
+    kids = children.get(name, [])
+    if not kids or name in seen:
+        return cap
+    seen.add(name)
+    held = 0
+    for kid in kids:
+        reach = _can_hold(kid, index, children, gpu_resources, seen)
+        if reach is None:
+            return cap
+        held += reach
+    return held if cap is None else min(cap, held)
 
 
 def place(w: Workload, queue_name: str, index: VolcanoIndex | None, model: Model) -> list[Finding]:
