@@ -226,6 +226,26 @@ def test_duration_unit_is_passed_to_the_job_reader(tmp_path: Path) -> None:
     assert (got.p50, got.p99) == (expected.p50, expected.p99)
 
 
+def test_a_duration_unit_that_contradicts_the_columns_name_is_refused(tmp_path: Path) -> None:
+    # red team, 2026-12-07, round 17: `durationUnit: s` on a `duration_ms` column read every job 1000 times longer
+    repo = make_repo(tmp_path, "millis")
+    jobs = repo / "measurements" / "jobs" / "pre-training.csv"
+    lines = jobs.read_text(encoding="utf-8").splitlines()
+    rows = ["job_id,start,duration_ms,gpus"]
+    for line in lines[1:]:
+        job, start, end, gpus = line.split(",")
+        rows.append(f"{job},{start},{(int(end) - int(start)) * 1000},{gpus}")
+    jobs.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    block = "      path: ../measurements/jobs/pre-training.csv\n      format: jobs\n      startColumn: start\n"
+    after = "      endColumn: end\n      gpusColumn: gpus\n"
+    edit(repo / RESEARCH, block + after, block + after.replace(
+        "endColumn: end\n", "durationColumn: duration_ms\n      durationUnit: s\n"))
+    code, findings, err = check(repo)
+    assert code == 1 and err == ""
+    refused = [f for f in findings if f["code"] == "PL024" and "durationUnit says 's'" in f["message"]]
+    assert refused and "duration_ms" in refused[0]["message"], findings
+
+
 def test_unknown_timestamp_unit_is_pl010_at_its_line(tmp_path: Path) -> None:
     repo = make_mini(tmp_path)
     configure(repo, "")

@@ -171,7 +171,14 @@ def read_intervals(
             i = int(np.argmax(np.isnan(durations)))
             raise MeasurementError(f"column '{dur_name}' is empty", source=name, row=closed_rows.row(i))
         check_values(durations, closed_rows, f"duration in column '{dur_name}'", name)
-        scale = EPOCH_UNITS.get(duration_unit_ or duration_unit(dur_name))
+        named = duration_unit(dur_name)
+        if duration_unit_ and named != "s" and duration_unit_ != named:
+            # the column's name says its unit: a declared unit that contradicts it scales every job by
+            # 1000 or more (red team, 2026-12-07, round 17: `durationUnit: s` on `latency_ms`)
+            raise MeasurementError(f"column '{dur_name}' holds {named} by its name, but durationUnit says "
+                                   f"{duration_unit_!r}: rename the column or declare its unit as {named!r}",
+                                   source=name)
+        scale = EPOCH_UNITS.get(duration_unit_ or named)
         if scale is None:
             raise MeasurementError(f"unknown duration unit {duration_unit_!r}", source=name)
         if scale != 1.0:
