@@ -128,7 +128,8 @@ def test_demand_carved_into_a_new_cluster_at_a_lower_per_gpu_figure_backs_no_rai
 
 
 @pytest.mark.parametrize("how", ["another pool of the same cluster", "the member's half noised",
-                                 "the newcomer's clock a second off", "a new workload beside it in its pool"])
+                                 "the newcomer's clock a second off", "a new workload beside it in its pool",
+                                 "the carved half delayed by an hour", "the carved half delayed by 37 minutes"])
 def test_demand_carved_out_is_found_in_its_variants(repo: Path, how: str) -> None:
     if how.startswith("another pool"):
         _carve(repo, cluster="prod-east", pool="serving-west")
@@ -145,6 +146,10 @@ def test_demand_carved_out_is_found_in_its_variants(repo: Path, how: str) -> Non
         where = "72 with prod-west/serving"
     elif how.startswith("the member's half"):
         _carve(repo, noised=0.03)  # +-1 on 3% of chat-assistant's samples after the split
+        where = "72 with prod-west/serving"
+    elif how.startswith("the carved half delayed"):
+        # round 16: an hour's delay (+29 past every gate); not whole hours either
+        _carve(repo, shift=3600 if "hour" in how else 37 * 60)
         where = "72 with prod-west/serving"
     else:
         _carve(repo, shift=1)

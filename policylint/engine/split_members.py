@@ -264,8 +264,55 @@ def carved_out(change: Change, model: Model, measured: Mapping[str, Any], limits
                 if w.name not in read:
                     read[w.name] = _samples(w, limits)
             parts = _split_of(whole, [(w.name, read[w.name]) for w in [member, *tried]], budget, member.name)
+            if parts is None and read[member.name] is not None:
+                # each newcomer moved back by the lag at which it best fills what the member gave up (round
+                # 16: the carved half delayed by an hour no longer added up sample by sample); the screen decides
+                parts = _split_of(whole, [(member.name, read[member.name]), *(
+                    (w.name, _lagged(whole, read[member.name], read[w.name])) for w in tried)], budget, member.name)
             out.update(dict.fromkeys((n for n in parts or () if n != member.name), member))
     return out
+
+
+#: the longest delay looked for between carved-out demand and what its member gave up
+MAX_LAG_SECONDS = 86_400.0
+
+
+def _lagged(
+    whole: tuple[np.ndarray, np.ndarray], kept: tuple[np.ndarray, np.ndarray] | None,
+    part: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``part`` with its times moved by the whole step count, within a day, at which its samples best match
+    what ``kept`` (the member today) no longer holds of ``whole`` (the member at the base): a cross-correlation
+    on the whole's grid. ``part`` as it is when it has no samples or no lag matches better than none."""
+    import numpy as np
+
+    if part is None or kept is None or part[0].size < 2 or kept[0].size == 0:
+        return part
+    at, target = whole
+    gaps = np.diff(at)
+    if not np.any(gaps > 0):
+        return part
+    step = float(np.median(gaps[gaps > 0]))
+    mine, _ = _on(kept[0] - _phase(kept[0], at[0], step), kept[1], at, step / 2 * 0.999)
+    given = target - mine  # what the member gave up, on the whole's times
+    reach = int(MAX_LAG_SECONDS // step)
+    first = int(np.floor((min(float(at[0]), float(part[0][0])) - float(at[0])) / step)) - 1
+    size = int(np.ceil((max(float(at[-1]), float(part[0][-1])) - float(at[0])) / step)) - first + 2
+    if size <= 0 or size > 4 * at.size + 2 * reach:
+        return part
+    a = np.zeros(size)
+    b = np.zeros(size)
+    a[np.clip(np.rint((at - at[0]) / step).astype(np.int64) - first, 0, size - 1)] = given - given.mean()
+    slots = np.clip(np.rint((part[0] - at[0]) / step).astype(np.int64) - first, 0, size - 1)
+    b[slots] = part[1] - float(np.mean(part[1]))
+    n = 1 << int(np.ceil(np.log2(2 * size)))
+    corr = np.fft.irfft(np.fft.rfft(a, n) * np.conj(np.fft.rfft(b, n)), n)
+    lags = np.concatenate((np.arange(0, reach + 1), np.arange(-reach, 0)))
+    scores = corr[lags % n]
+    best = int(lags[int(np.argmax(scores))])
+    if best == 0 or not scores.max() > corr[0]:
+        return part
+    return part[0] + best * step, part[1]
 
 
 def carved_note(model: Model, carved: Mapping[str, Workload]) -> dict[str, str]:
