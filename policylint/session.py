@@ -272,7 +272,8 @@ class Session:
             finally:
                 if change.commit is not None:
                     change.commit.repo.close()  # the object database's open files and git processes
-        return lint(self.paths, self.options)
+        # a whole run knows no change: only what a baseline never accepts is taken back
+        return self._baseline_lapse(lint(self.paths, self.options), [], None)[0]
 
     def _kustomized(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> _Kept | None:
         """What the narrowing keeps of the kustomizations that name a changed file (before it narrows ``result``).

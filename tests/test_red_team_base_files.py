@@ -92,3 +92,32 @@ def test_an_honest_move_of_a_binary_attributed_cluster_file_stays_clean(repo: Pa
     git(repo, "mv", SERVING, "clusters/east.yaml")
     code, found = _diff(repo)
     assert "PL950" not in found and "PL951" not in found
+
+
+def test_cluster_files_the_base_reached_through_a_linked_folder_keep_their_base(tmp_path: Path) -> None:
+    # red team, 2026-12-07, round 16: capacity/clusters was a link to the monorepo's shared/clusters; the change
+    # moved the files into the capacity repository and raised serving 48 (+5 proposed) -> 86: no base was found
+    import shutil
+
+    from conftest import EXAMPLES
+
+    mono = tmp_path / "mono"
+    (mono / "shared").mkdir(parents=True)
+    capacity = Path(shutil.copytree(EXAMPLES / "good", mono / "capacity"))
+    shutil.move(str(capacity / "clusters"), str(mono / "shared" / "clusters"))
+    (capacity / "clusters").symlink_to(Path("..") / "shared" / "clusters")
+    git(mono, "init", "-q")
+    git(mono, "add", "-A")
+    git(mono, "commit", "-qm", "the honest plan")
+    (capacity / "clusters").unlink()
+    (capacity / "cluster-defs").mkdir()
+    for name in ("prod-east.yaml", "train-central.yaml"):
+        git(mono, "mv", f"shared/clusters/{name}", f"capacity/cluster-defs/{name}")
+    _edit(capacity, "cluster-defs/prod-east.yaml", "reservedGpus: 48", "reservedGpus: 86")
+    _edit(capacity, "cluster-defs/prod-east.yaml", "maxGpus: 10", "maxGpus: 4")
+    git(mono, "rm", "-q", "capacity/proposals/2027-q1-serving.yaml")
+    git(mono, "add", "-A")
+    git(mono, "commit", "-qm", "the change")
+    code, out, err = run_cli(["check", "--format", "json", "--diff", "HEAD~1"], cwd=capacity)
+    assert code == 1 and err == "", err
+    assert "pool prod-east/serving" in {f["subject"] for f in json.loads(out)["findings"] if f["code"] == "PL950"}

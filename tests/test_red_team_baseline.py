@@ -274,3 +274,31 @@ def test_a_baseline_renamed_with_its_key_keeps_accepting_what_it_accepted(repo: 
     assert code == 0, found
     code, found = _diff(repo)
     assert code == 0, found
+
+
+LOOSENED = """rules:
+  reserved-above-baseline: {headroom: 0.2}
+  peak-capacity-dedicated: {headroom: 0.2}
+"""
+
+
+def test_a_loosened_configuration_is_never_accepted_by_a_baseline(repo: Path) -> None:
+    # red team, 2026-12-07, round 18: PL977 baselined with its count of loosenings, then one loosening traded for
+    # another (ignore: [PL950]) and serving raised 48 -> 200 past all three gates
+    with (repo / ".policylint.yaml").open("a", encoding="utf-8") as f:
+        f.write(LOOSENED)
+    _write_baseline(repo)
+    written = json.loads((repo / ".policylint-baseline.json").read_text(encoding="utf-8"))["findings"]
+    assert not [e for e in written if e["code"] == "PL977"]  # the command never writes one
+    code, found = _findings(repo, ["."])
+    assert code == 1 and any(f["code"] == "PL977" for f in found)
+    # a hand-written entry hides nothing, in any run, and is PL034 in the change that adds it
+    path = repo / ".policylint-baseline.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["findings"].append({"code": "PL977", "file": ".policylint.yaml", "subject": "", "path": "rules",
+                             "message": "planted", "measured": 2, "allowed": 0})
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    code, found = _findings(repo, ["."])
+    assert code == 1 and any(f["code"] == "PL977" for f in found)
+    code, found = _diff(repo)
+    assert code == 1 and {"PL977", "PL034"} <= {f["code"] for f in found}

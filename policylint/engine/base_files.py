@@ -151,8 +151,45 @@ def pool_files_at(top: Path, sha: str, root: Path, kinds: tuple[str, ...] = _POO
     except ValueError:
         return []
     under = "" if rel == Path(".") else f"{rel.as_posix()}/"
-    names = set(_grepped(folder, sha, under, kinds)) | set(_changed_declaring(folder, sha, under, kinds))
+    names: set[str] = set()
+    # and the folders the root's links led to at the base, within the repository (round 16: clusters/ a link to
+    # a shared folder of the monorepo, replaced by a real folder in the change: the pools had no base)
+    for where in [under, *_linked_folders(folder, sha, rel)]:
+        names |= set(_grepped(folder, sha, where, kinds)) | set(_changed_declaring(folder, sha, where, kinds))
     return sorted(folder / name for name in names)
+
+
+def _linked_folders(folder: Path, sha: str, rel: Path) -> list[str]:
+    """The folders (``path/``, relative to the top) that symbolic links under ``rel`` led to at ``sha``, within the
+    repository and outside ``rel`` (a link into ``rel`` is searched already)."""
+    spec = [] if rel == Path(".") else ["--", f"{rel.as_posix()}/"]
+    try:
+        out = _git(folder, ["ls-tree", "-r", "-z", "--full-tree", sha, *spec])
+    except (OSError, subprocess.SubprocessError):
+        return []
+    links: list[tuple[str, str]] = []
+    for entry in out.split(b"\0"):
+        head, _, name = entry.partition(b"\t")
+        parts = head.split(b" ")
+        if name and len(parts) == 3 and parts[0] == b"120000":
+            links.append((os.fsdecode(name), parts[2].decode("ascii", "replace")))
+    if not links:
+        return []
+    found: list[str] = []
+    top = os.path.realpath(folder)
+    inside = os.path.join(top, rel.as_posix()) if rel != Path(".") else top
+    try:
+        bodies = list(blobs(folder, [oid for _, oid in links[:256]], timeout=60))
+    except (OSError, subprocess.SubprocessError):
+        return []
+    for (link, _), body in zip(links, bodies):
+        if body is None or b"\0" in body or len(body) > 4096:
+            continue
+        target = os.path.normpath(os.path.join(top, os.path.dirname(link), os.fsdecode(body)))
+        if (target == top or target.startswith(top + os.sep)) and not (
+                target == inside or target.startswith(inside + os.sep)):
+            found.append(os.path.relpath(target, top).replace(os.sep, "/") + "/")
+    return sorted(set(found))
 
 
 #: the pathspecs of the files the loader reads (:func:`policylint.model.load.files.is_yaml_name`,
