@@ -12,9 +12,14 @@ as the file and the configuration were then. A finding accepted only by an entry
 or raises is reported, with a note saying so: commit a baseline in a change of its own, where it
 hides nothing the change did.
 
-A run that does not judge a change (``check .``) cannot tell and uses the baseline as written.
-Rules that judge a change (PL950-PL952: they read the base revision's facts) are never accepted
-by a baseline, which is written by a run without a base.
+In the same runs, a baselined finding about something nothing judges (a document the run cannot
+read or resolve, a pool without measured demand or with members unread) lapses when the change
+edits that thing: its figures count documents or workloads, not GPUs, so it stayed "no worse"
+while the pool's GPUs grew (round 16). A run that does not judge a change (``check .``) cannot
+tell and uses the baseline as written, except for what no baseline accepts: the rules that judge
+a change (PL950-PL952: they read the base revision's facts, and a baseline is written by a run
+without a base) and PL977 (a loosened configuration is accepted by its own ``accept`` option;
+round 18 traded one accepted loosening for another).
 """
 
 from __future__ import annotations
@@ -28,11 +33,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from policylint.engine.filter import Accepted, BaselineKey
     from policylint.engine.outlived import Changed
-    from policylint.model.load import LoadLimits
     from policylint.engine.result import LintResult
     from policylint.engine.rule import RuleSet
     from policylint.finding import Finding
-    from policylint.model.load import SourceFile
+    from policylint.model.load import LoadLimits, SourceFile
 
 #: facts known only with ``--diff`` (the base revision's figures): a rule that needs one judges a change
 CHANGE_FACTS = frozenset({
@@ -49,6 +53,14 @@ NOTE_CONFIGURATION = (" [a baseline cannot accept it: a loosened configuration i
 #: configuration, so an accepted count could be traded for others (red team, 2026-12-07, round 18: PL109's
 #: loosening swapped for `ignore: [PL950]` under a baselined PL977, serving 48 -> 200)
 NEVER_ACCEPTED = frozenset({"PL977"})
+
+#: rules whose finding means its subject is not judged at all (a pool unmeasured or with members unread, a
+#: proposal for such a pool), besides the document checks: figures that count documents or workloads, not
+#: GPUs, so a baselined one would stay "no worse" whatever the change did to the subject's GPUs
+UNJUDGED_RULES = frozenset({"PL110", "PL803", "PL981"})
+
+NOTE_EDITED = (" [accepted by the baseline while it could not be judged; the change edited {what}, so the baseline"
+               " no longer accepts it]")
 
 
 def write_baseline(findings: list[Finding], root: Path) -> str:
@@ -80,15 +92,6 @@ def write_baseline(findings: list[Finding], root: Path) -> str:
 def change_rules(ruleset: RuleSet) -> frozenset[str]:
     """Codes of the rules that judge a change: they need a fact only ``--diff`` gives (:data:`CHANGE_FACTS`)."""
     return frozenset(code for code, rule in ruleset.rules.items() if CHANGE_FACTS & set(rule.needs))
-
-
-#: rules whose finding means its subject is not judged at all (a pool unmeasured or with members unread, a
-#: proposal for such a pool), besides the document checks: figures that count documents or workloads, not
-#: GPUs, so a baselined one would stay "no worse" whatever the change did to the subject's GPUs
-UNJUDGED_RULES = frozenset({"PL110", "PL803", "PL981"})
-
-NOTE_EDITED = (" [accepted by the baseline while it could not be judged; the change edited {what}, so the baseline"
-               " no longer accepts it]")
 
 
 @dataclass
@@ -274,9 +277,10 @@ def _entry_places(baseline: Path, keys: list[BaselineKey]) -> list[tuple[int, in
             if i not in used and isinstance(row, dict) and tuple(row.get(k) for k in ("code", "file", "subject", "path")) == key:
                 used.add(i)
                 try:
-                    out[n] = locate(str(baseline), f"findings[{i}]") or (1, 1)
+                    placed = locate(str(baseline), f"findings[{i}]")
                 except Exception:  # noqa: BLE001 - unplaced at worst
-                    pass
+                    placed = None
+                out[n] = placed or (1, 1)
                 break
     return out
 
