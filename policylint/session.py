@@ -310,7 +310,15 @@ class Session:
         if revived:
             gone = {id(old) for old, _ in revived}
             result.suppressed = [(f, r) for f, r in result.suppressed if id(f) not in gone]
-            result.findings = sort_findings([*result.findings, *(new for _, new in revived)])
+            back = [new for _, new in revived]
+            baseline = self.options.baseline
+            if baseline is not None and all(os.path.realpath(p) != os.path.realpath(baseline) for p in changed):
+                # a baseline the change left alone still accepts what it accepted
+                from policylint.engine.baselines import accepted_again
+
+                back, kept = accepted_again(revived, result.baselined, baseline, self.config.root)
+                result.baselined = sort_findings([*result.baselined, *kept])
+            result.findings = sort_findings([*result.findings, *back])
         return result
 
     def _baseline_lapse(self, result: LintResult, changed: Sequence[Path], rev: str | None) -> tuple[LintResult, list[Finding]]:

@@ -302,3 +302,23 @@ def test_a_loosened_configuration_is_never_accepted_by_a_baseline(repo: Path) ->
     assert code == 1 and any(f["code"] == "PL977" for f in found)
     code, found = _diff(repo)
     assert code == 1 and {"PL977", "PL034"} <= {f["code"] for f in found}
+
+
+def test_a_lowered_value_under_a_lapsed_suppression_is_still_accepted_by_the_baseline(repo: Path) -> None:
+    # a newcomer, 2026-12-07: batch reserved 30 (accepted by the baseline), then 34 under a suppression; the
+    # change lowering it to 28 lapsed the suppression, and the finding skipped the baseline: the gate failed
+    batch = "reservedGpus: 20"
+    _edit(repo, SERVING, batch, "reservedGpus: 30")
+    git(repo, "commit", "-qam", "a launch buffer")
+    _write_baseline(repo)
+    _diff(repo)
+    _edit(repo, SERVING, "reservedGpus: 30", "reservedGpus: 34  # policylint: disable=PL101,PL102 -- agreed in CAP-9")
+    code, found = _diff(repo)
+    assert code == 1  # 34 is worse than what the baseline accepted; the suppression was written in this change
+    _edit(repo, SERVING, "reservedGpus: 34", "reservedGpus: 28")
+    code, found = _hook(repo, SERVING)
+    assert code == 0, found
+    code, found = _diff(repo)
+    assert code == 0, found
+    code, out, err = run_cli(["check", "-q", "."], cwd=repo)
+    assert "none matches" not in out and "no longer found" not in out, out

@@ -24,8 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     add_common_options(parser)
     parser.add_argument(
-        "--output", "-o", type=Path, default=DEFAULT_OUTPUT, metavar="FILE",
-        help="baseline file to write (default .policylint-baseline.json; '-' for stdout)",
+        "--output", "-o", type=Path, default=None, metavar="FILE",
+        help="baseline file to write (default: the configuration's baseline, else .policylint-baseline.json at the"
+             " repository root; '-' for stdout)",
     )
 
 
@@ -39,16 +40,24 @@ def run(args: argparse.Namespace) -> int:
     session.options.baseline = None
     result = session.lint()
     text = write_baseline(result.findings, session.config.root)
+    # a name given with --output, or the configuration's (the user's choice, wherever it lies)
+    explicit = args.output is not None or session.config.baseline is not None
+    if args.output is None:
+        # the file check reads: the configuration's, else the default name at the repository's root (not in
+        # the folder the command runs from, where check would never look for it)
+        args.output = session.config.baseline or session.config.root / DEFAULT_OUTPUT
     if str(args.output) == "-":
         sys.stdout.write(text)
     else:
         # The default name is the repository's own file: it must stay inside the repository. A name
         # given with --output may lie anywhere; a link at either is followed only within the repository.
-        explicit = args.output != DEFAULT_OUTPUT
         write_file(args.output, text, root=session.config.root, explicit=explicit, parents=True, what="the baseline file")
         from policylint.report.safe_text import escape_controls
 
-        sys.stderr.write(f"policylint: wrote {len(result.findings)} finding(s) to {escape_controls(str(args.output))}\n")
+        from policylint.engine.baselines import NEVER_ACCEPTED
+
+        written = sum(1 for f in result.findings if f.code not in NEVER_ACCEPTED)
+        sys.stderr.write(f"policylint: wrote {written} finding(s) to {escape_controls(str(args.output))}\n")
         configured = session.config.baseline
         if configured is None or os.path.realpath(configured) != os.path.realpath(args.output):
             # check reads a baseline only when told: say how, or the next run fails on every finding

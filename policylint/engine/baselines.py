@@ -196,6 +196,37 @@ def _is_document_check(ruleset: RuleSet, code: str) -> bool:
     return rule is not None and rule.builtin and rule.section == "document"
 
 
+def accepted_again(
+    revived: list[tuple[Finding, Finding]], baselined: list[Finding], baseline: Path, root: Path
+) -> tuple[list[Finding], list[Finding]]:
+    """Of ``revived`` ((the finding, as reported again) where a lapsed suppression no longer hides it), (those
+    still reported, those the baseline accepts, each as the finding was): an entry of its key that no
+    baselined finding took, and that the finding is no worse than.
+
+    A suppression and a baseline entry may both accept one finding; when the change outlives the
+    suppression, the entry still accepts what it accepted (a newcomer, 2026-12-07: a reservation lowered
+    under a lapsed suppression, and below what the baseline accepted, failed the gate).
+    """
+    from policylint.engine.filter import baseline_key, read_baseline_entries, worse
+
+    entries = read_baseline_entries(baseline)
+    for f in baselined:  # what the baselined findings took already
+        held = entries.get(baseline_key(f, root))
+        if held:
+            held.pop(0)
+    still: list[Finding] = []
+    accepted: list[Finding] = []
+    for f, again in revived:
+        held = entries.get(baseline_key(f, root)) or []
+        index = next((i for i, a in enumerate(held) if not worse(f.figures, a, f.message)), None)
+        if index is None:
+            still.append(again)
+        else:
+            held.pop(index)
+            accepted.append(f)
+    return still, accepted
+
+
 def _unmatched_additions(
     result: LintResult, baseline: Path, root: Path, then: dict[BaselineKey, list[Accepted]], judged: frozenset[str]
 ) -> list[Finding]:

@@ -466,6 +466,12 @@ def apply_filters(
                 )
             )
         reported = fresh
+        # a finding a suppression hides still has its entry: the entry is not stale, and takes the finding back
+        # when the suppression lapses in a change (:mod:`policylint.engine.baselines`, accepted_again)
+        for f, _ in suppressed:
+            held = remaining.get(baseline_key(f, settings.root))
+            if held:
+                held.pop(0)
         for (code, file, subject, path), accepted in sorted(remaining.items()):
             # An entry of a rule this run does not report (--ignore, a narrower select, a
             # per-file ignore) was not looked for: it is not gone, and calling it stale would

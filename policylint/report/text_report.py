@@ -183,6 +183,18 @@ def _headline_line(f: Finding, marker: str = "") -> Line:
     return ("", f"  {f.file}:{f.line}:{f.column}: ", pieces)
 
 
+def _names_a_file_here(result: LintResult) -> bool:
+    """Whether a stale baseline entry names a file this run read (as the entry writes it, from the root)."""
+    from pathlib import PurePosixPath
+
+    here = {PurePosixPath(name).parts for name in result.sources} | {PurePosixPath(f.file).parts for f in result.findings}
+    for entry in result.stale_baseline:
+        parts = PurePosixPath(str(entry.get("file", ""))).parts
+        if parts and any(len(p) >= len(parts) and p[len(p) - len(parts):] == parts for p in here):
+            return True
+    return False
+
+
 def summary_line(result: LintResult) -> str:
     """``Found 3 findings (2 errors, 1 warning) in 5 documents in 2 files.`` or ``All checks passed: ...``."""
     counts = Counter(f.severity for f in result.findings)
@@ -192,9 +204,9 @@ def summary_line(result: LintResult) -> str:
         suppressed += f", {len(result.baselined)} in baseline"
     if result.stale_baseline:
         n = len(result.stale_baseline)
-        if not result.baselined and result.findings:
-            # not one entry matched, yet there are findings: rather another repository's (or
-            # another folder's) baseline than every finding fixed and another one made
+        if not result.baselined and result.findings and not _names_a_file_here(result):
+            # not one entry matched, yet there are findings, and no entry names a file of this run: rather
+            # another repository's (or another folder's) baseline than every finding fixed and another made
             suppressed += (f", {n} baseline entr{'ies' if n != 1 else 'y'} and none matches a finding here"
                            " (is the baseline this repository's, recorded from its root?)")
         else:
