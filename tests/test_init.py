@@ -54,6 +54,18 @@ def test_init_then_check_passes(tmp_path: Path) -> None:
     assert (effective["select"], effective["ignore"], effective["per-file-ignores"], effective["now"]) == (["PL"], [], {}, None)
 
 
+def test_init_beside_a_kept_configuration_with_a_fixed_now_still_passes(tmp_path: Path) -> None:
+    # a newcomer, 2026-12-07: the example's trace ran to today, past the kept configuration's now (PL960)
+    repo = tmp_path / "capacity"
+    repo.mkdir()
+    (repo / ".policylint.yaml").write_text('now: "2026-01-15"\n', encoding="utf-8")
+    code, out, err = init(repo)
+    assert (code, err) == (0, "")
+    assert run_cli(["check", str(repo), "--format", "concise"])[0] == 0
+    last = (repo / "measurements" / "example-service.csv").read_text(encoding="utf-8").splitlines()[-1]
+    assert last.split(",")[0] < "2026-01-16"
+
+
 def test_init_in_the_working_directory_names_relative_paths(tmp_path: Path) -> None:
     code, out, _ = run_cli(["init"], cwd=tmp_path)
     assert code == 0

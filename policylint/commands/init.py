@@ -330,6 +330,26 @@ def _has_policylint_hook(text: str) -> bool:
     return "id: policylint" in text or REPOSITORY in text
 
 
+def _configured_now(folder: Path) -> dt.datetime | None:
+    """The ``now:`` of a configuration ``init`` keeps, when it names one: the example's trace ends there, so the
+    check passes at once in a repository that judges staleness as of a fixed date (a newcomer, 2026-12-07: the
+    example ran to today, six days past the kept ``now``, and PL960 failed the first check)."""
+    from policylint.model.config import parse_when
+    from policylint.model.config_files import CONFIG_NAMES, read_config_file
+
+    for name in CONFIG_NAMES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            raw = read_config_file(path)
+            value = raw.get("now") if isinstance(raw, dict) else None
+            return parse_when(str(value)) if value is not None else None
+        except Exception:  # noqa: BLE001 - a configuration init cannot read is reported by check, not here
+            return None
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from policylint.errors import PolicylintError
     from policylint.writer import Links, write_file
@@ -344,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
     prefix = "" if shown == "." else f"{shown}/"
     # DIR itself was named by the user: a link there is followed; nothing below it is.
     root = Path(os.path.realpath(folder))
-    planned = _planned(folder, dt.datetime.now(dt.timezone.utc))
+    planned = _planned(folder, _configured_now(folder) or dt.datetime.now(dt.timezone.utc))
     settings_rel, hooks_rel = ".vscode/settings.json", ".pre-commit-config.yaml"
     # pre-commit reads its configuration, and an editor its settings, at the top of the git
     # work tree: in a monorepo (DIR below that top) both go there, pointed at DIR.
