@@ -89,7 +89,7 @@ def column_groups(count: int) -> list[tuple[int, ...]]:
     """
     from itertools import combinations
 
-    singles = [(i,) for i in range(count)]
+    singles: list[tuple[int, ...]] = [(i,) for i in range(count)]
     if count < 3:
         return singles
     if count > PAIRS_UP_TO:

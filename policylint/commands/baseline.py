@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         # the file check reads: the configuration's, else the default name at the repository's root (not in
         # the folder the command runs from, where check would never look for it)
-        args.output = session.config.baseline or session.config.root / DEFAULT_OUTPUT
+        args.output = session.config.baseline or Path(os.path.relpath(session.config.root / DEFAULT_OUTPUT))
     if str(args.output) == "-":
         sys.stdout.write(text)
     else:

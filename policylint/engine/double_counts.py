@@ -152,10 +152,11 @@ def _read_again(by_name: Sequence[Workload], out: dict[str, tuple[str, str]]) ->
                     shown, kept = w.measurements["concurrency"].display, first.measurements["concurrency"].display
                     again = shown if shown == kept else f"{shown}, which is {kept}"
                     out[w.name] = (first.name, f"the same file {again}, read again with other options")
-            if named[j] is None:
+            columns = named[j]
+            if columns is None:
                 unnamed.append(j)
             else:
-                for c in named[j]:
+                for c in columns:
                     by_column.setdefault(c, []).append(j)
 
 

@@ -354,10 +354,10 @@ def read_table_series(
         from policylint.calc.prints import column_groups, shape_print, values_fingerprint
         from policylint.calc.runs import judged_samples, run_sketch
 
-        parts = [summed[g[0]] if len(g) == 1 else np.add.reduce([summed[i] for i in g])
-                 for g in column_groups(len(summed))]
-        prints = tuple(values_fingerprint(part + 0.0, series.valid) for part in parts)
-        judged = [judged_samples(part, series.valid) for part in parts]
+        pieces = [summed[g[0]] if len(g) == 1 else np.add.reduce([summed[i] for i in g])
+                  for g in column_groups(len(summed))]
+        prints = tuple(values_fingerprint(piece + 0.0, series.valid) for piece in pieces)
+        judged = [judged_samples(piece, series.valid) for piece in pieces]
         # and its run sketch, as that column alone read would have it: its near copies (PL972)
         sketches = tuple(run_sketch(*pair) for pair in judged)
         # and its shape: another member's series scaled or shifted into a column (PL111)
