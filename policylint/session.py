@@ -341,16 +341,18 @@ class Session:
             then_path = baseline_then(self.config.path, baseline, changed, self.baseline_explicit, base_text)
             if then_path is not None:
                 own.add(os.path.realpath(then_path))
-        # a change that touches none of the run's inputs (its documents, their measurement files, rule
-        # files; a deleted file is taken for one) but the baseline and the configuration: a baseline
-        # adopted or regenerated beside a workflow file or a README
-        inputs = {os.path.realpath(s.path) for s in result.sources.values()}
-        inputs |= {os.path.realpath(ref.path) for w in result.model.workloads.values()
-                   for ref in w.measurements.values() if ref.path is not None}
-        inputs |= {os.path.realpath(rule.source) for rule in self.options.ruleset.rules.values()}
-        touched = [p for p in real - own if p in inputs or not os.path.lexists(p)]
+        baseline_only = False
+        if real & own:
+            # a change that touches none of the run's inputs (its documents, their measurement files, rule
+            # files; a deleted file is taken for one) but the baseline and the configuration: a baseline
+            # adopted or regenerated beside a workflow file or a README (asked only when it matters)
+            inputs = {os.path.realpath(s.path) for s in result.sources.values()}
+            inputs |= {os.path.realpath(ref.path) for w in result.model.workloads.values()
+                       for ref in w.measurements.values() if ref.path is not None}
+            inputs |= {os.path.realpath(rule.source) for rule in self.options.ruleset.rules.values()}
+            baseline_only = not any(p in inputs or not os.path.lexists(p) for p in real - own)
         reference = Reference(base_text=base_text, changed=Changed.of(changed), baseline_touched=bool(real & own),
-                              then_path=then_path, baseline_only=not touched, limits=self.options.limits)
+                              then_path=then_path, baseline_only=baseline_only, limits=self.options.limits)
         return lapse_baselined(result, baseline, self.config.root, self.options.ruleset, reference)
 
     def _previous_pools(self, rev: str, changed: Sequence[Path]) -> set[tuple[str, str]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import committed_example, git, run_cli
+from conftest import committed_example, git, replace_once, run_cli
 
 SERVING = "clusters/prod-east.yaml"
 TRAINING = "clusters/train-central.yaml"
@@ -28,10 +28,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _edit(repo: Path, name: str, old: str, new: str) -> None:
-    path = repo / name
-    text = path.read_text(encoding="utf-8")
-    assert old in text, old
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    replace_once(repo / name, old, new)
 
 
 def _diff(repo: Path) -> tuple[int, dict[str, list[str]]]:

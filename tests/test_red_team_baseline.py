@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import committed_example, git, run_cli
+from conftest import committed_example, git, replace_once, run_cli
 from policylint.engine.baselines import NOTE_ADDED, NOTE_CHANGE_RULE
 
 SERVING = "clusters/prod-east.yaml"
@@ -27,10 +27,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _edit(repo: Path, name: str, old: str, new: str) -> None:
-    path = repo / name
-    text = path.read_text(encoding="utf-8")
-    assert old in text, old
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    replace_once(repo / name, old, new)
 
 
 def _write_baseline(repo: Path, planted: list[dict[str, object]] | None = None, configure: bool = True) -> None:
@@ -236,13 +233,18 @@ def test_a_file_refused_by_a_tightened_limit_and_baselined_is_judged_again_once_
     assert code == 1
 
 
-def test_an_unmeasured_pool_accepted_by_a_baseline_cannot_grow(repo: Path) -> None:
+def _legacy_pool_baselined(repo: Path) -> None:
+    """An unmeasured legacy pool beside training, committed, then a baseline accepting its PL110 in a change of its own."""
     with (repo / TRAINING).open("a", encoding="utf-8") as f:
         f.write(LEGACY)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a legacy pool")
     _write_baseline(repo)
     _diff(repo)
+
+
+def test_an_unmeasured_pool_accepted_by_a_baseline_cannot_grow(repo: Path) -> None:
+    _legacy_pool_baselined(repo)
     _edit(repo, TRAINING, "maxGpus: 4,", "maxGpus: 300,")
     code, found = _hook(repo, TRAINING)
     assert code == 1
@@ -252,12 +254,7 @@ def test_an_unmeasured_pool_accepted_by_a_baseline_cannot_grow(repo: Path) -> No
 
 
 def test_an_edit_elsewhere_in_the_file_leaves_the_unmeasured_pool_accepted(repo: Path) -> None:
-    with (repo / TRAINING).open("a", encoding="utf-8") as f:
-        f.write(LEGACY)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "a legacy pool")
-    _write_baseline(repo)
-    _diff(repo)
+    _legacy_pool_baselined(repo)
     _edit(repo, TRAINING, "reservedGpus: 392", "reservedGpus: 390")  # the training pool, not the legacy one
     code, found = _hook(repo, TRAINING)
     assert not any(f["code"] == "PL110" for f in found), found

@@ -204,16 +204,21 @@ def test_relative_job_list_with_time_origin_reads_as_the_absolute_one(tmp_path: 
     assert (code, findings, err) == (0, [], "")
 
 
-def test_duration_unit_is_passed_to_the_job_reader(tmp_path: Path) -> None:
-    absolute = make_repo(tmp_path, "seconds")
-    repo = make_repo(tmp_path, "millis")
+def _durations_in_ms(repo: Path, column: str) -> None:
+    """pre-training's job list with a duration column in milliseconds, named ``column``, in place of its end."""
     jobs = repo / "measurements" / "jobs" / "pre-training.csv"
     lines = jobs.read_text(encoding="utf-8").splitlines()
-    rows = ["job_id,start,duration,gpus"]
+    rows = [f"job_id,start,{column},gpus"]
     for line in lines[1:]:
         job, start, end, gpus = line.split(",")
         rows.append(f"{job},{start},{(int(end) - int(start)) * 1000},{gpus}")
     jobs.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_duration_unit_is_passed_to_the_job_reader(tmp_path: Path) -> None:
+    absolute = make_repo(tmp_path, "seconds")
+    repo = make_repo(tmp_path, "millis")
+    _durations_in_ms(repo, "duration")
     block = "      path: ../measurements/jobs/pre-training.csv\n      format: jobs\n      startColumn: start\n"
     for after in ("      endColumn: end\n      stepSeconds: 300\n", "      endColumn: end\n      gpusColumn: gpus\n"):
         # the concurrency trace (a request log) and the durations job list
@@ -229,13 +234,7 @@ def test_duration_unit_is_passed_to_the_job_reader(tmp_path: Path) -> None:
 def test_a_duration_unit_that_contradicts_the_columns_name_is_refused(tmp_path: Path) -> None:
     # red team, 2026-12-07, round 17: `durationUnit: s` on a `duration_ms` column read every job 1000 times longer
     repo = make_repo(tmp_path, "millis")
-    jobs = repo / "measurements" / "jobs" / "pre-training.csv"
-    lines = jobs.read_text(encoding="utf-8").splitlines()
-    rows = ["job_id,start,duration_ms,gpus"]
-    for line in lines[1:]:
-        job, start, end, gpus = line.split(",")
-        rows.append(f"{job},{start},{(int(end) - int(start)) * 1000},{gpus}")
-    jobs.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    _durations_in_ms(repo, "duration_ms")
     block = "      path: ../measurements/jobs/pre-training.csv\n      format: jobs\n      startColumn: start\n"
     after = "      endColumn: end\n      gpusColumn: gpus\n"
     edit(repo / RESEARCH, block + after, block + after.replace(

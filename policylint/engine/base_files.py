@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from policylint.model.load.documents import SCHEDULER_KINDS
 
 if TYPE_CHECKING:
+    from policylint.model.load import SourceFile
     from policylint.model.load.limits import LoadLimits
 
 
@@ -224,7 +225,7 @@ def _changed_declaring(folder: Path, sha: str, under: str, kinds: tuple[str, ...
     Deleted, moved (``--no-renames``: the old name is a deletion) or edited since ``sha``; each
     base version parsed within the loader's limits. A change touches few files, so this reads few.
     """
-    from policylint.model.load import LoadLimits, SourceFile, parse_text
+    from policylint.model.load import LoadLimits
     from policylint.model.load.files import is_json_name, is_yaml_name
 
     try:
@@ -238,24 +239,33 @@ def _changed_declaring(folder: Path, sha: str, under: str, kinds: tuple[str, ...
              and "\n" not in fields[i + 1]]
     if not names:
         return []
-    limits = LoadLimits()
     wanted = set(kinds)
-    out = []
+    return [source.display for source in parsed_at(folder, sha, names, LoadLimits())
+            if any(isinstance(doc.kind, str) and doc.kind in wanted for doc in source.documents)]
+
+
+def parsed_at(folder: Path, rev: str, names: list[str], limits: LoadLimits) -> list[SourceFile]:
+    """Each of ``names`` (relative to ``folder``, as git names them there) as ``rev`` holds it, parsed within
+    ``limits``; one ``git cat-file --batch`` for all. A file missing at ``rev``, over the size limit or not
+    UTF-8 gives nothing; git failing gives nothing at all."""
+    from policylint.model.load import SourceFile as Source
+    from policylint.model.load import parse_text
+
     try:
-        bodies = list(blobs(folder, [f"{sha}:{name}" for name in names], timeout=60))
+        bodies = list(blobs(folder, [f"{rev}:{name}" for name in names], timeout=60))
     except (OSError, subprocess.SubprocessError):
         return []
+    out = []
     for name, body in zip(names, bodies):
         if body is None or len(body) > limits.max_file_bytes:
-            continue
+            continue  # "<rev>:<name> missing": a new file; or over the limit
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        source = SourceFile(path=Path(name), display=name, text=text)
+        source = Source(path=Path(name), display=name, text=text)
         parse_text(source, limits)
-        if any(isinstance(doc.kind, str) and doc.kind in wanted for doc in source.documents):
-            out.append(name)
+        out.append(source)
     return out
 
 
@@ -286,8 +296,6 @@ def placements_at(
     folder (None when it names none). One ``git cat-file --batch`` for all the files; a file
     that did not exist at ``rev``, is over the size limit or does not parse gives nothing.
     """
-    from policylint.model.load import SourceFile, parse_text
-
     if not files:
         return []
     # names relative to ``where`` ("<rev>:./<name>"): git finds the repository itself, one process in all
@@ -302,20 +310,9 @@ def placements_at(
             names.append(rel)
     if not names:
         return []
-    try:
-        bodies = list(blobs(folder, [f"{rev}:./{n}" for n in names], timeout=60))
-    except (OSError, subprocess.SubprocessError):
-        return []
     found: list[tuple[str, str | None, tuple[str, str], str | None]] = []
-    for name, body in zip(names, bodies):
-        if body is None or len(body) > limits.max_file_bytes:
-            continue  # "<rev>:<name> missing": a new file; or over the limit
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        old = SourceFile(path=Path(name), display=name, text=text)
-        parse_text(old, limits)
+    for old in parsed_at(folder, rev, [f"./{n}" for n in names], limits):
+        name = old.display[2:]
         for doc in old.documents:
             spec = doc.data.get("spec") if doc.is_policylint and doc.kind == "Workload" and isinstance(doc.data, dict) else None
             # admitted through a scheduler queue: the pool is found from the queue when reached
