@@ -312,7 +312,7 @@ def prepare(
         if any(measured_keys.get(n) != keys[n] for n in misses):
             return None  # a trace changed since its key was taken here: the pools are summed afresh
         facts.update(measured)
-    digest_cache.flush_digests(cache_dir)
+    digest_cache.flush_digests(cache_dir, forget=False)  # the run goes on: linter.judge forgets them
     views: dict[str, View] = {}
     for name, rec in indexed.items():
         rebuilt = lite_view_of(rec, model.workloads[name], now)
