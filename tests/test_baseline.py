@@ -9,6 +9,7 @@ baseline first.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -347,3 +348,54 @@ def test_a_baselined_unjudged_pool_is_reported_again_when_its_gpus_grow(tmp_path
     assert code == 1 and finding["code"] == "PL983"
     assert finding["message"].endswith("[worse than the baseline accepted: measured 4000 against allowed 0,"
                                        " accepted 400 against 0]")
+
+
+OUTSIDE = ("the configured baseline must lie inside the repository, where every change to it is reviewed and seen by the"
+           " pre-commit hook (move it inside, or pass a file kept elsewhere with --baseline)")
+
+
+@pytest.mark.parametrize("how", ["beside", "linked", "absolute"])
+def test_a_configured_baseline_outside_the_root_is_a_configuration_error(repo: Path, tmp_path: Path, how: str) -> None:
+    """Red team, 2026-12-07, round 16: `baseline: ../policy/capacity-baseline.json` - the hook is given only the
+    staged files under the root, so entries planted there ahead of a raise passed check and the hook. A baseline
+    the configuration names resolves, links followed, inside the root, or the run stops naming the key."""
+    outside = tmp_path / "policy" / "capacity-baseline.json"
+    outside.parent.mkdir()
+    shutil.move(str(repo / "baseline.json"), outside)
+    named = {"beside": "../policy/capacity-baseline.json", "linked": "baseline.json", "absolute": str(outside)}[how]
+    if how == "linked":
+        (repo / "baseline.json").symlink_to(outside)
+    (repo / ".policylint.yaml").write_text(CONFIG + f"baseline: {named}\n", encoding="utf-8")
+    real, root = os.path.realpath(outside), os.path.realpath(repo)
+    expected = (f"policylint: error: .policylint.yaml:4:1 at key 'baseline': '{named}' resolves to {real}, outside the"
+                f" repository root {root}: {OUTSIDE}\n")
+    assert run_cli(["check"], cwd=repo) == (2, "", expected)
+    assert run_cli(["check", "--diff", "HEAD"], cwd=repo) == (2, "", expected)
+    # `policylint baseline` writes the configured file: it refuses the same way, and writes nothing outside
+    before = outside.read_bytes()
+    outside.unlink()
+    assert run_cli(["baseline"], cwd=repo) == (2, "", expected)
+    assert not outside.exists()
+    outside.write_bytes(before)
+
+
+def test_a_baseline_outside_the_root_given_on_the_command_line_is_the_callers_choice(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "policy" / "capacity-baseline.json"
+    outside.parent.mkdir()
+    shutil.move(str(repo / "baseline.json"), outside)
+    code, report = check(repo, "--baseline", str(outside))
+    assert (code, report["findings"]) == (0, [])
+    code, out, err = run_cli(["baseline", "-o", str(outside)], cwd=repo)
+    assert (code, err.splitlines()[0]) == (0, f"policylint: wrote 1 finding(s) to {outside}")
+
+
+def test_a_configured_baseline_in_a_folder_of_the_root_or_linked_within_it_works(repo: Path) -> None:
+    (repo / "policy").mkdir()
+    shutil.move(str(repo / "baseline.json"), repo / "policy" / "baseline.json")
+    (repo / ".policylint.yaml").write_text(CONFIG + "baseline: policy/baseline.json\n", encoding="utf-8")
+    assert check(repo)[0] == 0
+    code, out, err = run_cli(["baseline"], cwd=repo)
+    assert (code, out, err) == (0, "", f"policylint: wrote 1 finding(s) to {repo / 'policy' / 'baseline.json'}\n")
+    (repo / "baseline.json").symlink_to(Path("policy") / "baseline.json")
+    (repo / ".policylint.yaml").write_text(CONFIG + "baseline: baseline.json\n", encoding="utf-8")
+    assert check(repo)[0] == 0

@@ -10,7 +10,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from policylint.model.load.documents import SCHEDULER_KINDS
 
@@ -19,24 +19,41 @@ if TYPE_CHECKING:
     from policylint.model.load.limits import LoadLimits
 
 
-def _git(folder: Path, args: list[str], given: bytes | None = None, timeout: int = 120) -> bytes:
-    done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=timeout, check=False)
+def _git(folder: Path, args: list[str], given: bytes | None = None, timeout: int = 120,
+         env: dict[str, str] | None = None) -> bytes:
+    done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=timeout, check=False,
+                          env=env)
     if done.returncode != 0:
         raise OSError(f"git {args[0]} failed")
     return done.stdout
 
 
 def tree_at(folder: Path, sha: str, rel: Path) -> list[str]:
-    """Regular files (paths relative to the repository's top) under ``rel`` at ``sha``."""
+    """Regular files (paths relative to the repository's top) under ``rel`` at ``sha``, those of the submodules
+    there at the commits ``sha`` names included (:func:`blobs` reads them)."""
+    from policylint.engine.submodules import clean_env, gitlinks
+
     spec = [] if rel == Path(".") else ["--", f"{rel.as_posix()}/"]
-    out = _git(folder, ["ls-tree", "-r", "-z", "--full-tree", sha, *spec])
+    names, linked = _files(folder, sha, spec)
+    if linked:
+        for link in gitlinks(folder, sha, [spec[1] if spec else "."], recursive=True):
+            if link.git_dir is not None:
+                names += [f"{link.path}/{n}" for n in _files(link.git_dir, link.commit, [], clean_env())[0]]
+    return names
+
+
+def _files(folder: Path, sha: str, spec: list[str], env: dict[str, str] | None = None) -> tuple[list[str], bool]:
+    """Regular files at ``sha`` (no links: a link could lead outside), and whether a submodule is there too."""
+    from policylint.engine.submodules import GITLINK_MODE
+
+    out = _git(folder, ["ls-tree", "-r", "-z", "--full-tree", sha, *spec], env=env)
     names = []
     for entry in out.split(b"\0"):
         head, _, name = entry.partition(b"\t")
         mode = head.split(b" ")[0] if head else b""
-        if name and mode in (b"100644", b"100755"):  # no links, no submodules: a link could lead outside
+        if name and mode in (b"100644", b"100755"):
             names.append(os.fsdecode(name))
-    return names
+    return names, GITLINK_MODE + b" commit" in out
 
 
 #: what ``git cat-file --follow-symlinks`` answers, in place of an object, for a link it cannot follow inside
@@ -55,34 +72,86 @@ def blobs(folder: Path, specs: list[str], timeout: int = 120) -> Iterator[bytes 
     2026-12-07: read as the link's own text, the base's measurements were unknown and PL950 passed).
     A link git cannot follow inside the repository is ``None``, and so is a Git LFS pointer whose
     content git's configured filters cannot give (``git cat-file --filters``, which runs git-lfs
-    where it is installed). Raises ``OSError`` when git fails; stops early when its output ends
-    short (a truncated stream yields nothing more).
+    where it is installed). A path inside a submodule is read at the commit ``<rev>`` names for the
+    submodule, from a git folder that holds it (:mod:`policylint.engine.submodules`); ``None`` when
+    none does. Raises ``OSError`` when git fails; stops early when its output ends short (a
+    truncated stream yields nothing more).
     """
+    found = _batch(folder, specs, timeout)
+    missing = [i for i, body in enumerate(found) if body is _MISSING and ":" in specs[i]]
+    if missing:
+        _from_submodules(folder, specs, found, missing, timeout)
+    for body in found:
+        yield None if body is _MISSING else cast("bytes | None", body)
+
+
+#: what :func:`_batch` gives for an object the revision does not hold (a file to look for in a submodule)
+_MISSING = object()
+
+
+def _batch(folder: Path, specs: list[str], timeout: int, env: dict[str, str] | None = None) -> list[object]:
+    """:func:`blobs`' answers from one ``git cat-file --batch`` in ``folder``: bytes, ``None``, or :data:`_MISSING`."""
     out = _git(folder, ["cat-file", "--batch", "--follow-symlinks"], "".join(f"{spec}\n" for spec in specs).encode(),
-               timeout)
+               timeout, env)
+    found: list[object] = []
     at = 0
     for spec in specs:
         end = out.find(b"\n", at)
         if end < 0:
-            return
+            break
         head = out[at:end].split()
         at = end + 1
         if len(head) == 2 and head[0] in _UNFOLLOWED and head[1].isdigit():
             at += int(head[1]) + 1  # what the link names: not an object of the repository
-            yield None
+            found.append(None)
             continue
         if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
-            yield None  # "<spec> missing": not in that revision
+            found.append(_MISSING if head[-1:] == [b"missing"] else None)  # "<spec> missing": not in that revision
             continue
         size = int(head[2])
         body, at = out[at : at + size], at + size + 1
-        yield _smudged(folder, spec, body, timeout) if body.startswith(LFS_POINTER) else body
+        found.append(_smudged(folder, spec, body, timeout, env) if body.startswith(LFS_POINTER) else body)
+    return found
 
 
-def _smudged(folder: Path, spec: str, pointer: bytes, timeout: int) -> bytes | None:
+def _from_submodules(folder: Path, specs: list[str], found: list[object], missing: list[int], timeout: int) -> None:
+    """Fill ``found`` at ``missing`` with what the submodules the revisions name hold at those paths (round 16)."""
+    from policylint.engine import submodules
+
+    top = submodules.top_of(folder)
+    if top is None:
+        return
+    here = os.path.realpath(folder)
+    wanted: dict[str, list[tuple[int, str]]] = {}  # revision -> (index, path relative to the top)
+    for i in missing:
+        rev, _, path = specs[i].partition(":")
+        if path.startswith(("./", "../")):
+            path = os.path.relpath(os.path.normpath(os.path.join(here, path)), os.path.realpath(top))
+        path = path.replace(os.sep, "/")
+        if path.startswith("../") or path.startswith("/") or "\n" in path:
+            continue
+        wanted.setdefault(rev, []).append((i, path))
+    clean = submodules.clean_env()
+    for rev, asked in wanted.items():
+        links = submodules.gitlinks(top, rev, sorted({a for _, p in asked for a in submodules.ancestors(p)}))
+        reads: dict[tuple[Path, str], list[tuple[int, str]]] = {}
+        for i, path in asked:
+            hit = submodules.split(path, links)
+            if hit is not None and hit[0].git_dir is not None:
+                reads.setdefault((hit[0].git_dir, hit[0].commit), []).append((i, hit[1]))
+        for (git_dir, commit), inner in reads.items():
+            try:
+                bodies = _batch(git_dir, [f"{commit}:{p}" for _, p in inner], timeout, clean)
+            except (OSError, subprocess.SubprocessError):
+                continue
+            for (i, _), body in zip(inner, bodies):
+                found[i] = None if body is _MISSING else body
+
+
+def _smudged(folder: Path, spec: str, pointer: bytes, timeout: int, env: dict[str, str] | None = None) -> bytes | None:
     """The content a Git LFS ``pointer`` stands for, through git's configured filters; None when they do not give it."""
     try:
-        body = _git(folder, ["cat-file", "--filters", spec], timeout=timeout)
+        body = _git(folder, ["cat-file", "--filters", spec], timeout=timeout, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
     return None if body.startswith(LFS_POINTER) else body
@@ -157,6 +226,16 @@ def pool_files_at(top: Path, sha: str, root: Path, kinds: tuple[str, ...] = _POO
     # a shared folder of the monorepo, replaced by a real folder in the change: the pools had no base)
     for where in [under, *_linked_folders(folder, sha, rel)]:
         names |= set(_grepped(folder, sha, where, kinds)) | set(_changed_declaring(folder, sha, where, kinds))
+    # and the submodules under the root, at the commits the base names (round 16: clusters/ a submodule bumped with
+    # a raise had no base); searched in a git folder that holds the commit, edits found in the checkout
+    from policylint.engine.submodules import clean_env, gitlinks
+
+    for link in gitlinks(folder, sha, [under or "."], recursive=True):
+        if link.git_dir is not None:
+            inside = set(_grepped(link.git_dir, link.commit, "", kinds, clean_env()))
+            if (folder / link.path / ".git").exists():
+                inside |= set(_changed_declaring(folder / link.path, link.commit, "", kinds, clean_env()))
+            names |= {f"{link.path}/{name}" for name in inside}
     return sorted(folder / name for name in names)
 
 
@@ -198,7 +277,7 @@ def _linked_folders(folder: Path, sha: str, rel: Path) -> list[str]:
 _MANIFEST_SPECS = (":(icase)*.yaml", ":(icase)*.yml", ":(icase)*.json")
 
 
-def _grepped(folder: Path, sha: str, under: str, kinds: tuple[str, ...]) -> list[str]:
+def _grepped(folder: Path, sha: str, under: str, kinds: tuple[str, ...], env: dict[str, str] | None = None) -> list[str]:
     """Base files (relative to the top) whose text names one of ``kinds`` as a document's kind."""
     from policylint.model.load.files import is_json_name, is_yaml_name
 
@@ -206,7 +285,7 @@ def _grepped(folder: Path, sha: str, under: str, kinds: tuple[str, ...]) -> list
     specs = [f"{spec[:8]}{under}{spec[8:]}" if under else spec for spec in _MANIFEST_SPECS]
     try:
         done = subprocess.run(["git", "grep", "-l", "-z", "-E", "-a", pattern, sha, "--", *specs], cwd=folder,
-                              capture_output=True, timeout=120, check=False)
+                              capture_output=True, timeout=120, check=False, env=env)
     except (OSError, subprocess.SubprocessError):
         return []
     if done.returncode not in (0, 1):  # 1: nothing matched
@@ -219,7 +298,8 @@ def _grepped(folder: Path, sha: str, under: str, kinds: tuple[str, ...]) -> list
     return out
 
 
-def _changed_declaring(folder: Path, sha: str, under: str, kinds: tuple[str, ...]) -> list[str]:
+def _changed_declaring(folder: Path, sha: str, under: str, kinds: tuple[str, ...], env: dict[str, str] | None = None
+                       ) -> list[str]:
     """Base files (relative to the top) the working tree no longer holds as they were, with a document of ``kinds``.
 
     Deleted, moved (``--no-renames``: the old name is a deletion) or edited since ``sha``; each
@@ -230,7 +310,7 @@ def _changed_declaring(folder: Path, sha: str, under: str, kinds: tuple[str, ...
 
     try:
         raw = _git(folder, ["diff", "--name-status", "-z", "--no-renames", sha, "--", *(
-            [under] if under else [])])
+            [under] if under else [])], env=env)
     except (OSError, subprocess.SubprocessError):
         return []
     fields = [os.fsdecode(f) for f in raw.split(b"\0")]

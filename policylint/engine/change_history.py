@@ -71,8 +71,10 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     # quota a Kueue pool gave up in the change while its Cohort tree's own quota grew as much is still the pool's
     # (red team rounds 10 and 11, 2026-12-07: 19 moved into the Cohort, then proposed again, passed every gate)
     moved = moved_into_cohorts(model, then, change.cohorts_before)
+    # a pool found nowhere at the base because its file's base cannot be read is reported, not passed (round 16)
+    unreadable = {q: why for q, why in change.unreadable.items() if q not in then}
     planned = {p.qualified: (p.owned_gpus + moved.get(p.qualified, (0, ""))[0], proposed.get(p.qualified, 0))
-               for p in model.pools if p.qualified in then}
+               for p in model.pools if p.qualified in then or p.qualified in unreadable}
     split_owned: dict[str, tuple[int, list[str]]] = {}
     for members in groups.values():
         if len(members) > 1:
@@ -108,7 +110,7 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     return History(reserved_before=before, changed_files=evidence, pools_then=then, measured_on=measured,
                    baseline_before=baselines, arrived_baseline=brought, split_owned=split_owned, planned=planned,
                    departed_baseline=departed, moved_to_cohort=moved, rearranged=frozenset(rearranged),
-                   carved=carved_note(model, carved))
+                   carved=carved_note(model, carved), unreadable=unreadable)
 
 
 def moved_into_cohorts(model: Model, then: Mapping[str, PoolThen], before: CohortState | None

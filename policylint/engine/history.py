@@ -33,6 +33,9 @@ class Change:
     #: real path of a file today -> real path of the file git finds it renamed from since the base (``git diff -M``:
     #: a file moved, kept whole or with a few lines edited)
     renamed: dict[str, str] = field(default_factory=dict)
+    #: "cluster/pool" -> why the base revision of its file cannot be read (a submodule's commit no git folder here
+    #: holds), for each pool found nowhere at the base: PL950 reports it rather than passing a pool with no base
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 def _repo(root: Path) -> Any:
@@ -145,7 +148,10 @@ def changed_since(root: Path, base: str) -> Change:
     except git.GitCommandError as exc:
         message = " ".join(str(exc.stderr or exc).split())
         raise PolicylintError(f"git cannot list the changes since '{base}': {message}") from None
-    names = {os.fsdecode(n) for n in (changed + untracked).split(b"\0") if n}
+    # a submodule bumped is the files changed in it (round 16: a raise in a submodule's cluster file judged nothing)
+    from policylint.engine.submodules import changed_within
+
+    names = changed_within(top, commit.hexsha, {os.fsdecode(n) for n in (changed + untracked).split(b"\0") if n})
     return Change(base=base, files=sorted(top / n for n in names), commit=commit, top=top,
                   renamed=renames_since(top, commit.hexsha))
 
@@ -209,15 +215,19 @@ def pools_at_base(
     files |= {p.as_posix() for p in pool_files_at(top, commit.hexsha, Path(model.root), kinds=("Proposal",))}
     clusters: list[Document] = []
     scheduler_docs: list[Document] = []
-    for path in sorted(files):
-        old = _read_at(commit, top, Path(path), limits)
-        if old is None:
-            continue
+    from policylint.engine.base_files import parsed_at
+
+    folder = Path(os.path.realpath(top))
+    names = sorted({os.path.relpath(os.path.realpath(p), folder).replace(os.sep, "/") for p in files})
+    for old in parsed_at(folder, commit.hexsha, [n for n in names if not n.startswith("../")], limits):
         for doc in old.documents:
             if doc.is_policylint and doc.kind in ("Cluster", "Proposal") and not validate_document(doc):
                 clusters.append(doc)
             elif is_scheduler_doc(doc):
                 scheduler_docs.append(doc)
+    from policylint.engine.submodules import unreadable_pools
+
+    change.unreadable = unreadable_pools(folder, commit.hexsha, model)
     if not clusters and not scheduler_docs:
         return {}, {}
     before, _ = resolve(clusters, model.root, [], scheduler_docs, gpu_resources or schedulers.GPU_RESOURCES)
@@ -242,6 +252,7 @@ def pools_at_base(
     # each queue a workload may name, to the pool the base admitted it to
     by_name.update({placed: by_id[id(p)] for placed, p in schedulers.queue_pools(before).items() if id(p) in by_id})
     out = {pool.qualified: by_key[pool.key] for pool in model.pools if pool.key in by_key}
+    change.unreadable = {q: why for q, why in change.unreadable.items() if q not in out}
     change.reserved_before = {q: p.reserved_gpus for q, p in out.items() if p.reserved_gpus is not None}
     change.cohorts_before = cohort_state(schedulers.all_pools(before))
     return out, by_name
@@ -333,26 +344,6 @@ def renamed_pools(model: Model, then: dict[str, PoolThen], measured: dict[str, P
             count = {key: sum(1 for p in placed if id(p) == key) for key in came}
             out[pool.qualified] = max(came.values(), key=lambda p: (count[id(p)], p.owned_gpus, p.key))
     return out
-
-
-def _read_at(commit: Any, top: Path, path: Path, limits: LoadLimits) -> SourceFile | None:
-    """The file at the base revision, parsed; None when it did not exist or cannot be read there."""
-    from policylint.model.load import SourceFile, parse_text
-
-    try:
-        rel = path.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return None
-    try:
-        blob = commit.tree / rel
-        if blob.size > limits.max_file_bytes:
-            return None  # refused today too: never read an oversized file from history
-        text = blob.data_stream.read().decode("utf-8")
-    except (KeyError, ValueError, TypeError, AttributeError):
-        return None  # new file, not a file, or unreadable at base: nothing to compare with
-    old = SourceFile(path=Path(rel), display=rel, text=text)
-    parse_text(old, limits)
-    return old
 
 
 def previous_pools(

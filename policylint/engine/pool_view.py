@@ -356,10 +356,12 @@ def history_facts(
     sheet.evidence_changed = any(real in history.changed_files for _, real in cited)
     sheet.reserved_gpus_before = history.reserved_before.get(pool.qualified)
     then = history.pools_then.get(pool.qualified)
-    if then is None:
+    unreadable = history.unreadable.get(pool.qualified) if then is None else None
+    if then is None and unreadable is None:
         return
-    sheet.capacity_gpus_before = then.capacity_gpus
-    sheet.owned_gpus, sheet.owned_gpus_before = pool.owned_gpus, then.owned_gpus
+    sheet.owned_gpus = pool.owned_gpus
+    if then is not None:
+        sheet.capacity_gpus_before, sheet.owned_gpus_before = then.capacity_gpus, then.owned_gpus
     lent = pool.owned_gpus - pool.reserved_gpus
     sheet.owned_phrase = (
         f"reserves {pool.reserved_gpus} GPU{'s' if pool.reserved_gpus != 1 else ''}" if not lent
@@ -381,10 +383,17 @@ def history_facts(
     if moved:
         sheet.owned_phrase += (f", plus {moved} of its nominal quota moved into Kueue Cohort quota in this change"
                                f" (it borrows from {cohort}; still its own here){'' if asked else f', {owned} in all'}")
-    sheet.owned_and_proposed_gpus_before = then.owned_and_proposed_gpus
     if asked:
         whose = f"{',' if split is not None or moved else ''} and {'their' if split is not None else 'its'} proposals"
         sheet.owned_phrase += f"{whose} ask {asked} more, {sheet.owned_and_proposed_gpus} in all"
+    if then is None:
+        # fail closed: a pool whose base cannot be read is no pool new in the change (red team round 16: a cluster
+        # file in a submodule fetched shallow); nothing shows what it owned, so nothing backs what it owns
+        sheet.owned_and_proposed_gpus_before = sheet.owned_gpus_allowed = 0
+        sheet.owned_before_phrase = "what the base revision held (unknown here)"
+        sheet.backing_note = f"{unreadable}: nothing shows what the pool owned then, so none of it is backed"
+        return
+    sheet.owned_and_proposed_gpus_before = then.owned_and_proposed_gpus
     sheet.owned_before_phrase = (
         f"{then.owned_and_proposed_gpus} at the base revision ({then.owned_gpus} owned and {then.proposed_gpus} proposed)"
         if then.proposed_gpus else f"{then.owned_gpus} at the base revision"

@@ -90,3 +90,6 @@ class History:
     #: PL950's message): that member's demand, measured on the pool it ran in
     #: (:func:`policylint.engine.split_members.carved_out`)
     carved: Mapping[str, str] = field(default_factory=dict)
+    #: "cluster/pool" -> why the base revision of its file cannot be read, for each pool found nowhere at the base
+    #: because of it (:func:`policylint.engine.submodules.unreadable_pools`): PL950 reports it, failing closed
+    unreadable: Mapping[str, str] = field(default_factory=dict)

@@ -165,6 +165,26 @@ def _one_configuration(paths: list[Path], chosen: Path | None) -> None:
             )
 
 
+def _baseline_inside(named: str, baseline: Path, root: Path, source: str) -> None:
+    """Refuse a configured baseline that resolves (links followed) outside the repository root.
+
+    The pre-commit hook is given only the staged files under the root, so it never saw a baseline
+    kept elsewhere change, and entries planted there ahead of a raise passed it (red team,
+    2026-12-07, round 16: ``baseline: ../policy/capacity-baseline.json``). File references stay
+    inside the root; a baseline given with ``--baseline`` is the caller's choice and may lie anywhere.
+    """
+    from policylint.model.load.files import within
+
+    real, top = os.path.realpath(baseline), os.path.realpath(root)
+    if not within(real, top):
+        raise PolicylintError(
+            f"'{named}' resolves to {real}, outside the repository root {top}: the configured"
+            " baseline must lie inside the repository, where every change to it is reviewed and seen by the"
+            " pre-commit hook (move it inside, or pass a file kept elsewhere with --baseline)",
+            source=source, key="baseline",
+        )
+
+
 def load_config(
     paths: list[Path],
     *,
@@ -233,6 +253,7 @@ def load_config(
         config.now = parse_when(raw["now"], source=source, key="now")
     if "baseline" in raw:
         config.baseline = base / raw["baseline"]
+        _baseline_inside(str(raw["baseline"]), config.baseline, config.root, source)
     config.rules = {k: dict(v) for k, v in raw.get("rules", {}).items()}
     config.gpu_resources = list(raw.get("gpu-resources", []))
     trace = raw.get("limits", {})
