@@ -153,6 +153,9 @@ def measure(
         # every key is known now: the pools' entries, for measure_pools to use or store
         pooled.update(cached_pools(model, keys, cache_dir, only))
     digest_cache.flush_digests(cache_dir)  # the digests recorded or hashed here, one entry per folder
+    from policylint.readers import forget_reads
+
+    forget_reads()  # what was kept to read an export once for all the workloads reading it (all measured now)
     if keys_out is not None:
         keys_out.update(keys)
     out: dict[str, WorkloadFacts] = {}

@@ -37,7 +37,7 @@ from policylint.readers.progress import reading
 from policylint.readers.request_log import concurrency
 from policylint.readers.series import Exclusion, Gap, Jobs, Series, apply_exclusions
 from policylint.readers.source import Source, open_source, sniff_container
-from policylint.readers.kept import take
+from policylint.readers.kept import read_again, read_whole, take
 from policylint.readers.csv_columns import CHUNK_ROWS
 from policylint.readers.table import FIRST_BYTES, Table, open_table, read_start
 from policylint.readers.timestamps import format_time, parse_exclusion, parse_time
@@ -278,10 +278,26 @@ def _origin(text: str | float | None, name: str) -> float | None:
     return time_origin(text, name)
 
 
+def forget_reads() -> None:
+    """Let go what this process kept to read a file once for all its readers (the end of a run's measuring):
+    the bytes of files read again (:func:`policylint.readers.kept.read_again`), the last whole file's parsed
+    head, and the columns of an export parsed once (:mod:`policylint.readers.csv_memo`)."""
+    from policylint.readers import csv_memo
+    from policylint.readers.kept import forget_again
+    from policylint.readers.table import forget_head
+
+    forget_again()
+    forget_head()
+    csv_memo.forget()
+
+
 def _open(source: Source, kind: str, limits: TraceLimits, chunk_rows: int) -> Table:
     data = take(source.path)  # the bytes hashed for the cache key just before, when they were kept
     if data is None:
-        data = read_start(source)
+        # a file read again unchanged (an export every workload reads a column of) is not read once per reader
+        data = read_again(source.path)
+    if data is None:
+        data = read_whole(source.path, lambda: read_start(source))
     head = data if len(data) <= FIRST_BYTES else data[:FIRST_BYTES]
     container = sniff_container(head[:8])
     expected = _CONTAINERS.get(kind)

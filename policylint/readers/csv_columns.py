@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -156,22 +157,46 @@ def _arrow_csv(csv_file: CsvFile, indexes: Sequence[int], kinds: Sequence[str], 
     import pyarrow.csv as pcsv
 
     names = [f"c{i}" for i in range(len(csv_file.header))]
-    wanted = list(dict.fromkeys(f"c{i}" for i in indexes))
     types = _arrow_types(csv_file, indexes, kinds, typed)
-    convert = pcsv.ConvertOptions(
-        column_types=types,
-        include_columns=wanted,
-        null_values=[""],
-        true_values=[],
-        false_values=[],
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=True,
-    )
     parse = pcsv.ParseOptions(newlines_in_values=False)
+
+    def convert(chosen: dict[str, pa.DataType]) -> pcsv.ConvertOptions:
+        return pcsv.ConvertOptions(
+            column_types=chosen,
+            include_columns=list(chosen),
+            null_values=[""],
+            true_values=[],
+            false_values=[],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+        )
+
     if csv_file.source.size <= STREAM_ABOVE:
         read = pcsv.ReadOptions(column_names=names, skip_rows=1, use_threads=not _in_worker())
-        where = pa.BufferReader(csv_file.data) if csv_file.data is not None else str(csv_file.source.path)
-        table = pcsv.read_csv(where, read_options=read, parse_options=parse, convert_options=convert)
+        data = csv_file.data
+        if typed and data is not None:
+            # one export read by many workloads, a column each: parsed once (policylint.readers.csv_memo)
+            from policylint.readers import csv_memo
+
+            by_index = {int(k[1:]): t for k, t in types.items()}
+            path = os.fspath(csv_file.source.path)
+            hit = csv_memo.take(path, data, indexes, by_index)
+            if hit is not None:
+                check_rows(hit[1], csv_file.limits, csv_file.source.name)
+                return hit[0]
+            wide = csv_memo.wide_columns(path, data, csv_file.header, csv_file.sample, by_index, csv_file.bytes_per_row)
+            if wide is not None:
+                try:
+                    table = pcsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse,
+                                          convert_options=convert({f"c{i}": t for i, t in sorted(wide.items())}))
+                except pa.ArrowException:
+                    csv_memo.refuse(path, data)  # another column is no number: read as asked, from now on too
+                else:
+                    check_rows(table.num_rows, csv_file.limits, csv_file.source.name)
+                    csv_memo.keep(path, data, table, wide)
+                    return [table.column(f"c{i}") for i in indexes]
+        where = pa.BufferReader(data) if data is not None else str(csv_file.source.path)
+        table = pcsv.read_csv(where, read_options=read, parse_options=parse, convert_options=convert(types))
         check_rows(table.num_rows, csv_file.limits, csv_file.source.name)
     else:
         # Batch by batch: the row limit stops a huge file before it is held.
@@ -181,7 +206,7 @@ def _arrow_csv(csv_file: CsvFile, indexes: Sequence[int], kinds: Sequence[str], 
         batches = []
         count = 0
         with csv_file.source.path.open("rb") as handle, pcsv.open_csv(
-            handle, read_options=read, parse_options=parse, convert_options=convert
+            handle, read_options=read, parse_options=parse, convert_options=convert(types)
         ) as reader:
             for batch in reader:
                 count += batch.num_rows

@@ -146,6 +146,26 @@ def read_start(source: Source) -> bytes:
         raise MeasurementError(f"cannot read: {exc.strerror or exc}", source=source.name) from None
 
 
+#: the header and sample rows parsed from the last whole file handed in, with that very bytes object
+_HEAD: list[tuple[bytes, list[str], list[list[str]]]] = []
+
+
+def _head_of(source: Source, head: bytes, data: bytes | None) -> tuple[list[str], list[list[str]]]:
+    """:func:`parse_head` of ``head``; for a whole file handed in again as the very same bytes object
+    (:func:`policylint.readers.kept.read_again`), what was parsed from it before."""
+    if data is not None and _HEAD and _HEAD[0][0] is data:
+        return _HEAD[0][1], _HEAD[0][2]
+    header, sample = parse_head(source, head)
+    if data is not None and len(data) == source.size:
+        _HEAD[:] = [(data, header, sample)]
+    return header, sample
+
+
+def forget_head() -> None:
+    """Let the last whole file's parsed head (and its bytes) go."""
+    _HEAD.clear()
+
+
 def open_table(
     source: Source,
     limits: TraceLimits,
@@ -165,7 +185,7 @@ def open_table(
         head = read_head(source, FIRST_BYTES)
     kind = container or sniff_container(head)
     if kind == "text":
-        header, sample = parse_head(source, head)
+        header, sample = _head_of(source, head, data)
         table = Table(source, header, "csv", limits, chunk_rows, sample)
         table.bytes_per_row = len(head) / max(1, head.count(b"\n"))
         if data is not None and len(data) == source.size and source.size <= STREAM_ABOVE:
