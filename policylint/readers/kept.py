@@ -28,8 +28,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["KEEP_BYTES", "KEEP_FILES", "NotRegular", "digest_and_keep", "forget_again", "read_again", "read_whole",
-           "release", "take"]
+__all__ = ["KEEP_BYTES", "KEEP_FILES", "NotRegular", "digest_and_keep", "forget_again", "holds", "read_again",
+           "read_whole", "release", "take"]
 
 #: files larger than this are hashed block by block and never kept (the CSV reader streams them)
 KEEP_BYTES = 32 * 1024 * 1024
@@ -183,6 +183,11 @@ def read_whole(path: str | Path, read: Callable[[], bytes]) -> bytes:
     while len(_AGAIN) > AGAIN_FILES:
         _AGAIN.popitem(last=False)
     return data
+
+
+def holds(data: bytes) -> bool:
+    """Whether ``data`` is the very bytes object kept for a file read again (what :func:`read_again` hands out)."""
+    return any(kept[2] is data for kept in _AGAIN.values())
 
 
 def forget_again() -> None:

@@ -21,6 +21,7 @@ from policylint.readers.arrow_columns import open_binary, read_binary
 from policylint.readers.columns import TEXT, column_index
 from policylint.readers.csv_columns import CHUNK_ROWS, STREAM_ABOVE, parse_head, read_csv
 from policylint.readers.filters import apply_filter
+from policylint.readers.kept import holds
 from policylint.readers.limits import TraceLimits
 from policylint.readers.rows import Rows
 from policylint.readers.source import Source, read_head, sniff_container
@@ -156,8 +157,8 @@ def _head_of(source: Source, head: bytes, data: bytes | None) -> tuple[list[str]
     if data is not None and _HEAD and _HEAD[0][0] is data:
         return _HEAD[0][1], _HEAD[0][2]
     header, sample = parse_head(source, head)
-    if data is not None and len(data) == source.size:
-        _HEAD[:] = [(data, header, sample)]
+    if data is not None and len(data) == source.size and holds(data):
+        _HEAD[:] = [(data, header, sample)]  # bytes the next reader gets again; nothing else is held here
     return header, sample
 
 
