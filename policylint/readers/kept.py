@@ -94,13 +94,15 @@ def take(path: str | Path) -> bytes | None:
         return None
     real = os.path.realpath(path)
     kept = _KEPT.pop(real, None)
-    if kept is None:
-        return None
+    return kept[1] if kept is not None and _unchanged(real, kept[0]) else None
+
+
+def _unchanged(real: str, ident: tuple[int, ...]) -> bool:
+    """Whether the file at ``real`` still has the identity ``ident``."""
     try:
-        info = os.stat(real)
+        return _identity(os.stat(real)) == ident
     except OSError:
-        return None
-    return kept[1] if _identity(info) == kept[0] else None
+        return False
 
 
 def release() -> None:
@@ -139,11 +141,7 @@ def read_again(path: str | Path) -> bytes | None:
     kept = _AGAIN.get(real)
     if kept is None:
         return None
-    try:
-        info = os.stat(real)
-    except OSError:
-        return None
-    if _identity(info) != kept[0]:
+    if not _unchanged(real, kept[0]):
         del _AGAIN[real]
         return None
     _AGAIN.move_to_end(real)
@@ -168,10 +166,7 @@ def read_whole(path: str | Path, read: Callable[[], bytes]) -> bytes:
     ident = _identity(before)
     if max(before.st_mtime_ns, before.st_ctime_ns) > now - _RACY_NS:
         return data
-    try:
-        if _identity(os.stat(real)) != ident:
-            return data
-    except OSError:
+    if not _unchanged(real, ident):
         return data
     if _ONCE.get(real) != ident:
         _ONCE[real] = ident
