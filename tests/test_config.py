@@ -596,3 +596,28 @@ def test_a_rule_folder_or_baseline_the_configuration_names_is_reported_where_it_
     code, _, err = run_cli(["baseline", ".", "--output", "baseline.json", "--ignore", "PL977"], cwd=repo)
     assert code == 0, err
     assert check_json(repo, ".")[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('fail-on = "error"\n', "fail-on: error lets every warning pass the gate"),
+        ('ignore = ["reserved-above-baseline"]\n', "PL101"),
+        ('select = ["PL0", "PL9"]\n', "select"),
+    ],
+    ids=["fail-on", "ignore", "select"],
+)
+def test_a_loosening_written_in_pyproject_is_reported_as_in_the_yaml_file(tmp_path: Path, table: str, said: str) -> None:
+    """A newcomer's trial, 2026-12-07: `ignore`, `select` and `fail-on` under [tool.policylint] escaped PL977."""
+    repo = make_repo(tmp_path, config=None)
+    over_reserve(repo)
+    (repo / "pyproject.toml").write_text('[tool.policylint]\nnow = "2026-12-01"\n' + table, encoding="utf-8")
+    code, report, err = check_json(repo, gate=True)
+    gate = [f for f in report["findings"] if f["code"] == "PL977"]
+    assert (code, err) == (1, ""), err
+    assert gate and all(said in f["message"] for f in gate), [f["message"] for f in gate]
+    # a pyproject.toml beside without policylint's table leaves the YAML file the one judged
+    (repo / "pyproject.toml").write_text('[project]\nname = "capacity"\n', encoding="utf-8")
+    set_config(repo, "fail-on: error\n", base='now: "2026-12-01"\n')
+    code, report, err = check_json(repo, gate=True)
+    assert any("fail-on: error" in f["message"] for f in report["findings"] if f["code"] == "PL977"), report

@@ -447,13 +447,19 @@ def _gate_facts(views: list[View], options: LintOptions) -> None:
 
     settings: dict[str, Any] = {}
     home = options.repository or options.root
-    for name in CONFIG_NAMES:  # the repository's own file: what a reviewer sees in the diff
+    # the repository's own file, what a reviewer sees in the diff, found as load_config finds it in a
+    # folder: a YAML name first, else a pyproject.toml with a [tool.policylint] table (a newcomer's
+    # trial, 2026-12-07: `ignore`, `select` and `fail-on` there escaped PL977)
+    for name in (*CONFIG_NAMES, "pyproject.toml"):
         path = home / name
         if path.is_file():
             try:
-                settings = read_config_file(path, options.cache_dir) or {}
+                read = read_config_file(path, options.cache_dir)
             except Exception:  # noqa: BLE001 - an unreadable configuration is load_config's error
-                settings = {}
+                read = {}
+            if read is None:
+                continue  # a pyproject.toml without policylint's table
+            settings = read
             break
     assert options.ruleset is not None
     loosened = loosened_options(options.ruleset, settings)
