@@ -82,6 +82,8 @@ class Session:
     staged: list[Path] = field(default_factory=list)
     #: the baseline was given with ``--baseline`` (the caller's choice), not by the configuration
     baseline_explicit: bool = False
+    #: the configuration was chosen on the command line (``--config`` or ``--isolated``), not found
+    config_explicit: bool = False
     #: the model the linter resolved and what the change reaches in it (asked once, used to judge and to narrow)
     _reached: tuple[Model, Reach] | None = field(default=None, init=False, repr=False, compare=False)
     #: the names the changed files defined at the base revision (widen.lost_name)
@@ -194,9 +196,36 @@ class Session:
             deleted=deleted,
             staged=staged,
             baseline_explicit=bool(getattr(args, "baseline", None)),
+            config_explicit=bool(args.config or args.isolated),
         )
 
     def lint(self) -> LintResult:
+        """:meth:`_lint`, refused when a configuration file below the root configures documents it read.
+
+        A run judges one repository with one configuration. Run from a repository's root,
+        a capacity folder's own ``.policylint.yaml`` (its baseline, rule folders, options)
+        was silently not applied to its documents (a newcomer's trial, 2026-12-07: the
+        hook, which finds it, passed what CI, which did not, failed).
+        """
+        result = self._lint()
+        if not self.config_explicit and result.sources:
+            from policylint.errors import PolicylintError
+            from policylint.model.config_files import unused_configurations
+
+            folders = [s.path.parent for s in result.sources.values() if any(d.is_policylint for d in s.documents)]
+            unused = unused_configurations(folders, self.config.root, self.config.path)
+            if unused:
+                config, folder = unused[0]
+                used = f"uses {_shown(self.config.path)}" if self.config.path else "found no configuration"
+                where = _shown(config.parent)
+                raise PolicylintError(
+                    f"{_shown(config)} configures the documents in {_shown(folder)}, but this run {used}:"
+                    f" a run judges one repository with its own configuration; run `policylint check {where}`"
+                    f" (or from {where}), pass --config, or exclude that folder"
+                )
+        return result
+
+    def _lint(self) -> LintResult:
         """Run the one pipeline (:func:`policylint.engine.linter.lint`) and narrow what it reports.
 
         The repository root is always loaded and resolved; PATH arguments narrow
@@ -406,6 +435,14 @@ class Session:
 
 #: findings and suppressions on the kustomizations a change reaches, and the suppressions it outlives (original, reported)
 _Kept = tuple[list["Finding"], list[tuple["Finding", str]], list[tuple["Finding", "Finding"]]]
+
+
+def _shown(path: Path) -> str:
+    """``path`` as a message shows it: relative to the working folder when it lies below it."""
+    import os
+
+    relative = os.path.relpath(path)
+    return path.as_posix() if relative == os.pardir or relative.startswith(os.pardir + os.sep) else Path(relative).as_posix()
 
 
 def _files_under(folder: Path) -> list[Path]:

@@ -11,6 +11,7 @@ by raising the reserved GPUs of the ``serving`` pool above its baseline band.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -621,3 +622,29 @@ def test_a_loosening_written_in_pyproject_is_reported_as_in_the_yaml_file(tmp_pa
     set_config(repo, "fail-on: error\n", base='now: "2026-12-01"\n')
     code, report, err = check_json(repo, gate=True)
     assert any("fail-on: error" in f["message"] for f in report["findings"] if f["code"] == "PL977"), report
+
+
+def test_a_configuration_below_the_root_that_the_run_does_not_use_stops_it(tmp_path: Path) -> None:
+    """A newcomer's trial, 2026-12-07: `init capacity` in a git repository, then CI's `policylint check` at the
+    repository's root found no configuration and judged capacity/ without its baseline, rule folders and
+    options; the hook, which finds capacity/.policylint.yaml, passed what CI failed, and nothing said why."""
+    top = tmp_path / "monorepo"
+    repo = make_repo(top, config=BASE_CONFIG)
+    capacity = repo.rename(top / "capacity")
+    code, out, err = run_cli(["check", "--format", "json"], cwd=top)
+    assert (code, out) == (2, "")
+    assert err == (
+        "policylint: error: capacity/.policylint.yaml configures the documents in capacity/clusters, but this run"
+        " found no configuration: a run judges one repository with its own configuration; run"
+        " `policylint check capacity` (or from capacity), pass --config, or exclude that folder\n"
+    )
+    # run on the folder, from it, or with its configuration named: judged with it
+    for args, cwd in ((["capacity"], top), ([], capacity), (["--config", "capacity/.policylint.yaml", "capacity"], top)):
+        code, report, err = check_json(top if cwd == top else capacity, *args, cwd=cwd)
+        assert code in (0, 1) and err == "", (args, err)
+    # a root configuration that excludes the folder reads none of its documents: nothing to refuse
+    (top / "other").mkdir()
+    shutil.copytree(capacity / "clusters", top / "other" / "clusters")
+    (top / ".policylint.yaml").write_text('exclude: ["capacity/**"]\n', encoding="utf-8")
+    code, report, err = check_json(top, ".", cwd=top)
+    assert code in (0, 1) and err == "", err

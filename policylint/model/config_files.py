@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,39 @@ def find_git_root(start: Path) -> Path | None:
         if (folder / ".git").exists():
             return folder
     return None
+
+
+def configuration_in(folder: Path) -> Path | None:
+    """The configuration file :func:`find_config` would take in ``folder`` itself (not above it), or None."""
+    for name in CONFIG_NAMES:
+        candidate = folder / name
+        if candidate.exists() and not candidate.is_dir():
+            return candidate
+    pyproject = folder / "pyproject.toml"
+    try:
+        if pyproject.is_file() and _read_pyproject(pyproject) is not None:
+            return pyproject
+    except Exception:  # noqa: BLE001 - an unreadable pyproject.toml is no configuration found here
+        return None
+    return None
+
+
+def unused_configurations(folders: Iterable[Path], root: Path, used: Path | None) -> list[tuple[Path, Path]]:
+    """(configuration file, a folder of documents below it) for each configuration other than ``used`` found in a
+    folder of the run's documents or a folder between it and ``root``: what configures documents the run reads
+    without configuring the run."""
+    top = os.path.realpath(root)
+    chosen = os.path.realpath(used) if used is not None else None
+    asked: dict[str, str | None] = {}
+    found: dict[str, tuple[Path, Path]] = {}
+    for folder in sorted(set(folders)):
+        here = os.path.realpath(folder)
+        while here not in asked and (here == top or here.startswith(top.rstrip(os.sep) + os.sep)):
+            config = configuration_in(Path(here))
+            asked[here] = os.path.realpath(config) if config is not None else None
+            if config is not None and asked[here] != chosen:
+                found.setdefault(here, (config, folder))
+            if here == top:
+                break
+            here = os.path.dirname(here)
+    return [found[k] for k in sorted(found)]
