@@ -116,12 +116,10 @@ def repeated_days(
     if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
         return None, 0
     n = int(round(per_day))
-    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
+    # changed in red team round 20 (2026-12-07), as the module was: a day starts at the first sample at
+    # or after a UTC midnight, whatever the grid's phase (it was: the grid must have a sample at midnight)
     first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None, 0
-    offset = int(round(steps))
+    offset = math.ceil((first_midnight - float(times[0])) / float(step_seconds) - 1e-6)
     days = (times.size - offset) // n
     if days < 2:
         return None, 0
@@ -357,10 +355,7 @@ def near_repeated_days(
         return None, 0
     n = int(round(per_day))
     first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None, 0
-    offset = int(round(steps))
+    offset = math.ceil((first_midnight - float(times[0])) / float(step_seconds) - 1e-6)  # round 20, as above
     days = (times.size - offset) // n
     if days < 2:
         return None, 0

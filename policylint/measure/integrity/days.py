@@ -24,8 +24,11 @@ def _day_rows(
 
     ``rows`` is days x samples-per-day, ``moves`` where a day's value changes from
     one sample to the next, ``judged`` the days with every sample valid and at least
-    :data:`MIN_DAY_CHANGES` changes. None when the step does not divide a day, the grid
-    has no sample at a UTC midnight, or it holds fewer than two whole days.
+    :data:`MIN_DAY_CHANGES` changes. A day starts at the first sample at or after a UTC
+    midnight, whatever the grid's phase: samples taken a minute past each five (a scrape
+    offset, or every time moved by a minute) are days all the same (red team, 2026-12-07,
+    round 20: a pasted week 60 s off the midnight grid was judged by neither PL966 nor PL971).
+    None when the step does not divide a day or the grid holds fewer than two whole days.
     """
     import numpy as np
 
@@ -33,12 +36,9 @@ def _day_rows(
     if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
         return None
     n = int(round(per_day))
-    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
+    # the first sample at or after a UTC midnight (the grid's own phase kept: every day starts at it)
     first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None
-    offset = int(round(steps))
+    offset = math.ceil((first_midnight - float(times[0])) / float(step_seconds) - 1e-6)
     days = (times.size - offset) // n
     if days < 2:
         return None

@@ -1,0 +1,88 @@
+"""Days pasted to fill the window are found whatever the grid's phase.
+
+Red team, 2026-12-07, round 20, against ``examples/good``'s serving pool:
+
+- the seven busiest days of chat-assistant, code-completion and reranker pasted over each
+  trace's 92 days, every time moved 60 s off the five-minute grid through midnight (a scrape
+  offset does the same): PL966 and PL971 laid days side by side only when the grid had a sample
+  at a UTC midnight, so neither judged a day, and the pool's pooled bands went from 53/56 to
+  58/78 GPUs; serving raised from 48 reserved + 10 elastic to 53 + 25 (with its 5 proposed)
+  passed ``check``, the hook and ``--diff``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import committed_example, run_cli
+
+from policylint import traces
+from policylint.measure.integrity.workload import trace_facts
+
+SERVING = ("chat-assistant", "code-completion", "reranker")
+PER_DAY = 288  # five-minute samples
+
+
+def _trace(repo: Path, name: str) -> Path:
+    return repo / "measurements" / "traces" / f"{name}.csv"
+
+
+def _rows(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)
+    return data[:, 0], data[:, 1]
+
+
+def _write(path: Path, times: np.ndarray, values: np.ndarray) -> None:
+    lines = ["timestamp,in_flight", *(f"{t},{v}" for t, v in zip(times.tolist(), values.tolist(), strict=True))]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _paste_busiest_week(path: Path, offset: int) -> None:
+    """The seven busiest days (by their p95) pasted over the whole trace, every time moved by ``offset`` s."""
+    times, values = _rows(path)
+    days = values[: values.size // PER_DAY * PER_DAY].reshape(-1, PER_DAY)
+    week = days[np.sort(np.argsort(np.percentile(days, 95, axis=1))[-7:])].ravel()
+    _write(path, times + offset, np.tile(week, values.size // week.size + 1)[: values.size])
+
+
+def _facts(path: Path) -> dict[str, object]:
+    s = traces.read_series(path, value_columns=["in_flight"])
+    return trace_facts(s.times, s.values, s.valid, float(s.step_seconds))
+
+
+def _codes(repo: Path) -> list[tuple[str, str]]:
+    code, out, err = run_cli(["check", ".", "--format", "json", "--no-cache"], cwd=repo)
+    assert "Traceback" not in err, err
+    return sorted((str(f["code"]), str(f["message"]).split("'")[0]) for f in json.loads(out)["findings"])
+
+
+@pytest.mark.parametrize("offset", [0, 60, 1])
+def test_a_pasted_week_is_found_whatever_the_grids_phase(tmp_path: Path, offset: int) -> None:
+    repo = committed_example(tmp_path)
+    path = _trace(repo, "chat-assistant")
+    _paste_busiest_week(path, offset)
+    facts = _facts(path)
+    # 92 days from midnight; moved off it, the partial first day is no whole one: 91 judged, all but
+    # the first seven copies of an earlier day
+    judged = 92 if offset == 0 else 91
+    assert (facts["repeated_days"], facts["repeated_day_share"]) == (judged - 7, (judged - 7) / judged)
+
+
+def test_the_busiest_week_pasted_off_the_midnight_grid_fails_check(tmp_path: Path) -> None:
+    repo = committed_example(tmp_path)
+    for name in SERVING:
+        _paste_busiest_week(_trace(repo, name), 60)
+    assert [code for code, _ in _codes(repo)].count("PL966") == 3
+
+
+def test_measured_traces_off_the_midnight_grid_repeat_no_day(tmp_path: Path) -> None:
+    repo = committed_example(tmp_path)
+    for name in SERVING:
+        times, values = _rows(_trace(repo, name))
+        _write(_trace(repo, name), times + 60, values)
+        facts = _facts(_trace(repo, name))
+        assert (facts["repeated_days"], facts["near_repeated_days"]) == (0, 0)
+    assert _codes(repo) == []
