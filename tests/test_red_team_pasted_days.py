@@ -1,4 +1,4 @@
-"""Days pasted to fill the window are found whatever the grid's phase.
+"""Days pasted to fill the window are found whatever the grid's phase and however far apart.
 
 Red team, 2026-12-07, round 20, against ``examples/good``'s serving pool:
 
@@ -7,7 +7,10 @@ Red team, 2026-12-07, round 20, against ``examples/good``'s serving pool:
   offset does the same): PL966 and PL971 laid days side by side only when the grid had a sample
   at a UTC midnight, so neither judged a day, and the pool's pooled bands went from 53/56 to
   58/78 GPUs; serving raised from 48 reserved + 10 elastic to 53 + 25 (with its 5 proposed)
-  passed ``check``, the hook and ``--diff``.
+  passed ``check``, the hook and ``--diff``;
+- chat-assistant's last 36 days pasted over its window with one sample of each copied day raised
+  by one: PL971 looked for a near repeat only 35 days back, so a measurement of 36 days passed
+  as 92.
 """
 
 from __future__ import annotations
@@ -48,6 +51,17 @@ def _paste_busiest_week(path: Path, offset: int) -> None:
     _write(path, times + offset, np.tile(week, values.size // week.size + 1)[: values.size])
 
 
+def _paste_last_days_edited(path: Path, period: int) -> None:
+    """The last ``period`` days pasted over the trace, one sample of every pasted day raised by one."""
+    times, values = _rows(path)
+    block = values[-period * PER_DAY :]
+    pasted = np.tile(block, values.size // block.size + 2)[-values.size :].copy()
+    rng = np.random.default_rng(7)
+    for day in range((values.size - block.size) // PER_DAY):
+        pasted[day * PER_DAY + rng.integers(PER_DAY)] += 1
+    _write(path, times, pasted)
+
+
 def _facts(path: Path) -> dict[str, object]:
     s = traces.read_series(path, value_columns=["in_flight"])
     return trace_facts(s.times, s.values, s.valid, float(s.step_seconds))
@@ -76,6 +90,17 @@ def test_the_busiest_week_pasted_off_the_midnight_grid_fails_check(tmp_path: Pat
     for name in SERVING:
         _paste_busiest_week(_trace(repo, name), 60)
     assert [code for code, _ in _codes(repo)].count("PL966") == 3
+
+
+def test_days_pasted_from_further_back_than_five_weeks_are_near_repeats(tmp_path: Path) -> None:
+    repo = committed_example(tmp_path)
+    path = _trace(repo, "chat-assistant")
+    _paste_last_days_edited(path, 36)
+    facts = _facts(path)
+    assert facts["repeated_days"] == 0  # every copy edited: PL966 sees nothing
+    # 92 days, the last 36 measured: each of the 56 copies repeats its day at >= 90% of its changes
+    assert (facts["near_repeated_days"], facts["edited_repeated_days"]) == (56, 56)
+    assert ("PL971", "workload chat-assistant") in [(c, m.split("'")[0]) for c, m in _codes(repo)]
 
 
 def test_measured_traces_off_the_midnight_grid_repeat_no_day(tmp_path: Path) -> None:

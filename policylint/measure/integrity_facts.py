@@ -125,7 +125,7 @@ class IntegrityWorkloadFacts(Facts):
         default=None,
     )
     near_repeated_days: int | None = fact(
-        "identity: UTC days that repeat an earlier day (at most 35 days before, or exactly at any "
+        "identity: UTC days that repeat an earlier day (at most 400 days before, or exactly at any "
         "distance) at 90% or more of their value changes - a copied day with a few samples edited; "
         "judged like repeated_days",
         default=None,

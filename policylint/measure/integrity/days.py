@@ -123,9 +123,11 @@ def repeated_days(
 #: for the day to count as a near repeat. A week pasted again with one sample per day edited
 #: keeps about 98% of them; two measured days of noisy demand keep a few percent.
 NEAR_MATCH = 0.9
-#: Earliest day looked back at for a near repeat (five weeks: a pasted week or fortnight, with
-#: every copy edited, is found; an exact repeat at any distance is found by the exact test).
-NEAR_MAX_LAG_DAYS = 35
+#: Earliest day looked back at for a near repeat: more than a year, so that whatever block of
+#: days is pasted to fill the window, with every copy edited, is found. It was five weeks, and
+#: 36 measured days pasted over 92 with one sample of each copy raised by one passed PL971 (red
+#: team, 2026-12-07, round 20); an exact repeat at any distance is found by the exact test.
+NEAR_MAX_LAG_DAYS = 400
 
 
 def near_repeated_days(
@@ -232,9 +234,14 @@ def near_and_exact_repeats(
         earlier = sliding_window_view(
             np.concatenate((np.zeros((lags, words64.shape[1]), dtype=np.uint64), words64)), lags + 1, axis=0
         )[:, :, :lags].transpose(0, 2, 1)  # [day, lags - lag, word]: lag days before (zeros before day 0)
-        both_move = np.bitwise_count(earlier & words64[:, None, :]).sum(axis=2, dtype=np.int64)
-        either_move = np.bitwise_count(earlier | words64[:, None, :]).sum(axis=2, dtype=np.int64)
-        shared = (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
+        # in chunks of days, as _equal_codes counts: the pairs of a long trace at every lag at once would not fit
+        chunk = max(1, _EQUAL_CHUNK_BYTES // (lags * words64.shape[1] * 8))
+        for first in range(0, days, chunk):
+            last = min(days, first + chunk)
+            here, day = earlier[first:last], words64[first:last, None, :]
+            both_move = np.bitwise_count(here & day).sum(axis=2, dtype=np.int64)
+            either_move = np.bitwise_count(here | day).sum(axis=2, dtype=np.int64)
+            shared[first:last] = (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
     wide = np.uint16 if width < 65_535 else np.int64
     # every pair at once, [day, lags - lag] as the flags above: judged both, the flags' screen passed
     seen = np.concatenate((np.zeros(lags, dtype=bool), judged))
