@@ -111,3 +111,33 @@ def test_measured_traces_off_the_midnight_grid_repeat_no_day(tmp_path: Path) -> 
         facts = _facts(_trace(repo, name))
         assert (facts["repeated_days"], facts["near_repeated_days"]) == (0, 0)
     assert _codes(repo) == []
+
+
+def _read_at(repo: Path, step: int) -> None:
+    """Every serving CSV trace read at ``step`` seconds (``stepSeconds`` under its columns)."""
+    for name in ("product-ai", "search"):
+        path = repo / "workloads" / f"{name}.yaml"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("      columns: [in_flight]\n",
+                                     f"      columns: [in_flight]\n      stepSeconds: {step}\n"), encoding="utf-8")
+
+
+def test_a_pasted_week_read_at_a_step_that_does_not_divide_a_day_is_found(tmp_path: Path) -> None:
+    # round 20: `stepSeconds: 301` laid no day out, so PL966 and PL971 judged nothing (+20 GPUs)
+    repo = committed_example(tmp_path)
+    for name in SERVING:
+        _paste_busiest_week(_trace(repo, name), 0)
+    _read_at(repo, 301)
+    s = traces.read_series(_trace(repo, "chat-assistant"), value_columns=["in_flight"], step_seconds=301)
+    facts = trace_facts(s.times, s.values, s.valid, float(s.step_seconds))
+    # read at 300 s from the 301 s grid, a copy differs from its day where the grids drift apart:
+    # three exact repeats, the other 81 copies near ones
+    assert (facts["repeated_days"], facts["near_repeated_days"], facts["edited_repeated_days"]) == (3, 84, 81)
+    codes = [code for code, _ in _codes(repo)]
+    assert (codes.count("PL966"), codes.count("PL971")) == (2, 3)  # chat-assistant and reranker hold exact repeats too
+
+
+def test_measured_traces_read_at_a_step_that_does_not_divide_a_day_repeat_no_day(tmp_path: Path) -> None:
+    repo = committed_example(tmp_path)
+    _read_at(repo, 301)
+    assert _codes(repo) == []

@@ -70,8 +70,8 @@ class IntegrityWorkloadFacts(Facts):
     )
     repeated_days: int | None = fact(
         "identity: UTC days whose every sample repeats an earlier day of the same trace exactly "
-        "(judged on days that change value at least 24 times); None when the step does not divide a"
-        " day",
+        "(judged on days that change value at least 24 times; a step that does not divide a day is "
+        "read at the finest one no coarser that does); None when the trace holds fewer than two whole days",
         default=None,
     )
     repeated_day_share: float | None = fact("identity: repeated_days / the days judged, unrounded", "share", default=None)

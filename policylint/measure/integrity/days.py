@@ -28,22 +28,35 @@ def _day_rows(
     midnight, whatever the grid's phase: samples taken a minute past each five (a scrape
     offset, or every time moved by a minute) are days all the same (red team, 2026-12-07,
     round 20: a pasted week 60 s off the midnight grid was judged by neither PL966 nor PL971).
-    None when the step does not divide a day or the grid holds fewer than two whole days.
+    A grid whose step does not divide a day (301 s, seven minutes) is read, the last sample
+    carried forward, at the times of the finest step no coarser than its own that does, from
+    the first UTC midnight: such a step laid no day out, and `stepSeconds: 301` on a pasted
+    trace switched both rules off (round 20). None when the grid holds fewer than two whole days.
     """
     import numpy as np
 
     per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
-    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+    if per_day < 2 or times.size == 0:
         return None
-    n = int(round(per_day))
-    # the first sample at or after a UTC midnight (the grid's own phase kept: every day starts at it)
     first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    offset = math.ceil((first_midnight - float(times[0])) / float(step_seconds) - 1e-6)
-    days = (times.size - offset) // n
-    if days < 2:
-        return None
-    rows = values[offset : offset + days * n].reshape(days, n)
-    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    if abs(per_day - round(per_day)) > 1e-9:
+        n = math.ceil(per_day)
+        days = int((float(times[-1]) - first_midnight) // 86_400.0)
+        if days < 2:
+            return None
+        at = first_midnight + np.arange(days * n, dtype=np.float64) * (86_400.0 / n)
+        index = np.searchsorted(times, at + 1e-9, side="right") - 1  # every one at or after times[0]
+        rows = values[index].reshape(days, n)
+        ok = valid[index].reshape(days, n).all(axis=1)
+    else:
+        n = int(round(per_day))
+        # the first sample at or after a UTC midnight (the grid's own phase kept: every day starts at it)
+        offset = math.ceil((first_midnight - float(times[0])) / float(step_seconds) - 1e-6)
+        days = (times.size - offset) // n
+        if days < 2:
+            return None
+        rows = values[offset : offset + days * n].reshape(days, n)
+        ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
     moves = np.diff(rows, axis=1) != 0
     judged = ok & (np.count_nonzero(moves, axis=1) >= MIN_DAY_CHANGES)
     return rows, moves, judged
@@ -104,8 +117,8 @@ def repeated_days(
 
     Only whole UTC days with every sample valid and at least :data:`MIN_DAY_CHANGES`
     value changes are judged. Two such days of measured demand are never equal by
-    chance; a week pasted again and again to fill the window is. None when the step
-    does not divide a day (the days cannot be laid side by side).
+    chance; a week pasted again and again to fill the window is. None when the grid holds
+    fewer than two whole days (see :func:`_day_rows`).
     """
     import numpy as np
 
