@@ -242,8 +242,11 @@ def test_pasted_days_are_found_and_measured_days_are_not() -> None:
     pasted = np.tile(week, 4)
     assert repeated_days(times, pasted, valid, 900.0) == (21, 28)
     assert repeated_days(times, _noise(96 * 28) + (np.arange(96 * 28) // 96), valid, 900.0)[0] == 0
-    # a step that does not divide a day: not judged
-    assert repeated_days(times, pasted, valid, 7000.0) == (None, 0)
+    # a step that does not divide a day (seven minutes) is read at one that does, and its copies are
+    # found (red team round 20: such a step laid no day out); the last day is not whole
+    sevens = times[0] + np.arange(times.size * 900 // 420) * 420.0
+    held = pasted[np.searchsorted(times, sevens, side="right") - 1]
+    assert repeated_days(sevens, held, np.ones(sevens.size, dtype=bool), 420.0) == (20, 27)
 
 
 def test_a_copy_moved_in_time_is_the_same_demand(tmp_path: Path) -> None:

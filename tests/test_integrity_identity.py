@@ -49,7 +49,7 @@ RECUR_BIN_SECONDS = 900.0
 TOP_SHARE = 0.05
 MIN_DAY_CHANGES = 24
 NEAR_MATCH = 0.9
-NEAR_MAX_LAG_DAYS = 35
+NEAR_MAX_LAG_DAYS = 400  # 35 until red team round 20 (2026-12-07): a pasted block of 36 days passed
 RUN_SAMPLES = 16
 RUN_MIN_CHANGES = 8
 SKETCH_SIZE = 128
@@ -100,6 +100,37 @@ def shape_fingerprint(values: np.ndarray, valid: np.ndarray, step_seconds: float
     return digest.hexdigest()
 
 
+def ref_days(
+    times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The days of a series side by side and whether each is whole, as both day tests lay them.
+
+    Changed in red team round 20 (2026-12-07), as the module was: a day starts at the first sample
+    at or after a UTC midnight, whatever the grid's phase (it was: the grid must have a sample at
+    midnight), and a step that does not divide a day is read, the last sample carried forward, at
+    the times of the finest step no coarser than it that does (it was: no day laid out).
+    """
+    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
+    if per_day < 2 or times.size == 0:
+        return None
+    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
+    if abs(per_day - round(per_day)) > 1e-9:
+        n = math.ceil(per_day)
+        days = int((float(times[-1]) - first_midnight) // 86_400.0)
+        at = first_midnight + np.arange(max(days, 0) * n, dtype=np.float64) * (86_400.0 / n)
+        index = np.searchsorted(times, at + 1e-9, side="right") - 1
+        if days < 2:
+            return None
+        return values[index].reshape(days, n), valid[index].reshape(days, n).all(axis=1)
+    n = int(round(per_day))
+    offset = math.ceil((first_midnight - float(times[0])) / float(step_seconds) - 1e-6)
+    days = (times.size - offset) // n
+    if days < 2:
+        return None
+    return (values[offset : offset + days * n].reshape(days, n),
+            valid[offset : offset + days * n].reshape(days, n).all(axis=1))
+
+
 def repeated_days(
     times: np.ndarray, values: np.ndarray, valid: np.ndarray, step_seconds: float
 ) -> tuple[int | None, int]:
@@ -112,21 +143,11 @@ def repeated_days(
     """
     import numpy as np
 
-    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
-    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+    laid = ref_days(times, values, valid, step_seconds)
+    if laid is None:
         return None, 0
-    n = int(round(per_day))
-    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
-    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None, 0
-    offset = int(round(steps))
-    days = (times.size - offset) // n
-    if days < 2:
-        return None, 0
-    rows = values[offset : offset + days * n].reshape(days, n)
-    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    rows, ok = laid
+    days, n = rows.shape
     changes = np.count_nonzero(np.diff(rows, axis=1) != 0, axis=1)
     judged = rows[ok & (changes >= MIN_DAY_CHANGES)]
     if judged.shape[0] < 2:
@@ -352,20 +373,11 @@ def near_repeated_days(
     """
     import numpy as np
 
-    per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
-    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+    laid = ref_days(times, values, valid, step_seconds)
+    if laid is None:
         return None, 0
-    n = int(round(per_day))
-    first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None, 0
-    offset = int(round(steps))
-    days = (times.size - offset) // n
-    if days < 2:
-        return None, 0
-    rows = values[offset : offset + days * n].reshape(days, n)
-    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    rows, ok = laid
+    days, n = rows.shape
     moves = np.diff(rows, axis=1) != 0
     judged = ok & (np.count_nonzero(moves, axis=1) >= MIN_DAY_CHANGES)
     if np.count_nonzero(judged) < 2:

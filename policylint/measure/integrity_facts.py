@@ -70,8 +70,8 @@ class IntegrityWorkloadFacts(Facts):
     )
     repeated_days: int | None = fact(
         "identity: UTC days whose every sample repeats an earlier day of the same trace exactly "
-        "(judged on days that change value at least 24 times); None when the step does not divide a"
-        " day",
+        "(judged on days that change value at least 24 times; a step that does not divide a day is "
+        "read at the finest one no coarser that does); None when the trace holds fewer than two whole days",
         default=None,
     )
     repeated_day_share: float | None = fact("identity: repeated_days / the days judged, unrounded", "share", default=None)
@@ -125,7 +125,7 @@ class IntegrityWorkloadFacts(Facts):
         default=None,
     )
     near_repeated_days: int | None = fact(
-        "identity: UTC days that repeat an earlier day (at most 35 days before, or exactly at any "
+        "identity: UTC days that repeat an earlier day (at most 400 days before, or exactly at any "
         "distance) at 90% or more of their value changes - a copied day with a few samples edited; "
         "judged like repeated_days",
         default=None,

@@ -24,26 +24,39 @@ def _day_rows(
 
     ``rows`` is days x samples-per-day, ``moves`` where a day's value changes from
     one sample to the next, ``judged`` the days with every sample valid and at least
-    :data:`MIN_DAY_CHANGES` changes. None when the step does not divide a day, the grid
-    has no sample at a UTC midnight, or it holds fewer than two whole days.
+    :data:`MIN_DAY_CHANGES` changes. A day starts at the first sample at or after a UTC
+    midnight, whatever the grid's phase: samples taken a minute past each five (a scrape
+    offset, or every time moved by a minute) are days all the same (red team, 2026-12-07,
+    round 20: a pasted week 60 s off the midnight grid was judged by neither PL966 nor PL971).
+    A grid whose step does not divide a day (301 s, seven minutes) is read, the last sample
+    carried forward, at the times of the finest step no coarser than its own that does, from
+    the first UTC midnight: such a step laid no day out, and `stepSeconds: 301` on a pasted
+    trace switched both rules off (round 20). None when the grid holds fewer than two whole days.
     """
     import numpy as np
 
     per_day = 86_400.0 / float(step_seconds) if step_seconds > 0 else 0.0
-    if per_day < 2 or abs(per_day - round(per_day)) > 1e-9 or times.size == 0:
+    if per_day < 2 or times.size == 0:
         return None
-    n = int(round(per_day))
-    # the first sample at a UTC midnight: the grid must have one, or days are not comparable
     first_midnight = math.ceil(float(times[0]) / 86_400.0) * 86_400.0
-    steps = (first_midnight - float(times[0])) / float(step_seconds)
-    if abs(steps - round(steps)) > 1e-6:
-        return None
-    offset = int(round(steps))
-    days = (times.size - offset) // n
-    if days < 2:
-        return None
-    rows = values[offset : offset + days * n].reshape(days, n)
-    ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
+    if abs(per_day - round(per_day)) > 1e-9:
+        n = math.ceil(per_day)
+        days = int((float(times[-1]) - first_midnight) // 86_400.0)
+        if days < 2:
+            return None
+        at = first_midnight + np.arange(days * n, dtype=np.float64) * (86_400.0 / n)
+        index = np.searchsorted(times, at + 1e-9, side="right") - 1  # every one at or after times[0]
+        rows = values[index].reshape(days, n)
+        ok = valid[index].reshape(days, n).all(axis=1)
+    else:
+        n = int(round(per_day))
+        # the first sample at or after a UTC midnight (the grid's own phase kept: every day starts at it)
+        offset = math.ceil((first_midnight - float(times[0])) / float(step_seconds) - 1e-6)
+        days = (times.size - offset) // n
+        if days < 2:
+            return None
+        rows = values[offset : offset + days * n].reshape(days, n)
+        ok = valid[offset : offset + days * n].reshape(days, n).all(axis=1)
     moves = np.diff(rows, axis=1) != 0
     judged = ok & (np.count_nonzero(moves, axis=1) >= MIN_DAY_CHANGES)
     return rows, moves, judged
@@ -104,8 +117,8 @@ def repeated_days(
 
     Only whole UTC days with every sample valid and at least :data:`MIN_DAY_CHANGES`
     value changes are judged. Two such days of measured demand are never equal by
-    chance; a week pasted again and again to fill the window is. None when the step
-    does not divide a day (the days cannot be laid side by side).
+    chance; a week pasted again and again to fill the window is. None when the grid holds
+    fewer than two whole days (see :func:`_day_rows`).
     """
     import numpy as np
 
@@ -123,9 +136,11 @@ def repeated_days(
 #: for the day to count as a near repeat. A week pasted again with one sample per day edited
 #: keeps about 98% of them; two measured days of noisy demand keep a few percent.
 NEAR_MATCH = 0.9
-#: Earliest day looked back at for a near repeat (five weeks: a pasted week or fortnight, with
-#: every copy edited, is found; an exact repeat at any distance is found by the exact test).
-NEAR_MAX_LAG_DAYS = 35
+#: Earliest day looked back at for a near repeat: more than a year, so that whatever block of
+#: days is pasted to fill the window, with every copy edited, is found. It was five weeks, and
+#: 36 measured days pasted over 92 with one sample of each copy raised by one passed PL971 (red
+#: team, 2026-12-07, round 20); an exact repeat at any distance is found by the exact test.
+NEAR_MAX_LAG_DAYS = 400
 
 
 def near_repeated_days(
@@ -232,9 +247,14 @@ def near_and_exact_repeats(
         earlier = sliding_window_view(
             np.concatenate((np.zeros((lags, words64.shape[1]), dtype=np.uint64), words64)), lags + 1, axis=0
         )[:, :, :lags].transpose(0, 2, 1)  # [day, lags - lag, word]: lag days before (zeros before day 0)
-        both_move = np.bitwise_count(earlier & words64[:, None, :]).sum(axis=2, dtype=np.int64)
-        either_move = np.bitwise_count(earlier | words64[:, None, :]).sum(axis=2, dtype=np.int64)
-        shared = (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
+        # in chunks of days, as _equal_codes counts: the pairs of a long trace at every lag at once would not fit
+        chunk = max(1, _EQUAL_CHUNK_BYTES // (lags * words64.shape[1] * 8))
+        for first in range(0, days, chunk):
+            last = min(days, first + chunk)
+            here, day = earlier[first:last], words64[first:last, None, :]
+            both_move = np.bitwise_count(here & day).sum(axis=2, dtype=np.int64)
+            either_move = np.bitwise_count(here | day).sum(axis=2, dtype=np.int64)
+            shared[first:last] = (either_move > 0) & (both_move >= NEAR_MATCH * np.maximum(either_move, 1))
     wide = np.uint16 if width < 65_535 else np.int64
     # every pair at once, [day, lags - lag] as the flags above: judged both, the flags' screen passed
     seen = np.concatenate((np.zeros(lags, dtype=bool), judged))
