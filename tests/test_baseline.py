@@ -399,3 +399,17 @@ def test_a_configured_baseline_in_a_folder_of_the_root_or_linked_within_it_works
     (repo / "baseline.json").symlink_to(Path("policy") / "baseline.json")
     (repo / ".policylint.yaml").write_text(CONFIG + "baseline: baseline.json\n", encoding="utf-8")
     assert check(repo)[0] == 0
+
+
+def test_an_entry_left_unmatched_while_an_input_cannot_be_read_is_not_called_fixed(repo: Path) -> None:
+    """A newcomer's trial, 2026-12-07: a typo in one workload's trace path made the serving pool's finding go
+    away with its measurement, and the summary said 'fixed? regenerate the baseline' - regenerating then would
+    have dropped the entry the repository still needs."""
+    replace_once(repo / "workloads/search.yaml", "path: ../measurements/traces/reranker.csv",
+                 "path: ../measurements/traces/reranker-typo.csv")
+    code, report = check(repo, "--baseline", "baseline.json")
+    assert (code, [f["code"] for f in report["findings"]], len(report["stale_baseline"])) == (1, ["PL022"], 1)
+    code, out, _ = run_cli(["check", "--baseline", "baseline.json", "-q"], cwd=repo)
+    last = out.splitlines()[-1]
+    assert code == 1 and last.endswith(", 1 baseline entry no longer found (fixed, or not judged while 1 input cannot be read"
+                         " (the errors above))."), last
