@@ -252,7 +252,8 @@ def test_hook_definition_keeps_the_whole_repository_design() -> None:
 
 
 def test_every_pinned_revision_is_this_release_tag() -> None:
-    """README, docs/ci and init name the tag of this release (releases are tagged v<version>)."""
+    """README, docs/ci and init name the tag of this release (releases are tagged v<version>), and the tag exists:
+    a newcomer's trial (2026-12-07) found no v0.2.0 in the repository, so every pin failed to resolve."""
     import re
 
     from policylint import __version__
@@ -260,6 +261,7 @@ def test_every_pinned_revision_is_this_release_tag() -> None:
 
     tag = f"v{__version__}"
     assert RELEASE_TAG == tag
+    assert git(CHECKOUT, "tag", "--list", tag).strip() == tag, f"no tag {tag} in the repository: tag the release commit"
     readme = (CHECKOUT / "README.md").read_text(encoding="utf-8")
     assert re.findall(r"^\s+rev: (\S+)$", readme, re.M) == [tag]
     assert "Releases are tagged `v<version>`" in readme
