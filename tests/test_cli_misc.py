@@ -326,10 +326,18 @@ def test_rule_as_markdown() -> None:
     assert "\n## Why is this bad?\n" in out
 
 
-@pytest.mark.parametrize("key", ["PL000", "no-such-rule"])
-def test_unknown_rule_is_a_usage_error(key: str) -> None:
+@pytest.mark.parametrize(("key", "hint"), [("PL000", "; did you mean 'PL030'?"), ("no-such-rule", "")])
+def test_unknown_rule_is_a_usage_error(key: str, hint: str) -> None:
     code, out, err = run_cli(["rule", key])
-    assert (code, out, err) == (2, "", f"policylint: error: unknown rule '{key}' (see `policylint rules`)\n")
+    assert (code, out, err) == (2, "", f"policylint: error: unknown rule '{key}'{hint} (see `policylint rules`)\n")
+
+
+@pytest.mark.parametrize(("key", "meant"), [("reserved-above-basline", "reserved-above-baseline"), ("PL1O1", "PL101")])
+def test_a_mistyped_rule_gets_the_rule_it_is_closest_to(key: str, meant: str) -> None:
+    """A newcomer's trial, 2026-12-07: the configuration reader suggested the rule meant, `policylint rule` did not."""
+    code, out, err = run_cli(["rule", key])
+    assert (code, out) == (2, "")
+    assert err == f"policylint: error: unknown rule '{key}'; did you mean '{meant}'? (see `policylint rules`)\n"
 
 
 def test_no_command_prints_help_and_exits_2() -> None:

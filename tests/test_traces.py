@@ -111,6 +111,18 @@ def test_missing_named_column(tmp_path: Path) -> None:
     assert str(err.value).startswith(f"{path}:1: ")
 
 
+@pytest.mark.parametrize(("separator", "called"), [(";", "semicolons"), ("\t", "tabs")])
+def test_a_header_split_by_another_separator_says_so(tmp_path: Path, separator: str, called: str) -> None:
+    """A newcomer's trial, 2026-12-07: a semicolon-separated export said only that its column was missing."""
+    path = write(tmp_path, "semi.csv", f"timestamp{separator}in_flight\n1780000000{separator}3\n1780000300{separator}4\n")
+    with pytest.raises(MeasurementError, match=f"the header looks separated by {called}: a CSV trace is read separated"
+                                               " by commas"):
+        read_series(path, value_columns=["in_flight"])
+    # a header of several columns that lacks the name is only that
+    with pytest.raises(MeasurementError, match=r"missing column 'pending' \(columns: timestamp, busy\)$"):
+        read_series(write(tmp_path, "m.csv", "timestamp,busy\n1780000000,3\n1780000300,4\n"), value_columns=["pending"])
+
+
 def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
     with pytest.raises(MeasurementError, match="file not found"):
         read_series(tmp_path / "nope.csv")

@@ -26,7 +26,9 @@ def run(args: argparse.Namespace) -> int:
     ruleset = load_rules([rules_dir(), *(Path(d) for d in args.rule_dir)])
     rule = ruleset.find(args.rule)
     if rule is None:
-        raise PolicylintError(f"unknown rule '{args.rule}' (see `policylint rules`)")
+        from policylint.engine.ruleset import rule_hint
+
+        raise PolicylintError(f"unknown rule '{args.rule}'{rule_hint(ruleset, args.rule)} (see `policylint rules`)")
     text = rule.markdown()
     if args.format == "markdown":
         sys.stdout.write(text)

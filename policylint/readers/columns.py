@@ -184,6 +184,17 @@ def timestamp_column(header: Sequence[str]) -> str | None:
     return header[0] if header else None
 
 
+def _separator_hint(header: Sequence[str], column: str) -> str:
+    """A hint when the one column read holds the wanted name between another separator (a newcomer's trial,
+    2026-12-07: a semicolon-separated export said only "missing column 'in_flight' (columns: timestamp;in_flight)")."""
+    if len(header) != 1:
+        return ""
+    for separator, called in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+        if column in header[0].split(separator):
+            return f"; the header looks separated by {called}: a CSV trace is read separated by commas"
+    return ""
+
+
 def column_index(header: Sequence[str], column: str, name: str) -> int:
     """Position of ``column`` in ``header``; an error listing the columns when absent or repeated.
 
@@ -196,7 +207,7 @@ def column_index(header: Sequence[str], column: str, name: str) -> int:
         index = header.index(column)
     except ValueError:
         raise MeasurementError(
-            f"missing column '{column}' (columns: {', '.join(header)})", source=name, row=1
+            f"missing column '{column}' (columns: {', '.join(header)}){_separator_hint(header, column)}", source=name, row=1
         ) from None
     if column in header[index + 1 :]:
         # the words of the Parquet and Arrow reader, which Arrow itself makes refuse such a column
