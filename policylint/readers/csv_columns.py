@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from policylint.errors import MeasurementError
+from policylint.readers import csv_memo
 from policylint.readers.columns import FLOAT, TEXT
 from policylint.readers.limits import TraceLimits, check_rows
 from policylint.readers.progress import advance
@@ -176,8 +177,6 @@ def _arrow_csv(csv_file: CsvFile, indexes: Sequence[int], kinds: Sequence[str], 
         data = csv_file.data
         if typed and data is not None:
             # one export read by many workloads, a column each: parsed once (policylint.readers.csv_memo)
-            from policylint.readers import csv_memo
-
             by_index = {int(k[1:]): t for k, t in types.items()}
             path = os.fspath(csv_file.source.path)
             hit = csv_memo.take(path, data, indexes, by_index)
