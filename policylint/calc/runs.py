@@ -177,10 +177,10 @@ def repeated_runs(runs: Runs, sample: np.ndarray, order: np.ndarray) -> tuple[fl
         return None, 0
     # the steps of each sampled run, in hash order, sorted along the run: its distinct nonzero values
     rows = runs.steps[runs.starts[order][:, None] + np.arange(RUN_SAMPLES)]
-    rows.sort(axis=1)
-    new = np.ones(rows.shape, dtype=bool)
+    rows.sort(axis=1)  # unsigned: a run's zero steps come first
+    new = np.empty(rows.shape, dtype=bool)  # a value other than the one before (the first: other than zero)
+    np.not_equal(rows[:, 0], 0, out=new[:, 0])
     np.not_equal(rows[:, 1:], rows[:, :-1], out=new[:, 1:])
-    new &= rows != 0
     varied = np.count_nonzero(new, axis=1) >= REPEAT_MIN_DISTINCT
     judged = int(np.count_nonzero(varied))
     if judged == 0:
