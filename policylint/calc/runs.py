@@ -13,7 +13,7 @@ import bisect
 import itertools
 import struct
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from policylint.calc.positions import kths
 
@@ -29,6 +29,10 @@ RUN_MIN_CHANGES = 8
 SKETCH_SIZE = 128
 #: Fewest runs held once a trace needs before its copies are judged.
 SKETCH_MIN = 32
+#: Runs sampled by hash (the runs below the hash at which this many are expected) for the share that repeats.
+RUN_SAMPLE = 1024
+#: Fewest distinct nonzero steps a run needs before its repetition is judged (a varied run).
+REPEAT_MIN_DISTINCT = 5
 _RUN_MULTIPLIERS: np.ndarray | None = None
 
 
@@ -44,22 +48,25 @@ def judged_samples(values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, n
     return np.where(valid, values, 0.0), valid
 
 
-def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
-    """Identity: the smallest hashes of the trace's informative 16-step runs (a bottom-k sketch).
+class Runs(NamedTuple):
+    """A trace's informative 16-step runs (:func:`informative_runs`): what its run figures are read from."""
+
+    #: the steps between consecutive samples, values to a thousandth, modulo 2**64 (a fall is its two's complement)
+    steps: np.ndarray
+    #: where each informative run starts (its first step), ascending
+    starts: np.ndarray
+    #: the 53-bit hash of each, in the order of ``starts``
+    hashes: np.ndarray
+
+
+def informative_runs(values: np.ndarray, valid: np.ndarray) -> Runs | None:
+    """The trace's informative 16-step runs and their hashes: one definition for :func:`run_sketch` and :func:`repeated_runs`.
 
     A run is :data:`RUN_SAMPLES` consecutive steps between valid samples (the rises and
-    falls between 17 of them, values to a thousandth), at least :data:`RUN_MIN_CHANGES`
-    of which change the value. Runs of steps rather than of values make the sketch blind
-    to a constant added to the whole trace. Two traces that share most runs share most of
-    their smallest hashes: a copy with a few samples edited loses only the runs around
-    each edit, whatever file it is in, whatever dates it carries and whatever offset it
-    was given. Measured series of noisy demand share almost none.
-
-    Only runs the trace holds once are sketched. A run a trace repeats is a pattern of its
-    own (a poller toggling 0, 1, 0, 1 at nearly every sample, a cron job), and two such
-    traces measured apart share those patterns by nature, not by copying: the second red
-    team found two independent 98%-toggling pollers sharing 73% of their sketched runs.
-    None when the trace holds fewer than :data:`SKETCH_MIN` runs once.
+    falls between 17 of them, values to a thousandth), at least :data:`RUN_MIN_CHANGES` of
+    which change the value. Runs of steps rather than of values: the hashes are blind to a
+    constant added to the whole trace. None when the trace holds fewer than
+    :data:`SKETCH_MIN` such runs.
     """
     import numpy as np
 
@@ -107,12 +114,93 @@ def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
         h *= np.uint64(0x9E3779B97F4A7C15)
         h ^= h >> np.uint64(29)
     h >>= np.uint64(11)  # 53 bits: exact in JSON and in any reader of it
-    # the SKETCH_SIZE smallest hashes of runs the trace holds once: the smallest few hundred,
-    # partitioned out, hold every occurrence of each value below the pivot, so they tell which of
-    # those occur once whenever enough do; else sort all
+    return Runs(steps, keep, h)
+
+
+def run_sketch(values: np.ndarray, valid: np.ndarray) -> list[int] | None:
+    """Identity: the smallest hashes of the trace's informative 16-step runs (a bottom-k sketch).
+
+    The runs are :func:`informative_runs`'. Two traces that share most runs share most of
+    their smallest hashes: a copy with a few samples edited loses only the runs around
+    each edit, whatever file it is in, whatever dates it carries and whatever offset it
+    was given. Measured series of noisy demand share almost none.
+
+    Only runs the trace holds once are sketched. A run a trace repeats is a pattern of its
+    own (a poller toggling 0, 1, 0, 1 at nearly every sample, a cron job), and two such
+    traces measured apart share those patterns by nature, not by copying: the second red
+    team found two independent 98%-toggling pollers sharing 73% of their sketched runs.
+    None when the trace holds fewer than :data:`SKETCH_MIN` runs once.
+    """
+    return run_figures(values, valid)[0]
+
+
+def run_figures(values: np.ndarray, valid: np.ndarray) -> tuple[list[int] | None, float | None, int | None]:
+    """(:func:`run_sketch`, :func:`repeated_runs`'s share and runs judged) of one trace, its runs hashed once."""
+    runs = informative_runs(values, valid)
+    if runs is None:
+        return None, None, None
+    sample, order = _sample(runs.hashes)
+    share, judged = repeated_runs(runs, sample, order)
+    return _bottom_singles(runs.hashes, sample, order), share, judged
+
+
+def _sample(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs whose hashes fall below the bound at which :data:`RUN_SAMPLE` are expected: (their positions in ``h``, ascending by hash).
+
+    Every run of a trace, whole, when it holds no more than twice that many. A run and
+    every repeat of it have one hash, so they are in the sample or out of it together:
+    the share of the sample's runs that repeat estimates the trace's (consistent
+    sampling), and its smallest hashes are the trace's.
+    """
+    import numpy as np
+
+    if h.size <= 2 * RUN_SAMPLE:
+        at = np.arange(h.size)
+    else:
+        at = np.flatnonzero(h < np.uint64(int(2**53 * RUN_SAMPLE / h.size)))
+    return at, at[np.argsort(h[at], kind="stable")]
+
+
+def repeated_runs(runs: Runs, sample: np.ndarray, order: np.ndarray) -> tuple[float | None, int]:
+    """Identity: (share of the varied sampled runs whose hash occurs twice or more in the trace, runs judged).
+
+    A run is varied when its steps take at least :data:`REPEAT_MIN_DISTINCT` distinct
+    nonzero values: a poller toggling 0/1, a count moving in one step size, a counter
+    quantised to 0/1/2 repeat their few patterns by nature and are not judged. A measured
+    noisy series almost never repeats a varied run; a block pasted over the window repeats
+    every run inside it, at whatever lag. ``sample`` and ``order`` are :func:`_sample`'s.
+    Share None when no run is judged.
+    """
+    import numpy as np
+
+    if order.size == 0:
+        return None, 0
+    # the steps of each sampled run, in hash order, sorted along the run: its distinct nonzero values
+    rows = runs.steps[runs.starts[order][:, None] + np.arange(RUN_SAMPLES)]
+    rows.sort(axis=1)  # unsigned: a run's zero steps come first
+    new = np.empty(rows.shape, dtype=bool)  # a value other than the one before (the first: other than zero)
+    np.not_equal(rows[:, 0], 0, out=new[:, 0])
+    np.not_equal(rows[:, 1:], rows[:, :-1], out=new[:, 1:])
+    varied = np.count_nonzero(new, axis=1) >= REPEAT_MIN_DISTINCT
+    judged = int(np.count_nonzero(varied))
+    if judged == 0:
+        return None, 0
+    ordered = runs.hashes[order]
+    again = np.zeros(ordered.size, dtype=bool)  # equal to the one before or the one after
+    np.equal(ordered[1:], ordered[:-1], out=again[1:])
+    again[:-1] |= again[1:].copy()
+    return int(np.count_nonzero(again & varied)) / judged, judged
+
+
+def _bottom_singles(h: np.ndarray, sample: np.ndarray, order: np.ndarray) -> list[int] | None:
+    """The :data:`SKETCH_SIZE` smallest hashes of runs the trace holds once (None when fewer than :data:`SKETCH_MIN`).
+
+    The smallest few hundred hold every occurrence of each value below the next one, so
+    they tell which of those occur once whenever enough do; else all are sorted.
+    """
     cut = 4 * SKETCH_SIZE
     if h.size > 2 * cut:
-        head = _smallest(h, cut)
+        head = h[order] if order.size > cut else _smallest(h, cut)
         pivot = head[cut]
         below = _singles(head[:cut])
         below = below[below < pivot]

@@ -274,6 +274,7 @@ def workload_view(w: Workload, facts: WorkloadFacts, now: dt.datetime) -> tuple[
         "resolution_step_seconds": (*trace, "path"),
         "roughness": (*trace, "path"),
         "repeated_day_share": (*trace, "path"),
+        "repeated_run_share": (*trace, "path"),
         "pulled_range_outside_seconds": (*trace, "path"),
         "pulled_digest_matches": (*trace, "path"),
         "open_job_ratio": (*trace, "path"),

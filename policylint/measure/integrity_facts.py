@@ -75,6 +75,20 @@ class IntegrityWorkloadFacts(Facts):
         default=None,
     )
     repeated_day_share: float | None = fact("identity: repeated_days / the days judged, unrounded", "share", default=None)
+    repeated_run_share: float | None = fact(
+        "identity: share of the trace's varied 16-step runs (between valid samples, at least 8 steps that change "
+        "the value and 5 distinct nonzero steps) whose steps occur again elsewhere in the trace, at any lag, "
+        "unrounded: a block pasted over the window repeats every run inside it. Judged on the runs whose hash "
+        "falls below the bound at which 1,024 are expected (every run of a trace with at most 2,048), a run and "
+        "its repeats together; None when none is judged",
+        "share",
+        default=None,
+    )
+    repeated_runs_judged: int | None = fact(
+        "identity: the varied runs repeated_run_share is judged on; None when the trace holds fewer than 32 "
+        "informative runs",
+        default=None,
+    )
     first_sample: str | None = fact("time: timestamp of the first valid sample (ISO 8601, UTC)", default=None)
     seconds_after_now: float | None = fact(
         "time: seconds by which the last sample lies after now (0 when none does), unrounded",

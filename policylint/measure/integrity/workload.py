@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from policylint.calc.prints import values_fingerprint
-from policylint.calc.runs import judged_samples, run_sketch
+from policylint.calc.runs import judged_samples, run_figures, run_sketch
 from policylint.measure.integrity.copies import fingerprint, shape_fingerprint
 from policylint.measure.integrity.days import near_and_exact_repeats
 from policylint.measure.integrity.resolution import (
@@ -61,6 +61,7 @@ def trace_facts(
     block = max(block, jump)
     near, near_judged, repeated = near_and_exact_repeats(times, values, valid, step_seconds)
     judged = near_judged
+    sketch, run_share, runs_judged = run_figures(values, valid)  # the runs hashed once for both
     out: dict[str, Fact] = {
         "series_fingerprint": fingerprint(times, values, valid, step_seconds),
         "values_fingerprint": values_fingerprint(values, valid),
@@ -79,7 +80,9 @@ def trace_facts(
         "edited_repeated_day_share": (
             ((near - repeated) / near_judged if near > repeated else 0.0) if near is not None and repeated is not None and near_judged else (0.0 if near is not None else None)
         ),
-        "run_sketch": run_sketch(values, valid),
+        "run_sketch": sketch,
+        "repeated_run_share": run_share,
+        "repeated_runs_judged": runs_judged,
         "value_changes": int(changes.size),
         "roughness": roughness(values, valid),
         "negative_samples": int(np.count_nonzero(good < 0)),
