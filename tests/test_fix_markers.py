@@ -58,7 +58,7 @@ def test_concise_marks_fixable_findings_and_counts_them(bad: Path) -> None:
     assert marked[3].startswith(PL104_START)
     # a rule with a fix, on a finding it cannot fix: no marker
     assert [line for line in out.splitlines() if line.startswith(PL801_START.replace(" [*]", ""))]
-    assert out.splitlines()[-2].startswith("Found 69 findings ")
+    assert out.splitlines()[-2].startswith("Found 70 findings ")
     assert out.splitlines()[-1] == FIXABLE
 
 
@@ -265,7 +265,7 @@ def test_add_noqa_on_examples_bad_then_filled_is_clean(bad: Path) -> None:
     for path in bad.rglob("*.yaml"):
         path.write_text(path.read_text(encoding="utf-8").replace("TODO: reason", "accepted in CAP-1"), encoding="utf-8")
     code, out, _ = run_cli(["check", "-q", *NOW], cwd=bad)
-    assert (code, out) == (0, "All checks passed: 24 documents in 11 files, 69 suppressed.\n")
+    assert (code, out) == (0, "All checks passed: 24 documents in 11 files, 70 suppressed.\n")
 
 
 # --- colour --------------------------------------------------------------------------------------
