@@ -443,24 +443,18 @@ def judge(
 
 def _gate_facts(views: list[View], options: LintOptions) -> None:
     """Each cluster view learns how the run's configuration loosens the rule pack (PL977)."""
-    from policylint.model.config_files import CONFIG_NAMES, read_config_file
+    from policylint.model.config_files import configuration_in, read_config_file
 
     settings: dict[str, Any] = {}
     home = options.repository or options.root
     # the repository's own file, what a reviewer sees in the diff, found as load_config finds it in a
     # folder: a YAML name first, else a pyproject.toml with a [tool.policylint] table (a newcomer's
     # trial, 2026-12-07: `ignore`, `select` and `fail-on` there escaped PL977)
-    for name in (*CONFIG_NAMES, "pyproject.toml"):
-        path = home / name
-        if path.is_file():
-            try:
-                read = read_config_file(path, options.cache_dir)
-            except Exception:  # noqa: BLE001 - an unreadable configuration is load_config's error
-                read = {}
-            if read is None:
-                continue  # a pyproject.toml without policylint's table
-            settings = read
-            break
+    try:
+        path = configuration_in(home)
+        settings = (read_config_file(path, options.cache_dir) or {}) if path is not None else {}
+    except Exception:  # noqa: BLE001 - an unreadable configuration is load_config's error
+        settings = {}
     assert options.ruleset is not None
     loosened = loosened_options(options.ruleset, settings)
     for view in views:

@@ -157,14 +157,9 @@ def find_config(start: Path) -> Path | None:
     if here.is_file():
         here = here.parent
     for folder in (here, *here.parents):
-        for name in CONFIG_NAMES:
-            candidate = folder / name
-            # a pipe or device under a config name is refused when read, never skipped
-            if candidate.exists() and not candidate.is_dir():
-                return candidate
-        pyproject = folder / "pyproject.toml"
-        if pyproject.exists() and not pyproject.is_dir() and _read_pyproject(pyproject) is not None:
-            return pyproject
+        found = configuration_in(folder)
+        if found is not None:
+            return found
     return None
 
 
@@ -216,17 +211,16 @@ def find_git_root(start: Path) -> Path | None:
 
 
 def configuration_in(folder: Path) -> Path | None:
-    """The configuration file :func:`find_config` would take in ``folder`` itself (not above it), or None."""
+    """The configuration file of ``folder`` itself (not above it), or None: a YAML name first, else a
+    ``pyproject.toml`` holding a ``[tool.policylint]`` table (one that cannot be parsed raises, as reading it would)."""
     for name in CONFIG_NAMES:
         candidate = folder / name
+        # a pipe or device under a config name is refused when read, never skipped
         if candidate.exists() and not candidate.is_dir():
             return candidate
     pyproject = folder / "pyproject.toml"
-    try:
-        if pyproject.is_file() and _read_pyproject(pyproject) is not None:
-            return pyproject
-    except Exception:  # noqa: BLE001 - an unreadable pyproject.toml is no configuration found here
-        return None
+    if pyproject.exists() and not pyproject.is_dir() and _read_pyproject(pyproject) is not None:
+        return pyproject
     return None
 
 
@@ -241,7 +235,10 @@ def unused_configurations(folders: Iterable[Path], root: Path, used: Path | None
     for folder in sorted(set(folders)):
         here = os.path.realpath(folder)
         while here not in asked and (here == top or here.startswith(top.rstrip(os.sep) + os.sep)):
-            config = configuration_in(Path(here))
+            try:
+                config = configuration_in(Path(here))
+            except Exception:  # noqa: BLE001 - another project's unreadable pyproject.toml configures nothing here
+                config = None
             asked[here] = os.path.realpath(config) if config is not None else None
             if config is not None and asked[here] != chosen:
                 found.setdefault(here, (config, folder))
