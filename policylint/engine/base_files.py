@@ -12,20 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from policylint.engine.submodules import run_git as _git
 from policylint.model.load.documents import SCHEDULER_KINDS
 
 if TYPE_CHECKING:
     from policylint.model.load import SourceFile
     from policylint.model.load.limits import LoadLimits
-
-
-def _git(folder: Path, args: list[str], given: bytes | None = None, timeout: int = 120,
-         env: dict[str, str] | None = None) -> bytes:
-    done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=timeout, check=False,
-                          env=env)
-    if done.returncode != 0:
-        raise OSError(f"git {args[0]} failed")
-    return done.stdout
 
 
 def tree_at(folder: Path, sha: str, rel: Path) -> list[str]:

@@ -44,17 +44,23 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in _PARENT_VARIABLES}
 
 
-def git(folder: Path, args: list[str], timeout: int = 120) -> bytes:
-    """``git args`` run in ``folder`` (a work tree or a git folder) with the parent's location variables left out;
-    its standard output. Raises ``OSError`` when git fails."""
+def run_git(folder: Path, args: list[str], given: bytes | None = None, timeout: int = 120,
+            env: dict[str, str] | None = None) -> bytes:
+    """``git args`` run in ``folder`` (``given`` on its standard input, ``env`` its environment: None, this
+    process's); its standard output. Raises ``OSError`` when git fails or does not answer in ``timeout`` seconds."""
     try:
-        done = subprocess.run(["git", *args], cwd=folder, capture_output=True, timeout=timeout, check=False,
-                              env=clean_env())
+        done = subprocess.run(["git", *args], cwd=folder, input=given, capture_output=True, timeout=timeout,
+                              check=False, env=env)
     except subprocess.SubprocessError as exc:
         raise OSError(f"git {args[0]} failed") from exc
     if done.returncode != 0:
         raise OSError(f"git {args[0]} failed")
     return done.stdout
+
+
+def git(folder: Path, args: list[str], timeout: int = 120) -> bytes:
+    """:func:`run_git` in ``folder`` (a work tree or a git folder) with the parent's location variables left out."""
+    return run_git(folder, args, timeout=timeout, env=clean_env())
 
 
 def top_of(folder: Path) -> Path | None:
