@@ -25,6 +25,7 @@ from policylint.finding import Finding
 from policylint.model.load.documents import SourceFile
 from policylint.model.load.limits import LoadLimits
 from policylint.model.load.positions import DocPath, PositionIndex, Span
+from policylint.model.load.yaml12 import other_reading, shown
 
 #: Longest number read (Python's own guard against quadratic int conversion is 4,300
 #: digits; sexagesimal YAML 1.1 integers such as ``1:30:00`` are as costly).
@@ -33,6 +34,8 @@ MAX_NUMBER_CHARS = 4_300
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+#: the plain scalars YAML 1.1 and YAML 1.2 may read otherwise (:mod:`policylint.model.load.yaml12`)
+_TWO_READINGS = frozenset({*_NUMBER_TAGS, "tag:yaml.org,2002:bool"})
 
 _STYLES = {None: "plain", "": "plain", "'": "single", '"': "double", "|": "literal", ">": "folded"}
 
@@ -66,6 +69,7 @@ class Builder:
         self.visits = 0
         self.active: set[int] = set()
         self.built: set[int] = set()  # nodes built once already (a second visit is through an alias)
+        self.read_twice: set[int] = set()  # plain scalars already compared with their YAML 1.2 reading
         self.spans: dict[tuple[int, str | None], Span] = {}
         self.constructor = yaml.constructor.SafeConstructor()
         self.findings: list[Finding] = []
@@ -122,7 +126,7 @@ class Builder:
                 node.start_mark,
             )
         try:
-            return self.constructor.construct_object(node, deep=True)
+            value = self.constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise Rejected(f"cannot read value: {exc.problem}", node.start_mark) from None
         except (ValueError, LookupError, TypeError, ArithmeticError):
@@ -133,6 +137,27 @@ class Builder:
             raise Rejected(
                 f"YAML syntax error: {shown!r} is not a valid {tag} value", node.start_mark, "PL001"
             ) from None
+        if node.tag in _TWO_READINGS and not node.style and id(node) not in self.read_twice:
+            self._two_readings(node, value)
+        return value
+
+    def _two_readings(self, node: yaml.ScalarNode, value: Any) -> None:
+        """PL009 when YAML 1.2 readers (editors, js-yaml) and a reviewer read plain ``node`` otherwise than policylint."""
+        theirs = other_reading(node.value, value)
+        self.read_twice.add(id(node))  # an alias of it is reported once, where it is written
+        if theirs is None:
+            return
+        text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        mark = node.start_mark
+        self.findings.append(self.source.file_finding(
+            "PL009",
+            f"'{text}' is {shown(value)} to policylint and kubectl (YAML 1.1) but {shown(theirs)} to YAML 1.2"
+            " readers (editors, js-yaml) and to a reviewer reading it as written",
+            line=mark.line + 1,
+            column=mark.column + 1,
+            hint=f"write {shown(value)} (the value policylint judges), or quote it if it is text",
+            doc_index=self.doc_index,
+        ))
 
     def _key(self, node: yaml.Node) -> Any:
         if isinstance(node, yaml.ScalarNode):
