@@ -73,7 +73,9 @@ def history_for(options: Any, model: Model, now: dt.datetime, load_base: LoadBas
     moved = moved_into_cohorts(model, then, change.cohorts_before)
     # a pool found nowhere at the base because its file's base cannot be read is reported, not passed (round 16)
     unreadable = {q: why for q, why in change.unreadable.items() if q not in then}
-    planned = {p.qualified: (p.owned_gpus + moved.get(p.qualified, (0, ""))[0], proposed.get(p.qualified, 0))
+    # a buffer is GPUs bought and kept free on purpose: raised, it is capacity bought (red team round 21, 2026-12-07:
+    # preemption switched off and 64 buffer GPUs added beside short jobs written into the job list to make a tail)
+    planned = {p.qualified: (p.owned_gpus + p.buffer_gpus + moved.get(p.qualified, (0, ""))[0], proposed.get(p.qualified, 0))
                for p in model.pools if p.qualified in then or p.qualified in unreadable}
     split_owned: dict[str, tuple[int, list[str]]] = {}
     for members in groups.values():

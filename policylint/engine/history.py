@@ -167,11 +167,12 @@ class PoolThen:
     capacity_gpus: int  # :attr:`policylint.model.Pool.capacity_gpus`, the one definition
     gpu_model: str | None  # ``gpu.model`` as written (stripped), None when not declared
     proposed_gpus: int = 0  # what the base's proposals asked for it (:meth:`policylint.model.Model.proposed_gpus`)
+    buffer_gpus: int = 0  # :attr:`policylint.model.Pool.buffer_gpus`: bought and kept free, so bought all the same
 
     @property
     def owned_and_proposed_gpus(self) -> int:
-        """What the pool was to own once the base's proposals were delivered: PL950's figure at the base."""
-        return self.owned_gpus + self.proposed_gpus
+        """What the pool was to own once the base's proposals were delivered, its buffer included: PL950's figure at the base."""
+        return self.owned_gpus + self.buffer_gpus + self.proposed_gpus
 
 
 def pools_at_base(
@@ -245,6 +246,7 @@ def pools_at_base(
             capacity_gpus=pool.capacity_gpus,
             gpu_model=(model_then.strip() or None) if isinstance(model_then, str) else None,
             proposed_gpus=proposed.get(pool.qualified, 0),
+            buffer_gpus=pool.buffer_gpus,
         )
         by_key.setdefault(pool.key, then)
         by_name.setdefault((pool.cluster.name, pool.name), then)

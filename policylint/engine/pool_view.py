@@ -367,6 +367,8 @@ def history_facts(
         f"reserves {pool.reserved_gpus} GPU{'s' if pool.reserved_gpus != 1 else ''}" if not lent
         else f"owns {pool.owned_gpus} GPUs of nominal quota ({lent} of them lendable, so {pool.reserved_gpus} read as reserved)"
     )
+    if pool.buffer_gpus:
+        sheet.owned_phrase += f" and keeps {pool.buffer_gpus} more free as a buffer"
     split = history.split_owned.get(pool.qualified)
     carved = history.carved.get(pool.qualified)
     if split is not None:
@@ -383,6 +385,8 @@ def history_facts(
     if moved:
         sheet.owned_phrase += (f", plus {moved} of its nominal quota moved into Kueue Cohort quota in this change"
                                f" (it borrows from {cohort}; still its own here){'' if asked else f', {owned} in all'}")
+    if pool.buffer_gpus and not (asked or moved or split is not None):
+        sheet.owned_phrase += f", {sheet.owned_and_proposed_gpus} in all"
     if asked:
         whose = f"{',' if split is not None or moved else ''} and {'their' if split is not None else 'its'} proposals"
         sheet.owned_phrase += f"{whose} ask {asked} more, {sheet.owned_and_proposed_gpus} in all"
@@ -394,9 +398,11 @@ def history_facts(
         sheet.backing_note = f"{unreadable}: nothing shows what the pool owned then, so none of it is backed"
         return
     sheet.owned_and_proposed_gpus_before = then.owned_and_proposed_gpus
+    parts = [f"{then.owned_gpus} owned", *([f"{then.buffer_gpus} buffer"] if then.buffer_gpus else []),
+             *([f"{then.proposed_gpus} proposed"] if then.proposed_gpus else [])]
     sheet.owned_before_phrase = (
-        f"{then.owned_and_proposed_gpus} at the base revision ({then.owned_gpus} owned and {then.proposed_gpus} proposed)"
-        if then.proposed_gpus else f"{then.owned_gpus} at the base revision"
+        f"{then.owned_and_proposed_gpus} at the base revision ({', '.join(parts[:-1])} and {parts[-1]})"
+        if len(parts) > 1 else f"{then.owned_gpus} at the base revision"
     )
     sheet.gpu_model_before = then.gpu_model
     today = (pool.spec.get("gpu") or {}).get("model")

@@ -346,14 +346,14 @@ class PoolFactSheet(Facts):
         default=None,
     )
     owned_and_proposed_gpus: int | None = fact(
-        "owned_gpus plus the GPUs the proposals ask for the pool (for the pool that answers for a split, the "
-        "pieces' too): what it will own once they are delivered (set with --diff)",
+        "owned_gpus and the pool's bufferGpus plus the GPUs the proposals ask for the pool (for the pool that "
+        "answers for a split, the pieces' too): what it will own once they are delivered (set with --diff)",
         "GPUs",
         default=None,
     )
     owned_and_proposed_gpus_before: int | None = fact(
-        "owned_and_proposed_gpus at the --diff base revision: owned_gpus_before plus what the base's proposals "
-        "asked for the pool",
+        "owned_and_proposed_gpus at the --diff base revision: owned_gpus_before and the base's bufferGpus plus "
+        "what the base's proposals asked for the pool",
         "GPUs",
         default=None,
     )
