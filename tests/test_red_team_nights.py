@@ -195,3 +195,56 @@ def test_nights_rotated_in_one_column_of_a_shared_file_back_no_raise(tmp_path: P
     code, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
     assert code == 1, found
     assert "batch.csv holds the base revision's samples moved in time" in str(found[0]["message"]), found
+
+
+# --- item 7 (rounds 8 and 12, 2026-12-07): the rotation with noise on top -------------------------------------
+
+
+def _rewrite_samples(repo: Path, change: object) -> None:
+    """Apply ``change`` to the whole trace's values (as floats), written back as integers."""
+    header, *rows = (repo / TRACE).read_text(encoding="utf-8").splitlines()
+    stamps = [row.split(",")[0] for row in rows]
+    values = change(np.array([float(row.split(",")[1]) for row in rows]))  # type: ignore[operator]
+    (repo / TRACE).write_text("\n".join([header, *(f"{t},{int(v)}" for t, v in zip(stamps, values))]) + "\n",
+                              encoding="utf-8")
+
+
+def _plus_minus_one(values: np.ndarray, edits: int = 4000) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    at = rng.choice(len(values), edits, replace=False)
+    out = values.copy()
+    out[at] = np.maximum(0, out[at] + rng.choice([-1, 1], edits))
+    return out
+
+
+def test_nights_rotated_then_noised_are_no_new_evidence(tmp_path: Path) -> None:
+    """Item 7: the rotation, then +-1 on 4 000 of the 26 496 samples (bands 27/34/45): 83% of the changes matched
+    as multisets, so it read as a measurement taken again and backed batch 20 + 6 -> 27 + 7. The changes larger
+    than the noise hold the base's values at the night's shift."""
+    repo = committed_example(tmp_path)
+    _rewrite_nights(repo, lambda night: night[-36:] + night[:-36])
+    _rewrite_samples(repo, _plus_minus_one)
+    assert _bands(repo) == {"baseline": 27, "daily": 34, "peak": 45}
+    _raise_batch(repo)
+    git(repo, "commit", "-qam", "batch: 27 + 7 on the new trace")
+    code, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
+    assert code == 1
+    assert [(f["code"], f["file"]) for f in found] == [("PL950", "clusters/prod-east.yaml")]
+    assert "offline-scoring.csv holds the base revision's samples moved in time (re-timed, or reordered within the day), which is no evidence" in str(found[0]["message"])
+
+
+def test_nights_measured_again_as_fresh_counts_are_new_evidence(tmp_path: Path) -> None:
+    """The honest neighbour: each night's samples measured again (a Poisson count around each), nothing moved."""
+    repo = committed_example(tmp_path)
+    rng = np.random.default_rng(21)
+
+    def again(values: np.ndarray) -> np.ndarray:
+        hours = (np.arange(len(values)) * 300 % 86_400) / 3600  # the trace starts at midnight UTC
+        night = (hours >= 21) | (hours < 5)
+        return np.where(night, rng.poisson(np.maximum(values, 0.3)), values)
+
+    _rewrite_samples(repo, again)
+    _raise_batch(repo)
+    git(repo, "commit", "-qam", "batch: 27 + 7, nights measured again")
+    _, found = _check(repo, "--diff", "HEAD~1", "--select", "PL950")
+    assert "moved in time" not in str(found) and "no measurement of its workloads changed" not in str(found)

@@ -287,22 +287,138 @@ def test_nights_rotated_with_a_swap_an_edit_a_trim_or_longer_windows_are_reorder
     assert reordered(times, values, new_times, new_values)
 
 
-def test_nights_rotated_under_enough_noise_read_as_measured_again() -> None:
-    """What the tolerance leaves open: the rotation with +-1 on 3 000 of the 26 496 samples (bands 27/34/47, the
-    rotation's 27/34/46 but for the peak) matches 85.4% and is caught; 4 000 (82.8%, bands 27/34/45) is new
-    evidence, and backs the raise the rotation gains."""
+def test_nights_rotated_under_enough_noise_pass_the_multiset_screen_alone() -> None:
+    """The rotation with +-1 on 3 000 of the 26 496 samples (bands 27/34/47, the rotation's 27/34/46 but for the
+    peak) matches 85.4% as multisets; 4 000 (82.8%, bands 27/34/45) did not, read as new evidence and backed the
+    raise the rotation gains (red team item 7). The shift screen below finds both."""
     from policylint.measure.integrity.retiming import reordered_share
 
     times, values = _example()
     nights = _rotate_windows(times, values, 21, 8, 36)
     shares = []
     for edits in (3000, 4000):
-        rng = np.random.default_rng(3)
-        noisy = nights.copy()
-        at = rng.choice(len(noisy), edits, replace=False)
-        noisy[at] = np.maximum(0, noisy[at] + rng.choice([-1, 1], edits))
+        noisy = _noised(nights, edits, 1)
         shares.append(reordered_share(times, values, times, noisy))
+        assert reordered(times, values, times, noisy)
     assert shares[0] >= 0.85 > shares[1]
+
+
+# --- the round-8 game with noise on top (red team item 7) ----------------------------------------------------
+
+
+def _noised(values: np.ndarray, edits: int, amplitude: int, seed: int = 3) -> np.ndarray:
+    """``values`` with ``edits`` samples, drawn at random, moved up or down by 1 to ``amplitude`` (not below 0)."""
+    rng = np.random.default_rng(seed)
+    out = values.copy()
+    at = rng.choice(len(out), edits, replace=False)
+    out[at] = np.maximum(0, out[at] + rng.choice([-1, 1], edits) * rng.integers(1, amplitude + 1, edits))
+    return out
+
+
+@pytest.mark.parametrize(("hours", "share", "amplitude"), [(3, 0.151, 1), (3, 0.25, 1), (3, 0.151, 2), (3, 0.25, 2),
+                                                           (1, 0.151, 1), (1, 0.25, 2)])
+def test_nights_rotated_then_noised_hold_the_base_s_values_at_a_shift(hours: int, share: float, amplitude: int) -> None:
+    """Red team item 7: offline-scoring's nights rotated by ``hours`` within 21:00-05:00, then +-``amplitude`` on
+    ``share`` of all samples (0.151: the 4 000 of 26 496 that backed batch 20 + 6 -> 27 + 7). Of the samples that
+    changed by more than the noise, 0.80 or more hold the base's value exactly at the night's shift (the noise
+    hides the rest), where honest changes reach 0.30 at most."""
+    from policylint.measure.integrity.retiming import realigned_share
+
+    times, values = _example()
+    noisy = _noised(_rotate_windows(times, values, 21, 8, hours * 12), int(share * len(values)), amplitude)
+    found = realigned_share(times, values, times, noisy)
+    assert found is not None and found >= 0.8
+    assert reordered(times, values, times, noisy)
+
+
+def test_nights_rotated_by_shifts_that_differ_each_night_then_noised_are_reordered() -> None:
+    """Each night its own shift (1 to 7.5 hours), then the noise: the shift is chosen stretch by stretch."""
+    times, values = _example()
+    rng = np.random.default_rng(9)
+    turned = values.copy()
+    for lo in np.flatnonzero(times % DAY == 21 * 3600):
+        if lo + 96 <= len(values):
+            turned[lo : lo + 96] = np.roll(values[lo : lo + 96], rng.integers(12, 90))
+    assert reordered(times, values, times, _noised(turned, 4000, 1))
+
+
+def test_real_helios_nights_rotated_then_noised_are_reordered() -> None:
+    """On a month of real minute samples (Helios vc3sl), the multiset screen finds none of it (0%)."""
+    from pathlib import Path
+
+    from policylint.measure.integrity.retiming import realigned_share, reordered_share
+    from policylint.traces import read_series
+
+    helios = Path(__file__).parent / "data" / "helios_vc3sl_2020-05.csv"
+    series = read_series(helios, value_columns=["running_gpu_num", "pending_gpu_num"], timestamp_column="time")
+    t, v = series.times, series.values
+    nights = v.copy()
+    for lo in np.flatnonzero(t % DAY == 21 * 3600):
+        if lo + 480 <= v.size:
+            nights[lo : lo + 480] = np.roll(v[lo : lo + 480], 180)
+    for share, amplitude in ((0.151, 1), (0.25, 2)):
+        noisy = _noised(nights, int(share * v.size), amplitude)
+        assert reordered_share(t, v, t, noisy) == 0.0
+        found = realigned_share(t, v, t, noisy)
+        assert found is not None and found >= 0.7
+        assert reordered(t, v, t, noisy)
+
+
+def _honest(change: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """examples/good's offline-scoring trace and an honest change of it: (base times, base, new times, new)."""
+    times, values = _example()
+    rng = np.random.default_rng(21)
+    night = ((times % DAY) / 3600 >= 21) | ((times % DAY) / 3600 < 5)
+    counts = rng.poisson(np.maximum(values, 0.3)).astype(float)  # each sample measured again as a count
+    new = {"nights measured again": np.where(night, counts, values),
+           "all measured again": counts,
+           "nights measured again, noise of 2": np.where(night, np.maximum(0, np.round(values + rng.normal(0, 2, len(values)))), values),
+           "growth by 20%": np.round(values * 1.2),
+           "nights grown by 30%": np.where(night, np.round(values * 1.3), values),
+           "shrunk by 20%, measured again": np.maximum(0, np.round(values * 0.8 + rng.normal(0, 1, len(values)))),
+           "+-2 on a quarter of the samples": _noised(values, len(values) // 4, 2)}.get(change)
+    if new is not None:
+        return times, values, times, new
+    assert change == "rolling refresh, nights measured again"
+    cut = 3 * DAY // int(STEP)  # three days dropped, three measured, the nights before measured again
+    kept = np.where(night, counts, values)[cut:]
+    return times, values, times + cut * STEP, np.concatenate([kept, counts[:cut]])
+
+
+@pytest.mark.parametrize("change", ["nights measured again", "all measured again", "nights measured again, noise of 2",
+                                    "growth by 20%", "nights grown by 30%", "shrunk by 20%, measured again",
+                                    "+-2 on a quarter of the samples", "rolling refresh, nights measured again"])
+def test_honest_changes_hold_the_base_s_values_at_no_shift(change: str) -> None:
+    """A measurement taken again (fresh counts), growth and a rolling refresh: the samples that changed by more
+    than the noise find the base's value at one shift per stretch for 0.30 of them at most (None: too few)."""
+    from policylint.measure.integrity.retiming import realigned_share
+
+    then_times, then, now_times, now = _honest(change)
+    found = realigned_share(then_times, then, now_times, now)
+    assert found is None or found < 0.35
+    assert not reordered(then_times, then, now_times, now)
+
+
+@pytest.mark.parametrize("columns", [["running_gpu_num", "pending_gpu_num"], ["running_job_num"]])
+def test_the_real_helios_trace_measured_again_or_grown_holds_its_values_at_no_shift(columns: list[str]) -> None:
+    """A month of real minute samples measured again (noise of 1, or of 2 in the nights only), or grown by 20%
+    (all of it, or the nights): 0.17 at most."""
+    from pathlib import Path
+
+    from policylint.measure.integrity.retiming import realigned_share, reordered_share
+    from policylint.traces import read_series
+
+    helios = Path(__file__).parent / "data" / "helios_vc3sl_2020-05.csv"
+    series = read_series(helios, value_columns=columns, timestamp_column="time")
+    t, v = series.times, series.values
+    rng = np.random.default_rng(0)
+    night = ((t % DAY) / 3600 >= 21) | ((t % DAY) / 3600 < 5)
+    for again in (np.maximum(0, np.round(v + rng.normal(0, 1, v.size))),
+                  np.where(night, np.maximum(0, np.round(v + rng.normal(0, 2, v.size))), v),
+                  np.round(v * 1.2), np.where(night, np.round(v * 1.2), v)):
+        found = realigned_share(t, v, t, again)
+        assert found is None or found < 0.35
+        assert (reordered_share(t, v, t, again) or 0) < 0.85  # so not reordered, without both screens run twice
 
 
 # honest changes the tolerance could newly take for a reordering: still new evidence

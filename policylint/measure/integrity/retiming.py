@@ -12,7 +12,10 @@ its busy block landed on another job's and the pool grew from 20 + 6 to 27 + 7 G
 :func:`reordered` finds the base's samples again, each moved within a stretch of changes shorter
 than two days. Not all of them (red team, 2026-12-08, round 12: the same game with one swap of two
 samples 90 days apart, one sample edited, the oldest day dropped, or 32-hour windows): 85% of the
-changed samples is enough, where honest changes measured reach 62%.
+changed samples is enough, where honest changes measured reach 62%. Noise added on top of a minority of
+samples (red team item 7: the rotation, then +-1 on 15% of the samples) breaks that multiset match, so
+:func:`realigned_share` leaves out the changes no larger than the noise and asks whether the others hold
+the base's values exactly at a shift of time kept throughout their stretch.
 """
 
 from __future__ import annotations
@@ -50,6 +53,19 @@ _REORDER_SHARE = 0.85
 #: leaves the batch pool's pooled baseline where it was, so new evidence that small backs no raise anyway
 _REORDER_MIN_SAMPLES = 32
 _REORDER_MIN_SHARE = 0.01
+#: changes this small (in the trace's own unit) are what a measurement taken again makes, and what the red
+#: team's noise made (+-1 or +-2 on a quarter of the samples, red team item 7): :func:`realigned_share` counts
+#: only the samples that changed by more, so noise at a sample's own time counts neither way
+_NOISE = 2.0
+#: ... and reads a re-timing where this share of those samples holds, exactly, the base's value at a shift
+#: of whole samples, one of two shifts chosen per stretch. Measured: honest changes reach 0.30 at most
+#: (the nights, or the whole trace, of examples/good measured again as Poisson counts), the games 0.81 at
+#: least (the nights rotated by 1 or 3 hours, +-1 or +-2 on 15% or 25% of the samples). Matching within the
+#: noise instead of exactly lifted the games to 1.0 but the honest changes to 0.67: a narrower margin
+_REALIGNED_SHARE = 0.5
+#: ... the shift chosen on at most this many of those samples, evenly spread (a month of minute samples
+#: changed in its nights, 43 200 samples: 1.2 s at worst on all of them, 0.9 s so; longer traces gain more)
+_SHIFT_SAMPLES = 4096
 
 
 def _comparable(values: Any) -> np.ndarray:
@@ -114,9 +130,15 @@ def reordered(then_times: Any, then_values: Any, now_times: Any, now_values: Any
     values (and over weeks of changes the multiset is the base's again only by chance); and balanced
     noise in a trace of few distinct values (a 3 -> 4 here and a 4 -> 3 there) balances within a short
     stretch only where two edits happen to meet.
+
+    ``now`` is also reordered when :func:`realigned_share` reaches ``_REALIGNED_SHARE``: the same game with
+    small noise added after the move (red team item 7).
     """
     share = reordered_share(then_times, then_values, now_times, now_values)
-    return share is not None and share >= _REORDER_SHARE
+    if share is not None and share >= _REORDER_SHARE:
+        return True
+    share = realigned_share(then_times, then_values, now_times, now_values)
+    return share is not None and share >= _REALIGNED_SHARE
 
 
 def reordered_share(then_times: Any, then_values: Any, now_times: Any, now_values: Any) -> float | None:
@@ -154,3 +176,84 @@ def reordered_share(then_times: Any, then_values: Any, now_times: Any, now_value
         local = (at[last] - at[first] < span) & (np.bincount(run)[run[first]] >= _REORDER_MIN_STRETCH)
         best = max(best, int(matched[local].sum()))
     return best / count
+
+
+def realigned_share(then_times: Any, then_values: Any, now_times: Any, now_values: Any) -> float | None:
+    """Of the samples that changed by more than ``_NOISE`` at the times both series hold, the share that hold the
+    base's value exactly at a shift of whole samples (None: too few such samples to tell).
+
+    Noise added after a reordering (red team item 7) leaves :func:`reordered_share` too few values to match as
+    a multiset, and a tolerance there would match a measurement taken again, whose values are all near the
+    base's. Here the small changes are left out and the shift must hold for a stretch: the large changes are
+    cut into stretches by ``_REORDER_GAPS`` (each tried, the best kept), as :func:`reordered_share` cuts
+    changes, and in each stretch shorter than its span and holding at least ``_REORDER_MIN_STRETCH`` of them,
+    the shift (nonzero, no longer than the stretch) under which most of them hold the base's value exactly is
+    chosen, then a second one for the samples the first missed: a window rotated within itself moves its
+    samples by two shifts, one each side of the wrap. A sample the noise changed after the move is simply
+    not matched, so the share falls only by the share of samples noised.
+
+    A measurement taken again holds values near the base's at their own times; its large changes find the
+    base's value at some shift now and then, but no one shift holds for most of them. Growth changes every
+    sample, in one stretch longer than two days.
+    """
+    a, b = _comparable(then_values), _comparable(now_values)
+    times, a, b = _kept_times(np.asarray(then_times, dtype=np.float64), a,
+                              np.asarray(now_times, dtype=np.float64), b)
+    n = len(times)
+    with np.errstate(invalid="ignore"):  # NaN against NaN (+inf both) is no change; against a number, a large one
+        large = np.flatnonzero((a != b) & ~(np.abs(b - a) <= _NOISE))
+    count = len(large)
+    if 2 * n < len(now_values) or count < max(_REORDER_MIN_SAMPLES, _REORDER_MIN_SHARE * n):
+        return None
+    at = times[large]
+    span = min(_REORDER_SPAN, _REORDER_SPAN_SHARE * (times[-1] - times[0]))
+    best = 0
+    for gap in _REORDER_GAPS:
+        apart = np.diff(at) >= gap
+        stretch = np.concatenate([[0], np.cumsum(apart)])
+        first = np.flatnonzero(np.concatenate([[True], apart]))
+        last = np.flatnonzero(np.concatenate([apart, [True]]))
+        local = (at[last] - at[first] < span) & (last - first + 1 >= _REORDER_MIN_STRETCH)
+        if not local.any():
+            continue
+        kept = local[stretch]
+        rows, which = large[kept], np.unique(stretch[kept], return_inverse=True)[1]
+        reach = (large[last] - large[first])[local]  # the longest shift in each stretch, in samples
+        found = np.zeros(len(rows), dtype=bool)
+        for _ in range(2):  # a window rotated within itself: one shift each side of the wrap
+            lag = _best_shift(a, b, rows, which, reach, found)
+            found |= _equal_at(a, b, rows, lag[which], reach[which])
+        best = max(best, int(np.count_nonzero(found)))
+    return best / count
+
+
+def _equal_at(a: np.ndarray, b: np.ndarray, rows: np.ndarray, lag: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """Whether ``b`` at each of ``rows`` equals ``a`` ``lag`` samples away (a nonzero lag within ``reach``)."""
+    source = rows + lag
+    inside = (lag != 0) & (np.abs(lag) <= reach) & (source >= 0) & (source < len(a))
+    equal: np.ndarray = inside & (b[rows] == a[np.clip(source, 0, len(a) - 1)])
+    return equal
+
+
+def _best_shift(a: np.ndarray, b: np.ndarray, rows: np.ndarray, which: np.ndarray, reach: np.ndarray,
+                found: np.ndarray) -> np.ndarray:
+    """Per stretch, the lag (in samples) under which most of its ``rows`` not yet ``found`` equal the base's value."""
+    # at most _SHIFT_SAMPLES of them, evenly spread, choose the shift (a shift that holds for most of a stretch
+    # holds for most of every k-th sample of it); the samples of the longest stretches first, as a lag of k
+    # samples looks only at stretches that long
+    every = max(1, len(rows) // _SHIFT_SAMPLES)
+    rows, which, found = rows[::every], which[::every], found[::every]
+    order = np.argsort(-reach[which], kind="stable")
+    rows, which, found = rows[order], which[order], found[order]
+    longer = -reach[which]  # ascending
+    most = np.zeros(len(reach))
+    best = np.zeros(len(reach), dtype=np.int64)
+    for lag in range(-int(reach.max()), int(reach.max()) + 1):  # a loop over shifts, each over all its samples
+        if lag == 0:
+            continue
+        k = int(np.searchsorted(longer, -abs(lag), side="right"))  # the samples of stretches at least |lag| long
+        hit = _equal_at(a, b, rows[:k], np.full(k, lag), reach[which[:k]]) & ~found[:k]
+        hits = np.bincount(which[:k], weights=hit, minlength=len(reach))
+        better = hits > most
+        most[better], best[better] = hits[better], lag
+    return best
