@@ -351,3 +351,23 @@ def test_time_facts_of_a_step_too_small_to_count_by() -> None:
     facts = time_facts({"step_seconds": 5e-324, "first_time": None, "last_time": 1796083201.0}, 1796083200.0)
     assert facts["samples_after_now"] is None and facts["seconds_after_now"] == 1.0
     assert time_facts({"step_seconds": 0.5, "last_time": 1796083201.0}, 1796083200.0)["samples_after_now"] == 3
+
+
+def test_samples_after_now_reads_in_days_while_its_figures_stay_exact_seconds() -> None:
+    """PL960 writes how far a measurement runs past now as a duration (days here); the
+    figures it compared keep the exact seconds, and the message says it once."""
+    from fixture_helpers import run_fixture
+
+    from policylint.engine.messages import render
+
+    found = [f for f in run_fixture(FIXTURES / "PL960" / "fail").findings if f.code == "PL960"]
+    messages = sorted(f.message for f in found)
+    assert sum("runs 10.0 d past now" in m for m in messages) == 2, messages  # VRAM trace and job list
+    assert any("concurrency trace runs 19.9 d past now (240 samples dated after now; the trace starts" in m
+               for m in messages), messages
+    assert not any(" s past now" in m or "days ahead" in m for m in messages), messages
+    assert {f.figures[0] for f in found} >= {864_000.0, 1_720_800.0}  # the verdict's numbers, unrounded
+    assert render("{x:duration}", {"x": 45}) == "45 s"
+    assert render("{x:duration}", {"x": 5 * 3600.0}) == "5.0 h"
+    assert render("{x:duration}", {"x": None}) == "unknown"
+    assert render("{x:duration}", {"x": float("inf")}) == "unbounded"

@@ -363,7 +363,7 @@ def test_vram_traces_and_job_lists_after_now_fail_through_the_cli(tmp_path: Path
         ("workload pretrain-future", "job list"),
     }
     # the VRAM trace and the job list both end exactly ten days after now
-    assert sum("runs 864000 s past now" in str(f["message"]) for f in found) == 2
+    assert sum("runs 10.0 d past now" in str(f["message"]) for f in found) == 2
 
 
 def test_values_edited_inside_a_pulled_range_fail_through_the_cli(tmp_path: Path) -> None:

@@ -99,3 +99,7 @@ def test_a_base_commit_the_submodule_does_not_hold_is_reported_not_passed(tmp_pa
     message = serving[0]["message"]
     assert "the base revision of clusters/prod-east.yaml cannot be read: it lies in the submodule clusters" in message
     assert "does not hold commit" in message and "nothing shows what the pool owned then" in message
+    # the base is unknown, not empty: no "0 in all" for what the pool may keep (the verdict still fails closed)
+    for finding in (f for f in found if f["code"] == "PL950"):
+        assert " 0 in all" not in finding["hint"] and " 0 " not in finding["message"], finding
+        assert finding["hint"].endswith("at what the base revision held, which could not be read here"), finding["hint"]

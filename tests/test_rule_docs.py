@@ -397,3 +397,29 @@ def test_what_pl977_calls_looser_reports_no_more(rule: Rule, name: str) -> None:
             ruleset = configure_rules(load_rules([RULES_DIR]), {rule.code: {name: value}}, "test")
             counts[label] = _codes(folder, ruleset).count(rule.code)
         assert counts["loose"] <= counts["default"] <= counts["tight"], (kind, counts)
+
+
+_CITED_TRACE = re.compile(r"_traces/([\w.-]+)\s*#([^\n]*)")
+
+
+def test_a_trace_the_docs_call_measured_passes_pl990() -> None:
+    """A use_instead that cites a fixture trace as measured days cites one PL990 does not report.
+
+    The shared fixture traces are mostly written by formula (diurnal-100.csv repeats one cycle
+    every day) and PL990 reports those; the docs may cite them, but never as measurements.
+    """
+    from policylint import traces
+    from policylint.calc.runs import run_figures
+
+    pl990 = RULESET.rules["PL990"]
+    max_share, min_runs = float(pl990.params["max_share"].default), int(pl990.params["min_runs"].default)
+    cited = {(r.code, name) for r in CHECKED
+             for name, comment in _CITED_TRACE.findall(str(r.docs["use_instead"])) if "measured" in comment}
+    assert cited, "no use_instead cites a measured trace"
+    for code, name in sorted(cited):
+        path = FIXTURES / "_traces" / name
+        assert path.is_file(), f"{code}'s use_instead cites {name}, which tests/rules/_traces does not hold"
+        series = traces.read_series(path)
+        _, share, judged = run_figures(series.values, series.valid)
+        assert share is None or judged is None or judged < min_runs or share <= max_share, (
+            f"{code}'s use_instead calls {name} measured, but {share:.0%} of its varied runs repeat (PL990)")

@@ -73,6 +73,12 @@ def reference(rules: list[Any]) -> str:
         "The fix column says how `check --fix` fixes a rule's findings: *safe* (`--fix`), *unsafe* "
         "(it raises capacity: only with `--fix --unsafe-fixes`) or *display-only* (shown by `--fix-dry-run`, never written).",
         "",
+        "The examples cite the rule fixtures' shared files in `tests/rules/_traces/`. Most of those traces are written "
+        "by formula, not measured: `diurnal-100.csv`, the usual passing trace, repeats one smooth daily cycle, so "
+        "PL990 (measurement-repeats-itself) reports it, as it does most formula traces, when it runs; each example "
+        "proves only its own rule. A trace an example calls measured (`bursty-sustained.csv`) carries drawn noise and "
+        "passes PL990.",
+        "",
         "| code | name | severity | applies to | fix | summary |",
         "|---|---|---|---|---|---|",
     ]

@@ -24,6 +24,8 @@ class _SafeFormatter(string.Formatter):
     (:func:`policylint.engine.checks.format_share`, the one function every message uses).
     ``{x:or:no pool}`` writes the words after ``or:`` where ``x`` is unknown, for a value
     whose absence has a meaning of its own (a workload in no pool), not "unknown".
+    ``{x:duration}`` writes a number of seconds in the largest unit that keeps it readable
+    (:func:`duration`: "45 s", "6.7 min", "19.9 d"); the fact itself keeps its exact seconds.
     """
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
@@ -40,12 +42,31 @@ class _SafeFormatter(string.Formatter):
             return format_share(value)
         if format_spec and (value is None or isinstance(value, float) and math.isinf(value)):
             return _plain(value)  # "unknown" / "unbounded", whatever the number format
+        if format_spec == "duration" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return duration(float(value))
         if format_spec:
             try:
                 return super().format_field(value, format_spec)
             except (ValueError, TypeError):
                 return str(value)
         return _plain(value)
+
+
+def duration(seconds: float) -> str:
+    """Seconds as the largest unit that keeps the figure readable (s, min, h, d).
+
+    The one way policylint writes a length of time in words: finding messages
+    (the ``{x:duration}`` format) and the text reports (``policylint.report.quantities``).
+    """
+    if not math.isfinite(seconds):
+        return "unbounded"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} d"
 
 
 def _plural(value: Any, word: str, plural: str | None = None) -> str:

@@ -396,6 +396,8 @@ def history_facts(
         sheet.owned_and_proposed_gpus_before = sheet.owned_gpus_allowed = 0
         sheet.owned_before_phrase = "what the base revision held (unknown here)"
         sheet.backing_note = f"{unreadable}: nothing shows what the pool owned then, so none of it is backed"
+        # the 0 above only fails the pool closed; the base is unknown, not empty, so no figure is shown for it
+        sheet.allowed_phrase = "what the base revision held, which could not be read here"
         return
     sheet.owned_and_proposed_gpus_before = then.owned_and_proposed_gpus
     parts = [f"{then.owned_gpus} owned", *([f"{then.buffer_gpus} buffer"] if then.buffer_gpus else []),
@@ -435,6 +437,7 @@ def history_facts(
     rearranged = sorted({shown for shown, real in cited if real in history.rearranged})
     backed_by(sheet, then.owned_and_proposed_gpus, history.baseline_before.get(pool.qualified, (None, None)),
               rearranged)
+    sheet.allowed_phrase = f"{sheet.owned_gpus_allowed} in all"
 
 
 def measured_on_facts(sheets: Mapping[str, WorkloadFactSheet], pool: Pool, history: History | None) -> None:

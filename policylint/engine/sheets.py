@@ -366,6 +366,7 @@ class PoolFactSheet(Facts):
         default=None,
     )
     backing_note: str | None = fact("text for messages: what the evidence since the base backs", default=None)
+    allowed_phrase: str | None = fact("text for messages: 'owned_gpus_allowed in all', or that the base could not be read", default=None)
     owned_phrase: str | None = fact(
         "text for messages: 'reserves N GPUs', or for a Kueue flavor that lends, its nominal quota and lendable "
         "part; then what a split's pieces own with it and what its proposals ask",

@@ -1,12 +1,19 @@
 """How the text reports write a quantity: a count or a band, and a duration.
 
 One home for both, below the commands that print them (``bands``, ``bands --pool``),
-so neither command imports the other to share a formatter.
+so neither command imports the other to share a formatter. ``duration`` is the finding
+messages' own (:func:`policylint.engine.messages.duration`), re-exported here.
 """
 
 from __future__ import annotations
 
 import math
+
+# A duration reads the same in a finding's message and in a text report: one function, kept
+# with the message formats (the engine may not import a report).
+from policylint.engine.messages import duration
+
+__all__ = ["duration", "number"]
 
 
 def number(value: float) -> str:
@@ -14,16 +21,3 @@ def number(value: float) -> str:
     if not math.isfinite(value):
         return "unbounded"
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
-
-
-def duration(seconds: float) -> str:
-    """Seconds as the largest unit that keeps the figure readable (s, min, h, d)."""
-    if not math.isfinite(seconds):
-        return "unbounded"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    if seconds < 172_800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86_400:.1f} d"

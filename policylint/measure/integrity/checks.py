@@ -23,9 +23,9 @@ def samples_after_now(facts: Any, params: Any) -> list[dict[str, Any]]:
         if fact == "seconds_after_now":
             count = facts.get("samples_after_now")
             noun = "sample" if count == 1 else "samples"
-            # how far ahead in days, and where the trace starts (not the first future sample: newcomer trial)
-            detail = (f" ({count} {noun} dated after now, the last {float(ahead) / 86400:.1f} days ahead;"
-                      f" the trace starts {facts.get('first_sample')})")
+            # where the trace starts (not the first future sample: newcomer trial); how far
+            # ahead is the message's own figure ({seconds:duration}), not repeated here
+            detail = f" ({count} {noun} dated after now; the trace starts {facts.get('first_sample')})"
         elif fact == "vram_seconds_after_now":
             detail = " (its last sample is dated in the future)"
         else:

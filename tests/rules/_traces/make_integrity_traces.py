@@ -17,7 +17,10 @@ is 2026-12-01T00:00Z.
 - pasted-week.csv (15-minute rows, 91 days): one noisy week of 60 +- 20 in flight, repeated
   thirteen times to fill the window.
 - bursty-sustained.csv (15-minute rows, 92 days): 30 in flight, and every day a burst to
-  90 that lasts three hours (wider than any cold start): real, sustained demand.
+  90 that lasts three hours (wider than any cold start): real, sustained demand. Its noise
+  (+-2) is drawn (numpy's PCG64, seed 971), not the arithmetic wobble: the docs cite this
+  trace as measured days (PL966, PL971, PL990), and the wobble's 16-step runs repeat
+  through the trace, which PL990 reports (65% of its varied runs) as it would a pasted block.
 - bursty-scaled.csv: bursty-sustained.csv with every value times 1.3, rounded (a scaled copy).
 - pulled-extended.json (+ .provenance.json): a Prometheus answer over 92 days ending
   2026-11-30T22:00Z at 2-hour steps, whose provenance records a pull of only the last 61
@@ -72,9 +75,20 @@ def sine(i: int, t: int) -> str:
     return f"{100 + 40 * math.sin(2 * math.pi * (t % 86_400) / 86_400):.3f}"
 
 
+def _drawn_noise(size: int, count: int, seed: int) -> list[int]:
+    """``count`` integers in [-size, size] drawn with a fixed seed: noise that, like a measurement's, never repeats a run."""
+    import numpy as np
+
+    return [int(v) for v in np.random.default_rng(seed).integers(-size, size + 1, size=count)]
+
+
+#: bursty-sustained.csv's noise, one draw per row (92 days of 15-minute rows)
+_BURSTY_NOISE = _drawn_noise(2, 92 * 96, 971)
+
+
 def bursty(i: int, t: int) -> str:
     hour = (t % 86_400) // 3600
-    return str((90 if 13 <= hour < 16 else 30) + wobble(i, 2))
+    return str((90 if 13 <= hour < 16 else 30) + _BURSTY_NOISE[i])
 
 
 def write_pulled_extended() -> None:
