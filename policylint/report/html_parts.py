@@ -95,13 +95,12 @@ def cell(label: str, content: str, css: str = "") -> str:
 
 
 def duration(seconds: float | None) -> str:
-    """A length of time as a reader takes it in: seconds, minutes or hours ('–' when unknown)."""
+    """A length of time as a reader takes it in ('–' when unknown): :func:`policylint.engine.messages.duration`,
+    the one way policylint writes one in words, but for an unbounded one."""
+    from policylint.engine.messages import duration as in_words
+
     if seconds is None:
         return "–"
     if not math.isfinite(seconds):
         return "without bound"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7_200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+    return in_words(seconds)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from policylint.measure.integrity_facts import IntegrityWorkloadFacts
+from policylint.report.html_parts import duration
 
 if TYPE_CHECKING:
     from policylint.engine.view import View
@@ -19,7 +20,7 @@ _COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("series_fingerprint", "series fingerprint", lambda v: str(v)[:12]),
     ("double_count_basis", "repeats another workload's series", lambda v: str(v)),
     ("repeated_days", "days that repeat another", lambda v: str(v)),
-    ("seconds_after_now", "runs past now", lambda v: f"{float(v):,.0f} s"),
+    ("seconds_after_now", "runs past now", lambda v: duration(float(v))),
     ("resolution_step_seconds", "real step", lambda v: f"{float(v):,.0f} s"),
     ("step_seconds", "declared step", lambda v: f"{float(v):,.0f} s"),
     ("roughness", "roughness", lambda v: f"{float(v):.3f}"),
