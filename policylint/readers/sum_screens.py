@@ -1,0 +1,178 @@
+"""Two sum screens that look at what the grid sums rather than at equal sample times.
+
+A sum of series (the series of a Prometheus answer, the pods of a long table) is put on one
+grid, each series carrying its last value forward (:func:`policylint.readers.grid.combine`).
+Two games passed the screens of :func:`policylint.readers.grid.refuse_repeated` (red team,
+2026-12-07, round 21):
+
+- **a total stamped off its parts**: three "pods" (a random split of every sample) and their
+  total stamped one second earlier. The total test there fits the times where every series has
+  a sample: there were none. On the grid the total is carried onto its parts' sample, and every
+  request counts twice. :func:`refuse_offset_total` pairs each series' samples with the other
+  series' samples nearest them in time (each read at its own phase, within half a step, and
+  at the neighbouring sample either side) and refuses a series that is the sum of some others
+  there, with the strictness of the aligned test (nine digits at 99% of the samples).
+- **a flat part**: one more series holding 520 at every sample, summed in. The sum still moves
+  (PL120 judges it), and the sum screens leave alone a series that changes fewer than ten times
+  (idle replicas agree by chance). :func:`flat_parts` names each part that holds one non-zero
+  value for :data:`FLAT_PART_SECONDS` or longer; a concurrency trace with one is refused where
+  it is read (:func:`refuse_flat_parts`). Idle replicas at 0 are exempt; a VRAM trace is not
+  judged (a replica's reserved memory is flat by design).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from policylint.errors import MeasurementError
+
+if TYPE_CHECKING:
+    from policylint.readers.series import Series
+
+__all__ = ["FLAT_PART_SECONDS", "flat_parts", "refuse_flat_parts", "refuse_offset_total"]
+
+#: a series that changes value fewer times than this may equal another by chance (idle replicas
+#: at zero, a constant gauge); one that changes more is the same measurement when it repeats
+REPEAT_MIN_CHANGES = 10
+#: the most series of one sum screened for an aggregate of some of the others (a least-squares fit per series)
+MAX_TOTAL_SERIES = 32
+#: the share of their common samples at which a series equals the sum of some of the others, from which it
+#: is taken for their aggregate: a total with a few samples nudged is still the total (red team, 2026-12-06)
+TOTAL_SHARE = 0.99
+#: a part of a sum holding one non-zero value this long (seconds, one day, as PL120's flat days) is no measurement
+FLAT_PART_SECONDS = 86_400.0
+#: the samples of the candidate total a fit uses (evenly spaced among its own)
+_FIT_ROWS = 4096
+#: the neighbouring samples each other series is also read at (a total stamped up to a step and a half off)
+_LAGS = (-1, 0, 1)
+
+
+def _nearest(t: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The index of the sample of sorted ``t`` nearest each time of ``at``."""
+    right = np.minimum(np.searchsorted(t, at), t.size - 1)
+    left = np.maximum(right - 1, 0)
+    return np.where(np.abs(t[left] - at) <= np.abs(t[right] - at), left, right)
+
+
+def _read_at(t: np.ndarray, v: np.ndarray, at: np.ndarray, phase: float, lag: int, step: float) -> np.ndarray:
+    """``v`` at the sample nearest ``at + phase`` (within half a step), moved ``lag`` samples on; NaN where none."""
+    idx = _nearest(t, at + phase)
+    held = np.abs(t[idx] - (at + phase)) <= step / 2
+    moved = idx + lag
+    inside = (moved >= 0) & (moved < t.size)
+    moved = np.clip(moved, 0, t.size - 1)
+    held &= inside & (np.abs(t[moved] - t[idx]) <= 1.5 * step * abs(lag) + 1e-9)  # a neighbour, not across a hole
+    return np.where(held, v[moved], np.nan)
+
+
+def refuse_offset_total(parts: list[tuple[str, np.ndarray, np.ndarray]], step: float, name: str) -> None:
+    """Raise :class:`MeasurementError` when one series of the sum ``parts`` is the total of some of the others,
+    its samples paired with theirs by nearest time rather than equal time (see the module).
+
+    Each busy series (at least :data:`REPEAT_MIN_CHANGES` changes) is fitted, by
+    least squares over up to :data:`_FIT_ROWS` of its samples, on every other series read at its own phase
+    (the median offset of its nearest samples) and at the samples either side; weights of 0 or 1 (two or more
+    series at 1, each at one lag) are then tested on all its samples: equal to nine digits at
+    :data:`TOTAL_SHARE` of those they share, and of those where it is not zero.
+    Up to :data:`MAX_TOTAL_SERIES` series; the loops run over series and lags.
+    """
+    if not 3 <= len(parts) <= MAX_TOTAL_SERIES or not step > 0:
+        return
+    live: list[tuple[str, np.ndarray, np.ndarray, bool]] = []
+    for label, times, values in parts:
+        keep = ~np.isnan(values)
+        t, v = np.asarray(times, dtype=np.float64)[keep], np.asarray(values, dtype=np.float64)[keep]
+        if t.size >= 2:
+            live.append((label, t, v, int(np.count_nonzero(v[1:] != v[:-1])) >= REPEAT_MIN_CHANGES))
+    if len(live) < 3:
+        return
+    for i, (label, ti, vi, busy) in enumerate(live):
+        if not busy:
+            continue
+        rows = ti[np.linspace(0, ti.size - 1, min(ti.size, _FIT_ROWS)).astype(np.int64)]
+        others = [j for j in range(len(live)) if j != i]
+        phases = {j: float(np.median(live[j][1][_nearest(live[j][1], rows)] - rows)) for j in others}
+        columns = [(j, lag) for j in others for lag in _LAGS]
+        fit = np.column_stack([_read_at(live[j][1], live[j][2], rows, phases[j], lag, step) for j, lag in columns])
+        usable = ~np.isnan(fit).any(axis=1)
+        if np.count_nonzero(usable) < max(REPEAT_MIN_CHANGES, 2 * len(columns)):
+            continue
+        y = vi[np.searchsorted(ti, rows)]
+        weights = np.linalg.lstsq(fit[usable], y[usable], rcond=None)[0]
+        whole = np.rint(weights)
+        if not (np.all(np.abs(weights - whole) < 0.05) and np.all((whole == 0) | (whole == 1)) and whole.sum() >= 2):
+            continue
+        chosen = [columns[k] for k in np.flatnonzero(whole == 1)]
+        if len({j for j, _ in chosen}) < len(chosen):
+            continue  # one series counted at two of its samples: no aggregate of separate series
+        total = np.zeros(ti.size)
+        for j, lag in chosen:
+            total += _read_at(live[j][1], live[j][2], ti, phases[j], lag, step)  # NaN where one has none
+        shared = ~np.isnan(total)
+        count = int(np.count_nonzero(shared))
+        busy_shared = shared & (vi != 0)
+        scale = float(np.max(np.abs(vi[shared]))) if count else 0.0
+        if count < REPEAT_MIN_CHANGES or np.count_nonzero(busy_shared) < REPEAT_MIN_CHANGES or not scale > 0:
+            continue
+        same = np.abs(total - vi) <= 1e-9 * scale  # False where NaN
+        equal = int(np.count_nonzero(same & shared))
+        if equal < TOTAL_SHARE * count or np.count_nonzero(same & busy_shared) < TOTAL_SHARE * np.count_nonzero(busy_shared):
+            continue
+        named = ", ".join(live[j][0] for j, _ in chosen)
+        which = "other" if len(chosen) == len(live) - 1 else "of the other"
+        raise MeasurementError(
+            f"series {label} is the total of {len(chosen)} {which} series ({named}) at {equal:,} of the {count:,}"
+            " samples they share, each read at its sample nearest in time (its times are not theirs, but on the"
+            " grid each carries its last value onto the others'): an aggregate exported beside its parts (a"
+            " federation job, a recording rule or a subtotal under the same name), and summed, those requests"
+            " would count twice; pick the parts or the total (match, columns), not both",
+            source=name,
+        )
+
+
+def flat_parts(parts: list[tuple[str, np.ndarray, np.ndarray]]) -> tuple[str, ...]:
+    """What is flat about each part of a sum that holds one non-zero value for :data:`FLAT_PART_SECONDS` or longer.
+
+    A run is timed from its first sample to the first sample of the next value (or its own last
+    sample); missing samples (NaN) neither end a run nor start one. One line per such part, naming
+    it, its value and the longest run; empty when none is flat. The loop runs over parts.
+    """
+    from policylint.readers.timestamps import format_time
+
+    found: list[str] = []
+    for label, times, values in parts:
+        keep = ~np.isnan(values)
+        t, v = np.asarray(times, dtype=np.float64)[keep], np.asarray(values, dtype=np.float64)[keep]
+        if t.size < 2 or t[-1] - t[0] < FLAT_PART_SECONDS:
+            continue
+        cut = np.flatnonzero(v[1:] != v[:-1]) + 1
+        starts = np.concatenate(([0], cut))
+        ends = np.concatenate((cut, [t.size - 1]))
+        spans = np.where(v[starts] != 0, t[ends] - t[starts], 0.0)
+        k = int(np.argmax(spans))
+        if spans[k] >= FLAT_PART_SECONDS:
+            runs = starts.size
+            found.append(
+                f"series {label} holds {v[starts[k]]:g} from {format_time(t[starts[k]])} to"
+                f" {format_time(t[ends[k]])} ({spans[k] / 86_400:.1f} days) without a change"
+                + (" (the whole of its samples)" if runs == 1 else f" ({runs - 1} changes in all)")
+            )
+    return tuple(found)
+
+
+def refuse_flat_parts(series: Series) -> None:
+    """Raise :class:`MeasurementError` when a concurrency trace sums a flat non-zero part (:func:`flat_parts`).
+
+    The reader notes such parts (:attr:`Series.flat_parts`) on every sum; only a concurrency
+    read refuses them, since memory held by a replica is flat by design.
+    """
+    if series.flat_parts:
+        raise MeasurementError(
+            f"{'; '.join(series.flat_parts)}: a replica's requests in flight move, and a part of a sum that holds"
+            f" one value for a day or more ({FLAT_PART_SECONDS / 3600:g} h) is not measuring them; summed, it adds"
+            " that value to every sample. Leave it out of the sum (match, key select, columns) or export it measured;"
+            " an idle replica at 0 is fine",
+            source=series.source,
+        )
