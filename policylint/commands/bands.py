@@ -302,10 +302,9 @@ def _unused(series: Series) -> list[str]:
 def _read(args: argparse.Namespace, limits: Any) -> Series:
     """The trace, read with every input option of the command line."""
     from policylint.readers import parse_where_text
-    from policylint.readers.sum_screens import refuse_flat_parts
     from policylint.traces import read_series
 
-    series = read_series(
+    return read_series(
         args.trace,
         format=args.input_format,
         timestamp_column=args.timestamp_column,
@@ -328,8 +327,6 @@ def _read(args: argparse.Namespace, limits: Any) -> Series:
         gpus_column=args.gpus_column,
         unit=args.unit,
     )
-    refuse_flat_parts(series)  # the trace is a concurrency trace: a flat part of its sum is no demand
-    return series
 
 
 def _band_values(report: BandReport) -> dict[str, float]:

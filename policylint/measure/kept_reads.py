@@ -117,11 +117,7 @@ def read_trace(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | N
     With the cache ``folder`` (a small run's; None: no kept reads), from a kept read
     when one fits, and a read made here is kept for the next run.
     """
-    from policylint.readers.sum_screens import refuse_flat_parts
-
-    series = _kept(ref, limits, folder, lambda series: series, _load, _store)
-    refuse_flat_parts(series)  # a part of the sum that holds one value for days is no replica's demand
-    return series
+    return _kept(ref, limits, folder, lambda series: series, _load, _store)
 
 
 def read_prints(ref: MeasurementRef, limits: TraceLimits | None, folder: Path | None) -> dict[str, Any]:

@@ -14,10 +14,10 @@ Two games passed the screens of :func:`policylint.readers.grid.refuse_repeated` 
   there, with the strictness of the aligned test (nine digits at 99% of the samples).
 - **a flat part**: one more series holding 520 at every sample, summed in. The sum still moves
   (PL120 judges it), and the sum screens leave alone a series that changes fewer than ten times
-  (idle replicas agree by chance). :func:`flat_parts` names each part that holds one non-zero
-  value for :data:`FLAT_PART_SECONDS` or longer; a concurrency trace with one is refused where
-  it is read (:func:`refuse_flat_parts`). Idle replicas at 0 are exempt; a VRAM trace is not
-  judged (a replica's reserved memory is flat by design).
+  (idle replicas agree by chance). :func:`flat_parts` names each part that mostly holds one
+  non-zero value for a day or more at a time; an inference workload's concurrency trace with one is
+  refused when measured (:func:`refuse_flat_parts`). Idle replicas at 0 are exempt; a VRAM trace and
+  a training or batch job's GPUs are not judged (flat by design).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from policylint.errors import MeasurementError
 if TYPE_CHECKING:
     from policylint.readers.series import Series
 
-__all__ = ["FLAT_PART_SECONDS", "flat_parts", "refuse_flat_parts", "refuse_offset_total"]
+__all__ = ["FLAT_PART_SECONDS", "FLAT_PART_SHARE", "flat_parts", "refuse_flat_parts", "refuse_offset_total"]
 
 #: a series that changes value fewer times than this may equal another by chance (idle replicas
 #: at zero, a constant gauge); one that changes more is the same measurement when it repeats
@@ -43,6 +43,8 @@ MAX_TOTAL_SERIES = 32
 TOTAL_SHARE = 0.99
 #: a part of a sum holding one non-zero value this long (seconds, one day, as PL120's flat days) is no measurement
 FLAT_PART_SECONDS = 86_400.0
+#: the share of a part's span held in such runs from which the part is flat (not a measurement of requests)
+FLAT_PART_SHARE = 0.5
 #: the samples of the candidate total a fit uses (evenly spaced among its own)
 _FIT_ROWS = 4096
 #: the neighbouring samples each other series is also read at (a total stamped up to a step and a half off)
@@ -133,11 +135,15 @@ def refuse_offset_total(parts: list[tuple[str, np.ndarray, np.ndarray]], step: f
 
 
 def flat_parts(parts: list[tuple[str, np.ndarray, np.ndarray]]) -> tuple[str, ...]:
-    """What is flat about each part of a sum that holds one non-zero value for :data:`FLAT_PART_SECONDS` or longer.
+    """What is flat about each part of a sum that mostly holds one non-zero value for a day or more at a time.
 
-    A run is timed from its first sample to the first sample of the next value (or its own last
-    sample); missing samples (NaN) neither end a run nor start one. One line per such part, naming
-    it, its value and the longest run; empty when none is flat. The loop runs over parts.
+    A part is flat when its runs of one non-zero value that last :data:`FLAT_PART_SECONDS` or longer
+    cover :data:`FLAT_PART_SHARE` or more of its span (first to last measured sample). A run is timed
+    from its first sample to the first sample of the next value (or its own last sample); missing
+    samples (NaN) neither end a run nor start one. Real series with long plateaus stay below the share
+    (the Helios cluster's busiest column holds its values a day or more for 27% of May 2020), so do
+    idle replicas at 0 and pods that lived less than a day. One line per flat part, naming it, its
+    longest run and the share; empty when none is flat. The loop runs over parts.
     """
     from policylint.readers.timestamps import format_time
 
@@ -151,28 +157,30 @@ def flat_parts(parts: list[tuple[str, np.ndarray, np.ndarray]]) -> tuple[str, ..
         starts = np.concatenate(([0], cut))
         ends = np.concatenate((cut, [t.size - 1]))
         spans = np.where(v[starts] != 0, t[ends] - t[starts], 0.0)
-        k = int(np.argmax(spans))
-        if spans[k] >= FLAT_PART_SECONDS:
-            runs = starts.size
+        share = float(spans[spans >= FLAT_PART_SECONDS].sum()) / float(t[-1] - t[0])
+        if share >= FLAT_PART_SHARE:
+            k = int(np.argmax(spans))
             found.append(
                 f"series {label} holds {v[starts[k]]:g} from {format_time(t[starts[k]])} to"
-                f" {format_time(t[ends[k]])} ({spans[k] / 86_400:.1f} days) without a change"
-                + (" (the whole of its samples)" if runs == 1 else f" ({runs - 1} changes in all)")
+                f" {format_time(t[ends[k]])} ({spans[k] / 86_400:.1f} days) without a change, and one value"
+                f" a day or more at a time for {share:.0%} of its {(t[-1] - t[0]) / 86_400:.1f} days"
+                f" ({starts.size - 1:,} changes in all)"
             )
     return tuple(found)
 
 
 def refuse_flat_parts(series: Series) -> None:
-    """Raise :class:`MeasurementError` when a concurrency trace sums a flat non-zero part (:func:`flat_parts`).
+    """Raise :class:`MeasurementError` when a trace of requests in flight sums a flat part (:func:`flat_parts`).
 
-    The reader notes such parts (:attr:`Series.flat_parts`) on every sum; only a concurrency
-    read refuses them, since memory held by a replica is flat by design.
+    The reader notes such parts (:attr:`Series.flat_parts`) on every sum; only an inference
+    workload's concurrency trace refuses them: memory a replica reserves is flat by design, and
+    so are the GPUs a training or batch job holds for days.
     """
     if series.flat_parts:
         raise MeasurementError(
-            f"{'; '.join(series.flat_parts)}: a replica's requests in flight move, and a part of a sum that holds"
-            f" one value for a day or more ({FLAT_PART_SECONDS / 3600:g} h) is not measuring them; summed, it adds"
-            " that value to every sample. Leave it out of the sum (match, key select, columns) or export it measured;"
+            f"{'; '.join(series.flat_parts)}: requests in flight move, and a part of a sum that mostly holds one"
+            " value for a day or more at a time is not measuring them; summed, it adds that value to the other"
+            " parts' samples. Leave it out of the sum (match, key select, columns) or export it measured;"
             " an idle replica at 0 is fine",
             source=series.source,
         )
