@@ -46,7 +46,7 @@ FLAT_PART_SECONDS = 86_400.0
 #: the share of a part's span held in such runs from which the part is flat (not a measurement of requests)
 FLAT_PART_SHARE = 0.5
 #: the samples of the candidate total a fit uses (evenly spaced among its own)
-_FIT_ROWS = 4096
+_FIT_ROWS = 1024
 #: the neighbouring samples each other series is also read at (a total stamped up to a step and a half off)
 _LAGS = (-1, 0, 1)
 
@@ -58,15 +58,18 @@ def _nearest(t: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.where(np.abs(t[left] - at) <= np.abs(t[right] - at), left, right)
 
 
-def _read_at(t: np.ndarray, v: np.ndarray, at: np.ndarray, phase: float, lag: int, step: float) -> np.ndarray:
-    """``v`` at the sample nearest ``at + phase`` (within half a step), moved ``lag`` samples on; NaN where none."""
+def _read_at(t: np.ndarray, v: np.ndarray, at: np.ndarray, phase: float, lags: tuple[int, ...],
+             step: float) -> list[np.ndarray]:
+    """``v`` at the sample nearest each ``at + phase`` (within half a step), moved on by each of ``lags`` samples;
+    NaN where there is none (or the neighbour lies across a hole)."""
     idx = _nearest(t, at + phase)
-    held = np.abs(t[idx] - (at + phase)) <= step / 2
-    moved = idx + lag
-    inside = (moved >= 0) & (moved < t.size)
-    moved = np.clip(moved, 0, t.size - 1)
-    held &= inside & (np.abs(t[moved] - t[idx]) <= 1.5 * step * abs(lag) + 1e-9)  # a neighbour, not across a hole
-    return np.where(held, v[moved], np.nan)
+    near = np.abs(t[idx] - (at + phase)) <= step / 2
+    out = []
+    for lag in lags:
+        moved = np.clip(idx + lag, 0, t.size - 1)
+        held = near & (idx + lag >= 0) & (idx + lag < t.size) & (np.abs(t[moved] - t[idx]) <= 1.5 * step * abs(lag) + 1e-9)
+        out.append(np.where(held, v[moved], np.nan))
+    return out
 
 
 def refuse_offset_total(parts: list[tuple[str, np.ndarray, np.ndarray]], step: float, name: str) -> None:
@@ -97,12 +100,18 @@ def refuse_offset_total(parts: list[tuple[str, np.ndarray, np.ndarray]], step: f
         others = [j for j in range(len(live)) if j != i]
         phases = {j: float(np.median(live[j][1][_nearest(live[j][1], rows)] - rows)) for j in others}
         columns = [(j, lag) for j in others for lag in _LAGS]
-        fit = np.column_stack([_read_at(live[j][1], live[j][2], rows, phases[j], lag, step) for j, lag in columns])
+        fit = np.column_stack([c for j in others for c in _read_at(live[j][1], live[j][2], rows, phases[j], _LAGS, step)])
         usable = ~np.isnan(fit).any(axis=1)
         if np.count_nonzero(usable) < max(REPEAT_MIN_CHANGES, 2 * len(columns)):
             continue
-        y = vi[np.searchsorted(ti, rows)]
-        weights = np.linalg.lstsq(fit[usable], y[usable], rcond=None)[0]
+        y = vi[np.searchsorted(ti, rows)][usable]
+        fit = fit[usable]
+        # a sum of two or more series that never go below 0 is at least the two smallest of them: a pod of
+        # a fleet of like pods is none, and needs no fit (the loop stays cheap on a fleet of 32)
+        smallest = np.sort(fit.mean(axis=0).reshape(len(others), len(_LAGS)).min(axis=1))
+        if fit.min() >= 0 and float(y.mean()) < 0.95 * float(smallest[:2].sum()):
+            continue
+        weights = np.linalg.lstsq(fit, y, rcond=None)[0]
         whole = np.rint(weights)
         if not (np.all(np.abs(weights - whole) < 0.05) and np.all((whole == 0) | (whole == 1)) and whole.sum() >= 2):
             continue
@@ -111,7 +120,7 @@ def refuse_offset_total(parts: list[tuple[str, np.ndarray, np.ndarray]], step: f
             continue  # one series counted at two of its samples: no aggregate of separate series
         total = np.zeros(ti.size)
         for j, lag in chosen:
-            total += _read_at(live[j][1], live[j][2], ti, phases[j], lag, step)  # NaN where one has none
+            total += _read_at(live[j][1], live[j][2], ti, phases[j], (lag,), step)[0]  # NaN where one has none
         shared = ~np.isnan(total)
         count = int(np.count_nonzero(shared))
         busy_shared = shared & (vi != 0)
