@@ -157,6 +157,10 @@ def measure_workload(
     if ref is not None and ref.path is not None:
         try:
             series = read_trace(ref, limits, reads)
+            if workload.spec.get("class") not in ("training", "batch"):
+                from policylint.readers.sum_screens import refuse_flat_parts
+
+                refuse_flat_parts(series)  # requests in flight move: a part flat for days is no replica's demand
             findings.extend(_notes(ref, series.notes))
             read = series  # integrity is judged on the file's own series, before a share scales it
             series = _apply_share(workload, series)

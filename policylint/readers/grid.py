@@ -13,8 +13,9 @@ import numpy as np
 from policylint.errors import MeasurementError
 from policylint.readers.limits import DEFAULT_LIMITS, TraceLimits, check_grid
 from policylint.readers.series import Gap, Series
+from policylint.readers.sum_screens import MAX_TOTAL_SERIES, REPEAT_MIN_CHANGES, TOTAL_SHARE
 
-__all__ = ["AGGREGATES", "combine", "event_log_hint", "finish", "median_step", "regular_grid", "to_grid"]
+__all__ = ["AGGREGATES", "MAX_TOTAL_SERIES", "REPEAT_MIN_CHANGES", "TOTAL_SHARE", "combine", "event_log_hint", "finish", "median_step", "regular_grid", "to_grid"]
 
 
 def regular_grid(start: float, step: float, n: int) -> np.ndarray:
@@ -207,9 +208,6 @@ AGGREGATES = ("sum", "mean", "max")
 """How several series (keys of a long table, Prometheus series) become one."""
 
 
-#: a series that changes value fewer times than this may equal another by chance (idle replicas
-#: at zero, a constant gauge); one that changes more is the same measurement when it repeats
-REPEAT_MIN_CHANGES = 10
 
 
 def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) -> None:
@@ -291,11 +289,6 @@ def refuse_repeated(parts: list[tuple[str, np.ndarray, np.ndarray]], name: str) 
     _refuse_total(parts, name)
 
 
-#: the most series of one sum screened for an aggregate of some of the others (a least-squares fit per series)
-MAX_TOTAL_SERIES = 32
-#: the share of their common samples at which a series equals the sum of some of the others, from which it
-#: is taken for their aggregate: a total with a few samples nudged is still the total (red team, 2026-12-06)
-TOTAL_SHARE = 0.99
 #: the samples a fit of one series on the others uses (evenly spaced among those where every series is measured)
 _FIT_ROWS = 4096
 
@@ -431,8 +424,10 @@ def combine(
         raise MeasurementError(f"step must be positive, got {step:g} seconds", source=name)
     if how == "sum":
         from policylint.readers.interleaved import refuse_interleaved
+        from policylint.readers.sum_screens import refuse_offset_total
 
         refuse_interleaved(parts, step, max_gap_steps, name)
+        refuse_offset_total(parts, step, name)  # a total stamped off its parts' times (red team, round 21)
     start = min(float(t[0]) for _, t, _ in parts)
     stop = max(float(t[-1]) for _, t, _ in parts)
     n = check_grid(start, stop, step, limits, name)
@@ -454,6 +449,8 @@ def combine(
         count += measured
         gaps.extend(series_gaps)
     if how == "sum":
+        from policylint.readers.sum_screens import flat_parts
+
         values_out = np.where(unknown, np.nan, total)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -474,6 +471,7 @@ def combine(
         gaps=tuple(gaps),
         first=float(min(firsts)),
         last=float(max(lasts)),
+        flat_parts=flat_parts(parts) if how == "sum" else (),
     )
     if how == "sum" and len(parts) >= 2:
         from policylint.readers.part_prints import with_part_prints

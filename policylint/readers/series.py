@@ -93,6 +93,9 @@ class Series:
     #: the labels of the summed series (a long table's key values, a Prometheus answer's series) when the parts
     #: are series, not columns; empty for columns, which the spec names
     part_labels: tuple[str, ...] = ()
+    #: the summed series (or columns) that hold one non-zero value for a day or more, one line each
+    #: (:func:`policylint.readers.sum_screens.flat_parts`): a concurrency read refuses them; empty otherwise
+    flat_parts: tuple[str, ...] = ()
     #: the samples as read, before the grid (:func:`policylint.calc.prints.samples_fingerprint`): one
     #: file read at another step is the same evidence (PL111); None where the reader gives none
     samples_print: str | None = None

@@ -347,6 +347,12 @@ def read_table_series(
         limits=limits,
         uniform_step=uniform,
     )
+    if summed:
+        from policylint.readers.sum_screens import flat_parts
+
+        labels = [f"column {c}" for c in value_columns] if value_columns and len(value_columns) == len(summed) else [
+            f"value column {k + 1}" for k in range(len(summed))]
+        series = dataclasses.replace(series, flat_parts=flat_parts(list(zip(labels, [stamps] * len(summed), summed))))
     if summed and series.values.size == stamps.size and bool(series.valid.all()):
         # complete on its grid, so each column is a series of its own as it would be read alone: its
         # print is what another workload citing those values alone would have (PL111)
