@@ -268,7 +268,8 @@ def _volcano_siblings(
 
 def _volcano_tree(queue: Any, spec: dict[str, Any], guarantee: int | None, queues: dict[str, Any], gpu_of: Any) -> list[str]:
     """A Volcano queue's ancestors: a cap above its parent tighter than its guarantee, a cycle of parents,
-    and GPU quota under two resource names in the queue itself (red team, 2026-12-06, round 3)."""
+    an ancestor guaranteed more than its children (round 22), and GPU quota under two resource names in the
+    queue itself (red team, 2026-12-06, round 3)."""
     from policylint.model.schedulers.quantity import GPU_RESOURCES
 
     out: list[str] = []
@@ -291,11 +292,40 @@ def _volcano_tree(queue: Any, spec: dict[str, Any], guarantee: int | None, queue
         if doc is None:
             break
         above = (doc.data or {}).get("spec") or {}
+        spare = _spare_guarantee(here, above, queues, gpu_of)
+        if spare:
+            out.append(spare)
         cap = gpu_of(above.get("capability"))
         if len(chain) > 2 and cap is not None and guarantee is not None and cap < guarantee:
             out.append(f"Queue {queue} is guaranteed {guarantee} GPUs, but {here}, above its parent, caps its subtree at {cap}")
         here = above.get("parent")
     return out
+
+
+def _spare_guarantee(name: str, spec: dict[str, Any], queues: dict[str, Any], gpu_of: Any) -> str | None:
+    """A Volcano parent queue guaranteed more GPUs than its children are together, as a sentence (None: it is not).
+
+    Jobs run in leaf queues, and every pool is sized from its own guarantee against its workloads' baseline:
+    a parent's guarantee beyond its children's is reserved capacity no workload's baseline backs, which no
+    sizing rule nor PL950's owned figure sees. Red team, 2026-12-07, round 22: research's guarantee raised
+    120 -> 152 over children guaranteed 104 + 16, with their capabilities raised to take the 32, passed
+    check, the hook and --diff.
+    """
+    held = spec.get("guarantee")
+    guarantee = gpu_of(held.get("resource") if isinstance(held, dict) else None)
+    if not guarantee:
+        return None
+    children = [((d.data or {}).get("spec") or {}) for d in queues.values()]
+    guaranteed = 0
+    for child in children:
+        if isinstance(child, dict) and child.get("parent") == name:
+            theirs = child.get("guarantee")
+            guaranteed += gpu_of(theirs.get("resource") if isinstance(theirs, dict) else None) or 0
+    if guarantee <= guaranteed:
+        return None
+    return (f"{name} is guaranteed {guarantee} GPUs, but the queues under it only {guaranteed} together:"
+            f" {guarantee - guaranteed} reserved GPUs no workload's baseline backs (a parent's guarantee is the sum"
+            " of its children's)")
 
 
 def pool_integrity_facts(
