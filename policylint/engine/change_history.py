@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from policylint.engine.cohort_quota import CohortState
+    from policylint.engine.base_traces import Remap
     from policylint.engine.history import Change, PoolThen
     from policylint.engine.view import History
     from policylint.model import Model, Pool, Workload
@@ -214,9 +215,10 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
                      if (is_yaml_name(n) or is_json_name(n)) and not (set(Path(n).parts[:-1]) & SKIPPED_FOLDERS)]
             write_blobs(folder, sha, names, Path(scratch), options.limits.max_file_bytes)
             staying = {p.qualified: list(p.workloads) for p in model.pools if p.qualified in wanted}
+            at_base: dict[str, dict[str, str]] = {}  # what each workload of the base cited, by name and role
             pooled, brought, departed, recognised = _pooled_at_base(
                 folder, sha, Path(scratch), rel, {q: t.key for q, t in wanted.items()}, options, now, load_base,
-                {n: (t.key, w) for n, (t, w) in arrived.items()}, staying, change.renamed, prints)
+                {n: (t.key, w) for n, (t, w) in arrived.items()}, staying, change.renamed, prints, at_base)
             for q, gpus in pooled.items():
                 out[q][0] = gpus
         if not wanted:
@@ -237,7 +239,13 @@ def baselines_at_base(change: Change, wanted: dict[str, PoolThen], model: Model,
                 write_file(Path(scratch) / relative, Path(path).read_bytes(), root=None, explicit=True, parents=True,
                            durable=False, mode=0o600, what="a document beside the base revision's measurements")
             keys = {q: p.key for q, p in today.items()}
-            for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, keys, options, now, load_base)[0].items():
+            # each workload reads the base file its own base placement cited, not what the base held at today's
+            # path (red team round 22, 2026-12-07: two traces swapped, contents and citing paths, backed +19)
+            from policylint.engine.base_traces import remap_to_base
+
+            remap = remap_to_base((w for p in today.values() for w in p.workloads), folder, at_base)
+            for q, gpus in _pooled_at_base(folder, sha, Path(scratch), rel, keys, options, now, load_base,
+                                           remap=remap)[0].items():
                 out[q][1] = gpus
     except (OSError, ValueError, PolicylintError, MeasurementError, subprocess.SubprocessError):
         return {}, brought, departed, recognised  # what the first reading measured whole stands
@@ -248,7 +256,8 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
                     options: Any, now: dt.datetime, load_base: LoadBase,
                     arrived: dict[str, tuple[tuple[str, str, str], Workload]] | None = None,
                     staying: dict[str, list[Workload]] | None = None, renamed: dict[str, str] | None = None,
-                    prints: dict[str, Prints] | None = None,
+                    prints: dict[str, Prints] | None = None, at_base: dict[str, dict[str, str]] | None = None,
+                    remap: Remap | None = None,
                     ) -> tuple[dict[str, int], dict[str, int], dict[str, int | None], dict[str, str]]:
     """The pooled baseline of each pool ``wanted`` names (by its key) in the documents at ``scratch``, over the
     measurement files the base revision holds for what its workloads cite; the baseline of each workload
@@ -257,13 +266,16 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
     members it held there that none of those workloads is (:func:`_found_at_base`): deleted, moved to another
     pool, or renamed with its trace moved - which today's pool counts as a newcomer (None: one of them is not
     measured whole there); and the newcomers of those pools (today's name -> the pool's name) whose samples a
-    member that left holds (``prints``: today's, by workload), which are that member renamed.
+    member that left holds (``prints``: today's, by workload), which are that member renamed. ``at_base`` is
+    filled with the paths each workload of the documents cites (name -> role -> path); a path of ``remap``
+    (:func:`policylint.engine.base_traces.remap_to_base`) is written with the base file it maps to.
 
     A newcomer's baseline backs a pool's growth: demand it did not carry at the base. A member that left
     takes its demand with it, or the same demand is counted twice (red team, 2026-12-07: fine-tuning renamed
     and its trace moved in one commit was a newcomer beside the base's fine-tuning, and backed training
     392 -> 450 past ``--diff``)."""
     from policylint.engine.base_files import write_blobs
+    from policylint.engine.base_traces import cited_by_role, write_remapped
     from policylint.measure.pools import measure_pool
     from policylint.measure.run import measure
     from policylint.model import schedulers
@@ -290,10 +302,14 @@ def _pooled_at_base(folder: Path, sha: str, scratch: Path, rel: Path, wanted: di
         for w in pool.workloads:
             cited |= _paths_cited(w.doc.data, Path(os.path.realpath(w.doc.source.path)).parent, scratch)
     cap = options.trace_limits.max_file_bytes if options.trace_limits is not None else None
-    write_blobs(folder, sha, sorted(cited), scratch, cap)
+    remap = remap or {}
+    write_blobs(folder, sha, sorted(cited - remap.keys()), scratch, cap)
+    write_remapped(folder, sha, {p: b for p, b in remap.items() if p in cited}, scratch, cap)
     base, found, left = load()
     if base is None:
         return {}, {}, {}, {}
+    if at_base is not None:
+        at_base.update({n: cited_by_role(w, scratch) for n, w in base.workloads.items()})
     members = {w.name: w for p in [*found.values(), *left.values()] for w in p.workloads}
     only = Needed(workloads=frozenset(members), pools=frozenset(p.qualified for p in found.values()),
                   clusters=frozenset(), proposals=frozenset())
