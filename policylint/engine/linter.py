@@ -135,6 +135,7 @@ def lint(paths: Sequence[Path], options: LintOptions) -> LintResult:
 
 def _lint(paths: Sequence[Path], options: LintOptions, beside: Beside) -> LintResult:
     from policylint.model.resolve import resolve
+    from policylint.model.schedulers.kueue_charges import unlisted
     from policylint.model.validate import validate_document
 
     # one RealPaths for the run: the folders loading resolved and listed are not asked about again
@@ -177,6 +178,9 @@ def _lint(paths: Sequence[Path], options: LintOptions, beside: Beside) -> LintRe
     scope.require_readable(scoped)
     model, problems = resolve(valid, options.root, broken, scheduler_docs, options.gpu_resources, real)
     findings.extend(problems)
+    # resources covered beside GPUs that PL905's allow option does not let pass (red team round 22)
+    allowed = options.ruleset.params.get("PL905", {}) if options.ruleset is not None else {}
+    findings.extend(unlisted(getattr(model.schedulers.get("kueue"), "beside", []), allowed))
     from policylint.model.resolve import unplaced_of
 
     for doc, reason in rejected:  # a workload failing validation, or a document whose kind is unreadable

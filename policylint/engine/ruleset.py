@@ -286,7 +286,7 @@ def configure_rules(
                     source=source,
                     key=f"rules.{key}.{name}",
                 )
-            if (rule.code, name) == ("PL977", "accept") and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            if (rule.code, name) in (("PL977", "accept"), ("PL905", "allow")) and isinstance(value, list) and all(isinstance(v, str) for v in value):
                 value = " ".join(value)  # the accepted words as a YAML list, as naturally as one string (newcomer trial)
             types = _TYPES[param.type]
             if not isinstance(value, types) or (param.type != "boolean" and isinstance(value, bool)):

@@ -554,5 +554,12 @@ def api_version_near_miss(doc: Document) -> Finding | None:
 
 
 def is_scheduler_doc(doc: Document) -> bool:
-    """True for Kueue and Volcano documents, which the scheduler adapters read."""
-    return (doc.api_version or "").startswith(SCHEDULER_APIS)
+    """True for Kueue and Volcano documents, which the scheduler adapters read.
+
+    Kueue's manager Configuration is one too (its own document, or a ConfigMap's
+    ``controller_manager_config.yaml``): it can change what Kueue charges GPU pods against.
+    """
+    api = doc.api_version or ""
+    data = doc.data.get("data") if doc.kind == "ConfigMap" else None
+    return api.startswith(SCHEDULER_APIS) or api.startswith("config.kueue.x-k8s.io/") or (
+        isinstance(data, dict) and isinstance(data.get("controller_manager_config.yaml"), str))

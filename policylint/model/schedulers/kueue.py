@@ -42,6 +42,7 @@ from policylint.model.schedulers.common import (
     uncounted_gpus,
     unique_cluster_name,
 )
+from policylint.model.schedulers.kueue_charges import Beside, beside_gpus, configuration_findings
 from policylint.model.schedulers.quantity import looks_like_gpu
 from policylint.model.specs import GpuSpec, PoolSpec
 
@@ -86,6 +87,8 @@ class KueueIndex:
     local_queues: dict[str, Document] = field(default_factory=dict)  # "namespace/name"
     cohorts: dict[str, Document] = field(default_factory=dict)
     pools: dict[str, list[Pool]] = field(default_factory=dict)  # ClusterQueue -> GPU pools in flavor order
+    #: uncounted resources covered beside GPUs (PL905 unless its allow option lists them: the engine decides)
+    beside: list[Beside] = field(default_factory=list)
 
     def documents(self) -> list[Document]:
         """The documents read: ResourceFlavors, ClusterQueues, LocalQueues, Cohorts (first definitions)."""
@@ -158,6 +161,10 @@ def read(
     for doc in index.cluster_queues.values():
         findings.extend(_invariants(doc))
         entries.extend(_gpu_entries(doc, gpu_resources, findings))
+        index.beside.extend(beside_gpus(doc, f"ClusterQueue '{doc.name}'", gpu_resources))
+    for doc in index.cohorts.values():
+        index.beside.extend(beside_gpus(doc, f"Cohort '{doc.name}'", gpu_resources))
+    findings.extend(configuration_findings(documents, gpu_resources))
     cohorts = _read_cohorts(index, gpu_resources, findings)
     cohort_gpus, flaws = cohorts.quota, cohorts.flaws
     tree = _cohort_trees(index)
