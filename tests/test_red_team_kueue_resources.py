@@ -129,3 +129,17 @@ def test_the_allow_option_lets_a_network_device_pass(tmp_path: Path) -> None:
     assert _pl905(found) == [], found
     # the allow-list silences a defence, so the gate says it was loosened (PL977) until accepted
     assert any(f["code"] == "PL977" and "PL905 allow" in str(f["message"]) for f in found), found
+
+
+def test_a_configuration_embedded_in_a_config_map_is_read_within_the_loader_limits(tmp_path: Path) -> None:
+    """The embedded text is the user's like any file, so policylint's own loader reads it, with its depth,
+    node and alias limits: read by yaml.safe_load, 5,000 nested lists ended the run with a RecursionError."""
+    repo = committed_example(tmp_path, "kueue")
+    (repo / CONFIG).write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kueue-manager-config\ndata:\n"
+        f"  controller_manager_config.yaml: |\n    a: {'[' * 5000}{']' * 5000}\n", encoding="utf-8")
+    code, found = _check(repo, ".")
+    assert code in (0, 1) and _pl905(found) == []
+    (repo / CONFIG).write_text(TRANSFORM, encoding="utf-8")
+    code, found = _check(repo, ".")
+    assert any("transforms nvidia.com/gpu" in m for m in _pl905(found)), _pl905(found)

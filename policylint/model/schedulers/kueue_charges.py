@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from policylint.finding import Finding
 from policylint.model.load import Document, DocPath
 from policylint.model.schedulers.common import mapping, sequence
@@ -101,6 +99,20 @@ def is_configuration(doc: Document) -> bool:
     return doc.kind == "ConfigMap" and isinstance(mapping(doc.data.get("data")).get(CONFIG_KEY), str)
 
 
+def _embedded(doc: Document) -> dict[str, Any] | None:
+    """The Configuration a ConfigMap holds as text, read by policylint's own loader (its alias, node and size
+    limits: the text is the user's like any file's); None when it is not one readable mapping."""
+    from policylint.model.load.compose import parse_text
+    from policylint.model.load.documents import SourceFile
+
+    text = mapping(doc.data.get("data"))[CONFIG_KEY]
+    source = SourceFile(doc.source.path, doc.source.display, text)
+    parse_text(source)
+    if len(source.documents) != 1 or not isinstance(source.documents[0].data, dict):
+        return None
+    return source.documents[0].data
+
+
 def configuration_findings(documents: list[Document], gpu_resources: tuple[str, ...]) -> list[Finding]:
     """PL905 for every transformation or excluded prefix of a Kueue Configuration that touches a counted GPU."""
     findings: list[Finding] = []
@@ -108,9 +120,8 @@ def configuration_findings(documents: list[Document], gpu_resources: tuple[str, 
         if not is_configuration(doc):
             continue
         if doc.kind == "ConfigMap":
-            try:
-                config = mapping(yaml.safe_load(mapping(doc.data.get("data"))[CONFIG_KEY]))
-            except yaml.YAMLError:
+            config = _embedded(doc)
+            if config is None:
                 continue
         else:
             config = doc.data
