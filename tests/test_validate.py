@@ -220,5 +220,29 @@ def test_type_errors_speak_yaml(tmp_path: Path) -> None:
     assert messages == [
         "Cluster: 'spec/pools/0/reservedGpus': null (an empty value) is not of type 'integer'",
         "Workload: 'spec/coldStartSeconds': '1e300' is not of type 'number' (YAML read it as text: write an exponent"
-        " with a decimal point, e.g. 1.0e+3)",
+        " with a decimal point and a sign, e.g. 1.0e+3)",
+    ]
+
+
+def test_a_number_yaml_read_as_text_gets_the_hint_for_how_it_was_written(tmp_path: Path) -> None:
+    """0392 (a leading zero with a 9: no YAML 1.1 octal, so text) and a quoted number each get their own hint;
+    the exponent hint fitted neither (found by a newcomer's trial, 2026-12-07)."""
+    import shutil
+
+    from conftest import EXAMPLES, run_cli
+
+    repo = tmp_path / "good"
+    shutil.copytree(EXAMPLES / "good", repo)
+    cluster = repo / "clusters" / "prod-east.yaml"
+    cluster.write_text(cluster.read_text().replace("reservedGpus: 48", "reservedGpus: 048", 1))
+    workload = repo / "workloads" / "product-ai.yaml"
+    workload.write_text(workload.read_text().replace("coldStartSeconds: 900", "coldStartSeconds: '900'", 1))
+    code, out, _ = run_cli(["check", "--format", "json", "--select", "PL010", "."], cwd=repo)
+    messages = sorted(f["message"] for f in json.loads(out)["findings"])
+    assert code == 1
+    assert messages == [
+        "Cluster: 'spec/pools/0/reservedGpus': '048' is not of type 'integer' (YAML read it as text: a leading zero"
+        " makes YAML 1.1 read octal, which has no 8 or 9: write 48)",
+        "Workload: 'spec/coldStartSeconds': '900' is not of type 'number' (YAML read it as text: write it without"
+        " quotes)",
     ]

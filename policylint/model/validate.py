@@ -68,11 +68,21 @@ def _describe(error: Any) -> str:
                 float(error.instance)
             except ValueError:
                 pass
-            else:  # YAML 1.1 reads 1e300 (no decimal point) as text
-                message += " (YAML read it as text: write an exponent with a decimal point, e.g. 1.0e+3)"
+            else:
+                message += f" (YAML read it as text: {_as_number(error.instance)})"
         return f"'{where}': {message}" if where else message
     message = error_message(error)
     return f"'{where}': {message}" if where else message
+
+
+def _as_number(text: str) -> str:
+    """How to write ``text``, a number YAML 1.1 read as text, so that it reads as one."""
+    digits = text.lstrip("+-")
+    if "e" in digits.lower():  # YAML 1.1 reads 1e300 (no decimal point, or no exponent sign) as text
+        return "write an exponent with a decimal point and a sign, e.g. 1.0e+3"
+    if len(digits) > 1 and digits.isdigit() and digits[0] == "0":  # 0392: octal to YAML 1.1, which has no 9
+        return f"a leading zero makes YAML 1.1 read octal, which has no 8 or 9: write {int(text, 10)}"
+    return "write it without quotes"
 
 
 def shown(value: Any, *, wanted_number: bool = False) -> str:
